@@ -1,0 +1,132 @@
+import { DelegateError } from "../errors.ts";
+
+/** One entry of `GET /api/tags`, reduced to what we use. */
+export interface OllamaModel {
+  name: string;
+  /** Set for cloud stubs (`remote_host`), the reliable cloud marker besides the suffix. */
+  remoteHost?: string;
+  /** Present on Ollama 0.30+ (`capabilities`, `details.context_length`). */
+  capabilities?: string[];
+  contextLength?: number;
+}
+
+export interface ShowInfo {
+  capabilities?: string[];
+  contextLength?: number;
+}
+
+/** A non-2xx answer from Ollama, with its `error` text. */
+export class OllamaHttpError extends DelegateError {
+  override name = "OllamaHttpError";
+  constructor(readonly status: number, readonly detail: string, message: string) {
+    super(message);
+  }
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A small client for Ollama's native `/api/*` endpoints. */
+export class OllamaClient {
+  constructor(readonly baseUrl: string, private readonly timeoutMs = 5000) {}
+
+  /** The server version; proves that an Ollama (not just any HTTP server) answers. */
+  async version(): Promise<string> {
+    const body = await this.#get("/api/version");
+    if (!isObject(body) || typeof body.version !== "string") {
+      throw new DelegateError(
+        `Cannot use ${this.baseUrl}: it answered /api/version without a version, so it is ` +
+          `not Ollama. Point baseUrl at Ollama: ollama-delegate config --base-url <url>`,
+      );
+    }
+    return body.version;
+  }
+
+  async tags(): Promise<OllamaModel[]> {
+    const body = await this.#get("/api/tags");
+    if (!isObject(body) || !Array.isArray(body.models)) {
+      throw new DelegateError(`Cannot list models: ${this.baseUrl}/api/tags gave no model list`);
+    }
+    const out: OllamaModel[] = [];
+    for (const m of body.models) {
+      if (!isObject(m) || typeof m.name !== "string") continue;
+      const model: OllamaModel = { name: m.name };
+      if (typeof m.remote_host === "string" && m.remote_host !== "") {
+        model.remoteHost = m.remote_host;
+      }
+      if (Array.isArray(m.capabilities)) model.capabilities = m.capabilities.map(String);
+      const details = isObject(m.details) ? m.details : {};
+      if (typeof details.context_length === "number") model.contextLength = details.context_length;
+      out.push(model);
+    }
+    return out;
+  }
+
+  /** `POST /api/show`; undefined when Ollama does not know the model (404). */
+  async show(model: string): Promise<ShowInfo | undefined> {
+    let body: unknown;
+    try {
+      body = await this.#request("/api/show", { method: "POST", body: JSON.stringify({ model }) });
+    } catch (e) {
+      if (e instanceof OllamaHttpError && e.status === 404) return undefined;
+      throw e;
+    }
+    if (!isObject(body)) return {};
+    const info: ShowInfo = {};
+    if (Array.isArray(body.capabilities)) info.capabilities = body.capabilities.map(String);
+    if (isObject(body.model_info)) {
+      for (const [key, value] of Object.entries(body.model_info)) {
+        if (key.endsWith(".context_length") && typeof value === "number") {
+          info.contextLength = value;
+        }
+      }
+    }
+    return info;
+  }
+
+  #get(path: string): Promise<unknown> {
+    return this.#request(path, { method: "GET" });
+  }
+
+  async #request(path: string, init: RequestInit): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        ...init,
+        headers: { "content-type": "application/json" },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (cause) {
+      const why = (cause as Error).name === "TimeoutError"
+        ? `no answer within ${this.timeoutMs / 1000}s`
+        : (cause as Error).message;
+      throw new DelegateError(
+        `Cannot reach Ollama at ${this.baseUrl} (${why}). Start it with "ollama serve" or the ` +
+          `Ollama app; if it listens elsewhere, run ollama-delegate config --base-url <url> or ` +
+          `set OLLAMA_MCP_BASE_URL`,
+        { cause },
+      );
+    }
+    const text = await response.text();
+    let body: unknown = undefined;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON: keep the text for the error below.
+    }
+    if (!response.ok) {
+      const detail = isObject(body) && typeof body.error === "string"
+        ? body.error
+        : isObject(body) && isObject(body.error) && typeof body.error.message === "string"
+        ? body.error.message
+        : text.slice(0, 300);
+      throw new OllamaHttpError(
+        response.status,
+        detail,
+        `Ollama at ${this.baseUrl} answered ${path} with HTTP ${response.status}: ${detail}`,
+      );
+    }
+    return body;
+  }
+}

@@ -1,0 +1,179 @@
+import { open, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
+import { killTree } from "../../platform/tree_kill.ts";
+import { which } from "../../platform/which.ts";
+import type { Engine, RunningTurn, TurnOutcome, TurnSink, TurnSpec } from "../types.ts";
+import { claudeArgs } from "./argv.ts";
+import { claudeChildEnv, pinnedSettings } from "./env.ts";
+import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
+
+/** Longest stdout line we parse (bigger ones stay on disk unparsed). */
+const MAX_PARSED_LINE = 32 * 1024 * 1024;
+/** stderr kept for the error text of a failed job (seed 002). */
+const STDERR_TAIL = 20_000;
+
+export interface ClaudeEngineConfig {
+  claudeBin: string;
+  claudeConfigDir: string;
+  baseUrl: string;
+  parentEnv: Record<string, string | undefined>;
+}
+
+/** Runs turns as `claude -p` children pointed at Ollama. */
+export class ClaudeEngine implements Engine {
+  readonly name = "claude" as const;
+
+  constructor(private readonly config: ClaudeEngineConfig) {}
+
+  /** The environment a delegate of `model` gets (shown by `ollama_models`). */
+  childEnv(model: string): Record<string, string> {
+    return claudeChildEnv({
+      parentEnv: this.config.parentEnv,
+      baseUrl: this.config.baseUrl,
+      model,
+      claudeConfigDir: this.config.claudeConfigDir,
+    });
+  }
+
+  /** Where `claudeBin` resolves for a child, or undefined when it cannot be found. */
+  resolveBinary(cwd: string): string | undefined {
+    return which(this.config.claudeBin, this.childEnv("x"), cwd);
+  }
+
+  async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
+    const env = this.childEnv(spec.model);
+    const command = which(this.config.claudeBin, env, spec.cwd);
+    if (!command) {
+      return finished(
+        `Cannot start Claude Code: "${this.config.claudeBin}" was not found on the delegate's ` +
+          `PATH. Install Claude Code, or set its absolute path with ` +
+          `ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
+      );
+    }
+    const prompt = await readFile(spec.promptPath);
+    const args = claudeArgs(spec, pinnedSettings(this.config.baseUrl, spec.model));
+    let child: SpawnedProcess;
+    try {
+      child = await spawnProcess({
+        command,
+        args,
+        cwd: spec.cwd,
+        env,
+        stdin: prompt,
+        detached: true,
+      });
+    } catch (e) {
+      const why = e instanceof SpawnError ? e.code : (e as Error).message;
+      return finished(`Cannot start Claude Code "${command}": ${why}`);
+    }
+    sink.childStarted(child.pid);
+    const streamFile = await open(join(spec.dir, "stream.jsonl"), "a");
+    const stderrFile = await open(join(spec.dir, "stderr.txt"), "a");
+    let result: ResultEvent | undefined;
+    const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
+      for (const item of parseStreamLine(line)) {
+        if (item.type === "init") {
+          sink.sessionStarted({
+            ...(item.permissionMode ? { permissionMode: item.permissionMode } : {}),
+            ...(item.model ? { model: item.model } : {}),
+          });
+        } else if (item.type === "activity") {
+          if (item.toolCall) sink.toolCall();
+          sink.activity(item.activity);
+        } else {
+          result = item.result;
+        }
+      }
+    });
+    const pumpStdout = (async () => {
+      for await (const chunk of child.stdout) {
+        await streamFile.write(chunk);
+        splitter.push(chunk);
+      }
+      splitter.end();
+    })();
+    let stderrTail = "";
+    const pumpStderr = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) {
+        await stderrFile.write(chunk);
+        stderrTail = (stderrTail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL);
+      }
+    })();
+    const done = (async (): Promise<TurnOutcome> => {
+      const status = await child.status;
+      // A grandchild can keep the pipes open after claude exits; its output is not ours.
+      await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
+      await streamFile.close();
+      await stderrFile.close();
+      return outcomeOf(result, status.code, status.signal, stderrTail);
+    })();
+    return {
+      done,
+      async stop(graceMs: number) {
+        await killTree(child.pid, { graceMs });
+        await child.status;
+      },
+    };
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    (t as unknown as { unref?: () => void }).unref?.();
+  });
+}
+
+function finished(errorText: string): RunningTurn {
+  const outcome: TurnOutcome = {
+    ok: false,
+    resultText: "",
+    errorText,
+    exitCode: null,
+    signal: null,
+    permissionDenials: [],
+  };
+  return { done: Promise.resolve(outcome), stop: () => Promise.resolve() };
+}
+
+/** Exit 0 without a result event is a failure: the run did not finish (weakness 11). */
+export function outcomeOf(
+  result: ResultEvent | undefined,
+  exitCode: number | null,
+  signal: string | null,
+  stderrTail: string,
+): TurnOutcome {
+  const base = { exitCode, signal, permissionDenials: result?.permissionDenials ?? [] };
+  if (result) {
+    const ok = !result.isError && exitCode === 0;
+    const outcome: TurnOutcome = {
+      ...base,
+      ok,
+      resultText: result.text,
+      usage: result.usage,
+      ...(result.apiErrorStatus !== undefined ? { apiErrorStatus: result.apiErrorStatus } : {}),
+    };
+    if (!ok) {
+      outcome.errorText = result.isError
+        ? (result.errors.join("; ") || result.text || `Claude Code reported ${result.subtype}`)
+        : exitText(exitCode, signal, stderrTail);
+    }
+    return outcome;
+  }
+  return {
+    ...base,
+    ok: false,
+    resultText: "",
+    errorText: exitCode === 0
+      ? "Claude Code exited without a result event; the run did not finish"
+      : exitText(exitCode, signal, stderrTail),
+  };
+}
+
+function exitText(code: number | null, signal: string | null, stderrTail: string): string {
+  const tail = stderrTail.trim();
+  if (tail) return tail;
+  return signal ? `claude was ended by ${signal}` : `claude exited with code ${code}`;
+}

@@ -1,0 +1,81 @@
+import type { PermissionMode } from "../settings/fields.ts";
+
+/** One line of what a delegate did, kept small: the server renders it. */
+export type Activity =
+  | { kind: "tool"; name: string; detail: string }
+  | { kind: "text"; text: string }
+  | { kind: "error"; text: string };
+
+/** A tool call the delegate was not allowed to make. */
+export interface PermissionDenial {
+  tool: string;
+  detail: string;
+}
+
+/** Token and turn counts as the engine reported them. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  numTurns: number;
+  durationMs: number;
+}
+
+/** Restrictions of a turn; a follow-up inherits every one unless the call overrides it. */
+export interface TurnOptions {
+  permissionMode: PermissionMode;
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  appendSystemPrompt?: string;
+  maxTurns?: number;
+  addDirs: string[];
+}
+
+/** What an engine needs to run one turn. */
+export interface TurnSpec {
+  jobId: string;
+  sessionId: string;
+  turn: number;
+  /** Continue an existing engine session rather than create one. */
+  resume: boolean;
+  model: string;
+  cwd: string;
+  options: TurnOptions;
+  /** The job folder; the engine writes its transcript here. */
+  dir: string;
+  promptPath: string;
+}
+
+/** Callbacks through which an engine reports progress into the job record. */
+export interface TurnSink {
+  activity(activity: Activity): void;
+  toolCall(): void;
+  sessionStarted(info: { permissionMode?: string; model?: string }): void;
+  childStarted(pid: number): void;
+}
+
+/** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */
+export interface TurnOutcome {
+  ok: boolean;
+  resultText: string;
+  errorText?: string;
+  usage?: Usage;
+  exitCode: number | null;
+  signal: string | null;
+  permissionDenials: PermissionDenial[];
+  /** HTTP status of an API error the engine reported (410 = model retired). */
+  apiErrorStatus?: number;
+}
+
+/** A turn in flight. */
+export interface RunningTurn {
+  done: Promise<TurnOutcome>;
+  /** Stops the whole process tree: SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
+
+export interface Engine {
+  readonly name: "claude";
+  start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn>;
+}

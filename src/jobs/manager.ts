@@ -1,0 +1,502 @@
+import { join } from "node:path";
+import { DelegateError } from "../errors.ts";
+import { recentActivity, transcriptFacts } from "../engines/claude/transcript.ts";
+import type { Activity, Engine, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
+import { killTree } from "../platform/tree_kill.ts";
+import { isValidId, newId } from "./ids.ts";
+import { identityOf, isRunning, type ProcessIdentity, selfIdentity } from "./owner.ts";
+import { SlotQueue } from "./queue.ts";
+import { isTerminal, type JobRecord } from "./record.ts";
+import { JobStore } from "./store.ts";
+
+/** Activities kept in memory per live job; status shows at most 100. */
+const ACTIVITY_KEEP = 100;
+/** SIGTERM-to-SIGKILL grace for cancel and timeout (the seed's 3 s). */
+export const KILL_GRACE_MS = 3000;
+/** Grace during shutdown, so that the whole exit stays within 5 s. */
+const SHUTDOWN_GRACE_MS = 1500;
+
+export interface ManagerConfig {
+  jobTimeoutMs: number;
+  maxConcurrent: number;
+  /** Called when a turn ends, for side effects such as remembering retired models. */
+  onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
+  log?: (line: string) => void;
+}
+
+export interface NewTurn {
+  prompt: string;
+  model: string;
+  cwd: string;
+  options: TurnOptions;
+}
+
+/** A job as the server renders it. */
+export interface JobView {
+  record: JobRecord;
+  activities: Activity[];
+  /** 1-based place in the queue, 0 when not queued here. */
+  queuePosition: number;
+}
+
+interface LiveJob {
+  record: JobRecord;
+  activities: Activity[];
+  turn?: RunningTurn;
+  stopReason?: "cancel" | "timeout" | "shutdown";
+  finished: Promise<void>;
+  resolveFinished: () => void;
+}
+
+/**
+ * Owns every job's lifecycle: records on disk, the concurrency queue, one turn per
+ * session, timeouts, cancellation and recovery of jobs whose server died.
+ */
+export class JobManager {
+  readonly #live = new Map<string, LiveJob>();
+  readonly #queue: SlotQueue;
+  #closing = false;
+
+  constructor(
+    readonly store: JobStore,
+    private readonly engine: Engine,
+    private readonly config: ManagerConfig,
+  ) {
+    this.#queue = new SlotQueue(config.maxConcurrent);
+  }
+
+  get runningCount(): number {
+    let n = 0;
+    for (const job of this.#live.values()) if (job.record.state === "running") n++;
+    return n;
+  }
+
+  /** Starts turn 1 of a new session. */
+  async start(turn: NewTurn): Promise<JobView> {
+    const sessionId = newId();
+    return await this.#launch(turn, { sessionId, turn: 1, resume: false });
+  }
+
+  /**
+   * Finds the turn a follow-up continues: the newest turn of the session named by a job id
+   * or a session id. Throws when neither names a known job.
+   */
+  async latestTurn(ref: { jobId?: string; sessionId?: string }): Promise<JobRecord> {
+    let sessionId = ref.sessionId;
+    if (ref.jobId !== undefined) {
+      sessionId = (await this.get(ref.jobId)).record.sessionId;
+    }
+    if (sessionId === undefined) throw new TypeError("latestTurn needs a job id or session id");
+    if (!isValidId(sessionId)) throw unknownSession(sessionId);
+    const records = await this.#sessionRecords(sessionId);
+    const latest = records.at(-1);
+    if (!latest) throw unknownSession(sessionId);
+    return latest;
+  }
+
+  /** Starts the next turn of `previous`'s session, inheriting its restrictions. */
+  async followup(
+    previous: JobRecord,
+    prompt: string,
+    overrides: Partial<TurnOptions>,
+  ): Promise<JobView> {
+    const options: TurnOptions = { ...previous.options, ...definedOnly(overrides) };
+    return await this.#launch(
+      { prompt, model: previous.model, cwd: previous.cwd, options },
+      {
+        sessionId: previous.sessionId,
+        turn: previous.turn + 1,
+        resume: (await this.#sessionRecords(previous.sessionId)).some((r) => r.sessionCreated),
+        parentJobId: previous.id,
+      },
+    );
+  }
+
+  async #launch(
+    turn: NewTurn,
+    session: { sessionId: string; turn: number; resume: boolean; parentJobId?: string },
+  ): Promise<JobView> {
+    if (this.#closing) throw new DelegateError("Cannot start job: the server is shutting down");
+    const self = await selfIdentity();
+    const id = newId();
+    await this.#lockSession(session.sessionId, id, self);
+    const record: JobRecord = {
+      format: 1,
+      id,
+      sessionId: session.sessionId,
+      turn: session.turn,
+      engine: "claude",
+      model: turn.model,
+      cwd: turn.cwd,
+      state: "queued",
+      createdAt: Date.now(),
+      ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
+      promptPreview: turn.prompt.slice(0, 200),
+      options: turn.options,
+      sessionCreated: false,
+      owner: self,
+      toolCalls: 0,
+      permissionDenials: [],
+    };
+    try {
+      await this.store.create(record, turn.prompt);
+      await this.store.addSessionJob(session.sessionId, id);
+    } catch (e) {
+      await this.store.unlockSession(session.sessionId, id);
+      throw new DelegateError(
+        `Cannot start job: cannot write its record in ${this.store.stateDir}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    let resolveFinished!: () => void;
+    const finished = new Promise<void>((r) => (resolveFinished = r));
+    const live: LiveJob = { record, activities: [], finished, resolveFinished };
+    this.#live.set(id, live);
+    this.#run(live, session.resume).catch((e) => this.config.log?.(`job ${id}: ${e}`));
+    return this.#view(live);
+  }
+
+  async #lockSession(sessionId: string, jobId: string, self: ProcessIdentity): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const held = await this.store.tryLockSession(sessionId, { jobId, owner: self });
+      if (!held) return;
+      const holder = held.jobId ? this.#live.get(held.jobId) : undefined;
+      const alive = holder
+        ? !isTerminal(holder.record.state)
+        : held.owner.pid !== 0 && (await isRunning(held.owner)) &&
+          (await this.#holderRunning(held.jobId));
+      if (alive) {
+        throw new DelegateError(
+          `Cannot follow up: session ${sessionId} is still running a turn as job ${held.jobId}. ` +
+            `Wait for it with delegate_result({ job_id: "${held.jobId}", wait_seconds: 60 }) ` +
+            `or stop it with delegate_cancel`,
+        );
+      }
+      // The holder finished or died without unlocking: the lock is stale.
+      await this.store.unlockSession(sessionId, held.jobId || undefined);
+    }
+    throw new DelegateError(`Cannot start job: the lock of session ${sessionId} keeps changing`);
+  }
+
+  async #holderRunning(jobId: string): Promise<boolean> {
+    if (!isValidId(jobId)) return false;
+    const read = await this.store.read(jobId);
+    return read.kind === "ok" && !isTerminal(read.record.state);
+  }
+
+  async #run(live: LiveJob, resume: boolean): Promise<void> {
+    const record = live.record;
+    // False when a cancel or shutdown took the job out of the line; that caller finishes it.
+    if (!(await this.#queue.acquire(record.id))) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let outcome: TurnOutcome | undefined;
+    try {
+      if (!live.stopReason) outcome = await this.#startTurn(live, resume, (t) => (timer = t));
+    } catch (e) {
+      outcome = {
+        ok: false,
+        resultText: "",
+        errorText: `Cannot run job: ${(e as Error).message}`,
+        exitCode: null,
+        signal: null,
+        permissionDenials: [],
+      };
+    } finally {
+      clearTimeout(timer);
+      this.#queue.release();
+    }
+    await this.#finish(live, outcome);
+  }
+
+  async #startTurn(
+    live: LiveJob,
+    resume: boolean,
+    setTimer: (t: ReturnType<typeof setTimeout>) => void,
+  ): Promise<TurnOutcome> {
+    const record = live.record;
+    record.state = "running";
+    record.startedAt = Date.now();
+    await this.store.write(record);
+    const dir = this.store.dirOf(record.id);
+    const turn = await this.engine.start(
+      {
+        jobId: record.id,
+        sessionId: record.sessionId,
+        turn: record.turn,
+        resume,
+        model: record.model,
+        cwd: record.cwd,
+        options: record.options,
+        dir,
+        promptPath: join(dir, "prompt.txt"),
+      },
+      {
+        activity: (a) => {
+          live.activities.push(a);
+          if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
+        },
+        toolCall: () => void record.toolCalls++,
+        sessionStarted: (info) => {
+          record.sessionCreated = true;
+          if (info.permissionMode) record.effectivePermissionMode = info.permissionMode;
+          this.store.write(record).catch(() => {});
+        },
+        childStarted: (pid) => {
+          identityOf(pid).then((child) => {
+            if (child && !isTerminal(record.state)) {
+              record.child = child;
+              return this.store.write(record);
+            }
+          }).catch(() => {});
+        },
+      },
+    );
+    live.turn = turn;
+    if (live.stopReason) void turn.stop(KILL_GRACE_MS);
+    setTimer(setTimeout(() => {
+      live.stopReason ??= "timeout";
+      void turn.stop(KILL_GRACE_MS);
+    }, this.config.jobTimeoutMs));
+    return await turn.done;
+  }
+
+  async #finish(live: LiveJob, outcome: TurnOutcome | undefined): Promise<void> {
+    const record = live.record;
+    record.endedAt = Date.now();
+    if (outcome) {
+      record.exitCode = outcome.exitCode;
+      record.signal = outcome.signal;
+      if (outcome.usage) record.usage = outcome.usage;
+      record.permissionDenials = outcome.permissionDenials;
+    }
+    switch (live.stopReason) {
+      case "cancel":
+        record.state = "cancelled";
+        record.errorText = "Cancelled by caller";
+        break;
+      case "timeout":
+        record.state = "failed";
+        record.errorText = `Timed out after ${Math.round(this.config.jobTimeoutMs / 1000)}s`;
+        break;
+      case "shutdown":
+        record.state = "interrupted";
+        record.errorText = "The server shut down before the job finished; follow up to continue";
+        break;
+      default:
+        record.state = outcome?.ok ? "completed" : "failed";
+        if (!outcome?.ok) record.errorText = outcome?.errorText ?? "The job failed";
+    }
+    delete record.child;
+    try {
+      await this.store.write(record);
+      await this.store.writeResult(record, outcome?.resultText ?? "");
+    } catch (e) {
+      this.config.log?.(`Cannot record the end of job ${record.id}: ${(e as Error).message}`);
+    }
+    await this.store.unlockSession(record.sessionId, record.id).catch(() => {});
+    if (outcome) await Promise.resolve(this.config.onFinished?.(record, outcome)).catch(() => {});
+    live.resolveFinished();
+  }
+
+  /** The current view of a job, from memory when this process runs it, else from disk. */
+  async get(id: string): Promise<JobView> {
+    const key = id.toLowerCase();
+    const live = isValidId(id) ? this.#live.get(key) : undefined;
+    if (live) return this.#view(live);
+    if (!isValidId(id)) throw unknownJob(id);
+    const read = await this.store.read(key);
+    if (read.kind === "missing") throw unknownJob(id);
+    if (read.kind === "corrupt") {
+      throw new DelegateError(
+        `Cannot read job ${id}: ${read.reason}. Its folder is ${this.store.dirOf(key)}`,
+      );
+    }
+    const record = await this.#reconcile(read.record);
+    const activities = await recentActivity(
+      join(this.store.dirOf(key), "stream.jsonl"),
+      ACTIVITY_KEEP,
+    );
+    return { record, activities, queuePosition: 0 };
+  }
+
+  #view(live: LiveJob): JobView {
+    return {
+      record: live.record,
+      activities: live.activities,
+      queuePosition: this.#queue.position(live.record.id),
+    };
+  }
+
+  /**
+   * A record that says queued or running but whose server process is gone is marked
+   * interrupted (never "running" forever), and any delegate it left behind is stopped.
+   */
+  async #reconcile(record: JobRecord): Promise<JobRecord> {
+    if (isTerminal(record.state)) return record;
+    const self = await selfIdentity();
+    const ownedHere = record.owner?.pid === self.pid && record.owner.startTime === self.startTime;
+    if (record.owner && !ownedHere && (await isRunning(record.owner))) return record;
+    if (record.child && (await isRunning(record.child))) {
+      await killTree(record.child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {});
+    }
+    const dir = this.store.dirOf(record.id);
+    const facts = await transcriptFacts(join(dir, "stream.jsonl")).catch(() => undefined);
+    if (facts) {
+      record.toolCalls = Math.max(record.toolCalls, facts.toolCalls);
+      record.sessionCreated ||= facts.sessionCreated;
+      if (facts.permissionMode) record.effectivePermissionMode ??= facts.permissionMode;
+    }
+    record.state = "interrupted";
+    record.endedAt = Date.now();
+    record.errorText = `The server running this job (pid ${record.owner?.pid ?? "?"}) stopped ` +
+      `before it finished; follow up to continue the session`;
+    delete record.child;
+    await this.store.write(record).catch(() => {});
+    await this.store.unlockSession(record.sessionId, record.id).catch(() => {});
+    return record;
+  }
+
+  /** Waits until the job ends or `seconds` pass; `tick` runs every `tickMs` meanwhile. */
+  async wait(
+    id: string,
+    seconds: number,
+    options: {
+      signal?: AbortSignal;
+      tick?: (view: JobView, elapsedMs: number) => void;
+      tickMs?: number;
+    } = {},
+  ): Promise<JobView> {
+    const started = Date.now();
+    const deadline = started + Math.min(seconds, 600) * 1000;
+    const tickMs = options.tickMs ?? 5000;
+    let view = await this.get(id);
+    let lastTick = started;
+    while (!isTerminal(view.record.state) && Date.now() < deadline && !options.signal?.aborted) {
+      const live = this.#live.get(view.record.id);
+      const step = Math.min(deadline - Date.now(), live ? tickMs : 500, tickMs);
+      await Promise.race([live?.finished ?? new Promise(() => {}), sleep(step, options.signal)]);
+      view = await this.get(id);
+      if (options.tick && Date.now() - lastTick >= tickMs - 5 && !isTerminal(view.record.state)) {
+        lastTick = Date.now();
+        options.tick(view, lastTick - started);
+      }
+    }
+    return view;
+  }
+
+  /**
+   * Stops a job and its whole process tree, and waits until the exit is recorded.
+   * Returns the view and whether it was still running.
+   */
+  async cancel(id: string): Promise<{ view: JobView; wasRunning: boolean }> {
+    const view = await this.get(id);
+    if (isTerminal(view.record.state)) return { view, wasRunning: false };
+    const live = this.#live.get(view.record.id);
+    if (!live) {
+      throw new DelegateError(
+        `Cannot cancel job ${id}: another server process (pid ${view.record.owner?.pid}) runs it. ` +
+          `Cancel it from the Claude Code session that started it`,
+      );
+    }
+    live.stopReason ??= "cancel";
+    if (this.#queue.leave(live.record.id)) {
+      await this.#finish(live, undefined);
+    } else if (live.turn) {
+      await live.turn.stop(KILL_GRACE_MS);
+    }
+    await live.finished;
+    return { view: this.#view(live), wasRunning: true };
+  }
+
+  /** Every record on disk, newest first; unreadable ones are reported in `corrupt`. */
+  async list(): Promise<{ records: JobRecord[]; corrupt: Array<{ id: string; reason: string }> }> {
+    const records: JobRecord[] = [];
+    const corrupt: Array<{ id: string; reason: string }> = [];
+    for (const id of await this.store.ids()) {
+      const live = this.#live.get(id);
+      if (live) {
+        records.push(live.record);
+        continue;
+      }
+      const read = await this.store.read(id).catch((e) => ({
+        kind: "corrupt" as const,
+        reason: String(e),
+      }));
+      if (read.kind === "ok") records.push(await this.#reconcile(read.record));
+      else if (read.kind === "corrupt") corrupt.push({ id, reason: read.reason });
+    }
+    records.sort((a, b) => b.createdAt - a.createdAt);
+    return { records, corrupt };
+  }
+
+  async #sessionRecords(sessionId: string): Promise<JobRecord[]> {
+    let ids = await this.store.sessionJobs(sessionId);
+    if (ids.length === 0) {
+      // Sessions of seed-002 folders have no index: find their turns by scanning.
+      ids = [];
+      for (const id of await this.store.ids()) {
+        const read = await this.store.read(id);
+        if (read.kind === "ok" && read.record.sessionId.toLowerCase() === sessionId.toLowerCase()) {
+          ids.push(id);
+        }
+      }
+    }
+    const records: JobRecord[] = [];
+    for (const id of ids) {
+      const live = this.#live.get(id);
+      if (live) {
+        records.push(live.record);
+        continue;
+      }
+      const read = await this.store.read(id);
+      if (read.kind === "ok") records.push(await this.#reconcile(read.record));
+    }
+    return records.sort((a, b) => a.turn - b.turn || a.createdAt - b.createdAt);
+  }
+
+  /** Stops every delegate, records each as interrupted, and resolves when all are written. */
+  async shutdown(): Promise<void> {
+    this.#closing = true;
+    const pending: Promise<void>[] = [];
+    for (const live of this.#live.values()) {
+      if (isTerminal(live.record.state)) continue;
+      live.stopReason ??= "shutdown";
+      if (this.#queue.leave(live.record.id)) pending.push(this.#finish(live, undefined));
+      else if (live.turn) pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
+      pending.push(live.finished);
+    }
+    await Promise.allSettled(pending);
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+function unknownJob(id: string): DelegateError {
+  return new DelegateError(
+    `Unknown job id "${
+      id.slice(0, 80)
+    }". Job ids are UUIDs; delegate_list shows the jobs there are`,
+  );
+}
+
+function unknownSession(id: string): DelegateError {
+  return new DelegateError(
+    `Unknown session id "${id.slice(0, 80)}". delegate_list shows sessions and their jobs`,
+  );
+}

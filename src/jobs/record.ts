@@ -1,0 +1,152 @@
+import { z } from "zod";
+import { PERMISSION_MODES } from "../settings/fields.ts";
+
+export const JOB_STATES = [
+  "queued",
+  "running",
+  "completed",
+  "failed",
+  "cancelled",
+  "interrupted",
+] as const;
+export type JobState = typeof JOB_STATES[number];
+
+/** States that end a job; nothing changes a record after it reaches one. */
+export function isTerminal(state: JobState): boolean {
+  return state !== "queued" && state !== "running";
+}
+
+/** Failed and interrupted jobs are MCP errors everywhere (weakness 3). */
+export function isErrorState(state: JobState): boolean {
+  return state === "failed" || state === "interrupted";
+}
+
+const usage = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number().default(0),
+  cacheCreationTokens: z.number().default(0),
+  numTurns: z.number(),
+  durationMs: z.number(),
+});
+
+/** The process that owns a live job: its pid and a token that changes if the pid is reused. */
+const owner = z.object({ pid: z.number().int(), startTime: z.string() });
+
+/** `job.json`, the durable record of one turn. Additive changes only. */
+export const jobRecordSchema = z.object({
+  format: z.literal(1),
+  id: z.string(),
+  sessionId: z.string(),
+  turn: z.number().int().min(1),
+  engine: z.literal("claude"),
+  model: z.string(),
+  cwd: z.string(),
+  state: z.enum(JOB_STATES),
+  createdAt: z.number(),
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+  parentJobId: z.string().optional(),
+  promptPreview: z.string(),
+  options: z.object({
+    permissionMode: z.enum(PERMISSION_MODES),
+    allowedTools: z.array(z.string()).optional(),
+    disallowedTools: z.array(z.string()).optional(),
+    appendSystemPrompt: z.string().optional(),
+    maxTurns: z.number().int().optional(),
+    addDirs: z.array(z.string()),
+  }),
+  /** Whether the engine created its session, so a follow-up can resume it. */
+  sessionCreated: z.boolean().default(false),
+  owner: owner.optional(),
+  child: owner.optional(),
+  exitCode: z.number().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  errorText: z.string().optional(),
+  usage: usage.optional(),
+  toolCalls: z.number().int().default(0),
+  permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
+  effectivePermissionMode: z.string().optional(),
+  /** The record came from a seed-002 `result.json` without a `job.json`. */
+  legacy: z.boolean().optional(),
+});
+export type JobRecord = z.infer<typeof jobRecordSchema>;
+
+/** The seed's `result.json`, kept for tools that read it. */
+export function seedResultJson(job: JobRecord): Record<string, unknown> {
+  return {
+    id: job.id,
+    sessionId: job.sessionId,
+    turn: job.turn,
+    model: job.model,
+    cwd: job.cwd,
+    state: job.state,
+    isError: isErrorState(job.state) || job.state === "cancelled",
+    usage: job.usage
+      ? {
+        inputTokens: job.usage.inputTokens,
+        outputTokens: job.usage.outputTokens,
+        numTurns: job.usage.numTurns,
+        durationMs: job.usage.durationMs,
+        cacheReadTokens: job.usage.cacheReadTokens,
+        cacheCreationTokens: job.usage.cacheCreationTokens,
+      }
+      : null,
+    exitCode: job.exitCode ?? null,
+    errorText: job.errorText ?? null,
+    startedAt: job.startedAt ?? job.createdAt,
+    endedAt: job.endedAt ?? null,
+  };
+}
+
+const legacySchema = z.object({
+  id: z.string(),
+  sessionId: z.string(),
+  turn: z.number().int().min(1).default(1),
+  model: z.string().default(""),
+  cwd: z.string().default(""),
+  state: z.enum(["running", "completed", "failed", "cancelled"]),
+  usage: z.object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    numTurns: z.number(),
+    durationMs: z.number(),
+  }).nullable().optional(),
+  exitCode: z.number().nullable().optional(),
+  errorText: z.string().nullable().optional(),
+  startedAt: z.number(),
+  endedAt: z.number().nullable().optional(),
+});
+
+/**
+ * Reads a job folder written by claude-ollama-delegate-mcp (seed 002), which kept only
+ * `result.json`: users who switch binaries keep their history.
+ */
+export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | undefined {
+  const parsed = legacySchema.safeParse(raw);
+  if (!parsed.success) return undefined;
+  const r = parsed.data;
+  return {
+    format: 1,
+    id: r.id,
+    sessionId: r.sessionId,
+    turn: r.turn,
+    engine: "claude",
+    model: r.model,
+    cwd: r.cwd,
+    // A seed job left "running" died with its server: that server kept jobs in memory.
+    state: r.state === "running" ? "interrupted" : r.state,
+    createdAt: r.startedAt,
+    startedAt: r.startedAt,
+    ...(r.endedAt ? { endedAt: r.endedAt } : {}),
+    promptPreview: prompt.slice(0, 200),
+    options: { permissionMode: "auto", addDirs: [] },
+    sessionCreated: true,
+    ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
+    ...(r.errorText ? { errorText: r.errorText } : {}),
+    ...(r.usage ? { usage: { ...r.usage, cacheReadTokens: 0, cacheCreationTokens: 0 } } : {}),
+    toolCalls: 0,
+    permissionDenials: [],
+    legacy: true,
+  };
+}

@@ -1,0 +1,217 @@
+import { mkdirSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { isValidId } from "./ids.ts";
+import { type ProcessIdentity } from "./owner.ts";
+import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
+
+/** A record that could not be read, reported and skipped rather than fatal. */
+export interface CorruptRecord {
+  id: string;
+  reason: string;
+}
+
+export type ReadResult =
+  | { kind: "ok"; record: JobRecord }
+  | { kind: "missing" }
+  | { kind: "corrupt"; reason: string };
+
+/** Who holds a session's turn: one turn per session at a time, across server processes. */
+export interface SessionLock {
+  jobId: string;
+  owner: ProcessIdentity;
+}
+
+/**
+ * The job folders under `stateDir`: `<id>/job.json` plus the seed's files. Ids are checked
+ * before any path is built, so nothing from a tool call reaches outside `stateDir`.
+ */
+export class JobStore {
+  readonly sessionsDir: string;
+
+  constructor(readonly stateDir: string) {
+    this.sessionsDir = join(stateDir, ".sessions");
+  }
+
+  /** Creates the folders once; cheap and independent of how many jobs exist. */
+  init(): void {
+    mkdirSync(this.sessionsDir, { recursive: true, mode: 0o700 });
+  }
+
+  dirOf(id: string): string {
+    if (!isValidId(id)) throw new TypeError(`Invalid job id "${id}"`);
+    return join(this.stateDir, id.toLowerCase());
+  }
+
+  async create(record: JobRecord, prompt: string): Promise<void> {
+    const dir = this.dirOf(record.id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(join(dir, "prompt.txt"), prompt, { mode: 0o600 });
+    await this.write(record);
+  }
+
+  readonly #writes = new Map<string, Promise<void>>();
+
+  /**
+   * Writes `job.json`. Writes of one job run one after another and each serialises the
+   * record when its turn comes, so the file always ends with the newest state even when
+   * callbacks of a running job write concurrently.
+   */
+  write(record: JobRecord): Promise<void> {
+    const path = join(this.dirOf(record.id), "job.json");
+    const previous = this.#writes.get(record.id) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() =>
+      writeFileAtomic(path, JSON.stringify(record, null, 2))
+    );
+    this.#writes.set(record.id, next);
+    next.finally(() => {
+      if (this.#writes.get(record.id) === next) this.#writes.delete(record.id);
+    }).catch(() => {});
+    return next;
+  }
+
+  /** Writes the seed's `result.json` and `result.txt` beside the record of a finished job. */
+  async writeResult(record: JobRecord, text: string): Promise<void> {
+    const dir = this.dirOf(record.id);
+    await writeFileAtomic(join(dir, "result.txt"), text);
+    await writeFileAtomic(
+      join(dir, "result.json"),
+      JSON.stringify(seedResultJson(record), null, 2),
+    );
+  }
+
+  async read(id: string): Promise<ReadResult> {
+    if (!isValidId(id)) return { kind: "missing" };
+    const dir = this.dirOf(id);
+    const text = await readText(join(dir, "job.json"));
+    if (text !== undefined) {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        return { kind: "corrupt", reason: `job.json is not valid JSON (${(e as Error).message})` };
+      }
+      const parsed = jobRecordSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return {
+          kind: "corrupt",
+          reason: `job.json does not match the record format (${
+            issue?.path.join(".")
+          }: ${issue?.message})`,
+        };
+      }
+      if (parsed.data.id.toLowerCase() !== id.toLowerCase()) {
+        return { kind: "corrupt", reason: `job.json names another job (${parsed.data.id})` };
+      }
+      return { kind: "ok", record: parsed.data };
+    }
+    const legacy = await readText(join(dir, "result.json"));
+    if (legacy === undefined) return { kind: "missing" };
+    try {
+      const prompt = (await readText(join(dir, "prompt.txt"))) ?? "";
+      const record = recordFromSeedResult(JSON.parse(legacy), prompt);
+      if (record && record.id.toLowerCase() === id.toLowerCase()) return { kind: "ok", record };
+    } catch {
+      // Fall through to "corrupt".
+    }
+    return { kind: "corrupt", reason: "result.json is not a readable job result" };
+  }
+
+  /** Final text of a finished job (`result.txt`), up to `maxChars`, and its full length. */
+  async readResultText(id: string, maxChars: number): Promise<{ text: string; length: number }> {
+    const text = (await readText(join(this.dirOf(id), "result.txt"))) ?? "";
+    return { text: text.slice(0, maxChars), length: text.length };
+  }
+
+  /** Every job id with a folder here, without reading the records. */
+  async ids(): Promise<string[]> {
+    let entries;
+    try {
+      entries = await readdir(this.stateDir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    return entries.filter((e) => e.isDirectory() && isValidId(e.name)).map((e) => e.name);
+  }
+
+  // --- sessions -------------------------------------------------------------------------
+
+  #sessionFile(sessionId: string, ext: "json" | "lock"): string {
+    if (!isValidId(sessionId)) throw new TypeError(`Invalid session id "${sessionId}"`);
+    return join(this.sessionsDir, `${sessionId.toLowerCase()}.${ext}`);
+  }
+
+  /** The job ids of a session's turns, in order, from its index file. */
+  async sessionJobs(sessionId: string): Promise<string[]> {
+    const text = await readText(this.#sessionFile(sessionId, "json"));
+    if (text === undefined) return [];
+    try {
+      const raw = JSON.parse(text) as { jobs?: unknown };
+      return Array.isArray(raw.jobs)
+        ? raw.jobs.filter((j): j is string => typeof j === "string")
+        : [];
+    } catch {
+      return [];
+    }
+  }
+
+  async addSessionJob(sessionId: string, jobId: string): Promise<void> {
+    const jobs = await this.sessionJobs(sessionId);
+    if (!jobs.includes(jobId)) jobs.push(jobId);
+    await writeFileAtomic(
+      this.#sessionFile(sessionId, "json"),
+      JSON.stringify({ sessionId, jobs }),
+    );
+  }
+
+  /**
+   * Takes a session's turn lock by exclusive create. Returns the current holder instead
+   * when the lock exists; the caller decides whether that holder is stale.
+   */
+  async tryLockSession(sessionId: string, lock: SessionLock): Promise<SessionLock | undefined> {
+    const path = this.#sessionFile(sessionId, "lock");
+    await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
+    try {
+      const handle = await open(path, "wx", 0o600);
+      await handle.writeFile(JSON.stringify(lock));
+      await handle.close();
+      return undefined;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const text = await readText(path);
+    try {
+      const held = JSON.parse(text ?? "") as SessionLock;
+      if (typeof held.jobId === "string" && typeof held.owner?.pid === "number") return held;
+    } catch {
+      // An unreadable lock (a crash mid-write) holds nothing.
+    }
+    return { jobId: "", owner: { pid: 0, startTime: "" } };
+  }
+
+  /** Removes the session lock if `jobId` (or, with `force`, anyone) holds it. */
+  async unlockSession(sessionId: string, jobId: string | undefined): Promise<void> {
+    const path = this.#sessionFile(sessionId, "lock");
+    if (jobId !== undefined) {
+      const text = await readText(path);
+      if (text === undefined) return;
+      try {
+        if ((JSON.parse(text) as SessionLock).jobId !== jobId) return;
+      } catch {
+        // Unreadable: remove it.
+      }
+    }
+    await rm(path, { force: true });
+  }
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
+}

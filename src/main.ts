@@ -1,0 +1,55 @@
+import process from "node:process";
+import { configMain } from "./settings/config_cmd.ts";
+import { serve } from "./server/serve.ts";
+import { VERSION } from "./version.ts";
+
+const HELP = `ollama-delegate ${VERSION}: hand work from a Claude Code session to other models
+
+Usage:
+  ollama-delegate [serve]          run the MCP server on stdio (the default)
+  ollama-delegate config [...]     show or change settings (see config --help)
+  ollama-delegate --version        print the version
+  ollama-delegate --help           print this help
+
+Register it with Claude Code:
+  claude mcp add ollama --scope user -- /path/to/ollama-delegate
+
+Settings: ~/.ollama-mcp/config.json (or $OLLAMA_MCP_CONFIG), ./ollama-mcp.config.json and
+OLLAMA_MCP_* variables. Policy (allowed models, delegation mode) is changed only from a
+terminal, never by a tool the model can call.`;
+
+/** Dispatches a subcommand and returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case "serve": {
+      if (rest.includes("--help") || rest.includes("-h")) {
+        console.log(HELP);
+        return 0;
+      }
+      return await serve();
+    }
+    case "config": {
+      return configMain(rest);
+    }
+    case "--version":
+    case "-V":
+    case "version":
+      console.log(`ollama-delegate ${VERSION}`);
+      return 0;
+    case "--help":
+    case "-h":
+    case "help":
+      console.log(HELP);
+      return 0;
+    default:
+      console.error(`ollama-delegate: unknown command "${command}". Run ollama-delegate --help`);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  process.exitCode = code;
+}

@@ -1,0 +1,161 @@
+import { DelegateError } from "../errors.ts";
+import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
+import { canonicalModelName, hasCloudSuffix, sameModel } from "./names.ts";
+import type { RetiredModels } from "./retired.ts";
+
+/** A model as `ollama_models` shows it. */
+export interface CatalogEntry {
+  name: string;
+  cloud: boolean;
+  allowed: boolean;
+  capabilities?: string[];
+  contextLength?: number;
+  retired?: string;
+}
+
+export interface CatalogView {
+  version: string;
+  entries: CatalogEntry[];
+}
+
+export interface CatalogPolicy {
+  allowedModels: readonly string[];
+  defaultModel: string;
+}
+
+/** Cloud when Ollama says so (`remote_host`) or the name carries a cloud suffix. */
+export function isCloud(model: OllamaModel): boolean {
+  return model.remoteHost !== undefined || hasCloudSuffix(model.name);
+}
+
+/** Ollama's model list checked against the user's policy and the retired marks. */
+export class ModelCatalog {
+  #cache: { at: number; view: Promise<{ version: string; models: OllamaModel[] }> } | undefined;
+
+  constructor(
+    readonly client: OllamaClient,
+    private readonly policy: CatalogPolicy,
+    private readonly retired: RetiredModels,
+    private readonly cacheMs = 3000,
+  ) {}
+
+  #fetch(): Promise<{ version: string; models: OllamaModel[] }> {
+    const now = Date.now();
+    if (this.#cache && now - this.#cache.at < this.cacheMs) return this.#cache.view;
+    const view = (async () => {
+      const version = await this.client.version();
+      return { version, models: await this.client.tags() };
+    })();
+    this.#cache = { at: now, view };
+    view.catch(() => (this.#cache = undefined));
+    return view;
+  }
+
+  isAllowed(model: string): boolean {
+    const list = this.policy.allowedModels;
+    return list.length === 0 || list.some((m) => sameModel(m, model));
+  }
+
+  async view(): Promise<CatalogView> {
+    const { version, models } = await this.#fetch();
+    const entries = models.map((m): CatalogEntry => {
+      const entry: CatalogEntry = {
+        name: m.name,
+        cloud: isCloud(m),
+        allowed: this.isAllowed(m.name),
+      };
+      if (m.capabilities) entry.capabilities = m.capabilities;
+      if (m.contextLength) entry.contextLength = m.contextLength;
+      const mark = this.retired.get(m.name);
+      if (mark) entry.retired = mark.text;
+      return entry;
+    });
+    return { version, entries };
+  }
+
+  /**
+   * The model a new job runs on, after every check: allowlist, retirement, Ollama's list
+   * and tool support. Throws a DelegateError that says what to do instead.
+   */
+  async resolve(requested: string | undefined): Promise<string> {
+    const { models } = await this.#fetch();
+    const model = requested?.trim() || this.policy.defaultModel || this.#pickDefault(models);
+    if (!this.isAllowed(model)) {
+      throw new DelegateError(
+        `Cannot start job: model "${model}" is not in the allowed list ` +
+          `(${this.policy.allowedModels.join(", ")}). Use one of those; only the user can ` +
+          `change the list, from a terminal (ollama-delegate config --allow ...)`,
+      );
+    }
+    const mark = this.retired.get(model);
+    if (mark) {
+      throw new DelegateError(
+        `Cannot start job: model "${model}" was retired by Ollama (${mark.text}). Pick another ` +
+          `model; see ollama_models`,
+      );
+    }
+    const listed = models.find((m) => sameModel(m.name, model));
+    if (!listed && !hasCloudSuffix(model)) {
+      const names = models.map((m) => m.name);
+      throw new DelegateError(
+        `Cannot start job: Ollama at ${this.client.baseUrl} has no model "${model}". ` +
+          (names.length > 0 ? `Available: ${names.join(", ")}. ` : "It lists no models. ") +
+          `Pull it with "ollama pull ${model}"`,
+      );
+    }
+    const capabilities = listed?.capabilities ?? (await this.#showCapabilities(model));
+    if (capabilities && !capabilities.includes("tools")) {
+      throw new DelegateError(
+        `Cannot start job: model "${model}" does not support tools (Ollama lists ` +
+          `${capabilities.join(", ") || "no capabilities"}), and Claude Code needs them. Pick a ` +
+          `model with the tools capability; see ollama_models`,
+      );
+    }
+    return listed?.name ?? model;
+  }
+
+  async #showCapabilities(model: string): Promise<string[] | undefined> {
+    try {
+      return (await this.client.show(model))?.capabilities;
+    } catch {
+      // Cloud details come from ollama.com through Ollama; when that fails the inference
+      // call will report the real problem, so do not block on it here.
+      return undefined;
+    }
+  }
+
+  #pickDefault(models: OllamaModel[]): string {
+    const usable = (name: string) => !this.retired.get(name);
+    const allowed = this.policy.allowedModels;
+    const pool = allowed.length > 0
+      ? allowed.filter((a) => hasCloudSuffix(a) || models.some((m) => sameModel(m.name, a)))
+        .map((a) => ({
+          name: a,
+          cloud: hasCloudSuffix(a) || models.some((m) => sameModel(m.name, a) && isCloud(m)),
+        }))
+      : models.map((m) => ({ name: m.name, cloud: isCloud(m) }));
+    const pick = pool.find((m) => m.cloud && usable(m.name)) ?? pool.find((m) => usable(m.name));
+    if (!pick) {
+      throw new DelegateError(
+        allowed.length > 0
+          ? `Cannot pick a model: none of the allowed models (${allowed.join(", ")}) is ` +
+            `available from Ollama at ${this.client.baseUrl}. Pull one, or name a model`
+          : `Cannot pick a model: Ollama at ${this.client.baseUrl} lists no usable models. ` +
+            `Pull one (e.g. "ollama pull qwen3.5:397b-cloud") or name a model`,
+      );
+    }
+    return pick.name;
+  }
+
+  /** The default model as `ollama_models` reports it, without failing. */
+  async describeDefault(): Promise<string> {
+    if (this.policy.defaultModel) return this.policy.defaultModel;
+    try {
+      return `${this.#pickDefault((await this.#fetch()).models)} (auto)`;
+    } catch {
+      return "(auto: none available)";
+    }
+  }
+}
+
+export { canonicalModelName };

@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { canonicalModelName } from "./names.ts";
+
+export interface RetiredMark {
+  text: string;
+  at: number;
+}
+
+/**
+ * Cloud models that answered HTTP 410 ("was retired"), remembered in the state folder so
+ * every server process refuses them and never picks one as the default. A later success
+ * with the same name clears the mark.
+ */
+export class RetiredModels {
+  #path: string;
+  #marks: Record<string, RetiredMark> = {};
+
+  constructor(stateDir: string) {
+    this.#path = join(stateDir, ".retired.json");
+  }
+
+  // Read on every use: the file is tiny and another server process may have written it.
+  #load(): Record<string, RetiredMark> {
+    try {
+      const raw = JSON.parse(readFileSync(this.#path, "utf8")) as unknown;
+      this.#marks = typeof raw === "object" && raw !== null
+        ? raw as Record<string, RetiredMark>
+        : {};
+    } catch {
+      this.#marks = {};
+    }
+    return this.#marks;
+  }
+
+  get(model: string): RetiredMark | undefined {
+    return this.#load()[canonicalModelName(model)];
+  }
+
+  async mark(model: string, text: string): Promise<void> {
+    const marks = this.#load();
+    marks[canonicalModelName(model)] = { text, at: Date.now() };
+    await writeFileAtomic(this.#path, JSON.stringify(marks, null, 2));
+  }
+
+  async clear(model: string): Promise<void> {
+    const marks = this.#load();
+    const key = canonicalModelName(model);
+    if (!(key in marks)) return;
+    delete marks[key];
+    await writeFileAtomic(this.#path, JSON.stringify(marks, null, 2));
+  }
+}

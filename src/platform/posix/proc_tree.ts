@@ -1,0 +1,227 @@
+/**
+ * Process-tree termination for POSIX.
+ *
+ * Why not a process-group kill: `claude -p` children run Bash tools which may call setsid(),
+ * putting themselves in a new session and process group. Such processes are still linked to the
+ * tree through their parent pid, so the tree is found by walking ppid links instead.
+ *
+ * Why SIGSTOP first: walking ppid links and then signalling races with the tree itself. A
+ * process may fork after the walk (the child is missed), or a parent may die before its child is
+ * found (the child is reparented to init/a subreaper and becomes unreachable). Stopping every
+ * member as soon as it is found, and re-walking until nothing new appears, freezes the tree: a
+ * stopped process can neither fork nor exit, so its children stay linked to it.
+ *
+ * Known limitation: a process whose parent had ALREADY exited before killTree started (e.g. the
+ * root exited right after spawning a setsid grandchild, or a daemon double-forked as with
+ * `setsid -f`) has been reparented and no longer carries any link to the tree; it cannot be
+ * found by ppid. Catching those needs a container for the tree (Linux cgroups, or a subreaper,
+ * which Node cannot become).
+ */
+
+import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
+import {
+  collectDescendants,
+  type ProcInfo,
+  type ProcRecord,
+  type ProcTable,
+} from "./proc_parse.ts";
+import type { ProcSource } from "./proc_source.ts";
+
+export interface KillTreeOptions {
+  /** How long to wait after the polite signal before escalating to SIGKILL. */
+  graceMs: number;
+  /** "SIGKILL" skips the polite phase entirely. Default "SIGTERM". */
+  signal?: "SIGTERM" | "SIGKILL";
+  /**
+   * Lets the caller (which usually spawned the root itself) report that the root has exited.
+   * Once that is true the root pid may already be recycled, so it is neither trusted as a tree
+   * root nor signalled; it counts as gone.
+   */
+  isRootExited?: () => boolean;
+}
+
+export interface KillReport {
+  /** Every process found in the tree (root first), whether or not it still existed later. */
+  pids: number[];
+  /** Gone without needing SIGKILL: after the polite signal, or on their own before it. */
+  terminated: number[];
+  /** Still alive after graceMs (or all, with signal "SIGKILL") and sent SIGKILL. */
+  killed: number[];
+  /** Still alive at the end; should be empty (e.g. stuck in uninterruptible sleep, or EPERM). */
+  survivors: number[];
+  elapsedMs: number;
+}
+
+/** Rounds of stop-and-rewalk; a frozen tree converges in depth+1 rounds, so 10 is generous. */
+const MAX_STOP_ROUNDS = 10;
+const POLL_MS = 50;
+/** SIGKILL cannot be caught, so a survivor after this long is stuck in the kernel, not stubborn. */
+const KILL_WAIT_MS = 1000;
+
+export type TreeSignal = "SIGSTOP" | "SIGCONT" | "SIGTERM" | "SIGKILL";
+/** Delivers a signal; false if the process was gone or not ours. Injectable for tests. */
+export type SignalSender = (pid: number, sig: TreeSignal) => boolean;
+
+/**
+ * Send a signal, treating "no such process" (already exited) and "not permitted" (belongs to
+ * another user, or a pid recycled into something we must not touch) as non-fatal: the caller
+ * finds out from the liveness check whether it mattered.
+ */
+export function sendSignal(pid: number, sig: TreeSignal): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === "ESRCH" || code === "EPERM") return false;
+    throw err;
+  }
+}
+
+/** Same pid, same start time, not a zombie: the very process that was recorded. */
+function isSameLive(table: ProcTable, info: ProcInfo): boolean {
+  const now = table.get(info.pid);
+  return now !== undefined && !now.zombie && now.startTime === info.startTime;
+}
+
+function toInfo(r: ProcRecord): ProcInfo {
+  return { pid: r.pid, ppid: r.ppid, startTime: r.startTime };
+}
+
+function assertKillablePid(pid: number): void {
+  // pid <= 0 would address process groups or "everyone" in kill(2); pid 1 is init.
+  if (!Number.isSafeInteger(pid) || pid <= 1) throw new RangeError(`Invalid root pid: ${pid}`);
+  // Stopping ourselves would hang forever with nobody left to send SIGCONT.
+  if (pid === process.pid) throw new RangeError("Refusing to kill the current process tree");
+}
+
+export async function listDescendantsWith(
+  source: ProcSource,
+  rootPid: number,
+): Promise<ProcInfo[]> {
+  const table = await source.snapshot();
+  const root = table.get(rootPid);
+  // A zombie root's children were already reparented at its exit; nothing links them to it.
+  if (root === undefined || root.zombie) return [];
+  return collectDescendants(table.values(), rootPid).filter((p) => !p.zombie).map(toInfo);
+}
+
+export async function isAliveWith(
+  source: ProcSource,
+  pid: number,
+  startTime?: string,
+): Promise<boolean> {
+  const rec = (await source.probe([pid])).get(pid);
+  if (rec === undefined || rec.zombie) return false;
+  return startTime === undefined || rec.startTime === startTime;
+}
+
+/**
+ * Find the tree and SIGSTOP every member, repeating until a walk finds nobody new. Returns the
+ * members in discovery order (root first). Members that vanish meanwhile are kept in the list;
+ * the liveness checks later classify them as gone.
+ */
+async function freezeTree(
+  source: ProcSource,
+  root: ProcRecord,
+  send: SignalSender,
+): Promise<ProcInfo[]> {
+  const members = new Map<number, ProcInfo>([[root.pid, toInfo(root)]]);
+  send(root.pid, "SIGSTOP");
+  for (let round = 0; round < MAX_STOP_ROUNDS; round++) {
+    let table: ProcTable;
+    try {
+      table = await source.snapshot();
+    } catch (err) {
+      // Never leave a frozen tree behind. The members were killed on purpose anyway, and a
+      // stopped process cannot exit, so its pid cannot have been recycled in the meantime.
+      for (const m of members.values()) send(m.pid, "SIGKILL");
+      throw err;
+    }
+    // Walk from every still-live member, not just the root: a member whose parent died before
+    // being stopped now has ppid 1, but its own children are still reachable through it.
+    const seeds = [...members.values()].filter((m) => isSameLive(table, m)).map((m) => m.pid);
+    const fresh = collectDescendants(table.values(), seeds).filter(
+      (p) => !p.zombie && !members.has(p.pid) && p.pid !== process.pid,
+    );
+    if (fresh.length === 0) break;
+    for (const p of fresh) {
+      members.set(p.pid, toInfo(p));
+      send(p.pid, "SIGSTOP");
+    }
+  }
+  return [...members.values()];
+}
+
+/** Poll until every member is gone or the deadline passes; returns the still-alive members. */
+async function waitGone(
+  source: ProcSource,
+  members: ProcInfo[],
+  waitMs: number,
+  rootGone: (info: ProcInfo) => boolean,
+): Promise<ProcInfo[]> {
+  const deadline = performance.now() + waitMs;
+  let alive = members;
+  for (;;) {
+    const table = await source.probe(alive.map((m) => m.pid));
+    alive = alive.filter((m) => !rootGone(m) && isSameLive(table, m));
+    const left = deadline - performance.now();
+    if (alive.length === 0 || left <= 0) return alive;
+    await delay(Math.min(POLL_MS, left));
+  }
+}
+
+export async function killTreeWith(
+  source: ProcSource,
+  rootPid: number,
+  opts: KillTreeOptions,
+  send: SignalSender = sendSignal,
+): Promise<KillReport> {
+  assertKillablePid(rootPid);
+  const started = performance.now();
+  const report = (pids: number[], terminated: number[], killed: number[], survivors: number[]) => ({
+    pids,
+    terminated,
+    killed,
+    survivors,
+    elapsedMs: Math.round(performance.now() - started),
+  });
+  const rootExited = opts.isRootExited ?? (() => false);
+  if (rootExited()) return report([], [], [], []);
+  const root = (await source.probe([rootPid])).get(rootPid);
+  if (root === undefined || root.zombie || rootExited()) return report([], [], [], []);
+  const rootGone = (m: ProcInfo) => m.pid === rootPid && rootExited();
+
+  const members = await freezeTree(source, root, send);
+  const pids = members.map((m) => m.pid);
+
+  let pending = members;
+  const terminated: number[] = [];
+  if (opts.signal !== "SIGKILL") {
+    // TERM before CONT: the signal is queued while stopped, so each process handles it as the
+    // very first thing on resuming instead of getting a window to fork again.
+    for (const m of members) if (!rootGone(m)) send(m.pid, "SIGTERM");
+    for (const m of members) if (!rootGone(m)) send(m.pid, "SIGCONT");
+    pending = await waitGone(source, members, Math.max(0, opts.graceMs), rootGone);
+    const alive = new Set(pending.map((m) => m.pid));
+    terminated.push(...pids.filter((pid) => !alive.has(pid)));
+  }
+
+  // Re-verify identity right before SIGKILL: during the grace period a member may have exited
+  // and its pid been handed to an unrelated process.
+  const table = await source.probe(pending.map((m) => m.pid));
+  const killed: number[] = [];
+  for (const m of pending) {
+    if (rootGone(m) || !isSameLive(table, m)) {
+      terminated.push(m.pid);
+      continue;
+    }
+    // SIGKILL works on stopped processes too, so no SIGCONT is needed on this path.
+    send(m.pid, "SIGKILL");
+    killed.push(m.pid);
+  }
+  const killedInfo = pending.filter((m) => killed.includes(m.pid));
+  const survivors = await waitGone(source, killedInfo, KILL_WAIT_MS, rootGone);
+  return report(pids, terminated, killed, survivors.map((m) => m.pid));
+}

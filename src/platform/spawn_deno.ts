@@ -1,0 +1,45 @@
+import type { ExitStatus, SpawnedProcess, SpawnOptions } from "./spawn.ts";
+import { SpawnError } from "./spawn.ts";
+
+/** Deno.Command with clearEnv, so the child sees exactly `options.env`. */
+export function spawnWithDeno(options: SpawnOptions): Promise<SpawnedProcess> {
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(options.command, {
+      args: [...options.args],
+      cwd: options.cwd,
+      env: options.env,
+      clearEnv: true,
+      stdin: options.stdin ? "piped" : "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: options.detached ?? false,
+    }).spawn();
+  } catch (cause) {
+    const code = (cause as Error).name === "NotFound" ? "ENOENT" : (cause as Error).message;
+    return Promise.reject(new SpawnError(options.command, code, { cause }));
+  }
+  if (options.stdin) {
+    const writer = child.stdin.getWriter();
+    // A child that exits without reading its stdin makes the write fail; that is its
+    // business, reported through its exit status, not ours.
+    writer.write(options.stdin).then(() => writer.close()).catch(() => {});
+  }
+  const status: Promise<ExitStatus> = child.status.then((s) => ({
+    code: s.signal ? null : s.code,
+    signal: s.signal ?? null,
+  }));
+  return Promise.resolve({
+    pid: child.pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    status,
+    kill(signal) {
+      try {
+        child.kill(signal);
+      } catch {
+        // Already exited.
+      }
+    },
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * Kill a process together with all of its descendants, including ones that moved to their own
+ * session/process group via setsid. The POSIX algorithm and its limitations are described in
+ * ./posix/proc_tree.ts; this module only picks the implementation for the running OS.
+ */
+
+import process from "node:process";
+import type { ProcInfo } from "./posix/proc_parse.ts";
+import { hasProcfs, procfsSource, type ProcSource, psSource } from "./posix/proc_source.ts";
+import {
+  isAliveWith,
+  type KillReport,
+  type KillTreeOptions,
+  killTreeWith,
+  listDescendantsWith,
+} from "./posix/proc_tree.ts";
+
+export type { KillReport, KillTreeOptions, ProcInfo };
+
+/**
+ * The only OS branch. Windows has no ppid-based tree walk with stop/continue semantics; it is
+ * to be handled with `taskkill /T` elsewhere, so fail loudly instead of half-working. `action`
+ * only shapes the error message.
+ */
+export function procSourceFor(platform: string, action = "kill process tree"): ProcSource {
+  if (platform === "win32") {
+    throw new Error(
+      `Cannot ${action}: Windows is handled by taskkill (not implemented in this module yet)`,
+    );
+  }
+  // Linux (and Android) expose /proc/<pid>/stat, which is faster and has a precise start time;
+  // fall back to ps if /proc is not mounted. macOS and the BSDs always use ps.
+  if ((platform === "linux" || platform === "android") && hasProcfs()) return procfsSource;
+  return psSource;
+}
+
+// async so that the Windows error surfaces as a rejection, like every other failure here.
+
+/** Live (non-zombie) descendants of rootPid, excluding rootPid itself. */
+export async function listDescendants(rootPid: number): Promise<ProcInfo[]> {
+  return await listDescendantsWith(procSourceFor(process.platform, "list process tree"), rootPid);
+}
+
+/** Whether pid exists and is not a zombie; with startTime, also that it is the same process. */
+export async function isAlive(pid: number, startTime?: string): Promise<boolean> {
+  return await isAliveWith(procSourceFor(process.platform, "check process"), pid, startTime);
+}
+
+/** Stop, terminate and if needed SIGKILL rootPid and every descendant. */
+export async function killTree(rootPid: number, opts: KillTreeOptions): Promise<KillReport> {
+  return await killTreeWith(procSourceFor(process.platform), rootPid, opts);
+}

@@ -1,0 +1,51 @@
+import type { JobRecord, JobState } from "../jobs/record.ts";
+import { elapsedMs, formatElapsed } from "./render.ts";
+
+/**
+ * `delegate_list`: the newest `limit` jobs, grouped by conversation (weakness: the seed
+ * only sorted). Conversations are ordered by their newest job, turns by number.
+ */
+export function renderList(
+  stateDir: string,
+  records: readonly JobRecord[],
+  corrupt: ReadonlyArray<{ id: string; reason: string }>,
+  state: JobState | undefined,
+  limit: number,
+): string {
+  const picked = records.filter((r) => state === undefined || r.state === state).slice(0, limit);
+  const sessions = new Map<string, JobRecord[]>();
+  for (const r of picked) {
+    const list = sessions.get(r.sessionId) ?? [];
+    list.push(r);
+    sessions.set(r.sessionId, list);
+  }
+  const out = [`State dir: ${stateDir}`];
+  if (picked.length === 0) {
+    out.push(state ? `No ${state} jobs.` : "No jobs yet.");
+  } else {
+    const total = records.filter((r) => state === undefined || r.state === state).length;
+    out.push(
+      `${picked.length} of ${total} job${total === 1 ? "" : "s"} in ${sessions.size} ` +
+        `conversation${sessions.size === 1 ? "" : "s"}, newest first`,
+    );
+  }
+  for (const [sessionId, turns] of sessions) {
+    const first = turns[0]!;
+    out.push("", `session ${sessionId}  model ${first.model}  cwd ${first.cwd}`);
+    for (const r of [...turns].sort((a, b) => a.turn - b.turn)) {
+      const prompt = r.promptPreview.replace(/\s+/g, " ").trim();
+      const shown = prompt.length > 70 ? `${prompt.slice(0, 70)}…` : prompt;
+      out.push(
+        `  ${r.state.padEnd(11)} turn ${String(r.turn).padEnd(3)} ${
+          formatElapsed(elapsedMs(r)).padStart(8)
+        }` +
+          `  job ${r.id}  "${shown}"`,
+      );
+    }
+  }
+  if (corrupt.length > 0) {
+    out.push("", "Unreadable job records (skipped):");
+    for (const c of corrupt) out.push(`  ${c.id}: ${c.reason}`);
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,80 @@
+import { errorMessage } from "../errors.ts";
+import { formatProblems } from "../settings/load.ts";
+import type { ToolDeps } from "./tools.ts";
+
+/** Names of injected variables worth showing (values of the rest come from the allowlist). */
+const SHOWN = /^(ANTHROPIC_|CLAUDE_|DISABLE_)/;
+
+/** The `ollama_models` report: endpoint, policy, models, delegate env, layers, problems. */
+export async function renderModels(deps: ToolDeps): Promise<{ text: string; isError: boolean }> {
+  const s = deps.resolved.settings;
+  const out: string[] = [];
+  let isError = false;
+  let version = "";
+  let rows: string[] = [];
+  try {
+    const view = await deps.catalog.view();
+    version = `  (Ollama ${view.version})`;
+    const width = Math.max(8, ...view.entries.map((e) => e.name.length));
+    rows = view.entries.map((e) => {
+      const blocked = !e.allowed;
+      const notes: string[] = [];
+      if (e.capabilities) notes.push(e.capabilities.includes("tools") ? "tools" : "NO tools");
+      if (e.contextLength) notes.push(`ctx ${e.contextLength}`);
+      if (e.retired) notes.push(`RETIRED: ${e.retired}`);
+      if (blocked) notes.push("BLOCKED by allowedModels");
+      return `  ${blocked || e.retired ? "x" : " "} ${e.name.padEnd(width)}  ${
+        e.cloud ? "[cloud]" : "[local]"
+      }` +
+        (notes.length > 0 ? `  ${notes.join(", ")}` : "");
+    });
+    if (rows.length === 0) rows = ["  (none: pull one, e.g. ollama pull qwen3.5:397b-cloud)"];
+  } catch (e) {
+    isError = true;
+    rows = [`  ${errorMessage(e)}`];
+  }
+  const defaultModel = await deps.catalog.describeDefault();
+  out.push(
+    `Ollama endpoint:  ${s.baseUrl}${version}`,
+    `Delegation mode:  ${s.delegationMode}`,
+    `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
+    `Default model:    ${defaultModel}`,
+    `Permission mode:  ${s.defaultPermissionMode}`,
+    `Claude Code:      ${deps.claudeBinary() ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
+    `State dir:        ${s.stateDir}`,
+    "",
+    "Available models:",
+    ...rows,
+    "",
+    "Environment injected into delegates (everything else is dropped except a small allowlist):",
+  );
+  const env = deps.delegateEnv("<model>");
+  for (const [k, v] of Object.entries(env).filter(([k]) => SHOWN.test(k)).sort()) {
+    out.push(`  ${k}=${v}`);
+  }
+  out.push("", "Config layers (later wins):");
+  for (const layer of deps.resolved.layers) {
+    const where = layer.path ? ` ${layer.path}` : "";
+    const keys = layer.keys.length > 0 ? `: ${layer.keys.join(", ")}` : "";
+    out.push(
+      `  ${layer.name.padEnd(8)}${layer.status}${where}${
+        layer.error ? ` (${layer.error})` : ""
+      }${keys}`,
+    );
+  }
+  const problems = formatProblems(deps.resolved.problems);
+  if (problems.length > 0) {
+    out.push(
+      "",
+      "Invalid settings (ignored):",
+      ...problems.map((p) => `  ${p}`),
+    );
+  }
+  out.push(
+    "",
+    "These settings are the user's. To change them, the user runs ollama-delegate config in a " +
+      "terminal (e.g. ollama-delegate config --allow <models> --mode auto) and restarts the " +
+      "Claude Code session.",
+  );
+  return { text: out.join("\n"), isError };
+}

@@ -1,0 +1,112 @@
+import type { Activity } from "../engines/types.ts";
+import type { JobView } from "../jobs/manager.ts";
+import { isTerminal, type JobRecord } from "../jobs/record.ts";
+
+const LABEL = 12;
+const line = (label: string, value: string) => `${label.padEnd(LABEL)}${value}`;
+
+/** Seconds with one decimal, as the seed printed elapsed time. */
+export function formatElapsed(ms: number): string {
+  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+}
+
+export function elapsedMs(record: JobRecord, now = Date.now()): number {
+  const from = record.startedAt ?? record.createdAt;
+  return (record.endedAt ?? now) - from;
+}
+
+/** The summary block shared by every job reply (seed 002 layout, additive lines). */
+export function summary(view: JobView, now = Date.now()): string {
+  const r = view.record;
+  const lines = [
+    line("job_id:", r.id),
+    line("session_id:", `${r.sessionId}   (turn ${r.turn})`),
+    line(
+      "state:",
+      r.state === "queued" && view.queuePosition > 0
+        ? `queued (${view.queuePosition} in line)`
+        : r.state,
+    ),
+    line("model:", r.model),
+    line("cwd:", r.cwd),
+    line("elapsed:", formatElapsed(elapsedMs(r, now))),
+  ];
+  if (r.usage) {
+    const cache = r.usage.cacheReadTokens + r.usage.cacheCreationTokens;
+    lines.push(line(
+      "tokens:",
+      `in ${r.usage.inputTokens} / out ${r.usage.outputTokens}` +
+        (cache > 0 ? ` / cache ${cache}` : "") + `  (${r.usage.numTurns} turns)`,
+    ));
+  }
+  if (isTerminal(r.state)) {
+    const note = r.state === "completed" && r.toolCalls === 0
+      ? "   <- answered without using any tools; treat factual claims as unverified"
+      : "";
+    lines.push(line("tool calls:", `${r.toolCalls}${note}`));
+  }
+  lines.push(line("permission:", permissionText(r)));
+  if (r.permissionDenials.length > 0) {
+    const shown = r.permissionDenials.slice(0, 5).map((d) =>
+      d.detail ? `${d.tool}(${cut(d.detail, 80)})` : d.tool
+    );
+    const more = r.permissionDenials.length > 5 ? `, +${r.permissionDenials.length - 5} more` : "";
+    lines.push(line("denied:", `${r.permissionDenials.length}: ${shown.join(", ")}${more}`));
+  }
+  if (isTerminal(r.state) && (r.exitCode !== undefined || r.signal)) {
+    if (r.signal) lines.push(line("exit:", `signal ${r.signal}`));
+    else if (r.exitCode !== null && r.exitCode !== undefined) {
+      lines.push(line("exit:", `code ${r.exitCode}`));
+    }
+  }
+  if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
+  return lines.join("\n");
+}
+
+function permissionText(r: JobRecord): string {
+  const requested = r.options.permissionMode;
+  const effective = r.effectivePermissionMode;
+  if (!effective) return requested;
+  const same = effective === requested ||
+    (requested === "manual" && effective === "default");
+  return same ? effective : `${effective} (requested ${requested})`;
+}
+
+function cut(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** `  [tool] Bash: ls` lines, as in seed 002. */
+export function activityLines(activities: readonly Activity[], limit: number): string[] {
+  return activities.slice(-limit).map((a) => {
+    switch (a.kind) {
+      case "tool":
+        return `  [tool] ${a.name}${a.detail ? `: ${cut(a.detail, 160)}` : ""}`;
+      case "text":
+        return `  [text] ${cut(a.text, 400)}`;
+      case "error":
+        return `  [error] ${cut(a.text, 400)}`;
+    }
+  });
+}
+
+/** The output body: the text, cut at `max` with the path of the whole. */
+export function outputBody(
+  text: string,
+  fullLength: number,
+  max: number,
+  resultPath: string,
+): string {
+  if (fullLength === 0 || text.trim() === "") return "(delegated session produced no text output)";
+  if (fullLength <= max) return text;
+  return `${text.slice(0, max)}\n\n... [truncated at ${max} chars; full output: ${resultPath}]`;
+}
+
+export function pollHint(id: string): string {
+  return `Still running. Poll with delegate_status({ job_id: "${id}" }).`;
+}
+
+export function followupHint(id: string): string {
+  return `Continue this conversation with delegate_followup({ job_id: "${id}", prompt: "..." }).`;
+}

@@ -1,0 +1,99 @@
+import process from "node:process";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { OllamaClient } from "../backends/ollama.ts";
+import { ClaudeEngine } from "../engines/claude/run.ts";
+import { JobManager } from "../jobs/manager.ts";
+import { JobStore } from "../jobs/store.ts";
+import { ModelCatalog } from "../models/catalog.ts";
+import { RetiredModels } from "../models/retired.ts";
+import { currentEnv, isWindows } from "../platform/runtime.ts";
+import { formatProblems, loadSettings } from "../settings/load.ts";
+import { SERVER_NAME, VERSION } from "../version.ts";
+import { registerTools } from "./tools.ts";
+
+/** The whole shutdown must finish within 5 s of the client leaving. */
+const SHUTDOWN_LIMIT_MS = 4000;
+
+const log = (line: string) => process.stderr.write(`ollama-delegate: ${line}\n`);
+
+/** Runs the MCP server on stdio until the client goes away or a signal arrives. */
+export async function serve(): Promise<number> {
+  const serverCwd = process.cwd();
+  const env = currentEnv();
+  const resolved = loadSettings({ env, cwd: serverCwd });
+  for (const line of formatProblems(resolved.problems)) log(line);
+  const s = resolved.settings;
+
+  const store = new JobStore(s.stateDir);
+  try {
+    store.init();
+  } catch (e) {
+    log(
+      `Cannot use state dir ${s.stateDir}: ${
+        (e as Error).message
+      }. Set stateDir or OLLAMA_MCP_STATE_DIR`,
+    );
+    return 1;
+  }
+  const retired = new RetiredModels(s.stateDir);
+  const engine = new ClaudeEngine({
+    claudeBin: s.claudeBin,
+    claudeConfigDir: s.claudeConfigDir,
+    baseUrl: s.baseUrl,
+    parentEnv: env,
+  });
+  const manager = new JobManager(store, engine, {
+    jobTimeoutMs: s.jobTimeoutMs,
+    maxConcurrent: s.maxConcurrent,
+    log,
+    onFinished: async (record, outcome) => {
+      const retiredText = outcome.apiErrorStatus === 410 ||
+        /was retired/i.test(outcome.errorText ?? "");
+      if (retiredText) await retired.mark(record.model, outcome.errorText ?? "HTTP 410");
+      else if (outcome.ok) await retired.clear(record.model);
+    },
+  });
+  const catalog = new ModelCatalog(
+    new OllamaClient(s.baseUrl),
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    retired,
+  );
+  const server = new McpServer({ name: SERVER_NAME, version: VERSION });
+  registerTools(server, {
+    resolved,
+    manager,
+    catalog,
+    serverCwd,
+    delegateEnv: (model) => engine.childEnv(model),
+    claudeBinary: () => engine.resolveBinary(serverCwd),
+  });
+
+  const transport = new StdioServerTransport();
+  let stopping: Promise<number> | undefined;
+  const stop = (why: string): Promise<number> => {
+    stopping ??= (async () => {
+      const running = manager.runningCount;
+      if (running > 0) log(`${why}: stopping ${running} running delegate(s)`);
+      await Promise.race([
+        manager.shutdown(),
+        new Promise((r) => setTimeout(r, SHUTDOWN_LIMIT_MS)),
+      ]);
+      await server.close().catch(() => {});
+      return 0;
+    })();
+    return stopping;
+  };
+  const done = new Promise<number>((resolve) => {
+    const finish = (why: string) => void stop(why).then(resolve);
+    process.stdin.once("end", () => finish("client closed stdin"));
+    process.stdin.once("close", () => finish("client closed stdin"));
+    transport.onclose = () => finish("transport closed");
+    const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+    for (const signal of signals) process.once(signal, () => finish(`received ${signal}`));
+  });
+  await server.connect(transport);
+  const code = await done;
+  // Pending reads of stdin or timers of finished work must not keep the process up.
+  process.exit(code);
+}

@@ -1,0 +1,279 @@
+import { join } from "node:path";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import { errorMessage, isDelegateError } from "../errors.ts";
+import type { JobManager, JobView } from "../jobs/manager.ts";
+import { isErrorState, isTerminal } from "../jobs/record.ts";
+import type { ModelCatalog } from "../models/catalog.ts";
+import type { ResolvedSettings } from "../settings/load.ts";
+import { descriptions } from "./descriptions.ts";
+import { existingDir, readPrompt, shapes } from "./inputs.ts";
+import { renderList } from "./list.ts";
+import { renderModels } from "./models_report.ts";
+import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
+
+export interface ToolDeps {
+  resolved: ResolvedSettings;
+  manager: JobManager;
+  catalog: ModelCatalog;
+  serverCwd: string;
+  /** What `ollama_models` shows about delegates: their env and binary. */
+  delegateEnv: (model: string) => Record<string, string>;
+  claudeBinary: () => string | undefined;
+}
+
+type ArgsOf<K extends keyof typeof shapes> = z.infer<z.ZodObject<(typeof shapes)[K]>>;
+
+type Extra = {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (
+    n: { method: "notifications/progress"; params: Record<string, unknown> },
+  ) => Promise<void>;
+};
+
+const text = (body: string, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: body }],
+  ...(isError ? { isError: true } : {}),
+});
+
+/** Every failure becomes an isError result whose text says what to do. */
+function guarded<A>(fn: (args: A, extra: Extra) => Promise<CallToolResult>) {
+  return async (args: A, extra: Extra): Promise<CallToolResult> => {
+    try {
+      return await fn(args, extra);
+    } catch (e) {
+      if (isDelegateError(e)) return text(e.message, true);
+      return text(`Internal error: ${errorMessage(e)}`, true);
+    }
+  };
+}
+
+/** Registers the seven tools; in mode off only `ollama_models`. */
+export function registerTools(server: McpServer, deps: ToolDeps): void {
+  const s = deps.resolved.settings;
+  const desc = descriptions({
+    mode: s.delegationMode,
+    allowedModels: s.allowedModels,
+    defaultModel: s.defaultModel,
+    permissionMode: s.defaultPermissionMode,
+  });
+  const readOnly = { readOnlyHint: true, openWorldHint: false };
+
+  server.registerTool(
+    "ollama_models",
+    {
+      title: "Ollama models and delegation settings",
+      description: desc.ollama_models,
+      annotations: readOnly,
+    },
+    guarded<Record<string, never>>(async () => {
+      const report = await renderModels(deps);
+      return text(report.text, report.isError);
+    }),
+  );
+
+  if (s.delegationMode === "off") return;
+
+  const waitFor = async (view: JobView, seconds: number | undefined, extra: Extra) => {
+    const wait = seconds ?? s.defaultWaitSeconds;
+    if (wait <= 0 || isTerminal(view.record.state)) return view;
+    const token = extra._meta?.progressToken;
+    return await deps.manager.wait(view.record.id, wait, {
+      signal: extra.signal,
+      tickMs: 5000,
+      tick: token === undefined ? undefined : (v, elapsed) => {
+        const last = v.activities.at(-1);
+        const doing = last ? activityLines([last], 1)[0]!.trim() : v.record.state;
+        extra.sendNotification({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: Math.round(elapsed / 1000),
+            total: wait,
+            message: `job ${v.record.id} ${v.record.state}, ${
+              Math.round(elapsed / 1000)
+            }s: ${doing}`,
+          },
+        }).catch(() => {});
+      },
+    });
+  };
+
+  const finishedReply = async (view: JobView, header = "") => {
+    const r = view.record;
+    if (!isTerminal(r.state)) {
+      const tail = activityLines(view.activities, 5);
+      return text(
+        `${header}${summary(view)}\n` +
+          (tail.length > 0 ? `recent activity:\n${tail.join("\n")}\n` : "") +
+          pollHint(r.id),
+      );
+    }
+    const max = s.maxInlineChars;
+    const { text: out, length } = await deps.manager.store.readResultText(r.id, max);
+    const body = outputBody(out, length, max, join(deps.manager.store.dirOf(r.id), "result.txt"));
+    if (r.state === "completed") {
+      return text(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
+    }
+    return text(`${summary(view)}\n--- partial output ---\n${body}`, true);
+  };
+
+  server.registerTool(
+    "delegate_start",
+    {
+      title: "Delegate a task to an Ollama model",
+      description: desc.delegate_start,
+      inputSchema: shapes.start,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    },
+    guarded<ArgsOf<"start">>(async (args, extra) => {
+      const prompt = await readPrompt(args, deps.serverCwd);
+      const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
+      const addDirs = [];
+      for (const dir of args.add_dirs ?? []) {
+        addDirs.push(await existingDir(dir, cwd, "add_dirs entry"));
+      }
+      const model = await deps.catalog.resolve(args.model);
+      let view = await deps.manager.start({
+        prompt,
+        model,
+        cwd,
+        options: {
+          permissionMode: args.permission_mode ?? s.defaultPermissionMode,
+          ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
+          ...(args.disallowed_tools ? { disallowedTools: args.disallowed_tools } : {}),
+          ...(args.append_system_prompt !== undefined
+            ? { appendSystemPrompt: args.append_system_prompt }
+            : {}),
+          ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
+          addDirs,
+        },
+      });
+      view = await waitFor(view, args.wait_seconds, extra);
+      if (!isTerminal(view.record.state)) return finishedReply(view, "Delegated task started.\n");
+      return finishedReply(view);
+    }),
+  );
+
+  server.registerTool(
+    "delegate_followup",
+    {
+      title: "Continue a delegated session",
+      description: desc.delegate_followup,
+      inputSchema: shapes.followup,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    },
+    guarded<ArgsOf<"followup">>(async (args, extra) => {
+      if ((args.job_id === undefined) === (args.session_id === undefined)) {
+        return text("Cannot follow up: pass exactly one of job_id and session_id", true);
+      }
+      const prompt = await readPrompt(args, deps.serverCwd);
+      const previous = await deps.manager.latestTurn({
+        ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
+        ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
+      });
+      if (!deps.catalog.isAllowed(previous.model)) {
+        return text(
+          `Cannot follow up: the session's model "${previous.model}" is no longer in the allowed ` +
+            `list (${s.allowedModels.join(", ")}). Start a new task with an allowed model`,
+          true,
+        );
+      }
+      const addDirs = [];
+      for (const dir of args.add_dirs ?? []) {
+        addDirs.push(await existingDir(dir, previous.cwd, "add_dirs entry"));
+      }
+      let view = await deps.manager.followup(previous, prompt, {
+        permissionMode: args.permission_mode,
+        allowedTools: args.allowed_tools,
+        disallowedTools: args.disallowed_tools,
+        appendSystemPrompt: args.append_system_prompt,
+        maxTurns: args.max_turns,
+        addDirs: args.add_dirs ? addDirs : undefined,
+      });
+      view = await waitFor(view, args.wait_seconds, extra);
+      if (!isTerminal(view.record.state)) return finishedReply(view, "Follow-up started.\n");
+      return finishedReply(view);
+    }),
+  );
+
+  server.registerTool(
+    "delegate_status",
+    {
+      title: "Delegated job status",
+      description: desc.delegate_status,
+      inputSchema: shapes.status,
+      annotations: readOnly,
+    },
+    guarded<ArgsOf<"status">>(async (args, extra) => {
+      let view = await deps.manager.get(args.job_id);
+      view = await waitFor(view, args.wait_seconds, extra);
+      const lines = activityLines(view.activities, args.progress_limit ?? 15);
+      const footer = isTerminal(view.record.state)
+        ? `Finished (${view.record.state}). Collect the output with delegate_result({ job_id: "${view.record.id}" }).`
+        : pollHint(view.record.id);
+      return text(
+        `${summary(view)}\nrecent activity:\n${
+          lines.length > 0 ? lines.join("\n") : "  (no activity recorded yet)"
+        }\n${footer}`,
+        isErrorState(view.record.state),
+      );
+    }),
+  );
+
+  server.registerTool(
+    "delegate_result",
+    {
+      title: "Delegated job result",
+      description: desc.delegate_result,
+      inputSchema: shapes.result,
+      annotations: readOnly,
+    },
+    guarded<ArgsOf<"result">>(async (args, extra) => {
+      const view = await waitFor(await deps.manager.get(args.job_id), args.wait_seconds, extra);
+      return finishedReply(view);
+    }),
+  );
+
+  server.registerTool(
+    "delegate_cancel",
+    {
+      title: "Cancel a delegated job",
+      description: desc.delegate_cancel,
+      inputSchema: shapes.cancel,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+    },
+    guarded<ArgsOf<"cancel">>(async (args) => {
+      const { view, wasRunning } = await deps.manager.cancel(args.job_id);
+      if (!wasRunning) {
+        return text(`Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`);
+      }
+      return text(
+        `Cancelled job ${view.record.id} and every process it started.\n${summary(view)}`,
+      );
+    }),
+  );
+
+  server.registerTool(
+    "delegate_list",
+    {
+      title: "List delegated jobs",
+      description: desc.delegate_list,
+      inputSchema: shapes.list,
+      annotations: readOnly,
+    },
+    guarded<ArgsOf<"list">>(async (args) => {
+      const { records, corrupt } = await deps.manager.list();
+      return text(
+        renderList(deps.manager.store.stateDir, records, corrupt, args.state, args.limit ?? 20),
+      );
+    }),
+  );
+}

@@ -1,0 +1,240 @@
+import { parseArgs } from "node:util";
+import process from "node:process";
+import { writeFileAtomicSync } from "../platform/atomic_write.ts";
+import { FIELDS, MAX_TIMER_MS, type SettingKey } from "./fields.ts";
+import { formatProblems, loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
+import { canonicalModelName } from "../models/names.ts";
+
+export const CONFIG_HELP = `Usage: ollama-delegate config [options]
+
+Shows the settings in force and where each comes from. With options, changes them in
+the user file (default) or the project file, then shows the result. Settings are read
+once when the server starts: restart your Claude Code session afterwards.
+
+Options:
+  --mode <off|ondemand|auto>       delegationMode: how eagerly delegation is used
+  --allow <m1,m2|all>              allowedModels: models delegation may use (all = any)
+  --default-model <model|auto>     defaultModel (auto = first allowed cloud model)
+  --permission-mode <mode>         defaultPermissionMode: auto, acceptEdits,
+                                   bypassPermissions, manual, dontAsk, plan
+  --base-url <url>                 baseUrl: the Ollama endpoint (host, host:port or URL)
+  --claude-bin <path>              claudeBin: the Claude Code CLI
+  --state-dir <dir>                stateDir: where job records live
+  --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, or milliseconds
+  --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
+  --scope <user|project>           which file to write (default user)
+  --json                           print the settings in force as JSON
+  -h, --help                       show this help
+
+Files: user = $OLLAMA_MCP_CONFIG or ~/.ollama-mcp/config.json;
+       project = ./ollama-mcp.config.json. Environment variables (OLLAMA_MCP_*) win over both.`;
+
+/** A `config` failure: printed as one line, exit code 2. */
+export class ConfigUsageError extends Error {
+  override name = "ConfigUsageError";
+}
+
+const FLAG_TO_KEY = {
+  mode: "delegationMode",
+  allow: "allowedModels",
+  "default-model": "defaultModel",
+  "permission-mode": "defaultPermissionMode",
+  "base-url": "baseUrl",
+  "claude-bin": "claudeBin",
+  "state-dir": "stateDir",
+  "job-timeout": "jobTimeoutMs",
+  "max-concurrent": "maxConcurrent",
+} as const satisfies Record<string, SettingKey>;
+type ChangeFlag = keyof typeof FLAG_TO_KEY;
+
+/** Parses "90s", "30m", "2h", "1500ms" or plain milliseconds. */
+export function parseDurationMs(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (!m) {
+    throw new ConfigUsageError(
+      `Cannot use job timeout "${text}": write a duration like 90s, 30m, 2h or milliseconds`,
+    );
+  }
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "ms"] ?? 1;
+  return Math.round(Number(m[1]) * factor);
+}
+
+function valueForFlag(flag: ChangeFlag, text: string): unknown {
+  switch (flag) {
+    case "allow":
+      return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
+    case "default-model":
+      return text.trim() === "auto" ? "" : text.trim();
+    case "job-timeout":
+      return parseDurationMs(text);
+    case "max-concurrent":
+      return /^\s*\d+\s*$/.test(text) ? Number(text) : text;
+    default:
+      return text;
+  }
+}
+
+export interface ConfigIo {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  home?: string;
+  out: (line: string) => void;
+}
+
+/** Runs `ollama-delegate config`. Returns the exit code. */
+export function runConfig(argv: string[], io: ConfigIo): number {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        mode: { type: "string" },
+        allow: { type: "string" },
+        "default-model": { type: "string" },
+        "permission-mode": { type: "string" },
+        "base-url": { type: "string" },
+        "claude-bin": { type: "string" },
+        "state-dir": { type: "string" },
+        "job-timeout": { type: "string" },
+        "max-concurrent": { type: "string" },
+        scope: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    throw new ConfigUsageError(`${(e as Error).message}. See ollama-delegate config --help`);
+  }
+  const { values } = parsed;
+  if (values.help) {
+    io.out(CONFIG_HELP);
+    return 0;
+  }
+  const scope = values.scope ?? "user";
+  if (scope !== "user" && scope !== "project") {
+    throw new ConfigUsageError(`Cannot use scope "${scope}": choose user or project`);
+  }
+  const changes: Array<[SettingKey, unknown, string]> = [];
+  for (const flag of Object.keys(FLAG_TO_KEY) as ChangeFlag[]) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    changes.push([FLAG_TO_KEY[flag], valueForFlag(flag, text), `--${flag}`]);
+  }
+  const load = () =>
+    loadSettings({ env: io.env, cwd: io.cwd, ...(io.home ? { home: io.home } : {}) });
+  if (changes.length === 0) {
+    const resolved = load();
+    if (values.json) io.out(JSON.stringify(renderJson(resolved), null, 2));
+    else for (const line of renderSettings(resolved)) io.out(line);
+    return 0;
+  }
+  const before = load();
+  const file = scope === "user" ? before.locations.userFile : before.locations.projectFile;
+  const current = readSettingsFile(file);
+  if (current.kind === "invalid") {
+    throw new ConfigUsageError(
+      `Cannot change ${file}: it is ${current.error}. Fix or remove it first; nothing was written`,
+    );
+  }
+  const next: Record<string, unknown> = current.kind === "object" ? { ...current.value } : {};
+  for (const [key, value, flag] of changes) {
+    const spec = FIELDS.find((f) => f.key === key)!;
+    const check = spec.schema.safeParse(value);
+    if (!check.success) {
+      const reason = check.error.issues[0]?.message ?? "is not valid";
+      const hint = key === "jobTimeoutMs" ? ` (1s to ${MAX_TIMER_MS} ms)` : "";
+      throw new ConfigUsageError(
+        `Cannot set ${key} from ${flag} ${JSON.stringify(value)}: ${reason}${hint}`,
+      );
+    }
+    // Keep what the user typed (e.g. "~/jobs", "host:port"); the loader normalises it.
+    next[key] = value;
+  }
+  const after = loadSettings({
+    env: io.env,
+    cwd: io.cwd,
+    ...(io.home ? { home: io.home } : {}),
+    overrides: { [scope]: next },
+  });
+  const touchesPolicy = changes.some(([key]) => key === "allowedModels" || key === "defaultModel");
+  const stranded = touchesPolicy ? strandedDefault(after) : undefined;
+  if (stranded) throw new ConfigUsageError(stranded);
+  writeFileAtomicSync(file, JSON.stringify(next, null, 2) + "\n");
+  io.out(`Wrote ${file}`);
+  for (const [key] of changes) {
+    if (after.sources[key] === "env") {
+      const spec = FIELDS.find((f) => f.key === key)!;
+      const name = spec.env.find((n) => io.env[n]);
+      io.out(`Note: ${name} in the environment overrides ${key}; the file value is not in force.`);
+    } else if (scope === "user" && after.sources[key] === "project") {
+      io.out(`Note: ${after.locations.projectFile} sets ${key} too and wins over the user file.`);
+    }
+  }
+  io.out("");
+  for (const line of renderSettings(after)) io.out(line);
+  io.out("");
+  io.out("Restart your Claude Code session so the server re-reads its settings.");
+  return 0;
+}
+
+/** The seed's stranding rule: a change may not leave defaultModel outside the allowlist. */
+export function strandedDefault(resolved: ResolvedSettings): string | undefined {
+  const { allowedModels, defaultModel } = resolved.settings;
+  if (allowedModels.length === 0 || defaultModel === "") return undefined;
+  const allowed = new Set(allowedModels.map(canonicalModelName));
+  if (allowed.has(canonicalModelName(defaultModel))) return undefined;
+  return `Cannot save: default model "${defaultModel}" is not in the allowed list ` +
+    `(${allowedModels.join(", ")}). Pass --default-model too, or --default-model auto`;
+}
+
+/** The human view of the settings in force, layer by layer. */
+export function renderSettings(resolved: ResolvedSettings): string[] {
+  const lines = ["Settings in force:"];
+  const width = Math.max(...FIELDS.map((f) => f.key.length));
+  for (const f of FIELDS) {
+    const value = resolved.settings[f.key];
+    const shown = Array.isArray(value)
+      ? (value.length === 0 ? "(all)" : value.join(", "))
+      : value === ""
+      ? "(auto)"
+      : String(value);
+    lines.push(`  ${f.key.padEnd(width)}  ${shown}   [${resolved.sources[f.key]}]`);
+  }
+  lines.push("", "Layers (later wins):");
+  for (const layer of resolved.layers) {
+    const where = layer.path ? ` ${layer.path}` : "";
+    const keys = layer.keys.length > 0 ? `: ${layer.keys.join(", ")}` : "";
+    const error = layer.error ? ` (${layer.error})` : "";
+    lines.push(`  ${layer.name.padEnd(8)}${layer.status}${where}${error}${keys}`);
+  }
+  const problems = formatProblems(resolved.problems);
+  if (problems.length > 0) lines.push("", "Problems:", ...problems.map((p) => `  ${p}`));
+  return lines;
+}
+
+function renderJson(resolved: ResolvedSettings): unknown {
+  return {
+    settings: resolved.settings,
+    sources: resolved.sources,
+    layers: resolved.layers,
+    problems: resolved.problems,
+  };
+}
+
+/** Entry for main.ts: prints usage errors as one line and exits 2. */
+export function configMain(argv: string[]): number {
+  try {
+    return runConfig(argv, {
+      env: process.env,
+      cwd: process.cwd(),
+      out: (line) => console.log(line),
+    });
+  } catch (e) {
+    if (e instanceof ConfigUsageError) {
+      console.error(`ollama-delegate config: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,197 @@
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { z } from "zod";
+import {
+  defaultSettings,
+  FIELDS,
+  type FieldSpec,
+  type SettingKey,
+  type Settings,
+} from "./fields.ts";
+import { absolutePath, type ConfigLocations, configLocations } from "./paths.ts";
+
+export type LayerName = "default" | "user" | "project" | "env";
+
+/** What happened to one settings file. */
+export interface LayerInfo {
+  name: LayerName;
+  /** The file, for the user and project layers. */
+  path?: string;
+  status: "loaded" | "missing" | "invalid" | "unused";
+  /** Why the file could not be used at all (unreadable, not JSON, not an object). */
+  error?: string;
+  /** The keys this layer set validly. */
+  keys: string[];
+}
+
+/** A value that was named and not used; never dropped silently (weakness 16). */
+export interface SettingProblem {
+  layer: LayerName;
+  /** The file or variable the value came from. */
+  where: string;
+  key: string;
+  reason: string;
+  /** What is in force instead, already rendered for people. */
+  using?: string;
+}
+
+export interface ResolvedSettings {
+  settings: Settings;
+  /** The layer each value came from. */
+  sources: Record<SettingKey, LayerName>;
+  layers: LayerInfo[];
+  problems: SettingProblem[];
+  locations: ConfigLocations;
+}
+
+export interface LoadOptions {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  home?: string;
+  /** Replaces a file's content, for `config` to preview a write before making it. */
+  overrides?: Partial<Record<"user" | "project", Record<string, unknown>>>;
+}
+
+/** The raw content of a settings file: an object, or why it is not usable. */
+export type FileRead =
+  | { kind: "missing" }
+  | { kind: "invalid"; error: string }
+  | { kind: "object"; value: Record<string, unknown> };
+
+/** Reads a settings file without ever throwing: a broken file is reported, not fatal. */
+export function readSettingsFile(path: string): FileRead {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
+    return { kind: "invalid", error: `cannot read: ${(e as Error).message}` };
+  }
+  if (text.trim() === "") return { kind: "object", value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { kind: "invalid", error: `not valid JSON: ${(e as Error).message}` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { kind: "invalid", error: "must hold a JSON object" };
+  }
+  return { kind: "object", value: value as Record<string, unknown> };
+}
+
+const KNOWN = new Set<string>(FIELDS.map((f) => f.key));
+
+/**
+ * Resolves settings from four layers, later winning: defaults, user file, project file,
+ * environment. A value that fails validation is reported with its layer and the value
+ * from the layer below stays in force.
+ */
+export function loadSettings(options: LoadOptions): ResolvedSettings {
+  const home = options.home ?? homedir();
+  const locations = configLocations(options.env, options.cwd, home);
+  const settings = defaultSettings();
+  const sources = Object.fromEntries(FIELDS.map((f) => [f.key, "default"])) as Record<
+    SettingKey,
+    LayerName
+  >;
+  const problems: SettingProblem[] = [];
+  const layers: LayerInfo[] = [{ name: "default", status: "loaded", keys: [] }];
+
+  const apply = (
+    spec: FieldSpec,
+    raw: unknown,
+    layer: LayerName,
+    where: string,
+  ): boolean => {
+    const parsed = (spec.schema as z.ZodType).safeParse(raw);
+    if (!parsed.success) {
+      problems.push({
+        layer,
+        where,
+        key: spec.key,
+        reason: `${JSON.stringify(raw)} ${describeIssue(parsed.error)}`,
+      });
+      return false;
+    }
+    (settings as unknown as Record<string, unknown>)[spec.key] = parsed.data;
+    sources[spec.key] = layer;
+    return true;
+  };
+
+  for (const layer of ["user", "project"] as const) {
+    const path = layer === "user" ? locations.userFile : locations.projectFile;
+    const override = options.overrides?.[layer];
+    const read: FileRead = override ? { kind: "object", value: override } : readSettingsFile(path);
+    if (read.kind !== "object") {
+      layers.push({
+        name: layer,
+        path,
+        status: read.kind,
+        keys: [],
+        ...(read.kind === "invalid" ? { error: read.error } : {}),
+      });
+      if (read.kind === "invalid") {
+        problems.push({ layer, where: path, key: "*", reason: `file ignored: ${read.error}` });
+      }
+      continue;
+    }
+    const info: LayerInfo = { name: layer, path, status: "loaded", keys: [] };
+    for (const [key, raw] of Object.entries(read.value)) {
+      if (!KNOWN.has(key)) {
+        problems.push({ layer, where: path, key, reason: "unknown setting, ignored" });
+        continue;
+      }
+      const spec = FIELDS.find((f) => f.key === key)!;
+      if (apply(spec, raw, layer, path)) info.keys.push(key);
+    }
+    layers.push(info);
+  }
+
+  const envInfo: LayerInfo = { name: "env", status: "unused", keys: [] };
+  for (const spec of FIELDS) {
+    const name = spec.env.find((n) => options.env[n] !== undefined && options.env[n] !== "");
+    if (!name) continue;
+    if (apply(spec, spec.fromEnv(options.env[name]!), "env", name)) envInfo.keys.push(name);
+  }
+  if (envInfo.keys.length > 0) envInfo.status = "loaded";
+  layers.push(envInfo);
+
+  for (const spec of FIELDS) {
+    if (spec.isPath && !(spec.key === "claudeBin" && !/[\\/]|^~/.test(settings.claudeBin))) {
+      const value = settings[spec.key] as string;
+      (settings as unknown as Record<string, unknown>)[spec.key] = absolutePath(
+        value,
+        options.cwd,
+        home,
+      );
+    }
+  }
+  for (const p of problems) {
+    if (p.key !== "*" && KNOWN.has(p.key)) {
+      const key = p.key as SettingKey;
+      p.using = `${JSON.stringify(settings[key])} from ${sources[key]}`;
+    }
+  }
+  return { settings, sources, layers, problems, locations };
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "is not valid";
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `is not one of ${(issue.values as unknown[]).map((v) => String(v)).join(", ")}`;
+  }
+  if (issue.code === "invalid_type") return `is not a ${issue.expected}`;
+  const at = issue.path.length > 0 ? ` (at ${issue.path.join(".")})` : "";
+  return `is not valid: ${issue.message}${at}`;
+}
+
+/** One line per problem, as printed on stderr at start and in `config`. */
+export function formatProblems(problems: readonly SettingProblem[]): string[] {
+  return problems.map((p) => {
+    const what = p.key === "*" ? p.where : `${p.key} in ${p.where}`;
+    const using = p.using ? `; using ${p.using}` : "";
+    return `Invalid setting ${what} (${p.layer} layer): ${p.reason}${using}`;
+  });
+}
