@@ -1,0 +1,172 @@
+/**
+ * Drives the real server over stdio with the MCP SDK's own Client, as Claude Code would,
+ * in a private HOME and state dir. The server command is `deno run src/main.ts serve` unless
+ * OLLAMA_DELEGATE_TEST_SERVER names another (e.g. the Node bundle).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const CLAUDE_BIN = join(
+  REPO,
+  ".tools",
+  "node_modules",
+  "@anthropic-ai",
+  "claude-code",
+  "bin",
+  "claude.exe",
+);
+
+let denoDir: string | undefined;
+/** Deno's cache, so a server started with another HOME still finds its npm packages. */
+function realDenoDir(): string {
+  if (process.env.DENO_DIR) return process.env.DENO_DIR;
+  denoDir ??= (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
+    denoDir: string;
+  }).denoDir;
+  return denoDir;
+}
+
+/** The command line that starts our server. */
+export function serverCommand(): { command: string; args: string[] } {
+  const custom = process.env.OLLAMA_DELEGATE_TEST_SERVER;
+  if (custom) {
+    const [command, ...args] = custom.split(" ");
+    return { command: command!, args };
+  }
+  return {
+    command: "deno",
+    args: ["run", "-A", "--config", join(REPO, "deno.json"), join(REPO, "src", "main.ts"), "serve"],
+  };
+}
+
+export function tempDir(prefix = "od-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface ServerOptions {
+  /** Extra environment for the server (poison, OLLAMA_MCP_*). */
+  env?: Record<string, string>;
+  home?: string;
+  stateDir?: string;
+  cwd?: string;
+  /** Written to the user config file ($HOME/.ollama-mcp/config.json). */
+  userConfig?: Record<string, unknown>;
+  baseUrl?: string;
+  claudeBin?: string;
+}
+
+export interface TestServer {
+  client: Client;
+  transport: StdioClientTransport;
+  pid: number;
+  home: string;
+  stateDir: string;
+  stderr: () => string;
+  call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+  timeoutMs?: number;
+}
+
+export interface ToolReply {
+  text: string;
+  isError: boolean;
+  raw: CallToolResult;
+}
+
+/** Starts the server and connects an SDK client to it. */
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const home = options.home ?? tempDir("od-home-");
+  const stateDir = options.stateDir ?? join(home, "state");
+  if (options.userConfig) {
+    mkdirSync(join(home, ".ollama-mcp"), { recursive: true });
+    writeFileSync(join(home, ".ollama-mcp", "config.json"), JSON.stringify(options.userConfig));
+  }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    DENO_DIR: realDenoDir(),
+    NO_COLOR: "1",
+    OLLAMA_MCP_STATE_DIR: stateDir,
+    OLLAMA_MCP_CLAUDE_BIN: options.claudeBin ?? CLAUDE_BIN,
+    ...(options.baseUrl ? { OLLAMA_MCP_BASE_URL: options.baseUrl } : {}),
+    ...options.env,
+  };
+  const { command, args } = serverCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env,
+    cwd: options.cwd ?? home,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array) => {
+    stderr += new TextDecoder().decode(chunk);
+  });
+  const client = new Client({ name: "od-test", version: "1.0.0" });
+  await client.connect(transport);
+  const pid = transport.pid;
+  if (pid === null) throw new Error("server has no pid");
+  return {
+    client,
+    transport,
+    pid,
+    home,
+    stateDir,
+    stderr: () => stderr,
+    async call(name, args = {}, opts = {}) {
+      const raw = await client.callTool({ name, arguments: args }, undefined, {
+        timeout: opts.timeoutMs ?? 120_000,
+        ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
+      }) as CallToolResult;
+      const first = raw.content[0];
+      return { text: first?.type === "text" ? first.text : "", isError: raw.isError === true, raw };
+    },
+    async close() {
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+/** The value of a `label:` line of a reply's summary block. */
+export function field(text: string, label: string): string | undefined {
+  const match = new RegExp(`^${label}:\\s+(.*)$`, "m").exec(text);
+  return match?.[1]?.trim();
+}
+
+/** Polls `check` until it returns a value or `timeoutMs` passes. */
+export async function until<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Whether a pid exists (and is not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}
