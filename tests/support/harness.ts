@@ -170,3 +170,28 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * A stand-in `claudeBin` that records the environment the server gave the delegate, then
+ * becomes the real CLI (exec keeps the pid), so tests can see exactly what crossed.
+ */
+export function envRecordingClaude(dumpPath: string): string {
+  const dir = tempDir("od-wrap-");
+  const script = join(dir, "claude");
+  writeFileSync(
+    script,
+    `#!/bin/sh\n/usr/bin/env > '${dumpPath}'\nexec '${CLAUDE_BIN}' "$@"\n`,
+    { mode: 0o755 },
+  );
+  return script;
+}
+
+/** Parses `env` output into a map (values may not contain newlines here). */
+export function parseEnvDump(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq > 0) out.set(line.slice(0, eq), line.slice(eq + 1));
+  }
+  return out;
+}
