@@ -56,6 +56,7 @@ export class JobManager {
   readonly #live = new Map<string, LiveJob>();
   readonly #queue: SlotQueue;
   #closing = false;
+  #shutdownReason = "the server shut down";
 
   constructor(
     readonly store: JobStore,
@@ -282,7 +283,8 @@ export class JobManager {
         break;
       case "shutdown":
         record.state = "interrupted";
-        record.errorText = "The server shut down before the job finished; follow up to continue";
+        record.errorText =
+          `Stopped because ${this.#shutdownReason} before the job finished; follow up to continue`;
         break;
       default:
         record.state = outcome?.ok ? "completed" : "failed";
@@ -456,9 +458,13 @@ export class JobManager {
     return records.sort((a, b) => a.turn - b.turn || a.createdAt - b.createdAt);
   }
 
-  /** Stops every delegate, records each as interrupted, and resolves when all are written. */
-  async shutdown(): Promise<void> {
+  /**
+   * Stops every delegate, records each as interrupted with `reason`, and resolves when all
+   * are written.
+   */
+  async shutdown(reason = "the server shut down"): Promise<void> {
     this.#closing = true;
+    this.#shutdownReason = reason;
     const pending: Promise<void>[] = [];
     for (const live of this.#live.values()) {
       if (isTerminal(live.record.state)) continue;

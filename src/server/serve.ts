@@ -76,7 +76,7 @@ export async function serve(): Promise<number> {
       const running = manager.runningCount;
       if (running > 0) log(`${why}: stopping ${running} running delegate(s)`);
       await Promise.race([
-        manager.shutdown(),
+        manager.shutdown(`the ${why}`),
         new Promise((r) => setTimeout(r, SHUTDOWN_LIMIT_MS)),
       ]);
       await server.close().catch(() => {});
@@ -88,9 +88,9 @@ export async function serve(): Promise<number> {
     const finish = (why: string) => void stop(why).then(resolve);
     process.stdin.once("end", () => finish("client closed stdin"));
     process.stdin.once("close", () => finish("client closed stdin"));
-    transport.onclose = () => finish("transport closed");
+    transport.onclose = () => finish("MCP transport closed");
     const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
-    for (const signal of signals) process.once(signal, () => finish(`received ${signal}`));
+    for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
   await server.connect(transport);
   const code = await done;

@@ -182,7 +182,10 @@ function describeIssue(error: z.ZodError): string {
   if (issue.code === "invalid_value" && "values" in issue) {
     return `is not one of ${(issue.values as unknown[]).map((v) => String(v)).join(", ")}`;
   }
-  if (issue.code === "invalid_type") return `is not a ${issue.expected}`;
+  // `.int()` fails as invalid_type with expected "int"; its own message says what is wanted.
+  if (issue.code === "invalid_type" && issue.expected !== "int") {
+    return `is not ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+  }
   const at = issue.path.length > 0 ? ` (at ${issue.path.join(".")})` : "";
   return `is not valid: ${issue.message}${at}`;
 }

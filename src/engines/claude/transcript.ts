@@ -59,7 +59,9 @@ export async function recentActivity(
   }
   try {
     const { size } = await handle.stat();
-    const start = Math.max(0, size - tailBytes);
+    // One byte before the tail is read too: when it is a newline, the tail's first line is
+    // whole and must not be dropped as a partial one.
+    const start = Math.max(0, size - tailBytes - 1);
     const buffer = new Uint8Array(size - start);
     await handle.read(buffer, 0, buffer.length, start);
     let text = new TextDecoder().decode(buffer);

@@ -1,0 +1,116 @@
+/** Follow-ups: history, inherited restrictions, one turn per session. */
+import assert from "node:assert/strict";
+import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { field, startServer, tempDir } from "../support/harness.ts";
+
+interface Body {
+  system?: unknown;
+  tools?: Array<{ name: string }>;
+  messages: Array<{ role: string; content: unknown }>;
+}
+
+const textOf = (value: unknown): string => JSON.stringify(value);
+
+Deno.test("a follow-up resumes the session with its history and its restrictions", async () => {
+  const emu = await startOllamaEmulator();
+  emu.setScript((req) =>
+    req.lastUserText.includes("second question")
+      ? { kind: "text", text: "second answer" }
+      : { kind: "text", text: "first answer" }
+  );
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-work-");
+    const first = await server.call("delegate_start", {
+      prompt: "first question about the repo",
+      model: "qwen3:8b",
+      cwd: work,
+      disallowed_tools: ["Write", "Edit"],
+      append_system_prompt: "MARKER-APPENDED-INSTRUCTIONS",
+      max_turns: 7,
+      wait_seconds: 90,
+    });
+    assert.equal(field(first.text, "state"), "completed", first.text);
+    const firstTurnRequests = emu.messageRequests().length;
+    const firstBody = emu.messageRequests()[0]!.json as Body;
+    const names = (b: Body) => (b.tools ?? []).map((t) => t.name);
+    assert.ok(!names(firstBody).includes("Write"));
+    assert.ok(names(firstBody).includes("Bash"), "the tool list is real");
+    const id = field(first.text, "job_id")!;
+    const session = field(first.text, "session_id")!.split(" ")[0]!;
+
+    const second = await server.call("delegate_followup", {
+      job_id: id,
+      prompt: "second question",
+      wait_seconds: 90,
+    });
+    assert.equal(second.isError, false, second.text);
+    assert.equal(field(second.text, "state"), "completed");
+    assert.equal(field(second.text, "session_id"), `${session}   (turn 2)`);
+    assert.match(second.text, /--- output ---\nsecond answer/);
+    const body = emu.messageRequests()[firstTurnRequests]!.json as Body;
+    const history = textOf(body.messages);
+    assert.ok(history.includes("first question about the repo"), "turn 1's prompt is in history");
+    assert.ok(history.includes("first answer"), "turn 1's answer is in history");
+    assert.ok(textOf(body.system).includes("MARKER-APPENDED-INSTRUCTIONS"), "system prompt kept");
+    assert.ok(!names(body).includes("Write") && !names(body).includes("Edit"), "still read-only");
+    assert.ok(names(body).includes("Bash"));
+
+    // A follow-up through the older job id continues from the newest turn.
+    const third = await server.call("delegate_followup", {
+      session_id: session,
+      prompt: "second question again",
+      disallowed_tools: ["Bash"],
+      wait_seconds: 90,
+    });
+    assert.equal(field(third.text, "session_id"), `${session}   (turn 3)`);
+    const thirdBody = emu.messageRequests().at(-1)!.json as Body;
+    assert.ok(!names(thirdBody).includes("Bash"), "an override replaces the inherited list");
+    const fourth = await server.call("delegate_followup", {
+      job_id: id,
+      prompt: "second question once more",
+      wait_seconds: 90,
+    });
+    assert.equal(field(fourth.text, "session_id"), `${session}   (turn 4)`);
+
+    const list = await server.call("delegate_list", {});
+    const block = list.text.slice(list.text.indexOf(`session ${session}`));
+    assert.match(block, /turn 1 [\s\S]*turn 2 [\s\S]*turn 3 [\s\S]*turn 4 /);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("a follow-up while a turn of the session runs is refused with that job's id", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-work-");
+    const started = await server.call("delegate_start", {
+      prompt: "@delay 4000\nslow task",
+      model: "qwen3:8b",
+      cwd: work,
+    });
+    assert.equal(field(started.text, "state"), "running", started.text);
+    const id = field(started.text, "job_id")!;
+    const session = field(started.text, "session_id")!.split(" ")[0]!;
+    for (const ref of [{ job_id: id }, { session_id: session }]) {
+      const refused = await server.call("delegate_followup", { ...ref, prompt: "too early" });
+      assert.equal(refused.isError, true);
+      assert.match(refused.text, new RegExp(`still running a turn as job ${id}`));
+    }
+    const done = await server.call("delegate_result", { job_id: id, wait_seconds: 60 });
+    assert.equal(field(done.text, "state"), "completed", done.text);
+    const later = await server.call("delegate_followup", {
+      job_id: id,
+      prompt: "now",
+      wait_seconds: 60,
+    });
+    assert.equal(field(later.text, "state"), "completed", later.text);
+    assert.equal(field(later.text, "session_id"), `${session}   (turn 2)`);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});

@@ -1,0 +1,141 @@
+/**
+ * Cancel, crash recovery and client exit: the whole process tree goes, every job ends with
+ * an honest recorded state.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
+
+/** A Bash tool call that starts a child, a setsid grandchild and a TERM-deaf one, then waits. */
+const TREE =
+  "@bash sh -c 'sleep 301 & echo $! > pids.txt; setsid sleep 302 & echo $! >> pids.txt; " +
+  'setsid sh -c "trap \\"\\" TERM; sleep 303" & echo $! >> pids.txt; wait\'';
+
+async function treePids(work: string): Promise<number[]> {
+  return await until(
+    () => {
+      const path = join(work, "pids.txt");
+      if (!existsSync(path)) return undefined;
+      const pids = readFileSync(path, "utf8").trim().split("\n").filter(Boolean).map(Number);
+      return pids.length === 3 && pids.every(alive) ? pids : undefined;
+    },
+    60_000,
+    "the delegate's processes",
+  );
+}
+
+Deno.test("cancel stops the delegate and every process its Bash tool started", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-work-");
+    const started = await server.call("delegate_start", {
+      prompt: TREE,
+      model: "qwen3:8b",
+      cwd: work,
+      allowed_tools: ["Bash"],
+    });
+    const id = field(started.text, "job_id")!;
+    const pids = await treePids(work);
+    const t0 = Date.now();
+    const cancelled = await server.call("delegate_cancel", { job_id: id });
+    const took = Date.now() - t0;
+    assert.equal(cancelled.isError, false, cancelled.text);
+    assert.equal(field(cancelled.text, "state"), "cancelled");
+    assert.match(field(cancelled.text, "exit") ?? "", /^(signal SIG(TERM|KILL)|code \d+)$/);
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived the cancel`);
+    // One of the three ignores SIGTERM, so the grace period (3 s) is spent.
+    assert.ok(took < 3000 + 1500, `cancel took ${took} ms`);
+    const again = await server.call("delegate_cancel", { job_id: id });
+    assert.equal(again.text, `Job ${id} was already cancelled; nothing to cancel.`);
+    const result = await server.call("delegate_result", { job_id: id });
+    assert.equal(result.isError, true);
+    assert.match(result.text, /--- partial output ---/);
+    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
+    assert.equal(record.state, "cancelled");
+    assert.ok(record.exitCode !== undefined || record.signal, "the exit is recorded");
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("a server killed mid-job leaves an interrupted job whose session can continue", async () => {
+  const emu = await startOllamaEmulator();
+  emu.setScript((req) =>
+    req.lastUserText.includes("carry on") ? { kind: "text", text: "resumed answer" } : undefined
+  );
+  const home = tempDir("od-home-");
+  const first = await startServer({ baseUrl: emu.url, home });
+  const work = tempDir("od-work-");
+  let id = "";
+  let pids: number[] = [];
+  try {
+    const started = await first.call("delegate_start", {
+      prompt: TREE,
+      model: "qwen3:8b",
+      cwd: work,
+      allowed_tools: ["Bash"],
+    });
+    id = field(started.text, "job_id")!;
+    pids = await treePids(work);
+    Deno.kill(first.pid, "SIGKILL");
+    await until(() => !alive(first.pid) || undefined, 5000, "the server to die");
+  } finally {
+    await first.close();
+  }
+  const second = await startServer({ baseUrl: emu.url, home });
+  try {
+    const status = await second.call("delegate_status", { job_id: id });
+    assert.equal(status.isError, true, status.text);
+    assert.equal(field(status.text, "state"), "interrupted");
+    assert.match(status.text, /stopped before it finished/);
+    assert.match(status.text, /\[tool\] Bash: sh -c/, "activity is read back from the transcript");
+    assert.equal(field(status.text, "tool calls"), "1");
+    for (const pid of pids) assert.equal(alive(pid), false, `orphan ${pid} was left running`);
+    const list = await second.call("delegate_list", {});
+    assert.match(list.text, new RegExp(`interrupted +turn 1 .*job ${id}`));
+    const next = await second.call("delegate_followup", {
+      job_id: id,
+      prompt: "carry on",
+      wait_seconds: 90,
+    });
+    assert.equal(next.isError, false, next.text);
+    assert.equal(field(next.text, "state"), "completed");
+    assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)$/);
+    assert.match(next.text, /resumed answer/);
+  } finally {
+    await second.close();
+    await emu.close();
+  }
+});
+
+Deno.test("when the client closes stdin the server stops its delegates, records them and exits", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-work-");
+    const started = await server.call("delegate_start", {
+      prompt: TREE,
+      model: "qwen3:8b",
+      cwd: work,
+      allowed_tools: ["Bash"],
+    });
+    const id = field(started.text, "job_id")!;
+    const pids = await treePids(work);
+    const t0 = Date.now();
+    // The SDK ends stdin, then waits 2 s before it would send SIGTERM.
+    await server.close();
+    const took = Date.now() - t0;
+    assert.equal(alive(server.pid), false);
+    assert.ok(took < 2000, `exit took ${took} ms: the server did not leave on stdin EOF alone`);
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
+    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
+    assert.equal(record.state, "interrupted");
+    assert.match(record.errorText, /client closed stdin/);
+  } finally {
+    await emu.close();
+  }
+});

@@ -1,0 +1,396 @@
+import assert from "node:assert/strict";
+import { outcomeOf } from "../../../src/engines/claude/run.ts";
+import {
+  LineSplitter,
+  parseStreamLine,
+  type ResultEvent,
+  type StreamItem,
+} from "../../../src/engines/claude/stream.ts";
+
+const SID = "9d3c1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
+const j = (v: unknown) => JSON.stringify(v);
+
+const INIT = j({
+  type: "system",
+  subtype: "init",
+  cwd: "/w",
+  session_id: SID,
+  model: "qwen3-coder",
+  permissionMode: "default",
+  apiKeySource: "none",
+  tools: ["Bash", "Read"],
+  mcp_servers: [],
+  uuid: "u1",
+});
+
+const assistant = (content: unknown[], parent: string | null = null) =>
+  j({
+    type: "assistant",
+    message: { id: "m", type: "message", role: "assistant", model: "qwen3-coder", content },
+    parent_tool_use_id: parent,
+    session_id: SID,
+    uuid: "u2",
+  });
+
+const tool = (name: string, input: unknown) => ({ type: "tool_use", id: "t", name, input });
+
+const RESULT_OK = {
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  result: "All done.",
+  num_turns: 2,
+  duration_ms: 1234,
+  total_cost_usd: 0.00044,
+  usage: {
+    input_tokens: 50,
+    output_tokens: 12,
+    cache_read_input_tokens: 3,
+    cache_creation_input_tokens: 4,
+  },
+  permission_denials: [],
+  session_id: SID,
+};
+
+Deno.test("stream: system/init gives session id, permission mode and model", () => {
+  assert.deepEqual(parseStreamLine(INIT), [
+    { type: "init", sessionId: SID, permissionMode: "default", model: "qwen3-coder" },
+  ]);
+  assert.deepEqual(parseStreamLine(j({ type: "system", subtype: "init" })), [{ type: "init" }]);
+});
+
+Deno.test("stream: assistant text and tool_use blocks, subagent ones included", () => {
+  const line = assistant([
+    { type: "thinking", thinking: "hmm" },
+    { type: "text", text: "  Let me look.  " },
+    tool("Bash", { command: "ls -la", description: "list" }),
+    tool("Read", { file_path: "/w/a.ts" }),
+    tool("Grep", { pattern: "TODO", path: "/w" }),
+    tool("WebFetch", { url: "https://x" }),
+    tool("Mystery", { other: 1 }),
+    { type: "text", text: "   " },
+  ]);
+  assert.deepEqual(parseStreamLine(line), [
+    { type: "activity", toolCall: false, activity: { kind: "text", text: "Let me look." } },
+    {
+      type: "activity",
+      toolCall: true,
+      activity: { kind: "tool", name: "Bash", detail: "ls -la" },
+    },
+    {
+      type: "activity",
+      toolCall: true,
+      activity: { kind: "tool", name: "Read", detail: "/w/a.ts" },
+    },
+    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Grep", detail: "TODO" } },
+    {
+      type: "activity",
+      toolCall: true,
+      activity: { kind: "tool", name: "WebFetch", detail: "https://x" },
+    },
+    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Mystery", detail: "" } },
+  ]);
+  const sub = parseStreamLine(assistant([tool("Glob", { pattern: "*.md" })], "toolu_parent"));
+  assert.deepEqual(sub, [
+    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Glob", detail: "*.md" } },
+  ]);
+});
+
+Deno.test("stream: tool calls are counted without a cap (500 tool_use blocks)", () => {
+  const blocks = Array.from({ length: 500 }, (_, i) => tool("Read", { file_path: `/f${i}` }));
+  const items = parseStreamLine(assistant(blocks));
+  assert.equal(items.filter((i) => i.type === "activity" && i.toolCall).length, 500);
+  let count = 0;
+  const splitter = new LineSplitter(1 << 20, (l) => {
+    for (const i of parseStreamLine(l)) if (i.type === "activity" && i.toolCall) count++;
+  });
+  const one = assistant([tool("Bash", { command: "true" })]);
+  splitter.push(new TextEncoder().encode(`${one}\n`.repeat(500)));
+  splitter.end();
+  assert.equal(count, 500);
+});
+
+Deno.test("stream: failed tool results and system notices become error activity", () => {
+  const user = j({
+    type: "user",
+    message: {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "a", content: "fine", is_error: false },
+        { type: "tool_result", tool_use_id: "b", content: " Error: no such file ", is_error: true },
+        {
+          type: "tool_result",
+          tool_use_id: "c",
+          content: [{ type: "text", text: "x" }, {
+            type: "text",
+            text: "y",
+          }],
+          is_error: true,
+        },
+      ],
+    },
+    parent_tool_use_id: null,
+    session_id: SID,
+  });
+  const err = (text: string): StreamItem => ({
+    type: "activity",
+    toolCall: false,
+    activity: { kind: "error", text },
+  });
+  assert.deepEqual(parseStreamLine(user), [
+    err("tool error: Error: no such file"),
+    err("tool error: x y"),
+  ]);
+  const denied = j({
+    type: "system",
+    subtype: "permission_denied",
+    tool_name: "Bash",
+    tool_use_id: "t9",
+    message: "touch in '/w' needs approval",
+    session_id: SID,
+  });
+  assert.deepEqual(parseStreamLine(denied), [
+    err("permission denied: Bash: touch in '/w' needs approval"),
+  ]);
+  const retry = j({
+    type: "system",
+    subtype: "api_retry",
+    attempt: 3,
+    max_retries: 10,
+    retry_delay_ms: 4000,
+    error_status: 401,
+    error: "authentication_failed",
+  });
+  assert.deepEqual(parseStreamLine(retry), [err("API retry 3/10: 401 authentication_failed")]);
+  assert.deepEqual(parseStreamLine(j({ type: "system", subtype: "compact_boundary" })), []);
+});
+
+Deno.test("stream: result events, success and the two error shapes", () => {
+  const ok = parseStreamLine(j(RESULT_OK));
+  assert.deepEqual(ok, [{
+    type: "result",
+    result: {
+      isError: false,
+      subtype: "success",
+      text: "All done.",
+      errors: [],
+      usage: {
+        inputTokens: 50,
+        outputTokens: 12,
+        cacheReadTokens: 3,
+        cacheCreationTokens: 4,
+        numTurns: 2,
+        durationMs: 1234,
+      },
+      permissionDenials: [],
+    },
+  }]);
+  const [maxTurns] = parseStreamLine(j({
+    ...RESULT_OK,
+    subtype: "error_max_turns",
+    is_error: true,
+    result: null,
+    errors: ["Reached maximum number of turns (1)"],
+    num_turns: 1,
+    permission_denials: [
+      { tool_name: "Write", tool_use_id: "t1", tool_input: { file_path: "/w/x" } },
+      { tool_name: "Bash", tool_use_id: "t2", tool_input: { command: "rm -rf /" } },
+    ],
+  }));
+  assert.equal(maxTurns?.type, "result");
+  const r1 = (maxTurns as { result: ResultEvent }).result;
+  assert.equal(r1.isError, true);
+  assert.equal(r1.text, "");
+  assert.deepEqual(r1.errors, ["Reached maximum number of turns (1)"]);
+  assert.deepEqual(r1.permissionDenials, [
+    { tool: "Write", detail: "/w/x" },
+    { tool: "Bash", detail: "rm -rf /" },
+  ]);
+  assert.equal("apiErrorStatus" in r1, false);
+  const [api] = parseStreamLine(j({
+    ...RESULT_OK,
+    is_error: true,
+    result: "API Error: 410 model retired",
+    api_error_status: 410,
+    usage: undefined,
+    num_turns: undefined,
+  }));
+  const r2 = (api as { result: ResultEvent }).result;
+  assert.equal(r2.apiErrorStatus, 410);
+  assert.equal(r2.text, "API Error: 410 model retired");
+  assert.deepEqual(r2.usage, {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    numTurns: 0,
+    durationMs: 1234,
+  });
+});
+
+Deno.test("stream: garbage and non-objects give nothing and never throw", () => {
+  const bad = [
+    "",
+    "   ",
+    "not json",
+    "{",
+    "null",
+    "42",
+    '"str"',
+    "[1,2]",
+    "[{}]",
+    "{}",
+    j({ type: "assistant" }),
+    j({ type: "assistant", message: { content: "oops" } }),
+    j({ type: "assistant", message: { content: [null, 1, "x", { type: "tool_use" }] } }),
+    j({ type: "user", message: null }),
+    j({ type: "system", subtype: 5 }),
+    j({ type: "stream_event", event: {} }),
+    "\u0000\uffff",
+  ];
+  for (const l of bad.slice(0, 12)) assert.deepEqual(parseStreamLine(l), [], l);
+  // A tool_use block without name or input still counts, with placeholders.
+  assert.deepEqual(parseStreamLine(bad[12]!), [
+    { type: "activity", toolCall: true, activity: { kind: "tool", name: "tool", detail: "" } },
+  ]);
+  for (const l of bad.slice(13)) assert.deepEqual(parseStreamLine(l), [], l);
+  assert.deepEqual(parseStreamLine(j({ type: "result" }))[0]?.type, "result");
+});
+
+/** Feeds chunks through a splitter and returns the lines it delivered. */
+function split(chunks: Array<string | Uint8Array>, maxLine = 1000, end = true): string[] {
+  const out: string[] = [];
+  const s = new LineSplitter(maxLine, (l) => out.push(l));
+  const enc = new TextEncoder();
+  for (const c of chunks) s.push(typeof c === "string" ? enc.encode(c) : c);
+  if (end) s.end();
+  return out;
+}
+
+Deno.test("LineSplitter: lines split across chunks, and several lines in one chunk", () => {
+  assert.deepEqual(split(['{"a":', "1}\n{", '"b":2}\n\n', "x\ny\n"]), [
+    '{"a":1}',
+    '{"b":2}',
+    "",
+    "x",
+    "y",
+  ]);
+});
+
+Deno.test("LineSplitter: multi-byte UTF-8 split across chunks", () => {
+  const bytes = new TextEncoder().encode("héllo 😀 wörld\n");
+  const parts = [bytes.slice(0, 2), bytes.slice(2, 8), bytes.slice(8, 9), bytes.slice(9)];
+  assert.deepEqual(split(parts), ["héllo 😀 wörld"]);
+});
+
+Deno.test("LineSplitter: CRLF keeps the \\r on the line, and JSON still parses", () => {
+  const lines = split([`${INIT}\r\n`]);
+  assert.deepEqual(lines, [`${INIT}\r`]);
+  assert.equal(parseStreamLine(lines[0]!)[0]?.type, "init");
+});
+
+Deno.test("LineSplitter: end() delivers a final line without newline (weakness 11)", () => {
+  assert.deepEqual(split(["a\n", j(RESULT_OK)], 1000, false), ["a"]);
+  const lines = split(["a\n", j(RESULT_OK)]);
+  assert.deepEqual(lines, ["a", j(RESULT_OK)]);
+  assert.equal(parseStreamLine(lines[1]!)[0]?.type, "result");
+  assert.deepEqual(split(["a\n", "  "]), ["a"]);
+  // A lone trailing byte of a split character is flushed (as U+FFFD) rather than lost.
+  assert.deepEqual(split([new Uint8Array([0x7b, 0xc3])]), ["{\ufffd"]);
+});
+
+Deno.test("LineSplitter: an over-long line is skipped, the next line survives", () => {
+  const long = "x".repeat(25);
+  assert.deepEqual(split([`${long}\nok\n`], 10), ["ok"]);
+  // Over-long across chunks, newline in a later chunk.
+  assert.deepEqual(split(["a\n", "y".repeat(8), "y".repeat(8), "yy\nnext", "\n"], 10), [
+    "a",
+    "next",
+  ]);
+  // Still over-long when the stream ends: nothing delivered.
+  assert.deepEqual(split(["z".repeat(30)], 10), []);
+  // A partial line that a later chunk makes over-long.
+  assert.deepEqual(split(["aaaaaaaa", "aaaaa\nok\n"], 10), ["ok"]);
+  // Exactly maxLine is kept.
+  assert.deepEqual(split(["0123456789", "\n"], 10), ["0123456789"]);
+});
+
+Deno.test("outcomeOf: exit 0 with a success result is ok", () => {
+  const [item] = parseStreamLine(j(RESULT_OK));
+  const result = (item as { result: ResultEvent }).result;
+  assert.deepEqual(outcomeOf(result, 0, null, "noise"), {
+    ok: true,
+    resultText: "All done.",
+    usage: result.usage,
+    exitCode: 0,
+    signal: null,
+    permissionDenials: [],
+  });
+});
+
+Deno.test("outcomeOf: exit 0 without a result event is a failure (weakness 11)", () => {
+  const o = outcomeOf(undefined, 0, null, "");
+  assert.equal(o.ok, false);
+  assert.equal(o.errorText, "Claude Code exited without a result event; the run did not finish");
+  assert.equal(o.resultText, "");
+});
+
+Deno.test("outcomeOf: an is_error result gives its errors, else its text, else subtype", () => {
+  const base: ResultEvent = {
+    isError: true,
+    subtype: "error_max_turns",
+    text: "",
+    errors: ["Reached maximum number of turns (1)", "second"],
+    usage: usageOf(),
+    permissionDenials: [{ tool: "Bash", detail: "rm" }],
+  };
+  const o = outcomeOf(base, 1, null, "stderr text");
+  assert.equal(o.ok, false);
+  assert.equal(o.errorText, "Reached maximum number of turns (1); second");
+  assert.deepEqual(o.permissionDenials, [{ tool: "Bash", detail: "rm" }]);
+  const api = outcomeOf(
+    { ...base, subtype: "success", errors: [], text: "API Error: 410 gone", apiErrorStatus: 410 },
+    1,
+    null,
+    "",
+  );
+  assert.equal(api.errorText, "API Error: 410 gone");
+  assert.equal(api.apiErrorStatus, 410);
+  assert.equal(
+    outcomeOf({ ...base, errors: [] }, 1, null, "").errorText,
+    "Claude Code reported error_max_turns",
+  );
+  // is_error even with exit 0 is a failure.
+  assert.equal(outcomeOf(base, 0, null, "").ok, false);
+});
+
+Deno.test("outcomeOf: nonzero exit without result: stderr tail, else exit code, else signal", () => {
+  assert.equal(outcomeOf(undefined, 2, null, "\n  boom: bad flag \n").errorText, "boom: bad flag");
+  assert.equal(outcomeOf(undefined, 2, null, "  \n").errorText, "claude exited with code 2");
+  const sig = outcomeOf(undefined, null, "SIGKILL", "");
+  assert.deepEqual(sig, {
+    ok: false,
+    resultText: "",
+    errorText: "claude was ended by SIGKILL",
+    exitCode: null,
+    signal: "SIGKILL",
+    permissionDenials: [],
+  });
+  // A clean result but a nonzero exit is still a failure.
+  const [item] = parseStreamLine(j(RESULT_OK));
+  const o = outcomeOf((item as { result: ResultEvent }).result, 3, null, "");
+  assert.equal(o.ok, false);
+  assert.equal(o.errorText, "claude exited with code 3");
+  assert.equal(o.resultText, "All done.");
+});
+
+function usageOf() {
+  return {
+    inputTokens: 1,
+    outputTokens: 2,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    numTurns: 1,
+    durationMs: 5,
+  };
+}

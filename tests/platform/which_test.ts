@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { which } from "../../src/platform/which.ts";
+
+const posixOnly = Deno.build.os === "windows";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "which_test_" }));
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function file(path: string, mode = 0o755): Promise<string> {
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  await Deno.writeTextFile(path, "#!/bin/sh\necho hi\n");
+  await Deno.chmod(path, mode);
+  return path;
+}
+
+Deno.test({
+  name: "which: searches the child's PATH, not this process's",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      const childBin = join(dir, "child");
+      const parentBin = join(dir, "parent");
+      await file(join(parentBin, "onlyparent"));
+      const claude = await file(join(childBin, "claude"));
+      const saved = Deno.env.get("PATH");
+      Deno.env.set("PATH", `${parentBin}:${saved ?? ""}`);
+      try {
+        const env = { PATH: `${join(dir, "missing")}::${childBin}` };
+        assert.equal(which("claude", env, dir, false), claude);
+        assert.equal(which("onlyparent", env, dir, false), undefined);
+        assert.equal(which("claude", {}, dir, false), undefined);
+        assert.equal(which("claude", { Path: childBin }, dir, false), undefined);
+      } finally {
+        if (saved === undefined) Deno.env.delete("PATH");
+        else Deno.env.set("PATH", saved);
+      }
+    }),
+});
+
+Deno.test({
+  name: "which: first match in PATH order wins",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      const first = await file(join(dir, "a", "tool"));
+      const second = await file(join(dir, "b", "tool"));
+      const a = join(dir, "a");
+      const b = join(dir, "b");
+      assert.equal(which("tool", { PATH: `${a}:${b}` }, dir, false), first);
+      assert.equal(which("tool", { PATH: `${b}:${a}` }, dir, false), second);
+    }),
+});
+
+Deno.test({
+  name: "which: skips non-executable files and directories",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      await file(join(dir, "a", "tool"), 0o644);
+      await Deno.mkdir(join(dir, "b", "tool"), { recursive: true });
+      const good = await file(join(dir, "c", "tool"));
+      const path = ["a", "b", "c"].map((d) => join(dir, d)).join(":");
+      assert.equal(which("tool", { PATH: path }, dir, false), good);
+      const onlyBad = ["a", "b"].map((d) => join(dir, d)).join(":");
+      assert.equal(which("tool", { PATH: onlyBad }, dir, false), undefined);
+    }),
+});
+
+Deno.test({
+  name: "which: a name with a separator resolves against cwd and is not searched",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      const local = await file(join(dir, "proj", "bin", "claude"));
+      const onPath = await file(join(dir, "path", "claude"));
+      const env = { PATH: join(dir, "path") };
+      const cwd = join(dir, "proj");
+      assert.equal(which("./bin/claude", env, cwd, false), local);
+      assert.equal(which("bin/claude", env, cwd, false), local);
+      assert.equal(which("../path/claude", env, cwd, false), onPath);
+      assert.equal(which("./claude", env, cwd, false), undefined);
+      assert.equal(which(local, {}, "/", false), local);
+      await Deno.chmod(local, 0o644);
+      assert.equal(which("./bin/claude", env, cwd, false), undefined);
+    }),
+});
+
+// Windows mode on a POSIX host: the lookup rules run, files still need the x bit here.
+Deno.test({
+  name: "which (Windows): PATHEXT, with .exe preferred over an earlier .cmd",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      const cmd = await file(join(dir, "bin", "claude.cmd"));
+      const exe = await file(join(dir, "bin", "claude.exe"));
+      const env = { Path: join(dir, "bin"), PathExt: ".COM;.BAT;.CMD;.EXE" };
+      assert.equal(which("claude", env, dir, true), exe);
+      await Deno.remove(exe);
+      assert.equal(which("claude", env, dir, true), cmd);
+      // An explicit extension is used as is.
+      assert.equal(which("claude.cmd", env, dir, true), cmd);
+      assert.equal(which("claude.exe", env, dir, true), undefined);
+    }),
+});
+
+Deno.test({
+  name: "which (Windows): default PATHEXT, ';' separator, quoted PATH entries",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      const bat = await file(join(dir, "b", "tool.bat"));
+      const env = { PATH: `"${join(dir, "a")}";;"${join(dir, "b")}"` };
+      assert.equal(which("tool", env, dir, true), bat);
+      const txt = await file(join(dir, "a", "tool.txt"));
+      assert.equal(which("tool", env, dir, true), bat, txt);
+      const com = await file(join(dir, "b", "tool.com"));
+      assert.equal(which("tool", env, dir, true), com);
+    }),
+});

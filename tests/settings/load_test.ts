@@ -1,0 +1,249 @@
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { defaultSettings, FIELDS } from "../../src/settings/fields.ts";
+import { loadSettings, readSettingsFile } from "../../src/settings/load.ts";
+import { put, withSandbox } from "./helpers.ts";
+
+Deno.test("fields: env names and defaults follow the seed table plus our additions", () => {
+  const table = Object.fromEntries(FIELDS.map((f) => [f.key, [f.env, f.default]]));
+  assert.deepEqual(table, {
+    delegationMode: [["OLLAMA_MCP_DELEGATION_MODE"], "ondemand"],
+    allowedModels: [["OLLAMA_MCP_ALLOWED_MODELS"], []],
+    defaultModel: [["OLLAMA_MCP_DEFAULT_MODEL"], ""],
+    // acceptEdits, not the seed's auto: auto may be unavailable off Anthropic (weakness 6).
+    defaultPermissionMode: [["OLLAMA_MCP_PERMISSION_MODE"], "acceptEdits"],
+    baseUrl: [["OLLAMA_MCP_BASE_URL", "OLLAMA_HOST"], "http://127.0.0.1:11434"],
+    claudeBin: [["OLLAMA_MCP_CLAUDE_BIN"], "claude"],
+    claudeConfigDir: [["OLLAMA_MCP_CLAUDE_CONFIG_DIR"], "~/.ollama-mcp/claude"],
+    stateDir: [["OLLAMA_MCP_STATE_DIR"], "~/.ollama-mcp/jobs"],
+    jobTimeoutMs: [["OLLAMA_MCP_JOB_TIMEOUT_MS"], 1_800_000],
+    maxInlineChars: [["OLLAMA_MCP_MAX_INLINE_CHARS"], 60_000],
+    maxConcurrent: [["OLLAMA_MCP_MAX_CONCURRENT"], 4],
+    defaultWaitSeconds: [["OLLAMA_MCP_DEFAULT_WAIT"], 0],
+  });
+});
+
+Deno.test("defaultSettings returns a fresh copy each time", () => {
+  const a = defaultSettings();
+  a.allowedModels.push("mutated");
+  assert.deepEqual(defaultSettings().allowedModels, []);
+});
+
+Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded", async () => {
+  await withSandbox(({ home, cwd, userFile, projectFile }) => {
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.deepEqual(r.settings, {
+      delegationMode: "ondemand",
+      allowedModels: [],
+      defaultModel: "",
+      defaultPermissionMode: "acceptEdits",
+      baseUrl: "http://127.0.0.1:11434",
+      claudeBin: "claude",
+      claudeConfigDir: join(home, ".ollama-mcp", "claude"),
+      stateDir: join(home, ".ollama-mcp", "jobs"),
+      jobTimeoutMs: 1_800_000,
+      maxInlineChars: 60_000,
+      maxConcurrent: 4,
+      defaultWaitSeconds: 0,
+    });
+    assert.ok(Object.values(r.sources).every((s) => s === "default"));
+    assert.deepEqual(r.problems, []);
+    assert.deepEqual(r.locations, { userFile, projectFile });
+    assert.deepEqual(r.layers, [
+      { name: "default", status: "loaded", keys: [] },
+      { name: "user", path: userFile, status: "missing", keys: [] },
+      { name: "project", path: projectFile, status: "missing", keys: [] },
+      { name: "env", status: "unused", keys: [] },
+    ]);
+  });
+});
+
+Deno.test("loadSettings: later layers win: default < user < project < env", async () => {
+  await withSandbox(({ home, cwd, userFile, projectFile }) => {
+    put(userFile, { delegationMode: "off", maxConcurrent: 2, defaultWaitSeconds: 5 });
+    put(projectFile, { delegationMode: "auto", maxConcurrent: 3 });
+    const env = { OLLAMA_MCP_DELEGATION_MODE: "ondemand" };
+    const r = loadSettings({ env, cwd, home });
+    assert.equal(r.settings.delegationMode, "ondemand");
+    assert.equal(r.sources.delegationMode, "env");
+    assert.equal(r.settings.maxConcurrent, 3);
+    assert.equal(r.sources.maxConcurrent, "project");
+    assert.equal(r.settings.defaultWaitSeconds, 5);
+    assert.equal(r.sources.defaultWaitSeconds, "user");
+    assert.equal(r.settings.jobTimeoutMs, 1_800_000);
+    assert.equal(r.sources.jobTimeoutMs, "default");
+    assert.deepEqual(r.layers.map((l) => [l.name, l.status, l.keys]), [
+      ["default", "loaded", []],
+      ["user", "loaded", ["delegationMode", "maxConcurrent", "defaultWaitSeconds"]],
+      ["project", "loaded", ["delegationMode", "maxConcurrent"]],
+      ["env", "loaded", ["OLLAMA_MCP_DELEGATION_MODE"]],
+    ]);
+    assert.deepEqual(r.problems, []);
+  });
+});
+
+Deno.test("loadSettings: OLLAMA_MCP_CONFIG names the user file instead of ~/.ollama-mcp", async () => {
+  await withSandbox(({ root, home, cwd, userFile }) => {
+    put(userFile, { delegationMode: "off" });
+    const custom = join(root, "elsewhere", "mine.json");
+    put(custom, { delegationMode: "auto" });
+    const r = loadSettings({ env: { OLLAMA_MCP_CONFIG: custom }, cwd, home });
+    assert.equal(r.locations.userFile, custom);
+    assert.equal(r.settings.delegationMode, "auto");
+    assert.equal(r.sources.delegationMode, "user");
+    assert.equal(r.layers[1]?.path, custom);
+  });
+});
+
+Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () => {
+  await withSandbox(({ root, home, cwd }) => {
+    const env = {
+      OLLAMA_MCP_DELEGATION_MODE: "auto",
+      OLLAMA_MCP_ALLOWED_MODELS: " a, b:7b ,,c ",
+      OLLAMA_MCP_DEFAULT_MODEL: " b:7b ",
+      OLLAMA_MCP_PERMISSION_MODE: "plan",
+      OLLAMA_MCP_BASE_URL: "gpu:9000",
+      OLLAMA_MCP_CLAUDE_BIN: join(root, "bin", "claude"),
+      OLLAMA_MCP_CLAUDE_CONFIG_DIR: "~/cc",
+      OLLAMA_MCP_STATE_DIR: "~/x",
+      OLLAMA_MCP_JOB_TIMEOUT_MS: " 60000 ",
+      OLLAMA_MCP_MAX_INLINE_CHARS: "5000",
+      OLLAMA_MCP_MAX_CONCURRENT: "8",
+      OLLAMA_MCP_DEFAULT_WAIT: "30",
+    };
+    const r = loadSettings({ env, cwd, home });
+    assert.deepEqual(r.settings, {
+      delegationMode: "auto",
+      allowedModels: ["a", "b:7b", "c"],
+      defaultModel: "b:7b",
+      defaultPermissionMode: "plan",
+      baseUrl: "http://gpu:9000",
+      claudeBin: join(root, "bin", "claude"),
+      claudeConfigDir: join(home, "cc"),
+      stateDir: join(home, "x"),
+      jobTimeoutMs: 60_000,
+      maxInlineChars: 5000,
+      maxConcurrent: 8,
+      defaultWaitSeconds: 30,
+    });
+    assert.ok(Object.values(r.sources).every((s) => s === "env"));
+    assert.deepEqual(r.problems, []);
+    assert.equal(r.layers[3]?.keys.length, 12);
+  });
+});
+
+Deno.test("loadSettings: OLLAMA_MCP_BASE_URL wins over OLLAMA_HOST", async () => {
+  await withSandbox(({ home, cwd }) => {
+    const r = loadSettings({
+      env: { OLLAMA_MCP_BASE_URL: "http://a:1", OLLAMA_HOST: "b:2" },
+      cwd,
+      home,
+    });
+    assert.equal(r.settings.baseUrl, "http://a:1");
+    assert.deepEqual(r.layers[3]?.keys, ["OLLAMA_MCP_BASE_URL"]);
+  });
+});
+
+Deno.test("loadSettings: OLLAMA_HOST forms are normalised", async () => {
+  await withSandbox(({ home, cwd }) => {
+    const cases: Array<[string, string]> = [
+      ["0.0.0.0", "http://127.0.0.1:11434"],
+      ["gpu", "http://gpu:11434"],
+      ["gpu:9000", "http://gpu:9000"],
+      [":9000", "http://127.0.0.1:9000"],
+      ["[::1]", "http://[::1]:11434"],
+      ["http://h:1/v1/", "http://h:1"],
+    ];
+    for (const [host, expected] of cases) {
+      const r = loadSettings({ env: { OLLAMA_HOST: host }, cwd, home });
+      assert.equal(r.settings.baseUrl, expected, `OLLAMA_HOST=${host}`);
+      assert.equal(r.sources.baseUrl, "env");
+      assert.deepEqual(r.problems, []);
+    }
+  });
+});
+
+Deno.test("loadSettings: empty variables count as unset", async () => {
+  await withSandbox(({ home, cwd, projectFile }) => {
+    put(projectFile, { maxConcurrent: 7 });
+    const r = loadSettings({
+      env: { OLLAMA_MCP_BASE_URL: "", OLLAMA_HOST: "gpu", OLLAMA_MCP_MAX_CONCURRENT: "" },
+      cwd,
+      home,
+    });
+    assert.equal(r.settings.baseUrl, "http://gpu:11434");
+    assert.deepEqual(r.layers[3]?.keys, ["OLLAMA_HOST"]);
+    assert.equal(r.settings.maxConcurrent, 7);
+    assert.equal(r.sources.maxConcurrent, "project");
+  });
+});
+
+Deno.test("loadSettings: baseUrl from a file is normalised too", async () => {
+  await withSandbox(({ home, cwd, userFile }) => {
+    put(userFile, { baseUrl: "0.0.0.0:8000/v1" });
+    assert.equal(loadSettings({ env: {}, cwd, home }).settings.baseUrl, "http://127.0.0.1:8000");
+  });
+});
+
+Deno.test("loadSettings: ~ in path settings expands to home, relative paths to cwd", async () => {
+  await withSandbox(({ home, cwd, userFile }) => {
+    put(userFile, { stateDir: "~/x", claudeConfigDir: "rel/cc", claudeBin: "~/bin/claude" });
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.equal(r.settings.stateDir, join(home, "x"));
+    assert.equal(r.settings.claudeConfigDir, join(cwd, "rel", "cc"));
+    assert.equal(r.settings.claudeBin, join(home, "bin", "claude"));
+    assert.ok(!r.settings.stateDir.includes("~"), "never a literal ./~");
+  });
+});
+
+Deno.test("loadSettings: claudeBin stays a bare name for PATH lookup; a relative path resolves", async () => {
+  await withSandbox(({ home, cwd }) => {
+    const bare = loadSettings({ env: { OLLAMA_MCP_CLAUDE_BIN: "claude-dev" }, cwd, home });
+    assert.equal(bare.settings.claudeBin, "claude-dev");
+    const rel = loadSettings({ env: { OLLAMA_MCP_CLAUDE_BIN: "./bin/claude" }, cwd, home });
+    assert.equal(rel.settings.claudeBin, join(cwd, "bin", "claude"));
+  });
+});
+
+Deno.test("loadSettings: overrides replace a file's content without reading it", async () => {
+  await withSandbox(({ home, cwd, projectFile }) => {
+    put(projectFile, "{ corrupt");
+    const r = loadSettings({
+      env: {},
+      cwd,
+      home,
+      overrides: { project: { delegationMode: "off" } },
+    });
+    assert.equal(r.settings.delegationMode, "off");
+    assert.equal(r.sources.delegationMode, "project");
+    assert.deepEqual(r.problems, []);
+  });
+});
+
+Deno.test("readSettingsFile: missing, empty, object, array, scalar, bad JSON, directory", async () => {
+  await withSandbox(({ root }) => {
+    const p = (name: string) => join(root, name);
+    assert.deepEqual(readSettingsFile(p("none.json")), { kind: "missing" });
+    put(p("empty.json"), "  \n");
+    assert.deepEqual(readSettingsFile(p("empty.json")), { kind: "object", value: {} });
+    put(p("obj.json"), '{"a":1}');
+    assert.deepEqual(readSettingsFile(p("obj.json")), { kind: "object", value: { a: 1 } });
+    for (const text of ["[]", '[{"a":1}]', "null", "42", '"s"', "true"]) {
+      put(p("x.json"), text);
+      assert.deepEqual(
+        readSettingsFile(p("x.json")),
+        { kind: "invalid", error: "must hold a JSON object" },
+        text,
+      );
+    }
+    put(p("bad.json"), '{"a":');
+    const bad = readSettingsFile(p("bad.json"));
+    assert.equal(bad.kind, "invalid");
+    assert.match(bad.kind === "invalid" ? bad.error : "", /^not valid JSON: /);
+    mkdirSync(p("dir.json"));
+    const dir = readSettingsFile(p("dir.json"));
+    assert.equal(dir.kind, "invalid");
+    assert.match(dir.kind === "invalid" ? dir.error : "", /^cannot read: /);
+  });
+});
