@@ -98,9 +98,10 @@ export class OllamaClient {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (cause) {
+      const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
       const why = (cause as Error).name === "TimeoutError"
         ? `no answer within ${this.timeoutMs / 1000}s`
-        : (cause as Error).message;
+        : inner?.code ?? inner?.message ?? (cause as Error).message;
       throw new DelegateError(
         `Cannot reach Ollama at ${this.baseUrl} (${why}). Start it with "ollama serve" or the ` +
           `Ollama app; if it listens elsewhere, run ollama-delegate config --base-url <url> or ` +

@@ -68,7 +68,8 @@ function valueForFlag(flag: ChangeFlag, text: string): unknown {
     case "job-timeout":
       return parseDurationMs(text);
     case "max-concurrent":
-      return /^\s*\d+\s*$/.test(text) ? Number(text) : text;
+      // Any number goes to the schema, so "1.5" and "-1" get its range message.
+      return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
     default:
       return text;
   }
@@ -134,7 +135,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   const current = readSettingsFile(file);
   if (current.kind === "invalid") {
     throw new ConfigUsageError(
-      `Cannot change ${file}: it is ${current.error}. Fix or remove it first; nothing was written`,
+      `Cannot change ${file} (${current.error}). Fix or remove it first; nothing was written`,
     );
   }
   const next: Record<string, unknown> = current.kind === "object" ? { ...current.value } : {};

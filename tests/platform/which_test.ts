@@ -92,35 +92,55 @@ Deno.test({
     }),
 });
 
-// Windows mode on a POSIX host: the lookup rules run, files still need the x bit here.
+/**
+ * Windows mode on a POSIX host. `which` builds candidates with win32.join, so a PATH entry
+ * "a" gives the candidate "a\\tool.exe": on POSIX that is one file name with a backslash,
+ * relative to the process cwd. The tests create such files in a temp dir and chdir there
+ * (the x bit is still needed: `isExecutableFile` checks it on the real host).
+ */
+function inWinDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  return withDir(async (dir) => {
+    const saved = Deno.cwd();
+    Deno.chdir(dir);
+    try {
+      await fn(dir);
+    } finally {
+      Deno.chdir(saved);
+    }
+  });
+}
+
 Deno.test({
   name: "which (Windows): PATHEXT, with .exe preferred over an earlier .cmd",
   ignore: posixOnly,
   fn: () =>
-    withDir(async (dir) => {
-      const cmd = await file(join(dir, "bin", "claude.cmd"));
-      const exe = await file(join(dir, "bin", "claude.exe"));
-      const env = { Path: join(dir, "bin"), PathExt: ".COM;.BAT;.CMD;.EXE" };
-      assert.equal(which("claude", env, dir, true), exe);
-      await Deno.remove(exe);
-      assert.equal(which("claude", env, dir, true), cmd);
-      // An explicit extension is used as is.
-      assert.equal(which("claude.cmd", env, dir, true), cmd);
+    inWinDir(async (dir) => {
+      await file(join(dir, "bin\\claude.cmd"));
+      await file(join(dir, "bin\\claude.exe"));
+      // Names are looked up case-insensitively; .CMD is listed before .EXE.
+      const env = { Path: "bin", PathExt: ".COM;.BAT;.CMD;.EXE" };
+      assert.equal(which("claude", env, dir, true), "bin\\claude.exe");
+      await Deno.remove(join(dir, "bin\\claude.exe"));
+      assert.equal(which("claude", env, dir, true), "bin\\claude.cmd");
+      // A name that already carries a listed extension is used as is.
+      assert.equal(which("claude.cmd", env, dir, true), "bin\\claude.cmd");
       assert.equal(which("claude.exe", env, dir, true), undefined);
     }),
 });
 
 Deno.test({
-  name: "which (Windows): default PATHEXT, ';' separator, quoted PATH entries",
+  name: "which (Windows): default PATHEXT, ';' separator, quoted and empty PATH entries",
   ignore: posixOnly,
   fn: () =>
-    withDir(async (dir) => {
-      const bat = await file(join(dir, "b", "tool.bat"));
-      const env = { PATH: `"${join(dir, "a")}";;"${join(dir, "b")}"` };
-      assert.equal(which("tool", env, dir, true), bat);
-      const txt = await file(join(dir, "a", "tool.txt"));
-      assert.equal(which("tool", env, dir, true), bat, txt);
-      const com = await file(join(dir, "b", "tool.com"));
-      assert.equal(which("tool", env, dir, true), com);
+    inWinDir(async (dir) => {
+      await file(join(dir, "b\\tool.bat"));
+      await file(join(dir, "a\\tool.txt"));
+      const env = { PATH: '"a";;"b"' };
+      assert.equal(which("tool", env, dir, true), "b\\tool.bat");
+      // .com ranks with .exe, ahead of batch files, even in a later PATH entry.
+      await file(join(dir, "b\\tool.com"));
+      assert.equal(which("tool", env, dir, true), "b\\tool.com");
+      await file(join(dir, "a\\tool.cmd"));
+      assert.equal(which("tool", env, dir, true), "a\\tool.cmd");
     }),
 });

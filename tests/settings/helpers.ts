@@ -1,6 +1,7 @@
 /** Temp HOME and working directory for settings tests, so nothing touches ~/.ollama-mcp. */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { runConfig } from "../../src/settings/config_cmd.ts";
 
 export interface Sandbox {
   root: string;
@@ -50,4 +51,11 @@ export function bytes(path: string): Uint8Array | null {
 /** The file parsed as JSON. */
 export function readJson(path: string): unknown {
   return JSON.parse(readFileSync(path, "utf8"));
+}
+
+/** Runs `ollama-delegate config` in the sandbox; returns the exit code and printed lines. */
+export function run(sb: Sandbox, argv: string[], env: Record<string, string> = {}) {
+  const lines: string[] = [];
+  const code = runConfig(argv, { env, cwd: sb.cwd, home: sb.home, out: (l) => lines.push(l) });
+  return { code, lines };
 }

@@ -1,0 +1,273 @@
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  CONFIG_HELP,
+  ConfigUsageError,
+  parseDurationMs,
+  runConfig,
+} from "../../src/settings/config_cmd.ts";
+import { bytes, put, readJson, run, type Sandbox, withSandbox } from "./helpers.ts";
+
+/** Asserts the argv is refused with exactly `message` and that no settings file appears. */
+function refused(sb: Sandbox, argv: string[], message: string) {
+  assert.throws(() => run(sb, argv), (e: unknown) => {
+    assert.ok(e instanceof ConfigUsageError, `${argv.join(" ")}: ${e}`);
+    assert.equal(e.message, message);
+    return true;
+  });
+  assert.equal(existsSync(sb.userFile), false, `${argv.join(" ")} wrote the user file`);
+  assert.equal(existsSync(sb.projectFile), false, `${argv.join(" ")} wrote the project file`);
+}
+
+Deno.test("parseDurationMs: 90s, 30m, 2h, ms and plain milliseconds", () => {
+  assert.equal(parseDurationMs("90s"), 90_000);
+  assert.equal(parseDurationMs("30m"), 1_800_000);
+  assert.equal(parseDurationMs("2h"), 7_200_000);
+  assert.equal(parseDurationMs("1500ms"), 1500);
+  assert.equal(parseDurationMs("5000"), 5000);
+  assert.equal(parseDurationMs("1.5s"), 1500);
+  assert.equal(parseDurationMs(" 2 h "), 7_200_000);
+  for (const bad of ["", "25d", "-5s", "1e3", "s", "5 S", "1h30m"]) {
+    assert.throws(() => parseDurationMs(bad), (e: unknown) => {
+      assert.ok(e instanceof ConfigUsageError);
+      assert.equal(
+        e.message,
+        `Cannot use job timeout "${bad}": write a duration like 90s, 30m, 2h or milliseconds`,
+      );
+      return true;
+    });
+  }
+});
+
+Deno.test("config --help and -h print the help and write nothing", async () => {
+  await withSandbox((sb) => {
+    for (const argv of [["--help"], ["-h"], ["--help", "--mode", "auto"]]) {
+      const { code, lines } = run(sb, argv);
+      assert.equal(code, 0);
+      assert.deepEqual(lines, [CONFIG_HELP]);
+    }
+    assert.equal(existsSync(sb.userFile), false);
+    for (
+      const flag of ["--mode", "--allow", "--default-model", "--permission-mode", "--base-url"]
+    ) {
+      assert.ok(CONFIG_HELP.includes(flag), flag);
+    }
+    for (const flag of ["--claude-bin", "--state-dir", "--job-timeout", "--max-concurrent"]) {
+      assert.ok(CONFIG_HELP.includes(flag), flag);
+    }
+    assert.ok(CONFIG_HELP.includes("--scope <user|project>") && CONFIG_HELP.includes("--json"));
+  });
+});
+
+Deno.test("config with no flags shows settings, sources and layers, and writes nothing", async () => {
+  await withSandbox((sb) => {
+    put(sb.projectFile, { maxConcurrent: 2 });
+    const { code, lines } = run(sb, [], { OLLAMA_MCP_DELEGATION_MODE: "auto" });
+    assert.equal(code, 0);
+    assert.equal(lines[0], "Settings in force:");
+    assert.ok(lines.includes("  delegationMode         auto   [env]"));
+    assert.ok(lines.includes("  allowedModels          (all)   [default]"));
+    assert.ok(lines.includes("  defaultModel           (auto)   [default]"));
+    assert.ok(lines.includes("  maxConcurrent          2   [project]"));
+    assert.ok(
+      lines.includes(
+        `  stateDir               ${join(sb.home, ".ollama-mcp", "jobs")}   [default]`,
+      ),
+    );
+    assert.deepEqual(lines.slice(lines.indexOf("Layers (later wins):")), [
+      "Layers (later wins):",
+      "  default loaded",
+      `  user    missing ${sb.userFile}`,
+      `  project loaded ${sb.projectFile}: maxConcurrent`,
+      "  env     loaded: OLLAMA_MCP_DELEGATION_MODE",
+    ]);
+    assert.equal(existsSync(sb.userFile), false);
+  });
+});
+
+Deno.test("config lists problems, including a corrupt file, without failing", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, "[]");
+    put(sb.projectFile, { maxConcurrent: 0, nonsense: 1 });
+    const { code, lines } = run(sb, []);
+    assert.equal(code, 0);
+    assert.ok(lines.includes(`  user    invalid ${sb.userFile} (must hold a JSON object)`));
+    assert.deepEqual(lines.slice(lines.indexOf("Problems:")), [
+      "Problems:",
+      `  Invalid setting ${sb.userFile} (user layer): file ignored: must hold a JSON object`,
+      `  Invalid setting maxConcurrent in ${sb.projectFile} (project layer): 0 is not valid: ` +
+      "must be at least 1; using 4 from default",
+      `  Invalid setting nonsense in ${sb.projectFile} (project layer): unknown setting, ignored`,
+    ]);
+  });
+});
+
+Deno.test("config --json prints settings, sources, layers and problems", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { stateDir: "~/x", bogus: true });
+    const { code, lines } = run(sb, ["--json"], { OLLAMA_HOST: "0.0.0.0" });
+    assert.equal(code, 0);
+    assert.equal(lines.length, 1);
+    const out = JSON.parse(lines[0]!) as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.keys(out), ["settings", "sources", "layers", "problems"]);
+    assert.equal(out.settings!.stateDir, join(sb.home, "x"));
+    assert.equal(out.settings!.baseUrl, "http://127.0.0.1:11434");
+    assert.equal(out.sources!.stateDir, "user");
+    assert.equal(out.sources!.baseUrl, "env");
+    assert.deepEqual(out.problems, [
+      { layer: "user", where: sb.userFile, key: "bogus", reason: "unknown setting, ignored" },
+    ]);
+  });
+});
+
+Deno.test("config: each flag writes its field to the user file, as typed", async () => {
+  await withSandbox((sb) => {
+    const claude = join(sb.root, "bin", "claude");
+    const { code, lines } = run(sb, [
+      "--mode=auto",
+      "--allow",
+      "a, b:7b,,c",
+      "--default-model",
+      " b:7b ",
+      "--permission-mode",
+      "plan",
+      "--base-url",
+      "gpu:9000/v1",
+      "--claude-bin",
+      claude,
+      "--state-dir",
+      "~/jobs",
+      "--job-timeout",
+      "90s",
+      "--max-concurrent",
+      "8",
+    ]);
+    assert.equal(code, 0);
+    const expected = {
+      delegationMode: "auto",
+      allowedModels: ["a", "b:7b", "c"],
+      defaultModel: "b:7b",
+      defaultPermissionMode: "plan",
+      baseUrl: "gpu:9000/v1",
+      claudeBin: claude,
+      stateDir: "~/jobs",
+      jobTimeoutMs: 90_000,
+      maxConcurrent: 8,
+    };
+    assert.equal(
+      new TextDecoder().decode(bytes(sb.userFile)!),
+      JSON.stringify(expected, null, 2) + "\n",
+    );
+    assert.equal(lines[0], `Wrote ${sb.userFile}`);
+    assert.ok(lines.includes("  baseUrl                http://gpu:9000   [user]"));
+    assert.ok(lines.includes(`  stateDir               ${join(sb.home, "jobs")}   [user]`));
+    assert.equal(
+      lines.at(-1),
+      "Restart your Claude Code session so the server re-reads its settings.",
+    );
+    assert.equal(existsSync(sb.projectFile), false);
+  });
+});
+
+Deno.test("config: --job-timeout units and --allow all / --default-model auto", async () => {
+  await withSandbox((sb) => {
+    const cases: Array<[string, number]> = [
+      ["90s", 90_000],
+      ["30m", 1_800_000],
+      ["2h", 7_200_000],
+      ["2500", 2500],
+      ["1500ms", 1500],
+    ];
+    for (const [text, ms] of cases) {
+      run(sb, ["--job-timeout", text]);
+      assert.deepEqual(readJson(sb.userFile), { jobTimeoutMs: ms }, text);
+    }
+    put(sb.userFile, { allowedModels: ["a"], defaultModel: "a" });
+    run(sb, ["--allow", "all", "--default-model", "auto"]);
+    assert.deepEqual(readJson(sb.userFile), { allowedModels: [], defaultModel: "" });
+  });
+});
+
+Deno.test("config: an invalid flag value is a ConfigUsageError and writes nothing", async () => {
+  await withSandbox((sb) => {
+    const cases: Array<[string[], string]> = [
+      [
+        ["--mode", "sometimes"],
+        'Cannot set delegationMode from --mode "sometimes": Invalid option: expected one of "off"|"ondemand"|"auto"',
+      ],
+      [
+        ["--max-concurrent", "0"],
+        "Cannot set maxConcurrent from --max-concurrent 0: must be at least 1",
+      ],
+      [
+        ["--max-concurrent", "65"],
+        "Cannot set maxConcurrent from --max-concurrent 65: must be at most 64",
+      ],
+      [
+        ["--max-concurrent", "1.5"],
+        "Cannot set maxConcurrent from --max-concurrent 1.5: must be a whole number from 1 to 64",
+      ],
+      [
+        ["--max-concurrent=-1"],
+        "Cannot set maxConcurrent from --max-concurrent -1: must be at least 1",
+      ],
+      [
+        ["--max-concurrent", "abc"],
+        'Cannot set maxConcurrent from --max-concurrent "abc": Invalid input: expected number, received string',
+      ],
+      [
+        ["--job-timeout", "0"],
+        "Cannot set jobTimeoutMs from --job-timeout 0: must be at least 1000 (1s to 2147483647 ms)",
+      ],
+      [
+        ["--job-timeout", "2147483648"],
+        "Cannot set jobTimeoutMs from --job-timeout 2147483648: must be at most 2147483647 (1s to 2147483647 ms)",
+      ],
+      [
+        ["--job-timeout", "25d"],
+        'Cannot use job timeout "25d": write a duration like 90s, 30m, 2h or milliseconds',
+      ],
+      [
+        ["--base-url", "ftp://x"],
+        'Cannot set baseUrl from --base-url "ftp://x": Cannot use scheme "ftp": only http and https are supported',
+      ],
+      [
+        ["--base-url", "h:99999"],
+        'Cannot set baseUrl from --base-url "h:99999": Cannot use port "99999": it must be a number from 1 to 65535',
+      ],
+      [
+        ["--base-url", "http://u:p@h"],
+        'Cannot set baseUrl from --base-url "http://u:p@h": Cannot use a URL with credentials in it; Ollama takes none',
+      ],
+      [
+        ["--allow", "a b"],
+        'Cannot set allowedModels from --allow ["a b"]: a model name cannot contain spaces or commas',
+      ],
+      [
+        ["--default-model", "a,b"],
+        'Cannot set defaultModel from --default-model "a,b": a model name cannot contain spaces or commas',
+      ],
+      [
+        ["--permission-mode", "yolo"],
+        'Cannot set defaultPermissionMode from --permission-mode "yolo": Invalid option: expected one of "auto"|"acceptEdits"|"bypassPermissions"|"manual"|"default"|"dontAsk"|"plan"',
+      ],
+      [["--state-dir", " "], 'Cannot set stateDir from --state-dir " ": a path cannot be empty'],
+      [
+        ["--mode", "auto", "--max-concurrent", "99"],
+        "Cannot set maxConcurrent from --max-concurrent 99: must be at most 64",
+      ],
+      [
+        ["--scope", "global", "--mode", "auto"],
+        'Cannot use scope "global": choose user or project',
+      ],
+      [["--bogus"], "Unknown option '--bogus'. See ollama-delegate config --help"],
+      [["--mode"], "Option '--mode <value>' argument missing. See ollama-delegate config --help"],
+      [
+        ["extra"],
+        "Unexpected argument 'extra'. This command does not take positional arguments. See ollama-delegate config --help",
+      ],
+    ];
+    for (const [argv, message] of cases) refused(sb, argv, message);
+  });
+});
