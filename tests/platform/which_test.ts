@@ -26,21 +26,15 @@ Deno.test({
   fn: () =>
     withDir(async (dir) => {
       const childBin = join(dir, "child");
-      const parentBin = join(dir, "parent");
-      await file(join(parentBin, "onlyparent"));
       const claude = await file(join(childBin, "claude"));
-      const saved = Deno.env.get("PATH");
-      Deno.env.set("PATH", `${parentBin}:${saved ?? ""}`);
-      try {
-        const env = { PATH: `${join(dir, "missing")}::${childBin}` };
-        assert.equal(which("claude", env, dir, false), claude);
-        assert.equal(which("onlyparent", env, dir, false), undefined);
-        assert.equal(which("claude", {}, dir, false), undefined);
-        assert.equal(which("claude", { Path: childBin }, dir, false), undefined);
-      } finally {
-        if (saved === undefined) Deno.env.delete("PATH");
-        else Deno.env.set("PATH", saved);
-      }
+      // "sh" is on this process's PATH (checked), but not on the child's.
+      const ours = { PATH: Deno.env.get("PATH") ?? "" };
+      assert.notEqual(which("sh", ours, dir, false), undefined);
+      const env = { PATH: `${join(dir, "missing")}::${childBin}` };
+      assert.equal(which("claude", env, dir, false), claude);
+      assert.equal(which("sh", env, dir, false), undefined);
+      assert.equal(which("claude", {}, dir, false), undefined);
+      assert.equal(which("claude", { Path: childBin }, dir, false), undefined);
     }),
 });
 
@@ -95,36 +89,53 @@ Deno.test({
 /**
  * Windows mode on a POSIX host. `which` builds candidates with win32.join, so a PATH entry
  * "a" gives the candidate "a\\tool.exe": on POSIX that is one file name with a backslash,
- * relative to the process cwd. The tests create such files in a temp dir and chdir there
- * (the x bit is still needed: `isExecutableFile` checks it on the real host).
+ * relative to the process cwd. The calls therefore run in a child Deno whose cwd is the temp
+ * dir (a chdir here would move the cwd of test files running in parallel). The x bit is
+ * still needed: `isExecutableFile` checks it on the real host.
  */
-function inWinDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  return withDir(async (dir) => {
-    const saved = Deno.cwd();
-    Deno.chdir(dir);
-    try {
-      await fn(dir);
-    } finally {
-      Deno.chdir(saved);
-    }
-  });
+async function winWhich(
+  dir: string,
+  calls: Array<[string, Record<string, string>]>,
+): Promise<Array<string | null>> {
+  const mod = new URL("../../src/platform/which.ts", import.meta.url).href;
+  const code = `import { which } from ${JSON.stringify(mod)};
+    const calls = JSON.parse(Deno.args[0]);
+    console.log(JSON.stringify(calls.map(([c, env]) => which(c, env, Deno.cwd(), true) ?? null)));`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", code, JSON.stringify(calls)],
+    cwd: dir,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
 Deno.test({
   name: "which (Windows): PATHEXT, with .exe preferred over an earlier .cmd",
   ignore: posixOnly,
   fn: () =>
-    inWinDir(async (dir) => {
+    withDir(async (dir) => {
       await file(join(dir, "bin\\claude.cmd"));
       await file(join(dir, "bin\\claude.exe"));
       // Names are looked up case-insensitively; .CMD is listed before .EXE.
       const env = { Path: "bin", PathExt: ".COM;.BAT;.CMD;.EXE" };
-      assert.equal(which("claude", env, dir, true), "bin\\claude.exe");
+      assert.deepEqual(
+        await winWhich(dir, [
+          ["claude", env],
+          // A name that already carries a listed extension is used as is.
+          ["claude.cmd", env],
+          ["claude.bat", env],
+          ["claude", { PATH: "elsewhere" }],
+        ]),
+        ["bin\\claude.exe", "bin\\claude.cmd", null, null],
+      );
       await Deno.remove(join(dir, "bin\\claude.exe"));
-      assert.equal(which("claude", env, dir, true), "bin\\claude.cmd");
-      // A name that already carries a listed extension is used as is.
-      assert.equal(which("claude.cmd", env, dir, true), "bin\\claude.cmd");
-      assert.equal(which("claude.exe", env, dir, true), undefined);
+      assert.deepEqual(await winWhich(dir, [["claude", env], ["claude.exe", env]]), [
+        "bin\\claude.cmd",
+        null,
+      ]);
     }),
 });
 
@@ -132,15 +143,19 @@ Deno.test({
   name: "which (Windows): default PATHEXT, ';' separator, quoted and empty PATH entries",
   ignore: posixOnly,
   fn: () =>
-    inWinDir(async (dir) => {
+    withDir(async (dir) => {
       await file(join(dir, "b\\tool.bat"));
-      await file(join(dir, "a\\tool.txt"));
-      const env = { PATH: '"a";;"b"' };
-      assert.equal(which("tool", env, dir, true), "b\\tool.bat");
-      // .com ranks with .exe, ahead of batch files, even in a later PATH entry.
       await file(join(dir, "b\\tool.com"));
-      assert.equal(which("tool", env, dir, true), "b\\tool.com");
-      await file(join(dir, "a\\tool.cmd"));
-      assert.equal(which("tool", env, dir, true), "a\\tool.cmd");
+      await file(join(dir, "a\\tool.txt"));
+      await file(join(dir, "c\\tool.cmd"));
+      const ab = { PATH: '"a";;"b"' };
+      const ca = { PATH: "c;a;b" };
+      // .txt is not in the default PATHEXT (.COM;.EXE;.BAT;.CMD), so "a" has nothing and
+      // "b" gives .com before .bat; an earlier PATH entry beats a later one's better
+      // extension.
+      assert.deepEqual(await winWhich(dir, [["tool", ab], ["tool", ca]]), [
+        "b\\tool.com",
+        "c\\tool.cmd",
+      ]);
     }),
 });

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import {
-  CONFIG_HELP,
-  ConfigUsageError,
-  parseDurationMs,
-  runConfig,
-} from "../../src/settings/config_cmd.ts";
+import { CONFIG_HELP, ConfigUsageError, parseDurationMs } from "../../src/settings/config_cmd.ts";
 import { bytes, put, readJson, run, type Sandbox, withSandbox } from "./helpers.ts";
 
 /** Asserts the argv is refused with exactly `message` and that no settings file appears. */

@@ -11,16 +11,8 @@ const SID = "9d3c1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
 const j = (v: unknown) => JSON.stringify(v);
 
 const INIT = j({
-  type: "system",
-  subtype: "init",
-  cwd: "/w",
-  session_id: SID,
-  model: "qwen3-coder",
-  permissionMode: "default",
-  apiKeySource: "none",
-  tools: ["Bash", "Read"],
-  mcp_servers: [],
-  uuid: "u1",
+  ...{ type: "system", subtype: "init", cwd: "/w", session_id: SID, model: "qwen3-coder" },
+  ...{ permissionMode: "default", apiKeySource: "none", tools: ["Bash"], mcp_servers: [] },
 });
 
 const assistant = (content: unknown[], parent: string | null = null) =>
@@ -33,23 +25,31 @@ const assistant = (content: unknown[], parent: string | null = null) =>
   });
 
 const tool = (name: string, input: unknown) => ({ type: "tool_use", id: "t", name, input });
+const toolItem = (name: string, detail: string): StreamItem => ({
+  type: "activity",
+  toolCall: true,
+  activity: { kind: "tool", name, detail },
+});
+const err = (text: string): StreamItem => ({
+  type: "activity",
+  toolCall: false,
+  activity: { kind: "error", text },
+});
+/** The result event of one line (which must be one). */
+const resultOf = (v: unknown) => (parseStreamLine(j(v))[0] as { result: ResultEvent }).result;
+/** A parsed Usage; durationMs is always RESULT_OK's 1234. */
+const usage = (input: number, output: number, read: number, created: number, turns: number) => ({
+  ...{ inputTokens: input, outputTokens: output, cacheReadTokens: read },
+  ...{ cacheCreationTokens: created, numTurns: turns, durationMs: 1234 },
+});
 
 const RESULT_OK = {
-  type: "result",
-  subtype: "success",
-  is_error: false,
-  result: "All done.",
-  num_turns: 2,
-  duration_ms: 1234,
-  total_cost_usd: 0.00044,
+  ...{ type: "result", subtype: "success", is_error: false, result: "All done.", num_turns: 2 },
+  ...{ duration_ms: 1234, total_cost_usd: 0.00044, permission_denials: [], session_id: SID },
   usage: {
-    input_tokens: 50,
-    output_tokens: 12,
-    cache_read_input_tokens: 3,
-    cache_creation_input_tokens: 4,
+    ...{ input_tokens: 50, output_tokens: 12 },
+    ...{ cache_read_input_tokens: 7, cache_creation_input_tokens: 4 },
   },
-  permission_denials: [],
-  session_id: SID,
 };
 
 Deno.test("stream: system/init gives session id, permission mode and model", () => {
@@ -72,28 +72,14 @@ Deno.test("stream: assistant text and tool_use blocks, subagent ones included", 
   ]);
   assert.deepEqual(parseStreamLine(line), [
     { type: "activity", toolCall: false, activity: { kind: "text", text: "Let me look." } },
-    {
-      type: "activity",
-      toolCall: true,
-      activity: { kind: "tool", name: "Bash", detail: "ls -la" },
-    },
-    {
-      type: "activity",
-      toolCall: true,
-      activity: { kind: "tool", name: "Read", detail: "/w/a.ts" },
-    },
-    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Grep", detail: "TODO" } },
-    {
-      type: "activity",
-      toolCall: true,
-      activity: { kind: "tool", name: "WebFetch", detail: "https://x" },
-    },
-    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Mystery", detail: "" } },
+    toolItem("Bash", "ls -la"),
+    toolItem("Read", "/w/a.ts"),
+    toolItem("Grep", "TODO"),
+    toolItem("WebFetch", "https://x"),
+    toolItem("Mystery", ""),
   ]);
   const sub = parseStreamLine(assistant([tool("Glob", { pattern: "*.md" })], "toolu_parent"));
-  assert.deepEqual(sub, [
-    { type: "activity", toolCall: true, activity: { kind: "tool", name: "Glob", detail: "*.md" } },
-  ]);
+  assert.deepEqual(sub, [toolItem("Glob", "*.md")]);
 });
 
 Deno.test("stream: tool calls are counted without a cap (500 tool_use blocks)", () => {
@@ -121,10 +107,7 @@ Deno.test("stream: failed tool results and system notices become error activity"
         {
           type: "tool_result",
           tool_use_id: "c",
-          content: [{ type: "text", text: "x" }, {
-            type: "text",
-            text: "y",
-          }],
+          content: [{ type: "text", text: "x" }, { type: "text", text: "y" }],
           is_error: true,
         },
       ],
@@ -132,60 +115,38 @@ Deno.test("stream: failed tool results and system notices become error activity"
     parent_tool_use_id: null,
     session_id: SID,
   });
-  const err = (text: string): StreamItem => ({
-    type: "activity",
-    toolCall: false,
-    activity: { kind: "error", text },
-  });
   assert.deepEqual(parseStreamLine(user), [
     err("tool error: Error: no such file"),
     err("tool error: x y"),
   ]);
   const denied = j({
-    type: "system",
-    subtype: "permission_denied",
-    tool_name: "Bash",
-    tool_use_id: "t9",
-    message: "touch in '/w' needs approval",
-    session_id: SID,
+    ...{ type: "system", subtype: "permission_denied", tool_name: "Bash", tool_use_id: "t9" },
+    ...{ message: "touch in '/w' needs approval", session_id: SID },
   });
   assert.deepEqual(parseStreamLine(denied), [
     err("permission denied: Bash: touch in '/w' needs approval"),
   ]);
   const retry = j({
-    type: "system",
-    subtype: "api_retry",
-    attempt: 3,
-    max_retries: 10,
-    retry_delay_ms: 4000,
-    error_status: 401,
-    error: "authentication_failed",
+    ...{ type: "system", subtype: "api_retry", attempt: 3, max_retries: 10, retry_delay_ms: 4000 },
+    ...{ error_status: 401, error: "authentication_failed" },
   });
   assert.deepEqual(parseStreamLine(retry), [err("API retry 3/10: 401 authentication_failed")]);
   assert.deepEqual(parseStreamLine(j({ type: "system", subtype: "compact_boundary" })), []);
 });
 
 Deno.test("stream: result events, success and the two error shapes", () => {
-  const ok = parseStreamLine(j(RESULT_OK));
-  assert.deepEqual(ok, [{
+  assert.deepEqual(parseStreamLine(j(RESULT_OK)), [{
     type: "result",
     result: {
       isError: false,
       subtype: "success",
       text: "All done.",
       errors: [],
-      usage: {
-        inputTokens: 50,
-        outputTokens: 12,
-        cacheReadTokens: 3,
-        cacheCreationTokens: 4,
-        numTurns: 2,
-        durationMs: 1234,
-      },
+      usage: usage(50, 12, 7, 4, 2),
       permissionDenials: [],
     },
   }]);
-  const [maxTurns] = parseStreamLine(j({
+  const r1 = resultOf({
     ...RESULT_OK,
     subtype: "error_max_turns",
     is_error: true,
@@ -196,9 +157,7 @@ Deno.test("stream: result events, success and the two error shapes", () => {
       { tool_name: "Write", tool_use_id: "t1", tool_input: { file_path: "/w/x" } },
       { tool_name: "Bash", tool_use_id: "t2", tool_input: { command: "rm -rf /" } },
     ],
-  }));
-  assert.equal(maxTurns?.type, "result");
-  const r1 = (maxTurns as { result: ResultEvent }).result;
+  });
   assert.equal(r1.isError, true);
   assert.equal(r1.text, "");
   assert.deepEqual(r1.errors, ["Reached maximum number of turns (1)"]);
@@ -207,39 +166,22 @@ Deno.test("stream: result events, success and the two error shapes", () => {
     { tool: "Bash", detail: "rm -rf /" },
   ]);
   assert.equal("apiErrorStatus" in r1, false);
-  const [api] = parseStreamLine(j({
+  const r2 = resultOf({
     ...RESULT_OK,
     is_error: true,
     result: "API Error: 410 model retired",
     api_error_status: 410,
     usage: undefined,
     num_turns: undefined,
-  }));
-  const r2 = (api as { result: ResultEvent }).result;
+  });
   assert.equal(r2.apiErrorStatus, 410);
   assert.equal(r2.text, "API Error: 410 model retired");
-  assert.deepEqual(r2.usage, {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    numTurns: 0,
-    durationMs: 1234,
-  });
+  assert.deepEqual(r2.usage, usage(0, 0, 0, 0, 0));
 });
 
 Deno.test("stream: garbage and non-objects give nothing and never throw", () => {
   const bad = [
-    "",
-    "   ",
-    "not json",
-    "{",
-    "null",
-    "42",
-    '"str"',
-    "[1,2]",
-    "[{}]",
-    "{}",
+    ...["", "   ", "not json", "{", "null", "42", '"str"', "[1,2]", "[{}]", "{}"],
     j({ type: "assistant" }),
     j({ type: "assistant", message: { content: "oops" } }),
     j({ type: "assistant", message: { content: [null, 1, "x", { type: "tool_use" }] } }),
@@ -250,9 +192,7 @@ Deno.test("stream: garbage and non-objects give nothing and never throw", () => 
   ];
   for (const l of bad.slice(0, 12)) assert.deepEqual(parseStreamLine(l), [], l);
   // A tool_use block without name or input still counts, with placeholders.
-  assert.deepEqual(parseStreamLine(bad[12]!), [
-    { type: "activity", toolCall: true, activity: { kind: "tool", name: "tool", detail: "" } },
-  ]);
+  assert.deepEqual(parseStreamLine(bad[12]!), [toolItem("tool", "")]);
   for (const l of bad.slice(13)) assert.deepEqual(parseStreamLine(l), [], l);
   assert.deepEqual(parseStreamLine(j({ type: "result" }))[0]?.type, "result");
 });
@@ -316,8 +256,7 @@ Deno.test("LineSplitter: an over-long line is skipped, the next line survives", 
 });
 
 Deno.test("outcomeOf: exit 0 with a success result is ok", () => {
-  const [item] = parseStreamLine(j(RESULT_OK));
-  const result = (item as { result: ResultEvent }).result;
+  const result = resultOf(RESULT_OK);
   assert.deepEqual(outcomeOf(result, 0, null, "noise"), {
     ok: true,
     resultText: "All done.",
@@ -341,7 +280,7 @@ Deno.test("outcomeOf: an is_error result gives its errors, else its text, else s
     subtype: "error_max_turns",
     text: "",
     errors: ["Reached maximum number of turns (1)", "second"],
-    usage: usageOf(),
+    usage: usage(1, 2, 0, 0, 1),
     permissionDenials: [{ tool: "Bash", detail: "rm" }],
   };
   const o = outcomeOf(base, 1, null, "stderr text");
@@ -377,20 +316,8 @@ Deno.test("outcomeOf: nonzero exit without result: stderr tail, else exit code, 
     permissionDenials: [],
   });
   // A clean result but a nonzero exit is still a failure.
-  const [item] = parseStreamLine(j(RESULT_OK));
-  const o = outcomeOf((item as { result: ResultEvent }).result, 3, null, "");
+  const o = outcomeOf(resultOf(RESULT_OK), 3, null, "");
   assert.equal(o.ok, false);
   assert.equal(o.errorText, "claude exited with code 3");
   assert.equal(o.resultText, "All done.");
 });
-
-function usageOf() {
-  return {
-    inputTokens: 1,
-    outputTokens: 2,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-    numTurns: 1,
-    durationMs: 5,
-  };
-}

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import {
+  isErrorState,
+  isTerminal,
+  JOB_STATES,
+  type JobRecord,
+  jobRecordSchema,
+  recordFromSeedResult,
+  seedResultJson,
+} from "../../src/jobs/record.ts";
+
+const ID = "11111111-2222-4333-8444-555555555555";
+const SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+
+/** A result.json as seed 002 wrote it. */
+function seedResult(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: ID,
+    sessionId: SID,
+    turn: 2,
+    model: "qwen3-coder",
+    cwd: "/work",
+    state: "completed",
+    isError: false,
+    usage: { inputTokens: 100, outputTokens: 20, numTurns: 3, durationMs: 4567 },
+    exitCode: 0,
+    errorText: null,
+    startedAt: 1_700_000_000_000,
+    endedAt: 1_700_000_004_567,
+    ...over,
+  };
+}
+
+function rec(over: Partial<JobRecord> = {}): JobRecord {
+  return {
+    format: 1,
+    id: ID,
+    sessionId: SID,
+    turn: 1,
+    engine: "claude",
+    model: "m",
+    cwd: "/w",
+    state: "completed",
+    createdAt: 1000,
+    startedAt: 1100,
+    endedAt: 2100,
+    promptPreview: "p",
+    options: { permissionMode: "plan", addDirs: ["/d"], allowedTools: ["Read"] },
+    sessionCreated: true,
+    toolCalls: 4,
+    permissionDenials: [],
+    ...over,
+  };
+}
+
+Deno.test("recordFromSeedResult: a completed seed job becomes a legacy record", () => {
+  const r = recordFromSeedResult(seedResult(), "Summarise the repo");
+  assert.deepEqual(r, {
+    format: 1,
+    id: ID,
+    sessionId: SID,
+    turn: 2,
+    engine: "claude",
+    model: "qwen3-coder",
+    cwd: "/work",
+    state: "completed",
+    createdAt: 1_700_000_000_000,
+    startedAt: 1_700_000_000_000,
+    endedAt: 1_700_000_004_567,
+    promptPreview: "Summarise the repo",
+    options: { permissionMode: "auto", addDirs: [] },
+    sessionCreated: true,
+    exitCode: 0,
+    usage: {
+      inputTokens: 100,
+      outputTokens: 20,
+      numTurns: 3,
+      durationMs: 4567,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+    },
+    toolCalls: 0,
+    permissionDenials: [],
+    legacy: true,
+  });
+  // It is a valid record in our own format.
+  assert.deepEqual(jobRecordSchema.parse(r), r);
+});
+
+Deno.test("recordFromSeedResult: a job left running died with its server → interrupted", () => {
+  const r = recordFromSeedResult(
+    seedResult({ state: "running", usage: null, exitCode: null, endedAt: null }),
+    "x",
+  );
+  assert.equal(r?.state, "interrupted");
+  assert.equal(r !== undefined && "endedAt" in r, false);
+  assert.equal(r !== undefined && "usage" in r, false);
+  assert.equal(r?.exitCode, null);
+});
+
+Deno.test("recordFromSeedResult: failed keeps its error text; prompt preview is cut", () => {
+  const r = recordFromSeedResult(
+    seedResult({ state: "failed", isError: true, exitCode: 1, errorText: "boom" }),
+    "p".repeat(500),
+  );
+  assert.equal(r?.state, "failed");
+  assert.equal(r?.errorText, "boom");
+  assert.equal(r?.exitCode, 1);
+  assert.equal(r?.promptPreview, "p".repeat(200));
+});
+
+Deno.test("recordFromSeedResult: missing optional fields take defaults", () => {
+  const r = recordFromSeedResult(
+    { id: ID, sessionId: SID, state: "cancelled", startedAt: 5 },
+    "",
+  );
+  assert.equal(r?.turn, 1);
+  assert.equal(r?.model, "");
+  assert.equal(r?.cwd, "");
+  assert.equal(r?.state, "cancelled");
+  assert.equal(r !== undefined && "exitCode" in r, false);
+  assert.equal(r !== undefined && "errorText" in r, false);
+});
+
+Deno.test("recordFromSeedResult: rejects garbage", () => {
+  const bad: unknown[] = [
+    null,
+    undefined,
+    42,
+    "result",
+    [],
+    {},
+    seedResult({ id: 7 }),
+    seedResult({ sessionId: undefined }),
+    seedResult({ state: "queued" }),
+    seedResult({ state: "weird" }),
+    seedResult({ startedAt: "yesterday" }),
+    seedResult({ turn: 0 }),
+    seedResult({ turn: 1.5 }),
+    seedResult({ usage: { inputTokens: "many" } }),
+  ];
+  for (const raw of bad) assert.equal(recordFromSeedResult(raw, "p"), undefined, String(raw));
+});
+
+Deno.test("seedResultJson: the seed's fields, with ours mapped onto them", () => {
+  const usage = {
+    inputTokens: 10,
+    outputTokens: 2,
+    cacheReadTokens: 7,
+    cacheCreationTokens: 1,
+    numTurns: 1,
+    durationMs: 900,
+  };
+  assert.deepEqual(seedResultJson(rec({ usage, exitCode: 0 })), {
+    id: ID,
+    sessionId: SID,
+    turn: 1,
+    model: "m",
+    cwd: "/w",
+    state: "completed",
+    isError: false,
+    usage,
+    exitCode: 0,
+    errorText: null,
+    startedAt: 1100,
+    endedAt: 2100,
+  });
+  const queued = seedResultJson(rec({ state: "queued", startedAt: undefined, endedAt: undefined }));
+  assert.equal(queued.startedAt, 1000);
+  assert.equal(queued.endedAt, null);
+  assert.equal(queued.usage, null);
+  assert.equal(queued.exitCode, null);
+});
+
+Deno.test("seedResultJson: isError for failed, interrupted and cancelled only", () => {
+  const isError = JOB_STATES.map((state) => [state, seedResultJson(rec({ state })).isError]);
+  assert.deepEqual(isError, [
+    ["queued", false],
+    ["running", false],
+    ["completed", false],
+    ["failed", true],
+    ["cancelled", true],
+    ["interrupted", true],
+  ]);
+  assert.equal(seedResultJson(rec({ state: "failed", errorText: "e" })).errorText, "e");
+});
+
+Deno.test("seedResultJson round-trips through recordFromSeedResult for seed states", () => {
+  for (const state of ["completed", "failed", "cancelled"] as const) {
+    const back = recordFromSeedResult(
+      JSON.parse(JSON.stringify(seedResultJson(rec({ state, exitCode: 1, errorText: "e" })))),
+      "p",
+    );
+    assert.equal(back?.id, ID, state);
+    assert.equal(back?.state, state);
+    assert.equal(back?.startedAt, 1100);
+    assert.equal(back?.endedAt, 2100);
+  }
+});
+
+Deno.test("isTerminal / isErrorState", () => {
+  assert.deepEqual(JOB_STATES.filter(isTerminal), [
+    "completed",
+    "failed",
+    "cancelled",
+    "interrupted",
+  ]);
+  assert.deepEqual(JOB_STATES.filter(isErrorState), ["failed", "interrupted"]);
+});
