@@ -4,7 +4,11 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { z } from "zod";
 
 const server = new McpServer({ name: "bare", version: "1.0.0" });
-server.registerTool("echo", { description: "Echo", inputSchema: { text: z.string() } }, (args) => ({
-  content: [{ type: "text", text: args.text }],
-}));
+server.registerTool(
+  "echo",
+  { description: "Echo", inputSchema: { text: z.string() } },
+  (args: { text: string }) => ({
+    content: [{ type: "text", text: args.text }],
+  }),
+);
 await server.connect(new StdioServerTransport());

@@ -123,3 +123,18 @@ Deno.test("recentActivity: a tail that starts exactly on a line boundary keeps t
     ]);
   });
 });
+
+Deno.test("recentActivity: a cut first line is dropped even if its rest is valid JSON", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "stream.jsonl");
+    // The first line is garbage followed by JSON; the tail starts exactly at its "{".
+    const text = `GARBAGE${textLine("ghost")}\n${textLine("real")}\n`;
+    await Deno.writeTextFile(path, text);
+    const tailBytes = text.length - "GARBAGE".length;
+    assert.deepEqual(await recentActivity(path, 10, tailBytes - 1), [{
+      kind: "text",
+      text: "real",
+    }]);
+    assert.deepEqual(await recentActivity(path, 10, tailBytes), [{ kind: "text", text: "real" }]);
+  });
+});
