@@ -13,6 +13,8 @@ import { JobStore } from "./store.ts";
 const ACTIVITY_KEEP = 100;
 /** SIGTERM-to-SIGKILL grace for cancel and timeout (the seed's 3 s). */
 export const KILL_GRACE_MS = 3000;
+/** Finished jobs kept in memory for fast status; older ones are read back from disk. */
+const FINISHED_KEEP = 200;
 /** Grace during shutdown, so that the whole exit stays within 5 s. */
 const SHUTDOWN_GRACE_MS = 1500;
 
@@ -300,6 +302,19 @@ export class JobManager {
     await this.store.unlockSession(record.sessionId, record.id).catch(() => {});
     if (outcome) await Promise.resolve(this.config.onFinished?.(record, outcome)).catch(() => {});
     live.resolveFinished();
+    this.#forgetOldFinished();
+  }
+
+  #forgetOldFinished(): void {
+    let finished = 0;
+    for (const job of this.#live.values()) if (isTerminal(job.record.state)) finished++;
+    // Map iteration follows insertion order, so the oldest jobs go first.
+    for (const [id, job] of this.#live) {
+      if (finished <= FINISHED_KEEP) break;
+      if (!isTerminal(job.record.state)) continue;
+      this.#live.delete(id);
+      finished--;
+    }
   }
 
   /** The current view of a job, from memory when this process runs it, else from disk. */

@@ -142,3 +142,41 @@ Deno.test("when the client closes stdin the server stops its delegates, records 
     await emu.close();
   }
 });
+
+Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the queue", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({
+    baseUrl: emu.url,
+    env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "2000", OLLAMA_MCP_MAX_CONCURRENT: "1" },
+  });
+  try {
+    const work = tempDir("od-work-");
+    const slow = await server.call("delegate_start", {
+      prompt: "@delay 60000\nnever answers in time",
+      model: "qwen3:8b",
+      cwd: work,
+    });
+    assert.equal(field(slow.text, "state"), "running", slow.text);
+    const queued = await server.call("delegate_start", {
+      prompt: "quick one",
+      model: "qwen3:8b",
+      cwd: work,
+    });
+    assert.equal(field(queued.text, "state"), "queued (1 in line)", queued.text);
+    const timedOut = await server.call("delegate_result", {
+      job_id: field(slow.text, "job_id")!,
+      wait_seconds: 30,
+    });
+    assert.equal(timedOut.isError, true);
+    assert.equal(field(timedOut.text, "state"), "failed");
+    assert.equal(field(timedOut.text, "error"), "Timed out after 2s");
+    const next = await server.call("delegate_result", {
+      job_id: field(queued.text, "job_id")!,
+      wait_seconds: 60,
+    });
+    assert.equal(field(next.text, "state"), "completed", next.text);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
