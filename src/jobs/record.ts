@@ -105,7 +105,8 @@ const legacySchema = z.object({
   turn: z.number().int().min(1).default(1),
   model: z.string().default(""),
   cwd: z.string().default(""),
-  state: z.enum(["running", "completed", "failed", "cancelled"]),
+  // The seed's four states, plus ours: this also reads back our own result.json.
+  state: z.enum(JOB_STATES),
   usage: z.object({
     inputTokens: z.number(),
     outputTokens: z.number(),
@@ -135,7 +136,7 @@ export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | 
     model: r.model,
     cwd: r.cwd,
     // A seed job left "running" died with its server: that server kept jobs in memory.
-    state: r.state === "running" ? "interrupted" : r.state,
+    state: r.state === "running" || r.state === "queued" ? "interrupted" : r.state,
     createdAt: r.startedAt,
     startedAt: r.startedAt,
     ...(r.endedAt ? { endedAt: r.endedAt } : {}),

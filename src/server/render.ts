@@ -69,7 +69,7 @@ function permissionText(r: JobRecord): string {
   if (!effective) return requested;
   const same = effective === requested ||
     (requested === "manual" && effective === "default");
-  return same ? effective : `${effective} (requested ${requested})`;
+  return same ? requested : `${effective} (requested ${requested})`;
 }
 
 function cut(text: string, max: number): string {

@@ -132,7 +132,6 @@ Deno.test("recordFromSeedResult: rejects garbage", () => {
     {},
     seedResult({ id: 7 }),
     seedResult({ sessionId: undefined }),
-    seedResult({ state: "queued" }),
     seedResult({ state: "weird" }),
     seedResult({ startedAt: "yesterday" }),
     seedResult({ turn: 0 }),
@@ -206,4 +205,13 @@ Deno.test("isTerminal / isErrorState", () => {
     "interrupted",
   ]);
   assert.deepEqual(JOB_STATES.filter(isErrorState), ["failed", "interrupted"]);
+});
+
+Deno.test("recordFromSeedResult: reads our own result.json; queued means interrupted", () => {
+  const r = recordFromSeedResult(seedResult({ state: "queued" }), "p");
+  assert.equal(r?.state, "interrupted");
+  assert.equal(
+    recordFromSeedResult(seedResult({ state: "interrupted" }), "p")?.state,
+    "interrupted",
+  );
 });

@@ -124,7 +124,7 @@ Deno.test("summary: permission line shows effective vs requested mode", () => {
       effectivePermissionMode: "default",
       options: { permissionMode: "manual", addDirs: [] },
     }),
-    "permission: default",
+    "permission: manual",
   );
   assert.equal(
     perm({ effectivePermissionMode: "plan", options: { permissionMode: "plan", addDirs: [] } }),
