@@ -56,6 +56,19 @@ Deno.test("cancel stops the delegate and every process its Bash tool started", a
     const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
     assert.equal(record.state, "cancelled");
     assert.ok(record.exitCode !== undefined || record.signal, "the exit is recorded");
+    // The cancelled delegate's session survives: a follow-up resumes it with its history.
+    emu.setScript((req) =>
+      req.lastUserText.includes("after cancel") ? { kind: "text", text: "resumed" } : undefined
+    );
+    const before = emu.messageRequests().length;
+    const next = await server.call("delegate_followup", {
+      job_id: id,
+      prompt: "after cancel",
+      wait_seconds: 90,
+    });
+    assert.equal(field(next.text, "state"), "completed", next.text);
+    const history = emu.messageRequests()[before]!.bodyText;
+    assert.ok(history.includes("sleep 301"), "turn 1 is in the resumed history");
   } finally {
     await server.close();
     await emu.close();

@@ -593,3 +593,18 @@ Deno.test({
     }
   },
 });
+
+Deno.test("killTreeWith (simulated): rootGraceMs cuts the wait once only the root is left", async () => {
+  const w = new FakeWorld().add(100, 1, true).add(101, 100);
+  const r = await killTreeWith(w.source, 100, { graceMs: 3000, rootGraceMs: 100 }, w.send);
+  assert.deepEqual(r.killed, [100]);
+  assert.deepEqual(r.terminated, [101]);
+  assert.ok(r.elapsedMs < 1000, `root held for ${r.elapsedMs} ms`);
+});
+
+Deno.test("killTreeWith (simulated): rootGraceMs never shortens the grace of descendants", async () => {
+  const w = new FakeWorld().add(100, 1, true).add(101, 100, true);
+  const r = await killTreeWith(w.source, 100, { graceMs: 400, rootGraceMs: 50 }, w.send);
+  assert.deepEqual(sorted(r.killed), [100, 101]);
+  assert.ok(r.elapsedMs >= 400, `descendant got only ${r.elapsedMs} ms`);
+});

@@ -10,6 +10,12 @@ import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
+/**
+ * How long Claude Code itself may take to exit once everything it started is gone. It
+ * writes each message of its session file as it goes, so a follow-up still resumes; its
+ * own shutdown (about 1.5 s after SIGTERM) is not worth holding a cancel for.
+ */
+const ROOT_GRACE_MS = 500;
 /** stderr kept for the error text of a failed job (seed 002). */
 const STDERR_TAIL = 20_000;
 
@@ -112,7 +118,7 @@ export class ClaudeEngine implements Engine {
     return {
       done,
       async stop(graceMs: number) {
-        await killTree(child.pid, { graceMs });
+        await killTree(child.pid, { graceMs, rootGraceMs: Math.min(graceMs, ROOT_GRACE_MS) });
         await child.status;
       },
     };

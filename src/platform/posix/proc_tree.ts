@@ -39,6 +39,12 @@ export interface KillTreeOptions {
    * root nor signalled; it counts as gone.
    */
   isRootExited?: () => boolean;
+  /**
+   * Once every descendant is gone, the root gets only this long (if shorter than graceMs)
+   * before SIGKILL. Claude Code spends about 1.5 s on its own shutdown after SIGTERM even
+   * when everything it started has already exited; a cancel should not wait for that.
+   */
+  rootGraceMs?: number;
 }
 
 export interface KillReport {
@@ -203,7 +209,12 @@ export async function killTreeWith(
     // very first thing on resuming instead of getting a window to fork again.
     for (const m of members) if (!rootGone(m)) send(m.pid, "SIGTERM");
     for (const m of members) if (!rootGone(m)) send(m.pid, "SIGCONT");
-    pending = await waitGone(source, members, Math.max(0, opts.graceMs), rootGone);
+    const grace = Math.max(0, opts.graceMs);
+    const rootGrace = Math.min(grace, Math.max(0, opts.rootGraceMs ?? grace));
+    pending = await waitGone(source, members, rootGrace, rootGone);
+    if (pending.some((m) => m.pid !== rootPid)) {
+      pending = await waitGone(source, pending, grace - rootGrace, rootGone);
+    }
     const alive = new Set(pending.map((m) => m.pid));
     terminated.push(...pids.filter((pid) => !alive.has(pid)));
   }
