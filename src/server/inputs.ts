@@ -131,3 +131,10 @@ export async function existingDir(path: string, base: string, what: string): Pro
   if (!isDir) throw new DelegateError(`Cannot use ${what} "${full}": it is not a directory`);
   return full;
 }
+
+/** Resolves and checks every `add_dirs` entry against `base`. */
+export async function existingDirs(paths: readonly string[], base: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of paths) out.push(await existingDir(path, base, "add_dirs entry"));
+  return out;
+}

@@ -8,7 +8,7 @@ import { isErrorState, isTerminal } from "../jobs/record.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
 import { descriptions } from "./descriptions.ts";
-import { existingDir, readPrompt, shapes } from "./inputs.ts";
+import { existingDir, existingDirs, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
@@ -120,6 +120,17 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     return text(`${summary(view)}\n--- partial output ---\n${body}`, true);
   };
 
+  /** Waits as asked, then replies; `header` introduces a job that is still running. */
+  const replyAfterWait = async (
+    started: JobView,
+    seconds: number | undefined,
+    extra: Extra,
+    header: string,
+  ) => {
+    const view = await waitFor(started, seconds, extra);
+    return finishedReply(view, isTerminal(view.record.state) ? "" : header);
+  };
+
   server.registerTool(
     "delegate_start",
     {
@@ -131,12 +142,9 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     guarded<ArgsOf<"start">>(async (args, extra) => {
       const prompt = await readPrompt(args, deps.serverCwd);
       const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
-      const addDirs = [];
-      for (const dir of args.add_dirs ?? []) {
-        addDirs.push(await existingDir(dir, cwd, "add_dirs entry"));
-      }
+      const addDirs = await existingDirs(args.add_dirs ?? [], cwd);
       const model = await deps.catalog.resolve(args.model);
-      let view = await deps.manager.start({
+      const view = await deps.manager.start({
         prompt,
         model,
         cwd,
@@ -151,9 +159,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           addDirs,
         },
       });
-      view = await waitFor(view, args.wait_seconds, extra);
-      if (!isTerminal(view.record.state)) return finishedReply(view, "Delegated task started.\n");
-      return finishedReply(view);
+      return await replyAfterWait(view, args.wait_seconds, extra, "Delegated task started.\n");
     }),
   );
 
@@ -181,11 +187,8 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           true,
         );
       }
-      const addDirs = [];
-      for (const dir of args.add_dirs ?? []) {
-        addDirs.push(await existingDir(dir, previous.cwd, "add_dirs entry"));
-      }
-      let view = await deps.manager.followup(previous, prompt, {
+      const addDirs = await existingDirs(args.add_dirs ?? [], previous.cwd);
+      const view = await deps.manager.followup(previous, prompt, {
         permissionMode: args.permission_mode,
         allowedTools: args.allowed_tools,
         disallowedTools: args.disallowed_tools,
@@ -193,9 +196,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         maxTurns: args.max_turns,
         addDirs: args.add_dirs ? addDirs : undefined,
       });
-      view = await waitFor(view, args.wait_seconds, extra);
-      if (!isTerminal(view.record.state)) return finishedReply(view, "Follow-up started.\n");
-      return finishedReply(view);
+      return await replyAfterWait(view, args.wait_seconds, extra, "Follow-up started.\n");
     }),
   );
 
