@@ -16,8 +16,6 @@ Deno.test("a delegate runs a real Bash command through the real Claude Code CLI"
       allowed_tools: ["Bash"],
       wait_seconds: 90,
     });
-    console.log(reply.text);
-    console.log(server.stderr());
     assert.equal(reply.isError, false, reply.text);
     assert.equal(field(reply.text, "state"), "completed");
     assert.equal(readFileSync(join(work, "marker.txt"), "utf8"), "hello-from-delegate\n");
