@@ -1,4 +1,5 @@
-import type { PermissionMode } from "../settings/fields.ts";
+import type { EngineName, PermissionMode } from "../settings/fields.ts";
+import type { CommandRun } from "./native/tools/types.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =
@@ -30,6 +31,8 @@ export interface TurnOptions {
   appendSystemPrompt?: string;
   maxTurns?: number;
   addDirs: string[];
+  /** Native one-shot: files read server-side into the prompt. */
+  files?: string[];
 }
 
 /** What an engine needs to run one turn. */
@@ -45,6 +48,10 @@ export interface TurnSpec {
   /** The job folder; the engine writes its transcript here. */
   dir: string;
   promptPath: string;
+  /** Native engine: the backend name; undefined = the Ollama at baseUrl. */
+  backend?: string;
+  /** The folder of the turn this one continues, when there is one. */
+  previousDir?: string;
 }
 
 /** Callbacks through which an engine reports progress into the job record. */
@@ -53,6 +60,10 @@ export interface TurnSink {
   toolCall(): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   childStarted(pid: number): void;
+  /** A command the engine ran itself (native Bash), with its real exit code. */
+  commandRun?(run: CommandRun): void;
+  /** A file the engine's tools created or changed. */
+  fileChanged?(path: string): void;
 }
 
 /** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */
@@ -75,7 +86,18 @@ export interface RunningTurn {
   stop(graceMs: number): Promise<void>;
 }
 
+/** Facts a turn's folder holds about a turn that ended without its server watching. */
+export interface TurnFacts {
+  toolCalls: number;
+  sessionCreated: boolean;
+  permissionMode?: string;
+}
+
 export interface Engine {
-  readonly name: "claude";
+  readonly name: EngineName;
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn>;
+  /** The newest `limit` activities recorded in a job folder. */
+  recentActivity(dir: string, limit: number): Promise<Activity[]>;
+  /** What a job folder says about a turn whose server died. */
+  facts(dir: string): Promise<TurnFacts>;
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { DelegateError } from "../errors.ts";
-import { recentActivity, transcriptFacts } from "../engines/claude/transcript.ts";
 import type { Activity, Engine, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
+import type { EngineName } from "../settings/fields.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isValidId, newId } from "./ids.ts";
 import { identityOf, isRunning, type ProcessIdentity, selfIdentity } from "./owner.ts";
@@ -21,6 +21,8 @@ const SHUTDOWN_GRACE_MS = 1500;
 export interface ManagerConfig {
   jobTimeoutMs: number;
   maxConcurrent: number;
+  /** Per-backend limits on top of maxConcurrent (native engine). */
+  backendLimits?: Record<string, number>;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   log?: (line: string) => void;
@@ -28,6 +30,9 @@ export interface ManagerConfig {
 
 export interface NewTurn {
   prompt: string;
+  engine: EngineName;
+  /** Native engine backend name; undefined = the Ollama at baseUrl. */
+  backend?: string;
   model: string;
   cwd: string;
   options: TurnOptions;
@@ -57,15 +62,25 @@ interface LiveJob {
 export class JobManager {
   readonly #live = new Map<string, LiveJob>();
   readonly #queue: SlotQueue;
+  readonly #backendQueues = new Map<string, SlotQueue>();
   #closing = false;
   #shutdownReason = "the server shut down";
 
   constructor(
     readonly store: JobStore,
-    private readonly engine: Engine,
+    private readonly engines: Partial<Record<EngineName, Engine>>,
     private readonly config: ManagerConfig,
   ) {
     this.#queue = new SlotQueue(config.maxConcurrent);
+    for (const [name, limit] of Object.entries(config.backendLimits ?? {})) {
+      this.#backendQueues.set(name, new SlotQueue(limit));
+    }
+  }
+
+  #engine(name: EngineName): Engine {
+    const engine = this.engines[name];
+    if (!engine) throw new DelegateError(`Cannot run job: the ${name} engine is not available`);
+    return engine;
   }
 
   get runningCount(): number {
@@ -105,7 +120,14 @@ export class JobManager {
   ): Promise<JobView> {
     const options: TurnOptions = { ...previous.options, ...definedOnly(overrides) };
     return await this.#launch(
-      { prompt, model: previous.model, cwd: previous.cwd, options },
+      {
+        prompt,
+        engine: previous.engine,
+        ...(previous.backend !== undefined ? { backend: previous.backend } : {}),
+        model: previous.model,
+        cwd: previous.cwd,
+        options,
+      },
       {
         sessionId: previous.sessionId,
         turn: previous.turn + 1,
@@ -128,7 +150,8 @@ export class JobManager {
       id,
       sessionId: session.sessionId,
       turn: session.turn,
-      engine: "claude",
+      engine: turn.engine,
+      ...(turn.backend !== undefined ? { backend: turn.backend } : {}),
       model: turn.model,
       cwd: turn.cwd,
       state: "queued",
@@ -192,7 +215,13 @@ export class JobManager {
   async #run(live: LiveJob, resume: boolean): Promise<void> {
     const record = live.record;
     // False when a cancel or shutdown took the job out of the line; that caller finishes it.
-    if (!(await this.#queue.acquire(record.id))) return;
+    // A backend's own slot comes first, so a job waiting for its backend holds no global slot.
+    const backendQueue = record.backend ? this.#backendQueues.get(record.backend) : undefined;
+    if (backendQueue && !(await backendQueue.acquire(record.id))) return;
+    if (!(await this.#queue.acquire(record.id))) {
+      backendQueue?.release();
+      return;
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     let outcome: TurnOutcome | undefined;
     try {
@@ -209,6 +238,7 @@ export class JobManager {
     } finally {
       clearTimeout(timer);
       this.#queue.release();
+      backendQueue?.release();
     }
     await this.#finish(live, outcome);
   }
@@ -223,7 +253,7 @@ export class JobManager {
     record.startedAt = Date.now();
     await this.store.write(record);
     const dir = this.store.dirOf(record.id);
-    const turn = await this.engine.start(
+    const turn = await this.#engine(record.engine).start(
       {
         jobId: record.id,
         sessionId: record.sessionId,
@@ -234,6 +264,8 @@ export class JobManager {
         options: record.options,
         dir,
         promptPath: join(dir, "prompt.txt"),
+        ...(record.backend !== undefined ? { backend: record.backend } : {}),
+        ...(record.parentJobId ? { previousDir: this.store.dirOf(record.parentJobId) } : {}),
       },
       {
         activity: (a) => {
@@ -245,6 +277,13 @@ export class JobManager {
           record.sessionCreated = true;
           if (info.permissionMode) record.effectivePermissionMode = info.permissionMode;
           this.store.write(record).catch(() => {});
+        },
+        commandRun: (run) => {
+          (record.commands ??= []).push(run);
+        },
+        fileChanged: (path) => {
+          const files = (record.changedFiles ??= []);
+          if (!files.includes(path)) files.push(path);
         },
         childStarted: (pid) => {
           identityOf(pid).then((child) => {
@@ -331,10 +370,10 @@ export class JobManager {
       );
     }
     const record = await this.#reconcile(read.record);
-    const activities = await recentActivity(
-      join(this.store.dirOf(key), "stream.jsonl"),
-      ACTIVITY_KEEP,
-    );
+    const engine = this.engines[record.engine];
+    const activities = engine
+      ? await engine.recentActivity(this.store.dirOf(key), ACTIVITY_KEEP).catch(() => [])
+      : [];
     return { record, activities, queuePosition: 0 };
   }
 
@@ -342,7 +381,10 @@ export class JobManager {
     return {
       record: live.record,
       activities: live.activities,
-      queuePosition: this.#queue.position(live.record.id),
+      queuePosition:
+        (live.record.backend
+          ? this.#backendQueues.get(live.record.backend)?.position(live.record.id)
+          : 0) || this.#queue.position(live.record.id),
     };
   }
 
@@ -359,7 +401,7 @@ export class JobManager {
       await killTree(record.child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {});
     }
     const dir = this.store.dirOf(record.id);
-    const facts = await transcriptFacts(join(dir, "stream.jsonl")).catch(() => undefined);
+    const facts = await this.engines[record.engine]?.facts(dir).catch(() => undefined);
     if (facts) {
       record.toolCalls = Math.max(record.toolCalls, facts.toolCalls);
       record.sessionCreated ||= facts.sessionCreated;
@@ -418,13 +460,19 @@ export class JobManager {
       );
     }
     live.stopReason ??= "cancel";
-    if (this.#queue.leave(live.record.id)) {
+    if (this.#leaveQueues(live.record)) {
       await this.#finish(live, undefined);
     } else if (live.turn) {
       await live.turn.stop(KILL_GRACE_MS);
     }
     await live.finished;
     return { view: this.#view(live), wasRunning: true };
+  }
+
+  /** Takes a job out of whichever line it waits in; true when it was waiting. */
+  #leaveQueues(record: JobRecord): boolean {
+    const backendQueue = record.backend ? this.#backendQueues.get(record.backend) : undefined;
+    return (backendQueue?.leave(record.id) ?? false) || this.#queue.leave(record.id);
   }
 
   /** Every record on disk, newest first; unreadable ones are reported in `corrupt`. */
@@ -484,7 +532,7 @@ export class JobManager {
     for (const live of this.#live.values()) {
       if (isTerminal(live.record.state)) continue;
       live.stopReason ??= "shutdown";
-      if (this.#queue.leave(live.record.id)) pending.push(this.#finish(live, undefined));
+      if (this.#leaveQueues(live.record)) pending.push(this.#finish(live, undefined));
       else if (live.turn) pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
       pending.push(live.finished);
     }

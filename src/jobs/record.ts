@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PERMISSION_MODES } from "../settings/fields.ts";
+import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 
 export const JOB_STATES = [
   "queued",
@@ -39,7 +39,9 @@ export const jobRecordSchema = z.object({
   id: z.string(),
   sessionId: z.string(),
   turn: z.number().int().min(1),
-  engine: z.literal("claude"),
+  engine: z.enum(ENGINES),
+  /** Native engine: the backend name; absent = the Ollama at baseUrl. */
+  backend: z.string().optional(),
   model: z.string(),
   cwd: z.string(),
   state: z.enum(JOB_STATES),
@@ -55,6 +57,8 @@ export const jobRecordSchema = z.object({
     appendSystemPrompt: z.string().optional(),
     maxTurns: z.number().int().optional(),
     addDirs: z.array(z.string()),
+    /** Native one-shot: files read server-side into the prompt. */
+    files: z.array(z.string()).optional(),
   }),
   /** Whether the engine created its session, so a follow-up can resume it. */
   sessionCreated: z.boolean().default(false),
@@ -67,6 +71,16 @@ export const jobRecordSchema = z.object({
   toolCalls: z.number().int().default(0),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
   effectivePermissionMode: z.string().optional(),
+  /** Native engine: every command Bash ran, with its real exit code. */
+  commands: z.array(z.object({
+    command: z.string(),
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable().optional(),
+    durationMs: z.number(),
+    refused: z.string().optional(),
+  })).optional(),
+  /** Native engine: files the job created or changed. */
+  changedFiles: z.array(z.string()).optional(),
   /** The record came from a seed-002 `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),
 });

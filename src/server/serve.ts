@@ -43,7 +43,7 @@ export async function serve(): Promise<number> {
     baseUrl: s.baseUrl,
     parentEnv: env,
   });
-  const manager = new JobManager(store, engine, {
+  const manager = new JobManager(store, { claude: engine }, {
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
     log,

@@ -146,6 +146,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       const model = await deps.catalog.resolve(args.model);
       const view = await deps.manager.start({
         prompt,
+        engine: "claude",
         model,
         cwd,
         options: {

@@ -22,6 +22,16 @@ Options:
   --state-dir <dir>                stateDir: where job records live
   --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, or milliseconds
   --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
+  --engine <claude|native>         defaultEngine: which engine runs a task by default
+  --sandbox <on|off>               sandbox: native Bash in bubblewrap (user scope only)
+  --retain-days <n>                retainDays: prune finished jobs older than n days (0 = never)
+  --backend <name=url>             add or replace a native backend (user scope only); with
+      --backend-kind <ollama|openai>     its kind (default openai),
+      --api-key-env <VAR>                the server env variable holding its API key,
+      --backend-max <n>                  its own concurrency limit
+  --remove-backend <name>          remove a backend
+  --price <model=in/out>           pricing: cost per million input/output tokens
+  --remove-price <model>           remove a model's price
   --scope <user|project>           which file to write (default user)
   --json                           print the settings in force as JSON
   -h, --help                       show this help
@@ -44,6 +54,9 @@ const FLAG_TO_KEY = {
   "state-dir": "stateDir",
   "job-timeout": "jobTimeoutMs",
   "max-concurrent": "maxConcurrent",
+  engine: "defaultEngine",
+  sandbox: "sandbox",
+  "retain-days": "retainDays",
 } as const satisfies Record<string, SettingKey>;
 type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
@@ -68,6 +81,7 @@ function valueForFlag(flag: ChangeFlag, text: string): unknown {
     case "job-timeout":
       return parseDurationMs(text);
     case "max-concurrent":
+    case "retain-days":
       // Any number goes to the schema, so "1.5" and "-1" get its range message.
       return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
     default:
@@ -99,6 +113,16 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "state-dir": { type: "string" },
         "job-timeout": { type: "string" },
         "max-concurrent": { type: "string" },
+        engine: { type: "string" },
+        sandbox: { type: "string" },
+        "retain-days": { type: "string" },
+        backend: { type: "string" },
+        "backend-kind": { type: "string" },
+        "api-key-env": { type: "string" },
+        "backend-max": { type: "string" },
+        "remove-backend": { type: "string" },
+        price: { type: "string" },
+        "remove-price": { type: "string" },
         scope: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -124,7 +148,16 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   }
   const load = () =>
     loadSettings({ env: io.env, cwd: io.cwd, ...(io.home ? { home: io.home } : {}) });
-  if (changes.length === 0) {
+  const mapEdits = mapChanges(values);
+  const userOnly = [...changes.map(([key]) => key), ...mapEdits.map((m) => m.key)]
+    .filter((key) => FIELDS.find((f) => f.key === key)?.userOnly);
+  if (scope === "project" && userOnly.length > 0) {
+    throw new ConfigUsageError(
+      `Cannot set ${userOnly[0]} in the project file: delegates can write there, so it is ` +
+        `only read from the user file or the environment. Drop --scope project`,
+    );
+  }
+  if (changes.length === 0 && mapEdits.length === 0) {
     const resolved = load();
     if (values.json) io.out(JSON.stringify(renderJson(resolved), null, 2));
     else for (const line of renderSettings(resolved)) io.out(line);
@@ -152,6 +185,38 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     // Keep what the user typed (e.g. "~/jobs", "host:port"); the loader normalises it.
     next[key] = value;
   }
+  for (const edit of mapEdits) {
+    const spec = FIELDS.find((f) => f.key === edit.key)!;
+    const current = next[edit.key] ?? before.settings[edit.key];
+    const map: Record<string, unknown> =
+      typeof current === "object" && current !== null && !Array.isArray(current)
+        ? { ...current as Record<string, unknown> }
+        : {};
+    if (edit.value === undefined) {
+      if (!(edit.name in map)) {
+        throw new ConfigUsageError(
+          `Cannot remove ${edit.name} from ${edit.key}: it is not there (${
+            Object.keys(map).join(", ") || "none set"
+          })`,
+        );
+      }
+      delete map[edit.name];
+    } else {
+      map[edit.name] = edit.value;
+    }
+    const check = spec.schema.safeParse(map);
+    if (!check.success) {
+      const issue = check.error.issues[0];
+      const at = issue?.path.length ? ` (at ${issue.path.join(".")})` : "";
+      const why = issue?.code === "invalid_key"
+        ? `"${edit.name}" is not a valid name: ${
+          (issue.issues[0] as { message?: string } | undefined)?.message ?? "invalid"
+        }`
+        : `${issue?.message ?? "is not valid"}${at}`;
+      throw new ConfigUsageError(`Cannot set ${edit.key} from ${edit.flag}: ${why}`);
+    }
+    next[edit.key] = map;
+  }
   const after = loadSettings({
     env: io.env,
     cwd: io.cwd,
@@ -163,7 +228,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   if (stranded) throw new ConfigUsageError(stranded);
   writeFileAtomicSync(file, JSON.stringify(next, null, 2) + "\n");
   io.out(`Wrote ${file}`);
-  for (const [key] of changes) {
+  for (const key of [...changes.map(([k]) => k), ...mapEdits.map((m) => m.key)]) {
     if (after.sources[key] === "env") {
       const spec = FIELDS.find((f) => f.key === key)!;
       const name = spec.env.find((n) => io.env[n]);
@@ -177,6 +242,70 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   io.out("");
   io.out("Restart your Claude Code session so the server re-reads its settings.");
   return 0;
+}
+
+interface MapEdit {
+  key: "backends" | "pricing";
+  name: string;
+  /** undefined removes the entry. */
+  value?: unknown;
+  flag: string;
+}
+
+/** Edits of the two map settings, from --backend/--remove-backend and --price/--remove-price. */
+function mapChanges(values: Record<string, string | boolean | undefined>): MapEdit[] {
+  const edits: MapEdit[] = [];
+  const str = (name: string) => values[name] as string | undefined;
+  const backend = str("backend");
+  if (backend !== undefined) {
+    const eq = backend.indexOf("=");
+    if (eq <= 0) {
+      throw new ConfigUsageError(
+        `Cannot use --backend "${backend}": write name=url, e.g. --backend vllm=http://gpu:8000`,
+      );
+    }
+    const max = str("backend-max");
+    edits.push({
+      key: "backends",
+      name: backend.slice(0, eq).trim(),
+      value: {
+        url: backend.slice(eq + 1).trim(),
+        kind: str("backend-kind") ?? "openai",
+        ...(str("api-key-env") ? { apiKeyEnv: str("api-key-env") } : {}),
+        ...(max !== undefined ? { maxConcurrent: /^\d+$/.test(max) ? Number(max) : max } : {}),
+      },
+      flag: "--backend",
+    });
+  } else if (["backend-kind", "api-key-env", "backend-max"].some((f) => str(f) !== undefined)) {
+    throw new ConfigUsageError(
+      "--backend-kind, --api-key-env and --backend-max go with --backend name=url",
+    );
+  }
+  const removeBackend = str("remove-backend");
+  if (removeBackend !== undefined) {
+    edits.push({ key: "backends", name: removeBackend.trim(), flag: "--remove-backend" });
+  }
+  const priceText = str("price");
+  if (priceText !== undefined) {
+    const m = /^(.+)=\s*([\d.]+)\s*\/\s*([\d.]+)\s*$/.exec(priceText);
+    if (!m) {
+      throw new ConfigUsageError(
+        `Cannot use --price "${priceText}": write model=input/output per million tokens, ` +
+          `e.g. --price qwen3-coder:480b-cloud=0.5/2`,
+      );
+    }
+    edits.push({
+      key: "pricing",
+      name: m[1]!.trim(),
+      value: { inputPerMillion: Number(m[2]), outputPerMillion: Number(m[3]) },
+      flag: "--price",
+    });
+  }
+  const removePrice = str("remove-price");
+  if (removePrice !== undefined) {
+    edits.push({ key: "pricing", name: removePrice.trim(), flag: "--remove-price" });
+  }
+  return edits;
 }
 
 /** The seed's stranding rule: a change may not leave defaultModel outside the allowlist. */
@@ -195,11 +324,7 @@ export function renderSettings(resolved: ResolvedSettings): string[] {
   const width = Math.max(...FIELDS.map((f) => f.key.length));
   for (const f of FIELDS) {
     const value = resolved.settings[f.key];
-    const shown = Array.isArray(value)
-      ? (value.length === 0 ? "(all)" : value.join(", "))
-      : value === ""
-      ? "(auto)"
-      : String(value);
+    const shown = showValue(value);
     lines.push(`  ${f.key.padEnd(width)}  ${shown}   [${resolved.sources[f.key]}]`);
   }
   lines.push("", "Layers (later wins):");
@@ -212,6 +337,28 @@ export function renderSettings(resolved: ResolvedSettings): string[] {
   const problems = formatProblems(resolved.problems);
   if (problems.length > 0) lines.push("", "Problems:", ...problems.map((p) => `  ${p}`));
   return lines;
+}
+
+function showValue(value: unknown): string {
+  if (Array.isArray(value)) return value.length === 0 ? "(all)" : value.join(", ");
+  if (value === "") return "(auto)";
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return "(none)";
+    return entries.map(([name, v]) => {
+      const o = v as Record<string, unknown>;
+      if ("url" in o) {
+        const extra = [
+          o.kind,
+          o.apiKeyEnv ? `key from $${o.apiKeyEnv}` : "",
+          o.maxConcurrent ? `max ${o.maxConcurrent}` : "",
+        ].filter(Boolean).join(", ");
+        return `${name}=${o.url} (${extra})`;
+      }
+      return `${name}=${o.inputPerMillion}/${o.outputPerMillion} per M`;
+    }).join("; ");
+  }
+  return String(value);
 }
 
 function renderJson(resolved: ResolvedSettings): unknown {

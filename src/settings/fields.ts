@@ -17,6 +17,29 @@ export const PERMISSION_MODES = [
 ] as const;
 export type PermissionMode = typeof PERMISSION_MODES[number];
 
+/** Which engine runs a delegated task. */
+export const ENGINES = ["claude", "native"] as const;
+export type EngineName = typeof ENGINES[number];
+
+/** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
+export const BACKEND_KINDS = ["ollama", "openai"] as const;
+export type BackendKind = typeof BACKEND_KINDS[number];
+
+/** A named endpoint for the native engine. */
+export interface BackendSpec {
+  url: string;
+  kind: BackendKind;
+  /** The server's environment variable that holds the API key; the key itself is never stored. */
+  apiKeyEnv?: string;
+  maxConcurrent?: number;
+}
+
+/** Prices per million tokens, in the user's own currency unit. */
+export interface Price {
+  inputPerMillion: number;
+  outputPerMillion: number;
+}
+
 /** setTimeout fires at once above this (weakness 8), so a longer timeout cannot work. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
@@ -34,6 +57,11 @@ export interface Settings {
   maxInlineChars: number;
   maxConcurrent: number;
   defaultWaitSeconds: number;
+  defaultEngine: EngineName;
+  backends: Record<string, BackendSpec>;
+  sandbox: "on" | "off";
+  pricing: Record<string, Price>;
+  retainDays: number;
 }
 export type SettingKey = keyof Settings;
 
@@ -51,6 +79,12 @@ export interface FieldSpec<K extends SettingKey = SettingKey> {
   meaning: string;
   /** Paths get `~` expanded after validation. */
   isPath?: boolean;
+  /**
+   * Not honoured from the project file, which lives in the directory delegates work in and
+   * so can be written by a delegate: a model must not be able to loosen its own sandbox or
+   * send API keys elsewhere.
+   */
+  userOnly?: boolean;
 }
 
 const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
@@ -82,6 +116,32 @@ const url = z.string().transform((s, ctx) => {
     return z.NEVER;
   }
 });
+
+const asJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+const backendName = z.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+  "a backend name is letters, digits, '.', '_' or '-' (at most 64)",
+);
+
+const backend = z.object({
+  url,
+  kind: z.enum(BACKEND_KINDS).default("openai"),
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+    .optional(),
+  maxConcurrent: intIn(1, 64).optional(),
+}).strict();
+
+const price = z.object({
+  inputPerMillion: z.number().min(0, "a price cannot be negative"),
+  outputPerMillion: z.number().min(0, "a price cannot be negative"),
+}).strict();
 
 function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
   return spec;
@@ -187,6 +247,48 @@ export const FIELDS = [
     schema: intIn(0, 600),
     fromEnv: asNumber,
     meaning: "wait_seconds when a call gives none",
+  }),
+  field({
+    key: "defaultEngine",
+    env: ["OLLAMA_MCP_DEFAULT_ENGINE"],
+    default: "claude",
+    schema: z.enum(ENGINES),
+    fromEnv: (t) => t.trim(),
+    meaning: "Engine when a call names none: claude (Claude Code) or native (built-in loop)",
+  }),
+  field({
+    key: "backends",
+    env: ["OLLAMA_MCP_BACKENDS"],
+    default: {},
+    schema: z.record(backendName, backend) as unknown as z.ZodType<Record<string, BackendSpec>>,
+    fromEnv: asJson,
+    meaning: "Named OpenAI-compatible endpoints for the native engine",
+    userOnly: true,
+  }),
+  field({
+    key: "sandbox",
+    env: ["OLLAMA_MCP_SANDBOX"],
+    default: "on",
+    schema: z.enum(["on", "off"]),
+    fromEnv: (t) => t.trim(),
+    meaning: "Native engine Bash in bubblewrap (on); off runs it unconfined",
+    userOnly: true,
+  }),
+  field({
+    key: "pricing",
+    env: ["OLLAMA_MCP_PRICING"],
+    default: {},
+    schema: z.record(z.string().min(1).max(256), price),
+    fromEnv: asJson,
+    meaning: "Cost per million input/output tokens by model; others show unknown",
+  }),
+  field({
+    key: "retainDays",
+    env: ["OLLAMA_MCP_RETAIN_DAYS"],
+    default: 30,
+    schema: intIn(0, 36_500),
+    fromEnv: asNumber,
+    meaning: "Finished jobs older than this are pruned at start; 0 keeps them forever",
   }),
 ] as const satisfies readonly FieldSpec[];
 

@@ -143,6 +143,16 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
         continue;
       }
       const spec = FIELDS.find((f) => f.key === key)!;
+      if (layer === "project" && spec.userOnly) {
+        problems.push({
+          layer,
+          where: path,
+          key,
+          reason: "not honoured in a project file, which delegates can write; " +
+            "set it in the user file or the environment",
+        });
+        continue;
+      }
       if (apply(spec, raw, layer, path)) info.keys.push(key);
     }
     layers.push(info);

@@ -3,7 +3,16 @@ import { join } from "node:path";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { killTree } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
-import type { Engine, RunningTurn, TurnOutcome, TurnSink, TurnSpec } from "../types.ts";
+import type {
+  Activity,
+  Engine,
+  RunningTurn,
+  TurnFacts,
+  TurnOutcome,
+  TurnSink,
+  TurnSpec,
+} from "../types.ts";
+import { recentActivity, transcriptFacts } from "./transcript.ts";
 import { claudeArgs } from "./argv.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
@@ -31,6 +40,14 @@ export class ClaudeEngine implements Engine {
   readonly name = "claude" as const;
 
   constructor(private readonly config: ClaudeEngineConfig) {}
+
+  recentActivity(dir: string, limit: number): Promise<Activity[]> {
+    return recentActivity(join(dir, "stream.jsonl"), limit);
+  }
+
+  facts(dir: string): Promise<TurnFacts> {
+    return transcriptFacts(join(dir, "stream.jsonl"));
+  }
 
   /** The environment a delegate of `model` gets (shown by `ollama_models`). */
   childEnv(model: string): Record<string, string> {

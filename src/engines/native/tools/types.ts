@@ -1,0 +1,63 @@
+/**
+ * The contract between the native loop and its tools. Tool names and inputs follow Claude
+ * Code's, so `allowed_tools`, `disallowed_tools` and permission modes mean the same for
+ * both engines.
+ */
+
+/** JSON Schema of a tool's input, kept compact: every byte is sent on every turn. */
+export interface JsonSchema {
+  type: "object";
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+  additionalProperties?: boolean;
+}
+
+/** A command the Bash tool ran, as the server measured it (not as the model claims). */
+export interface CommandRun {
+  command: string;
+  /** null when a signal or the tool's timeout ended it. */
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  /** Set when the command never ran (sandbox refused, spawn failed). */
+  refused?: string;
+}
+
+export interface ToolContext {
+  /** The job's working directory, as a real path (symlinks resolved). */
+  cwd: string;
+  /** Real paths the file tools may touch: cwd first, then add_dirs. */
+  roots: readonly string[];
+  /** Aborted when the job is cancelled or times out. */
+  signal: AbortSignal;
+  /** Reports a file the tool created or changed (absolute real path). */
+  fileChanged(path: string): void;
+  /** Reports a command the Bash tool ran. */
+  commandRun(run: CommandRun): void;
+}
+
+export interface ToolResult {
+  /** What the model sees. Every cut says so in the text. */
+  text: string;
+  isError?: boolean;
+}
+
+export type ToolName = "Read" | "Write" | "Edit" | "Glob" | "Grep" | "Bash";
+
+export interface NativeTool {
+  name: ToolName;
+  /** Read-only tools are the only ones in plan, manual/default and dontAsk modes. */
+  readOnly: boolean;
+  /** One or two short sentences; small local models read this on every turn. */
+  description: string;
+  parameters: JsonSchema;
+  /** Never throws for bad input or a refused path: returns an isError result instead. */
+  run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** Files above this are refused by every file tool (issue 3, item 5). */
+export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** Read returns at most this many characters, with a hint for continuing. */
+export const READ_MAX_CHARS = 50_000;
+/** Bash keeps the last this many characters of output. */
+export const BASH_KEEP_CHARS = 20_000;

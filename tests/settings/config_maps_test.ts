@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { ConfigUsageError } from "../../src/settings/config_cmd.ts";
+import { bytes, put, readJson, run, withSandbox } from "./helpers.ts";
+
+Deno.test("config --backend adds, replaces and --remove-backend removes a backend", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { keep: 1 });
+    let r = run(sb, [
+      "--backend",
+      "vllm=gpu:8000",
+      "--api-key-env",
+      "VLLM_KEY",
+      "--backend-max",
+      "2",
+    ]);
+    assert.equal(r.code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      keep: 1,
+      backends: {
+        vllm: { url: "gpu:8000", kind: "openai", apiKeyEnv: "VLLM_KEY", maxConcurrent: 2 },
+      },
+    });
+    assert.ok(
+      r.lines.some((l) => l.includes("vllm=http://gpu:8000 (openai, key from $VLLM_KEY, max 2)")),
+      r.lines.join("\n"),
+    );
+    r = run(sb, ["--backend", "lab=http://lab:11434", "--backend-kind", "ollama"]);
+    assert.deepEqual(Object.keys((readJson(sb.userFile) as { backends: object }).backends), [
+      "vllm",
+      "lab",
+    ]);
+    r = run(sb, ["--remove-backend", "vllm"]);
+    assert.deepEqual((readJson(sb.userFile) as { backends: object }).backends, {
+      lab: { url: "http://lab:11434", kind: "ollama" },
+    });
+  });
+});
+
+Deno.test("config refuses bad backends and user-only settings in the project file", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { backends: { a: { url: "http://a:1" } } });
+    const before = bytes(sb.userFile);
+    const cases: Array<[string[], RegExp]> = [
+      [["--backend", "noequals"], /write name=url/],
+      [["--backend", "x=ftp://h"], /scheme "ftp"/],
+      [["--backend", "bad name=http://h"], /backend name/],
+      [["--backend", "x=http://h", "--backend-kind", "grpc"], /at x\.kind/],
+      [["--backend", "x=http://h", "--api-key-env", "A-B"], /environment variable name/],
+      [["--api-key-env", "K"], /go with --backend/],
+      [["--remove-backend", "zzz"], /not there \(a\)/],
+      [["--sandbox", "off", "--scope", "project"], /Cannot set sandbox in the project file/],
+      [["--backend", "x=http://h", "--scope", "project"], /Cannot set backends in the project/],
+      [["--sandbox", "maybe"], /Cannot set sandbox/],
+      [["--engine", "gpt"], /Cannot set defaultEngine/],
+      [["--price", "m=cheap"], /model=input\/output/],
+      [["--retain-days=-1"], /Cannot set retainDays/],
+    ];
+    for (const [argv, message] of cases) {
+      assert.throws(() => run(sb, argv), (e: unknown) => {
+        assert.ok(e instanceof ConfigUsageError, `${argv.join(" ")}: ${e}`);
+        assert.match(e.message, message, argv.join(" "));
+        return true;
+      });
+      assert.deepEqual(bytes(sb.userFile), before, argv.join(" "));
+      assert.equal(bytes(sb.projectFile), null);
+    }
+  });
+});
+
+Deno.test("config --price, --engine, --sandbox and --retain-days write their settings", async () => {
+  await withSandbox((sb) => {
+    const r = run(sb, [
+      "--price",
+      "qwen3-coder:480b-cloud=0.5/2",
+      "--engine",
+      "native",
+      "--sandbox",
+      "off",
+      "--retain-days",
+      "7",
+    ]);
+    assert.equal(r.code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      defaultEngine: "native",
+      sandbox: "off",
+      retainDays: 7,
+      pricing: { "qwen3-coder:480b-cloud": { inputPerMillion: 0.5, outputPerMillion: 2 } },
+    });
+    run(sb, ["--remove-price", "qwen3-coder:480b-cloud"]);
+    assert.deepEqual((readJson(sb.userFile) as { pricing: object }).pricing, {});
+  });
+});
