@@ -7,6 +7,15 @@ export type Activity =
   | { kind: "text"; text: string }
   | { kind: "error"; text: string };
 
+/**
+ * One entry of a job's transcript, engine-independent, for paging through what a delegate
+ * did (`delegate_transcript`). The native engine writes these as `transcript.jsonl`.
+ */
+export type TranscriptEntry =
+  | { kind: "text"; text: string }
+  | { kind: "tool_call"; id: string; name: string; input: unknown }
+  | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
+
 /** A tool call the delegate was not allowed to make. */
 export interface PermissionDenial {
   tool: string;

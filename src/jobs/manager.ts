@@ -15,6 +15,8 @@ const ACTIVITY_KEEP = 100;
 export const KILL_GRACE_MS = 3000;
 /** Finished jobs kept in memory for fast status; older ones are read back from disk. */
 const FINISHED_KEEP = 200;
+/** How often a live job's folder is checked for a cancel request from another process. */
+const CANCEL_POLL_MS = 500;
 /** Grace during shutdown, so that the whole exit stays within 5 s. */
 const SHUTDOWN_GRACE_MS = 1500;
 
@@ -53,6 +55,7 @@ interface LiveJob {
   stopReason?: "cancel" | "timeout" | "shutdown";
   finished: Promise<void>;
   resolveFinished: () => void;
+  cancelWatch?: ReturnType<typeof setInterval>;
 }
 
 /**
@@ -180,8 +183,26 @@ export class JobManager {
     const finished = new Promise<void>((r) => (resolveFinished = r));
     const live: LiveJob = { record, activities: [], finished, resolveFinished };
     this.#live.set(id, live);
+    this.#watchForCancel(live);
     this.#run(live, session.resume).catch((e) => this.config.log?.(`job ${id}: ${e}`));
     return this.#view(live);
+  }
+
+  /** `jobs cancel` in a terminal asks through a file; the owning process acts on it. */
+  #watchForCancel(live: LiveJob): void {
+    let checking = false;
+    live.cancelWatch = setInterval(() => {
+      if (checking || isTerminal(live.record.state)) return;
+      checking = true;
+      this.store.cancelRequested(live.record.id).then((asked) => {
+        if (asked && !isTerminal(live.record.state)) {
+          this.config.log?.(`job ${live.record.id}: cancel requested from another process`);
+          return this.cancel(live.record.id).then(() => {});
+        }
+      }).catch(() => {}).finally(() => (checking = false));
+    }, CANCEL_POLL_MS);
+    // Never keeps the process alive on its own.
+    (live.cancelWatch as { unref?: () => void }).unref?.();
   }
 
   async #lockSession(sessionId: string, jobId: string, self: ProcessIdentity): Promise<void> {
@@ -306,6 +327,7 @@ export class JobManager {
 
   async #finish(live: LiveJob, outcome: TurnOutcome | undefined): Promise<void> {
     const record = live.record;
+    clearInterval(live.cancelWatch);
     record.endedAt = Date.now();
     if (outcome) {
       record.exitCode = outcome.exitCode;

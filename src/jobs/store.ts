@@ -1,10 +1,13 @@
 import { mkdirSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
 import { type ProcessIdentity } from "./owner.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
+
+/** The file another process writes to ask for a cancel. */
+export const CANCEL_REQUEST = "cancel.request";
 
 /** A record that could not be read, reported and skipped rather than fatal. */
 export interface CorruptRecord {
@@ -123,6 +126,27 @@ export class JobStore {
   async readResultText(id: string, maxChars: number): Promise<{ text: string; length: number }> {
     const text = (await readText(join(this.dirOf(id), "result.txt"))) ?? "";
     return { text: text.slice(0, maxChars), length: text.length };
+  }
+
+  /**
+   * Asks the server process that runs a job to cancel it (`jobs cancel` from a terminal):
+   * that process watches for this file while the job is live.
+   */
+  async requestCancel(id: string, by: ProcessIdentity): Promise<void> {
+    await writeFileAtomic(
+      join(this.dirOf(id), CANCEL_REQUEST),
+      JSON.stringify({ by, at: Date.now() }),
+    );
+  }
+
+  /** Whether someone asked for the job to be cancelled. */
+  async cancelRequested(id: string): Promise<boolean> {
+    try {
+      await stat(join(this.dirOf(id), CANCEL_REQUEST));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Every job id with a folder here, without reading the records. */

@@ -15,6 +15,9 @@ export const isDeno: boolean =
 /** The operating system family, for the thin OS dispatches in this folder. */
 export const isWindows: boolean = process.platform === "win32";
 
+/** Linux: the only OS with a sandbox for the native engine's shell (bubblewrap). */
+export const isLinux: boolean = process.platform === "linux";
+
 /** A snapshot of this process's environment as a plain object. */
 export function currentEnv(): Record<string, string> {
   const out: Record<string, string> = {};
