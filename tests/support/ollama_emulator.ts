@@ -11,9 +11,32 @@
  * directives in the first user message (`@bash`, `@delay`, `@hang`, `@reply`), so that a test can
  * drive a delegated `claude -p` purely through the prompt it sends.
  *
+ * The OpenAI-compatible `/v1/chat/completions` (ollama_emulator_openai.ts) has its own
+ * `chatScript` hook and a larger directive set (`@tool`, `@fail`...; see
+ * ollama_emulator_chat_script.ts), and `/v1/models` lists the same models as `/api/tags`.
+ *
  * Standalone: `deno run -A tests/support/ollama_emulator.ts --port 0 [--models a,b:cloud]`
  * prints `{"url":"http://127.0.0.1:PORT"}` and serves until SIGTERM, SIGINT or stdin EOF.
  */
+
+import { type ChatScript } from "./ollama_emulator_chat_script.ts";
+import { createChatCompletions } from "./ollama_emulator_openai.ts";
+import {
+  isRecord,
+  jsonResponse,
+  randomAlnum,
+  randomHex,
+  splitText,
+  wait,
+} from "./ollama_emulator_util.ts";
+
+export type {
+  ChatReply,
+  ChatRequestView,
+  ChatScript,
+  ChatToolCallSpec,
+  ChatToolResult,
+} from "./ollama_emulator_chat_script.ts";
 
 export interface EmulatedModel {
   /** e.g. "qwen3:8b", "glm-5:cloud"; a name without a tag is listed as "<name>:latest". */
@@ -82,6 +105,8 @@ export interface EmulatorOptions {
   version?: string;
   /** Returning undefined falls back to the prompt-directive behaviour. */
   script?: (req: MessagesRequestView) => Reply | undefined;
+  /** The same, for `/v1/chat/completions`. */
+  chatScript?: ChatScript;
   /** Defaults to 0 (an ephemeral port). */
   port?: number;
   /** Defaults to "127.0.0.1". */
@@ -95,8 +120,11 @@ export interface OllamaEmulator {
   requests: RecordedRequest[];
   /** Only the POST /v1/messages requests (whatever their query string). */
   messageRequests(): RecordedRequest[];
+  /** Only the POST /v1/chat/completions requests, valid or not. */
+  chatRequests(): RecordedRequest[];
   setModels(models: EmulatedModel[]): void;
   setScript(fn?: EmulatorOptions["script"]): void;
+  setChatScript(fn?: ChatScript): void;
   /** Stops the server; hanging or delayed responses are released first so nothing leaks. */
   close(): Promise<void>;
 }
@@ -112,7 +140,6 @@ const DEFAULT_CONTEXT_LENGTH = 32768;
 const CLOUD_HOST = "https://ollama.com:443";
 const MAX_ECHO_CHARS = 2000;
 
-const JSON_TYPE = "application/json; charset=utf-8";
 const TEXT_TYPE = "text/plain; charset=utf-8";
 
 // ---------------------------------------------------------------------------------------------
@@ -254,13 +281,6 @@ function remoteFields(e: ModelEntry): Record<string, unknown> {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-function jsonResponse(status: number, body: unknown, head = false): Response {
-  return new Response(head ? null : JSON.stringify(body), {
-    status,
-    headers: { "content-type": JSON_TYPE },
-  });
-}
-
 function textResponse(status: number, body: string, head = false): Response {
   return new Response(head ? null : body, { status, headers: { "content-type": TEXT_TYPE } });
 }
@@ -268,17 +288,6 @@ function textResponse(status: number, body: string, head = false): Response {
 function notFound(head = false): Response {
   // gin's default for an unrouted path or method.
   return textResponse(404, "404 page not found", head);
-}
-
-function randomHex(bytes: number): string {
-  const buf = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function randomAlnum(len: number): string {
-  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-  const buf = crypto.getRandomValues(new Uint8Array(len));
-  return Array.from(buf, (b) => alphabet[b % alphabet.length]).join("");
 }
 
 function anthropicErrorType(status: number): string {
@@ -309,36 +318,12 @@ function anthropicError(status: number, message: string): Response {
   });
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function headersOf(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
   req.headers.forEach((value, name) => {
     out[name.toLowerCase()] = value;
   });
   return out;
-}
-
-/**
- * Waits `ms` (Infinity = forever) unless one of the signals aborts first; resolves true only when
- * the full time elapsed. Listeners and the timer are always removed so tests see no leaks.
- */
-function wait(ms: number, signals: AbortSignal[]): Promise<boolean> {
-  if (signals.some((s) => s.aborted)) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const finish = (completed: boolean) => {
-      if (timer !== undefined) clearTimeout(timer);
-      for (const s of signals) s.removeEventListener("abort", onAbort);
-      resolve(completed);
-    };
-    const onAbort = () => finish(false);
-    for (const s of signals) s.addEventListener("abort", onAbort, { once: true });
-    if (Number.isFinite(ms)) timer = setTimeout(() => finish(true), ms);
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,16 +494,6 @@ function outputTokensOf(blocks: ContentBlock[]): number {
   return estimateTokens(chars);
 }
 
-/** Splits text into up to three deltas, on code points so no surrogate pair is torn apart. */
-function splitDeltas(text: string): string[] {
-  const chars = Array.from(text);
-  const n = Math.min(3, chars.length);
-  const size = Math.ceil(chars.length / n);
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
-  return out;
-}
-
 function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
@@ -531,6 +506,7 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
   const version = opts.version ?? DEFAULT_VERSION;
   let entries = buildEntries(opts.models ?? DEFAULT_EMULATED_MODELS, Date.now());
   let script = opts.script;
+  let chatScript = opts.chatScript;
   const requests: RecordedRequest[] = [];
   // Aborted by close(): releases every delayed, hanging or streaming response.
   const closing = new AbortController();
@@ -540,6 +516,19 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
     const key = matchKey(name);
     return entries.find((e) => e.key === key);
   };
+
+  const handleChat = createChatCompletions({
+    findModel: (name) => {
+      const e = findModel(name);
+      return e && {
+        fullName: fullName(name),
+        capabilities: e.capabilities,
+        retiredText: e.spec.retiredText,
+      };
+    },
+    script: () => chatScript,
+    closing: closing.signal,
+  });
 
   const tagsEntry = (e: ModelEntry) => ({
     name: e.display,
@@ -662,7 +651,7 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
           index,
           content_block: { type: "text", text: "" },
         }));
-        for (const piece of splitDeltas(b.text)) {
+        for (const piece of splitText(b.text, 3)) {
           frames.push(frame("content_block_delta", {
             type: "content_block_delta",
             index,
@@ -765,6 +754,8 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
           : notFound();
       case "/v1/messages":
         return req.method === "POST" ? await handleMessages(req, rec) : notFound();
+      case "/v1/chat/completions":
+        return req.method === "POST" ? await handleChat(req, rec) : notFound();
       default:
         return notFound(head);
     }
@@ -822,11 +813,16 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
       requests,
       messageRequests: () =>
         requests.filter((r) => r.method === "POST" && r.path === "/v1/messages"),
+      chatRequests: () =>
+        requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions"),
       setModels: (models) => {
         entries = buildEntries(models, Date.now());
       },
       setScript: (fn) => {
         script = fn;
+      },
+      setChatScript: (fn) => {
+        chatScript = fn;
       },
       close: () => {
         closed ??= (async () => {
