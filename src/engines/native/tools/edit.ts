@@ -1,0 +1,112 @@
+import { stat } from "node:fs/promises";
+import { confinePath } from "./confine.ts";
+import { guard, optionalBool, requireString, ToolFailure } from "./fields.ts";
+import { loadFile, sizeLimitText } from "./file_io.ts";
+import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
+import { writeConfined } from "./write.ts";
+
+/** Non-overlapping occurrences of `needle` (not empty) in `text`. */
+export function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) {
+    count++;
+  }
+  return count;
+}
+
+function lineOf(text: string, index: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
+
+async function exists(real: string): Promise<boolean> {
+  try {
+    await stat(real);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const filePath = requireString(input, "file_path");
+  let oldString = requireString(input, "old_string", true);
+  let newString = requireString(input, "new_string", true);
+  const replaceAll = optionalBool(input, "replace_all") ?? false;
+  if (oldString === newString) {
+    throw new ToolFailure("Refused: old_string and new_string are the same; nothing to change");
+  }
+  const real = await confinePath(filePath, ctx, "write");
+
+  // As Claude Code's Edit: an empty old_string creates a file that does not exist yet.
+  if (oldString === "") {
+    if (await exists(real)) {
+      throw new ToolFailure(
+        `Cannot edit "${filePath}": old_string is empty but the file exists; ` +
+          "give the text to replace, or use Write",
+      );
+    }
+    await writeConfined(real, filePath, newString);
+    ctx.fileChanged(real);
+    return { text: `Created "${filePath}"` };
+  }
+
+  const file = await loadFile(real, filePath, "edit");
+  if (file.kind === "binary") {
+    throw new ToolFailure(`Cannot edit "${filePath}": binary file, ${file.bytes} bytes`);
+  }
+  const text = file.text;
+  let count = countOccurrences(text, oldString);
+  // A model writes "\n"; a file from Windows has "\r\n". Match it the file's way.
+  if (count === 0 && text.includes("\r\n") && oldString.includes("\n")) {
+    const crlf = (s: string) => s.replace(/\r?\n/g, "\r\n");
+    const n = countOccurrences(text, crlf(oldString));
+    if (n > 0) {
+      [oldString, newString, count] = [crlf(oldString), crlf(newString), n];
+    }
+  }
+  if (count === 0) {
+    throw new ToolFailure(
+      `old_string not found in "${filePath}"; check whitespace and indentation, ` +
+        "or Read the file again",
+    );
+  }
+  if (count > 1 && !replaceAll) {
+    throw new ToolFailure(
+      `old_string found ${count} times in "${filePath}"; add context or use replace_all`,
+    );
+  }
+  const first = text.indexOf(oldString);
+  const updated = replaceAll
+    ? text.split(oldString).join(newString)
+    : text.slice(0, first) + newString + text.slice(first + oldString.length);
+  const bytes = new TextEncoder().encode(updated).length;
+  if (bytes > MAX_FILE_BYTES) {
+    throw new ToolFailure(
+      `Refused to edit "${filePath}": the result would be ${bytes} bytes, over ${sizeLimitText()}`,
+    );
+  }
+  await writeConfined(real, filePath, updated);
+  ctx.fileChanged(real);
+  const what = count === 1 ? `1 occurrence at line ${lineOf(text, first)}` : `${count} occurrences`;
+  return { text: `Edited "${filePath}": replaced ${what}` };
+}
+
+export const editTool: NativeTool = {
+  name: "Edit",
+  readOnly: false,
+  description: "Replace old_string with new_string in a file; old_string must be unique " +
+    "unless replace_all.",
+  parameters: {
+    type: "object",
+    properties: {
+      file_path: { type: "string" },
+      old_string: { type: "string" },
+      new_string: { type: "string" },
+      replace_all: { type: "boolean" },
+    },
+    required: ["file_path", "old_string", "new_string"],
+  },
+  run: (input, ctx) => guard("Edit", () => run(input, ctx)),
+};
