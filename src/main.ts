@@ -49,6 +49,8 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// The entry for `deno run` and `deno compile`. Node 20 has no import.meta.main, so the Node
+// bundle starts from src/node_main.ts, which calls main() itself.
 if (import.meta.main) {
   const code = await main(process.argv.slice(2));
   process.exitCode = code;

@@ -1,7 +1,8 @@
 /**
  * Drives the real server over stdio with the MCP SDK's own Client, as Claude Code would,
  * in a private HOME and state dir. The server command is `deno run src/main.ts serve` unless
- * OLLAMA_DELEGATE_TEST_SERVER names another (e.g. the Node bundle).
+ * OLLAMA_DELEGATE_TEST_SERVER names another (e.g. the Node bundle): a JSON array of argv, or
+ * a string split on spaces.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -34,11 +35,23 @@ function realDenoDir(): string {
   return denoDir;
 }
 
+const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
+
 /** The command line that starts our server. */
 export function serverCommand(): { command: string; args: string[] } {
-  const custom = process.env.OLLAMA_DELEGATE_TEST_SERVER;
+  const custom = process.env[SERVER_VAR];
   if (custom) {
-    const [command, ...args] = custom.split(" ");
+    // A JSON array keeps paths with spaces intact (scripts/test.ts writes one); a plain
+    // string is split on spaces, for quick use by hand.
+    const argv: unknown = custom.trimStart().startsWith("[")
+      ? JSON.parse(custom)
+      : custom.split(" ");
+    if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === "string")) {
+      throw new TypeError(
+        `Cannot start the test server: ${SERVER_VAR} is not an argv ("${custom}")`,
+      );
+    }
+    const [command, ...args] = argv as string[];
     return { command: command!, args };
   }
   return {

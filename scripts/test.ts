@@ -1,0 +1,98 @@
+/**
+ * The whole test suite, in two passes over the same end-to-end tests:
+ *   1. deno: every test under tests/ on Deno; the e2e server runs as `deno run` with exactly
+ *      the permissions baked into the release binaries (scripts/compile.ts).
+ *   2. node: builds dist/node/ollama-delegate.mjs, smoke-tests it, then runs tests/e2e/
+ *      against `node dist/node/ollama-delegate.mjs`, with no Deno global in the server.
+ *
+ * The e2e suite needs Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere it is left
+ * out with a notice, and the rest still runs. `deno task test` calls this after
+ * scripts/ensure_test_tools.ts.
+ *
+ * Run: deno run -A scripts/test.ts [--pass deno|node]... [-- <deno test args>]
+ */
+import { spawnSync } from "node:child_process";
+import { platform } from "node:os";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildNode, NODE_BUNDLE } from "./build_node.ts";
+import { COMPILE_PERMISSIONS } from "./compile.ts";
+import { smoke } from "./smoke_binary.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const PASSES = ["deno", "node"] as const;
+type Pass = typeof PASSES[number];
+
+/** The variable tests/support/harness.ts reads: a JSON array is the server's argv. */
+const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
+
+function denoTest(paths: string[], extra: string[], env: Record<string, string>): void {
+  const args = ["test", "-A", "--parallel", ...extra, ...paths];
+  console.error(`\n$ deno ${args.join(" ")}`);
+  const r = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    stdio: "inherit",
+    env: { ...process.env, ...env },
+  });
+  if (r.status !== 0) throw new Error(`deno test ${paths.join(" ")} failed (${r.status})`);
+}
+
+async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void> {
+  if (pass === "deno") {
+    const server = [
+      "deno",
+      "run",
+      ...COMPILE_PERMISSIONS,
+      "--no-prompt",
+      "--config",
+      join(ROOT, "deno.json"),
+      join(ROOT, "src", "main.ts"),
+      "serve",
+    ];
+    const ignore = e2e ? [] : ["--ignore=tests/e2e/"];
+    denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
+    return;
+  }
+  buildNode();
+  // Started as a program where that works, so the shebang and the execute bit are tested too.
+  const [command, ...args] = platform() === "win32" ? ["node", NODE_BUNDLE] : [NODE_BUNDLE];
+  console.error(`\n$ smoke test: ${[command, ...args].join(" ")}`);
+  await smoke(command!, args);
+  if (e2e) {
+    denoTest(["tests/e2e/"], extra, { [SERVER_VAR]: JSON.stringify(["node", NODE_BUNDLE]) });
+  }
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    options: { pass: { type: "string", multiple: true } },
+    allowPositionals: true,
+  });
+  const passes = (values.pass ?? [...PASSES]) as Pass[];
+  const bad = passes.find((p) => !(PASSES as readonly string[]).includes(p));
+  if (bad) {
+    console.error(`test: unknown pass "${bad}" (use ${PASSES.join(" or ")})`);
+    process.exit(2);
+  }
+  const e2e = platform() === "linux";
+  if (!e2e) {
+    console.error(
+      `test: tests/e2e/ needs Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
+        `running everything else on ${platform()}`,
+    );
+  }
+  const times: string[] = [];
+  try {
+    for (const pass of passes) {
+      const t0 = performance.now();
+      await runPass(pass, positionals, e2e);
+      times.push(`${pass} ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    }
+    console.error(`\ntest: all passes ok (${times.join(", ")})`);
+  } catch (e) {
+    console.error(`\ntest: ${(e as Error).message}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * The entry of the Node bundle (`deno task build:node`). It runs `main` unconditionally
+ * because Node before 24.2 has no `import.meta.main`; `deno bundle` rewrites that flag to
+ * `false` in every module but the entry, so src/main.ts's own guard stays quiet here.
+ */
+import process from "node:process";
+import { main } from "./main.ts";
+
+process.exitCode = await main(process.argv.slice(2));
