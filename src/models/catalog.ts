@@ -77,7 +77,10 @@ export class ModelCatalog {
    * The model a new job runs on, after every check: allowlist, retirement, Ollama's list
    * and tool support. Throws a DelegateError that says what to do instead.
    */
-  async resolve(requested: string | undefined): Promise<string> {
+  async resolve(
+    requested: string | undefined,
+    options: { needsTools?: boolean } = {},
+  ): Promise<string> {
     const { models } = await this.#fetch();
     const model = requested?.trim() || this.policy.defaultModel || this.#pickDefault(models);
     if (!this.isAllowed(model)) {
@@ -104,11 +107,12 @@ export class ModelCatalog {
       );
     }
     const capabilities = listed?.capabilities ?? (await this.#showCapabilities(model));
-    if (capabilities && !capabilities.includes("tools")) {
+    if (options.needsTools !== false && capabilities && !capabilities.includes("tools")) {
       throw new DelegateError(
         `Cannot start job: model "${model}" does not support tools (Ollama lists ` +
-          `${capabilities.join(", ") || "no capabilities"}), and Claude Code needs them. Pick a ` +
-          `model with the tools capability; see ollama_models`,
+          `${capabilities.join(", ") || "no capabilities"}), and a delegate that uses tools needs ` +
+          `them. Pick a model with the tools capability (see ollama_models), or, on the native ` +
+          `engine, make it a one-shot with allowed_tools: []`,
       );
     }
     return listed?.name ?? model;

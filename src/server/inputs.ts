@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { DelegateError } from "../errors.ts";
-import { PERMISSION_MODES } from "../settings/fields.ts";
+import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
@@ -36,6 +36,13 @@ export const shapes = {
       .max(1000, "max_turns must be at most 1000").optional(),
     add_dirs: z.array(z.string().min(1)).max(50).optional().describe(
       "Extra directories the delegate may use",
+    ),
+    engine: z.enum(ENGINES).optional().describe(
+      "claude (Claude Code) or native (lean loop for small local models)",
+    ),
+    backend: z.string().min(1).max(64).optional().describe("native: a configured backend"),
+    files: z.array(z.string().min(1)).max(200).optional().describe(
+      "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
     wait_seconds: waitSeconds,
   },
@@ -136,5 +143,28 @@ export async function existingDir(path: string, base: string, what: string): Pro
 export async function existingDirs(paths: readonly string[], base: string): Promise<string[]> {
   const out: string[] = [];
   for (const path of paths) out.push(await existingDir(path, base, "add_dirs entry"));
+  return out;
+}
+
+/** Resolves `files` entries against `base` and checks each is a readable file. */
+export async function existingFiles(paths: readonly string[], base: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of paths) {
+    const full = resolve(base, path);
+    let isFile = false;
+    try {
+      isFile = (await stat(full)).isFile();
+    } catch (e) {
+      throw new DelegateError(
+        `Cannot use file "${full}": ${
+          (e as NodeJS.ErrnoException).code === "ENOENT"
+            ? "it does not exist"
+            : (e as Error).message
+        }`,
+      );
+    }
+    if (!isFile) throw new DelegateError(`Cannot use file "${full}": it is not a regular file`);
+    out.push(full);
+  }
   return out;
 }

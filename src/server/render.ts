@@ -28,6 +28,9 @@ export function summary(view: JobView, now = Date.now()): string {
         : r.state,
     ),
     line("model:", r.model),
+    ...(r.engine === "native"
+      ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
+      : []),
     line("cwd:", r.cwd),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
   ];
@@ -59,8 +62,41 @@ export function summary(view: JobView, now = Date.now()): string {
       lines.push(line("exit:", `code ${r.exitCode}`));
     }
   }
+  if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
+  if (r.changedFiles && r.changedFiles.length > 0) {
+    const shown = r.changedFiles.slice(0, 10).map((f) => relativeTo(f, r.cwd));
+    const more = r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : "";
+    lines.push(line("files:", `${r.changedFiles.length} changed: ${shown.join(", ")}${more}`));
+  }
   if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
   return lines.join("\n");
+}
+
+/**
+ * What the server saw the commands do, apart from what the model says:
+ * `3 run, 1 failed (exit 2: npm test)`.
+ */
+export function commandsText(commands: NonNullable<JobRecord["commands"]>): string {
+  const refused = commands.filter((c) => c.refused);
+  const ran = commands.filter((c) => !c.refused);
+  const failed = ran.filter((c) => c.exitCode !== 0);
+  const parts = [`${ran.length} run`];
+  if (failed.length > 0) {
+    const shown = failed.slice(0, 3).map((c) =>
+      `${c.exitCode === null ? `signal ${c.signal ?? "?"}` : `exit ${c.exitCode}`}: ${
+        cut(c.command, 60)
+      }`
+    );
+    parts.push(
+      `${failed.length} failed (${shown.join("; ")}${failed.length > 3 ? "; ..." : ""})`,
+    );
+  }
+  if (refused.length > 0) parts.push(`${refused.length} refused`);
+  return parts.join(", ");
+}
+
+function relativeTo(path: string, cwd: string): string {
+  return path.startsWith(cwd + "/") ? path.slice(cwd.length + 1) : path;
 }
 
 function permissionText(r: JobRecord): string {

@@ -3,6 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { OllamaClient } from "../backends/ollama.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
+import { NativeEngine } from "../engines/native/run.ts";
 import { JobManager } from "../jobs/manager.ts";
 import { JobStore } from "../jobs/store.ts";
 import { ModelCatalog } from "../models/catalog.ts";
@@ -43,9 +44,20 @@ export async function serve(): Promise<number> {
     baseUrl: s.baseUrl,
     parentEnv: env,
   });
-  const manager = new JobManager(store, { claude: engine }, {
+  const native = new NativeEngine({
+    baseUrl: s.baseUrl,
+    backends: s.backends,
+    sandbox: s.sandbox,
+    parentEnv: env,
+  });
+  const backendLimits: Record<string, number> = {};
+  for (const [name, spec] of Object.entries(s.backends)) {
+    if (spec.maxConcurrent !== undefined) backendLimits[name] = spec.maxConcurrent;
+  }
+  const manager = new JobManager(store, { claude: engine, native }, {
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
+    backendLimits,
     log,
     onFinished: async (record, outcome) => {
       const retiredText = outcome.apiErrorStatus === 410 ||
@@ -67,6 +79,7 @@ export async function serve(): Promise<number> {
     serverCwd,
     delegateEnv: (model) => engine.childEnv(model),
     claudeBinary: () => engine.resolveBinary(serverCwd),
+    native,
   });
 
   const transport = new StdioServerTransport();

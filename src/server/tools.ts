@@ -2,13 +2,14 @@ import { join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { errorMessage, isDelegateError } from "../errors.ts";
+import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
 import type { JobManager, JobView } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
+import { DEFAULT_BACKEND, type NativeEngine } from "../engines/native/run.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
 import { descriptions } from "./descriptions.ts";
-import { existingDir, existingDirs, readPrompt, shapes } from "./inputs.ts";
+import { existingDir, existingDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
@@ -21,6 +22,7 @@ export interface ToolDeps {
   /** What `ollama_models` shows about delegates: their env and binary. */
   delegateEnv: (model: string) => Record<string, string>;
   claudeBinary: () => string | undefined;
+  native: NativeEngine;
 }
 
 type ArgsOf<K extends keyof typeof shapes> = z.infer<z.ZodObject<(typeof shapes)[K]>>;
@@ -143,11 +145,14 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       const prompt = await readPrompt(args, deps.serverCwd);
       const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
       const addDirs = await existingDirs(args.add_dirs ?? [], cwd);
-      const model = await deps.catalog.resolve(args.model);
+      const engine = args.engine ?? s.defaultEngine;
+      const target = await chooseModel(deps, engine, args);
+      const files = args.files ? await existingFiles(args.files, cwd) : undefined;
       const view = await deps.manager.start({
         prompt,
-        engine: "claude",
-        model,
+        engine,
+        ...(target.backend !== undefined ? { backend: target.backend } : {}),
+        model: target.model,
         cwd,
         options: {
           permissionMode: args.permission_mode ?? s.defaultPermissionMode,
@@ -158,6 +163,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
             : {}),
           ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
           addDirs,
+          ...(files ? { files } : {}),
         },
       });
       return await replyAfterWait(view, args.wait_seconds, extra, "Delegated task started.\n");
@@ -278,4 +284,52 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       );
     }),
   );
+}
+
+/**
+ * The engine, backend and model of a new job, after every policy check. The allowlist
+ * binds every backend; a model on the default Ollama must also be listed there and, unless
+ * the job is a one-shot without tools, support tools.
+ */
+async function chooseModel(
+  deps: ToolDeps,
+  engine: "claude" | "native",
+  args: ArgsOf<"start">,
+): Promise<{ model: string; backend?: string }> {
+  const s = deps.resolved.settings;
+  if (engine === "claude") {
+    if (args.backend !== undefined || args.files !== undefined) {
+      throw new DelegateError(
+        `Cannot start job: ${
+          args.backend !== undefined ? "backend" : "files"
+        } needs engine "native"; the claude engine always uses the Ollama at ${s.baseUrl}`,
+      );
+    }
+    return { model: await deps.catalog.resolve(args.model) };
+  }
+  const oneShot = args.allowed_tools !== undefined && args.allowed_tools.length === 0;
+  const backend = deps.native.backend(args.backend);
+  if (!backend) {
+    throw new DelegateError(
+      `Cannot start job: there is no backend "${args.backend}". Configured: ${
+        deps.native.backendNames().join(", ")
+      }. Backends are the user's settings (ollama-delegate config --backend name=url)`,
+    );
+  }
+  if (backend.name === DEFAULT_BACKEND && args.backend === undefined) {
+    return { model: await deps.catalog.resolve(args.model, { needsTools: !oneShot }) };
+  }
+  const model = args.model?.trim() || s.defaultModel;
+  if (!model) {
+    throw new DelegateError(
+      `Cannot start job: name a model for backend "${backend.name}" (there is no default model)`,
+    );
+  }
+  if (!deps.catalog.isAllowed(model)) {
+    throw new DelegateError(
+      `Cannot start job: model "${model}" is not in the allowed list ` +
+        `(${s.allowedModels.join(", ")}). Only the user can change the list, from a terminal`,
+    );
+  }
+  return { model, backend: backend.name };
 }

@@ -1,0 +1,140 @@
+/**
+ * One-shot with files (seeds 003/004 `delegate_task`): the server reads the files and
+ * puts them in the prompt, so their bytes never pass through the orchestrator's context.
+ * Nothing is cut silently: a file that does not fit or is binary is left out and named.
+ */
+import { open, stat } from "node:fs/promises";
+import { DelegateError } from "../../errors.ts";
+import { confinePath, displayPath } from "./tools/confine.ts";
+import { MAX_FILE_BYTES } from "./tools/types.ts";
+import { estimateTokens } from "./prompt.ts";
+
+/** Token budget for inlined files when the model's context length is unknown. */
+export const DEFAULT_FILES_BUDGET = 100_000;
+/** Tokens kept free for the system prompt and the answer. */
+const RESERVE_TOKENS = 4096;
+
+export interface Inlined {
+  /** The user message: the prompt followed by the files. */
+  message: string;
+  included: Array<{ path: string; tokens: number }>;
+  skipped: Array<{ path: string; reason: string }>;
+  fileTokens: number;
+}
+
+export async function inlineFiles(options: {
+  prompt: string;
+  files: readonly string[];
+  cwd: string;
+  roots: readonly string[];
+  /** The model's context length, when the backend told us. */
+  contextTokens?: number;
+  model: string;
+}): Promise<Inlined> {
+  const budget = options.contextTokens !== undefined
+    ? Math.max(0, options.contextTokens - RESERVE_TOKENS - estimateTokens(options.prompt.length))
+    : DEFAULT_FILES_BUDGET;
+  const included: Inlined["included"] = [];
+  const skipped: Inlined["skipped"] = [];
+  const parts: string[] = [];
+  let used = 0;
+  for (const file of options.files) {
+    let real: string;
+    try {
+      real = await confinePath(file, { cwd: options.cwd, roots: options.roots }, "read");
+    } catch (e) {
+      skipped.push({ path: file, reason: (e as Error).message });
+      continue;
+    }
+    const shown = displayPath(real, options.cwd);
+    let text: string;
+    try {
+      const info = await stat(real);
+      if (!info.isFile()) {
+        skipped.push({ path: shown, reason: "not a regular file" });
+        continue;
+      }
+      if (info.size > MAX_FILE_BYTES) {
+        skipped.push({ path: shown, reason: `${info.size} bytes, over the 8 MiB limit` });
+        continue;
+      }
+      const bytes = await readAll(real, info.size);
+      if (isBinary(bytes)) {
+        skipped.push({ path: shown, reason: `binary (${info.size} bytes)` });
+        continue;
+      }
+      text = new TextDecoder().decode(bytes);
+    } catch (e) {
+      skipped.push({ path: shown, reason: (e as Error).message });
+      continue;
+    }
+    const tokens = estimateTokens(text.length + shown.length + 32);
+    if (tokens > budget) {
+      skipped.push({ path: shown, reason: `about ${tokens} tokens, over the budget of ${budget}` });
+      continue;
+    }
+    if (used + tokens > budget) {
+      if (options.contextTokens !== undefined) {
+        throw new DelegateError(
+          `Cannot run the one-shot: the files need about ${used + tokens}+ tokens and the prompt ` +
+            `about ${estimateTokens(options.prompt.length)}, but "${options.model}" has a ` +
+            `context of ${options.contextTokens} tokens (${RESERVE_TOKENS} kept for the answer). ` +
+            `Pass fewer files, or use a model with a longer context`,
+        );
+      }
+      skipped.push({
+        path: shown,
+        reason: `about ${tokens} tokens, over the remaining budget of ${budget - used}`,
+      });
+      continue;
+    }
+    used += tokens;
+    included.push({ path: shown, tokens });
+    parts.push(`<file path="${shown}">\n${text}${text.endsWith("\n") ? "" : "\n"}</file>`);
+  }
+  if (options.files.length > 0 && included.length === 0) {
+    throw new DelegateError(
+      `Cannot run the one-shot: none of the files could be inlined (${
+        skipped.map((s) => `${s.path}: ${s.reason}`).join("; ")
+      })`,
+    );
+  }
+  const note = skipped.length > 0
+    ? `\n\nNot included (${skipped.length}): ${
+      skipped.map((s) => `${s.path} (${s.reason})`).join("; ")
+    }`
+    : "";
+  return {
+    message: `${options.prompt}\n\nFiles (${included.length}):\n${parts.join("\n")}${note}`,
+    included,
+    skipped,
+    fileTokens: used,
+  };
+}
+
+async function readAll(path: string, size: number): Promise<Uint8Array> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = new Uint8Array(size);
+    let offset = 0;
+    while (offset < size) {
+      const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
+      if (bytesRead === 0) break;
+      offset += bytesRead;
+    }
+    return buffer.subarray(0, offset);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A NUL byte in the first 8 KiB, or text that is not UTF-8, means binary. */
+function isBinary(bytes: Uint8Array): boolean {
+  if (bytes.subarray(0, 8192).includes(0)) return true;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,446 @@
+/**
+ * The native engine: turns run in-process as our own agent loop over an OpenAI-compatible
+ * endpoint. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
+ * follow-up resumes it, also after a restart) and `transcript.jsonl` (what was done).
+ */
+import { appendFile, readFile, realpath, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { OllamaClient } from "../../backends/ollama.ts";
+import {
+  ChatClient,
+  type ChatClientOptions,
+  ChatHttpError,
+  type ChatMessage,
+  ConnectionError,
+} from "../../backends/openai.ts";
+import { errorMessage } from "../../errors.ts";
+import type { BackendKind, BackendSpec } from "../../settings/fields.ts";
+import type {
+  Activity,
+  Engine,
+  RunningTurn,
+  TranscriptEntry,
+  TurnFacts,
+  TurnOutcome,
+  TurnSink,
+  TurnSpec,
+} from "../types.ts";
+import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
+import { DEFAULT_MAX_TURNS, describeCall, runLoop } from "./loop.ts";
+import { inlineFiles } from "./one_shot.ts";
+import { toolPolicy } from "./permissions.ts";
+import { systemPrompt } from "./prompt.ts";
+import { type SandboxMode, shellRunner } from "./sandbox.ts";
+import { bashTool } from "./tools/bash.ts";
+import { FILE_TOOLS } from "./tools/index.ts";
+import type { CommandRun } from "./tools/types.ts";
+
+export const MESSAGES_FILE = "messages.jsonl";
+export const TRANSCRIPT_FILE = "transcript.jsonl";
+/** The tail of a transcript read back for status; enough for 100 activities. */
+const TAIL_BYTES = 256 * 1024;
+
+export interface NativeEngineConfig {
+  /** The default backend: the Ollama at baseUrl. */
+  baseUrl: string;
+  backends: Record<string, BackendSpec>;
+  sandbox: SandboxMode;
+  /** The server's environment: API keys are read from here, by name, per backend. */
+  parentEnv: Record<string, string | undefined>;
+  /** Retry backoff, for tests and benchmarks. */
+  backoffMs?: ChatClientOptions["backoffMs"];
+}
+
+/** A backend with its key looked up. The key goes only to `url`. */
+export interface ResolvedBackend {
+  name: string;
+  url: string;
+  kind: BackendKind;
+  apiKeyEnv?: string;
+  apiKey?: string;
+}
+
+/** The name of the default backend in messages and records. */
+export const DEFAULT_BACKEND = "ollama";
+
+export class NativeEngine implements Engine {
+  readonly name = "native" as const;
+
+  constructor(private readonly config: NativeEngineConfig) {}
+
+  /** Resolves a backend by name; undefined = the Ollama at baseUrl. */
+  backend(name: string | undefined): ResolvedBackend | undefined {
+    if (name === undefined || name === DEFAULT_BACKEND && !this.config.backends[name]) {
+      return { name: DEFAULT_BACKEND, url: this.config.baseUrl, kind: "ollama" };
+    }
+    const spec = this.config.backends[name];
+    if (!spec) return undefined;
+    const apiKey = spec.apiKeyEnv ? this.config.parentEnv[spec.apiKeyEnv] : undefined;
+    return {
+      name,
+      url: spec.url,
+      kind: spec.kind,
+      ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+
+  /** Names of every backend a call may use. */
+  backendNames(): string[] {
+    const names = Object.keys(this.config.backends);
+    return names.includes(DEFAULT_BACKEND) ? names : [DEFAULT_BACKEND, ...names];
+  }
+
+  start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
+    const controller = new AbortController();
+    const done = this.#run(spec, sink, controller.signal).catch((e): TurnOutcome =>
+      failed(`Cannot run job: ${errorMessage(e)}`)
+    );
+    return Promise.resolve({
+      done,
+      async stop() {
+        controller.abort();
+        await done;
+      },
+    });
+  }
+
+  async #run(spec: TurnSpec, sink: TurnSink, signal: AbortSignal): Promise<TurnOutcome> {
+    const started = performance.now();
+    const backend = this.backend(spec.backend);
+    if (!backend) {
+      return failed(
+        `Cannot run job: there is no backend "${spec.backend}" (configured: ${
+          this.backendNames().join(", ")
+        })`,
+      );
+    }
+    if (backend.apiKeyEnv && !backend.apiKey) {
+      return failed(
+        `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
+          `which is not set in the server's environment. Set it where the MCP server is ` +
+          `started (e.g. claude mcp add ... -e ${backend.apiKeyEnv}=...)`,
+      );
+    }
+    const cwd = await realpath(spec.cwd);
+    const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
+    const runner = shellRunner(this.config.sandbox);
+    const policy = toolPolicy(
+      [...FILE_TOOLS, bashTool(runner)],
+      spec.options.permissionMode,
+      spec.options.allowedTools,
+      spec.options.disallowedTools,
+    );
+    const prompt = await readFile(spec.promptPath, "utf8");
+
+    let userText = prompt;
+    if (spec.options.files && spec.options.files.length > 0) {
+      const contextTokens = backend.kind === "ollama"
+        ? (await new OllamaClient(backend.url).show(spec.model).catch(() => undefined))
+          ?.contextLength
+        : undefined;
+      const inlined = await inlineFiles({
+        prompt,
+        files: spec.options.files,
+        cwd,
+        roots,
+        model: spec.model,
+        ...(contextTokens !== undefined ? { contextTokens } : {}),
+      });
+      userText = inlined.message;
+      sink.activity({
+        kind: "tool",
+        name: "files",
+        detail: `${inlined.included.length} inlined (~${inlined.fileTokens} tokens)` +
+          (inlined.skipped.length > 0
+            ? `, ${inlined.skipped.length} skipped: ${
+              inlined.skipped.map((s) => `${s.path} (${s.reason})`).join("; ")
+            }`
+            : ""),
+      });
+    }
+
+    const history = spec.previousDir ? await readHistory(spec.previousDir) : [];
+    const messages: ChatMessage[] = history.length > 0 ? history : [{
+      role: "system",
+      content: systemPrompt({
+        cwd,
+        tools: policy.tools,
+        ...(spec.options.appendSystemPrompt ? { append: spec.options.appendSystemPrompt } : {}),
+      }),
+    }];
+    messages.push({ role: "user", content: userText });
+
+    const writer = new JsonlWriter(join(spec.dir, MESSAGES_FILE));
+    const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
+    await writeFile(join(spec.dir, MESSAGES_FILE), messages.map(line).join(""), { mode: 0o600 });
+    sink.sessionStarted({ permissionMode: spec.options.permissionMode, model: spec.model });
+
+    const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
+    let before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
+    const client = new ChatClient({
+      baseUrl: backend.url,
+      label: backend.name === DEFAULT_BACKEND
+        ? `Ollama (${backend.url})`
+        : `backend "${backend.name}"`,
+      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+      ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
+      onRetry: ({ attempt, waitMs, reason }) =>
+        sink.activity({
+          kind: "error",
+          text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
+        }),
+    });
+    const commands: CommandRun[] = [];
+    let outcome: TurnOutcome;
+    try {
+      const result = await runLoop(messages, {
+        client,
+        model: spec.model,
+        policy,
+        ctx: {
+          cwd,
+          roots,
+          signal,
+          fileChanged: (path) => sink.fileChanged?.(path),
+          commandRun: (run) => {
+            commands.push(run);
+            sink.commandRun?.(run);
+          },
+        },
+        maxTurns: spec.options.maxTurns ?? DEFAULT_MAX_TURNS,
+        signal,
+        activity: (a) => sink.activity(a),
+        toolCall: () => sink.toolCall(),
+        transcript: (entry) => transcript.push(entry),
+        remember: (added) => {
+          for (const m of added) writer.push(m);
+        },
+      });
+      outcome = {
+        ok: result.ok,
+        resultText: result.text,
+        ...(result.errorText ? { errorText: result.errorText } : {}),
+        usage: {
+          inputTokens: result.inputTokens,
+          outputTokens: result.outputTokens,
+          cacheReadTokens: 0,
+          cacheCreationTokens: 0,
+          numTurns: result.turns,
+          durationMs: Math.round(performance.now() - started),
+        },
+        exitCode: null,
+        signal: null,
+        permissionDenials: result.denials,
+      };
+    } catch (e) {
+      outcome = signal.aborted
+        ? failed("Stopped before the model answered")
+        : failed(endpointError(e, backend, spec.model), statusOf(e));
+    }
+    if (before) {
+      const after = await snapshot(roots);
+      for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
+      before = undefined;
+    }
+    await Promise.all([writer.flush(), transcript.flush()]);
+    return outcome;
+  }
+
+  async recentActivity(dir: string, limit: number): Promise<Activity[]> {
+    const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
+    return entries.flatMap(activityOf).slice(-limit);
+  }
+
+  async facts(dir: string): Promise<TurnFacts> {
+    const entries = await readTail(join(dir, TRANSCRIPT_FILE), Number.MAX_SAFE_INTEGER);
+    let started = false;
+    try {
+      await readFile(join(dir, MESSAGES_FILE));
+      started = true;
+    } catch {
+      // Never got as far as the first request.
+    }
+    return {
+      toolCalls: entries.filter((e) => e.kind === "tool_call").length,
+      sessionCreated: started,
+    };
+  }
+}
+
+function activityOf(entry: TranscriptEntry): Activity[] {
+  switch (entry.kind) {
+    case "text":
+      return entry.text.trim() ? [{ kind: "text", text: entry.text.trim() }] : [];
+    case "tool_call":
+      return [{
+        kind: "tool",
+        name: entry.name,
+        detail: typeof entry.input === "object" && entry.input !== null
+          ? describeCall(entry.name, entry.input as Record<string, unknown>)
+          : "",
+      }];
+    case "tool_result":
+      return entry.isError
+        ? [{ kind: "error", text: `${entry.name ?? "tool"}: ${entry.text}` }]
+        : [];
+  }
+}
+
+/** The conversation a follow-up continues: the previous turn's messages, checked. */
+async function readHistory(dir: string): Promise<ChatMessage[]> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, MESSAGES_FILE), "utf8");
+  } catch {
+    return [];
+  }
+  const out: ChatMessage[] = [];
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") continue;
+    try {
+      const m = JSON.parse(raw) as ChatMessage;
+      if (m && typeof m === "object" && typeof m.role === "string") out.push(m);
+    } catch {
+      // A line cut by a crash mid-write: the rest is still a valid history.
+    }
+  }
+  return dropDanglingToolCalls(out);
+}
+
+/**
+ * A turn stopped between a model's tool calls and their results leaves calls without
+ * answers, which servers refuse; such a trailing assistant message is answered here.
+ */
+function dropDanglingToolCalls(messages: ChatMessage[]): ChatMessage[] {
+  const answered = new Set(
+    messages.filter((m) => m.role === "tool").map((m) =>
+      (m as { tool_call_id: string }).tool_call_id
+    ),
+  );
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    out.push(m);
+    if (m.role !== "assistant" || !m.tool_calls) continue;
+    for (const call of m.tool_calls) {
+      if (!answered.has(call.id)) {
+        out.push({
+          role: "tool",
+          tool_call_id: call.id,
+          name: call.function.name,
+          content: "Not run: the job was stopped",
+        });
+        answered.add(call.id);
+      }
+    }
+  }
+  return out;
+}
+
+async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
+  let text: string;
+  try {
+    const buffer = await readFile(path);
+    const start = Math.max(0, buffer.length - maxBytes);
+    text = new TextDecoder().decode(buffer.subarray(start));
+    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+  } catch {
+    return [];
+  }
+  const out: TranscriptEntry[] = [];
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") continue;
+    try {
+      out.push(JSON.parse(raw) as TranscriptEntry);
+    } catch {
+      // Skip a torn line.
+    }
+  }
+  return out;
+}
+
+const line = (value: unknown) => JSON.stringify(value) + "\n";
+
+/** Appends JSON lines in order without making the loop wait for the disk. */
+class JsonlWriter {
+  #queue: Promise<void> = Promise.resolve();
+  #pending: string[] = [];
+
+  constructor(readonly path: string) {}
+
+  push(value: unknown): void {
+    this.#pending.push(line(value));
+    if (this.#pending.length > 1) return;
+    this.#queue = this.#queue.then(async () => {
+      const batch = this.#pending.join("");
+      this.#pending = [];
+      await appendFile(this.path, batch, { mode: 0o600 }).catch(() => {});
+    });
+  }
+
+  async flush(): Promise<void> {
+    await this.#queue;
+    if (this.#pending.length > 0) {
+      const batch = this.#pending.join("");
+      this.#pending = [];
+      await appendFile(this.path, batch, { mode: 0o600 }).catch(() => {});
+    }
+  }
+}
+
+function failed(errorText: string, apiErrorStatus?: number): TurnOutcome {
+  return {
+    ok: false,
+    resultText: "",
+    errorText,
+    exitCode: null,
+    signal: null,
+    permissionDenials: [],
+    ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
+  };
+}
+
+function statusOf(e: unknown): number | undefined {
+  return e instanceof ChatHttpError ? e.status : undefined;
+}
+
+/** An endpoint failure as a job error that names the backend and the model. */
+export function endpointError(e: unknown, backend: ResolvedBackend, model: string): string {
+  const where = backend.name === DEFAULT_BACKEND
+    ? `Ollama at ${backend.url}`
+    : `backend "${backend.name}" (${backend.url})`;
+  if (e instanceof ConnectionError) {
+    return `Cannot reach ${where}: ${e.reason}. ` +
+      (backend.kind === "ollama"
+        ? `Start it with "ollama serve" or the Ollama app`
+        : "Check that the server runs and the URL is right");
+  }
+  if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
+  const d = e.detail;
+  switch (e.status) {
+    case 404:
+      return `${where} has no model "${model}" (HTTP 404: ${d}). ` +
+        (backend.kind === "ollama" ? `Pull it with "ollama pull ${model}"` : "Check the model id") +
+        ", or pick one from ollama_models";
+    case 410:
+      return `Model "${model}" was retired (${where}, HTTP 410: ${d}). Pick another model`;
+    case 401:
+    case 403:
+      return `${where} refused the request for "${model}" (HTTP ${e.status}: ${d}). ` +
+        (backend.apiKeyEnv
+          ? `Check the API key in $${backend.apiKeyEnv}`
+          : backend.kind === "ollama"
+          ? `Cloud models need "ollama signin"`
+          : `It may need an API key: ollama-delegate config --backend ${backend.name}=<url> ` +
+            `--api-key-env <VAR>`);
+    case 400:
+      if (/does not support tools/i.test(d)) {
+        return `Model "${model}" on ${where} does not support tools (HTTP 400: ${d}). Use a ` +
+          `model with tool support, or make it a one-shot with allowed_tools: []`;
+      }
+      return `${where} rejected the request for "${model}" (HTTP 400: ${d})`;
+    default:
+      return `${where} failed for "${model}" (HTTP ${e.status}: ${d})` +
+        (e.status >= 500 || e.status === 429 ? " after 3 attempts" : "");
+  }
+}

@@ -1,0 +1,68 @@
+import { runShell, type ShellRunner } from "../sandbox.ts";
+import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_TIMEOUT_MS = 600_000;
+
+/**
+ * The shell tool. Every command is run by the server (in bubblewrap unless the user turned
+ * the sandbox off) and recorded with its real exit code, whatever the model says later.
+ */
+export function bashTool(runner: ShellRunner): NativeTool {
+  return {
+    name: "Bash",
+    readOnly: false,
+    description: "Run a shell command in the working directory (sandboxed: no network, " +
+      "only the project is writable). Returns exit code and output.",
+    parameters: {
+      type: "object",
+      properties: {
+        command: { type: "string" },
+        timeout: { type: "number", description: "ms, max 600000" },
+      },
+      required: ["command"],
+    },
+    async run(input, ctx): Promise<ToolResult> {
+      const command = input.command;
+      if (typeof command !== "string" || command.trim() === "") {
+        return { text: "Error: command must be a non-empty string", isError: true };
+      }
+      if (runner.kind === "refused") {
+        ctx.commandRun({ command, exitCode: null, durationMs: 0, refused: runner.reason });
+        return { text: runner.reason, isError: true };
+      }
+      const timeoutMs = typeof input.timeout === "number" && input.timeout > 0
+        ? Math.min(input.timeout, MAX_TIMEOUT_MS)
+        : DEFAULT_TIMEOUT_MS;
+      const result = await runShell(runner, {
+        command,
+        cwd: ctx.cwd,
+        writable: ctx.roots,
+        timeoutMs,
+        signal: ctx.signal,
+        keepChars: BASH_KEEP_CHARS,
+      });
+      ctx.commandRun({
+        command,
+        exitCode: result.exitCode,
+        signal: result.signal,
+        durationMs: result.durationMs,
+      });
+      const head = result.timedOut
+        ? `Timed out after ${timeoutMs / 1000}s and was killed`
+        : result.aborted
+        ? "Stopped: the job was cancelled"
+        : result.exitCode !== null
+        ? `exit code ${result.exitCode}`
+        : `killed by ${result.signal}`;
+      const cut = result.droppedChars > 0
+        ? `[output cut: the first ${result.droppedChars} chars were dropped; last ${BASH_KEEP_CHARS} kept]\n`
+        : "";
+      const output = result.output === "" ? "(no output)" : result.output;
+      return {
+        text: `${head} (${(result.durationMs / 1000).toFixed(1)}s)\n${cut}${output}`,
+        isError: result.exitCode !== 0,
+      };
+    },
+  };
+}
