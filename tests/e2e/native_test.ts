@@ -1,0 +1,521 @@
+/**
+ * The native engine end to end: the real server over stdio, the Ollama emulator's
+ * `/v1/chat/completions` scripting the model, and real bubblewrap running the commands.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { field, startServer, tempDir } from "../support/harness.ts";
+
+const native = { engine: "native", model: "qwen3:8b", wait_seconds: 60 };
+
+Deno.test("native: a Bash call writes a file in cwd; the server records the command and the file", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: "@bash echo made-by-native > out.txt && exit 0\nwrite the file",
+      cwd: work,
+    });
+    assert.equal(reply.isError, false, reply.text);
+    assert.equal(field(reply.text, "state"), "completed");
+    assert.equal(field(reply.text, "engine"), "native (backend ollama)");
+    assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "made-by-native\n");
+    assert.equal(field(reply.text, "tool calls"), "1");
+    assert.equal(field(reply.text, "commands"), "1 run");
+    assert.equal(field(reply.text, "files"), "1 changed: out.txt");
+    const id = field(reply.text, "job_id")!;
+    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
+    assert.equal(record.engine, "native");
+    assert.equal(record.commands[0].exitCode, 0);
+    const transcript = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8");
+    assert.match(transcript, /"kind":"tool_call".*"name":"Bash"/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: failing commands are reported apart from the model's answer", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: "@bash true\n@bash exit 2\n@reply all tests pass\nrun the tests",
+      cwd: tempDir("od-native-"),
+    });
+    assert.equal(field(reply.text, "state"), "completed");
+    assert.equal(field(reply.text, "commands"), "2 run, 1 failed (exit 2: exit 2)");
+    assert.match(reply.text, /--- output ---\nall tests pass/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: writes to ../x and through a symlink out of cwd are refused", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const root = tempDir("od-native-");
+    const work = join(root, "work");
+    const outside = join(root, "outside");
+    mkdirSync(work);
+    mkdirSync(outside);
+    symlinkSync(outside, join(work, "link"));
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: '@tool Write {"file_path":"../x","content":"escape"}\n' +
+        '@tool Write {"file_path":"link/y","content":"escape"}\n' +
+        '@tool Write {"file_path":"ok.txt","content":"fine"}\nwrite',
+      cwd: work,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(existsSync(join(root, "x")), false);
+    assert.equal(existsSync(join(outside, "y")), false);
+    assert.equal(readFileSync(join(work, "ok.txt"), "utf8"), "fine");
+    const id = field(reply.text, "job_id")!;
+    const transcript = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8")
+      .trim().split("\n").map((l) => JSON.parse(l));
+    const results = transcript.filter((e) => e.kind === "tool_result");
+    assert.equal(results.length, 3);
+    assert.equal(results[0].isError, true);
+    assert.match(results[0].text, /"\.\." segments are not allowed/);
+    assert.equal(results[1].isError, true);
+    assert.match(results[1].text, /outside the allowed directories/);
+    assert.equal(results[2].isError, false);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: the sandbox keeps /tmp and $HOME writes, the network and secrets away", async () => {
+  const emu = await startOllamaEmulator();
+  const secrets = {
+    OPENAI_API_KEY: "sk-poison-openai",
+    AWS_SECRET_ACCESS_KEY: "poison-aws",
+    AWS_ACCESS_KEY_ID: "poison-aws-id",
+    ANTHROPIC_API_KEY: "poison-anthropic",
+    ANTHROPIC_AUTH_TOKEN: "poison-anthropic-token",
+  };
+  const server = await startServer({ baseUrl: emu.url, env: secrets });
+  try {
+    const work = tempDir("od-native-");
+    const tag = crypto.randomUUID();
+    const command = `echo x > /tmp/od-${tag}; echo y > "$HOME/od-${tag}"; env > env.txt; ` +
+      `if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' 2>/dev/null; then echo NET-OPEN; ` +
+      `else echo NET-CLOSED; fi`;
+    const before = emu.requests.length;
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: `@bash ${command}\nprobe`,
+      cwd: work,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.match(reply.text, /NET-CLOSED/);
+    assert.doesNotMatch(reply.text, /NET-OPEN/);
+    assert.equal(existsSync(`/tmp/od-${tag}`), false);
+    assert.equal(existsSync(join(server.home, `od-${tag}`)), false);
+    const env = readFileSync(join(work, "env.txt"), "utf8");
+    for (const [name, value] of Object.entries(secrets)) {
+      assert.doesNotMatch(env, new RegExp(name), `${name} reached the sandbox`);
+      for (const req of emu.chatRequests()) {
+        assert.equal(req.bodyText.includes(value), false, `${name} reached a request`);
+        assert.equal(JSON.stringify(req.headers).includes(value), false);
+      }
+    }
+    // Only chat requests reached the emulator while the job ran: the sandbox made none.
+    assert.ok(
+      emu.requests.slice(before).every((r) =>
+        r.path === "/v1/chat/completions" ||
+        r.path.startsWith("/api/")
+      ),
+    );
+    assert.ok(emu.chatRequests().every((r) => r.headers.authorization === undefined));
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: the same tool call three times in a row ends the run as a loop", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    writeFileSync(join(work, "a.txt"), "hello\n");
+    const read = '@tool Read {"file_path":"a.txt"}';
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: `${read}\n${read}\n${read}\n${read}\n@reply never\nread it`,
+      cwd: work,
+    });
+    assert.equal(reply.isError, true);
+    assert.equal(field(reply.text, "state"), "failed");
+    assert.match(
+      field(reply.text, "error") ?? "",
+      /called Read with the same arguments 3 times in a row \(loop detected\)/,
+    );
+    // Two reads ran; the third was not executed and the fourth never asked for.
+    assert.equal(emu.chatRequests().length, 3);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: HTTP 503 is retried, then the run succeeds", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: "@fail 503 2\n@reply recovered\nanswer",
+      cwd: tempDir("od-native-"),
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.match(reply.text, /--- output ---\nrecovered/);
+    assert.equal(emu.chatRequests().length, 3);
+    const status = await server.call("delegate_status", { job_id: field(reply.text, "job_id") });
+    assert.match(status.text, /HTTP 503 from ollama; retry 1/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: endpoint errors become job errors naming the backend and model", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "qwen3:8b" }, { name: "old:cloud", retiredText: "old was retired at X" }],
+  });
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const reply = await server.call("delegate_start", {
+      ...native,
+      model: "old:cloud",
+      prompt: "hi",
+      cwd: tempDir("od-native-"),
+    });
+    assert.equal(field(reply.text, "state"), "failed");
+    assert.match(
+      field(reply.text, "error") ?? "",
+      new RegExp(
+        `Model "old:cloud" was retired \\(Ollama at ${emu.url}, HTTP 410: old was retired`,
+      ),
+    );
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: cancel stops a request mid-stream and a command mid-run", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const hung = await server.call("delegate_start", {
+      ...native,
+      wait_seconds: 0,
+      prompt: "@hang\nthink forever",
+      cwd: tempDir("od-native-"),
+    });
+    const hungId = field(hung.text, "job_id")!;
+    await waitForChat(emu, 1);
+    const t0 = performance.now();
+    const cancelled = await server.call("delegate_cancel", { job_id: hungId });
+    assert.match(cancelled.text, /Cancelled job/);
+    assert.ok(performance.now() - t0 < 3000, "cancel of a hung request took too long");
+    assert.equal(field(cancelled.text, "state"), "cancelled");
+
+    const tag = `${Math.floor(Math.random() * 1e6)}`;
+    const running = await server.call("delegate_start", {
+      ...native,
+      wait_seconds: 0,
+      prompt: `@bash sh -c 'sleep 4${tag}; :' & wait\nrun it`,
+      cwd: tempDir("od-native-"),
+    });
+    const runningId = field(running.text, "job_id")!;
+    await until(() => pgrep(`sleep 4${tag}`).length > 0, 10_000);
+    const stopped = await server.call("delegate_cancel", { job_id: runningId });
+    assert.equal(field(stopped.text, "state"), "cancelled");
+    assert.deepEqual(pgrep(`sleep 4${tag}`), [], "the sandboxed command outlived the cancel");
+    const record = JSON.parse(
+      readFileSync(join(server.stateDir, runningId, "job.json"), "utf8"),
+    );
+    assert.equal(record.commands.length, 1);
+    assert.notEqual(record.commands[0].exitCode, 0);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: a follow-up after a server restart resumes the conversation", async () => {
+  const emu = await startOllamaEmulator();
+  const home = tempDir("od-home-");
+  const work = tempDir("od-native-");
+  let server = await startServer({ baseUrl: emu.url, home });
+  let firstId: string;
+  try {
+    const first = await server.call("delegate_start", {
+      ...native,
+      prompt: "@bash echo remembered-output\nremember this",
+      cwd: work,
+    });
+    assert.equal(field(first.text, "state"), "completed", first.text);
+    firstId = field(first.text, "job_id")!;
+  } finally {
+    await server.close();
+  }
+  server = await startServer({ baseUrl: emu.url, home });
+  try {
+    const next = await server.call("delegate_followup", {
+      job_id: firstId,
+      prompt: "@reply second turn done\nand now?",
+      wait_seconds: 60,
+    });
+    assert.equal(field(next.text, "state"), "completed", next.text);
+    assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)/);
+    assert.equal(field(next.text, "engine"), "native (backend ollama)");
+    const last = emu.chatRequests().at(-1)!.json as { messages: Array<{ content: string }> };
+    const contents = last.messages.map((m) => m.content ?? "");
+    assert.ok(contents.some((c) => c.includes("remember this")), "turn 1's prompt is missing");
+    assert.ok(contents.some((c) => c.includes("remembered-output")), "turn 1's tool result");
+    assert.ok(contents.at(-1)!.includes("and now?"));
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: one-shot with files inlines text files and lists binary and over-budget ones", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "small:7b", contextLength: 8192 }],
+  });
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
+    writeFileSync(join(work, "image.bin"), new Uint8Array([0x89, 0x50, 0, 1, 2, 3]));
+    writeFileSync(join(work, "huge.txt"), "word ".repeat(20_000));
+    const reply = await server.call("delegate_start", {
+      engine: "native",
+      model: "small:7b",
+      allowed_tools: [],
+      files: ["notes.md", "image.bin", "huge.txt"],
+      prompt: "@reply summarised\nsummarise the files",
+      cwd: work,
+      wait_seconds: 60,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const requests = emu.chatRequests();
+    assert.equal(requests.length, 1, "a one-shot makes exactly one completion");
+    const body = requests[0]!.json as { tools?: unknown; messages: Array<{ content: string }> };
+    assert.equal(body.tools, undefined);
+    const user = body.messages.at(-1)!.content;
+    assert.match(user, /<file path="notes\.md">\nthe secret word is pineapple\n<\/file>/);
+    assert.doesNotMatch(user, /word word word/);
+    assert.match(user, /image\.bin \(binary \(6 bytes\)\)/);
+    assert.match(user, /huge\.txt \(about 2501\d tokens, over the budget/);
+    const status = await server.call("delegate_status", { job_id: field(reply.text, "job_id") });
+    assert.match(status.text, /\[tool\] files: 1 inlined .*2 skipped/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: a one-shot whose files exceed the model's context is refused with the numbers", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "small:7b", contextLength: 8192 }],
+  });
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    const files = ["a", "b", "c"].map((n) => {
+      writeFileSync(join(work, `${n}.txt`), "x".repeat(7000));
+      return `${n}.txt`;
+    });
+    const reply = await server.call("delegate_start", {
+      engine: "native",
+      model: "small:7b",
+      allowed_tools: [],
+      files,
+      prompt: "summarise",
+      cwd: work,
+      wait_seconds: 60,
+    });
+    assert.equal(field(reply.text, "state"), "failed");
+    assert.match(
+      field(reply.text, "error") ?? "",
+      /the files need about \d+\+ tokens .* "small:7b" has a context of 8192 tokens/,
+    );
+    assert.equal(emu.chatRequests().length, 0);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: a backend's API key goes to that backend only, never to another or a sandbox", async () => {
+  const a = await startOllamaEmulator();
+  const b = await startOllamaEmulator();
+  const server = await startServer({
+    baseUrl: b.url,
+    env: { LAB_KEY: "sk-lab-secret" },
+    userConfig: {
+      backends: {
+        lab: { url: a.url, kind: "openai", apiKeyEnv: "LAB_KEY", maxConcurrent: 1 },
+        plain: { url: b.url, kind: "openai" },
+      },
+    },
+  });
+  try {
+    const work = tempDir("od-native-");
+    const onLab = await server.call("delegate_start", {
+      ...native,
+      backend: "lab",
+      prompt: "@bash env > env-lab.txt\nrun",
+      cwd: work,
+    });
+    assert.equal(field(onLab.text, "state"), "completed", onLab.text);
+    assert.equal(field(onLab.text, "engine"), "native (backend lab)");
+    const onPlain = await server.call("delegate_start", {
+      ...native,
+      backend: "plain",
+      prompt: "@reply plain\nanswer",
+      cwd: work,
+    });
+    assert.equal(field(onPlain.text, "state"), "completed", onPlain.text);
+    const onDefault = await server.call("delegate_start", {
+      ...native,
+      prompt: "@reply default\nanswer",
+      cwd: work,
+    });
+    assert.equal(field(onDefault.text, "state"), "completed", onDefault.text);
+
+    assert.ok(a.chatRequests().length >= 2);
+    for (const req of a.chatRequests()) {
+      assert.equal(req.headers.authorization, "Bearer sk-lab-secret");
+    }
+    assert.equal(b.chatRequests().length, 2);
+    for (const req of b.requests) {
+      assert.equal(JSON.stringify(req.headers).includes("sk-lab-secret"), false);
+    }
+    assert.equal(readFileSync(join(work, "env-lab.txt"), "utf8").includes("sk-lab-secret"), false);
+
+    const unknown = await server.call("delegate_start", {
+      ...native,
+      backend: "nope",
+      prompt: "x",
+    });
+    assert.equal(unknown.isError, true);
+    assert.match(unknown.text, /there is no backend "nope". Configured: ollama, lab, plain/);
+  } finally {
+    await server.close();
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("native: read-only permission modes offer only Read, Glob and Grep", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    const reply = await server.call("delegate_start", {
+      ...native,
+      permission_mode: "plan",
+      prompt: '@tool Write {"file_path":"x.txt","content":"no"}\n@reply done\nwrite',
+      cwd: work,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(existsSync(join(work, "x.txt")), false);
+    assert.match(field(reply.text, "denied") ?? "", /^1: Write\(x\.txt\)/);
+    const body = emu.chatRequests()[0]!.json as { tools: Array<{ function: { name: string } }> };
+    assert.deepEqual(body.tools.map((t) => t.function.name), ["Read", "Glob", "Grep"]);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+function pgrep(pattern: string): number[] {
+  const out: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmd = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ");
+      if (cmd.includes(pattern) && !cmd.includes("sh -c")) out.push(Number(entry.name));
+    } catch {
+      // Gone.
+    }
+  }
+  return out;
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function waitForChat(
+  emu: { chatRequests(): unknown[] },
+  n: number,
+): Promise<void> {
+  await until(() => emu.chatRequests().length >= n, 10_000);
+}
+
+Deno.test("native: with sandbox off in the user's config the same probe reaches the network, still without secrets", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({
+    baseUrl: emu.url,
+    env: { OPENAI_API_KEY: "sk-poison-openai" },
+    userConfig: { sandbox: "off" },
+  });
+  try {
+    const work = tempDir("od-native-");
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: `@bash env > env.txt; if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' ` +
+        `2>/dev/null; then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
+      cwd: work,
+    });
+    assert.match(reply.text, /NET-OPEN/);
+    assert.doesNotMatch(readFileSync(join(work, "env.txt"), "utf8"), /OPENAI_API_KEY/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("native: a sandbox setting in the project file is ignored", async () => {
+  const emu = await startOllamaEmulator();
+  const project = tempDir("od-project-");
+  writeFileSync(join(project, "ollama-mcp.config.json"), JSON.stringify({ sandbox: "off" }));
+  const server = await startServer({ baseUrl: emu.url, cwd: project });
+  try {
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: `@bash if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' 2>/dev/null; ` +
+        `then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
+      cwd: project,
+    });
+    assert.match(reply.text, /NET-CLOSED/);
+    assert.match(
+      server.stderr(),
+      /sandbox in .*ollama-mcp\.config\.json \(project layer\): not honoured/,
+    );
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
