@@ -1,12 +1,20 @@
 import type { ExitStatus, SpawnedProcess, SpawnOptions } from "./spawn.ts";
 import { SpawnError } from "./spawn.ts";
+import { isWindows } from "./runtime.ts";
+import { windowsLaunch } from "./windows/launch.ts";
 
 /** Deno.Command with clearEnv, so the child sees exactly `options.env`. */
 export function spawnWithDeno(options: SpawnOptions): Promise<SpawnedProcess> {
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(options.command, {
-      args: [...options.args],
+    // Windows: batch files go through cmd.exe with our own escaping (see windows/launch.ts);
+    // raw arguments keep Deno from quoting that finished line a second time.
+    const launch = isWindows
+      ? windowsLaunch(options.command, options.args, options.env)
+      : { command: options.command, args: [...options.args], verbatim: false };
+    child = new Deno.Command(launch.command, {
+      args: launch.args,
+      windowsRawArguments: launch.verbatim,
       cwd: options.cwd,
       env: options.env,
       clearEnv: true,

@@ -2,11 +2,25 @@ import { spawn } from "node:child_process";
 import { Readable } from "node:stream";
 import type { ExitStatus, SpawnedProcess, SpawnOptions } from "./spawn.ts";
 import { SpawnError } from "./spawn.ts";
+import { isWindows } from "./runtime.ts";
+import { windowsLaunch } from "./windows/launch.ts";
 
 /** node:child_process with a complete env object (Node replaces, never merges, `env`). */
 export function spawnWithNode(options: SpawnOptions): Promise<SpawnedProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(options.command, [...options.args], {
+    // Windows: batch files go through cmd.exe with our own escaping (see windows/launch.ts);
+    // verbatim arguments keep Node from quoting that finished line a second time.
+    let launch;
+    try {
+      launch = isWindows
+        ? windowsLaunch(options.command, options.args, options.env)
+        : { command: options.command, args: [...options.args], verbatim: false };
+    } catch (cause) {
+      reject(new SpawnError(options.command, (cause as Error).message, { cause }));
+      return;
+    }
+    const child = spawn(launch.command, launch.args, {
+      windowsVerbatimArguments: launch.verbatim,
       cwd: options.cwd,
       env: options.env,
       stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe"],

@@ -1,12 +1,14 @@
 /**
  * Kill a process together with all of its descendants, including ones that moved to their own
  * session/process group via setsid. The POSIX algorithm and its limitations are described in
- * ./posix/proc_tree.ts; this module only picks the implementation for the running OS.
+ * ./posix/proc_tree.ts, the Windows one (taskkill /T /F) in ./windows/taskkill.ts; this module
+ * only picks the implementation for the running OS.
  */
 
 import process from "node:process";
 import type { ProcInfo } from "./posix/proc_parse.ts";
 import { hasProcfs, procfsSource, type ProcSource, psSource } from "./posix/proc_source.ts";
+import { killTreeWindows } from "./windows/taskkill.ts";
 import {
   isAliveWith,
   type KillReport,
@@ -18,14 +20,14 @@ import {
 export type { KillReport, KillTreeOptions, ProcInfo };
 
 /**
- * The only OS branch. Windows has no ppid-based tree walk with stop/continue semantics; it is
- * to be handled with `taskkill /T` elsewhere, so fail loudly instead of half-working. `action`
- * only shapes the error message.
+ * The process-table reader for a POSIX OS. Windows has no ppid-based tree walk with
+ * stop/continue semantics (killTree uses taskkill there), so fail loudly instead of
+ * half-working. `action` only shapes the error message.
  */
 export function procSourceFor(platform: string, action = "kill process tree"): ProcSource {
   if (platform === "win32") {
     throw new Error(
-      `Cannot ${action}: Windows is handled by taskkill (not implemented in this module yet)`,
+      `Cannot ${action}: there is no process table reader for Windows (killTree uses taskkill)`,
     );
   }
   // Linux (and Android) expose /proc/<pid>/stat, which is faster and has a precise start time;
@@ -46,7 +48,11 @@ export async function isAlive(pid: number, startTime?: string): Promise<boolean>
   return await isAliveWith(procSourceFor(process.platform, "check process"), pid, startTime);
 }
 
-/** Stop, terminate and if needed SIGKILL rootPid and every descendant. */
+/**
+ * Stop, terminate and if needed SIGKILL rootPid and every descendant. On Windows, taskkill
+ * /T /F ends the tree at once (there is no SIGTERM to wait on) and is awaited.
+ */
 export async function killTree(rootPid: number, opts: KillTreeOptions): Promise<KillReport> {
+  if (process.platform === "win32") return await killTreeWindows(rootPid, opts);
   return await killTreeWith(procSourceFor(process.platform), rootPid, opts);
 }

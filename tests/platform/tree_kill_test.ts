@@ -96,7 +96,7 @@ Deno.test("collectDescendants: whole subtree, breadth-first, excluding root and 
 Deno.test("procSourceFor: Windows is refused with a clear message; OS picks the source", () => {
   assert.throws(() => procSourceFor("win32"), {
     message:
-      "Cannot kill process tree: Windows is handled by taskkill (not implemented in this module yet)",
+      "Cannot kill process tree: there is no process table reader for Windows (killTree uses taskkill)",
   });
   assert.equal(procSourceFor("darwin").name, "ps");
   assert.equal(procSourceFor("freebsd").name, "ps");
