@@ -1,3 +1,5 @@
+import { ChatClient } from "../backends/openai.ts";
+import { shellRunner } from "../engines/native/sandbox.ts";
 import { errorMessage } from "../errors.ts";
 import { formatProblems } from "../settings/load.ts";
 import type { ToolDeps } from "./tools.ts";
@@ -42,9 +44,12 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Permission mode:  ${s.defaultPermissionMode}`,
     `Claude Code:      ${deps.claudeBinary() ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
+    `Default engine:   ${s.defaultEngine}   (native Bash sandbox: ${sandboxText(s.sandbox)})`,
     "",
     "Available models:",
     ...rows,
+    "",
+    ...(await backendLines(deps)),
     "",
     "Environment injected into delegates (everything else is dropped except a small allowlist):",
   );
@@ -77,4 +82,46 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
       "Claude Code session.",
   );
   return { text: out.join("\n"), isError };
+}
+
+function sandboxText(mode: "on" | "off"): string {
+  const runner = shellRunner(mode);
+  if (runner.kind === "bwrap") return `bubblewrap (${runner.bwrap})`;
+  if (runner.kind === "unconfined") return "OFF, commands run unconfined (user setting)";
+  return "unavailable, Bash is refused";
+}
+
+/**
+ * Native-engine backends other than the default Ollama: each one's models from
+ * `/v1/models` (with its own key only), or why it cannot be reached. Asked in parallel,
+ * with a short timeout, so one dead backend does not stall the report.
+ */
+async function backendLines(deps: ToolDeps): Promise<string[]> {
+  const names = deps.native.backendNames().filter((n) => deps.resolved.settings.backends[n]);
+  if (names.length === 0) {
+    return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
+  }
+  const rows = await Promise.all(names.map(async (name) => {
+    const backend = deps.native.backend(name)!;
+    const head = `  ${name}  ${backend.url}  [${backend.kind}]`;
+    if (backend.apiKeyEnv && !backend.apiKey) {
+      return `${head}  NOT USABLE: $${backend.apiKeyEnv} is not set in the server's environment`;
+    }
+    try {
+      const client = new ChatClient({
+        baseUrl: backend.url,
+        label: `backend "${name}"`,
+        ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+      });
+      const models = await client.models(3000);
+      const shown = models.slice(0, 30).map((m) =>
+        deps.catalog.isAllowed(m) ? m : `${m} (BLOCKED by allowedModels)`
+      );
+      return `${head}  reachable, ${models.length} model(s)` +
+        (shown.length > 0 ? `: ${shown.join(", ")}${models.length > 30 ? ", ..." : ""}` : "");
+    } catch (e) {
+      return `${head}  UNREACHABLE: ${errorMessage(e)}`;
+    }
+  }));
+  return ["Native backends (engine: native, backend: <name>):", ...rows];
 }

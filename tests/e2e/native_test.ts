@@ -409,6 +409,16 @@ Deno.test("native: a backend's API key goes to that backend only, never to anoth
     }
     assert.equal(readFileSync(join(work, "env-lab.txt"), "utf8").includes("sk-lab-secret"), false);
 
+    const models = await server.call("ollama_models");
+    assert.match(
+      models.text,
+      new RegExp(`  lab  ${a.url}  \\[openai\\]  reachable, \\d+ model\\(s\\): .*qwen3:8b`),
+    );
+    assert.match(models.text, new RegExp(`  plain  ${b.url}  \\[openai\\]  reachable`));
+    const listings = a.requests.filter((r) => r.path === "/v1/models");
+    assert.equal(listings.length, 1);
+    assert.equal(listings[0]!.headers.authorization, "Bearer sk-lab-secret");
+
     const unknown = await server.call("delegate_start", {
       ...native,
       backend: "nope",
