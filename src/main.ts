@@ -1,4 +1,5 @@
 import process from "node:process";
+import { doctorMain } from "./cli/doctor.ts";
 import { configMain } from "./settings/config_cmd.ts";
 import { serve } from "./server/serve.ts";
 import { VERSION } from "./version.ts";
@@ -8,6 +9,7 @@ const HELP = `ollama-delegate ${VERSION}: hand work from a Claude Code session t
 Usage:
   ollama-delegate [serve]          run the MCP server on stdio (the default)
   ollama-delegate config [...]     show or change settings (see config --help)
+  ollama-delegate doctor [--json]  check the setup and say how to fix it (see doctor --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -32,6 +34,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "config": {
       return configMain(rest);
+    }
+    case "doctor": {
+      return await doctorMain(rest);
     }
     case "--version":
     case "-V":

@@ -1,0 +1,228 @@
+/** `doctor` checks of this machine: settings files, state dir, Claude Code CLI, sandbox. */
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { ClaudeEngine } from "../engines/claude/run.ts";
+import { INSTALL_BWRAP_HINT, probeSandbox } from "../engines/native/sandbox.ts";
+import { SpawnError, spawnProcess } from "../platform/spawn.ts";
+import { killTree } from "../platform/tree_kill.ts";
+import { isWindows } from "../platform/runtime.ts";
+import { formatProblems, type ResolvedSettings } from "../settings/load.ts";
+import type { Check } from "./doctor_check.ts";
+
+/** `claude --version` of a native build answers in well under a second; a cold npm one in a few. */
+const CLAUDE_VERSION_TIMEOUT_MS = 10_000;
+const SANDBOX_TIMEOUT_MS = 15_000;
+
+/** Every settings layer readable and every value in it valid. */
+export function configCheck(resolved: ResolvedSettings): Check {
+  const layers = resolved.layers.filter((l) => l.name !== "default").map((l) => {
+    const where = l.path ? ` ${l.path}` : "";
+    const keys = l.keys.length > 0 ? ` (${l.keys.join(", ")})` : "";
+    return `${l.name}${where}: ${l.status}${keys}`;
+  });
+  const details = {
+    layers: resolved.layers.map((l) => ({
+      name: l.name,
+      ...(l.path ? { path: l.path } : {}),
+      status: l.status,
+      keys: l.keys,
+      ...(l.error ? { error: l.error } : {}),
+    })),
+    problems: resolved.problems,
+  };
+  if (resolved.problems.length === 0) {
+    return {
+      id: "config",
+      title: "Settings",
+      status: "pass",
+      summary: `every settings layer is valid (user: ${statusOf(resolved, "user")}, project: ${
+        statusOf(resolved, "project")
+      }, env: ${statusOf(resolved, "env")})`,
+      details,
+      lines: layers,
+    };
+  }
+  const files = [...new Set(resolved.problems.map((p) => p.where))];
+  const lines = formatProblems(resolved.problems);
+  return {
+    id: "config",
+    title: "Settings",
+    status: "fail",
+    summary: lines.length === 1
+      ? lines[0]!
+      : `${lines.length} settings not used, from ${files.join(", ")}`,
+    hint: `Fix or remove what is named above (the server ignores it and uses the layer below); ` +
+      `ollama-delegate config shows every layer and can write valid values`,
+    details,
+    ...(lines.length > 1 ? { lines } : {}),
+  };
+}
+
+function statusOf(resolved: ResolvedSettings, name: string): string {
+  return resolved.layers.find((l) => l.name === name)?.status ?? "missing";
+}
+
+/** The state dir exists (or can be made) and takes a file. */
+export function stateDirCheck(stateDir: string): Check {
+  const probe = join(stateDir, `.doctor-${process.pid}-${Date.now()}.tmp`);
+  try {
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(probe, "doctor\n", { flag: "wx" });
+    rmSync(probe);
+  } catch (e) {
+    rmSync(probe, { force: true });
+    return {
+      id: "state",
+      title: "State dir",
+      status: "fail",
+      summary: `cannot write in ${stateDir}: ${(e as Error).message}`,
+      hint: `Make it writable, or use another folder: ollama-delegate config --state-dir <dir> ` +
+        `(or OLLAMA_MCP_STATE_DIR)`,
+      details: { path: stateDir },
+    };
+  }
+  return {
+    id: "state",
+    title: "State dir",
+    status: "pass",
+    summary: `${stateDir} is writable`,
+    details: { path: stateDir },
+  };
+}
+
+/** Where `claudeBin` resolves on the delegate's PATH, and whether it answers `--version`. */
+export async function claudeCheck(
+  resolved: ResolvedSettings,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<Check> {
+  const s = resolved.settings;
+  const engine = new ClaudeEngine({
+    claudeBin: s.claudeBin,
+    claudeConfigDir: s.claudeConfigDir,
+    baseUrl: s.baseUrl,
+    parentEnv: env,
+  });
+  const childEnv = engine.childEnv(s.defaultModel || "doctor");
+  const bin = engine.resolveBinary(cwd);
+  const base = { id: "claude", title: "Claude Code CLI" };
+  if (!bin) {
+    return {
+      ...base,
+      status: "fail",
+      summary: /[\\/]/.test(s.claudeBin)
+        ? `"${s.claudeBin}" does not exist or is not an executable file`
+        : `"${s.claudeBin}" was not found on the delegate's PATH (${childEnv.PATH ?? ""})`,
+      hint: `Install Claude Code (npm install -g @anthropic-ai/claude-code, or see ` +
+        `https://docs.claude.com/en/docs/claude-code/setup), or set its absolute path: ` +
+        `ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
+      details: { claudeBin: s.claudeBin },
+    };
+  }
+  const run = await runVersion(bin, childEnv, cwd);
+  const version = /\d+\.\d+\.\d+\S*/.exec(run.stdout)?.[0];
+  if (run.code === 0 && version) {
+    return {
+      ...base,
+      status: "pass",
+      summary: `Claude Code ${version} at ${bin}`,
+      details: { path: bin, version },
+    };
+  }
+  const output = (run.stderr || run.stdout).trim().slice(-300);
+  return {
+    ...base,
+    status: "fail",
+    summary: `${bin} is not runnable: \`--version\` ${run.why}${output ? `: ${output}` : ""}`,
+    hint: `Reinstall Claude Code, or point claudeBin at a working one: ` +
+      `ollama-delegate config --claude-bin <path>`,
+    details: { path: bin, exitCode: run.code },
+  };
+}
+
+interface VersionRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  why: string;
+}
+
+async function runVersion(
+  command: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<VersionRun> {
+  let child;
+  try {
+    child = await spawnProcess({ command, args: ["--version"], cwd, env, detached: !isWindows });
+  } catch (e) {
+    const why = e instanceof SpawnError ? e.code : (e as Error).message;
+    return { code: null, stdout: "", stderr: "", why: `could not start (${why})` };
+  }
+  const collect = (stream: ReadableStream<Uint8Array>) => new Response(stream).text();
+  const output = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), CLAUDE_VERSION_TIMEOUT_MS);
+  });
+  const first = await Promise.race([child.status, timedOut]);
+  clearTimeout(timer);
+  if (first === "timeout") {
+    await killTree(child.pid, { graceMs: 500 }).catch(() => child.kill("SIGKILL"));
+    await child.status;
+    return {
+      code: null,
+      stdout: "",
+      stderr: "",
+      why: `gave no answer within ${CLAUDE_VERSION_TIMEOUT_MS / 1000} s`,
+    };
+  }
+  // A grandchild holding the pipes must not hold the report.
+  const texts = await Promise.race([
+    output,
+    new Promise<[string, string]>((r) => setTimeout(() => r(["", ""]), 1000)),
+  ]);
+  const why = first.code === 0 ? "printed no version" : `exited with ${first.code ?? first.signal}`;
+  return { code: first.code, stdout: texts[0], stderr: texts[1], why };
+}
+
+/** bubblewrap runs a trivial command (or the user turned the sandbox off). */
+export async function sandboxCheck(mode: "on" | "off"): Promise<Check> {
+  const base = { id: "sandbox", title: "Sandbox (bubblewrap)" };
+  if (mode === "off") {
+    return {
+      ...base,
+      status: "warn",
+      summary: "sandbox is off: the native engine runs Bash unconfined (set by the user)",
+      hint: "Turn it back on with ollama-delegate config --sandbox on",
+      details: { mode },
+    };
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const probe = await Promise.race([
+    probeSandbox(mode),
+    new Promise<{ ok: boolean; detail: string }>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),
+        SANDBOX_TIMEOUT_MS,
+      );
+    }),
+  ]);
+  clearTimeout(timer);
+  if (probe.ok) return { ...base, status: "pass", summary: probe.detail, details: { mode } };
+  return {
+    ...base,
+    status: "fail",
+    summary: probe.detail.replace(/ Install bubblewrap[^]*$/, ""),
+    hint: /only on Linux/.test(probe.detail)
+      ? "Only the native engine's Bash needs it; to run that unconfined here: " +
+        "ollama-delegate config --sandbox off"
+      : /not installed/.test(probe.detail)
+      ? INSTALL_BWRAP_HINT
+      : "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, or " +
+        "sysctl kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off with " +
+        "ollama-delegate config --sandbox off",
+    details: { mode },
+  };
+}

@@ -1,0 +1,64 @@
+/** The `doctor` report as text for a terminal and as JSON for scripts. */
+import type { Check, CheckStatus } from "./doctor_check.ts";
+
+/** A check as reported: `required` says whether the default engine needs it. */
+export interface ReportedCheck extends Check {
+  required: boolean;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  defaultEngine: string;
+  checks: ReportedCheck[];
+}
+
+const LABEL: Record<CheckStatus, string> = { pass: "PASS", fail: "FAIL", warn: "WARN" };
+const COLOUR: Record<CheckStatus, string> = { pass: "32", fail: "31", warn: "33" };
+
+/** The JSON shape: lines are for people only. */
+export function renderJson(report: DoctorReport): string {
+  return JSON.stringify(
+    {
+      ok: report.ok,
+      defaultEngine: report.defaultEngine,
+      checks: report.checks.map((c) => ({
+        id: c.id,
+        status: c.status,
+        required: c.required,
+        summary: c.summary,
+        ...(c.hint ? { hint: c.hint } : {}),
+        ...(c.details ? { details: c.details } : {}),
+      })),
+    },
+    null,
+    2,
+  );
+}
+
+/** One line per check, its extra lines and its fix hint, then the verdict. */
+export function renderText(report: DoctorReport, colour: boolean): string {
+  const paint = (code: string, text: string) => colour ? `\x1b[${code}m${text}\x1b[0m` : text;
+  const width = Math.max(...report.checks.map((c) => c.title.length));
+  const indent = " ".repeat(width + 10);
+  const out = [`ollama-delegate doctor (default engine: ${report.defaultEngine})`, ""];
+  for (const c of report.checks) {
+    out.push(
+      `  ${paint(COLOUR[c.status], LABEL[c.status])}  ${c.title.padEnd(width)}  ${c.summary}`,
+    );
+    for (const line of c.lines ?? []) out.push(`${indent}${line}`);
+    if (c.hint && c.status !== "pass") out.push(`${indent}${paint("2", `fix: ${c.hint}`)}`);
+  }
+  const failed = report.checks.filter((c) => c.status === "fail");
+  const warned = report.checks.filter((c) => c.status === "warn").length;
+  const warnings = warned > 0 ? ` ${warned} warning(s) above.` : "";
+  out.push("");
+  if (report.ok) {
+    out.push(`Ready: everything the ${report.defaultEngine} engine needs works.${warnings}`);
+  } else {
+    out.push(
+      `Not ready: ${failed.length} check(s) the ${report.defaultEngine} engine needs failed ` +
+        `(${failed.map((c) => c.title).join(", ")}).${warnings}`,
+    );
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,523 @@
+/**
+ * `ollama-delegate doctor` as a user runs it: a real process, the real Claude Code CLI,
+ * real bubblewrap, and the Ollama emulator (or nothing at all where Ollama should be).
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { CLAUDE_BIN, serverCommand, tempDir } from "../support/harness.ts";
+
+interface JsonCheck {
+  id: string;
+  status: "pass" | "fail" | "warn";
+  required: boolean;
+  summary: string;
+  hint?: string;
+  details?: Record<string, unknown>;
+}
+
+interface JsonReport {
+  ok: boolean;
+  defaultEngine: string;
+  checks: JsonCheck[];
+}
+
+interface DoctorRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  home: string;
+  stateDir: string;
+}
+
+interface DoctorOptions {
+  args?: string[];
+  baseUrl?: string;
+  /** Written to $OLLAMA_MCP_CONFIG: an object as JSON, a string as is. */
+  userConfig?: Record<string, unknown> | string;
+  env?: Record<string, string>;
+  home?: string;
+}
+
+let denoDir: string | undefined;
+function realDenoDir(): string {
+  if (process.env.DENO_DIR) return process.env.DENO_DIR;
+  denoDir ??= (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
+    denoDir: string;
+  }).denoDir;
+  return denoDir;
+}
+
+/** The server's command line with `doctor` in place of `serve` (Deno or the Node bundle). */
+function doctorCommand(args: string[]): { command: string; args: string[] } {
+  const { command, args: serverArgs } = serverCommand();
+  const base = serverArgs.at(-1) === "serve" ? serverArgs.slice(0, -1) : serverArgs;
+  return { command, args: [...base, "doctor", ...args] };
+}
+
+function doctorEnv(opts: DoctorOptions, home: string, stateDir: string): Record<string, string> {
+  const configFile = join(home, "config.json");
+  if (opts.userConfig !== undefined) {
+    writeFileSync(
+      configFile,
+      typeof opts.userConfig === "string" ? opts.userConfig : JSON.stringify(opts.userConfig),
+    );
+  }
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    DENO_DIR: realDenoDir(),
+    OLLAMA_MCP_CONFIG: configFile,
+    OLLAMA_MCP_STATE_DIR: stateDir,
+    OLLAMA_MCP_CLAUDE_BIN: CLAUDE_BIN,
+    ...(opts.baseUrl ? { OLLAMA_MCP_BASE_URL: opts.baseUrl } : {}),
+    ...opts.env,
+  };
+}
+
+async function doctor(opts: DoctorOptions = {}): Promise<DoctorRun> {
+  const home = opts.home ?? tempDir("od-doctor-");
+  const stateDir = join(home, "state");
+  const { command, args } = doctorCommand(opts.args ?? []);
+  const out = await new Deno.Command(command, {
+    args,
+    cwd: home,
+    env: doctorEnv(opts, home, stateDir),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr), home, stateDir };
+}
+
+async function doctorJson(opts: DoctorOptions = {}): Promise<DoctorRun & { report: JsonReport }> {
+  const run = await doctor({ ...opts, args: ["--json", ...(opts.args ?? [])] });
+  let report: JsonReport;
+  try {
+    report = JSON.parse(run.stdout) as JsonReport;
+  } catch (e) {
+    throw new Error(`doctor --json printed no JSON (${e}): ${run.stdout}\n${run.stderr}`);
+  }
+  return { ...run, report };
+}
+
+function check(report: JsonReport, id: string): JsonCheck {
+  const found = report.checks.find((c) => c.id === id);
+  assert.ok(found, `no check "${id}" in ${report.checks.map((c) => c.id).join(", ")}`);
+  return found;
+}
+
+/** The report line of a check: `  STATUS  Title  summary`. */
+function line(stdout: string, title: string): string {
+  const found = stdout.split("\n").find((l) =>
+    new RegExp(`^  (PASS|FAIL|WARN)  ${title} `).test(l)
+  );
+  assert.ok(found, `no line for "${title}" in:\n${stdout}`);
+  return found;
+}
+
+/** The `fix:` line printed under a check's line. */
+function fixUnder(stdout: string, title: string): string {
+  const lines = stdout.split("\n");
+  const at = lines.indexOf(line(stdout, title));
+  const fix = lines.slice(at + 1).find((l) =>
+    /^ {10,}fix: /.test(l) || /^ {2}[A-Z]{4} {2}/.test(l)
+  );
+  assert.ok(fix && fix.includes("fix: "), `no fix under "${title}" in:\n${stdout}`);
+  return fix;
+}
+
+const GOOD_MODELS: EmulatedModel[] = [
+  { name: "qwen3:8b" },
+  { name: "glm-5:cloud", contextLength: 131_072 },
+];
+
+const claudeVersion = () =>
+  /\d+\.\d+\.\d+/.exec(execFileSync(CLAUDE_BIN, ["--version"], { encoding: "utf8" }))![0];
+
+Deno.test("doctor: a working setup passes every check and exits 0", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS, version: "0.34.1" });
+  try {
+    const run = await doctor({
+      baseUrl: emu.url,
+      userConfig: {
+        defaultModel: "glm-5:cloud",
+        backends: { spare: { url: emu.url, kind: "ollama" } },
+      },
+    });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.doesNotMatch(run.stdout, /^ {2}(FAIL|WARN) /m, run.stdout);
+    assert.ok(!run.stdout.includes("\x1b["), "no colour without a terminal");
+    assert.match(line(run.stdout, "Claude Code CLI"), new RegExp(`Claude Code ${claudeVersion()}`));
+    assert.ok(line(run.stdout, "Claude Code CLI").includes(CLAUDE_BIN));
+    assert.ok(line(run.stdout, "Ollama").includes(`Ollama 0.34.1 at ${emu.url}`));
+    assert.match(line(run.stdout, "Models"), /2 model\(s\), 2 with tools: qwen3:8b, glm-5:cloud/);
+    assert.match(line(run.stdout, "Default model"), /"glm-5:cloud" \(set in defaultModel\)/);
+    assert.match(line(run.stdout, "Context length"), /131072 tokens/);
+    assert.match(line(run.stdout, "Sandbox \\(bubblewrap\\)"), /bwrap runs commands/);
+    assert.match(line(run.stdout, "Backend spare"), /Ollama 0\.34\.1/);
+    assert.ok(line(run.stdout, "State dir").includes(run.stateDir));
+    assert.match(run.stdout, /^Ready: everything the claude engine needs works\.$/m);
+    // The emulator saw the checks themselves, not a cached answer.
+    const show = emu.requests.filter((r) => r.path === "/api/show");
+    assert.ok(
+      show.some((r) => (r.json as { model?: string }).model === "glm-5:cloud"),
+      "context read from /api/show",
+    );
+    assert.ok(emu.requests.filter((r) => r.path === "/api/version").length >= 2, "Ollama + spare");
+    // The write probe leaves nothing behind.
+    assert.deepEqual(readdirSync(run.stateDir), []);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor --json: every check with id, status, required, summary; ok matches the exit code", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const { code, report } = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: { defaultModel: "glm-5:cloud" },
+    });
+    assert.equal(code, 0);
+    assert.equal(report.ok, true);
+    assert.equal(report.defaultEngine, "claude");
+    assert.deepEqual(report.checks.map((c) => c.id), [
+      "config",
+      "state",
+      "claude",
+      "ollama",
+      "models",
+      "model.default",
+      "model.context",
+      "models.retired",
+      "sandbox",
+    ]);
+    for (const c of report.checks) {
+      assert.ok(["pass", "fail", "warn"].includes(c.status), JSON.stringify(c));
+      assert.equal(typeof c.summary, "string");
+      assert.ok(c.summary.length > 0);
+      assert.equal(typeof c.required, "boolean");
+      if (c.hint !== undefined) assert.equal(typeof c.hint, "string");
+      assert.equal(c.status, "pass", JSON.stringify(c));
+      assert.equal("lines" in c, false, "text-only lines stay out of the JSON");
+    }
+    assert.deepEqual(
+      report.checks.filter((c) => c.required).map((c) => c.id),
+      ["config", "state", "claude", "ollama", "model.default"],
+    );
+    assert.equal(check(report, "claude").details?.path, CLAUDE_BIN);
+    assert.equal(check(report, "claude").details?.version, claudeVersion());
+    assert.equal(check(report, "ollama").details?.url, emu.url);
+    const models = check(report, "models").details?.models as { name: string; tools: boolean }[];
+    assert.deepEqual(models.map((m) => [m.name, m.tools]), [["qwen3:8b", true], [
+      "glm-5:cloud",
+      true,
+    ]]);
+    assert.equal(check(report, "model.context").details?.modelContextLength, 131_072);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a stopped Ollama fails with the URL and says to start ollama serve", async () => {
+  const emu = await startOllamaEmulator();
+  const url = emu.url;
+  await emu.close();
+  const run = await doctor({ baseUrl: url });
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.match(line(run.stdout, "Ollama"), /^ {2}FAIL {2}Ollama +Cannot reach Ollama at /);
+  assert.ok(line(run.stdout, "Ollama").includes(url));
+  assert.match(fixUnder(run.stdout, "Ollama"), /ollama serve/);
+  assert.match(run.stdout, /^Not ready: 1 check\(s\) the claude engine needs failed \(Ollama\)/m);
+  const { code, report } = await doctorJson({ baseUrl: url });
+  assert.equal(code, 1);
+  assert.equal(report.ok, false);
+  const ollama = check(report, "ollama");
+  assert.equal(ollama.status, "fail");
+  assert.equal(ollama.required, true);
+  assert.match(ollama.hint ?? "", /ollama serve/);
+  assert.equal(check(report, "claude").status, "pass", "the rest is still checked");
+});
+
+Deno.test("doctor: a missing claude binary fails for the claude engine, warns for native", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const env = { OLLAMA_MCP_CLAUDE_BIN: "/nonexistent" };
+    const run = await doctor({ baseUrl: emu.url, env });
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(
+      line(run.stdout, "Claude Code CLI"),
+      /^ {2}FAIL {2}Claude Code CLI +"\/nonexistent" does not exist or is not an executable file/,
+    );
+    assert.match(fixUnder(run.stdout, "Claude Code CLI"), /--claude-bin <path>/);
+    assert.match(fixUnder(run.stdout, "Claude Code CLI"), /OLLAMA_MCP_CLAUDE_BIN/);
+
+    // A bare name is looked up on the delegate's PATH, which the summary shows.
+    const named = await doctorJson({
+      baseUrl: emu.url,
+      env: { OLLAMA_MCP_CLAUDE_BIN: "claude-not-installed-od" },
+    });
+    assert.equal(named.code, 1);
+    assert.match(
+      check(named.report, "claude").summary,
+      /^"claude-not-installed-od" was not found on the delegate's PATH \(.*\/usr\/bin/,
+    );
+
+    // The native engine does not need Claude Code: the same failure is only a warning.
+    const native = await doctorJson({
+      baseUrl: emu.url,
+      env: { ...env, OLLAMA_MCP_DEFAULT_ENGINE: "native" },
+    });
+    assert.equal(native.code, 0, native.stdout);
+    assert.equal(native.report.defaultEngine, "native");
+    const claude = check(native.report, "claude");
+    assert.equal(claude.status, "warn");
+    assert.equal(claude.required, false);
+    assert.equal(check(native.report, "sandbox").required, true);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a claude binary that does not answer --version is not runnable", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const dir = tempDir("od-fake-claude-");
+    const fake = join(dir, "claude");
+    writeFileSync(fake, "#!/bin/sh\necho 'broken install' >&2\nexit 3\n", { mode: 0o755 });
+    const { code, report } = await doctorJson({
+      baseUrl: emu.url,
+      env: { OLLAMA_MCP_CLAUDE_BIN: fake },
+    });
+    assert.equal(code, 1);
+    const claude = check(report, "claude");
+    assert.equal(claude.status, "fail");
+    assert.match(claude.summary, /not runnable: `--version` exited with 3: broken install/);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a user config that is not JSON fails and names the file", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const run = await doctor({ baseUrl: emu.url, userConfig: '{ "delegationMode": "auto", ' });
+    const file = join(run.home, "config.json");
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(line(run.stdout, "Settings"), /^ {2}FAIL {2}Settings /);
+    assert.ok(line(run.stdout, "Settings").includes(file), run.stdout);
+    assert.ok(
+      run.stdout.includes(`Invalid setting ${file} (user layer): file ignored: not valid JSON`),
+      run.stdout,
+    );
+    assert.match(fixUnder(run.stdout, "Settings"), /ollama-delegate config/);
+    assert.match(run.stdout, /Not ready: .*\(Settings\)/);
+
+    // A valid file with a bad value fails the same way, naming the key.
+    const bad = await doctorJson({ baseUrl: emu.url, userConfig: { maxConcurrent: 0 } });
+    assert.equal(bad.code, 1);
+    const config = check(bad.report, "config");
+    assert.equal(config.status, "fail");
+    assert.ok(config.summary.includes(join(bad.home, "config.json")), config.summary);
+    const problems = config.details?.problems as { key: string }[];
+    assert.deepEqual(problems.map((p) => p.key), ["maxConcurrent"]);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a default model with an 8k context warns with the num_ctx fix", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "qwen3:8b", contextLength: 8192 }, { name: "glm-5:cloud" }],
+  });
+  try {
+    const run = await doctor({ baseUrl: emu.url, userConfig: { defaultModel: "qwen3:8b" } });
+    assert.equal(run.code, 0, "a short context is a warning, not a failure");
+    assert.match(
+      line(run.stdout, "Context length"),
+      /^ {2}WARN {2}Context length +"qwen3:8b" supports a context of 8192 tokens; coding agents need 65536/,
+    );
+    const fix = fixUnder(run.stdout, "Context length");
+    assert.ok(fix.includes("OLLAMA_CONTEXT_LENGTH=65536 ollama serve"), fix);
+    assert.ok(fix.includes("PARAMETER num_ctx 65536"), fix);
+    const { report } = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: { defaultModel: "qwen3:8b" },
+    });
+    const context = check(report, "model.context");
+    assert.equal(context.status, "warn");
+    assert.equal(context.details?.modelContextLength, 8192);
+    assert.equal(context.details?.needed, 65536);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a local model with a long context still warns that Ollama's default may be short", async () => {
+  const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b", contextLength: 262_144 }] });
+  try {
+    const { code, report } = await doctorJson({ baseUrl: emu.url });
+    assert.equal(code, 0);
+    assert.equal(check(report, "model.default").details?.model, "qwen3:8b");
+    const context = check(report, "model.context");
+    assert.equal(context.status, "warn");
+    assert.match(context.summary, /server default \(4k-32k by VRAM\)/);
+    assert.match(context.hint ?? "", /num_ctx 65536/);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: models without tools and retired models are reported", async () => {
+  const emu = await startOllamaEmulator({
+    models: [
+      { name: "gemma3:4b", capabilities: ["completion"] },
+      { name: "glm-4.7:cloud" },
+    ],
+  });
+  try {
+    const home = tempDir("od-doctor-");
+    mkdirSync(join(home, "state"), { recursive: true });
+    writeFileSync(
+      join(home, "state", ".retired.json"),
+      JSON.stringify({ "glm-4.7:cloud": { text: "glm-4.7 was retired", at: Date.now() } }),
+    );
+    const { code, report } = await doctorJson({ baseUrl: emu.url, home });
+    assert.equal(code, 1, "no usable default model");
+    const models = check(report, "models").details?.models as { name: string; tools: boolean }[];
+    assert.deepEqual(models.map((m) => [m.name, m.tools]), [["gemma3:4b", false], [
+      "glm-4.7:cloud",
+      true,
+    ]]);
+    const retired = check(report, "models.retired");
+    assert.equal(retired.status, "warn");
+    assert.match(retired.summary, /glm-4\.7:cloud/);
+    const def = check(report, "model.default");
+    assert.equal(def.status, "fail");
+    assert.equal(def.required, true);
+
+    // Naming the tool-less model as default fails with the reason.
+    const named = await doctorJson({
+      baseUrl: emu.url,
+      home,
+      userConfig: { defaultModel: "gemma3:4b" },
+    });
+    assert.match(check(named.report, "model.default").summary, /does not support tools/);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: backends are probed with their key; failures count only for the native engine", async () => {
+  const seen: (string | null)[] = [];
+  const api = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
+    seen.push(req.headers.get("authorization"));
+    if (new URL(req.url).pathname !== "/v1/models") return new Response("no", { status: 404 });
+    if (req.headers.get("authorization") !== "Bearer sekrit") {
+      return Response.json({ error: { message: "invalid api key" } }, { status: 401 });
+    }
+    return Response.json({ object: "list", data: [{ id: "m1", object: "model" }] });
+  });
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  const gone = await startOllamaEmulator();
+  const goneUrl = gone.url;
+  await gone.close();
+  try {
+    const remote = `http://127.0.0.1:${api.addr.port}`;
+    const userConfig = {
+      defaultModel: "glm-5:cloud",
+      backends: {
+        remote: { url: remote, kind: "openai", apiKeyEnv: "OD_TEST_KEY" },
+        down: { url: goneUrl, kind: "ollama" },
+      },
+    };
+    const withKey = await doctorJson({
+      baseUrl: emu.url,
+      userConfig,
+      env: { OD_TEST_KEY: "sekrit" },
+    });
+    assert.equal(seen.at(-1), "Bearer sekrit");
+    const ok = check(withKey.report, "backend.remote");
+    assert.equal(ok.status, "pass", JSON.stringify(ok));
+    assert.match(ok.summary, /lists 1 model/);
+    const down = check(withKey.report, "backend.down");
+    assert.equal(down.status, "warn", "the claude engine does not need backends");
+    assert.equal(down.required, false);
+    assert.equal(withKey.code, 0);
+
+    const noKey = await doctorJson({ baseUrl: emu.url, userConfig });
+    assert.equal(seen.at(-1), null, "no Authorization header without the key");
+    const refused = check(noKey.report, "backend.remote");
+    assert.equal(refused.status, "warn");
+    assert.match(refused.summary, /HTTP 401: invalid api key/);
+    assert.match(refused.summary, /OD_TEST_KEY is not set/);
+    assert.match(refused.hint ?? "", /Set OD_TEST_KEY/);
+
+    // For the native engine every named backend is needed.
+    const native = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: { ...userConfig, defaultEngine: "native" },
+      env: { OD_TEST_KEY: "sekrit" },
+    });
+    assert.equal(native.code, 1);
+    assert.equal(check(native.report, "backend.down").status, "fail");
+    assert.equal(check(native.report, "backend.remote").status, "pass");
+  } finally {
+    await emu.close();
+    await api.shutdown();
+  }
+});
+
+Deno.test("doctor: colour only on a terminal and never with NO_COLOR", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const home = tempDir("od-doctor-");
+    const { command, args } = doctorCommand([]);
+    const quoted = [command, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+    const onTty = async (extra: Record<string, string>) => {
+      const out = await new Deno.Command("script", {
+        args: ["-qec", quoted, "/dev/null"],
+        cwd: home,
+        env: {
+          ...doctorEnv(
+            { baseUrl: emu.url, userConfig: { defaultModel: "glm-5:cloud" } },
+            home,
+            join(home, "state"),
+          ),
+          TERM: "xterm",
+          ...extra,
+        },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout);
+    };
+    const coloured = await onTty({});
+    assert.ok(coloured.includes("\x1b[32mPASS\x1b[0m"), JSON.stringify(coloured.slice(0, 300)));
+    const plain = await onTty({ NO_COLOR: "1" });
+    assert.ok(plain.includes("PASS"), plain);
+    assert.ok(!plain.includes("\x1b["), JSON.stringify(plain.slice(0, 300)));
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor --help and a bad flag", async () => {
+  const help = await doctor({ args: ["--help"], baseUrl: "http://127.0.0.1:9" });
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: ollama-delegate doctor \[--json\]/);
+  assert.match(help.stdout, /--json/);
+  const bad = await doctor({ args: ["--bogus"], baseUrl: "http://127.0.0.1:9" });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /ollama-delegate doctor: .*--bogus/);
+  assert.equal(bad.stdout, "");
+  assert.equal(existsSync(join(help.home, "state")), false, "--help checks nothing");
+});
