@@ -11,6 +11,7 @@ import { RetiredModels } from "../models/retired.ts";
 import { currentEnv, isWindows } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
+import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
 import { registerTools } from "./tools.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
@@ -71,8 +72,13 @@ export async function serve(): Promise<number> {
     { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
     retired,
   );
-  const server = new McpServer({ name: SERVER_NAME, version: VERSION });
+  const taskStore = new JobTaskStore();
+  const server = new McpServer({ name: SERVER_NAME, version: VERSION }, {
+    capabilities: { tasks: TASKS_CAPABILITY },
+    taskStore,
+  });
   registerTools(server, {
+    taskStore,
     resolved,
     manager,
     catalog,

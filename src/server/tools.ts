@@ -11,6 +11,7 @@ import type { ResolvedSettings } from "../settings/load.ts";
 import { descriptions } from "./descriptions.ts";
 import { existingDir, existingDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
+import { type JobTaskStore, registerRunTool, type RunArgs } from "./run_tool.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 
@@ -23,6 +24,8 @@ export interface ToolDeps {
   delegateEnv: (model: string) => Record<string, string>;
   claudeBinary: () => string | undefined;
   native: NativeEngine;
+  /** Present when the server offers MCP tasks (delegate_run). */
+  taskStore?: JobTaskStore;
 }
 
 type ArgsOf<K extends keyof typeof shapes> = z.infer<z.ZodObject<(typeof shapes)[K]>>;
@@ -133,6 +136,34 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     return finishedReply(view, isTerminal(view.record.state) ? "" : header);
   };
 
+  /** Everything delegate_start and delegate_run do before the job exists. */
+  const startJob = async (args: RunArgs): Promise<JobView> => {
+    const prompt = await readPrompt(args, deps.serverCwd);
+    const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
+    const addDirs = await existingDirs(args.add_dirs ?? [], cwd);
+    const engine = args.engine ?? s.defaultEngine;
+    const target = await chooseModel(deps, engine, args);
+    const files = args.files ? await existingFiles(args.files, cwd) : undefined;
+    return await deps.manager.start({
+      prompt,
+      engine,
+      ...(target.backend !== undefined ? { backend: target.backend } : {}),
+      model: target.model,
+      cwd,
+      options: {
+        permissionMode: args.permission_mode ?? s.defaultPermissionMode,
+        ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
+        ...(args.disallowed_tools ? { disallowedTools: args.disallowed_tools } : {}),
+        ...(args.append_system_prompt !== undefined
+          ? { appendSystemPrompt: args.append_system_prompt }
+          : {}),
+        ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
+        addDirs,
+        ...(files ? { files } : {}),
+      },
+    });
+  };
+
   server.registerTool(
     "delegate_start",
     {
@@ -142,30 +173,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     },
     guarded<ArgsOf<"start">>(async (args, extra) => {
-      const prompt = await readPrompt(args, deps.serverCwd);
-      const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
-      const addDirs = await existingDirs(args.add_dirs ?? [], cwd);
-      const engine = args.engine ?? s.defaultEngine;
-      const target = await chooseModel(deps, engine, args);
-      const files = args.files ? await existingFiles(args.files, cwd) : undefined;
-      const view = await deps.manager.start({
-        prompt,
-        engine,
-        ...(target.backend !== undefined ? { backend: target.backend } : {}),
-        model: target.model,
-        cwd,
-        options: {
-          permissionMode: args.permission_mode ?? s.defaultPermissionMode,
-          ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
-          ...(args.disallowed_tools ? { disallowedTools: args.disallowed_tools } : {}),
-          ...(args.append_system_prompt !== undefined
-            ? { appendSystemPrompt: args.append_system_prompt }
-            : {}),
-          ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
-          addDirs,
-          ...(files ? { files } : {}),
-        },
-      });
+      const view = await startJob(args);
       return await replyAfterWait(view, args.wait_seconds, extra, "Delegated task started.\n");
     }),
   );
@@ -284,6 +292,16 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       );
     }),
   );
+
+  if (deps.taskStore) {
+    registerRunTool(server, {
+      taskStore: deps.taskStore,
+      start: startJob,
+      wait: (id, seconds, options) => deps.manager.wait(id, seconds, options),
+      cancel: (id) => deps.manager.cancel(id),
+      reply: (view) => finishedReply(view),
+    });
+  }
 }
 
 /**
@@ -294,7 +312,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
 async function chooseModel(
   deps: ToolDeps,
   engine: "claude" | "native",
-  args: ArgsOf<"start">,
+  args: RunArgs,
 ): Promise<{ model: string; backend?: string }> {
   const s = deps.resolved.settings;
   if (engine === "claude") {
