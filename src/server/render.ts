@@ -127,16 +127,26 @@ export function activityLines(activities: readonly Activity[], limit: number): s
   });
 }
 
-/** The output body: the text, cut at `max` with the path of the whole. */
+/**
+ * The output body: the text, cut at `max` with the path of the whole. Given the job's id, the
+ * cut note also points at delegate_transcript, where the orchestrator can check the tool
+ * calls behind the text without reading the whole file into its context (issue 5).
+ */
 export function outputBody(
   text: string,
   fullLength: number,
   max: number,
   resultPath: string,
+  jobId?: string,
 ): string {
   if (fullLength === 0 || text.trim() === "") return "(delegated session produced no text output)";
   if (fullLength <= max) return text;
-  return `${text.slice(0, max)}\n\n... [truncated at ${max} chars; full output: ${resultPath}]`;
+  if (jobId === undefined) {
+    return `${text.slice(0, max)}\n\n... [truncated at ${max} chars; full output: ${resultPath}]`;
+  }
+  return `${text.slice(0, max)}\n\n... [truncated at ${max} of ${fullLength} chars; full output: ` +
+    `${resultPath}. To check the tool calls and results behind it, page through ` +
+    `delegate_transcript({ job_id: "${jobId}" })]`;
 }
 
 export function pollHint(id: string): string {
