@@ -234,7 +234,7 @@ export async function transcriptReply(manager: JobManager, args: TranscriptArgs)
 /** Registers `delegate_transcript`; call it where the other delegate_* tools are registered. */
 export function registerTranscriptTool(
   server: McpServer,
-  deps: { manager: JobManager; description: string },
+  deps: { manager: JobManager; description?: string | undefined },
 ): void {
   server.registerTool(
     "delegate_transcript",
