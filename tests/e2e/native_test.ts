@@ -529,3 +529,44 @@ Deno.test("native: a sandbox setting in the project file is ignored", async () =
     await emu.close();
   }
 });
+
+Deno.test("native: a backend's maxConcurrent queues its jobs while other backends run", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({
+    baseUrl: emu.url,
+    userConfig: { backends: { one: { url: emu.url, kind: "ollama", maxConcurrent: 1 } } },
+  });
+  try {
+    const work = tempDir("od-native-");
+    const start = (backend?: string) =>
+      server.call("delegate_start", {
+        ...native,
+        ...(backend ? { backend } : {}),
+        wait_seconds: 0,
+        prompt: `@hang\nwait ${crypto.randomUUID()}`,
+        cwd: work,
+      });
+    const first = await start("one");
+    const second = await start("one");
+    const other = await start();
+    await waitForChat(emu, 2);
+    assert.equal(field(second.text, "state"), "queued (1 in line)");
+    const otherStatus = await server.call("delegate_status", {
+      job_id: field(other.text, "job_id"),
+    });
+    assert.equal(field(otherStatus.text, "state"), "running");
+    const firstId = field(first.text, "job_id")!;
+    await server.call("delegate_cancel", { job_id: firstId });
+    await waitForChat(emu, 3);
+    const secondStatus = await server.call("delegate_status", {
+      job_id: field(second.text, "job_id"),
+    });
+    assert.equal(field(secondStatus.text, "state"), "running");
+    for (const r of [second, other]) {
+      await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
+    }
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});
