@@ -8,7 +8,15 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import assert from "node:assert/strict";
-import { mkdirSync, openSync, renameSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { closeSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -163,8 +171,11 @@ function assertShows(shown: PageEntry, entry: TranscriptEntry): void {
 let big: { dir: string; turns: number; size: number } | undefined;
 function bigStream() {
   if (!big) {
-    const dir = join(tempDir("od-transcript-"), "job");
+    const root = tempDir("od-transcript-");
+    const dir = join(root, "job");
     big = { dir, ...writeClaudeStream(dir, 50 * MB) };
+    // 50 MB is too much to leave behind in the temp dir after every run.
+    globalThis.addEventListener("unload", () => rmSync(root, { recursive: true, force: true }));
   }
   return big;
 }
