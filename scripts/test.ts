@@ -2,8 +2,9 @@
  * The whole test suite, in two passes over the same end-to-end tests:
  *   1. deno: every test under tests/ on Deno; the e2e server runs as `deno run` with exactly
  *      the permissions baked into the release binaries (scripts/compile.ts).
- *   2. node: builds dist/node/ollama-delegate.mjs, smoke-tests it, then runs tests/e2e/
- *      against `node dist/node/ollama-delegate.mjs`, with no Deno global in the server.
+ *   2. node: builds dist/node/ollama-delegate.mjs, smoke-tests it, then runs tests/e2e/ (and
+ *      tests/cli/, whose tests start the CLI the same way) against
+ *      `node dist/node/ollama-delegate.mjs`, with no Deno global in the program under test.
  *
  * The e2e suite needs Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere it is left
  * out with a notice, and the rest still runs. `deno task test` calls this after
@@ -12,6 +13,7 @@
  * Run: deno run -A scripts/test.ts [--pass deno|node]... [-- <deno test args>]
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { platform } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -24,6 +26,9 @@ import { smoke } from "./smoke_binary.ts";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PASSES = ["deno", "node"] as const;
 type Pass = typeof PASSES[number];
+
+/** The suites that start the program through tests/support/harness.ts's serverCommand(). */
+const NODE_SUITES = ["tests/e2e/", "tests/cli/"];
 
 /** The variable tests/support/harness.ts reads: a JSON array is the server's argv. */
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
@@ -61,7 +66,8 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
   console.error(`\n$ smoke test: ${[command, ...args].join(" ")}`);
   await smoke(command!, args);
   if (e2e) {
-    denoTest(["tests/e2e/"], extra, { [SERVER_VAR]: JSON.stringify(["node", NODE_BUNDLE]) });
+    const suites = NODE_SUITES.filter((dir) => existsSync(join(ROOT, dir)));
+    denoTest(suites, extra, { [SERVER_VAR]: JSON.stringify(["node", NODE_BUNDLE]) });
   }
 }
 
