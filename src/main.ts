@@ -1,5 +1,6 @@
 import process from "node:process";
 import { doctorMain } from "./cli/doctor.ts";
+import { jobsMain } from "./cli/jobs.ts";
 import { configMain } from "./settings/config_cmd.ts";
 import { serve } from "./server/serve.ts";
 import { VERSION } from "./version.ts";
@@ -10,6 +11,8 @@ Usage:
   ollama-delegate [serve]          run the MCP server on stdio (the default)
   ollama-delegate config [...]     show or change settings (see config --help)
   ollama-delegate doctor [--json]  check the setup and say how to fix it (see doctor --help)
+  ollama-delegate jobs [...]       see, follow, cancel and prune jobs; usage and cost
+                                   (see jobs --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -37,6 +40,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "doctor": {
       return await doctorMain(rest);
+    }
+    case "jobs": {
+      return await jobsMain(rest);
     }
     case "--version":
     case "-V":

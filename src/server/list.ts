@@ -1,5 +1,7 @@
 import type { JobRecord, JobState } from "../jobs/record.ts";
+import type { Price } from "../settings/fields.ts";
 import { elapsedMs, formatElapsed } from "./render.ts";
+import { jobUsageSuffix } from "./usage_tool.ts";
 
 /**
  * `delegate_list`: the newest `limit` jobs, grouped by conversation (weakness: the seed
@@ -11,6 +13,8 @@ export function renderList(
   corrupt: ReadonlyArray<{ id: string; reason: string }>,
   state: JobState | undefined,
   limit: number,
+  /** The `pricing` setting; a job with usage shows its tokens and cost (unknown without a price). */
+  pricing: Readonly<Record<string, Price>> = {},
 ): string {
   const picked = records.filter((r) => state === undefined || r.state === state).slice(0, limit);
   const sessions = new Map<string, JobRecord[]>();
@@ -39,7 +43,7 @@ export function renderList(
         `  ${r.state.padEnd(11)} turn ${String(r.turn).padEnd(3)} ${
           formatElapsed(elapsedMs(r)).padStart(8)
         }` +
-          `  job ${r.id}  "${shown}"`,
+          `  job ${r.id}  "${shown}"` + jobUsageSuffix(r, pricing),
       );
     }
   }

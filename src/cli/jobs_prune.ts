@@ -1,0 +1,105 @@
+import { parseArgs } from "node:util";
+import { usageTotals } from "../jobs/cost.ts";
+import { pruneJobs } from "../jobs/retention.ts";
+import { recordsInDays, renderUsage } from "../server/usage_tool.ts";
+import {
+  humanDuration,
+  type JobsContext,
+  type JobsIo,
+  JobsUsageError,
+  parseAge,
+  parseCount,
+} from "./jobs_common.ts";
+
+const DAY_MS = 86_400_000;
+
+/** `jobs prune [--older-than 7d] [--dry-run]`. */
+export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      "older-than": { type: "string" },
+      "dry-run": { type: "boolean" },
+      json: { type: "boolean" },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) {
+    throw new JobsUsageError(`jobs prune takes no arguments ("${positionals[0]}")`);
+  }
+  let olderThanMs: number;
+  if (values["older-than"] !== undefined) olderThanMs = parseAge(values["older-than"]);
+  else if (ctx.settings.retainDays > 0) olderThanMs = ctx.settings.retainDays * DAY_MS;
+  else {
+    throw new JobsUsageError(
+      "retainDays is 0 (keep forever), so there is no default age: pass --older-than, e.g. 30d",
+    );
+  }
+  const report = await pruneJobs(ctx.store, { olderThanMs, dryRun: values["dry-run"] === true });
+  if (values.json) {
+    io.out(JSON.stringify(report, null, 2));
+    return report.failed.length > 0 ? 1 : 0;
+  }
+  const verb = report.dryRun ? "Would remove" : "Removed";
+  const out = [
+    `${verb} ${report.removed.length} finished job${report.removed.length === 1 ? "" : "s"} ` +
+    `that ended before ${new Date(report.cutoff).toISOString()} ` +
+    `(older than ${humanDuration(olderThanMs)}) from ${ctx.store.stateDir}`,
+  ];
+  for (const r of report.removed) {
+    out.push(`  ${r.id}  ${r.state.padEnd(11)} ${new Date(r.endedAt).toISOString()}  ${r.model}`);
+  }
+  if (report.sessionsRemoved.length > 0) {
+    out.push(
+      `${report.dryRun ? "Would remove" : "Removed"} ${report.sessionsRemoved.length} ` +
+        `conversation index file(s).`,
+    );
+  }
+  const counts = new Map<string, number>();
+  for (const k of report.kept) counts.set(k.reason, (counts.get(k.reason) ?? 0) + 1);
+  if (counts.size > 0) {
+    out.push(`Kept: ${[...counts].map(([reason, n]) => `${n} ${reason}`).join(", ")}.`);
+  }
+  if (report.corrupt.length > 0) {
+    out.push("Unreadable job records (skipped, not removed):");
+    for (const c of report.corrupt) out.push(`  ${c.id}: ${c.reason}`);
+  }
+  if (report.failed.length > 0) {
+    out.push("Could not remove:");
+    for (const f of report.failed) out.push(`  ${f.id}: ${f.reason}`);
+  }
+  io.out(out.join("\n"));
+  return report.failed.length > 0 ? 1 : 0;
+}
+
+/** `jobs usage [--days N]`: totals per model and per day. */
+export async function jobsUsage(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { days: { type: "string" }, json: { type: "boolean" } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length > 0) {
+    throw new JobsUsageError(`jobs usage takes no arguments ("${positionals[0]}")`);
+  }
+  const days = parseCount("days", values.days, 0) ?? 30;
+  const { records, corrupt } = await ctx.manager.list();
+  const now = Date.now();
+  if (values.json) {
+    const picked = recordsInDays(records, days, now);
+    io.out(
+      JSON.stringify(
+        { days, jobs: picked.length, ...usageTotals(picked, ctx.settings.pricing) },
+        null,
+        2,
+      ),
+    );
+    return 0;
+  }
+  let text = renderUsage(records, ctx.settings.pricing, { days, now });
+  if (corrupt.length > 0) text += `\n${corrupt.length} unreadable job record(s) not counted.`;
+  io.out(text);
+  return 0;
+}

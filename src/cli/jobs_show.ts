@@ -1,0 +1,160 @@
+import { open, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
+import type { JobRecord } from "../jobs/record.ts";
+import { elapsedMs } from "../server/render.ts";
+import { jobTokensText } from "../server/usage_tool.ts";
+import type { Price } from "../settings/fields.ts";
+import {
+  humanDuration,
+  type JobsContext,
+  type JobsIo,
+  resolveJobId,
+  styleFor,
+} from "./jobs_common.ts";
+
+const HEAD_CHARS = 2000;
+
+/** The file an engine writes a job's activity to. */
+export function activityFile(dir: string, record: JobRecord): string {
+  return join(dir, record.engine === "native" ? "transcript.jsonl" : "stream.jsonl");
+}
+
+/** The first `maxBytes` of a file as text and its size; undefined when it does not exist. */
+export async function readHead(
+  path: string,
+  maxBytes: number,
+): Promise<{ text: string; size: number } | undefined> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const { size } = await handle.stat();
+    const buffer = new Uint8Array(Math.min(size, maxBytes));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    // A cut in the middle of a UTF-8 sequence decodes to U+FFFD rather than throwing.
+    return { text: new TextDecoder().decode(buffer.subarray(0, bytesRead)), size };
+  } finally {
+    await handle.close();
+  }
+}
+
+const when = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString());
+
+/** The cost line of one job, saying why when it is unknown. */
+export function costLine(record: JobRecord, pricing: Readonly<Record<string, Price>>): string {
+  const cost = costOf(record, pricing);
+  switch (cost.kind) {
+    case "known":
+      return `${formatCost(cost.amount)}  (pricing: ${cost.price.inputPerMillion} in / ` +
+        `${cost.price.outputPerMillion} out per million tokens)`;
+    case "unpriced":
+      return `unknown  (no price for "${record.model}" in the pricing setting)`;
+    case "no-usage":
+      return priceOf(record.model, pricing)
+        ? "unknown  (no token usage recorded)"
+        : `unknown  (no token usage recorded, and no price for "${record.model}")`;
+  }
+}
+
+/** The record's fields as `label  value` lines. */
+export function recordLines(
+  record: JobRecord,
+  pricing: Readonly<Record<string, Price>>,
+  now = Date.now(),
+): string[] {
+  const r = record;
+  const rows: Array<[string, string]> = [
+    ["job", r.id],
+    ["session", `${r.sessionId}   (turn ${r.turn})`],
+    ["state", r.state],
+    ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
+    ["model", r.model],
+    ["cwd", r.cwd],
+    ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
+    ["created", when(r.createdAt)],
+    ["started", when(r.startedAt)],
+    ["ended", when(r.endedAt)],
+    ["elapsed", humanDuration(elapsedMs(r, now))],
+  ];
+  if (r.usage) {
+    rows.push(["tokens", `${jobTokensText(r)}  (${r.usage.numTurns} turns)`]);
+  }
+  rows.push(["cost", costLine(r, pricing)]);
+  rows.push(["tool calls", String(r.toolCalls)]);
+  if (r.commands && r.commands.length > 0) {
+    const failed = r.commands.filter((c) => c.exitCode !== 0).length;
+    rows.push(["commands", `${r.commands.length} run, ${failed} failed`]);
+  }
+  if (r.changedFiles && r.changedFiles.length > 0) {
+    rows.push([
+      "changed",
+      r.changedFiles.slice(0, 10).join(", ") +
+      (r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : ""),
+    ]);
+  }
+  if (r.owner && (r.state === "running" || r.state === "queued")) {
+    rows.push(["server pid", String(r.owner.pid)]);
+  }
+  if (r.errorText && r.state !== "completed") rows.push(["error", r.errorText]);
+  return rows.map(([label, value]) => `${label.padEnd(12)}${value}`);
+}
+
+/** `jobs show ID`. */
+export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { json: { type: "boolean" } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const id = await resolveJobId(ctx.store, positionals[0]);
+  const { record } = await ctx.manager.get(id);
+  const dir = ctx.store.dirOf(id);
+  const files = {
+    folder: dir,
+    record: join(dir, "job.json"),
+    prompt: join(dir, "prompt.txt"),
+    result: join(dir, "result.txt"),
+    activity: activityFile(dir, record),
+  };
+  const prompt = await readHead(files.prompt, HEAD_CHARS * 4);
+  const result = await ctx.store.readResultText(id, HEAD_CHARS);
+  if (values.json) {
+    io.out(JSON.stringify(
+      {
+        record,
+        cost: costOf(record, ctx.settings.pricing),
+        prompt: prompt?.text.slice(0, HEAD_CHARS) ?? null,
+        resultHead: result.text,
+        resultLength: result.length,
+        files,
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  const style = styleFor(io);
+  const out = recordLines(record, ctx.settings.pricing);
+  out[2] = `${"state".padEnd(12)}${style.state(record.state)}`;
+  const promptText = prompt?.text ?? "";
+  out.push("", style.bold(`--- prompt (${prompt?.size ?? 0} bytes) ---`));
+  out.push(promptText.length > HEAD_CHARS ? `${promptText.slice(0, HEAD_CHARS)}…` : promptText);
+  const shown = result.length > HEAD_CHARS
+    ? `first ${HEAD_CHARS} of ${result.length} chars`
+    : `${result.length} chars`;
+  out.push("", style.bold(`--- result (${shown}) ---`));
+  out.push(result.length === 0 ? "(no result text yet)" : result.text);
+  out.push("", style.bold("--- files ---"));
+  for (const [label, path] of Object.entries(files)) {
+    const exists = await stat(path).then(() => true, () => false);
+    out.push(`${label.padEnd(12)}${path}${exists ? "" : "  (not there)"}`);
+  }
+  io.out(out.join("\n"));
+  return 0;
+}

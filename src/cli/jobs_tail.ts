@@ -1,0 +1,245 @@
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { LineSplitter, parseStreamLine, toolDetail } from "../engines/claude/stream.ts";
+import type { TranscriptEntry } from "../engines/types.ts";
+import { jobCostText } from "../jobs/cost.ts";
+import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { elapsedMs } from "../server/render.ts";
+import { jobTokensText } from "../server/usage_tool.ts";
+import {
+  humanDuration,
+  type JobsContext,
+  type JobsIo,
+  parseCount,
+  resolveJobId,
+  sleep,
+  styleFor,
+} from "./jobs_common.ts";
+import { activityFile } from "./jobs_show.ts";
+
+/** How much of the file's end is read for the first lines, as `tail` does. */
+const BACKLOG_BYTES = 256 * 1024;
+/** New bytes are read in pieces of this size, so a burst never loads a whole stream. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Lines longer than this are skipped (they stay on disk). */
+const MAX_LINE = 8 * 1024 * 1024;
+const TEXT_SHOWN = 2000;
+const RESULT_SHOWN = 100_000;
+
+export interface TailOptions {
+  pollMs?: number;
+}
+
+/** Turns one line of a job's activity file into printable lines. */
+export function activityLinesOf(engine: JobRecord["engine"], line: string): string[] {
+  if (line.trim() === "") return [];
+  if (engine === "native") {
+    let entry: TranscriptEntry;
+    try {
+      entry = JSON.parse(line) as TranscriptEntry;
+    } catch {
+      return [];
+    }
+    switch (entry?.kind) {
+      case "text":
+        return [labelled("[text]", entry.text)];
+      case "tool_call": {
+        const detail = toolDetail(entry.input);
+        return [`[tool] ${entry.name}${detail ? `: ${flat(detail, 300)}` : ""}`];
+      }
+      case "tool_result":
+        return [`${entry.isError ? "[error]" : "[result]"} ${flat(entry.text, 300)}`];
+      default:
+        return [];
+    }
+  }
+  const out: string[] = [];
+  for (const item of parseStreamLine(line)) {
+    if (item.type === "init") {
+      out.push(
+        `[init] session started` + (item.model ? `, model ${item.model}` : "") +
+          (item.permissionMode ? `, permission ${item.permissionMode}` : ""),
+      );
+    } else if (item.type === "activity") {
+      const a = item.activity;
+      if (a.kind === "tool") {
+        out.push(`[tool] ${a.name}${a.detail ? `: ${flat(a.detail, 300)}` : ""}`);
+      } else if (a.kind === "text") out.push(labelled("[text]", a.text));
+      else out.push(`[error] ${flat(a.text, 300)}`);
+    }
+  }
+  return out;
+}
+
+function flat(text: string, max: number): string {
+  const f = text.replace(/\s+/g, " ").trim();
+  return f.length > max ? `${f.slice(0, max - 1)}…` : f;
+}
+
+/** A label followed by multi-line text, later lines indented under the first. */
+function labelled(label: string, text: string): string {
+  const cut = text.length > TEXT_SHOWN ? `${text.slice(0, TEXT_SHOWN)}…` : text;
+  return `${label} ${cut.trim().split("\n").join(`\n${" ".repeat(label.length + 1)}`)}`;
+}
+
+/**
+ * Follows a file as it grows: reads only the bytes added since the last call, in chunks,
+ * and hands complete lines on. A file that shrinks (rewritten) is followed from its start.
+ */
+export class FileFollower {
+  #offset: number;
+  #splitter: LineSplitter;
+
+  constructor(readonly path: string, offset: number, onLine: (line: string) => void) {
+    this.#offset = offset;
+    this.#splitter = new LineSplitter(MAX_LINE, onLine);
+  }
+
+  get offset(): number {
+    return this.#offset;
+  }
+
+  async poll(): Promise<void> {
+    let handle;
+    try {
+      handle = await open(this.path, "r");
+    } catch {
+      return;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size < this.#offset) this.#offset = 0;
+      const buffer = new Uint8Array(CHUNK_BYTES);
+      while (this.#offset < size) {
+        const want = Math.min(CHUNK_BYTES, size - this.#offset);
+        const { bytesRead } = await handle.read(buffer, 0, want, this.#offset);
+        if (bytesRead === 0) break;
+        this.#offset += bytesRead;
+        this.#splitter.push(buffer.slice(0, bytesRead));
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Delivers a last line without a newline. */
+  end(): void {
+    this.#splitter.end();
+  }
+}
+
+/** The last lines of the file's end (at most BACKLOG_BYTES read), and where they stop. */
+async function backlog(path: string): Promise<{ lines: string[]; end: number }> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return { lines: [], end: 0 };
+  }
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - BACKLOG_BYTES - 1);
+    const buffer = new Uint8Array(size - start);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+    let text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+    // Only whole lines: the first may be cut by the window, the last may still be written.
+    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+    const lastNl = text.lastIndexOf("\n");
+    const whole = lastNl === -1 ? "" : text.slice(0, lastNl);
+    const tailBytes = new TextEncoder().encode(text.slice(lastNl + 1)).length;
+    return { lines: whole === "" ? [] : whole.split("\n"), end: start + bytesRead - tailBytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `jobs tail ID`: like `tail -f` on a job's activity, until the job ends; then its result. */
+export async function jobsTail(
+  ctx: JobsContext,
+  argv: string[],
+  io: JobsIo,
+  options: TailOptions = {},
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { lines: { type: "string", short: "n" } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const first = parseCount("lines", values.lines, 0) ?? 10;
+  const pollMs = options.pollMs ?? 250;
+  const id = await resolveJobId(ctx.store, positionals[0]);
+  let record = (await ctx.manager.get(id)).record;
+  const dir = ctx.store.dirOf(id);
+  const path = activityFile(dir, record);
+  const style = styleFor(io);
+
+  let status = false;
+  const clearStatus = () => {
+    if (status) io.write("\r\x1b[2K");
+    status = false;
+  };
+  const print = (lines: string[]) => {
+    if (lines.length === 0) return;
+    clearStatus();
+    for (const l of lines) io.out(l);
+  };
+
+  const start = await backlog(path);
+  const backlogLines = start.lines.flatMap((l) => activityLinesOf(record.engine, l));
+  io.out(
+    style.dim(`--- job ${record.id} (${record.engine}, ${record.model}): ${record.state} ---`),
+  );
+  print(first > 0 ? backlogLines.slice(-first) : []);
+  const follower = new FileFollower(
+    path,
+    start.end,
+    (l) => print(activityLinesOf(record.engine, l)),
+  );
+
+  let lastCheck = 0;
+  while (true) {
+    await follower.poll();
+    if (Date.now() - lastCheck >= 500 || isTerminal(record.state)) {
+      lastCheck = Date.now();
+      record = (await ctx.manager.get(id)).record;
+    }
+    if (isTerminal(record.state)) break;
+    if (io.fancy) {
+      io.write(
+        `\r\x1b[2K${
+          style.dim(
+            `${record.state} ${humanDuration(elapsedMs(record))} · ` +
+              `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"} so far`,
+          )
+        }`,
+      );
+      status = true;
+    }
+    await sleep(pollMs);
+  }
+  await follower.poll();
+  follower.end();
+  clearStatus();
+
+  const result = await ctx.store.readResultText(id, RESULT_SHOWN);
+  const figures = [
+    `${style.state(record.state)} after ${humanDuration(elapsedMs(record))}`,
+    `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"}`,
+    ...(record.usage ? [`tokens ${jobTokensText(record)}`] : []),
+    `cost ${jobCostText(record, ctx.settings.pricing)}`,
+  ];
+  io.out(style.bold(`--- ${figures.join(" · ")} ---`));
+  if (record.errorText && record.state !== "completed") io.out(`error: ${record.errorText}`);
+  if (result.length === 0) io.out("(no result text)");
+  else {
+    io.out(result.text);
+    if (result.length > RESULT_SHOWN) {
+      io.out(
+        `... [first ${RESULT_SHOWN} of ${result.length} chars; all: ${join(dir, "result.txt")}]`,
+      );
+    }
+  }
+  return record.state === "completed" ? 0 : 1;
+}

@@ -1,0 +1,251 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { isValidId } from "./ids.ts";
+import { isRunning } from "./owner.ts";
+import { isTerminal, type JobRecord } from "./record.ts";
+import type { JobStore } from "./store.ts";
+
+const DAY_MS = 86_400_000;
+/** Server start-up must never wait for pruning (issue 5 item 5). */
+const BACKGROUND_DELAY_MS = 2000;
+
+export interface PruneOptions {
+  /** Finished jobs that ended longer ago than this are removed. */
+  olderThanMs: number;
+  now?: number;
+  /** Report what would go without removing anything. */
+  dryRun?: boolean;
+}
+
+export type KeepReason =
+  | "running"
+  | "recent"
+  | "owner alive"
+  | "conversation has a newer or live turn"
+  | "no record yet";
+
+export interface PrunedJob {
+  id: string;
+  sessionId: string;
+  state: string;
+  model: string;
+  /** endedAt, or createdAt when the job recorded no end. */
+  endedAt: number;
+}
+
+export interface PruneReport {
+  cutoff: number;
+  dryRun: boolean;
+  removed: PrunedJob[];
+  kept: Array<{ id: string; reason: KeepReason }>;
+  /** Unreadable records: skipped, never removed. */
+  corrupt: Array<{ id: string; reason: string }>;
+  /** Session index files removed because every job they named is gone. */
+  sessionsRemoved: string[];
+  /** Folders that could not be removed. */
+  failed: Array<{ id: string; reason: string }>;
+}
+
+/**
+ * Removes finished job folders whose end (or creation, when none was recorded) is older than
+ * the cutoff. Never removes a queued or running job, one whose owning server still runs, one
+ * newer than the cutoff, or an unreadable one. A conversation goes as a whole: while any of
+ * its turns must stay, its older turns stay too, because a follow-up continues from them.
+ */
+export async function pruneJobs(store: JobStore, options: PruneOptions): Promise<PruneReport> {
+  if (!Number.isFinite(options.olderThanMs) || options.olderThanMs < 0) {
+    throw new RangeError(`pruneJobs: olderThanMs must be a duration, got ${options.olderThanMs}`);
+  }
+  const now = options.now ?? Date.now();
+  const cutoff = now - options.olderThanMs;
+  const report: PruneReport = {
+    cutoff,
+    dryRun: options.dryRun === true,
+    removed: [],
+    kept: [],
+    corrupt: [],
+    sessionsRemoved: [],
+    failed: [],
+  };
+
+  const bySession = new Map<string, Array<{ record: JobRecord; keep?: KeepReason }>>();
+  for (const id of await store.ids()) {
+    const read = await store.read(id).catch((e) => ({
+      kind: "corrupt" as const,
+      reason: `cannot read: ${(e as Error).message}`,
+    }));
+    if (read.kind === "missing") {
+      // A folder being created right now has no record yet.
+      report.kept.push({ id, reason: "no record yet" });
+      continue;
+    }
+    if (read.kind === "corrupt") {
+      report.corrupt.push({ id, reason: read.reason });
+      continue;
+    }
+    const record = read.record;
+    const key = record.sessionId.toLowerCase();
+    const turns = bySession.get(key) ?? [];
+    turns.push({ record, keep: await keepReason(record, cutoff) });
+    bySession.set(key, turns);
+  }
+
+  const removedIds = new Set<string>();
+  for (const [sessionId, turns] of bySession) {
+    const blocked = turns.some((t) => t.keep !== undefined);
+    for (const t of turns) {
+      if (t.keep) report.kept.push({ id: t.record.id, reason: t.keep });
+      else if (blocked) {
+        report.kept.push({ id: t.record.id, reason: "conversation has a newer or live turn" });
+      }
+    }
+    if (blocked) continue;
+    // A follow-up started since the scan adds a turn to the index: leave that session be.
+    const known = new Set(turns.map((t) => t.record.id.toLowerCase()));
+    if (isValidId(sessionId)) {
+      const indexed = await store.sessionJobs(sessionId).catch(() => []);
+      let newer = false;
+      for (const id of indexed) {
+        if (!known.has(id.toLowerCase()) && (await folderExists(store, id))) newer = true;
+      }
+      if (newer) {
+        for (const t of turns) {
+          report.kept.push({ id: t.record.id, reason: "conversation has a newer or live turn" });
+        }
+        continue;
+      }
+    }
+    for (const { record } of turns) {
+      const id = record.id.toLowerCase();
+      if (!report.dryRun) {
+        try {
+          await rm(store.dirOf(id), { recursive: true, force: true });
+        } catch (e) {
+          report.failed.push({ id, reason: (e as Error).message });
+          continue;
+        }
+      }
+      removedIds.add(id);
+      report.removed.push({
+        id: record.id,
+        sessionId: record.sessionId,
+        state: record.state,
+        model: record.model,
+        endedAt: record.endedAt ?? record.createdAt,
+      });
+    }
+  }
+
+  await pruneSessionIndex(store, removedIds, report);
+  return report;
+}
+
+async function keepReason(record: JobRecord, cutoff: number): Promise<KeepReason | undefined> {
+  if (!isTerminal(record.state)) return "running";
+  if ((record.endedAt ?? record.createdAt) >= cutoff) return "recent";
+  if (record.owner && (await isRunning(record.owner).catch(() => true))) return "owner alive";
+  return undefined;
+}
+
+/** Whether a job's folder exists (a name the store cannot hold never does). */
+async function folderExists(store: JobStore, id: string): Promise<boolean> {
+  if (!isValidId(id)) return false;
+  try {
+    await stat(store.dirOf(id));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes `.sessions/<sid>.json` files whose every job is removed or already gone. Lock
+ * files are left alone: a stale lock is cleared by the next turn of its session.
+ */
+async function pruneSessionIndex(
+  store: JobStore,
+  removed: ReadonlySet<string>,
+  report: PruneReport,
+): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(store.sessionsDir);
+  } catch {
+    return;
+  }
+  const present = new Set((await store.ids()).map((id) => id.toLowerCase()));
+  for (const name of names) {
+    if (!name.endsWith(".json")) continue;
+    const sessionId = name.slice(0, -".json".length);
+    if (!isValidId(sessionId)) continue;
+    const jobs = (await store.sessionJobs(sessionId).catch(() => [])).map((j) => j.toLowerCase());
+    if (jobs.length === 0) continue;
+    const onlyRemoved = jobs.every((j) => removed.has(j) || !present.has(j));
+    if (!onlyRemoved || !jobs.some((j) => removed.has(j))) continue;
+    if (!report.dryRun) {
+      try {
+        await rm(join(store.sessionsDir, `${sessionId.toLowerCase()}.json`), { force: true });
+      } catch (e) {
+        report.failed.push({ id: sessionId, reason: (e as Error).message });
+        continue;
+      }
+    }
+    report.sessionsRemoved.push(sessionId);
+  }
+}
+
+/** Handle of a scheduled background prune. */
+export interface BackgroundPrune {
+  /** Cancels the prune if it has not started. */
+  stop(): void;
+  /** The report, or undefined when nothing ran (retention off, stopped, or failed). */
+  done: Promise<PruneReport | undefined>;
+}
+
+/**
+ * Prunes finished jobs older than `retainDays` a moment after the server starts, so that
+ * `initialize` never waits for it; 0 keeps jobs forever. The timer never keeps the process
+ * alive. Logs one line when something was removed or could not be read.
+ */
+export function startBackgroundPrune(
+  store: JobStore,
+  retainDays: number,
+  log: (line: string) => void,
+  delayMs = BACKGROUND_DELAY_MS,
+): BackgroundPrune {
+  let resolve!: (r: PruneReport | undefined) => void;
+  const done = new Promise<PruneReport | undefined>((r) => (resolve = r));
+  if (!(retainDays > 0)) {
+    resolve(undefined);
+    return { stop() {}, done };
+  }
+  const timer = setTimeout(() => {
+    pruneJobs(store, { olderThanMs: retainDays * DAY_MS }).then((report) => {
+      if (report.removed.length > 0 || report.failed.length > 0) {
+        log(
+          `retention: removed ${report.removed.length} finished job(s) older than ` +
+            `${retainDays} days` +
+            (report.failed.length > 0 ? `; could not remove ${report.failed.length}` : ""),
+        );
+      }
+      if (report.corrupt.length > 0) {
+        log(
+          `retention: skipped ${report.corrupt.length} unreadable job record(s), e.g. ` +
+            `${report.corrupt[0]!.id}: ${report.corrupt[0]!.reason}`,
+        );
+      }
+      resolve(report);
+    }, (e) => {
+      log(`retention: cannot prune ${store.stateDir}: ${(e as Error).message}`);
+      resolve(undefined);
+    });
+  }, delayMs);
+  (timer as { unref?: () => void }).unref?.();
+  return {
+    stop() {
+      clearTimeout(timer);
+      resolve(undefined);
+    },
+    done,
+  };
+}

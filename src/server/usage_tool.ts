@@ -1,0 +1,104 @@
+import {
+  type JobCost,
+  jobCostText,
+  promptTokens,
+  totalsCostText,
+  type UsageTotals,
+  usageTotals,
+} from "../jobs/cost.ts";
+import type { JobRecord } from "../jobs/record.ts";
+import type { Price } from "../settings/fields.ts";
+
+export type { JobCost };
+export { jobCostText };
+
+const DAY_MS = 86_400_000;
+
+export interface UsageOptions {
+  /** Whole UTC days to include, today counted; 0 = every job on disk. */
+  days: number;
+  now?: number;
+}
+
+/** The records created in the last `days` UTC days (today included); 0 keeps all. */
+export function recordsInDays(
+  records: readonly JobRecord[],
+  days: number,
+  now = Date.now(),
+): JobRecord[] {
+  if (!(days > 0)) return [...records];
+  const startOfToday = Math.floor(now / DAY_MS) * DAY_MS;
+  const from = startOfToday - (days - 1) * DAY_MS;
+  return records.filter((r) => r.createdAt >= from);
+}
+
+/** "in 1200 / out 300 / cache 50": every token count of a job, for one line. */
+export function jobTokensText(record: JobRecord): string {
+  const u = record.usage;
+  if (!u) return "";
+  const cache = u.cacheReadTokens + u.cacheCreationTokens;
+  return `in ${u.inputTokens} / out ${u.outputTokens}` + (cache > 0 ? ` / cache ${cache}` : "");
+}
+
+/**
+ * `tokens in 1200 / out 300  cost $0.0012` (or `cost unknown`) for a `delegate_list` line;
+ * empty while a job has no usage recorded.
+ */
+export function jobUsageSuffix(
+  record: JobRecord,
+  pricing: Readonly<Record<string, Price>>,
+): string {
+  if (!record.usage) return "";
+  return `  tokens ${jobTokensText(record)}  cost ${jobCostText(record, pricing)}`;
+}
+
+function totalsLine(t: UsageTotals, width: number): string {
+  const prompt = t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens;
+  const noUsage = t.noUsageJobs > 0 ? `  (${t.noUsageJobs} without usage)` : "";
+  return `  ${t.key.padEnd(width)}  ${String(t.jobs).padStart(4)} job${t.jobs === 1 ? " " : "s"}` +
+    `  in ${String(prompt).padStart(9)}  out ${String(t.outputTokens).padStart(8)}` +
+    `  turns ${String(t.numTurns).padStart(4)}  cost ${totalsCostText(t)}${noUsage}`;
+}
+
+/**
+ * `delegate_usage` and `jobs usage`: token totals and cost per model and per UTC day. Cost
+ * comes from the pricing table only; a model without an entry shows "unknown", never 0.
+ */
+export function renderUsage(
+  records: readonly JobRecord[],
+  pricing: Readonly<Record<string, Price>>,
+  options: UsageOptions,
+): string {
+  const now = options.now ?? Date.now();
+  const picked = recordsInDays(records, options.days, now);
+  const span = options.days > 0
+    ? `the last ${options.days} day${options.days === 1 ? "" : "s"} (UTC, today included)`
+    : "all recorded jobs";
+  const out = [`Usage over ${span}: ${picked.length} job${picked.length === 1 ? "" : "s"}`];
+  if (picked.length === 0) return out.join("\n");
+  const report = usageTotals(picked, pricing);
+  const width = Math.max(10, ...report.byModel.map((t) => t.key.length));
+  out.push("", "By model:");
+  for (const t of report.byModel) out.push(totalsLine(t, width));
+  out.push("", "By day:");
+  for (const t of report.byDay) out.push(totalsLine(t, width));
+  out.push("", "Total:", totalsLine(report.total, width));
+  const unpriced = report.byModel.filter((t) => t.unpricedJobs > 0).map((t) => t.key);
+  out.push(
+    "",
+    "in = prompt tokens (fresh + cache), all charged at the input price. Cost uses the " +
+      "pricing setting's unit.",
+  );
+  if (unpriced.length > 0) {
+    out.push(
+      `No price for: ${unpriced.join(", ")}. Their cost is unknown; add one with ` +
+        "`ollama-delegate config --price <model>=<in>/<out>` (per million tokens).",
+    );
+  }
+  return out.join("\n");
+}
+
+/** Prompt plus output tokens of one job, 0 when none were recorded. */
+export function jobTotalTokens(record: JobRecord): number {
+  return record.usage ? promptTokens(record.usage) + record.usage.outputTokens : 0;
+}

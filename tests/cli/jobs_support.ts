@@ -1,0 +1,122 @@
+/**
+ * Runs `ollama-delegate jobs ...` as a user would, in a subprocess: the same program the
+ * end-to-end tests start as a server (`deno run src/main.ts`, or the Node bundle when
+ * OLLAMA_DELEGATE_TEST_SERVER names it), with an explicit environment.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import type { JobRecord } from "../../src/jobs/record.ts";
+import { serverCommand, tempDir } from "../support/harness.ts";
+
+/** The CLI's argv: the server command without its `serve`. */
+export function cliArgv(args: string[]): { command: string; args: string[] } {
+  const { command, args: base } = serverCommand();
+  const trimmed = base.at(-1) === "serve" ? base.slice(0, -1) : base;
+  return { command, args: [...trimmed, ...args] };
+}
+
+/** A private state dir and config, and the environment that points the CLI at them. */
+export interface CliEnv {
+  stateDir: string;
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export function cliEnv(
+  options: {
+    stateDir?: string;
+    userConfig?: Record<string, unknown>;
+    env?: Record<string, string>;
+  } = {},
+): CliEnv {
+  const root = tempDir("od-cli-");
+  const stateDir = options.stateDir ?? join(root, "state");
+  mkdirSync(stateDir, { recursive: true });
+  const config = join(root, "config.json");
+  writeFileSync(config, JSON.stringify(options.userConfig ?? {}));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? root,
+    OLLAMA_MCP_STATE_DIR: stateDir,
+    OLLAMA_MCP_CONFIG: config,
+    ...(process.env.DENO_DIR ? { DENO_DIR: process.env.DENO_DIR } : {}),
+    ...options.env,
+  };
+  return { stateDir, env, cwd: root };
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts the CLI; `output()` gives what it printed so far, `done` its exit. */
+export function startCli(ctx: CliEnv, args: string[]): {
+  child: ChildProcess;
+  output: () => string;
+  done: Promise<CliRun>;
+} {
+  const { command, args: argv } = cliArgv(args);
+  const child = spawn(command, argv, {
+    env: ctx.env,
+    cwd: ctx.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (c: Uint8Array) => (stdout += new TextDecoder().decode(c)));
+  child.stderr!.on("data", (c: Uint8Array) => (stderr += new TextDecoder().decode(c)));
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+  return { child, output: () => stdout, done };
+}
+
+export function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
+  return startCli(ctx, args).done;
+}
+
+/** A job record with sensible defaults, in format 1, written as `job.json` with its prompt. */
+export function writeJob(
+  stateDir: string,
+  record: JobRecord,
+  extra: { prompt?: string; result?: string } = {},
+): string {
+  const dir = join(stateDir, record.id);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "job.json"), JSON.stringify(record, null, 2));
+  writeFileSync(join(dir, "prompt.txt"), extra.prompt ?? record.promptPreview);
+  if (extra.result !== undefined) writeFileSync(join(dir, "result.txt"), extra.result);
+  return dir;
+}
+
+export function baseRecord(
+  id: string,
+  sessionId: string,
+  over: Partial<JobRecord> = {},
+): JobRecord {
+  const t = Date.UTC(2024, 2, 10, 12);
+  return {
+    format: 1,
+    id,
+    sessionId,
+    turn: 1,
+    engine: "claude",
+    model: "qwen3:8b",
+    cwd: "/work",
+    state: "completed",
+    createdAt: t,
+    startedAt: t,
+    endedAt: t + 2500,
+    promptPreview: "a prompt",
+    options: { permissionMode: "auto", addDirs: [] },
+    sessionCreated: true,
+    toolCalls: 0,
+    permissionDenials: [],
+    ...over,
+  };
+}
