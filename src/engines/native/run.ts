@@ -33,7 +33,6 @@ import { systemPrompt } from "./prompt.ts";
 import { type SandboxMode, shellRunner } from "./sandbox.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
-import type { CommandRun } from "./tools/types.ts";
 
 export const MESSAGES_FILE = "messages.jsonl";
 export const TRANSCRIPT_FILE = "transcript.jsonl";
@@ -191,7 +190,6 @@ export class NativeEngine implements Engine {
           text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
         }),
     });
-    const commands: CommandRun[] = [];
     let outcome: TurnOutcome;
     try {
       const result = await runLoop(messages, {
@@ -203,10 +201,8 @@ export class NativeEngine implements Engine {
           roots,
           signal,
           fileChanged: (path) => sink.fileChanged?.(path),
-          commandRun: (run) => {
-            commands.push(run);
-            sink.commandRun?.(run);
-          },
+          commandRun: (run) => sink.commandRun?.(run),
+          processStarted: (pid) => sink.childStarted(pid),
         },
         maxTurns: spec.options.maxTurns ?? DEFAULT_MAX_TURNS,
         signal,

@@ -134,6 +134,7 @@ export interface CommandRequest {
   signal: AbortSignal;
   /** Output kept: the last this many characters. */
   keepChars: number;
+  onSpawn?: (pid: number) => void;
 }
 
 export interface CommandResult {
@@ -188,6 +189,7 @@ export async function runShell(
       aborted: false,
     };
   }
+  req.onSpawn?.(child.pid);
   const tail = new TailBuffer(req.keepChars);
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();

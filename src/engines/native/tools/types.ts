@@ -34,6 +34,8 @@ export interface ToolContext {
   fileChanged(path: string): void;
   /** Reports a command the Bash tool ran. */
   commandRun(run: CommandRun): void;
+  /** Reports the pid of a command being started, so a server restart can stop it. */
+  processStarted?(pid: number): void;
 }
 
 export interface ToolResult {
