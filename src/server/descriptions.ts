@@ -66,5 +66,6 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
     delegate_transcript:
       "Page through what a delegated job did: tool calls with inputs, tool results, text. " +
       "Check a claim without loading the whole stream.",
+    delegate_usage: "Tokens and cost of delegated jobs, per model and per day.",
   };
 }

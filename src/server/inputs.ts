@@ -7,10 +7,48 @@ import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
 
-const toolRule = z.string().min(1).max(500).refine(
-  (s) => !/[\r\n]/.test(s) && !s.startsWith("-"),
-  "a tool rule is a name like Read or Bash(git *), without line breaks or a leading '-'",
-);
+// Limits are checked in refinements rather than as JSON Schema keywords: every keyword is
+// sent to the orchestrator with the tool list on each turn (issue 5: descriptions < 2,500
+// tokens), and the limits are only there to refuse abuse, not to guide the model.
+
+/** A list of strings, each non-empty and at most `maxChars`, at most `maxItems` of them. */
+function stringList(
+  what: string,
+  maxItems: number,
+  maxChars: number,
+  check?: (s: string) => string | undefined,
+) {
+  return z.array(z.string()).superRefine((list, ctx) => {
+    if (list.length > maxItems) {
+      ctx.addIssue({ code: "custom", message: `${what}: at most ${maxItems} entries` });
+    }
+    for (const item of list) {
+      const problem = item === ""
+        ? "entries cannot be empty"
+        : item.length > maxChars
+        ? `entries are at most ${maxChars} characters`
+        : check?.(item);
+      if (problem) {
+        ctx.addIssue({ code: "custom", message: `${what}: ${problem}` });
+        return;
+      }
+    }
+  });
+}
+
+const toolRules = () =>
+  stringList(
+    "tool rules",
+    100,
+    500,
+    (s) =>
+      /[\r\n]/.test(s) || s.startsWith("-")
+        ? "a tool rule is a name like Read or Bash(git *), without line breaks or a leading '-'"
+        : undefined,
+  );
+
+const maxChars = (what: string, max: number) =>
+  z.string().refine((s) => s.length <= max, `${what} is at most ${max} characters`);
 
 const waitSeconds = z.number().min(0, "wait_seconds must be 0 or more")
   .max(600, "wait_seconds must be at most 600; poll with delegate_status for longer waits")
@@ -24,24 +62,24 @@ export const shapes = {
     model: z.string().optional().describe("Ollama model; defaults to the configured default"),
     cwd: z.string().optional().describe("Working directory of the delegate (must exist)"),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
-    allowed_tools: z.array(toolRule).max(100).optional().describe(
+    allowed_tools: toolRules().optional().describe(
       'e.g. ["Read","Grep","Bash(git *)"]',
     ),
-    disallowed_tools: z.array(toolRule).max(100).optional().describe('e.g. ["Write","Edit"]'),
-    append_system_prompt: z.string().max(100_000).optional(),
+    disallowed_tools: toolRules().optional().describe('e.g. ["Write","Edit"]'),
+    append_system_prompt: maxChars("append_system_prompt", 100_000).optional(),
     max_turns: z.number().int("max_turns must be a whole number").min(
       1,
       "max_turns must be at least 1",
     )
       .max(1000, "max_turns must be at most 1000").optional(),
-    add_dirs: z.array(z.string().min(1)).max(50).optional().describe(
+    add_dirs: stringList("add_dirs", 50, 4096).optional().describe(
       "Extra directories the delegate may use",
     ),
     engine: z.enum(ENGINES).optional().describe(
       "claude (Claude Code) or native (lean loop for small local models)",
     ),
-    backend: z.string().min(1).max(64).optional().describe("native: a configured backend"),
-    files: z.array(z.string().min(1)).max(200).optional().describe(
+    backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
+    files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
     wait_seconds: waitSeconds,
@@ -52,11 +90,11 @@ export const shapes = {
     prompt: z.string().optional(),
     prompt_file: z.string().optional(),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
-    allowed_tools: z.array(toolRule).max(100).optional(),
-    disallowed_tools: z.array(toolRule).max(100).optional(),
-    append_system_prompt: z.string().max(100_000).optional(),
+    allowed_tools: toolRules().optional(),
+    disallowed_tools: toolRules().optional(),
+    append_system_prompt: maxChars("append_system_prompt", 100_000).optional(),
     max_turns: z.number().int().min(1).max(1000).optional(),
-    add_dirs: z.array(z.string().min(1)).max(50).optional(),
+    add_dirs: stringList("add_dirs", 50, 4096).optional(),
     wait_seconds: waitSeconds,
   },
   status: {
@@ -68,6 +106,11 @@ export const shapes = {
   },
   result: { job_id: z.string(), wait_seconds: waitSeconds },
   cancel: { job_id: z.string() },
+  usage: {
+    days: z.number().int().min(0).max(3650).optional().describe(
+      "Last N days (default 30; 0 = all)",
+    ),
+  },
   list: {
     state: z.enum(["queued", "running", "completed", "failed", "cancelled", "interrupted"])
       .optional(),

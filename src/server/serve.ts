@@ -5,6 +5,7 @@ import { OllamaClient } from "../backends/ollama.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
 import { NativeEngine } from "../engines/native/run.ts";
 import { JobManager } from "../jobs/manager.ts";
+import { startBackgroundPrune } from "../jobs/retention.ts";
 import { JobStore } from "../jobs/store.ts";
 import { ModelCatalog } from "../models/catalog.ts";
 import { RetiredModels } from "../models/retired.ts";
@@ -38,6 +39,8 @@ export async function serve(): Promise<number> {
     );
     return 1;
   }
+  // In the background, after initialize: a big state dir must not delay the client.
+  startBackgroundPrune(store, s.retainDays, log);
   const retired = new RetiredModels(s.stateDir);
   const engine = new ClaudeEngine({
     claudeBin: s.claudeBin,

@@ -11,6 +11,8 @@ import type { ResolvedSettings } from "../settings/load.ts";
 import { descriptions } from "./descriptions.ts";
 import { existingDir, existingDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
+import { registerTranscriptTool } from "./transcript_tool.ts";
+import { renderUsage } from "./usage_tool.ts";
 import { type JobTaskStore, registerRunTool, type RunArgs } from "./run_tool.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
@@ -118,7 +120,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     }
     const max = s.maxInlineChars;
     const { text: out, length } = await deps.manager.store.readResultText(r.id, max);
-    const body = outputBody(out, length, max, join(deps.manager.store.dirOf(r.id), "result.txt"));
+    const body = outputBody(
+      out,
+      length,
+      max,
+      join(deps.manager.store.dirOf(r.id), "result.txt"),
+      r.id,
+    );
     if (r.state === "completed") {
       return text(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
     }
@@ -288,8 +296,31 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     guarded<ArgsOf<"list">>(async (args) => {
       const { records, corrupt } = await deps.manager.list();
       return text(
-        renderList(deps.manager.store.stateDir, records, corrupt, args.state, args.limit ?? 20),
+        renderList(
+          deps.manager.store.stateDir,
+          records,
+          corrupt,
+          args.state,
+          args.limit ?? 20,
+          s.pricing,
+        ),
       );
+    }),
+  );
+
+  registerTranscriptTool(server, { manager: deps.manager, description: desc.delegate_transcript });
+
+  server.registerTool(
+    "delegate_usage",
+    {
+      title: "Delegation usage and cost",
+      description: desc.delegate_usage,
+      inputSchema: shapes.usage,
+      annotations: readOnly,
+    },
+    guarded<ArgsOf<"usage">>(async (args) => {
+      const { records } = await deps.manager.list();
+      return text(renderUsage(records, s.pricing, { days: args.days ?? 30 }));
     }),
   );
 
