@@ -110,7 +110,9 @@ export class ModelCatalog {
     if (options.needsTools !== false && capabilities && !capabilities.includes("tools")) {
       throw new DelegateError(
         `Cannot start job: model "${model}" does not support tools (Ollama lists ` +
-          `${capabilities.join(", ") || "no capabilities"}), and a delegate that uses tools needs ` +
+          `${
+            capabilities.join(", ") || "no capabilities"
+          }), and a delegate that uses tools needs ` +
           `them. Pick a model with the tools capability (see ollama_models), or, on the native ` +
           `engine, make it a one-shot with allowed_tools: []`,
       );
