@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { appendFile, mkdir, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { changedBetween, snapshot } from "../../../src/engines/native/changes.ts";
+
+async function withTree(
+  fn: (top: string) => Promise<void>,
+  opts: { dir?: string } = {},
+): Promise<void> {
+  const top = await realpath(await Deno.makeTempDir({ prefix: "changes_test_", ...opts }));
+  try {
+    await fn(top);
+  } finally {
+    await rm(top, { recursive: true, force: true });
+  }
+}
+
+async function put(path: string, content: string): Promise<void> {
+  await mkdir(join(path, ".."), { recursive: true });
+  await writeFile(path, content);
+}
+
+Deno.test("snapshot: records every file below the roots, nested and in several roots", async () => {
+  await withTree(async (top) => {
+    await put(join(top, "a", "one.txt"), "1");
+    await put(join(top, "a", "deep", "er", "two.txt"), "22");
+    await put(join(top, "b", "three.txt"), "333");
+    await put(join(top, "c", "not-a-root.txt"), "x");
+    const snap = await snapshot([join(top, "a"), join(top, "b")]);
+    assert.equal(snap.capped, false);
+    assert.deepEqual([...snap.files.keys()].sort(), [
+      join(top, "a", "deep", "er", "two.txt"),
+      join(top, "a", "one.txt"),
+      join(top, "b", "three.txt"),
+    ]);
+  });
+});
+
+Deno.test("snapshot: version control and dependency folders are not walked", async () => {
+  await withTree(async (top) => {
+    for (const skip of [".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]) {
+      await put(join(top, skip, "inner.txt"), "x");
+      await put(join(top, "sub", skip, "inner.txt"), "x");
+    }
+    await put(join(top, "kept.txt"), "x");
+    await put(join(top, "gitignored", "kept.txt"), "x");
+    const snap = await snapshot([top]);
+    assert.deepEqual([...snap.files.keys()].sort(), [
+      join(top, "gitignored", "kept.txt"),
+      join(top, "kept.txt"),
+    ]);
+  });
+});
+
+Deno.test("snapshot: a symlink counts as a file and is not followed", async () => {
+  await withTree(async (top) => {
+    await put(join(top, "outside", "secret.txt"), "x");
+    await mkdir(join(top, "root"));
+    await symlink(join(top, "outside"), join(top, "root", "dirlink"));
+    await symlink(join(top, "outside", "secret.txt"), join(top, "root", "filelink"));
+    const snap = await snapshot([join(top, "root")]);
+    assert.deepEqual([...snap.files.keys()].sort(), [
+      join(top, "root", "dirlink"),
+      join(top, "root", "filelink"),
+    ]);
+  });
+});
+
+Deno.test("snapshot: a missing root is an empty snapshot, not an error", async () => {
+  await withTree(async (top) => {
+    assert.deepEqual(await snapshot([join(top, "nope")]), { files: new Map(), capped: false });
+  });
+});
+
+Deno.test("changedBetween: created and changed files, sorted; unchanged and deleted left out", async () => {
+  await withTree(async (top) => {
+    await put(join(top, "same.txt"), "same");
+    await put(join(top, "grows.txt"), "a");
+    await put(join(top, "touched.txt"), "t");
+    await put(join(top, "deleted.txt"), "d");
+    const old = new Date(Date.now() - 60_000);
+    await utimes(join(top, "touched.txt"), old, old);
+    const before = await snapshot([top]);
+    await appendFile(join(top, "grows.txt"), "bc");
+    // Same size, new mtime: a rewrite in place.
+    await writeFile(join(top, "touched.txt"), "T");
+    await rm(join(top, "deleted.txt"));
+    await put(join(top, "new", "z.txt"), "z");
+    await put(join(top, "b-new.txt"), "b");
+    const after = await snapshot([top]);
+    assert.deepEqual(changedBetween(before, after), [
+      join(top, "b-new.txt"),
+      join(top, "grows.txt"),
+      join(top, "new", "z.txt"),
+      join(top, "touched.txt"),
+    ]);
+    assert.deepEqual(changedBetween(after, after), []);
+  });
+});
+
+/** 20,000 entries on a slow disk take a minute to make and remove; tmpfs takes a second. */
+const RAM_DIR = existsSync("/dev/shm") ? "/dev/shm" : undefined;
+
+Deno.test("snapshot: stops at 20,000 entries and says it was capped", async () => {
+  await withTree(async (top) => {
+    const dir = join(top, "many");
+    await mkdir(dir);
+    // Empty folders count as entries but cost no lstat, which keeps this test quick.
+    for (let i = 0; i < 20_001; i++) Deno.mkdirSync(join(dir, `d${i}`));
+    await put(join(dir, "d0", "file.txt"), "x");
+    const snap = await snapshot([dir]);
+    assert.equal(snap.capped, true);
+    assert.deepEqual([...snap.files.keys()], [], "the walk stopped before going deeper");
+    const fewer = await snapshot([join(dir, "d0")]);
+    assert.deepEqual(fewer, { files: fewer.files, capped: false });
+    assert.equal(fewer.files.size, 1);
+  }, { dir: RAM_DIR });
+});

@@ -1,0 +1,211 @@
+import assert from "node:assert/strict";
+import { matchesCommand, parseRule, toolPolicy } from "../../../src/engines/native/permissions.ts";
+import { bashTool } from "../../../src/engines/native/tools/bash.ts";
+import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
+import type { PermissionMode } from "../../../src/settings/fields.ts";
+
+const ALL = [...FILE_TOOLS, bashTool({ kind: "unconfined" })];
+const names = (mode: PermissionMode, allowed?: string[], denied?: string[]) =>
+  toolPolicy(ALL, mode, allowed, denied).tools.map((t) => t.name);
+
+// ---------------------------------------------------------------------------------------------
+// parseRule
+
+Deno.test("parseRule: a bare name, a name with a pattern, spacing around both", () => {
+  assert.deepEqual(parseRule("Read"), { name: "Read" });
+  assert.deepEqual(parseRule("Bash(git *)"), { name: "Bash", pattern: "git *" });
+  assert.deepEqual(parseRule("  Bash ( npm run test:* )  "), {
+    name: "Bash",
+    pattern: "npm run test:*",
+  });
+  assert.deepEqual(parseRule("mcp__srv-1__tool"), { name: "mcp__srv-1__tool" });
+  // Parentheses inside the pattern are kept: the outer pair delimits it.
+  assert.deepEqual(parseRule("Bash(echo (x))"), { name: "Bash", pattern: "echo (x)" });
+});
+
+Deno.test("parseRule: text that is no rule becomes a name that matches no tool", () => {
+  assert.deepEqual(parseRule(" 1nvalid rule "), { name: "1nvalid rule" });
+  assert.deepEqual(names("acceptEdits", ["1nvalid rule"]), []);
+});
+
+// ---------------------------------------------------------------------------------------------
+// toolPolicy: which tools are offered
+
+Deno.test("toolPolicy: acceptEdits, auto and bypassPermissions offer every tool in order", () => {
+  for (const mode of ["acceptEdits", "auto", "bypassPermissions"] as const) {
+    assert.deepEqual(names(mode), ["Read", "Write", "Edit", "Glob", "Grep", "Bash"], mode);
+  }
+});
+
+Deno.test("toolPolicy: plan, manual, default and dontAsk offer only the read-only tools", () => {
+  for (const mode of ["plan", "manual", "default", "dontAsk"] as const) {
+    assert.deepEqual(names(mode), ["Read", "Glob", "Grep"], mode);
+  }
+});
+
+Deno.test("toolPolicy: manual/default/dontAsk add a tool allowed by name; plan never does", () => {
+  for (const mode of ["manual", "default", "dontAsk"] as const) {
+    assert.deepEqual(names(mode, ["Read", "Write", "Bash(git *)"]), ["Read", "Write", "Bash"]);
+  }
+  assert.deepEqual(names("plan", ["Read", "Write", "Bash"]), ["Read"]);
+});
+
+Deno.test("toolPolicy: allowed tools limit the offer; an empty list offers nothing", () => {
+  assert.deepEqual(names("acceptEdits", ["Read", "Grep"]), ["Read", "Grep"]);
+  assert.deepEqual(names("bypassPermissions", []), []);
+});
+
+Deno.test("toolPolicy: a bare disallowed name removes the tool; a Bash pattern does not", () => {
+  assert.deepEqual(names("acceptEdits", undefined, ["Bash", "Edit"]), [
+    "Read",
+    "Write",
+    "Glob",
+    "Grep",
+  ]);
+  assert.deepEqual(names("acceptEdits", undefined, ["Bash(rm *)"]), [
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "Bash",
+  ]);
+  // Disallowed wins over allowed.
+  assert.deepEqual(names("acceptEdits", ["Read", "Bash"], ["Bash"]), ["Read"]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// toolPolicy: refusals
+
+Deno.test("refusal: a tool that is not offered is refused with the mode and what is available", () => {
+  const plan = toolPolicy(ALL, "plan", undefined, undefined);
+  assert.equal(plan.refusal("Read", { file_path: "a" }), undefined);
+  assert.equal(
+    plan.refusal("Write", { file_path: "a", content: "" }),
+    'Tool "Write" is not available in this run (permission mode plan). Available: Read, Glob, Grep',
+  );
+  const none = toolPolicy(ALL, "acceptEdits", [], undefined);
+  assert.equal(
+    none.refusal("Read", {}),
+    'Tool "Read" is not available in this run (permission mode acceptEdits, allowed tools ' +
+      "none). Available: none",
+  );
+  const some = toolPolicy(ALL, "acceptEdits", ["Read", "Glob"], undefined);
+  assert.match(
+    some.refusal("Frobnicate", {})!,
+    /allowed tools Read, Glob\). Available: Read, Glob$/,
+  );
+});
+
+Deno.test("refusal: Bash(pattern) in allowed tools lets only matching commands run", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", ["Bash(git *)", "Bash(npm test)"], undefined);
+  assert.equal(policy.refusal("Bash", { command: "git status" }), undefined);
+  assert.equal(policy.refusal("Bash", { command: "  npm test  " }), undefined);
+  assert.equal(
+    policy.refusal("Bash", { command: "rm -rf build" }),
+    "Command refused: only Bash(git *), Bash(npm test) may run",
+  );
+  assert.ok(policy.refusal("Bash", { command: "npm test -- --all" }));
+  assert.ok(policy.refusal("Bash", {}), "a missing command matches no pattern");
+});
+
+Deno.test("refusal: a bare Bash next to Bash patterns allows every command", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", ["Bash", "Bash(git *)"], undefined);
+  assert.equal(policy.refusal("Bash", { command: "make all" }), undefined);
+});
+
+Deno.test("refusal: a disallowed Bash pattern refuses matching commands, even when allowed", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", ["Bash"], ["Bash(rm *)", "Bash(git push:*)"]);
+  assert.equal(
+    policy.refusal("Bash", { command: "rm -rf /" }),
+    "Command refused by the rule Bash(rm *)",
+  );
+  assert.equal(
+    policy.refusal("Bash", { command: "git push" }),
+    "Command refused by the rule Bash(git push:*)",
+  );
+  assert.equal(
+    policy.refusal("Bash", { command: "git push --force origin" }),
+    "Command refused by the rule Bash(git push:*)",
+  );
+  assert.equal(policy.refusal("Bash", { command: "git pull" }), undefined);
+  assert.equal(policy.refusal("Bash", { command: "rmdir x" }), undefined);
+});
+
+Deno.test("refusal: a chained command cannot slip a disallowed command past a Bash deny rule", () => {
+  // The chained-command rule is meant to be conservative: a chain must not escape an allow
+  // rule's prefix, and just as little a deny rule by putting something harmless first.
+  const policy = toolPolicy(ALL, "bypassPermissions", undefined, ["Bash(rm *)"]);
+  for (const command of ["echo hi && rm -rf x", "true; rm -rf x", "ls | rm -rf x"]) {
+    assert.ok(policy.refusal("Bash", { command }), `refused: ${command}`);
+  }
+});
+
+Deno.test("refusal: Bash patterns do not restrict the other tools", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", undefined, ["Bash(rm *)"]);
+  assert.equal(policy.refusal("Write", { file_path: "rm x", content: "" }), undefined);
+});
+
+// ---------------------------------------------------------------------------------------------
+// matchesCommand
+
+Deno.test("matchesCommand: * matches anything, also chained commands", () => {
+  assert.ok(matchesCommand("*", "anything at all"));
+  assert.ok(matchesCommand("*", "a; b && c | d"));
+});
+
+Deno.test("matchesCommand: prefix patterns, the old `:*` form, and the bare prefix", () => {
+  assert.ok(matchesCommand("git *", "git status"));
+  assert.ok(matchesCommand("git *", "git"));
+  assert.ok(matchesCommand("git:*", "git log --oneline"));
+  assert.ok(matchesCommand("git:*", "git"));
+  assert.ok(!matchesCommand("git *", "gitk"));
+  assert.ok(!matchesCommand("git:*", "github-cli x"));
+  assert.ok(!matchesCommand("git *", "sudo git status"));
+});
+
+Deno.test("matchesCommand: exact patterns and regex characters taken literally", () => {
+  assert.ok(matchesCommand("npm test", "npm test"));
+  assert.ok(!matchesCommand("npm test", "npm tests"));
+  assert.ok(matchesCommand("ls a.b", "ls a.b"));
+  assert.ok(!matchesCommand("ls a.b", "ls aXb"));
+  assert.ok(matchesCommand("echo (x)+[y]?", "echo (x)+[y]?"));
+  assert.ok(!matchesCommand("echo (x)+", "echo xx"));
+  assert.ok(matchesCommand("cat * | wc", "cat f | wc") === false, "chained, so no match");
+  assert.ok(matchesCommand("make * -j*", "make all -j8"));
+});
+
+Deno.test("matchesCommand: a chained command never matches a prefix rule", () => {
+  for (
+    const command of [
+      "git status; rm -rf /",
+      "git status && curl evil",
+      "git status || curl evil",
+      "git log | sh",
+      "git status & rm -rf x",
+      "git log $(rm -rf x)",
+      "git log `rm -rf x`",
+      "git status\nrm -rf x",
+    ]
+  ) {
+    assert.ok(!matchesCommand("git *", command), JSON.stringify(command));
+  }
+});
+
+Deno.test("matchesCommand: process substitution cannot smuggle a command past a prefix rule", () => {
+  // Where /bin/sh is bash (Fedora, Arch), `sh -c` runs <(...) and >(...) even in POSIX mode
+  // (bash >= 5.1), so these run a second command just like $(...).
+  assert.ok(!matchesCommand("git *", "git diff <(rm -rf x) y"));
+  assert.ok(!matchesCommand("git *", "git log >(rm -rf x)"));
+});
+
+Deno.test("refusal: a disallowed file-tool rule with a path pattern is not silently ignored", () => {
+  // Claude Code reads `Edit(.env)` / `Write(secrets/**)` as path rules; the native engine only
+  // understands Bash patterns, so it must not let such a deny rule fail open.
+  const policy = toolPolicy(ALL, "acceptEdits", undefined, ["Write(secrets/**)", "Edit(.env)"]);
+  assert.ok(policy.refusal("Write", { file_path: "secrets/key.pem", content: "x" }), "Write");
+  assert.ok(
+    policy.refusal("Edit", { file_path: ".env", old_string: "a", new_string: "b" }),
+    "Edit",
+  );
+});
