@@ -306,7 +306,12 @@ export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
+  // delay-seconds; fractions are not in the RFC but are sent by some servers and are harmless.
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // Only an HTTP-date (RFC 9110 5.6.7, IMF-fixdate); Date.parse alone reads "-1" as a date.
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) {
+    return undefined;
+  }
   const when = Date.parse(text);
   return Number.isNaN(when) ? undefined : Math.max(0, when - now);
 }

@@ -29,20 +29,26 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
     } catch {
       continue;
     }
+    const statted: string[] = [];
+    let capped = false;
     for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) return { files, capped: true };
+      if (++seen > MAX_ENTRIES) {
+        capped = true;
+        break;
+      }
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
         if (!SKIP.has(entry.name)) stack.push(path);
       } else if (entry.isFile() || entry.isSymbolicLink()) {
-        try {
-          const st = await lstat(path);
-          files.set(path, `${st.size}:${st.mtimeMs}`);
-        } catch {
-          // Vanished meanwhile.
-        }
+        statted.push(path);
       }
     }
+    // One directory's files at a time, concurrently: a stat per await is slow on big trees.
+    const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
+    stats.forEach((st, i) => {
+      if (st) files.set(statted[i]!, `${st.size}:${st.mtimeMs}`);
+    });
+    if (capped) return { files, capped: true };
   }
   return { files, capped: false };
 }

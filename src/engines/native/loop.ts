@@ -90,7 +90,7 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       answerRest(messages, deps, reply.toolCalls, reply.toolCalls[0]!, "Not run: loop detected");
       return result;
     }
-    if (text !== "") lastText = text;
+    lastText = text;
     for (const call of reply.toolCalls) {
       if (deps.signal.aborted) {
         answerRest(messages, deps, reply.toolCalls, call, "Not run: the job was stopped");

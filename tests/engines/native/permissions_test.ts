@@ -209,3 +209,24 @@ Deno.test("refusal: a disallowed file-tool rule with a path pattern is not silen
     "Edit",
   );
 });
+
+Deno.test("refusal: allowed file-tool path rules restrict that tool to the paths", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", ["Read(src/**)", "Write(out/*.txt)", "Grep"], []);
+  assert.deepEqual(policy.tools.map((t) => t.name), ["Read", "Write", "Grep"]);
+  assert.equal(policy.refusal("Read", { file_path: "src/a/b.ts" }), undefined);
+  assert.equal(policy.refusal("Read", { file_path: "./src/x.ts" }), undefined);
+  assert.match(
+    policy.refusal("Read", { file_path: "secrets.txt" }) ?? "",
+    /only Read\(src\/\*\*\)/,
+  );
+  assert.equal(policy.refusal("Write", { file_path: "out/r.txt", content: "" }), undefined);
+  assert.ok(policy.refusal("Write", { file_path: "out/r.md", content: "" }));
+  assert.equal(policy.refusal("Grep", { pattern: "x", path: "anywhere" }), undefined);
+});
+
+Deno.test("refusal: a deny rule holds for every command of a chain, substitutions included", () => {
+  const policy = toolPolicy(ALL, "acceptEdits", ["Bash"], ["Bash(rm *)"]);
+  assert.equal(policy.refusal("Bash", { command: "ls -la && echo ok" }), undefined);
+  assert.ok(policy.refusal("Bash", { command: "ls; rm -rf /" }));
+  assert.match(policy.refusal("Bash", { command: "echo $(ls)" }) ?? "", /substitution/);
+});
