@@ -225,7 +225,7 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
       "backlog",
     );
     line({ kind: "tool_call", id: "c1", name: "Bash", input: { command: "ls -la" } });
-    await until(() => tail.output().includes("[tool] Bash: ls -la"), 10_000, "the tool call");
+    await until(() => tail.output().includes("[tool] Bash: ls -la"), 30_000, "the tool call");
     // Half a line, then the rest: only whole lines are printed.
     appendFileSync(transcript, '{"kind":"tool_result","id":"c1","text":"total 0\\nfile.txt",');
     await new Promise((r) => setTimeout(r, 600));
@@ -238,7 +238,7 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
     );
     line({ kind: "tool_call", id: "c2", name: "Read", input: { file_path: "/work/file.txt" } });
     line({ kind: "tool_result", id: "c2", text: "no such file", isError: true });
-    await until(() => tail.output().includes("[error] no such file"), 10_000, "the error");
+    await until(() => tail.output().includes("[error] no such file"), 30_000, "the error");
     assert.equal(tail.child.exitCode, null, "tail ended while the job runs");
     writeFileSync(join(dir, "result.txt"), "All done: 1 file.");
     writeJob(ctx.stateDir, {
