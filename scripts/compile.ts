@@ -36,23 +36,16 @@ export const TARGETS = [
 export type Target = typeof TARGETS[number];
 
 /**
- * The permissions baked into every binary; a compiled program never prompts and can never
- * exceed them. This is `-A` less `--allow-ffi` and `--allow-import`: the server reads and
- * writes wherever the user points jobs, reads every setting variable, talks to any
- * configured endpoint, asks the OS for the home directory, and runs a user-chosen
- * `claudeBin`. Narrowing `--allow-run` to names would break absolute `claudeBin` paths, and
- * Deno requires full `--allow-run` to spawn with any LD_* or DYLD_* variable set (deno-facts
- * A, "Flags that matter"). The e2e suite runs the server with exactly this set
- * (scripts/test.ts), so a missing permission fails a test, not a user.
+ * The permissions baked into every binary; a compiled program never prompts. This is
+ * `--allow-all`: Deno 2 lets a program read `/proc` only with every permission ("Requires all
+ * access to /proc/<pid>/stat"), and the process-tree walk behind cancel, timeout and
+ * recovery reads `/proc/<pid>/stat` for a precise start time. With anything less the binary
+ * falls back to `ps`, whose start times have 1 s resolution and a different form than those a
+ * Node or `deno run -A` server records. The server runs arbitrary user-chosen programs
+ * (`claudeBin`, bubblewrap) anyway, so narrower flags would not confine it. The e2e suite
+ * runs the server with exactly this set (scripts/test.ts).
  */
-export const COMPILE_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-] as const;
+export const COMPILE_PERMISSIONS = ["--allow-all"] as const;
 
 /** The file name of a target's binary. */
 export function binaryName(target: Target): string {

@@ -3,7 +3,7 @@
  * endpoint. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
  * follow-up resumes it, also after a restart) and `transcript.jsonl` (what was done).
  */
-import { appendFile, readFile, realpath, writeFile } from "node:fs/promises";
+import { appendFile, open, readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OllamaClient } from "../../backends/ollama.ts";
 import {
@@ -336,10 +336,18 @@ function dropDanglingToolCalls(messages: ChatMessage[]): ChatMessage[] {
 async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
   let text: string;
   try {
-    const buffer = await readFile(path);
-    const start = Math.max(0, buffer.length - maxBytes);
-    text = new TextDecoder().decode(buffer.subarray(start));
-    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+    // Only the tail is read: a long job's transcript can be large.
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const start = Math.max(0, size - maxBytes);
+      const buffer = new Uint8Array(size - start);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+    } finally {
+      await handle.close();
+    }
   } catch {
     return [];
   }

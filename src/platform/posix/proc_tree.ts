@@ -120,7 +120,16 @@ export async function isAliveWith(
 ): Promise<boolean> {
   const rec = (await source.probe([pid])).get(pid);
   if (rec === undefined || rec.zombie) return false;
-  return startTime === undefined || rec.startTime === startTime;
+  if (startTime === undefined) return true;
+  // /proc gives clock ticks since boot, ps a wall-clock date: a token recorded by a process
+  // that read the other source cannot be compared, and must not make a live process look
+  // dead (a Node server's record read by a compiled `jobs` CLI without /proc access).
+  if (tokenKind(rec.startTime) !== tokenKind(startTime)) return true;
+  return rec.startTime === startTime;
+}
+
+function tokenKind(token: string): "ticks" | "date" {
+  return /^\d+$/.test(token) ? "ticks" : "date";
 }
 
 /**
