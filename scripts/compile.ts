@@ -36,16 +36,14 @@ export const TARGETS = [
 export type Target = typeof TARGETS[number];
 
 /**
- * The permissions baked into every binary; a compiled program never prompts and can never
- * exceed them. It is `--allow-all`, deliberately. The server reads and writes wherever the
- * user points jobs, reads every setting variable, talks to any configured endpoint and runs a
- * user-chosen `claudeBin`, so read, write, net, env and run would all be unrestricted anyway
- * (Deno also demands full `--allow-run` to spawn with any LD_* or DYLD_* variable set,
- * deno-facts A). What tips it: Deno refuses to read /proc without `--allow-all` ("Requires all
- * access to /proc/self/stat"), and the Linux tree kill and job-owner checks read /proc. With
- * the granular set they fell back to `ps`, whose start-time tokens differ from the ones procfs
- * recorded, so `jobs tail` took a live server for a dead one. The whole test suite runs the
- * server with exactly this set (scripts/test.ts), so a missing permission fails a test.
+ * The permissions baked into every binary; a compiled program never prompts. This is
+ * `--allow-all`: Deno 2 lets a program read `/proc` only with every permission ("Requires all
+ * access to /proc/<pid>/stat"), and the process-tree walk behind cancel, timeout and
+ * recovery reads `/proc/<pid>/stat` for a precise start time. With anything less the binary
+ * falls back to `ps`, whose start times have 1 s resolution and a different form than those a
+ * Node or `deno run -A` server records. The server runs arbitrary user-chosen programs
+ * (`claudeBin`, bubblewrap) anyway, so narrower flags would not confine it. The e2e suite
+ * runs the server with exactly this set (scripts/test.ts).
  */
 export const COMPILE_PERMISSIONS = ["--allow-all"] as const;
 
