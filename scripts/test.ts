@@ -89,16 +89,20 @@ if (import.meta.main) {
         `running everything else on ${platform()}`,
     );
   }
-  const times: string[] = [];
-  try {
-    for (const pass of passes) {
-      const t0 = performance.now();
+  // Every pass runs even after a failure, so one run shows whether a fault is Node-only.
+  const results: string[] = [];
+  let failed = false;
+  for (const pass of passes) {
+    const t0 = performance.now();
+    let outcome = "ok";
+    try {
       await runPass(pass, positionals, e2e);
-      times.push(`${pass} ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    } catch (e) {
+      failed = true;
+      outcome = `FAILED: ${(e as Error).message}`;
     }
-    console.error(`\ntest: all passes ok (${times.join(", ")})`);
-  } catch (e) {
-    console.error(`\ntest: ${(e as Error).message}`);
-    process.exit(1);
+    results.push(`${pass} pass (${((performance.now() - t0) / 1000).toFixed(0)} s): ${outcome}`);
   }
+  console.error(`\n${results.map((r) => `test: ${r}`).join("\n")}`);
+  if (failed) process.exit(1);
 }
