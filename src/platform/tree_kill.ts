@@ -7,6 +7,7 @@
 
 import process from "node:process";
 import type { ProcInfo } from "./posix/proc_parse.ts";
+import { sessionMembers } from "./posix/session.ts";
 import { hasProcfs, procfsSource, type ProcSource, psSource } from "./posix/proc_source.ts";
 import { killTreeWindows } from "./windows/taskkill.ts";
 import {
@@ -55,4 +56,22 @@ export async function isAlive(pid: number, startTime?: string): Promise<boolean>
 export async function killTree(rootPid: number, opts: KillTreeOptions): Promise<KillReport> {
   if (process.platform === "win32") return await killTreeWindows(rootPid, opts);
   return await killTreeWith(procSourceFor(process.platform), rootPid, opts);
+}
+
+/**
+ * SIGKILLs every process left in the session `sid` (a detached child's own session): the
+ * stragglers a tree walk cannot reach. POSIX only; a no-op on Windows.
+ */
+export function killSession(sid: number): number[] {
+  if (process.platform === "win32" || sid <= 1) return [];
+  const killed: number[] = [];
+  for (const pid of sessionMembers(sid)) {
+    try {
+      process.kill(pid, "SIGKILL");
+      killed.push(pid);
+    } catch {
+      // Already gone.
+    }
+  }
+  return killed;
 }

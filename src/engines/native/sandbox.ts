@@ -8,7 +8,7 @@ import { lstatSync, readlinkSync, statSync } from "node:fs";
 import process from "node:process";
 import { isLinux, isWindows } from "../../platform/runtime.ts";
 import { SpawnError, spawnProcess } from "../../platform/spawn.ts";
-import { killTree } from "../../platform/tree_kill.ts";
+import { killSession, killTree } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
 
 export type SandboxMode = "on" | "off";
@@ -174,6 +174,17 @@ export async function runShell(
     env = minimalEnv();
   }
   const started = performance.now();
+  if (req.signal.aborted) {
+    return {
+      exitCode: null,
+      signal: null,
+      durationMs: 0,
+      output: "(not started: the job was stopped)",
+      droppedChars: 0,
+      timedOut: false,
+      aborted: true,
+    };
+  }
   let child;
   try {
     child = await spawnProcess({ command, args, cwd: req.cwd, env, detached: !isWindows });
@@ -214,10 +225,21 @@ export async function runShell(
   };
   if (req.signal.aborted) onAbort();
   else req.signal.addEventListener("abort", onAbort, { once: true });
-  const [status] = await Promise.all([child.status, pump(child.stdout), pump(child.stderr)]);
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  const status = await child.status;
   clearTimeout(timer);
   req.signal.removeEventListener("abort", onAbort);
   await stopping;
+  // Something still holding our pipes after the command ended belongs to its session: a
+  // process forked while the command was being stopped, or a daemon it left behind.
+  const drained = await Promise.race([
+    pumps.then(() => true),
+    new Promise<false>((r) => setTimeout(() => r(false), stopping ? 300 : 2000)),
+  ]);
+  if (!drained && !isWindows) {
+    killSession(child.pid);
+    await Promise.race([pumps, new Promise((r) => setTimeout(r, 1000))]);
+  }
   return {
     exitCode: status.code,
     signal: status.signal,

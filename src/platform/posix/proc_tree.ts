@@ -124,12 +124,17 @@ export async function isAliveWith(
   // /proc gives clock ticks since boot, ps a wall-clock date: a token recorded by a process
   // that read the other source cannot be compared, and must not make a live process look
   // dead (a Node server's record read by a compiled `jobs` CLI without /proc access).
-  if (tokenKind(rec.startTime) !== tokenKind(startTime)) return true;
+  const recorded = tokenKind(startTime);
+  const current = tokenKind(rec.startTime);
+  if (recorded !== "other" && current !== "other" && recorded !== current) return true;
   return rec.startTime === startTime;
 }
 
-function tokenKind(token: string): "ticks" | "date" {
-  return /^\d+$/.test(token) ? "ticks" : "date";
+/** procfs: clock ticks since boot; ps: `lstart` with LC_ALL=C, e.g. "Mon Nov 30 01:02:03 2026". */
+function tokenKind(token: string): "ticks" | "date" | "other" {
+  if (/^\d+$/.test(token)) return "ticks";
+  if (/^[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4}$/.test(token)) return "date";
+  return "other";
 }
 
 /**
