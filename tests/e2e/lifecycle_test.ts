@@ -170,8 +170,12 @@ Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the
       cwd: work,
     });
     assert.equal(field(slow.text, "state"), "running", slow.text);
+    // The queue is shared by both engines. The queued job is a native one: it finishes in
+    // milliseconds, so the 2 s limit tests the timeout and not Claude Code's start-up time on
+    // a loaded machine.
     const queued = await server.call("delegate_start", {
-      prompt: "quick one",
+      prompt: "@reply quick\nquick one",
+      engine: "native",
       model: "qwen3:8b",
       cwd: work,
     });
