@@ -6,6 +6,8 @@ export interface DescriptionContext {
   allowedModels: readonly string[];
   defaultModel: string;
   permissionMode: string;
+  /** The default engine, when it is not Claude Code. */
+  engine?: string;
 }
 
 // Installed descriptions cost the user context on every turn: all tools together, schemas
@@ -36,7 +38,8 @@ function models(ctx: DescriptionContext): string {
   const def = ctx.defaultModel
     ? `Default: ${ctx.defaultModel}.`
     : "Default: the first allowed cloud model.";
-  return `${allowed} ${def} Default permission mode: ${ctx.permissionMode}.`;
+  const engine = ctx.engine && ctx.engine !== "claude" ? ` Default engine: ${ctx.engine}.` : "";
+  return `${allowed} ${def} Default permission mode: ${ctx.permissionMode}.${engine}`;
 }
 
 /** Tool descriptions, rewritten per delegation mode as in seed 002. */

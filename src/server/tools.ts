@@ -65,6 +65,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     allowedModels: s.allowedModels,
     defaultModel: s.defaultModel,
     permissionMode: s.defaultPermissionMode,
+    engine: s.defaultEngine,
   });
   const readOnly = { readOnlyHint: true, openWorldHint: false };
 
