@@ -1,3 +1,4 @@
+import { OllamaClient } from "../backends/ollama.ts";
 import { ChatClient } from "../backends/openai.ts";
 import { shellRunner } from "../engines/native/sandbox.ts";
 import { errorMessage } from "../errors.ts";
@@ -108,12 +109,14 @@ async function backendLines(deps: ToolDeps): Promise<string[]> {
       return `${head}  NOT USABLE: $${backend.apiKeyEnv} is not set in the server's environment`;
     }
     try {
-      const client = new ChatClient({
-        baseUrl: backend.url,
-        label: `backend "${name}"`,
-        ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-      });
-      const models = await client.models(3000);
+      // Ollama lists its models on /api/tags; every other server on /v1/models.
+      const models = backend.kind === "ollama"
+        ? (await new OllamaClient(backend.url, 3000).tags()).map((m) => m.name)
+        : await new ChatClient({
+          baseUrl: backend.url,
+          label: `backend "${name}"`,
+          ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+        }).models(3000);
       const shown = models.slice(0, 30).map((m) =>
         deps.catalog.isAllowed(m) ? m : `${m} (BLOCKED by allowedModels)`
       );

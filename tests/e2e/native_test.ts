@@ -537,6 +537,11 @@ Deno.test("native: a backend's maxConcurrent queues its jobs while other backend
     userConfig: { backends: { one: { url: emu.url, kind: "ollama", maxConcurrent: 1 } } },
   });
   try {
+    const models = await server.call("ollama_models");
+    assert.match(
+      models.text,
+      new RegExp(`  one  ${emu.url}  \\[ollama\\]  reachable, 2 model\\(s\\): qwen3:8b`),
+    );
     const work = tempDir("od-native-");
     const start = (backend?: string) =>
       server.call("delegate_start", {
