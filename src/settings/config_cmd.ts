@@ -149,8 +149,13 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   const load = () =>
     loadSettings({ env: io.env, cwd: io.cwd, ...(io.home ? { home: io.home } : {}) });
   const mapEdits = mapChanges(values);
-  const userOnly = [...changes.map(([key]) => key), ...mapEdits.map((m) => m.key)]
-    .filter((key) => FIELDS.find((f) => f.key === key)?.userOnly);
+  const userOnly = [
+    ...changes.filter(([key, value]) => {
+      const spec = FIELDS.find((f) => f.key === key);
+      return spec?.userOnly || spec?.projectRefuses?.includes(value);
+    }).map(([key]) => key),
+    ...mapEdits.map((m) => m.key).filter((key) => FIELDS.find((f) => f.key === key)?.userOnly),
+  ];
   if (scope === "project" && userOnly.length > 0) {
     throw new ConfigUsageError(
       `Cannot set ${userOnly[0]} in the project file: delegates can write there, so it is ` +
@@ -187,7 +192,8 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   }
   for (const edit of mapEdits) {
     const spec = FIELDS.find((f) => f.key === edit.key)!;
-    const current = next[edit.key] ?? before.settings[edit.key];
+    // The file's own map only: values from other layers must not be copied into it.
+    const current = next[edit.key];
     const map: Record<string, unknown> =
       typeof current === "object" && current !== null && !Array.isArray(current)
         ? { ...current as Record<string, unknown> }

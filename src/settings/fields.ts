@@ -85,6 +85,8 @@ export interface FieldSpec<K extends SettingKey = SettingKey> {
    * send API keys elsewhere.
    */
   userOnly?: boolean;
+  /** Values the project file may not set: it may tighten a setting, not loosen it. */
+  projectRefuses?: readonly unknown[];
 }
 
 const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
@@ -180,6 +182,9 @@ export const FIELDS = [
     schema: z.enum(PERMISSION_MODES),
     fromEnv: (t) => t.trim(),
     meaning: "Permission mode for delegates when a call names none",
+    // A delegate can write the project file: it must not be able to give the next delegates
+    // an unconfined, unprompted shell.
+    projectRefuses: ["auto", "bypassPermissions"],
   }),
   field({
     key: "baseUrl",
@@ -188,6 +193,7 @@ export const FIELDS = [
     schema: url,
     fromEnv: identity,
     meaning: "Ollama endpoint",
+    userOnly: true,
   }),
   field({
     key: "claudeBin",
@@ -196,6 +202,7 @@ export const FIELDS = [
     schema: pathString,
     fromEnv: identity,
     meaning: "Claude Code CLI: a name looked up on PATH, or a path",
+    userOnly: true,
     isPath: true,
   }),
   field({
@@ -205,6 +212,7 @@ export const FIELDS = [
     schema: pathString,
     fromEnv: identity,
     meaning: "CLAUDE_CONFIG_DIR of delegates, kept apart from your own ~/.claude",
+    userOnly: true,
     isPath: true,
   }),
   field({
@@ -214,6 +222,7 @@ export const FIELDS = [
     schema: pathString,
     fromEnv: identity,
     meaning: "Job records: prompts, transcripts, results",
+    userOnly: true,
     isPath: true,
   }),
   field({
@@ -289,6 +298,7 @@ export const FIELDS = [
     schema: intIn(0, 36_500),
     fromEnv: asNumber,
     meaning: "Finished jobs older than this are pruned at start; 0 keeps them forever",
+    userOnly: true,
   }),
 ] as const satisfies readonly FieldSpec[];
 

@@ -143,6 +143,16 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
         continue;
       }
       const spec = FIELDS.find((f) => f.key === key)!;
+      if (layer === "project" && spec.projectRefuses?.includes(raw)) {
+        problems.push({
+          layer,
+          where: path,
+          key,
+          reason: `${JSON.stringify(raw)} is not honoured in a project file, which delegates can ` +
+            `write; set it in the user file or the environment`,
+        });
+        continue;
+      }
       if (layer === "project" && spec.userOnly) {
         problems.push({
           layer,

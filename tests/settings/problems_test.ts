@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { FIELDS, MAX_TIMER_MS, type SettingKey } from "../../src/settings/fields.ts";
 import { formatProblems, loadSettings } from "../../src/settings/load.ts";
 import { put, withSandbox } from "./helpers.ts";
@@ -216,14 +215,12 @@ Deno.test("unknown keys in a file are reported; known keys still apply", async (
 Deno.test("formatProblems: one line each with layer, where, key, reason and what is used", async () => {
   await withSandbox(({ home, cwd, userFile, projectFile }) => {
     put(userFile, "[]");
-    put(projectFile, { stateDir: "", extra: true });
+    put(projectFile, { jobTimeoutMs: 5, extra: true });
     const r = loadSettings({ env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "2147483648" }, cwd, home });
     assert.deepEqual(formatProblems(r.problems), [
       `Invalid setting ${userFile} (user layer): file ignored: must hold a JSON object`,
-      `Invalid setting stateDir in ${projectFile} (project layer): "" is not valid: ` +
-      `a path cannot be empty; using ${
-        JSON.stringify(join(home, ".ollama-mcp", "jobs"))
-      } from default`,
+      `Invalid setting jobTimeoutMs in ${projectFile} (project layer): 5 is not valid: ` +
+      `must be at least 1000; using 1800000 from default`,
       `Invalid setting extra in ${projectFile} (project layer): unknown setting, ignored`,
       "Invalid setting jobTimeoutMs in OLLAMA_MCP_JOB_TIMEOUT_MS (env layer): 2147483648 is not " +
       "valid: must be at most 2147483647; using 1800000 from default",
