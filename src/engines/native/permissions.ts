@@ -4,6 +4,7 @@
  * the same on both engines. Nobody can answer a prompt in a headless run, so the modes that
  * would ask (manual/default, dontAsk) and plan get the read-only tools only.
  */
+import { posix } from "node:path";
 import type { PermissionMode } from "../../settings/fields.ts";
 import { globToRegExp } from "./tools/glob_pattern.ts";
 import type { NativeTool } from "./tools/types.ts";
@@ -34,11 +35,25 @@ export interface ToolPolicy {
   refusal(name: string, input: Record<string, unknown>): string | undefined;
 }
 
+/**
+ * Path rules name a family of tools, as in Claude Code: `Edit(...)` rules cover every tool that
+ * changes files, `Read(...)` rules every tool that reads them.
+ */
+const FAMILY: Record<string, readonly string[]> = {
+  Edit: ["Edit", "Write"],
+  Write: ["Edit", "Write"],
+  Read: ["Read", "Glob", "Grep"],
+};
+const covers = (ruleName: string, tool: string) =>
+  ruleName === tool || (FAMILY[ruleName]?.includes(tool) ?? false);
+
 export function toolPolicy(
   all: readonly NativeTool[],
   mode: PermissionMode,
   allowedTools: readonly string[] | undefined,
   disallowedTools: readonly string[] | undefined,
+  /** The working directory, so that an absolute path inside it meets relative rules. */
+  cwd = "",
 ): ToolPolicy {
   const allowed = allowedTools?.map(parseRule);
   const denied = (disallowedTools ?? []).map(parseRule);
@@ -61,8 +76,9 @@ export function toolPolicy(
           `${allowed ? `, allowed tools ${allowedTools!.join(", ") || "none"}` : ""}). ` +
           `Available: ${[...names].join(", ") || "none"}`;
       }
-      const denyPatterns = denied.filter((r) => r.name === name && r.pattern !== undefined)
-        .map((r) => r.pattern!);
+      const denyPatterns = denied.filter((r) =>
+        r.pattern !== undefined && (name === "Bash" ? r.name === "Bash" : covers(r.name, name))
+      ).map((r) => r.pattern!);
       const allowPatterns = (allowed ?? []).filter((r) => r.name === name).map((r) => r.pattern);
       // A bare name among the allowed rules allows every call of that tool.
       const allowAll = allowPatterns.length === 0 || allowPatterns.includes(undefined);
@@ -70,7 +86,7 @@ export function toolPolicy(
         const command = typeof input.command === "string" ? input.command.trim() : "";
         return bashRefusal(command, denyPatterns, allowAll ? [] : allowPatterns as string[]);
       }
-      const path = pathOf(input);
+      const path = pathOf(input, cwd);
       const deny = denyPatterns.find((p) => matchesPath(p, path));
       if (deny) return `Refused by the rule ${name}(${deny})`;
       if (!allowAll && !allowPatterns.some((p) => matchesPath(p!, path))) {
@@ -86,18 +102,79 @@ const CHAIN = /;|&&|\|\||\||&|\n/;
 /** Constructs that run a command inside another one. */
 const SUBSTITUTION = /`|\$\(|[<>]\(/;
 
+/** Programs that run another command given as arguments: a deny rule cannot see through them. */
+const WRAPPERS = new Set([
+  "eval",
+  "exec",
+  "command",
+  "builtin",
+  "env",
+  "xargs",
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "busybox",
+  "nohup",
+  "timeout",
+  "nice",
+  "ionice",
+  "stdbuf",
+  "setsid",
+  "sudo",
+  "su",
+  "doas",
+  "find",
+  "parallel",
+  "watch",
+  "script",
+  "time",
+]);
+const KEYWORDS = /^(?:then|do|else|elif|if|while|until|!|\{|\(|\)|\})\s*/;
+
+/**
+ * One command of a chain as a shell would run it: grouping, keywords and `VAR=value`
+ * prefixes stripped, the program reduced to its name (`/bin/rm` is `rm`).
+ */
+export function normaliseCommand(part: string): string {
+  let rest = part.trim();
+  for (let guard = 0; guard < 20; guard++) {
+    const before = rest;
+    rest = rest.replace(KEYWORDS, "").replace(
+      /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s*/,
+      "",
+    );
+    if (rest === before) break;
+  }
+  const [word = "", ...args] = rest.split(/\s+/);
+  const name = word.replace(/^["']|["']$/g, "").split("/").at(-1) ?? word;
+  return [name, ...args].join(" ").trim();
+}
+
+/**
+ * Deny rules are a guard rail, not a sandbox (the sandbox is bubblewrap): with deny rules in
+ * force, anything that hides the real command from them (substitutions, variable expansion,
+ * `eval`, `sh -c`, `env`, ...) is refused, and each command of a chain is checked alone.
+ */
 function bashRefusal(command: string, deny: string[], allow: string[]): string | undefined {
   if (deny.length > 0) {
-    // A deny rule must hold for every command of a chain, and a substitution cannot be
-    // checked at all, so with deny rules in force it is refused.
-    if (SUBSTITUTION.test(command)) {
-      return `Command refused: it runs a substitution, which the rules ${
-        deny.map((p) => `Bash(${p})`).join(", ")
-      } cannot be checked against`;
+    const rules = deny.map((p) => `Bash(${p})`).join(", ");
+    if (SUBSTITUTION.test(command) || /\$[A-Za-z_{]|\\\n/.test(command)) {
+      return `Command refused: it uses a substitution or expansion, which the rules ${rules} ` +
+        `cannot be checked against. Write the command out literally`;
     }
     const parts = command.split(CHAIN).map((p) => p.trim()).filter(Boolean);
-    const hit = deny.find((p) => parts.some((part) => matchesCommand(p, part)));
-    if (hit) return `Command refused by the rule Bash(${hit})`;
+    for (const part of parts) {
+      const plain = normaliseCommand(part);
+      const program = plain.split(" ")[0] ?? "";
+      if (WRAPPERS.has(program)) {
+        return `Command refused: "${program}" runs another command, which the rules ${rules} ` +
+          `cannot see. Run the command directly`;
+      }
+      const hit = deny.find((p) => matchesCommand(p, part) || matchesCommand(p, plain));
+      if (hit) return `Command refused by the rule Bash(${hit})`;
+    }
   }
   if (allow.length > 0 && !allow.some((p) => matchesCommand(p, command))) {
     return `Command refused: only ${allow.map((p) => `Bash(${p})`).join(", ")} may run`;
@@ -105,14 +182,22 @@ function bashRefusal(command: string, deny: string[], allow: string[]): string |
   return undefined;
 }
 
-/** The path a file tool acts on, as the model wrote it, relative and with `/` separators. */
-function pathOf(input: Record<string, unknown>): string {
+/**
+ * The path a file tool acts on, relative to cwd when inside it, normalised, with `/`
+ * separators, so `/abs/cwd/secrets/k`, `./secrets//k` and `secrets/k` meet the same rules.
+ */
+function pathOf(input: Record<string, unknown>, cwd: string): string {
   const raw = typeof input.file_path === "string"
     ? input.file_path
     : typeof input.path === "string"
     ? input.path
     : ".";
-  return raw.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+  let path = posix.normalize(raw.replace(/\\/g, "/"));
+  const base = cwd.replace(/\\/g, "/").replace(/\/+$/, "");
+  if (base && (path === base || path.startsWith(base + "/"))) {
+    path = path === base ? "." : path.slice(base.length + 1);
+  }
+  return path.replace(/^(\.\/)+/, "");
 }
 
 /**

@@ -129,6 +129,7 @@ export class NativeEngine implements Engine {
       spec.options.permissionMode,
       spec.options.allowedTools,
       spec.options.disallowedTools,
+      cwd,
     );
     const prompt = await readFile(spec.promptPath, "utf8");
 

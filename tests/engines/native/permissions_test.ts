@@ -230,3 +230,43 @@ Deno.test("refusal: a deny rule holds for every command of a chain, substitution
   assert.ok(policy.refusal("Bash", { command: "ls; rm -rf /" }));
   assert.match(policy.refusal("Bash", { command: "echo $(ls)" }) ?? "", /substitution/);
 });
+
+Deno.test("refusal: the reviewer's deny-rule bypasses are all refused", () => {
+  const policy = toolPolicy(ALL, "bypassPermissions", undefined, ["Bash(rm *)"]);
+  for (
+    const command of [
+      "{ rm -rf x; }",
+      "(rm -rf x)",
+      "if true; then rm -rf x; fi",
+      "X=1 rm -rf x",
+      "/bin/rm -rf x",
+      "rm${IFS}-rf x",
+      "eval 'rm -rf x'",
+      "sh -c 'rm -rf x'",
+      "env rm -rf x",
+      "find . -exec rm {} +",
+    ]
+  ) {
+    assert.ok(policy.refusal("Bash", { command }), `not refused: ${command}`);
+  }
+  assert.equal(policy.refusal("Bash", { command: "ls -la && git status" }), undefined);
+});
+
+Deno.test("refusal: path rules see absolute paths inside cwd and cover tool families", () => {
+  const policy = toolPolicy(
+    ALL,
+    "acceptEdits",
+    undefined,
+    ["Write(secrets/**)", "Edit(.env)", "Read(private/**)"],
+    "/work/proj",
+  );
+  assert.ok(policy.refusal("Write", { file_path: "/work/proj/secrets/k", content: "" }));
+  assert.ok(policy.refusal("Write", { file_path: "./secrets//k", content: "" }));
+  assert.ok(policy.refusal("Write", { file_path: ".env", content: "" }), "Edit rules cover Write");
+  assert.ok(policy.refusal("Edit", { file_path: "secrets/k", old_string: "a", new_string: "b" }));
+  assert.ok(policy.refusal("Grep", { pattern: "x", path: "private" }), "Read rules cover Grep");
+  assert.ok(policy.refusal("Glob", { pattern: "*", path: "/work/proj/private/a" }));
+  assert.equal(policy.refusal("Write", { file_path: "/work/proj/ok.txt", content: "" }), undefined);
+  const allowOnly = toolPolicy(ALL, "acceptEdits", ["Read(src/**)"], [], "/work/proj");
+  assert.equal(allowOnly.refusal("Read", { file_path: "/work/proj/src/a.ts" }), undefined);
+});
