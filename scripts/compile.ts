@@ -45,7 +45,15 @@ export type Target = typeof TARGETS[number];
  * (`claudeBin`, bubblewrap) anyway, so narrower flags would not confine it. The e2e suite
  * runs the server with exactly this set (scripts/test.ts).
  */
-export const COMPILE_PERMISSIONS = ["--allow-all"] as const;
+/**
+ * Also baked in: V8 falls back to its linear-time regexp engine when a pattern backtracks
+ * too much. Grep and Glob run patterns a model wrote; `^(a+)+$` would otherwise block the
+ * server's event loop for seconds to hours (src/platform/regex_guard.ts does it for Node).
+ */
+export const REGEX_GUARD_FLAG =
+  "--v8-flags=--enable-experimental-regexp-engine-on-excessive-backtracks";
+
+export const COMPILE_PERMISSIONS = ["--allow-all", REGEX_GUARD_FLAG] as const;
 
 /** The file name of a target's binary. */
 export function binaryName(target: Target): string {

@@ -5,5 +5,7 @@
  */
 import process from "node:process";
 import { main } from "./main.ts";
+import { enableRegexFallback } from "./platform/regex_guard.ts";
 
+enableRegexFallback();
 process.exitCode = await main(process.argv.slice(2));

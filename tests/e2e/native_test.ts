@@ -575,3 +575,25 @@ Deno.test("native: a backend's maxConcurrent queues its jobs while other backend
     await emu.close();
   }
 });
+
+Deno.test("native: a pathological Grep pattern or glob from the model cannot freeze the server", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    writeFileSync(join(work, "a.txt"), `${"a".repeat(40)}!\n`);
+    writeFileSync(join(work, `${"a".repeat(40)}.txt`), "x\n");
+    const started = performance.now();
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: '@tool Grep {"pattern":"^(a+)+$","output_mode":"content"}\n' +
+        `@tool Glob {"pattern":"${"*a".repeat(14)}*b"}\n@reply done\nsearch`,
+      cwd: work,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.ok(performance.now() - started < 20_000, "the server was blocked");
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});

@@ -56,7 +56,15 @@ export function serverCommand(): { command: string; args: string[] } {
   }
   return {
     command: "deno",
-    args: ["run", "-A", "--config", join(REPO, "deno.json"), join(REPO, "src", "main.ts"), "serve"],
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--enable-experimental-regexp-engine-on-excessive-backtracks",
+      "--config",
+      join(REPO, "deno.json"),
+      join(REPO, "src", "main.ts"),
+      "serve",
+    ],
   };
 }
 
