@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -53,6 +54,7 @@ export async function serve(): Promise<number> {
     backends: s.backends,
     sandbox: s.sandbox,
     parentEnv: env,
+    protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
   });
   const backendLimits: Record<string, number> = {};
   for (const [name, spec] of Object.entries(s.backends)) {

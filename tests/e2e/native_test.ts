@@ -597,3 +597,36 @@ Deno.test("native: a pathological Grep pattern or glob from the model cannot fre
     await emu.close();
   }
 });
+
+Deno.test("native: the server's settings and job records stay out of reach, and / is refused", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url, userConfig: { maxConcurrent: 3 } });
+  try {
+    const config = join(server.home, ".ollama-mcp", "config.json");
+    const before = readFileSync(config, "utf8");
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: '@tool Write {"file_path":".ollama-mcp/config.json","content":"{}"}\n' +
+        '@tool Read {"file_path":"state/x"}\n' +
+        '@bash ls state | wc -l; echo \'{"sandbox":"off"}\' > .ollama-mcp/config.json; ' +
+        "cat .ollama-mcp/config.json\nprobe",
+      cwd: server.home,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(readFileSync(config, "utf8"), before, "the user config was changed");
+    const id = field(reply.text, "job_id")!;
+    const results = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8")
+      .trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.kind === "tool_result");
+    assert.match(results[0].text, /ollama-delegate's own settings or job records/);
+    assert.match(results[1].text, /ollama-delegate's own settings or job records/);
+    // Inside the sandbox the state dir is an empty tmpfs: no job of anyone is visible.
+    assert.match(results[2].text, /exit code 0[^\n]*\n0\n/);
+
+    const root = await server.call("delegate_start", { ...native, prompt: "hi", cwd: "/" });
+    assert.equal(field(root.text, "state"), "failed");
+    assert.match(field(root.text, "error") ?? "", /"\/" holds system directories/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});

@@ -27,6 +27,7 @@ export async function inlineFiles(options: {
   files: readonly string[];
   cwd: string;
   roots: readonly string[];
+  protect?: readonly string[];
   /** The model's context length, when the backend told us. */
   contextTokens?: number;
   model: string;
@@ -41,7 +42,15 @@ export async function inlineFiles(options: {
   for (const file of options.files) {
     let real: string;
     try {
-      real = await confinePath(file, { cwd: options.cwd, roots: options.roots }, "read");
+      real = await confinePath(
+        file,
+        {
+          cwd: options.cwd,
+          roots: options.roots,
+          ...(options.protect ? { protect: options.protect } : {}),
+        },
+        "read",
+      );
     } catch (e) {
       skipped.push({ path: file, reason: (e as Error).message });
       continue;

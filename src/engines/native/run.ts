@@ -46,6 +46,11 @@ export interface NativeEngineConfig {
   sandbox: SandboxMode;
   /** The server's environment: API keys are read from here, by name, per backend. */
   parentEnv: Record<string, string | undefined>;
+  /**
+   * The server's own settings and records (user config dir, stateDir, claudeConfigDir):
+   * hidden from commands and refused to file tools even inside a writable dir.
+   */
+  protect?: readonly string[];
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
 }
@@ -123,6 +128,16 @@ export class NativeEngine implements Engine {
     }
     const cwd = await realpath(spec.cwd);
     const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
+    const system = roots.find(coversSystem);
+    if (system !== undefined) {
+      return failed(
+        `Cannot run job: the native engine makes cwd and add_dirs writable, and "${system}" ` +
+          `holds system directories. Use a project directory`,
+      );
+    }
+    const protect = (await Promise.all(
+      (this.config.protect ?? []).map((p) => realpath(p).catch(() => undefined)),
+    )).filter((p): p is string => p !== undefined);
     const runner = shellRunner(this.config.sandbox);
     const policy = toolPolicy(
       [...FILE_TOOLS, bashTool(runner)],
@@ -144,6 +159,7 @@ export class NativeEngine implements Engine {
         files: spec.options.files,
         cwd,
         roots,
+        protect,
         model: spec.model,
         ...(contextTokens !== undefined ? { contextTokens } : {}),
       });
@@ -200,6 +216,7 @@ export class NativeEngine implements Engine {
         ctx: {
           cwd,
           roots,
+          protect,
           signal,
           fileChanged: (path) => sink.fileChanged?.(path),
           commandRun: (run) => sink.commandRun?.(run),
@@ -391,6 +408,24 @@ class JsonlWriter {
       await appendFile(this.path, batch, { mode: 0o600 }).catch(() => {});
     }
   }
+}
+
+/** True for "/" and any directory that contains a system directory such as /usr or /etc. */
+function coversSystem(dir: string): boolean {
+  const d = dir.endsWith("/") ? dir : `${dir}/`;
+  return [
+    "/usr/",
+    "/etc/",
+    "/bin/",
+    "/sbin/",
+    "/lib/",
+    "/boot/",
+    "/proc/",
+    "/sys/",
+    "/dev/",
+    "/var/",
+  ]
+    .some((system) => system.startsWith(d));
 }
 
 function failed(errorText: string, apiErrorStatus?: number): TurnOutcome {

@@ -30,12 +30,20 @@ export type ShellRunner =
   | { kind: "unconfined" }
   | { kind: "refused"; reason: string };
 
-/** Finds bubblewrap on the server's PATH or in the usual places. */
+let found: { path: string | undefined } | undefined;
+
+/**
+ * Finds bubblewrap, system locations first and only then the server's PATH (which may
+ * include a directory a delegate can write), once per process.
+ */
 export function findBwrap(
   env: Record<string, string | undefined> = process.env,
 ): string | undefined {
-  const path = [env.PATH ?? "", "/usr/bin", "/usr/local/bin", "/bin"].join(":");
-  return which("bwrap", { PATH: path }, "/");
+  found ??= {
+    path: which("bwrap", { PATH: "/usr/bin:/bin:/usr/local/bin" }, "/") ??
+      which("bwrap", { PATH: env.PATH ?? "" }, "/"),
+  };
+  return found.path;
 }
 
 /** Decides how the Bash tool runs under `mode` on this machine. */
@@ -69,6 +77,8 @@ export interface SandboxLayout {
   writable: readonly string[];
   /** Running as uid 0: drop every capability inside the sandbox as well. */
   root?: boolean;
+  /** Paths inside the writable dirs hidden behind an empty tmpfs (settings, job records). */
+  hide?: readonly string[];
 }
 
 /**
@@ -113,6 +123,12 @@ export function bwrapArgs(
   }
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
   for (const dir of layout.writable) args.push("--bind", dir, dir);
+  // After the binds, so they cover what a writable dir would otherwise expose.
+  for (const dir of layout.hide ?? []) {
+    if (layout.writable.some((w) => dir === w || dir.startsWith(w.endsWith("/") ? w : `${w}/`))) {
+      args.push("--tmpfs", dir);
+    }
+  }
   args.push("--chdir", layout.cwd, "--", "/bin/sh", "-c", command);
   return args;
 }
@@ -134,6 +150,8 @@ export interface CommandRequest {
   signal: AbortSignal;
   /** Output kept: the last this many characters. */
   keepChars: number;
+  /** Hidden from the command (see SandboxLayout.hide). */
+  hide?: readonly string[];
   onSpawn?: (pid: number) => void;
 }
 
@@ -160,7 +178,12 @@ export async function runShell(
   if (runner.kind === "bwrap") {
     command = runner.bwrap;
     args = bwrapArgs(
-      { cwd: req.cwd, writable: req.writable, root: process.getuid?.() === 0 },
+      {
+        cwd: req.cwd,
+        writable: req.writable,
+        root: process.getuid?.() === 0,
+        ...(req.hide ? { hide: req.hide } : {}),
+      },
       req.command,
     );
     env = { PATH: "/usr/bin:/bin" };

@@ -41,6 +41,7 @@ export function bashTool(runner: ShellRunner): NativeTool {
         timeoutMs,
         signal: ctx.signal,
         keepChars: BASH_KEEP_CHARS,
+        ...(ctx.protect ? { hide: ctx.protect } : {}),
         ...(ctx.processStarted ? { onSpawn: ctx.processStarted } : {}),
       });
       ctx.commandRun({

@@ -8,6 +8,8 @@ export type PathPurpose = "read" | "write";
 export interface ConfineScope {
   cwd: string;
   roots: readonly string[];
+  /** Real paths inside the roots that stay off limits: the server's own settings and records. */
+  protect?: readonly string[];
 }
 
 /** A path the file tools will not touch. The message is meant for the model. */
@@ -103,7 +105,12 @@ export async function confinePath(
       : `cannot resolve it (${(e as Error).message})`;
     throw refuse(why);
   }
-  if (isInsideRoots(scope.roots, real)) return real;
+  if (isInsideRoots(scope.roots, real)) {
+    if (scope.protect && isInsideRoots(scope.protect, real)) {
+      throw refuse("it is part of ollama-delegate's own settings or job records");
+    }
+    return real;
+  }
   if (isInsideRoots(scope.roots, abs)) {
     throw refuse(`it resolves through a symlink to "${real}", outside ${allowed}`);
   }

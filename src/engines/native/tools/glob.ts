@@ -67,7 +67,12 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
     base = await confinePath(absolute ? head || "/" : `${dir.real}${sep}${head}`, ctx, "read");
   }
   const regex = globToRegExp(pattern);
-  const walk = await walkFiles(base, { roots: ctx.roots, signal: ctx.signal, named: pattern });
+  const walk = await walkFiles(base, {
+    roots: ctx.roots,
+    signal: ctx.signal,
+    ...(ctx.protect ? { protect: ctx.protect } : {}),
+    named: pattern,
+  });
   const matches: string[] = [];
   const shown = new Map<string, string>();
   for (const file of walk.files) {

@@ -112,7 +112,12 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   let stopped = "";
   if (!dir.isFile) {
     const named = `${path ?? ""} ${glob ?? ""}`;
-    const walk = await walkFiles(dir.real, { roots: ctx.roots, signal: ctx.signal, named });
+    const walk = await walkFiles(dir.real, {
+      roots: ctx.roots,
+      signal: ctx.signal,
+      ...(ctx.protect ? { protect: ctx.protect } : {}),
+      named,
+    });
     files = walk.files.filter((file) => filter(relativeSlash(dir.real, file)));
     if (walk.truncated) stopped = "\n[search stopped after too many entries; narrow the path]";
   }

@@ -28,6 +28,8 @@ export interface ToolContext {
   cwd: string;
   /** Real paths the file tools may touch: cwd first, then add_dirs. */
   roots: readonly string[];
+  /** Real paths inside the roots that stay off limits (the server's settings and records). */
+  protect?: readonly string[];
   /** Aborted when the job is cancelled or times out. */
   signal: AbortSignal;
   /** Reports a file the tool created or changed (absolute real path). */

@@ -15,6 +15,8 @@ export interface WalkOptions {
   /** Text the user gave (pattern, path, glob): a skipped name in it is walked after all. */
   named: string;
   maxEntries?: number;
+  /** Real paths never entered: the server's own settings and job records. */
+  protect?: readonly string[];
 }
 
 export interface WalkResult {
@@ -51,6 +53,7 @@ export async function walkFiles(base: string, options: WalkOptions): Promise<Wal
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
         const real = join(realDir, entry.name);
+        if (options.protect && isInsideRoots(options.protect, real)) continue;
         if (!skipped.has(entry.name) && !visited.has(real)) {
           visited.add(real);
           pending.push([path, real]);
@@ -61,6 +64,7 @@ export async function walkFiles(base: string, options: WalkOptions): Promise<Wal
         try {
           const target = await realpath(path);
           if (!isInsideRoots(options.roots, target)) continue;
+          if (options.protect && isInsideRoots(options.protect, target)) continue;
           const info = await stat(target);
           if (info.isFile()) files.push(path);
           else if (info.isDirectory() && !skipped.has(entry.name) && !visited.has(target)) {
