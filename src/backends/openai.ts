@@ -258,7 +258,8 @@ function mergeToolCalls(partial: Map<number, ChatToolCall>, deltas: unknown[]): 
     const existing = partial.get(index);
     if (!existing) {
       partial.set(index, {
-        id: typeof d.id === "string" && d.id !== "" ? d.id : `call_${index}`,
+        // Unique across turns: a history with two "call_0" cannot tell which was answered.
+        id: typeof d.id === "string" && d.id !== "" ? d.id : `call_${crypto.randomUUID()}`,
         type: "function",
         function: {
           name: typeof fn.name === "string" ? fn.name : "",

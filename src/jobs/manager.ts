@@ -121,7 +121,9 @@ export class JobManager {
     prompt: string,
     overrides: Partial<TurnOptions>,
   ): Promise<JobView> {
-    const options: TurnOptions = { ...previous.options, ...definedOnly(overrides) };
+    const { files: _inlinedBefore, ...inherited } = previous.options;
+    // Files of a one-shot are already in the conversation; a follow-up does not send them again.
+    const options: TurnOptions = { ...inherited, ...definedOnly(overrides) };
     return await this.#launch(
       {
         prompt,

@@ -630,3 +630,37 @@ Deno.test("native: the server's settings and job records stay out of reach, and 
     await emu.close();
   }
 });
+
+Deno.test("native: a follow-up does not resend one-shot files and uses its own system prompt", async () => {
+  const emu = await startOllamaEmulator();
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    const work = tempDir("od-native-");
+    writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
+    const first = await server.call("delegate_start", {
+      ...native,
+      allowed_tools: [],
+      files: ["notes.md"],
+      prompt: "@reply noted\nread the notes",
+      cwd: work,
+    });
+    assert.equal(field(first.text, "state"), "completed", first.text);
+    const next = await server.call("delegate_followup", {
+      job_id: field(first.text, "job_id"),
+      prompt: "@reply again\nand the word?",
+      append_system_prompt: "Answer in one word.",
+      wait_seconds: 60,
+    });
+    assert.equal(field(next.text, "state"), "completed", next.text);
+    const body = emu.chatRequests().at(-1)!.json as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    const all = body.messages.map((m) => m.content ?? "").join("\n");
+    assert.equal(all.split("pineapple").length - 1, 1, "the file was sent twice");
+    assert.equal(body.messages.filter((m) => m.role === "system").length, 1);
+    assert.match(body.messages[0]!.content, /Answer in one word\.$/);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});

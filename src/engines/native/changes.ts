@@ -53,9 +53,17 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
   return { files, capped: false };
 }
 
-/** Paths created or changed between two snapshots, sorted. Deleted files are left out. */
+/**
+ * Paths created or changed between two snapshots, sorted. Deleted files are left out. When
+ * either walk was capped, only paths both walks saw count: a shifted cut-off would otherwise
+ * report untouched files as new.
+ */
 export function changedBetween(before: Snapshot, after: Snapshot): string[] {
+  const partial = before.capped || after.capped;
   const out: string[] = [];
-  for (const [path, sig] of after.files) if (before.files.get(path) !== sig) out.push(path);
+  for (const [path, sig] of after.files) {
+    const old = before.files.get(path);
+    if (old === undefined ? !partial : old !== sig) out.push(path);
+  }
   return out.sort();
 }

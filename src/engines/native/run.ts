@@ -74,10 +74,12 @@ export class NativeEngine implements Engine {
 
   /** Resolves a backend by name; undefined = the Ollama at baseUrl. */
   backend(name: string | undefined): ResolvedBackend | undefined {
-    if (name === undefined || name === DEFAULT_BACKEND && !this.config.backends[name]) {
+    const own = name !== undefined && Object.hasOwn(this.config.backends, name);
+    if (name === undefined || (name === DEFAULT_BACKEND && !own)) {
       return { name: DEFAULT_BACKEND, url: this.config.baseUrl, kind: "ollama" };
     }
-    const spec = this.config.backends[name];
+    // Own keys only: "constructor" or "toString" are not backends.
+    const spec = own ? this.config.backends[name] : undefined;
     if (!spec) return undefined;
     const apiKey = spec.apiKeyEnv ? this.config.parentEnv[spec.apiKeyEnv] : undefined;
     return {
@@ -128,10 +130,10 @@ export class NativeEngine implements Engine {
     }
     const cwd = await realpath(spec.cwd);
     const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
-    const system = roots.find(coversSystem);
-    if (system !== undefined) {
+    const systemRoot = roots.find(coversSystem);
+    if (systemRoot !== undefined) {
       return failed(
-        `Cannot run job: the native engine makes cwd and add_dirs writable, and "${system}" ` +
+        `Cannot run job: the native engine makes cwd and add_dirs writable, and "${systemRoot}" ` +
           `holds system directories. Use a project directory`,
       );
     }
@@ -177,14 +179,16 @@ export class NativeEngine implements Engine {
     }
 
     const history = spec.previousDir ? await readHistory(spec.previousDir) : [];
-    const messages: ChatMessage[] = history.length > 0 ? history : [{
+    // Rebuilt every turn: a follow-up may change the tools, the mode or the appended prompt.
+    const system: ChatMessage = {
       role: "system",
       content: systemPrompt({
         cwd,
         tools: policy.tools,
         ...(spec.options.appendSystemPrompt ? { append: spec.options.appendSystemPrompt } : {}),
       }),
-    }];
+    };
+    const messages: ChatMessage[] = [system, ...history.filter((m) => m.role !== "system")];
     messages.push({ role: "user", content: userText });
 
     const writer = new JsonlWriter(join(spec.dir, MESSAGES_FILE));
@@ -255,6 +259,13 @@ export class NativeEngine implements Engine {
     if (before) {
       const after = await snapshot(roots);
       for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
+      if (before.capped || after.capped) {
+        sink.activity({
+          kind: "error",
+          text: "The job's directories hold over 20,000 entries: the list of changed files " +
+            "covers Write and Edit calls and only part of what commands changed",
+        });
+      }
       before = undefined;
     }
     await Promise.all([writer.flush(), transcript.flush()]);

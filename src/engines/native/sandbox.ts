@@ -249,6 +249,8 @@ export async function runShell(
   if (req.signal.aborted) onAbort();
   else req.signal.addEventListener("abort", onAbort, { once: true });
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  // A read error must not become an unhandled rejection while we wait for the exit.
+  pumps.catch(() => {});
   const status = await child.status;
   clearTimeout(timer);
   req.signal.removeEventListener("abort", onAbort);
