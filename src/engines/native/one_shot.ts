@@ -99,7 +99,15 @@ export async function inlineFiles(options: {
     }
     used += tokens;
     included.push({ path: shown, tokens });
-    parts.push(`<file path="${shown}">\n${text}${text.endsWith("\n") ? "" : "\n"}</file>`);
+    // The path is quoted as JSON and a file that itself contains "</file>" gets a closing tag
+    // it cannot contain, so no file can blur where another begins.
+    const close = text.includes("</file>")
+      ? `</file-${crypto.randomUUID().slice(0, 8)}>`
+      : "</file>";
+    parts.push(
+      `<file path=${JSON.stringify(shown)}${close === "</file>" ? "" : ` end="${close}"`}>\n` +
+        `${text}${text.endsWith("\n") ? "" : "\n"}${close}`,
+    );
   }
   if (options.files.length > 0 && included.length === 0) {
     throw new DelegateError(
