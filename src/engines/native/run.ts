@@ -3,30 +3,34 @@
  * endpoint. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
  * follow-up resumes it, also after a restart) and `transcript.jsonl` (what was done).
  */
-import { appendFile, open, readFile, realpath, writeFile } from "node:fs/promises";
+import { readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OllamaClient } from "../../backends/ollama.ts";
-import {
-  ChatClient,
-  type ChatClientOptions,
-  ChatHttpError,
-  type ChatMessage,
-  ConnectionError,
-} from "../../backends/openai.ts";
+import { ChatClient, type ChatClientOptions, type ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import type { BackendKind, BackendSpec } from "../../settings/fields.ts";
+import type { BackendSpec } from "../../settings/fields.ts";
 import type {
   Activity,
   Engine,
   RunningTurn,
-  TranscriptEntry,
   TurnFacts,
   TurnOutcome,
   TurnSink,
   TurnSpec,
 } from "../types.ts";
 import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
-import { DEFAULT_MAX_TURNS, describeCall, runLoop } from "./loop.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import { endpointError, failed, statusOf } from "./failures.ts";
+import {
+  activityOf,
+  JsonlWriter,
+  line,
+  MESSAGES_FILE,
+  readHistory,
+  readTail,
+  TRANSCRIPT_FILE,
+} from "./history.ts";
+import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
 import { systemPrompt } from "./prompt.ts";
@@ -34,8 +38,6 @@ import { type SandboxMode, shellRunner } from "./sandbox.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 
-export const MESSAGES_FILE = "messages.jsonl";
-export const TRANSCRIPT_FILE = "transcript.jsonl";
 /** The tail of a transcript read back for status; enough for 100 activities. */
 const TAIL_BYTES = 256 * 1024;
 
@@ -54,18 +56,6 @@ export interface NativeEngineConfig {
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
 }
-
-/** A backend with its key looked up. The key goes only to `url`. */
-export interface ResolvedBackend {
-  name: string;
-  url: string;
-  kind: BackendKind;
-  apiKeyEnv?: string;
-  apiKey?: string;
-}
-
-/** The name of the default backend in messages and records. */
-export const DEFAULT_BACKEND = "ollama";
 
 export class NativeEngine implements Engine {
   readonly name = "native" as const;
@@ -293,134 +283,6 @@ export class NativeEngine implements Engine {
   }
 }
 
-function activityOf(entry: TranscriptEntry): Activity[] {
-  switch (entry.kind) {
-    case "text":
-      return entry.text.trim() ? [{ kind: "text", text: entry.text.trim() }] : [];
-    case "tool_call":
-      return [{
-        kind: "tool",
-        name: entry.name,
-        detail: typeof entry.input === "object" && entry.input !== null
-          ? describeCall(entry.name, entry.input as Record<string, unknown>)
-          : "",
-      }];
-    case "tool_result":
-      return entry.isError
-        ? [{ kind: "error", text: `${entry.name ?? "tool"}: ${entry.text}` }]
-        : [];
-  }
-}
-
-/** The conversation a follow-up continues: the previous turn's messages, checked. */
-async function readHistory(dir: string): Promise<ChatMessage[]> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, MESSAGES_FILE), "utf8");
-  } catch {
-    return [];
-  }
-  const out: ChatMessage[] = [];
-  for (const raw of text.split("\n")) {
-    if (raw.trim() === "") continue;
-    try {
-      const m = JSON.parse(raw) as ChatMessage;
-      if (m && typeof m === "object" && typeof m.role === "string") out.push(m);
-    } catch {
-      // A line cut by a crash mid-write: the rest is still a valid history.
-    }
-  }
-  return dropDanglingToolCalls(out);
-}
-
-/**
- * A turn stopped between a model's tool calls and their results leaves calls without
- * answers, which servers refuse; such a trailing assistant message is answered here.
- */
-function dropDanglingToolCalls(messages: ChatMessage[]): ChatMessage[] {
-  const answered = new Set(
-    messages.filter((m) => m.role === "tool").map((m) =>
-      (m as { tool_call_id: string }).tool_call_id
-    ),
-  );
-  const out: ChatMessage[] = [];
-  for (const m of messages) {
-    out.push(m);
-    if (m.role !== "assistant" || !m.tool_calls) continue;
-    for (const call of m.tool_calls) {
-      if (!answered.has(call.id)) {
-        out.push({
-          role: "tool",
-          tool_call_id: call.id,
-          name: call.function.name,
-          content: "Not run: the job was stopped",
-        });
-        answered.add(call.id);
-      }
-    }
-  }
-  return out;
-}
-
-async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
-  let text: string;
-  try {
-    // Only the tail is read: a long job's transcript can be large.
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const start = Math.max(0, size - maxBytes);
-      const buffer = new Uint8Array(size - start);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return [];
-  }
-  const out: TranscriptEntry[] = [];
-  for (const raw of text.split("\n")) {
-    if (raw.trim() === "") continue;
-    try {
-      out.push(JSON.parse(raw) as TranscriptEntry);
-    } catch {
-      // Skip a torn line.
-    }
-  }
-  return out;
-}
-
-const line = (value: unknown) => JSON.stringify(value) + "\n";
-
-/** Appends JSON lines in order without making the loop wait for the disk. */
-class JsonlWriter {
-  #queue: Promise<void> = Promise.resolve();
-  #pending: string[] = [];
-
-  constructor(readonly path: string) {}
-
-  push(value: unknown): void {
-    this.#pending.push(line(value));
-    if (this.#pending.length > 1) return;
-    this.#queue = this.#queue.then(async () => {
-      const batch = this.#pending.join("");
-      this.#pending = [];
-      await appendFile(this.path, batch, { mode: 0o600 }).catch(() => {});
-    });
-  }
-
-  async flush(): Promise<void> {
-    await this.#queue;
-    if (this.#pending.length > 0) {
-      const batch = this.#pending.join("");
-      this.#pending = [];
-      await appendFile(this.path, batch, { mode: 0o600 }).catch(() => {});
-    }
-  }
-}
-
 /** True for "/" and any directory that contains a system directory such as /usr or /etc. */
 function coversSystem(dir: string): boolean {
   const d = dir.endsWith("/") ? dir : `${dir}/`;
@@ -439,59 +301,4 @@ function coversSystem(dir: string): boolean {
     .some((system) => system.startsWith(d));
 }
 
-function failed(errorText: string, apiErrorStatus?: number): TurnOutcome {
-  return {
-    ok: false,
-    resultText: "",
-    errorText,
-    exitCode: null,
-    signal: null,
-    permissionDenials: [],
-    ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
-  };
-}
-
-function statusOf(e: unknown): number | undefined {
-  return e instanceof ChatHttpError ? e.status : undefined;
-}
-
-/** An endpoint failure as a job error that names the backend and the model. */
-export function endpointError(e: unknown, backend: ResolvedBackend, model: string): string {
-  const where = backend.name === DEFAULT_BACKEND
-    ? `Ollama at ${backend.url}`
-    : `backend "${backend.name}" (${backend.url})`;
-  if (e instanceof ConnectionError) {
-    return `Cannot reach ${where}: ${e.reason}. ` +
-      (backend.kind === "ollama"
-        ? `Start it with "ollama serve" or the Ollama app`
-        : "Check that the server runs and the URL is right");
-  }
-  if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
-  const d = e.detail;
-  switch (e.status) {
-    case 404:
-      return `${where} has no model "${model}" (HTTP 404: ${d}). ` +
-        (backend.kind === "ollama" ? `Pull it with "ollama pull ${model}"` : "Check the model id") +
-        ", or pick one from ollama_models";
-    case 410:
-      return `Model "${model}" was retired (${where}, HTTP 410: ${d}). Pick another model`;
-    case 401:
-    case 403:
-      return `${where} refused the request for "${model}" (HTTP ${e.status}: ${d}). ` +
-        (backend.apiKeyEnv
-          ? `Check the API key in $${backend.apiKeyEnv}`
-          : backend.kind === "ollama"
-          ? `Cloud models need "ollama signin"`
-          : `It may need an API key: ollama-delegate config --backend ${backend.name}=<url> ` +
-            `--api-key-env <VAR>`);
-    case 400:
-      if (/does not support tools/i.test(d)) {
-        return `Model "${model}" on ${where} does not support tools (HTTP 400: ${d}). Use a ` +
-          `model with tool support, or make it a one-shot with allowed_tools: []`;
-      }
-      return `${where} rejected the request for "${model}" (HTTP 400: ${d})`;
-    default:
-      return `${where} failed for "${model}" (HTTP ${e.status}: ${d})` +
-        (e.status >= 500 || e.status === 429 ? " after 3 attempts" : "");
-  }
-}
+export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };

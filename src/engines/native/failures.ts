@@ -1,0 +1,62 @@
+/** How a native turn fails: job errors that name the backend and the model. */
+import { ChatHttpError, ConnectionError } from "../../backends/openai.ts";
+import { errorMessage } from "../../errors.ts";
+import type { TurnOutcome } from "../types.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+
+export function failed(errorText: string, apiErrorStatus?: number): TurnOutcome {
+  return {
+    ok: false,
+    resultText: "",
+    errorText,
+    exitCode: null,
+    signal: null,
+    permissionDenials: [],
+    ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
+  };
+}
+
+export function statusOf(e: unknown): number | undefined {
+  return e instanceof ChatHttpError ? e.status : undefined;
+}
+
+/** An endpoint failure as a job error that names the backend and the model. */
+export function endpointError(e: unknown, backend: ResolvedBackend, model: string): string {
+  const where = backend.name === DEFAULT_BACKEND
+    ? `Ollama at ${backend.url}`
+    : `backend "${backend.name}" (${backend.url})`;
+  if (e instanceof ConnectionError) {
+    return `Cannot reach ${where}: ${e.reason}. ` +
+      (backend.kind === "ollama"
+        ? `Start it with "ollama serve" or the Ollama app`
+        : "Check that the server runs and the URL is right");
+  }
+  if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
+  const d = e.detail;
+  switch (e.status) {
+    case 404:
+      return `${where} has no model "${model}" (HTTP 404: ${d}). ` +
+        (backend.kind === "ollama" ? `Pull it with "ollama pull ${model}"` : "Check the model id") +
+        ", or pick one from ollama_models";
+    case 410:
+      return `Model "${model}" was retired (${where}, HTTP 410: ${d}). Pick another model`;
+    case 401:
+    case 403:
+      return `${where} refused the request for "${model}" (HTTP ${e.status}: ${d}). ` +
+        (backend.apiKeyEnv
+          ? `Check the API key in $${backend.apiKeyEnv}`
+          : backend.kind === "ollama"
+          ? `Cloud models need "ollama signin"`
+          : `It may need an API key: ollama-delegate config --backend ${backend.name}=<url> ` +
+            `--api-key-env <VAR>`);
+    case 400:
+      if (/does not support tools/i.test(d)) {
+        return `Model "${model}" on ${where} does not support tools (HTTP 400: ${d}). Use a ` +
+          `model with tool support, or make it a one-shot with allowed_tools: []`;
+      }
+      return `${where} rejected the request for "${model}" (HTTP 400: ${d})`;
+    default:
+      return `${where} failed for "${model}" (HTTP ${e.status}: ${d})` +
+        (e.status >= 500 || e.status === 429 ? " after 3 attempts" : "");
+  }
+}
