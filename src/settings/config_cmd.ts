@@ -4,6 +4,8 @@ import { writeFileAtomicSync } from "../platform/atomic_write.ts";
 import { FIELDS, MAX_TIMER_MS, type SettingKey } from "./fields.ts";
 import { formatProblems, loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
 import { canonicalModelName } from "../models/names.ts";
+import { applyMapEdit, mapChanges } from "./config_maps.ts";
+import { ConfigUsageError } from "./config_errors.ts";
 
 export const CONFIG_HELP = `Usage: ollama-delegate config [options]
 
@@ -39,10 +41,7 @@ Options:
 Files: user = $OLLAMA_MCP_CONFIG or ~/.ollama-mcp/config.json;
        project = ./ollama-mcp.config.json. Environment variables (OLLAMA_MCP_*) win over both.`;
 
-/** A `config` failure: printed as one line, exit code 2. */
-export class ConfigUsageError extends Error {
-  override name = "ConfigUsageError";
-}
+export { ConfigUsageError };
 
 const FLAG_TO_KEY = {
   mode: "delegationMode",
@@ -190,39 +189,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     // Keep what the user typed (e.g. "~/jobs", "host:port"); the loader normalises it.
     next[key] = value;
   }
-  for (const edit of mapEdits) {
-    const spec = FIELDS.find((f) => f.key === edit.key)!;
-    // The file's own map only: values from other layers must not be copied into it.
-    const current = next[edit.key];
-    const map: Record<string, unknown> =
-      typeof current === "object" && current !== null && !Array.isArray(current)
-        ? { ...current as Record<string, unknown> }
-        : {};
-    if (edit.value === undefined) {
-      if (!(edit.name in map)) {
-        throw new ConfigUsageError(
-          `Cannot remove ${edit.name} from ${edit.key}: it is not there (${
-            Object.keys(map).join(", ") || "none set"
-          })`,
-        );
-      }
-      delete map[edit.name];
-    } else {
-      map[edit.name] = edit.value;
-    }
-    const check = spec.schema.safeParse(map);
-    if (!check.success) {
-      const issue = check.error.issues[0];
-      const at = issue?.path.length ? ` (at ${issue.path.join(".")})` : "";
-      const why = issue?.code === "invalid_key"
-        ? `"${edit.name}" is not a valid name: ${
-          (issue.issues[0] as { message?: string } | undefined)?.message ?? "invalid"
-        }`
-        : `${issue?.message ?? "is not valid"}${at}`;
-      throw new ConfigUsageError(`Cannot set ${edit.key} from ${edit.flag}: ${why}`);
-    }
-    next[edit.key] = map;
-  }
+  for (const edit of mapEdits) next[edit.key] = applyMapEdit(next[edit.key], edit);
   const after = loadSettings({
     env: io.env,
     cwd: io.cwd,
@@ -248,70 +215,6 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   io.out("");
   io.out("Restart your Claude Code session so the server re-reads its settings.");
   return 0;
-}
-
-interface MapEdit {
-  key: "backends" | "pricing";
-  name: string;
-  /** undefined removes the entry. */
-  value?: unknown;
-  flag: string;
-}
-
-/** Edits of the two map settings, from --backend/--remove-backend and --price/--remove-price. */
-function mapChanges(values: Record<string, string | boolean | undefined>): MapEdit[] {
-  const edits: MapEdit[] = [];
-  const str = (name: string) => values[name] as string | undefined;
-  const backend = str("backend");
-  if (backend !== undefined) {
-    const eq = backend.indexOf("=");
-    if (eq <= 0) {
-      throw new ConfigUsageError(
-        `Cannot use --backend "${backend}": write name=url, e.g. --backend vllm=http://gpu:8000`,
-      );
-    }
-    const max = str("backend-max");
-    edits.push({
-      key: "backends",
-      name: backend.slice(0, eq).trim(),
-      value: {
-        url: backend.slice(eq + 1).trim(),
-        kind: str("backend-kind") ?? "openai",
-        ...(str("api-key-env") ? { apiKeyEnv: str("api-key-env") } : {}),
-        ...(max !== undefined ? { maxConcurrent: /^\d+$/.test(max) ? Number(max) : max } : {}),
-      },
-      flag: "--backend",
-    });
-  } else if (["backend-kind", "api-key-env", "backend-max"].some((f) => str(f) !== undefined)) {
-    throw new ConfigUsageError(
-      "--backend-kind, --api-key-env and --backend-max go with --backend name=url",
-    );
-  }
-  const removeBackend = str("remove-backend");
-  if (removeBackend !== undefined) {
-    edits.push({ key: "backends", name: removeBackend.trim(), flag: "--remove-backend" });
-  }
-  const priceText = str("price");
-  if (priceText !== undefined) {
-    const m = /^(.+)=\s*([\d.]+)\s*\/\s*([\d.]+)\s*$/.exec(priceText);
-    if (!m) {
-      throw new ConfigUsageError(
-        `Cannot use --price "${priceText}": write model=input/output per million tokens, ` +
-          `e.g. --price qwen3-coder:480b-cloud=0.5/2`,
-      );
-    }
-    edits.push({
-      key: "pricing",
-      name: m[1]!.trim(),
-      value: { inputPerMillion: Number(m[2]), outputPerMillion: Number(m[3]) },
-      flag: "--price",
-    });
-  }
-  const removePrice = str("remove-price");
-  if (removePrice !== undefined) {
-    edits.push({ key: "pricing", name: removePrice.trim(), flag: "--remove-price" });
-  }
-  return edits;
 }
 
 /** The seed's stranding rule: a change may not leave defaultModel outside the allowlist. */
