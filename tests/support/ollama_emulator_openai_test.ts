@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { withStandaloneEmulator } from "./standalone_emulator.ts";
 import {
   type ChatRequestView,
   type EmulatorOptions,
@@ -669,30 +670,12 @@ Deno.test("/v1/models follows setModels and lists what /api/tags lists", async (
 });
 
 Deno.test("standalone mode serves chat completions and exits on stdin EOF", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./ollama_emulator.ts", import.meta.url).pathname, "--port", "0"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  try {
-    while (!out.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const { url } = JSON.parse(out.split("\n")[0]!) as { url: string };
+  await withStandaloneEmulator([], async (url) => {
     const res = await fetch(url + CHAT, {
       method: "POST",
       body: JSON.stringify(chatBody("@reply standalone")),
     });
     const body = await getJson(res);
     assert.equal(((body.choices as Json[])[0]!.message as Json).content, "standalone");
-  } finally {
-    await child.stdin.close();
-    while (!(await reader.read()).done) { /* drain */ }
-    assert.equal((await child.status).code, 0);
-  }
+  });
 });

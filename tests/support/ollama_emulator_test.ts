@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { CLAUDE_BIN } from "./harness.ts";
+import { withStandaloneEmulator } from "./standalone_emulator.ts";
 import { join } from "node:path";
 import {
   type EmulatorOptions,
@@ -674,29 +676,7 @@ Deno.test("every request is recorded with method, path, query, headers and body"
 // --- standalone process -----------------------------------------------------------------------
 
 Deno.test("standalone mode prints its URL and exits when stdin closes", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("./ollama_emulator.ts", import.meta.url).pathname,
-      "--port",
-      "0",
-      "--models",
-      "a:1b,b:cloud",
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  try {
-    while (!out.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const { url } = JSON.parse(out.split("\n")[0]!) as { url: string };
+  await withStandaloneEmulator(["--models", "a:1b,b:cloud"], async (url) => {
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const tags = await getJson(await fetch(url + "/api/tags"));
     const models = tags.models as Record<string, unknown>[];
@@ -704,35 +684,14 @@ Deno.test("standalone mode prints its URL and exits when stdin closes", async ()
       ["a:1b", null],
       ["b:cloud", "https://ollama.com:443"],
     ]);
-  } finally {
-    await child.stdin.close();
-    while (!(await reader.read()).done) { /* drain */ }
-    const status = await child.status;
-    assert.equal(status.code, 0);
-  }
+  });
 });
 
 // --- the real Claude Code CLI -----------------------------------------------------------------
 
-const CLAUDE_CANDIDATES = [
-  "/work/main/.tools/node_modules/.bin/claude",
-  "/tmp/cc/node_modules/.bin/claude",
-];
-
-function findClaude(): string {
-  for (const path of CLAUDE_CANDIDATES) {
-    try {
-      Deno.statSync(path);
-      return path;
-    } catch {
-      // try the next one
-    }
-  }
-  throw new Error(`Claude Code CLI not found; looked in ${CLAUDE_CANDIDATES.join(", ")}`);
-}
-
 Deno.test("the real Claude Code CLI runs a @bash round trip against the emulator", async () => {
-  const claude = findClaude();
+  // The pinned CLI that scripts/ensure_test_tools.ts installs next to this repository.
+  const claude = CLAUDE_BIN;
   const home = await Deno.makeTempDir({ prefix: "emu_home_" });
   const cwd = await Deno.makeTempDir({ prefix: "emu_cwd_" });
   const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b" }] });
