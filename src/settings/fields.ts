@@ -1,3 +1,4 @@
+import process from "node:process";
 import { z } from "zod";
 import { normalizeBaseUrl } from "./base_url.ts";
 
@@ -62,6 +63,12 @@ export interface Settings {
   sandbox: "on" | "off";
   pricing: Record<string, Price>;
   retainDays: number;
+  workspaceRoots: string[];
+  allowSecretFiles: string[];
+  sandboxMaxProcesses: number;
+  sandboxMaxMemoryMb: number;
+  sandboxMaxFileMb: number;
+  sandboxTmpMb: number;
 }
 export type SettingKey = keyof Settings;
 
@@ -79,6 +86,8 @@ export interface FieldSpec<K extends SettingKey = SettingKey> {
   meaning: string;
   /** Paths get `~` expanded after validation. */
   isPath?: boolean;
+  /** A list of paths, each `~`-expanded and made absolute after validation. */
+  isPathList?: boolean;
   /**
    * Not honoured from the project file, which lives in the directory delegates work in and
    * so can be written by a delegate: a model must not be able to loosen its own sandbox or
@@ -105,6 +114,13 @@ const asNumber = (text: string): unknown => {
 
 const asList = (text: string): unknown =>
   text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+
+/** A list of paths: a JSON array, or entries separated like PATH (`:`; `;` on Windows). */
+const asPathList = (text: string): unknown => {
+  if (text.trimStart().startsWith("[")) return asJson(text);
+  return text.split(process.platform === "win32" ? ";" : ":").map((s) => s.trim())
+    .filter((s) => s !== "");
+};
 
 const identity = (text: string): unknown => text;
 
@@ -298,6 +314,61 @@ export const FIELDS = [
     schema: intIn(0, 36_500),
     fromEnv: asNumber,
     meaning: "Finished jobs older than this are pruned at start; 0 keeps them forever",
+    userOnly: true,
+  }),
+  field({
+    key: "workspaceRoots",
+    env: ["OLLAMA_MCP_WORKSPACE_ROOTS"],
+    default: [],
+    schema: z.array(pathString).max(100),
+    fromEnv: asPathList,
+    meaning: "When set, cwd and add_dirs of every job must lie inside one of these directories",
+    userOnly: true,
+    isPathList: true,
+  }),
+  field({
+    key: "allowSecretFiles",
+    env: ["OLLAMA_MCP_ALLOW_SECRET_FILES"],
+    default: [],
+    schema: z.array(z.string().trim().min(1).max(256)).max(100),
+    fromEnv: asList,
+    meaning: "Secret-looking file names (.env, *.pem...) the native file tools may read anyway",
+    userOnly: true,
+  }),
+  field({
+    key: "sandboxMaxProcesses",
+    env: ["OLLAMA_MCP_SANDBOX_MAX_PROCESSES"],
+    default: 512,
+    schema: intIn(16, 65_536),
+    fromEnv: asNumber,
+    meaning: "Processes one sandboxed command may run at once",
+    userOnly: true,
+  }),
+  field({
+    key: "sandboxMaxMemoryMb",
+    env: ["OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB"],
+    default: 2048,
+    schema: intIn(64, 1_048_576),
+    fromEnv: asNumber,
+    meaning: "Memory (MiB) each process of a sandboxed command may allocate",
+    userOnly: true,
+  }),
+  field({
+    key: "sandboxMaxFileMb",
+    env: ["OLLAMA_MCP_SANDBOX_MAX_FILE_MB"],
+    default: 1024,
+    schema: intIn(1, 1_048_576),
+    fromEnv: asNumber,
+    meaning: "Largest file (MiB) a sandboxed command may write",
+    userOnly: true,
+  }),
+  field({
+    key: "sandboxTmpMb",
+    env: ["OLLAMA_MCP_SANDBOX_TMP_MB"],
+    default: 512,
+    schema: intIn(1, 1_048_576),
+    fromEnv: asNumber,
+    meaning: "Size (MiB) of the sandbox's private /tmp (also its HOME)",
     userOnly: true,
   }),
 ] as const satisfies readonly FieldSpec[];

@@ -187,6 +187,13 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
       );
     }
   }
+  for (const spec of FIELDS) {
+    if (!("isPathList" in spec) || !spec.isPathList) continue;
+    const list = settings[spec.key] as string[];
+    (settings as unknown as Record<string, unknown>)[spec.key] = list.map((value) =>
+      absolutePath(value, options.cwd, home)
+    );
+  }
   for (const p of problems) {
     if (p.key !== "*" && KNOWN.has(p.key)) {
       const key = p.key as SettingKey;

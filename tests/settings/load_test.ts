@@ -26,6 +26,12 @@ Deno.test("fields: env names and defaults follow the seed table plus our additio
     sandbox: [["OLLAMA_MCP_SANDBOX"], "on"],
     pricing: [["OLLAMA_MCP_PRICING"], {}],
     retainDays: [["OLLAMA_MCP_RETAIN_DAYS"], 30],
+    workspaceRoots: [["OLLAMA_MCP_WORKSPACE_ROOTS"], []],
+    allowSecretFiles: [["OLLAMA_MCP_ALLOW_SECRET_FILES"], []],
+    sandboxMaxProcesses: [["OLLAMA_MCP_SANDBOX_MAX_PROCESSES"], 512],
+    sandboxMaxMemoryMb: [["OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB"], 2048],
+    sandboxMaxFileMb: [["OLLAMA_MCP_SANDBOX_MAX_FILE_MB"], 1024],
+    sandboxTmpMb: [["OLLAMA_MCP_SANDBOX_TMP_MB"], 512],
   });
 });
 
@@ -56,6 +62,12 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       sandbox: "on",
       pricing: {},
       retainDays: 30,
+      workspaceRoots: [],
+      allowSecretFiles: [],
+      sandboxMaxProcesses: 512,
+      sandboxMaxMemoryMb: 2048,
+      sandboxMaxFileMb: 1024,
+      sandboxTmpMb: 512,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -126,6 +138,12 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_SANDBOX: "off",
       OLLAMA_MCP_PRICING: '{"b:7b":{"inputPerMillion":1,"outputPerMillion":2}}',
       OLLAMA_MCP_RETAIN_DAYS: "7",
+      OLLAMA_MCP_WORKSPACE_ROOTS: "~/code:/srv/work",
+      OLLAMA_MCP_ALLOW_SECRET_FILES: ".env.test, fixture.pem",
+      OLLAMA_MCP_SANDBOX_MAX_PROCESSES: "64",
+      OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB: "512",
+      OLLAMA_MCP_SANDBOX_MAX_FILE_MB: "16",
+      OLLAMA_MCP_SANDBOX_TMP_MB: "32",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -146,10 +164,16 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       sandbox: "off",
       pricing: { "b:7b": { inputPerMillion: 1, outputPerMillion: 2 } },
       retainDays: 7,
+      workspaceRoots: [join(home, "code"), "/srv/work"],
+      allowSecretFiles: [".env.test", "fixture.pem"],
+      sandboxMaxProcesses: 64,
+      sandboxMaxMemoryMb: 512,
+      sandboxMaxFileMb: 16,
+      sandboxTmpMb: 32,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 17);
+    assert.equal(r.layers[3]?.keys.length, 23);
   });
 });
 

@@ -1,0 +1,171 @@
+/**
+ * The one list of paths a delegate must not write, or must not read, whatever its permission
+ * mode. Both the native engine's file tools and its bubblewrap sandbox enforce it; README's
+ * "Security model" documents it. Three kinds:
+ *
+ * - Host-run paths: files at the top of a working directory that the user's own tools run or
+ *   trust later, outside any sandbox. A delegate that could write `.git/config` would get its
+ *   `core.fsmonitor` command run by the user's next `git status` (git-config(1),
+ *   "core.fsmonitor"); `.git/hooks/*` run at the next commit; `.claude/settings.json` hooks run
+ *   in the next Claude Code session there; `.envrc` runs on `cd` with direnv. Read-only to
+ *   delegates, also when they do not exist yet.
+ * - Credential paths: where programs keep keys and tokens (`~/.ssh`, `~/.aws`...). Hidden and
+ *   refused wherever they appear inside a delegate's directories.
+ * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them,
+ *   because what a delegate reads is sent to its model's provider, unless the user allows them
+ *   by name (`allowSecretFiles`).
+ */
+import { posix } from "node:path";
+
+/**
+ * Names at the top of a writable directory that something on the host runs or trusts later.
+ * Directories are protected with everything below them.
+ */
+export const HOST_RUN_PATHS: readonly string[] = [
+  // git: config (core.fsmonitor, core.hooksPath, filters, aliases) and hooks run on the
+  // host at the next git command.
+  ".git",
+  // Claude Code: settings (hooks, MCP servers, permissions), commands, agents, skills; its
+  // project MCP servers; the memory files every session there reads as instructions.
+  ".claude",
+  ".mcp.json",
+  "CLAUDE.md",
+  "CLAUDE.local.md",
+  // direnv runs .envrc on cd; mise runs its hooks and tasks from these files.
+  ".envrc",
+  ".mise.toml",
+  "mise.toml",
+  // Editors run tasks, debuggers and extension settings from these on open.
+  ".vscode",
+  ".idea",
+  ".devcontainer",
+  // Commit hook managers run their configured commands at the next commit.
+  ".husky",
+  ".pre-commit-config.yaml",
+  "lefthook.yml",
+  ".lefthook.yml",
+  // Our own project settings and agent files: a delegate must not set the next delegate's
+  // policy.
+  "ollama-mcp.config.json",
+  ".ollama-delegate",
+];
+
+/** Names of directories and files that hold credentials, refused at any depth. */
+export const CREDENTIAL_PATHS: readonly string[] = [
+  ".ssh",
+  ".gnupg",
+  ".aws",
+  ".azure",
+  ".kube",
+  ".docker",
+  ".netrc",
+  ".git-credentials",
+  ".npmrc",
+  ".pypirc",
+  ".password-store",
+  ".ollama-mcp",
+  ".config/gcloud",
+  ".config/gh",
+  ".config/git/credentials",
+  ".local/share/keyrings",
+];
+
+/**
+ * Secret files inside a project, by file name (`*` matches any run of characters). Templates
+ * such as `.env.example` are not secrets and stay readable.
+ */
+export const SECRET_FILE_PATTERNS: readonly string[] = [
+  ".env",
+  ".env.*",
+  "*.pem",
+  "*.key",
+  "*.p12",
+  "*.pfx",
+  "*.jks",
+  "*.keystore",
+  "*.kdbx",
+  "id_rsa*",
+  "id_dsa*",
+  "id_ecdsa*",
+  "id_ed25519*",
+  "*.tfstate",
+  "credentials",
+  "credentials.json",
+  "service-account*.json",
+];
+
+/** File names that match a secret pattern but are meant to be shared. */
+const SECRET_TEMPLATES = /\.(example|sample|template|dist|defaults?)$|\.pub$/i;
+
+function nameMatches(name: string, pattern: string): boolean {
+  if (!pattern.includes("*")) return name === pattern;
+  const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${body}$`).test(name);
+}
+
+/** `path` split into its `/`-separated parts, without empty or `.` parts. */
+function parts(relPath: string): string[] {
+  return relPath.split(/[\\/]/).filter((p) => p !== "" && p !== ".");
+}
+
+/** True when `rel` (relative, `/`-separated) is `entry` or lies below it. */
+function under(rel: string[], entry: string): boolean {
+  const e = parts(entry);
+  return e.length <= rel.length && e.every((p, i) => rel[i] === p);
+}
+
+/**
+ * Why a path relative to a writable root must not be written, or undefined. Host-run paths
+ * count only at the top of the root; credential paths at any depth.
+ */
+export function writeRefusal(relPath: string): string | undefined {
+  const rel = parts(relPath);
+  if (rel.length === 0) return undefined;
+  const hostRun = HOST_RUN_PATHS.find((entry) => under(rel, entry));
+  if (hostRun !== undefined) {
+    return `"${hostRun}" is run or trusted by the host's own tools later (git, Claude Code, ` +
+      "editors, direnv), so delegates may not change it; ask the user to make this change";
+  }
+  return credentialRefusal(relPath);
+}
+
+/** Why a path relative to a root lies in a credential store, or undefined. */
+export function credentialRefusal(relPath: string): string | undefined {
+  const rel = parts(relPath);
+  for (let i = 0; i < rel.length; i++) {
+    const rest = rel.slice(i);
+    const hit = CREDENTIAL_PATHS.find((entry) => under(rest, entry));
+    if (hit !== undefined) {
+      return `"${posix.join(...rel.slice(0, i), hit)}" holds credentials, which delegates ` +
+        "never see";
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why a file must not be read, or undefined: a credential path, or a secret file whose name
+ * the user has not allowed with `allowSecretFiles` (file name patterns, as in
+ * SECRET_FILE_PATTERNS).
+ */
+export function readRefusal(
+  relPath: string,
+  allowSecretFiles: readonly string[] = [],
+): string | undefined {
+  const credential = credentialRefusal(relPath);
+  if (credential !== undefined) return credential;
+  const name = parts(relPath).at(-1);
+  if (name === undefined || SECRET_TEMPLATES.test(name)) return undefined;
+  const pattern = SECRET_FILE_PATTERNS.find((p) => nameMatches(name, p));
+  if (pattern === undefined) return undefined;
+  if (allowSecretFiles.some((p) => nameMatches(name, p))) return undefined;
+  return `"${name}" looks like a secret (${pattern}), and what a delegate reads is sent to its ` +
+    "model's provider; the user can allow it with `ollama-delegate config --allow-secret-file " +
+    `'${name}'\``;
+}
+
+/** True when a file name matches one of the secret-file patterns (templates excepted). */
+export function isSecretFileName(name: string, allowSecretFiles: readonly string[] = []): boolean {
+  return readRefusal(name, allowSecretFiles) !== undefined && credentialRefusal(name) === undefined;
+}
