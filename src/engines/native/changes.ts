@@ -1,26 +1,47 @@
 /**
  * Which files a job created or changed, including through Bash: the server compares the
- * job's directories before and after rather than trusting the model's account. Bounded, so
- * a huge tree costs a capped walk and says it was capped.
+ * job's directories before and after rather than trusting the model's account. Version
+ * control and dependency folders are walked too (a changed `.git/config` or a patched file
+ * in `node_modules` runs on the host later), after the rest and with a budget of their own,
+ * so a large `node_modules` cannot crowd out the project's own files. Bounded: a huge tree
+ * costs a capped walk and says it was capped.
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { CREDENTIAL_PATHS } from "../protected_paths.ts";
 
-/** Entries looked at per snapshot; beyond this the comparison is partial. */
+/** Entries looked at in the project's own files; beyond this the comparison is partial. */
 const MAX_ENTRIES = 20_000;
-/** Folders never walked: version control and dependency caches. */
-const SKIP = new Set([".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]);
+/** Entries looked at inside version control and dependency folders. */
+const MAX_BULK_ENTRIES = 200_000;
+/** Folders walked after everything else, with their own budget. */
+const BULK = new Set([".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]);
+/** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
+const CREDENTIAL_NAMES = new Set(CREDENTIAL_PATHS.filter((p) => !p.includes("/")));
 
 export interface Snapshot {
   files: Map<string, string>;
-  /** True when the walk stopped at MAX_ENTRIES. */
-  capped: boolean;
+  /** Where the walk stopped early, when it did: the comparison is partial there. */
+  capped: false | "project" | "bulk";
+  /** `.git` entries below the top of a root (nested repositories, submodules). */
+  nestedGit: string[];
+  /** Credential stores (`.ssh`, `.aws`...) found anywhere below the roots. */
+  credentials: string[];
 }
 
-export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
-  const files = new Map<string, string>();
-  let seen = 0;
-  const stack = [...roots];
+interface Walk {
+  files: Map<string, string>;
+  seen: number;
+  limit: number;
+  nestedGit: string[];
+  credentials: string[];
+  /** Folders set aside for the second pass (only filled by the first). */
+  bulk?: string[];
+}
+
+/** Walks `start` depth-first; false when the budget ran out. */
+async function walk(starts: readonly string[], roots: ReadonlySet<string>, w: Walk) {
+  const stack = [...starts];
   while (stack.length > 0) {
     const dir = stack.pop()!;
     let entries;
@@ -32,13 +53,20 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
     const statted: string[] = [];
     let capped = false;
     for (const entry of entries) {
-      if (++seen > MAX_ENTRIES) {
+      if (++w.seen > w.limit) {
         capped = true;
         break;
       }
       const path = join(dir, entry.name);
+      if (CREDENTIAL_NAMES.has(entry.name)) {
+        // Never read into: its content is not the job's business, and it stays hidden.
+        w.credentials.push(path);
+        continue;
+      }
+      if (entry.name === ".git" && !roots.has(dir)) w.nestedGit.push(path);
       if (entry.isDirectory()) {
-        if (!SKIP.has(entry.name)) stack.push(path);
+        if (w.bulk && BULK.has(entry.name)) w.bulk.push(path);
+        else stack.push(path);
       } else if (entry.isFile() || entry.isSymbolicLink()) {
         statted.push(path);
       }
@@ -46,11 +74,40 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
     // One directory's files at a time, concurrently: a stat per await is slow on big trees.
     const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
     stats.forEach((st, i) => {
-      if (st) files.set(statted[i]!, `${st.size}:${st.mtimeMs}`);
+      if (st) w.files.set(statted[i]!, `${st.size}:${st.mtimeMs}`);
     });
-    if (capped) return { files, capped: true };
+    if (capped) return false;
   }
-  return { files, capped: false };
+  return true;
+}
+
+export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
+  const files = new Map<string, string>();
+  const rootSet = new Set(roots);
+  const project: Walk = {
+    files,
+    seen: 0,
+    limit: MAX_ENTRIES,
+    nestedGit: [],
+    credentials: [],
+    bulk: [],
+  };
+  const complete = await walk(roots, rootSet, project);
+  const bulk: Walk = {
+    files,
+    seen: 0,
+    limit: MAX_BULK_ENTRIES,
+    nestedGit: project.nestedGit,
+    credentials: project.credentials,
+  };
+  // The bulk folders found before a cap are still walked: their changes matter most.
+  const bulkComplete = await walk(project.bulk!, rootSet, bulk);
+  return {
+    files,
+    capped: !complete ? "project" : !bulkComplete ? "bulk" : false,
+    nestedGit: project.nestedGit.sort(),
+    credentials: project.credentials.sort(),
+  };
 }
 
 /**
@@ -59,7 +116,7 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
  * report untouched files as new.
  */
 export function changedBetween(before: Snapshot, after: Snapshot): string[] {
-  const partial = before.capped || after.capped;
+  const partial = before.capped !== false || after.capped !== false;
   const out: string[] = [];
   for (const [path, sig] of after.files) {
     const old = before.files.get(path);

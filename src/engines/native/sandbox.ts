@@ -4,29 +4,55 @@
  * network, no inherited environment. When the sandbox cannot be had the command is
  * refused (fail closed); running unconfined needs `sandbox: "off"` set by the user.
  */
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import process from "node:process";
+import { type CommandResult, runCommand } from "../../platform/command_run.ts";
+import { writeFileAtomicSync } from "../../platform/atomic_write.ts";
+import { canLimitPidsWithCgroup, createPidsCgroup } from "../../platform/posix/pids_cgroup.ts";
+import { HOST_RUN_PATHS } from "../protected_paths.ts";
 import { isLinux, isWindows } from "../../platform/runtime.ts";
-import { SpawnError, spawnProcess } from "../../platform/spawn.ts";
-import { killSession, killTree } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
+import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout, type SandboxLimits } from "./bwrap_args.ts";
+import { PlaceholderRegistry } from "./placeholders.ts";
+import {
+  changedHostRunPaths,
+  hostRunState,
+  protectedMounts,
+  rootOnlySystemFiles,
+} from "./sandbox_mounts.ts";
 
 export type SandboxMode = "on" | "off";
-
-/** PATH inside the sandbox: the system's, which is read-only there. */
-const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-/** Top-level names that are symlinks into /usr on merged-/usr systems, or real dirs. */
-const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
-const KILL_GRACE_MS = 1000;
+export { bwrapArgs, DEFAULT_LIMITS, type SandboxLimits };
 
 export const INSTALL_BWRAP_HINT =
   "Install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; " +
   "Arch: pacman -S bubblewrap), or allow unconfined commands with " +
   "`ollama-delegate config --sandbox off`";
 
+/** Paths found below the top of the writable dirs that the sandbox also protects. */
+export interface NestedPaths {
+  /** Made read-only: nested `.git` folders and files. */
+  readOnly?: readonly string[];
+  /** Hidden: credential stores inside the project. */
+  hidden?: readonly string[];
+}
+
+/** bubblewrap, with what a job's commands are limited to. */
+export interface BwrapRunner {
+  kind: "bwrap";
+  bwrap: string;
+  limits?: SandboxLimits;
+  /** Where users of placeholder mount points register (see placeholders.ts). */
+  runDir?: string;
+  /** Set by the engine once it has walked the job's directories. */
+  nested?: NestedPaths;
+}
+
 /** Where the shell runs, or why it cannot. */
 export type ShellRunner =
-  | { kind: "bwrap"; bwrap: string }
+  | BwrapRunner
   | { kind: "unconfined" }
   | { kind: "refused"; reason: string };
 
@@ -50,6 +76,7 @@ export function findBwrap(
 export function shellRunner(
   mode: SandboxMode,
   bwrap: string | undefined = findBwrap(),
+  options: { limits?: SandboxLimits; runDir?: string } = {},
 ): ShellRunner {
   if (mode === "off") return { kind: "unconfined" };
   if (!isLinux) {
@@ -67,79 +94,7 @@ export function shellRunner(
         `unconfined unless the user says so. ${INSTALL_BWRAP_HINT}`,
     };
   }
-  return { kind: "bwrap", bwrap };
-}
-
-export interface SandboxLayout {
-  /** The job's working directory (real path); the command starts there. */
-  cwd: string;
-  /** Directories mounted read-write: cwd and add_dirs (real paths). */
-  writable: readonly string[];
-  /** Running as uid 0: drop every capability inside the sandbox as well. */
-  root?: boolean;
-  /** Paths inside the writable dirs hidden behind an empty tmpfs (settings, job records). */
-  hide?: readonly string[];
-}
-
-/**
- * bubblewrap's argv for one command. The root is an empty tmpfs; the system is mounted
- * read-only; `/tmp` is a fresh tmpfs, so `/tmp` and `$HOME` writes vanish with the command.
- */
-export function bwrapArgs(
-  layout: SandboxLayout,
-  command: string,
-  inspect: (path: string) => "dir" | { link: string } | "missing" = inspectHostPath,
-): string[] {
-  const args = [
-    "--unshare-all",
-    "--die-with-parent",
-    "--new-session",
-    "--clearenv",
-    "--setenv",
-    "PATH",
-    SANDBOX_PATH,
-    "--setenv",
-    "HOME",
-    "/tmp",
-    "--setenv",
-    "TMPDIR",
-    "/tmp",
-    "--setenv",
-    "LANG",
-    "C.UTF-8",
-    "--ro-bind",
-    "/usr",
-    "/usr",
-    "--ro-bind-try",
-    "/etc",
-    "/etc",
-  ];
-  if (layout.root) args.push("--cap-drop", "ALL");
-  for (const name of SYSTEM_DIRS) {
-    const host = inspect(`/${name}`);
-    if (host === "missing") continue;
-    if (host === "dir") args.push("--ro-bind", `/${name}`, `/${name}`);
-    else args.push("--symlink", host.link, `/${name}`);
-  }
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
-  for (const dir of layout.writable) args.push("--bind", dir, dir);
-  // After the binds, so they cover what a writable dir would otherwise expose.
-  for (const dir of layout.hide ?? []) {
-    if (layout.writable.some((w) => dir === w || dir.startsWith(w.endsWith("/") ? w : `${w}/`))) {
-      args.push("--tmpfs", dir);
-    }
-  }
-  args.push("--chdir", layout.cwd, "--", "/bin/sh", "-c", command);
-  return args;
-}
-
-function inspectHostPath(path: string): "dir" | { link: string } | "missing" {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return { link: readlinkSync(path) };
-    return statSync(path).isDirectory() ? "dir" : "missing";
-  } catch {
-    return "missing";
-  }
+  return { kind: "bwrap", bwrap, ...options };
 }
 
 export interface CommandRequest {
@@ -155,124 +110,110 @@ export interface CommandRequest {
   onSpawn?: (pid: number) => void;
 }
 
-export interface CommandResult {
-  exitCode: number | null;
-  signal: string | null;
-  durationMs: number;
-  /** stdout and stderr as they arrived, the last `keepChars` characters. */
-  output: string;
-  /** Characters that were dropped from the front. */
-  droppedChars: number;
-  timedOut: boolean;
-  aborted: boolean;
+export interface ShellResult extends CommandResult {
+  /** Protected paths that were created or replaced during the command (should be none). */
+  protectedChanged: string[];
+}
+
+let privateRunDir: string | undefined;
+
+/** Where placeholder users register when the server gave no directory: private to us. */
+function defaultRunDir(): string {
+  privateRunDir ??= mkdtempSync(join(tmpdir(), "ollama-delegate-run-"));
+  return privateRunDir;
+}
+
+const excludesWritten = new Set<string>();
+
+/** The exclude file for placeholders in `runDir`, written once per process. */
+function gitExcludes(runDir: string): string {
+  const path = join(runDir, "git-excludes");
+  if (!excludesWritten.has(path)) {
+    mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    writeFileAtomicSync(path, HOST_RUN_PATHS.map((name) => `/${name}\n`).join(""));
+    excludesWritten.add(path);
+  }
+  return path;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    return statSync(path).isFile() && (statSync(path).mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** prlimit on the host's /usr or /bin, which the sandbox mounts at the same place. */
+function findPrlimit(): string | undefined {
+  return ["/usr/bin/prlimit", "/bin/prlimit"].find((p) => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Runs one command with `runner`; never throws for the command's own failure. */
 export async function runShell(
   runner: Exclude<ShellRunner, { kind: "refused" }>,
   req: CommandRequest,
-): Promise<CommandResult> {
-  let command: string;
-  let args: string[];
-  let env: Record<string, string>;
-  if (runner.kind === "bwrap") {
-    command = runner.bwrap;
-    args = bwrapArgs(
-      {
-        cwd: req.cwd,
-        writable: req.writable,
-        root: process.getuid?.() === 0,
-        ...(req.hide ? { hide: req.hide } : {}),
-      },
-      req.command,
-    );
-    env = { PATH: "/usr/bin:/bin" };
-  } else if (isWindows) {
-    command = process.env.COMSPEC ?? "cmd.exe";
-    args = ["/d", "/s", "/c", req.command];
-    env = minimalEnv();
-  } else {
+): Promise<ShellResult> {
+  const base = { command: "", args: [] as string[], cwd: req.cwd, env: {} };
+  const spec = {
+    ...base,
+    timeoutMs: req.timeoutMs,
+    signal: req.signal,
+    keepChars: req.keepChars,
+    ...(req.onSpawn ? { onSpawn: req.onSpawn } : {}),
+  };
+  if (runner.kind !== "bwrap") {
+    const [command, args] = isWindows
+      ? [process.env.COMSPEC ?? "cmd.exe", ["/d", "/s", "/c", req.command]]
+      : ["/bin/sh", ["-c", req.command]];
+    const result = await runCommand({ ...spec, command, args, env: minimalEnv() });
+    return { ...result, protectedChanged: [] };
+  }
+  const root = process.getuid?.() === 0;
+  const runDir = runner.runDir ?? defaultRunDir();
+  const limits = runner.limits ?? DEFAULT_LIMITS;
+  const mounts = protectedMounts(req.writable, runner.nested ?? {});
+  const layout: SandboxLayout = {
+    cwd: req.cwd,
+    writable: req.writable,
+    root,
+    ...(req.hide ? { hide: req.hide } : {}),
+    mounts,
+    ...(root ? { systemMasks: rootOnlySystemFiles() } : {}),
+    limits,
+    ...(findPrlimit() ? { prlimit: findPrlimit()! } : {}),
+    ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
+  };
+  let command = runner.bwrap;
+  let args = bwrapArgs(layout, req.command);
+  // RLIMIT_NPROC does not bind uid 0: as root the process count comes from a pids cgroup,
+  // which the launching shell joins before it becomes bubblewrap.
+  const cgroup = root && !req.signal.aborted && isExecutable(command)
+    ? await createPidsCgroup(limits.maxProcesses)
+    : undefined;
+  if (cgroup) {
+    args = ["-c", 'echo $$ > "$0" || exit 125; exec "$@"', cgroup.procsFile, command, ...args];
     command = "/bin/sh";
-    args = ["-c", req.command];
-    env = minimalEnv();
   }
-  const started = performance.now();
-  if (req.signal.aborted) {
-    return {
-      exitCode: null,
-      signal: null,
-      durationMs: 0,
-      output: "(not started: the job was stopped)",
-      droppedChars: 0,
-      timedOut: false,
-      aborted: true,
-    };
-  }
-  let child;
+  const before = hostRunState(req.writable);
+  const release = await new PlaceholderRegistry(runDir)
+    .claim(mounts.placeholders);
+  let result: CommandResult;
   try {
-    child = await spawnProcess({ command, args, cwd: req.cwd, env, detached: !isWindows });
-  } catch (e) {
-    const why = e instanceof SpawnError ? e.message : String(e);
-    return {
-      exitCode: null,
-      signal: null,
-      durationMs: Math.round(performance.now() - started),
-      output: why,
-      droppedChars: 0,
-      timedOut: false,
-      aborted: false,
-    };
-  }
-  req.onSpawn?.(child.pid);
-  const tail = new TailBuffer(req.keepChars);
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) tail.push(decoder.decode(chunk, { stream: true }));
-    tail.push(decoder.decode());
-  };
-  let timedOut = false;
-  let aborted = false;
-  let stopping: Promise<unknown> | undefined;
-  const stop = () => {
-    stopping ??= killTree(child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {
-      child.kill("SIGKILL");
-    });
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-  }, req.timeoutMs);
-  const onAbort = () => {
-    aborted = true;
-    stop();
-  };
-  if (req.signal.aborted) onAbort();
-  else req.signal.addEventListener("abort", onAbort, { once: true });
-  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
-  // A read error must not become an unhandled rejection while we wait for the exit.
-  pumps.catch(() => {});
-  const status = await child.status;
-  clearTimeout(timer);
-  req.signal.removeEventListener("abort", onAbort);
-  await stopping;
-  // Something still holding our pipes after the command ended belongs to its session: a
-  // process forked while the command was being stopped, or a daemon it left behind.
-  const drained = await Promise.race([
-    pumps.then(() => true),
-    new Promise<false>((r) => setTimeout(() => r(false), stopping ? 300 : 2000)),
-  ]);
-  if (!drained && !isWindows) {
-    killSession(child.pid);
-    await Promise.race([pumps, new Promise((r) => setTimeout(r, 1000))]);
+    result = await runCommand({ ...spec, command, args, env: { PATH: "/usr/bin:/bin" } });
+  } finally {
+    await release();
+    await cgroup?.remove();
   }
   return {
-    exitCode: status.code,
-    signal: status.signal,
-    durationMs: Math.round(performance.now() - started),
-    output: tail.text(),
-    droppedChars: tail.dropped,
-    timedOut,
-    aborted,
+    ...result,
+    protectedChanged: changedHostRunPaths(before, hostRunState(req.writable)),
   };
 }
 
@@ -286,33 +227,20 @@ function minimalEnv(): Record<string, string> {
   return out;
 }
 
-/** Keeps the last `keep` characters of a stream of text, in bounded memory. */
-export class TailBuffer {
-  #parts: string[] = [];
-  #length = 0;
-  dropped = 0;
-
-  constructor(readonly keep: number) {}
-
-  push(text: string): void {
-    if (text === "") return;
-    this.#parts.push(text);
-    this.#length += text.length;
-    if (this.#length > this.keep * 2) this.#compact();
-  }
-
-  #compact(): void {
-    const joined = this.#parts.join("");
-    const cut = Math.max(0, joined.length - this.keep);
-    this.dropped += cut;
-    this.#parts = [joined.slice(cut)];
-    this.#length = joined.length - cut;
-  }
-
-  text(): string {
-    this.#compact();
-    return this.#parts.join("");
-  }
+/** How the sandbox's limits are enforced on this machine, in words. */
+async function limitsText(): Promise<string> {
+  const prlimit = findPrlimit();
+  const root = process.getuid?.() === 0;
+  const memory = prlimit
+    ? "memory, file size: rlimits"
+    : "memory, file size: not limited (prlimit from util-linux is missing)";
+  const processes = !root
+    ? (prlimit ? "processes: RLIMIT_NPROC" : "processes: not limited")
+    : await canLimitPidsWithCgroup()
+    ? "processes: a pids cgroup (running as root)"
+    : "processes: not limited (as root RLIMIT_NPROC does not apply and no pids cgroup is " +
+      "writable here)";
+  return `${processes}; ${memory}; /tmp: a sized tmpfs`;
 }
 
 /** A trivial sandboxed command, for `doctor`: proves bubblewrap works here, not just exists. */
@@ -333,7 +261,7 @@ export async function probeSandbox(
     keepChars: 2000,
   });
   if (result.exitCode === 0 && result.output.includes("sandbox-ok")) {
-    return { ok: true, detail: `${runner.bwrap} runs commands (exit 0)` };
+    return { ok: true, detail: `${runner.bwrap} runs commands (exit 0); ${await limitsText()}` };
   }
   return {
     ok: false,

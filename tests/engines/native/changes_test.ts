@@ -37,18 +37,45 @@ Deno.test("snapshot: records every file below the roots, nested and in several r
   });
 });
 
-Deno.test("snapshot: version control and dependency folders are not walked", async () => {
+Deno.test("snapshot: version control and dependency folders are walked too, and nested repositories and credential stores are found", async () => {
   await withTree(async (top) => {
-    for (const skip of [".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]) {
-      await put(join(top, skip, "inner.txt"), "x");
-      await put(join(top, "sub", skip, "inner.txt"), "x");
+    for (const bulk of [".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]) {
+      await put(join(top, bulk, "inner.txt"), "x");
+      await put(join(top, "sub", bulk, "inner.txt"), "x");
     }
     await put(join(top, "kept.txt"), "x");
-    await put(join(top, "gitignored", "kept.txt"), "x");
+    await put(join(top, "node_modules", "pkg", ".git", "config"), "x");
+    await put(join(top, "deep", ".ssh", "id_rsa"), "KEY");
+    await put(join(top, ".aws", "credentials"), "KEY");
     const snap = await snapshot([top]);
-    assert.deepEqual([...snap.files.keys()].sort(), [
-      join(top, "gitignored", "kept.txt"),
-      join(top, "kept.txt"),
+    assert.equal(snap.capped, false);
+    const files = [...snap.files.keys()];
+    assert.ok(files.includes(join(top, ".git", "inner.txt")), ".git is walked");
+    assert.ok(files.includes(join(top, "sub", "node_modules", "inner.txt")));
+    assert.ok(files.includes(join(top, "kept.txt")));
+    assert.equal(files.length, 16);
+    // A credential store is recorded, never read into.
+    assert.ok(!files.some((f) => f.includes(".ssh") || f.includes(".aws")));
+    assert.deepEqual(snap.credentials, [join(top, ".aws"), join(top, "deep", ".ssh")]);
+    // The root's own .git is not nested; the others are.
+    assert.deepEqual(snap.nestedGit, [
+      join(top, "node_modules", "pkg", ".git"),
+      join(top, "sub", ".git"),
+    ]);
+  });
+});
+
+Deno.test("changedBetween: a command that plants a hook in .git or patches node_modules is reported", async () => {
+  await withTree(async (top) => {
+    await put(join(top, ".git", "config"), "[core]\n");
+    await put(join(top, "node_modules", "dep", "index.js"), "ok");
+    const before = await snapshot([top]);
+    await put(join(top, ".git", "hooks", "pre-commit"), "#!/bin/sh\nevil\n");
+    await appendFile(join(top, "node_modules", "dep", "index.js"), ";evil()");
+    const after = await snapshot([top]);
+    assert.deepEqual(changedBetween(before, after), [
+      join(top, ".git", "hooks", "pre-commit"),
+      join(top, "node_modules", "dep", "index.js"),
     ]);
   });
 });
@@ -69,7 +96,12 @@ Deno.test("snapshot: a symlink counts as a file and is not followed", async () =
 
 Deno.test("snapshot: a missing root is an empty snapshot, not an error", async () => {
   await withTree(async (top) => {
-    assert.deepEqual(await snapshot([join(top, "nope")]), { files: new Map(), capped: false });
+    assert.deepEqual(await snapshot([join(top, "nope")]), {
+      files: new Map(),
+      capped: false,
+      nestedGit: [],
+      credentials: [],
+    });
   });
 });
 
@@ -110,10 +142,10 @@ Deno.test("snapshot: stops at 20,000 entries and says it was capped", async () =
     for (let i = 0; i < 20_001; i++) Deno.mkdirSync(join(dir, `d${i}`));
     await put(join(dir, "d0", "file.txt"), "x");
     const snap = await snapshot([dir]);
-    assert.equal(snap.capped, true);
+    assert.equal(snap.capped, "project");
     assert.deepEqual([...snap.files.keys()], [], "the walk stopped before going deeper");
     const fewer = await snapshot([join(dir, "d0")]);
-    assert.deepEqual(fewer, { files: fewer.files, capped: false });
+    assert.equal(fewer.capped, false);
     assert.equal(fewer.files.size, 1);
   }, { dir: RAM_DIR });
 });

@@ -11,8 +11,8 @@ import {
   probeSandbox,
   runShell,
   shellRunner,
-  TailBuffer,
 } from "../../../src/engines/native/sandbox.ts";
+import { TailBuffer } from "../../../src/platform/command_run.ts";
 
 const BWRAP = "/usr/bin/bwrap";
 const bwrap = { kind: "bwrap", bwrap: BWRAP } as const;

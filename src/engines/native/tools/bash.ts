@@ -1,4 +1,4 @@
-import { runShell, type ShellRunner } from "../sandbox.ts";
+import { DEFAULT_LIMITS, runShell, type ShellRunner } from "../sandbox.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -50,19 +50,33 @@ export function bashTool(runner: ShellRunner): NativeTool {
         signal: result.signal,
         durationMs: result.durationMs,
       });
-      const head = result.timedOut
-        ? `Timed out after ${timeoutMs / 1000}s and was killed`
-        : result.aborted
-        ? "Stopped: the job was cancelled"
-        : result.exitCode !== null
-        ? `exit code ${result.exitCode}`
-        : `killed by ${result.signal}`;
+      const limits = runner.kind === "bwrap" ? runner.limits ?? DEFAULT_LIMITS : undefined;
+      // A shell reports a child killed by a signal as 128 + its number; SIGXFSZ is 25 on Linux,
+      // the only system with the sandbox.
+      const tooBig = limits && (result.signal === "SIGXFSZ" || result.exitCode === 128 + 25)
+        ? ` (SIGXFSZ: a file reached the sandbox's ${limits.maxFileMb} MiB size limit)`
+        : "";
+      const head =
+        (result.timedOut
+          ? `Timed out after ${timeoutMs / 1000}s and was killed`
+          : result.aborted
+          ? "Stopped: the job was cancelled"
+          : result.exitCode !== null
+          ? `exit code ${result.exitCode}`
+          : `killed by ${result.signal}`) + tooBig;
+      const protectedNote = result.protectedChanged.length > 0
+        ? `\n[protected paths were created or replaced: ${
+          result.protectedChanged.join(", ")
+        }; the user should check them before running git or Claude Code there]`
+        : "";
       const cut = result.droppedChars > 0
         ? `[output cut: the first ${result.droppedChars} chars were dropped; last ${BASH_KEEP_CHARS} kept]\n`
         : "";
       const output = result.output === "" ? "(no output)" : result.output;
       return {
-        text: `${head} (${(result.durationMs / 1000).toFixed(1)}s)\n${cut}${output}`,
+        text: `${head} (${
+          (result.durationMs / 1000).toFixed(1)
+        }s)\n${cut}${output}${protectedNote}`,
         isError: result.exitCode !== 0,
       };
     },

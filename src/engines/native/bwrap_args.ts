@@ -1,0 +1,179 @@
+/**
+ * bubblewrap's command line for one sandboxed command: what is mounted where, who the command
+ * runs as and under which limits. Pure: sandbox.ts decides the inputs and runs it.
+ */
+import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { fieldOf } from "../../settings/fields.ts";
+import type { Placeholder } from "./placeholders.ts";
+import type { ProtectedMounts } from "./sandbox_mounts.ts";
+
+/** PATH inside the sandbox: the system's, which is read-only there. */
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/** Top-level names that are symlinks into /usr on merged-/usr systems, or real dirs. */
+const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/** Resource limits of one sandboxed command (settings `sandboxMax*`, `sandboxTmpMb`). */
+export interface SandboxLimits {
+  /** Processes at once: RLIMIT_NPROC, or a pids cgroup when the server runs as root. */
+  maxProcesses: number;
+  /** Memory each process may allocate, MiB (RLIMIT_DATA: heap and anonymous mappings). */
+  maxMemoryMb: number;
+  /** Largest file a process may write, MiB (RLIMIT_FSIZE; the writer gets SIGXFSZ). */
+  maxFileMb: number;
+  /** Size of the private /tmp, MiB. */
+  tmpMb: number;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = {
+  maxProcesses: fieldOf("sandboxMaxProcesses").default,
+  maxMemoryMb: fieldOf("sandboxMaxMemoryMb").default,
+  maxFileMb: fieldOf("sandboxMaxFileMb").default,
+  tmpMb: fieldOf("sandboxTmpMb").default,
+};
+
+/** The uid a command runs as inside the sandbox when the server is root: nobody. */
+export const SANDBOX_UID = 65534;
+
+export interface SandboxLayout {
+  /** The job's working directory (real path); the command starts there. */
+  cwd: string;
+  /** Directories mounted read-write: cwd and add_dirs (real paths). */
+  writable: readonly string[];
+  /** Running as uid 0: run as nobody in a user namespace, every capability dropped. */
+  root?: boolean;
+  /** Paths inside the writable dirs hidden behind an empty tmpfs (settings, job records). */
+  hide?: readonly string[];
+  /** What protects the writable dirs (read-only host-run paths, hidden credentials). */
+  mounts?: ProtectedMounts;
+  /** Extra paths hidden anywhere (root-only files under /etc when running as root). */
+  systemMasks?: readonly Placeholder[];
+  limits?: SandboxLimits;
+  /** prlimit inside the sandbox, when the host has it; without it no rlimits are set. */
+  prlimit?: string;
+  /**
+   * A host file of git exclude patterns for the placeholders, so that `git status` inside
+   * does not list a dozen empty mount points as untracked files.
+   */
+  gitExcludes?: string;
+}
+
+/** Where the placeholders' exclude file appears inside the sandbox. */
+const EXCLUDES_INSIDE = "/tmp/.ollama-delegate-excludes";
+
+/** bubblewrap's mount arguments that hide `p`: an empty file, or an empty read-only dir. */
+function maskArgs(p: Placeholder): string[] {
+  return p.kind === "file"
+    ? ["--ro-bind", "/dev/null", p.path]
+    : ["--tmpfs", p.path, "--remount-ro", p.path];
+}
+
+/** The command line run inside: rlimits first when prlimit is there. */
+function innerCommand(layout: SandboxLayout, command: string): string[] {
+  const shell = ["/bin/sh", "-c", command];
+  const limits = layout.limits;
+  if (!limits || !layout.prlimit) return shell;
+  const mib = 1024 * 1024;
+  return [
+    layout.prlimit,
+    `--nproc=${limits.maxProcesses}`,
+    `--data=${limits.maxMemoryMb * mib}`,
+    `--fsize=${limits.maxFileMb * mib}`,
+    "--",
+    ...shell,
+  ];
+}
+
+/**
+ * bubblewrap's argv for one command. The root is an empty tmpfs; the system is mounted
+ * read-only; `/tmp` is a fresh tmpfs, so `/tmp` and `$HOME` writes vanish with the command.
+ */
+export function bwrapArgs(
+  layout: SandboxLayout,
+  command: string,
+  inspect: (path: string) => "dir" | { link: string } | "missing" = inspectHostPath,
+): string[] {
+  const args = [
+    "--unshare-all",
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+    "--setenv",
+    "PATH",
+    SANDBOX_PATH,
+    "--setenv",
+    "HOME",
+    "/tmp",
+    "--setenv",
+    "TMPDIR",
+    "/tmp",
+    "--setenv",
+    "LANG",
+    "C.UTF-8",
+    "--ro-bind",
+    "/usr",
+    "/usr",
+    "--ro-bind-try",
+    "/etc",
+    "/etc",
+  ];
+  if (layout.root) {
+    // uid 0 inside would own every root-owned file it can see; nobody owns none of them.
+    args.push(
+      "--unshare-user",
+      "--uid",
+      String(SANDBOX_UID),
+      "--gid",
+      String(SANDBOX_UID),
+      "--cap-drop",
+      "ALL",
+    );
+  }
+  for (const name of SYSTEM_DIRS) {
+    const host = inspect(`/${name}`);
+    if (host === "missing") continue;
+    if (host === "dir") args.push("--ro-bind", `/${name}`, `/${name}`);
+    else args.push("--symlink", host.link, `/${name}`);
+  }
+  args.push("--proc", "/proc", "--dev", "/dev");
+  if (layout.limits) args.push("--size", String(layout.limits.tmpMb * 1024 * 1024));
+  args.push("--tmpfs", "/tmp");
+  if (layout.gitExcludes && (layout.mounts?.placeholders.length ?? 0) > 0) {
+    args.push(
+      "--ro-bind",
+      layout.gitExcludes,
+      EXCLUDES_INSIDE,
+      "--setenv",
+      "GIT_CONFIG_COUNT",
+      "1",
+      "--setenv",
+      "GIT_CONFIG_KEY_0",
+      "core.excludesFile",
+      "--setenv",
+      "GIT_CONFIG_VALUE_0",
+      EXCLUDES_INSIDE,
+    );
+  }
+  for (const mask of layout.systemMasks ?? []) args.push(...maskArgs(mask));
+  for (const dir of layout.writable) args.push("--bind", dir, dir);
+  // After the binds, so they cover what a writable dir would otherwise expose.
+  for (const dir of layout.hide ?? []) {
+    if (layout.writable.some((w) => dir === w || dir.startsWith(w.endsWith("/") ? w : `${w}/`))) {
+      args.push("--tmpfs", dir, "--remount-ro", dir);
+    }
+  }
+  const mounts = layout.mounts;
+  for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
+  for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
+  for (const placeholder of mounts?.placeholders ?? []) args.push(...maskArgs(placeholder));
+  args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
+  return args;
+}
+
+function inspectHostPath(path: string): "dir" | { link: string } | "missing" {
+  try {
+    if (lstatSync(path).isSymbolicLink()) return { link: readlinkSync(path) };
+    return statSync(path).isDirectory() ? "dir" : "missing";
+  } catch {
+    return "missing";
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * What the sandbox mounts over a delegate's writable directories so that the protected paths
+ * (src/engines/protected_paths.ts) hold inside it too: host-run paths read-only, also when
+ * they do not exist yet; credential stores and the server's own directories hidden; and, when
+ * the server runs as root, the system files that only root may read.
+ */
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { isInsideRoots } from "./tools/confine.ts";
+import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
+
+/** Host-run names that are directories when they exist; the others are files. */
+const HOST_RUN_DIRS = new Set([
+  ".git",
+  ".claude",
+  ".vscode",
+  ".idea",
+  ".devcontainer",
+  ".husky",
+  ".ollama-delegate",
+]);
+
+export interface ProtectedMounts {
+  /** Existing paths bound read-only onto themselves. */
+  readOnly: string[];
+  /** Missing host-run paths: an empty read-only file or directory is mounted there. */
+  placeholders: Placeholder[];
+  /** Existing paths hidden: an empty file (/dev/null) or an empty read-only directory. */
+  masks: Placeholder[];
+}
+
+type Kind = PlaceholderKind | "link" | "missing";
+
+function kindOf(path: string): Kind {
+  try {
+    const info = lstatSync(path);
+    if (info.isSymbolicLink()) return "link";
+    return info.isDirectory() ? "dir" : "file";
+  } catch {
+    return "missing";
+  }
+}
+
+/** The real path of a symlink's target when it lies in a writable dir; else undefined. */
+function linkTargetInside(path: string, writable: readonly string[]): Placeholder | undefined {
+  try {
+    const real = realpathSync(path);
+    if (!isInsideRoots(writable, real)) return undefined;
+    return { path: real, kind: statSync(real).isDirectory() ? "dir" : "file" };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The mounts that protect `writable`. `nested` adds paths found deeper (a nested `.git`,
+ * a credential directory inside the project) to be treated like their top-level kind.
+ */
+export function protectedMounts(
+  writable: readonly string[],
+  nested: { readOnly?: readonly string[]; hidden?: readonly string[] } = {},
+): ProtectedMounts {
+  const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [] };
+  const seen = new Set<string>();
+  const once = (path: string) => !seen.has(path) && (seen.add(path), true);
+  for (const root of writable) {
+    for (const name of HOST_RUN_PATHS) {
+      const path = join(root, name);
+      if (!once(path)) continue;
+      const kind = kindOf(path);
+      if (kind === "missing") {
+        out.placeholders.push({ path, kind: HOST_RUN_DIRS.has(name) ? "dir" : "file" });
+      } else if (kind === "link") {
+        // A link cannot be mounted over (mount follows it): its target is made read-only
+        // when it is writable here, and the link itself is watched (see hostRunState).
+        const target = linkTargetInside(path, writable);
+        if (target && once(target.path)) out.readOnly.push(target.path);
+      } else {
+        out.readOnly.push(path);
+      }
+    }
+    for (const entry of CREDENTIAL_PATHS) {
+      const path = join(root, entry);
+      if (!once(path)) continue;
+      const kind = kindOf(path);
+      if (kind === "dir" || kind === "file") out.masks.push({ path, kind });
+      else if (kind === "link") {
+        const target = linkTargetInside(path, writable);
+        if (target && once(target.path)) out.masks.push(target);
+      }
+    }
+  }
+  for (const path of nested.readOnly ?? []) {
+    if (once(path) && kindOf(path) !== "missing" && kindOf(path) !== "link") {
+      out.readOnly.push(path);
+    }
+  }
+  for (const path of nested.hidden ?? []) {
+    const kind = kindOf(path);
+    if (once(path) && (kind === "dir" || kind === "file")) out.masks.push({ path, kind });
+  }
+  return out;
+}
+
+/** Entries looked at under /etc before the scan stops; /etc holds a few thousand. */
+const ETC_SCAN_LIMIT = 20_000;
+
+let etcMasks: Placeholder[] | undefined;
+
+/**
+ * Files and directories under /etc that other users cannot read (`/etc/shadow`, TLS private
+ * keys, sudoers). As root the sandboxed command still has uid 0 on the host, so owner
+ * permissions would let it read them; they are hidden instead. Scanned once per process.
+ */
+export function rootOnlySystemFiles(top = "/etc"): Placeholder[] {
+  if (etcMasks && top === "/etc") return etcMasks;
+  const found: Placeholder[] = [];
+  const pending = [top];
+  let seen = 0;
+  while (pending.length > 0 && seen < ETC_SCAN_LIMIT) {
+    const dir = pending.pop()!;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (++seen > ETC_SCAN_LIMIT) break;
+      const path = join(dir, name);
+      let info;
+      try {
+        info = lstatSync(path);
+      } catch {
+        continue;
+      }
+      if (info.isSymbolicLink()) continue;
+      const mode = info.mode & 0o7;
+      if (info.isDirectory()) {
+        if ((mode & 0o5) !== 0o5) found.push({ path, kind: "dir" });
+        else pending.push(path);
+      } else if (info.isFile() && (mode & 0o4) === 0) {
+        found.push({ path, kind: "file" });
+      }
+    }
+  }
+  if (top === "/etc") etcMasks = found;
+  return found;
+}
+
+/**
+ * A cheap fingerprint of every host-run path in `roots`, to notice one that was created or
+ * replaced (a symlink in such a place can be swapped for a file: mounts follow links). An
+ * empty file or directory counts as absent: it may be another sandbox's mount point. Content
+ * is not compared: these paths are read-only inside, and the user may edit them meanwhile.
+ */
+export function hostRunState(roots: readonly string[]): Map<string, string> {
+  const state = new Map<string, string>();
+  for (const root of roots) {
+    for (const name of HOST_RUN_PATHS) {
+      const path = join(root, name);
+      let sig = "absent";
+      try {
+        const info = lstatSync(path);
+        const empty = info.isDirectory()
+          ? readdirSync(path).length === 0
+          : info.isFile() && info.size === 0;
+        if (!empty) sig = `${info.ino}:${info.mode & 0o170000}`;
+      } catch {
+        // Missing.
+      }
+      state.set(path, sig);
+    }
+  }
+  return state;
+}
+
+/** Paths whose fingerprint differs between two states. */
+export function changedHostRunPaths(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): string[] {
+  return [...after].filter(([path, sig]) => before.get(path) !== sig).map(([path]) => path);
+}

@@ -1,0 +1,142 @@
+/**
+ * Runs one command to its end under a deadline: output kept as a bounded tail, a timeout and
+ * an abort that stop the whole process tree, and a sweep of the command's session for
+ * whatever still holds its pipes. The sandbox decides what to run; this knows how.
+ */
+import { SpawnError, spawnProcess } from "./spawn.ts";
+import { isWindows } from "./runtime.ts";
+import { killSession, killTree } from "./tree_kill.ts";
+
+const KILL_GRACE_MS = 1000;
+
+export interface CommandSpec {
+  command: string;
+  args: string[];
+  cwd: string;
+  /** The complete environment of the child. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Output kept: the last this many characters. */
+  keepChars: number;
+  onSpawn?: (pid: number) => void;
+}
+
+export interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  /** stdout and stderr as they arrived, the last `keepChars` characters. */
+  output: string;
+  /** Characters that were dropped from the front. */
+  droppedChars: number;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+/** Runs `spec` to its end; never throws for the command's own failure or a failed spawn. */
+export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
+  const started = performance.now();
+  const early = (output: string, aborted: boolean): CommandResult => ({
+    exitCode: null,
+    signal: null,
+    durationMs: Math.round(performance.now() - started),
+    output,
+    droppedChars: 0,
+    timedOut: false,
+    aborted,
+  });
+  if (spec.signal.aborted) return early("(not started: the job was stopped)", true);
+  let child;
+  try {
+    child = await spawnProcess({
+      command: spec.command,
+      args: spec.args,
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: !isWindows,
+    });
+  } catch (e) {
+    return early(e instanceof SpawnError ? e.message : String(e), false);
+  }
+  spec.onSpawn?.(child.pid);
+  const tail = new TailBuffer(spec.keepChars);
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) tail.push(decoder.decode(chunk, { stream: true }));
+    tail.push(decoder.decode());
+  };
+  let timedOut = false;
+  let aborted = false;
+  let stopping: Promise<unknown> | undefined;
+  const stop = () => {
+    stopping ??= killTree(child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {
+      child.kill("SIGKILL");
+    });
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, spec.timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    stop();
+  };
+  if (spec.signal.aborted) onAbort();
+  else spec.signal.addEventListener("abort", onAbort, { once: true });
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
+  // A read error must not become an unhandled rejection while we wait for the exit.
+  pumps.catch(() => {});
+  const status = await child.status;
+  clearTimeout(timer);
+  spec.signal.removeEventListener("abort", onAbort);
+  await stopping;
+  // Something still holding our pipes after the command ended belongs to its session: a
+  // process forked while the command was being stopped, or a daemon it left behind.
+  const drained = await Promise.race([
+    pumps.then(() => true),
+    new Promise<false>((r) => setTimeout(() => r(false), stopping ? 300 : 2000)),
+  ]);
+  if (!drained && !isWindows) {
+    killSession(child.pid);
+    await Promise.race([pumps, new Promise((r) => setTimeout(r, 1000))]);
+  }
+  return {
+    exitCode: status.code,
+    signal: status.signal,
+    durationMs: Math.round(performance.now() - started),
+    output: tail.text(),
+    droppedChars: tail.dropped,
+    timedOut,
+    aborted,
+  };
+}
+
+/** Keeps the last `keep` characters of a stream of text, in bounded memory. */
+export class TailBuffer {
+  #parts: string[] = [];
+  #length = 0;
+  dropped = 0;
+
+  constructor(readonly keep: number) {}
+
+  push(text: string): void {
+    if (text === "") return;
+    this.#parts.push(text);
+    this.#length += text.length;
+    if (this.#length > this.keep * 2) this.#compact();
+  }
+
+  #compact(): void {
+    const joined = this.#parts.join("");
+    const cut = Math.max(0, joined.length - this.keep);
+    this.dropped += cut;
+    this.#parts = [joined.slice(cut)];
+    this.#length = joined.length - cut;
+  }
+
+  text(): string {
+    this.#compact();
+    return this.#parts.join("");
+  }
+}

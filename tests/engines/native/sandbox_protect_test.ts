@@ -1,0 +1,237 @@
+/**
+ * What the real bubblewrap sandbox keeps a command from doing to the host: planting files the
+ * host runs later, reading credential stores or root-only system files, and exhausting the
+ * machine. Each test runs the attack for real and looks at the host afterwards.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import process from "node:process";
+import {
+  type BwrapRunner,
+  type CommandRequest,
+  runShell,
+} from "../../../src/engines/native/sandbox.ts";
+import { bashTool } from "../../../src/engines/native/tools/bash.ts";
+
+const BWRAP = "/usr/bin/bwrap";
+const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
+const isRoot = process.getuid?.() === 0;
+
+function bwrapTest(name: string, fn: () => Promise<void>, ignore = false): void {
+  Deno.test({ name, ignore: !hasBwrap || ignore, fn });
+}
+
+async function withProject(fn: (cwd: string, top: string) => Promise<void>): Promise<void> {
+  const top = await realpath(await Deno.makeTempDir({ prefix: "sandbox_protect_" }));
+  const cwd = join(top, "proj");
+  await mkdir(cwd);
+  try {
+    await fn(cwd, top);
+  } finally {
+    await rm(top, { recursive: true, force: true });
+  }
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
+    cwd,
+    encoding: "utf8",
+  });
+}
+
+function runner(top: string, extra: Partial<BwrapRunner> = {}): BwrapRunner {
+  return { kind: "bwrap", bwrap: BWRAP, runDir: join(top, "run"), ...extra };
+}
+
+function request(cwd: string, command: string, extra: Partial<CommandRequest> = {}) {
+  return {
+    command,
+    cwd,
+    writable: [cwd],
+    timeoutMs: 30_000,
+    signal: new AbortController().signal,
+    keepChars: 20_000,
+    ...extra,
+  };
+}
+
+bwrapTest("sandbox: .git is read-only inside; git's read commands still work", async () => {
+  await withProject(async (cwd, top) => {
+    git(cwd, "init", "-q", ".");
+    await writeFile(join(cwd, "a.txt"), "a\n");
+    git(cwd, "add", "a.txt");
+    git(cwd, "commit", "-qm", "first");
+    const configBefore = readFileSync(join(cwd, ".git", "config"), "utf8");
+    const marker = join(top, "fsmonitor-ran");
+    const result = await runShell(
+      runner(top),
+      request(
+        cwd,
+        `git log --oneline; echo b >> a.txt; git status --short; ` +
+          `git config core.fsmonitor "touch ${marker}"; echo "config=$?"; ` +
+          `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/pre-commit; echo "hook=$?"; ` +
+          `git add a.txt; echo "add=$?"`,
+      ),
+    );
+    assert.match(result.output, /first/, "git log works");
+    assert.match(result.output, /^ M a\.txt$/m, "git status works and lists nothing else");
+    assert.doesNotMatch(result.output, /\?\?/, "no placeholder shows as untracked");
+    assert.match(result.output, /config=(?!0)\d+/);
+    assert.match(result.output, /hook=(?!0)\d+/);
+    assert.match(result.output, /add=(?!0)\d+/);
+    assert.equal(readFileSync(join(cwd, ".git", "config"), "utf8"), configBefore);
+    assert.ok(!existsSync(join(cwd, ".git", "hooks", "pre-commit")));
+    // The host's next git commands run nothing the delegate planted.
+    git(cwd, "status");
+    git(cwd, "commit", "-qam", "second");
+    assert.ok(!existsSync(marker));
+  });
+});
+
+bwrapTest(
+  "sandbox: host-run paths cannot be created when they do not exist yet, and no trace is left",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const attempts = [
+        "mkdir -p .claude && echo '{}' > .claude/settings.json",
+        "echo 'touch /tmp/x' > .envrc",
+        "echo '{}' > .mcp.json",
+        "echo 'obey me' > CLAUDE.md",
+        "mkdir -p .vscode && echo '{}' > .vscode/tasks.json",
+        "echo '{}' > ollama-mcp.config.json",
+        "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit",
+        "mkdir -p .husky && echo x > .husky/pre-commit",
+        "rm -rf .claude && mkdir .claude",
+      ];
+      const result = await runShell(
+        runner(top),
+        request(cwd, attempts.map((a, i) => `(${a}) 2>/dev/null; echo "try${i}=$?"`).join("; ")),
+      );
+      for (let i = 0; i < attempts.length; i++) {
+        assert.match(result.output, new RegExp(`try${i}=(?!0)\\d+`), attempts[i]);
+      }
+      // The mount points bubblewrap needed are gone from the host again.
+      assert.deepEqual(readdirSync(cwd), []);
+      assert.deepEqual(result.protectedChanged, []);
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox: a placeholder stays while another command in the same directory still uses it",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const long = runShell(
+        runner(top),
+        request(cwd, 'sleep 2; echo late > .envrc; echo "late=$?"'),
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const short = await runShell(runner(top), request(cwd, "true"));
+      assert.equal(short.exitCode, 0);
+      const late = await long;
+      assert.match(late.output, /late=(?!0)\d+/, late.output);
+      assert.ok(!existsSync(join(cwd, ".envrc")));
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox: credential stores in the project are hidden, also nested ones found by the walk",
+  async () => {
+    await withProject(async (cwd, top) => {
+      await mkdir(join(cwd, ".ssh"));
+      await writeFile(join(cwd, ".ssh", "id_rsa"), "TOP-SECRET-KEY");
+      await mkdir(join(cwd, "backup", ".aws"), { recursive: true });
+      await writeFile(join(cwd, "backup", ".aws", "credentials"), "NESTED-SECRET");
+      await mkdir(join(cwd, "vendor", "lib", ".git"), { recursive: true });
+      await writeFile(join(cwd, "vendor", "lib", ".git", "config"), "[core]\n");
+      const result = await runShell(
+        runner(top, {
+          nested: {
+            readOnly: [join(cwd, "vendor", "lib", ".git")],
+            hidden: [join(cwd, "backup", ".aws")],
+          },
+        }),
+        request(
+          cwd,
+          "cat .ssh/id_rsa backup/.aws/credentials; echo x > .ssh/planted; " +
+            "echo '[core] fsmonitor=evil' >> vendor/lib/.git/config; echo \"nested=$?\"",
+        ),
+      );
+      assert.doesNotMatch(result.output, /SECRET/);
+      assert.match(result.output, /nested=(?!0)\d+/);
+      assert.equal(readFileSync(join(cwd, "vendor", "lib", ".git", "config"), "utf8"), "[core]\n");
+      assert.deepEqual(readdirSync(join(cwd, ".ssh")), ["id_rsa"]);
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox as root: the command runs as nobody and root-only system files are hidden",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const result = await runShell(
+        runner(top),
+        request(cwd, 'id -u; cat /etc/shadow; echo "shadow=$?"; echo ok > mine.txt; cat mine.txt'),
+      );
+      assert.match(result.output, /^65534$/m);
+      assert.match(result.output, /shadow=(?!0)\d+/);
+      assert.doesNotMatch(result.output, /^root:/m);
+      // The project stays writable, and what it writes belongs to the server's user.
+      assert.match(result.output, /^ok$/m);
+      assert.equal(statSync(join(cwd, "mine.txt")).uid, 0);
+    });
+  },
+  !isRoot || !existsSync("/etc/shadow"),
+);
+
+const limits = { maxProcesses: 40, maxMemoryMb: 256, maxFileMb: 1, tmpMb: 4 };
+
+bwrapTest("sandbox limits: processes, memory, file size and /tmp are capped", async () => {
+  await withProject(async (cwd, top) => {
+    const result = await runShell(
+      runner(top, { limits }),
+      request(
+        cwd,
+        `perl -e '$x = "a" x (512*1024*1024); print "allocated\\n"' 2>&1 | tail -1; ` +
+          `perl -e '$x = "a" x (64*1024*1024); print "small-ok\\n"'; ` +
+          `(head -c 2000000 /dev/zero > big.bin) 2>/dev/null; echo "big=$?"; ` +
+          `(head -c 900000 /dev/zero > /tmp/a; head -c 900000 /dev/zero > /tmp/b; ` +
+          `head -c 900000 /dev/zero > /tmp/c; head -c 900000 /dev/zero > /tmp/d; ` +
+          `head -c 900000 /dev/zero > /tmp/e) 2>/dev/null; echo "tmp=$?"; ` +
+          // Last: the sleeps hold their slots. Each fork runs in a subshell so that a failed
+          // fork does not end the script (dash exits on one).
+          `n=0; for i in $(seq 100); do (sleep 3 &) 2>/dev/null && n=$((n+1)); done; ` +
+          `echo "started=$n"`,
+      ),
+    );
+    const started = Number(/started=(\d+)/.exec(result.output)?.[1]);
+    assert.ok(started < 40, `at most 40 processes: ${result.output}`);
+    assert.doesNotMatch(result.output, /^allocated$/m);
+    assert.match(result.output, /^small-ok$/m);
+    assert.match(result.output, /big=(?!0)\d+/);
+    assert.ok(statSync(join(cwd, "big.bin")).size <= 1024 * 1024);
+    assert.match(result.output, /tmp=(?!0)\d+/, "a 4 MiB /tmp holds no 4.5 MB");
+  });
+});
+
+bwrapTest(
+  "Bash tool: a file over the size limit is explained, not just a signal name",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const tool = bashTool(runner(top, { limits }));
+      const reply = await tool.run({ command: "head -c 2000000 /dev/zero > big.bin" }, {
+        cwd,
+        roots: [cwd],
+        signal: new AbortController().signal,
+        fileChanged() {},
+        commandRun() {},
+      });
+      assert.equal(reply.isError, true);
+      assert.match(reply.text, /SIGXFSZ: a file reached the sandbox's 1 MiB size limit/);
+    });
+  },
+);
