@@ -4,31 +4,52 @@ import { isWindows } from "./runtime.ts";
 
 /**
  * Resolves a command the way the child would, using the child's PATH (and PATHEXT on
- * Windows), not ours: we spawn with a cleared environment. A name with a path separator
- * is taken relative to `cwd` and not searched.
+ * Windows), not ours: we spawn with a cleared environment. The answer is always an absolute
+ * path, so the caller can spawn exactly the file that was checked.
+ *
+ * Only absolute PATH entries are searched. A relative entry (`node_modules/.bin`, `.`, or an
+ * empty one, which means the current directory) names a different directory for every
+ * working directory: resolved here against one directory and by the OS against the child's,
+ * it would let a file planted in a job's working directory be the program that runs.
+ *
+ * A name with a path separator is not searched: it is taken relative to `cwd`, which must
+ * be a directory the user chose (the server's), never a job's working directory.
  */
 export function which(
   command: string,
   env: Record<string, string>,
   cwd: string,
   windows: boolean = isWindows,
+  isExecutable: (path: string) => boolean = isExecutableFile,
 ): string | undefined {
   const hasSeparator = windows ? /[\\/]/.test(command) : command.includes("/");
   const extensions = windows ? windowsExtensions(command, env) : [""];
   if (hasSeparator || (windows ? win32.isAbsolute(command) : isAbsolute(command))) {
     const base = windows ? win32.resolve(cwd, command) : resolve(cwd, command);
-    return extensions.map((ext) => base + ext).find(isExecutableFile);
+    return extensions.map((ext) => base + ext).find(isExecutable);
   }
-  const pathValue = lookup(env, "PATH", windows) ?? "";
-  const dirs = pathValue.split(windows ? ";" : posixDelimiter).map((d) => d.replace(/^"|"$/g, ""))
-    .filter((d) => d !== "");
-  for (const dir of dirs) {
+  for (const dir of searchPath(env, windows)) {
     for (const ext of extensions) {
       const candidate = windows ? win32.join(dir, command + ext) : join(dir, command);
-      if (isExecutableFile(candidate)) return candidate;
+      if (isExecutable(candidate)) return candidate;
     }
   }
   return undefined;
+}
+
+/** The absolute entries of the child's PATH, in order; relative and empty ones are dropped. */
+export function searchPath(env: Record<string, string>, windows: boolean = isWindows): string[] {
+  const pathValue = lookup(env, "PATH", windows) ?? "";
+  return pathValue.split(windows ? ";" : posixDelimiter).map((d) => d.replace(/^"|"$/g, ""))
+    .filter((d) => windows ? isFullyQualifiedWin32(d) : d.startsWith("/"));
+}
+
+/**
+ * `C:\dir` or `\\server\share`: a Windows path that names one directory whatever the current
+ * drive and directory are. `\dir` (current drive) and `C:dir` (current directory of C:) do not.
+ */
+function isFullyQualifiedWin32(path: string): boolean {
+  return /^[A-Za-z]:[\\/]/.test(path) || /^[\\/]{2}[^\\/]/.test(path);
 }
 
 function windowsExtensions(command: string, env: Record<string, string>): string[] {

@@ -52,6 +52,50 @@ Deno.test({
     }),
 });
 
+/** Runs `which` in a child Deno whose working directory is `cwd` (a chdir here would move
+ * the working directory of tests running in parallel). */
+async function whichFrom(
+  cwd: string,
+  command: string,
+  env: Record<string, string>,
+): Promise<string | null> {
+  const mod = new URL("../../src/platform/which.ts", import.meta.url).href;
+  const code = `import { which } from ${JSON.stringify(mod)};
+    const [c, env] = JSON.parse(Deno.args[0]);
+    console.log(JSON.stringify(which(c, env, "/", false) ?? null));`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", code, JSON.stringify([command, env])],
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+Deno.test({
+  name: "which: relative and empty PATH entries are never searched; the answer is absolute",
+  ignore: posixOnly,
+  fn: () =>
+    withDir(async (dir) => {
+      // A job's working directory with its own `claude` where a relative entry would look.
+      const work = join(dir, "work");
+      await file(join(work, "node_modules", ".bin", "claude"));
+      await file(join(work, "bin", "claude"));
+      await file(join(work, "claude"));
+      const real = await file(join(dir, "tools", "claude"));
+      const relative = "node_modules/.bin:bin::.:./bin";
+      assert.equal(await whichFrom(work, "claude", { PATH: relative }), null);
+      assert.equal(
+        await whichFrom(work, "claude", { PATH: `${relative}:${join(dir, "tools")}` }),
+        real,
+      );
+      // Empty at either end means the current directory too.
+      assert.equal(await whichFrom(work, "claude", { PATH: `:${join(dir, "none")}:` }), null);
+      assert.equal(which("claude", { PATH: relative }, work, false), undefined);
+    }),
+});
+
 Deno.test({
   name: "which: skips non-executable files and directories",
   ignore: posixOnly,
@@ -86,76 +130,47 @@ Deno.test({
     }),
 });
 
-/**
- * Windows mode on a POSIX host. `which` builds candidates with win32.join, so a PATH entry
- * "a" gives the candidate "a\\tool.exe": on POSIX that is one file name with a backslash,
- * relative to the process cwd. The calls therefore run in a child Deno whose cwd is the temp
- * dir (a chdir here would move the cwd of test files running in parallel). The x bit is
- * still needed: `isExecutableFile` checks it on the real host.
- */
-async function winWhich(
-  dir: string,
-  calls: Array<[string, Record<string, string>]>,
-): Promise<Array<string | null>> {
-  const mod = new URL("../../src/platform/which.ts", import.meta.url).href;
-  const code = `import { which } from ${JSON.stringify(mod)};
-    const calls = JSON.parse(Deno.args[0]);
-    console.log(JSON.stringify(calls.map(([c, env]) => which(c, env, Deno.cwd(), true) ?? null)));`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", code, JSON.stringify(calls)],
-    cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, stderr);
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+/** Windows mode on any host: the files are a set of names, as a Windows file system would hold. */
+function winWhich(files: string[], command: string, env: Record<string, string>) {
+  const present = new Set(files);
+  return which(command, env, "C:\\work", true, (path) => present.has(path)) ?? null;
 }
 
-Deno.test({
-  name: "which (Windows): PATHEXT, with .exe preferred over an earlier .cmd",
-  ignore: posixOnly,
-  fn: () =>
-    withDir(async (dir) => {
-      await file(join(dir, "bin\\claude.cmd"));
-      await file(join(dir, "bin\\claude.exe"));
-      // Names are looked up case-insensitively; .CMD is listed before .EXE.
-      const env = { Path: "bin", PathExt: ".COM;.BAT;.CMD;.EXE" };
-      assert.deepEqual(
-        await winWhich(dir, [
-          ["claude", env],
-          // A name that already carries a listed extension is used as is.
-          ["claude.cmd", env],
-          ["claude.bat", env],
-          ["claude", { PATH: "elsewhere" }],
-        ]),
-        ["bin\\claude.exe", "bin\\claude.cmd", null, null],
-      );
-      await Deno.remove(join(dir, "bin\\claude.exe"));
-      assert.deepEqual(await winWhich(dir, [["claude", env], ["claude.exe", env]]), [
-        "bin\\claude.cmd",
-        null,
-      ]);
-    }),
+Deno.test("which (Windows): PATHEXT, with .exe preferred over an earlier .cmd", () => {
+  const files = ["C:\\bin\\claude.cmd", "C:\\bin\\claude.exe"];
+  // Names are looked up case-insensitively; .CMD is listed before .EXE.
+  const env = { Path: "C:\\bin", PathExt: ".COM;.BAT;.CMD;.EXE" };
+  assert.equal(winWhich(files, "claude", env), "C:\\bin\\claude.exe");
+  // A name that already carries a listed extension is used as is.
+  assert.equal(winWhich(files, "claude.cmd", env), "C:\\bin\\claude.cmd");
+  assert.equal(winWhich(files, "claude.bat", env), null);
+  assert.equal(winWhich(files, "claude", { PATH: "C:\\elsewhere" }), null);
+  const onlyCmd = ["C:\\bin\\claude.cmd"];
+  assert.equal(winWhich(onlyCmd, "claude", env), "C:\\bin\\claude.cmd");
+  assert.equal(winWhich(onlyCmd, "claude.exe", env), null);
 });
 
-Deno.test({
-  name: "which (Windows): default PATHEXT, ';' separator, quoted and empty PATH entries",
-  ignore: posixOnly,
-  fn: () =>
-    withDir(async (dir) => {
-      await file(join(dir, "b\\tool.bat"));
-      await file(join(dir, "b\\tool.com"));
-      await file(join(dir, "a\\tool.txt"));
-      await file(join(dir, "c\\tool.cmd"));
-      const ab = { PATH: '"a";;"b"' };
-      const ca = { PATH: "c;a;b" };
-      // .txt is not in the default PATHEXT (.COM;.EXE;.BAT;.CMD), so "a" has nothing and
-      // "b" gives .com before .bat; an earlier PATH entry beats a later one's better
-      // extension.
-      assert.deepEqual(await winWhich(dir, [["tool", ab], ["tool", ca]]), [
-        "b\\tool.com",
-        "c\\tool.cmd",
-      ]);
-    }),
+Deno.test("which (Windows): default PATHEXT, ';' separator, quoted and empty PATH entries", () => {
+  const files = ["D:\\b\\tool.bat", "D:\\b\\tool.com", "D:\\a\\tool.txt", "D:\\c\\tool.cmd"];
+  // .txt is not in the default PATHEXT (.COM;.EXE;.BAT;.CMD), so "a" has nothing and "b"
+  // gives .com before .bat; an earlier PATH entry beats a later one's better extension.
+  assert.equal(winWhich(files, "tool", { PATH: '"D:\\a";;"D:\\b"' }), "D:\\b\\tool.com");
+  assert.equal(winWhich(files, "tool", { PATH: "D:\\c;D:\\a;D:\\b" }), "D:\\c\\tool.cmd");
+});
+
+Deno.test("which (Windows): entries that depend on the current drive or directory are skipped", () => {
+  // Each of these would name a different directory in the job's working directory than in
+  // ours; only the fully qualified one is searched.
+  const files = [
+    "bin\\tool.exe",
+    "\\bin\\tool.exe",
+    "C:bin\\tool.exe",
+    "tool.exe",
+    "\\\\srv\\share\\tool.exe",
+  ];
+  assert.equal(winWhich(files, "tool", { PATH: "bin;\\bin;C:bin;;." }), null);
+  assert.equal(
+    winWhich(files, "tool", { PATH: "bin;.;\\\\srv\\share" }),
+    "\\\\srv\\share\\tool.exe",
+  );
 });
