@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { writeFileAtomicSync } from "../platform/atomic_write.ts";
@@ -6,6 +7,7 @@ import { formatProblems, loadSettings, readSettingsFile, type ResolvedSettings }
 import { canonicalModelName } from "../models/names.ts";
 import { applyMapEdit, mapChanges } from "./config_maps.ts";
 import { ConfigUsageError } from "./config_errors.ts";
+import { LIST_FLAGS, type ListFlag, listFlagValue } from "./config_lists.ts";
 
 export const CONFIG_HELP = `Usage: ollama-delegate config [options]
 
@@ -27,6 +29,17 @@ Options:
   --engine <claude|native>         defaultEngine: which engine runs a task by default
   --sandbox <on|off>               sandbox: native Bash in bubblewrap (user scope only)
   --retain-days <n>                retainDays: prune finished jobs older than n days (0 = never)
+  --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
+                                   (repeat it, or a comma list; none = anywhere allowed; user
+                                   scope only). $HOME and system directories stay refused
+  --allow-secret-file <name>       allowSecretFiles: secret-looking files (.env, *.pem...) the
+                                   native file tools may read anyway (repeat it, or a comma
+                                   list; none = no exceptions; user scope only)
+  --sandbox-max-processes <n>      sandboxMaxProcesses: processes per sandboxed command
+  --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory per sandboxed process
+  --sandbox-max-file <MiB>         sandboxMaxFileMb: largest file a sandboxed command writes
+  --sandbox-tmp <MiB>              sandboxTmpMb: the sandbox's private /tmp (sandbox limits are
+                                   user scope only)
   --backend <name=url>             add or replace a native backend (user scope only); with
       --backend-kind <ollama|openai>     its kind (default openai),
       --api-key-env <VAR>                the server env variable holding its API key,
@@ -56,6 +69,10 @@ const FLAG_TO_KEY = {
   engine: "defaultEngine",
   sandbox: "sandbox",
   "retain-days": "retainDays",
+  "sandbox-max-processes": "sandboxMaxProcesses",
+  "sandbox-max-memory": "sandboxMaxMemoryMb",
+  "sandbox-max-file": "sandboxMaxFileMb",
+  "sandbox-tmp": "sandboxTmpMb",
 } as const satisfies Record<string, SettingKey>;
 type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
@@ -81,6 +98,10 @@ function valueForFlag(flag: ChangeFlag, text: string): unknown {
       return parseDurationMs(text);
     case "max-concurrent":
     case "retain-days":
+    case "sandbox-max-processes":
+    case "sandbox-max-memory":
+    case "sandbox-max-file":
+    case "sandbox-tmp":
       // Any number goes to the schema, so "1.5" and "-1" get its range message.
       return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
     default:
@@ -115,6 +136,12 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         engine: { type: "string" },
         sandbox: { type: "string" },
         "retain-days": { type: "string" },
+        "workspace-root": { type: "string", multiple: true },
+        "allow-secret-file": { type: "string", multiple: true },
+        "sandbox-max-processes": { type: "string" },
+        "sandbox-max-memory": { type: "string" },
+        "sandbox-max-file": { type: "string" },
+        "sandbox-tmp": { type: "string" },
         backend: { type: "string" },
         "backend-kind": { type: "string" },
         "api-key-env": { type: "string" },
@@ -144,6 +171,12 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     const text = values[flag];
     if (text === undefined) continue;
     changes.push([FLAG_TO_KEY[flag], valueForFlag(flag, text), `--${flag}`]);
+  }
+  for (const flag of Object.keys(LIST_FLAGS) as ListFlag[]) {
+    const texts = values[flag];
+    if (texts === undefined) continue;
+    const value = listFlagValue(flag, texts, io.cwd, io.home ?? homedir());
+    changes.push([LIST_FLAGS[flag], value, `--${flag}`]);
   }
   const load = () =>
     loadSettings({ env: io.env, cwd: io.cwd, ...(io.home ? { home: io.home } : {}) });
@@ -196,6 +229,16 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     ...(io.home ? { home: io.home } : {}),
     overrides: { [scope]: next },
   });
+  if (scope === "project") {
+    const changed = new Set<string>(changes.map(([key]) => key));
+    const dropped = after.problems.find((p) => p.layer === "project" && changed.has(p.key));
+    if (dropped) {
+      throw new ConfigUsageError(
+        `Cannot set ${dropped.key} in the project file: ${dropped.reason}. Nothing was ` +
+          "written; set it in the user file (drop --scope project)",
+      );
+    }
+  }
   const touchesPolicy = changes.some(([key]) => key === "allowedModels" || key === "defaultModel");
   const stranded = touchesPolicy ? strandedDefault(after) : undefined;
   if (stranded) throw new ConfigUsageError(stranded);
@@ -233,7 +276,7 @@ export function renderSettings(resolved: ResolvedSettings): string[] {
   const width = Math.max(...FIELDS.map((f) => f.key.length));
   for (const f of FIELDS) {
     const value = resolved.settings[f.key];
-    const shown = showValue(value);
+    const shown = showValue(value, f.key);
     lines.push(`  ${f.key.padEnd(width)}  ${shown}   [${resolved.sources[f.key]}]`);
   }
   lines.push("", "Layers (later wins):");
@@ -248,8 +291,11 @@ export function renderSettings(resolved: ResolvedSettings): string[] {
   return lines;
 }
 
-function showValue(value: unknown): string {
-  if (Array.isArray(value)) return value.length === 0 ? "(all)" : value.join(", ");
+function showValue(value: unknown, key: SettingKey): string {
+  if (Array.isArray(value)) {
+    if (value.length > 0) return value.join(", ");
+    return key === "allowedModels" ? "(all)" : key === "workspaceRoots" ? "(anywhere)" : "(none)";
+  }
   if (value === "") return "(auto)";
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value);

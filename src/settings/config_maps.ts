@@ -11,7 +11,9 @@ export interface MapEdit {
 }
 
 /** Edits of the two map settings, from --backend/--remove-backend and --price/--remove-price. */
-export function mapChanges(values: Record<string, string | boolean | undefined>): MapEdit[] {
+export function mapChanges(
+  values: Record<string, string | string[] | boolean | undefined>,
+): MapEdit[] {
   const edits: MapEdit[] = [];
   const str = (name: string) => values[name] as string | undefined;
   const backend = str("backend");

@@ -1,6 +1,13 @@
 import process from "node:process";
 import { z } from "zod";
 import { normalizeBaseUrl } from "./base_url.ts";
+import {
+  narrowAllowedModels,
+  narrowDelegationMode,
+  type Narrowed,
+  narrowNumber,
+  narrowPermissionMode,
+} from "./narrow.ts";
 
 /** How eagerly the orchestrator is told to delegate (seed 002, "Delegation modes"). */
 export const DELEGATION_MODES = ["off", "ondemand", "auto"] as const;
@@ -96,6 +103,11 @@ export interface FieldSpec<K extends SettingKey = SettingKey> {
   userOnly?: boolean;
   /** Values the project file may not set: it may tighten a setting, not loosen it. */
   projectRefuses?: readonly unknown[];
+  /**
+   * A project file may narrow this setting, never widen it: given its valid value and the
+   * value in force from the layers below (default, user file), what is honoured (narrow.ts).
+   */
+  projectNarrow?(project: Settings[K], below: Settings[K]): Narrowed<Settings[K]>;
 }
 
 const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
@@ -174,6 +186,7 @@ export const FIELDS = [
     schema: z.enum(DELEGATION_MODES),
     fromEnv: (t) => t.trim(),
     meaning: "How eagerly delegation is used: off, ondemand, auto",
+    projectNarrow: narrowDelegationMode,
   }),
   field({
     key: "allowedModels",
@@ -182,6 +195,7 @@ export const FIELDS = [
     schema: z.array(modelName).max(500),
     fromEnv: asList,
     meaning: "Models delegation may use; empty means all",
+    projectNarrow: narrowAllowedModels,
   }),
   field({
     key: "defaultModel",
@@ -201,6 +215,7 @@ export const FIELDS = [
     // A delegate can write the project file: it must not be able to give the next delegates
     // an unconfined, unprompted shell.
     projectRefuses: ["auto", "bypassPermissions"],
+    projectNarrow: narrowPermissionMode,
   }),
   field({
     key: "baseUrl",
@@ -248,6 +263,7 @@ export const FIELDS = [
     schema: intIn(1000, MAX_TIMER_MS),
     fromEnv: asNumber,
     meaning: "Hard limit for one turn, in milliseconds",
+    projectNarrow: narrowNumber,
   }),
   field({
     key: "maxInlineChars",
@@ -256,6 +272,8 @@ export const FIELDS = [
     schema: intIn(200, 10_000_000),
     fromEnv: asNumber,
     meaning: "Output above this is cut in replies; the full text stays on disk",
+    // Longer replies fill the orchestrator's context, which the user pays for.
+    projectNarrow: narrowNumber,
   }),
   field({
     key: "maxConcurrent",
@@ -264,6 +282,7 @@ export const FIELDS = [
     schema: intIn(1, 64),
     fromEnv: asNumber,
     meaning: "Delegates running at once; more are queued",
+    projectNarrow: narrowNumber,
   }),
   field({
     key: "defaultWaitSeconds",
@@ -306,6 +325,8 @@ export const FIELDS = [
     schema: z.record(z.string().min(1).max(256), price),
     fromEnv: asJson,
     meaning: "Cost per million input/output tokens by model; others show unknown",
+    // Zero prices from a file a delegate can write would hide what delegation costs.
+    userOnly: true,
   }),
   field({
     key: "retainDays",

@@ -8,6 +8,7 @@ import {
   type SettingKey,
   type Settings,
 } from "./fields.ts";
+import type { Narrowed } from "./narrow.ts";
 import { absolutePath, type ConfigLocations, configLocations } from "./paths.ts";
 
 export type LayerName = "default" | "user" | "project" | "env";
@@ -114,7 +115,33 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
       });
       return false;
     }
-    (settings as unknown as Record<string, unknown>)[spec.key] = parsed.data;
+    let value = parsed.data;
+    if (layer === "project" && spec.projectNarrow) {
+      const below = settings[spec.key];
+      const narrowed: Narrowed<unknown> = spec.projectNarrow(value as never, below as never);
+      const why = `a project file, which delegates can write, may narrow the ${
+        sources[spec.key]
+      } value ${JSON.stringify(below)}, never widen it`;
+      if ("refused" in narrowed) {
+        problems.push({
+          layer,
+          where,
+          key: spec.key,
+          reason: `${JSON.stringify(raw)} is not honoured: ${narrowed.refused}; ${why}`,
+        });
+        return false;
+      }
+      if (narrowed.leftOut) {
+        problems.push({
+          layer,
+          where,
+          key: spec.key,
+          reason: `${JSON.stringify(raw)} is honoured in part: ${narrowed.leftOut}; ${why}`,
+        });
+      }
+      value = narrowed.value;
+    }
+    (settings as unknown as Record<string, unknown>)[spec.key] = value;
     sources[spec.key] = layer;
     return true;
   };

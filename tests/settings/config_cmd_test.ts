@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_HELP, ConfigUsageError, parseDurationMs } from "../../src/settings/config_cmd.ts";
 import { bytes, put, readJson, run, type Sandbox, withSandbox } from "./helpers.ts";
@@ -264,5 +264,109 @@ Deno.test("config: an invalid flag value is a ConfigUsageError and writes nothin
       ],
     ];
     for (const [argv, message] of cases) refused(sb, argv, message);
+  });
+});
+
+Deno.test("config: --workspace-root, --allow-secret-file and the sandbox limits write the user file", async () => {
+  await withSandbox((sb) => {
+    const a = join(sb.root, "code");
+    const b = join(sb.home, "work");
+    for (const dir of [a, b, join(sb.cwd, "rel")]) mkdirSync(dir, { recursive: true });
+    const { code, lines } = run(sb, [
+      "--workspace-root",
+      `${a},~/work`,
+      "--workspace-root",
+      "rel",
+      "--allow-secret-file",
+      ".env.local",
+      "--allow-secret-file",
+      "dev.pem, test.key",
+      "--sandbox-max-processes",
+      "256",
+      "--sandbox-max-memory",
+      "4096",
+      "--sandbox-max-file",
+      "100",
+      "--sandbox-tmp",
+      "64",
+    ]);
+    assert.equal(code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      sandboxMaxProcesses: 256,
+      sandboxMaxMemoryMb: 4096,
+      sandboxMaxFileMb: 100,
+      sandboxTmpMb: 64,
+      workspaceRoots: [a, "~/work", join(sb.cwd, "rel")],
+      allowSecretFiles: [".env.local", "dev.pem", "test.key"],
+    });
+    assert.ok(
+      lines.includes(`  workspaceRoots         ${a}, ${b}, ${join(sb.cwd, "rel")}   [user]`),
+      lines.join("\n"),
+    );
+    assert.ok(lines.includes("  allowSecretFiles       .env.local, dev.pem, test.key   [user]"));
+    assert.ok(lines.includes("  sandboxTmpMb           64   [user]"));
+
+    run(sb, ["--workspace-root", "none", "--allow-secret-file", "none"]);
+    const after = readJson(sb.userFile) as Record<string, unknown>;
+    assert.deepEqual(after.workspaceRoots, []);
+    assert.deepEqual(after.allowSecretFiles, []);
+    const shown = run(sb, []).lines;
+    assert.ok(shown.includes("  workspaceRoots         (anywhere)   [user]"), shown.join("\n"));
+    assert.ok(shown.includes("  allowSecretFiles       (none)   [user]"));
+  });
+});
+
+Deno.test("config: the new user-only settings refuse --scope project and bad values", async () => {
+  await withSandbox((sb) => {
+    mkdirSync(join(sb.root, "code"));
+    const userOnly: Array<[string[], string]> = [
+      [["--workspace-root", join(sb.root, "code")], "workspaceRoots"],
+      [["--allow-secret-file", ".env"], "allowSecretFiles"],
+      [["--sandbox-max-processes", "64"], "sandboxMaxProcesses"],
+      [["--sandbox-max-memory", "512"], "sandboxMaxMemoryMb"],
+      [["--sandbox-max-file", "10"], "sandboxMaxFileMb"],
+      [["--sandbox-tmp", "10"], "sandboxTmpMb"],
+    ];
+    for (const [argv, key] of userOnly) {
+      refused(
+        sb,
+        ["--scope", "project", ...argv],
+        `Cannot set ${key} in the project file: delegates can write there, so it is only read ` +
+          "from the user file or the environment. Drop --scope project",
+      );
+    }
+    const missing = join(sb.root, "missing");
+    refused(
+      sb,
+      ["--workspace-root", missing],
+      `Cannot use --workspace-root "${missing}": "${missing}" is not an existing directory. ` +
+        "Create it first, or check the path",
+    );
+    refused(
+      sb,
+      ["--workspace-root", "none", "--workspace-root", join(sb.root, "code")],
+      "Cannot use --workspace-root none with other values: none clears the list on its own",
+    );
+    refused(
+      sb,
+      ["--allow-secret-file", " , "],
+      "Cannot use an empty --allow-secret-file: name one or more, or none",
+    );
+    refused(
+      sb,
+      ["--sandbox-max-processes", "8"],
+      "Cannot set sandboxMaxProcesses from --sandbox-max-processes 8: must be at least 16",
+    );
+    refused(
+      sb,
+      ["--sandbox-tmp", "lots"],
+      'Cannot set sandboxTmpMb from --sandbox-tmp "lots": Invalid input: expected number, received string',
+    );
+    for (const flag of ["--workspace-root", "--allow-secret-file", "--sandbox-max-processes"]) {
+      assert.ok(CONFIG_HELP.includes(flag), flag);
+    }
+    for (const flag of ["--sandbox-max-memory", "--sandbox-max-file", "--sandbox-tmp"]) {
+      assert.ok(CONFIG_HELP.includes(flag), flag);
+    }
   });
 });

@@ -83,13 +83,13 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
 
 Deno.test("loadSettings: later layers win: default < user < project < env", async () => {
   await withSandbox(({ home, cwd, userFile, projectFile }) => {
-    put(userFile, { delegationMode: "off", maxConcurrent: 2, defaultWaitSeconds: 5 });
-    put(projectFile, { delegationMode: "auto", maxConcurrent: 3 });
+    put(userFile, { delegationMode: "auto", maxConcurrent: 3, defaultWaitSeconds: 5 });
+    put(projectFile, { delegationMode: "off", maxConcurrent: 2 });
     const env = { OLLAMA_MCP_DELEGATION_MODE: "ondemand" };
     const r = loadSettings({ env, cwd, home });
     assert.equal(r.settings.delegationMode, "ondemand");
     assert.equal(r.sources.delegationMode, "env");
-    assert.equal(r.settings.maxConcurrent, 3);
+    assert.equal(r.settings.maxConcurrent, 2);
     assert.equal(r.sources.maxConcurrent, "project");
     assert.equal(r.settings.defaultWaitSeconds, 5);
     assert.equal(r.sources.defaultWaitSeconds, "user");
@@ -210,7 +210,7 @@ Deno.test("loadSettings: OLLAMA_HOST forms are normalised", async () => {
 
 Deno.test("loadSettings: empty variables count as unset", async () => {
   await withSandbox(({ home, cwd, projectFile }) => {
-    put(projectFile, { maxConcurrent: 7 });
+    put(projectFile, { maxConcurrent: 3 });
     const r = loadSettings({
       env: { OLLAMA_MCP_BASE_URL: "", OLLAMA_HOST: "gpu", OLLAMA_MCP_MAX_CONCURRENT: "" },
       cwd,
@@ -218,7 +218,7 @@ Deno.test("loadSettings: empty variables count as unset", async () => {
     });
     assert.equal(r.settings.baseUrl, "http://gpu:11434");
     assert.deepEqual(r.layers[3]?.keys, ["OLLAMA_HOST"]);
-    assert.equal(r.settings.maxConcurrent, 7);
+    assert.equal(r.settings.maxConcurrent, 3);
     assert.equal(r.sources.maxConcurrent, "project");
   });
 });

@@ -1,0 +1,80 @@
+/**
+ * How a project file may change the user's policy. The project file lives in the directory
+ * delegates work in, so a delegate can write it: it may narrow what the user allowed, never
+ * widen it. Each rule gets the project's (valid) value and the value in force from the layers
+ * below (default, user file) and says what is honoured.
+ */
+import { canonicalModelName } from "../models/names.ts";
+import type { DelegationMode, PermissionMode } from "./fields.ts";
+
+/** What a project value becomes: honoured (perhaps in part), or refused with a reason. */
+export type Narrowed<T> =
+  | { value: T; leftOut?: string }
+  | { refused: string };
+
+const DELEGATION_ORDER: Record<DelegationMode, number> = { off: 0, ondemand: 1, auto: 2 };
+
+/** A project file may make delegation less eager, not more (off < ondemand < auto). */
+export function narrowDelegationMode(
+  project: DelegationMode,
+  below: DelegationMode,
+): Narrowed<DelegationMode> {
+  if (DELEGATION_ORDER[project] <= DELEGATION_ORDER[below]) return { value: project };
+  return { refused: `it is more eager than "${below}" (off < ondemand < auto)` };
+}
+
+/**
+ * How much a permission mode lets a delegate do unasked. manual, default and dontAsk all
+ * refuse what was not pre-approved in a run nobody watches.
+ */
+const PERMISSION_ORDER: Record<PermissionMode, number> = {
+  plan: 0,
+  manual: 1,
+  default: 1,
+  dontAsk: 1,
+  acceptEdits: 2,
+  auto: 3,
+  bypassPermissions: 4,
+};
+
+/** A project file may pick a mode that allows no more than the one in force below it. */
+export function narrowPermissionMode(
+  project: PermissionMode,
+  below: PermissionMode,
+): Narrowed<PermissionMode> {
+  if (PERMISSION_ORDER[project] <= PERMISSION_ORDER[below]) return { value: project };
+  return {
+    refused: `it allows more than "${below}" (plan < manual, default, dontAsk < acceptEdits ` +
+      "< auto < bypassPermissions)",
+  };
+}
+
+/**
+ * The project's models that the user's list allows. An empty list means every model, so it
+ * may only stand where the user's list is empty too; the result is never "every model" when
+ * the user named some.
+ */
+export function narrowAllowedModels(project: string[], below: string[]): Narrowed<string[]> {
+  if (below.length === 0) return { value: project };
+  const shown = below.join(", ");
+  if (project.length === 0) {
+    return { refused: `an empty list means every model, wider than the allowed list (${shown})` };
+  }
+  const allowed = new Set(below.map(canonicalModelName));
+  const kept = project.filter((m) => allowed.has(canonicalModelName(m)));
+  const out = project.filter((m) => !allowed.has(canonicalModelName(m)));
+  if (kept.length === 0) {
+    return { refused: `none of its models is in the allowed list (${shown})` };
+  }
+  if (out.length === 0) return { value: kept };
+  return {
+    value: kept,
+    leftOut: `${out.map((m) => `"${m}"`).join(", ")} left out: not in the allowed list (${shown})`,
+  };
+}
+
+/** A project file may lower a limit (a timeout, a count, a size), not raise it. */
+export function narrowNumber(project: number, below: number): Narrowed<number> {
+  if (project <= below) return { value: project };
+  return { refused: `it is above ${below}; a project file may only lower it` };
+}
