@@ -1,4 +1,5 @@
-import { DelegateError } from "../errors.ts";
+import { DelegateError, errorMessage } from "../errors.ts";
+import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
 
 /** One entry of `GET /api/tags`, reduced to what we use. */
 export interface OllamaModel {
@@ -109,19 +110,43 @@ export class OllamaClient {
         { cause },
       );
     }
-    const text = await response.text();
+    // An error needs only its message; a listing or model card is far below the JSON cap.
+    const max = response.ok ? REPLY_LIMITS.jsonBodyBytes : REPLY_LIMITS.errorBodyBytes;
+    let read: { bytes: Uint8Array; complete: boolean };
+    try {
+      read = await readBounded(response.body, max);
+    } catch (cause) {
+      // The timeout covers the body too: a body that trickles in is stopped by it.
+      const why = (cause as Error).name === "TimeoutError"
+        ? `it was not done within ${this.timeoutMs / 1000}s`
+        : errorMessage(cause);
+      throw new DelegateError(
+        `Ollama at ${this.baseUrl} broke off its answer to ${path} (${why}). ` +
+          `It may have crashed or restarted: check its log, then try again`,
+        { cause },
+      );
+    }
+    if (response.ok && !read.complete) {
+      throw new DelegateError(
+        `Cannot use the answer of ${this.baseUrl} to ${path}: it is over ` +
+          `${sizeText(max)} (the cap), so reading stopped. Check that baseUrl points at Ollama`,
+      );
+    }
+    const text = new TextDecoder().decode(read.bytes);
     let body: unknown = undefined;
     try {
       body = JSON.parse(text);
     } catch {
-      // Not JSON: keep the text for the error below.
+      // Not JSON (or an error body cut at the cap): keep the text for the error below.
     }
     if (!response.ok) {
-      const detail = isObject(body) && typeof body.error === "string"
+      const message = isObject(body) && typeof body.error === "string"
         ? body.error
         : isObject(body) && isObject(body.error) && typeof body.error.message === "string"
         ? body.error.message
-        : text.slice(0, 300);
+        : text.trim();
+      const detail = message.slice(0, 300) +
+        (read.complete ? "" : ` [error body over ${sizeText(max)}, not read]`);
       throw new OllamaHttpError(
         response.status,
         detail,

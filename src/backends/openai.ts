@@ -1,15 +1,22 @@
 /**
  * A client for OpenAI-compatible chat completions (Ollama's `/v1`, vLLM, LM Studio,
  * llama.cpp server, OpenRouter): streaming, tools, retries with backoff. The API key is
- * sent only to this client's own URL.
+ * sent only to this client's own URL. What a backend sends is read under REPLY_LIMITS.
  */
-import { DelegateError } from "../errors.ts";
+import { DelegateError, errorMessage } from "../errors.ts";
+import {
+  BackendReplyError,
+  readBounded,
+  REPLY_LIMITS,
+  type ReplyLimits,
+  sample,
+  sizeText,
+} from "./bounded.ts";
+import { sseEvents } from "./sse.ts";
+import { type ChatToolCall, ToolCallAssembler } from "./tool_calls.ts";
 
-export interface ChatToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
+export type { ChatToolCall };
+export { BackendReplyError, REPLY_LIMITS, type ReplyLimits };
 
 export type ChatMessage =
   | { role: "system"; content: string }
@@ -57,11 +64,29 @@ export class ChatHttpError extends DelegateError {
   }
 }
 
+/**
+ * The backend could not be reached ("unreachable": no connection, no answer in time) or
+ * its reply broke off ("cut"): retried like a 5xx.
+ */
+export class ConnectionError extends DelegateError {
+  override name = "ConnectionError";
+  readonly kind: "unreachable" | "cut";
+  constructor(
+    readonly reason: string,
+    options: { kind: "unreachable" | "cut"; message: string; cause?: unknown },
+  ) {
+    super(options.message, { cause: options.cause });
+    this.kind = options.kind;
+  }
+}
+
 /** Statuses worth another attempt: rate limits and transient server trouble. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
 export const MAX_ATTEMPTS = 3;
 /** Longest wait we honour from Retry-After; longer ones fail the call instead. */
 const MAX_RETRY_WAIT_MS = 60_000;
+/** Longest server message kept in an error. */
+const MAX_DETAIL_CHARS = 500;
 
 export interface ChatClientOptions {
   /** The backend's root URL, without `/v1` (see normalizeBaseUrl). */
@@ -73,12 +98,18 @@ export interface ChatClientOptions {
   backoffMs?: (attempt: number) => number;
   /** Called before each retry, for the job's activity. */
   onRetry?: (info: { attempt: number; waitMs: number; reason: string }) => void;
+  /** Caps on what one reply may make us hold; REPLY_LIMITS where not given. */
+  limits?: Partial<ReplyLimits>;
 }
 
 const defaultBackoff = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
 
 export class ChatClient {
-  constructor(readonly options: ChatClientOptions) {}
+  readonly limits: Readonly<ReplyLimits>;
+
+  constructor(readonly options: ChatClientOptions) {
+    this.limits = { ...REPLY_LIMITS, ...options.limits };
+  }
 
   #headers(): Record<string, string> {
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -88,20 +119,26 @@ export class ChatClient {
 
   /** `GET /v1/models`: the model ids the backend offers. */
   async models(timeoutMs = 5000): Promise<string[]> {
-    const response = await this.#fetch("/v1/models", {
+    const path = "/v1/models";
+    const response = await this.#fetch(path, {
       method: "GET",
       headers: this.#headers(),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const body = await readJson(response);
-    if (!response.ok) throw this.#httpError(response, body, "/v1/models");
+    if (!response.ok) throw await this.#httpError(response, path);
+    const read = await this.#read(response, this.limits.jsonBodyBytes);
+    if (!read.complete) {
+      throw this.#overCap(`over ${sizeText(this.limits.jsonBodyBytes)} in answer to ${path}`);
+    }
+    const body = parseJson(read.text);
     const data = isObject(body) && Array.isArray(body.data) ? body.data : [];
     return data.filter(isObject).map((m) => String(m.id ?? "")).filter((id) => id !== "");
   }
 
   /**
-   * Streams one completion and returns the assembled reply. Retries 429/5xx and
-   * connection failures up to MAX_ATTEMPTS, honouring Retry-After; an abort stops at once.
+   * Streams one completion and returns the assembled reply. Retries 429/5xx, connection
+   * failures and cut streams up to MAX_ATTEMPTS, honouring Retry-After; an abort stops at
+   * once. A reply over a cap or outside the protocol (BackendReplyError) is not retried.
    */
   async complete(
     request: ChatRequest,
@@ -146,34 +183,70 @@ export class ChatClient {
     signal: AbortSignal,
     onText?: (delta: string) => void,
   ): Promise<ChatReply> {
+    // Aborted when the caller aborts and when the attempt ends, however it ends: whatever
+    // the backend still sends is dropped with the connection instead of being read. Not
+    // AbortSignal.any: its combined signal is held weakly and can be collected mid-stream,
+    // and then an abort never reaches the body.
+    const local = new AbortController();
+    const forward = () => local.abort(signal.reason);
+    signal.addEventListener("abort", forward, { once: true });
+    try {
+      return await this.#stream(body, signal, local.signal, onText);
+    } finally {
+      signal.removeEventListener("abort", forward);
+      local.abort();
+    }
+  }
+
+  async #stream(
+    body: string,
+    signal: AbortSignal,
+    fetchSignal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply> {
     const path = "/v1/chat/completions";
+    const limits = this.limits;
     const response = await this.#fetch(path, {
       method: "POST",
       headers: this.#headers(),
       body,
-      signal,
+      signal: fetchSignal,
     });
-    if (!response.ok) throw this.#httpError(response, await readJson(response), path);
-    if (!response.body) throw new ConnectionError("the response had no body");
+    if (!response.ok) throw await this.#httpError(response, path);
+    if (!response.body) throw this.#cut("the response had no body");
+    const type = response.headers.get("content-type") ?? "";
+    if (/^\s*(application\/json|text\/html)/i.test(type)) throw await this.#notStream(response);
     const reply: ChatReply = { content: "", toolCalls: [], finishReason: null };
-    const partial = new Map<number, ChatToolCall>();
+    const calls = new ToolCallAssembler(limits, (reason) => this.#overCap(reason));
     let sawDone = false;
     let streamError: string | undefined;
+    const events = sseEvents(response.body, {
+      maxBytes: limits.lineBytes,
+      tooLong: () =>
+        this.#overCap(`a line or event over ${sizeText(limits.lineBytes)} (the cap for one)`),
+      notSse: (what) => this.#protocol(what),
+      signal: fetchSignal,
+    });
     try {
-      for await (const data of sseData(response.body)) {
-        if (data === "[DONE]") {
+      for await (const event of events) {
+        if (event.event === "error") {
+          streamError = errorDetail(parseJson(event.data));
+          break;
+        }
+        if (event.data === "[DONE]") {
           sawDone = true;
           break;
         }
+        if (event.data.trim() === "") continue;
         let chunk: unknown;
         try {
-          chunk = JSON.parse(data);
+          chunk = JSON.parse(event.data);
         } catch {
-          continue;
+          throw this.#protocol(`an event whose data is not JSON: ${sample(event.data)}`);
         }
         if (!isObject(chunk)) continue;
-        if (isObject(chunk.error)) {
-          streamError = String(chunk.error.message ?? JSON.stringify(chunk.error));
+        if (isObject(chunk.error) || typeof chunk.error === "string") {
+          streamError = errorDetail(chunk);
           break;
         }
         if (isObject(chunk.usage)) {
@@ -187,14 +260,20 @@ export class ChatClient {
         if (typeof choice.finish_reason === "string") reply.finishReason = choice.finish_reason;
         const delta = isObject(choice.delta) ? choice.delta : {};
         if (typeof delta.content === "string" && delta.content !== "") {
+          if (reply.content.length + delta.content.length > limits.contentChars) {
+            throw this.#overCap(
+              `over ${sizeText(limits.contentChars, "characters")} of text in one reply ` +
+                `(the cap)`,
+            );
+          }
           reply.content += delta.content;
           onText?.(delta.content);
         }
-        if (Array.isArray(delta.tool_calls)) mergeToolCalls(partial, delta.tool_calls);
+        if (Array.isArray(delta.tool_calls)) calls.add(delta.tool_calls);
       }
     } catch (e) {
-      if (signal.aborted) throw e;
-      throw new ConnectionError(`the stream broke: ${(e as Error).message}`, { cause: e });
+      if (signal.aborted || e instanceof BackendReplyError) throw e;
+      throw this.#cut(`the stream broke: ${errorMessage(e)}`, e);
     }
     if (streamError !== undefined) {
       throw new ChatHttpError(
@@ -204,9 +283,9 @@ export class ChatClient {
       );
     }
     if (!sawDone && reply.finishReason === null) {
-      throw new ConnectionError("the stream ended before the reply was complete");
+      throw this.#cut("the stream ended before the reply was complete");
     }
-    reply.toolCalls = [...partial.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+    reply.toolCalls = calls.calls();
     return reply;
   }
 
@@ -219,15 +298,35 @@ export class ChatClient {
       const why = (cause as Error).name === "TimeoutError"
         ? "no answer in time"
         : inner?.code ?? inner?.message ?? (cause as Error).message;
-      throw new ConnectionError(
-        `cannot reach ${this.options.label} at ${this.options.baseUrl} (${why})`,
-        { cause },
-      );
+      const reason = `connection failed (${why})`;
+      throw new ConnectionError(reason, {
+        kind: "unreachable",
+        message: `Cannot reach ${this.options.label} at ${this.options.baseUrl}: ${reason}`,
+        cause,
+      });
     }
   }
 
-  #httpError(response: Response, body: unknown, path: string): ChatHttpError {
-    const detail = errorDetail(body);
+  /** Up to `max` bytes of a body as text; a body that breaks while read is a cut reply. */
+  async #read(response: Response, max: number): Promise<{ text: string; complete: boolean }> {
+    try {
+      const { bytes, complete } = await readBounded(response.body, max);
+      return { text: new TextDecoder().decode(bytes), complete };
+    } catch (e) {
+      throw this.#cut(`the answer broke off: ${errorMessage(e)}`, e);
+    }
+  }
+
+  /** An HTTP error from at most errorBodyBytes of its body; the rest is never read. */
+  async #httpError(response: Response, path: string): Promise<ChatHttpError> {
+    let detail: string;
+    try {
+      const { text, complete } = await this.#read(response, this.limits.errorBodyBytes);
+      detail = errorDetail(parseJson(text)) +
+        (complete ? "" : ` [error body over ${sizeText(this.limits.errorBodyBytes)}, not read]`);
+    } catch (e) {
+      detail = `(the error body broke off: ${errorMessage(e)})`;
+    }
     const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
     return new ChatHttpError(
       response.status,
@@ -236,71 +335,41 @@ export class ChatClient {
       retryAfter,
     );
   }
-}
 
-/** A failure to connect or a broken stream: retried like a 5xx. */
-export class ConnectionError extends DelegateError {
-  override name = "ConnectionError";
-  constructor(readonly reason: string, options?: { cause: unknown }) {
-    super(`Connection failed: ${reason}`, options);
+  /** A 200 that is a whole JSON or HTML body where an event stream was asked for. */
+  async #notStream(response: Response): Promise<BackendReplyError> {
+    const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+    const { text } = await this.#read(response, this.limits.errorBodyBytes);
+    const body = parseJson(text);
+    const what = isObject(body) && body.error !== undefined
+      ? `an error: ${errorDetail(body)}`
+      : sample(text.trim());
+    return this.#protocol(`it answered with ${type} instead of an event stream, ${what}`);
   }
-}
 
-/**
- * Tool calls arrive whole from Ollama, but OpenAI-style servers fragment them by `index`:
- * the first fragment has id and name, later ones append to `arguments`.
- */
-function mergeToolCalls(partial: Map<number, ChatToolCall>, deltas: unknown[]): void {
-  for (const [i, d] of deltas.entries()) {
-    if (!isObject(d)) continue;
-    const index = typeof d.index === "number" ? d.index : partial.size + i;
-    const fn = isObject(d.function) ? d.function : {};
-    const existing = partial.get(index);
-    if (!existing) {
-      partial.set(index, {
-        // Unique across turns: a history with two "call_0" cannot tell which was answered.
-        id: typeof d.id === "string" && d.id !== "" ? d.id : `call_${crypto.randomUUID()}`,
-        type: "function",
-        function: {
-          name: typeof fn.name === "string" ? fn.name : "",
-          arguments: typeof fn.arguments === "string"
-            ? fn.arguments
-            : isObject(fn.arguments)
-            ? JSON.stringify(fn.arguments)
-            : "",
-        },
-      });
-      continue;
-    }
-    if (typeof fn.name === "string" && existing.function.name === "") {
-      existing.function.name = fn.name;
-    }
-    if (typeof fn.arguments === "string") existing.function.arguments += fn.arguments;
+  #overCap(reason: string): BackendReplyError {
+    return new BackendReplyError(
+      "limit",
+      reason,
+      `${this.options.label} sent ${reason}; reading stopped`,
+    );
   }
-}
 
-/** The `data:` payloads of a server-sent event stream. */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) !== -1) {
-      const line = buffer.slice(0, newline).replace(/\r$/, "");
-      buffer = buffer.slice(newline + 1);
-      if (line === "") {
-        if (data.length > 0) yield data.join("\n");
-        data = [];
-      } else if (line.startsWith("data:")) {
-        data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
-      }
-    }
+  #protocol(reason: string): BackendReplyError {
+    return new BackendReplyError(
+      "protocol",
+      reason,
+      `${this.options.label} did not send a chat completion stream: ${reason}`,
+    );
   }
-  buffer += decoder.decode();
-  if (buffer.startsWith("data:")) data.push(buffer.slice(buffer.startsWith("data: ") ? 6 : 5));
-  if (data.length > 0) yield data.join("\n");
+
+  #cut(reason: string, cause?: unknown): ConnectionError {
+    return new ConnectionError(reason, {
+      kind: "cut",
+      message: `${this.options.label} broke off its reply: ${reason}`,
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  }
 }
 
 /** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
@@ -317,18 +386,22 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(when) ? undefined : Math.max(0, when - now);
 }
 
+/** The server's message from an error body (OpenAI, Ollama and plain-text shapes), short. */
 function errorDetail(body: unknown): string {
+  let detail = "(no error message)";
   if (isObject(body)) {
-    if (typeof body.error === "string") return body.error;
-    if (isObject(body.error) && typeof body.error.message === "string") return body.error.message;
-    if (typeof body.message === "string") return body.message;
-  }
-  if (typeof body === "string" && body.trim() !== "") return body.trim().slice(0, 300);
-  return "(no error message)";
+    if (typeof body.error === "string") detail = body.error;
+    else if (isObject(body.error)) {
+      detail = typeof body.error.message === "string"
+        ? body.error.message
+        : JSON.stringify(body.error);
+    } else if (typeof body.message === "string") detail = body.message;
+  } else if (typeof body === "string" && body.trim() !== "") detail = body.trim();
+  return detail.length > MAX_DETAIL_CHARS ? `${detail.slice(0, MAX_DETAIL_CHARS)}...` : detail;
 }
 
-async function readJson(response: Response): Promise<unknown> {
-  const text = await response.text().catch(() => "");
+/** The JSON value of `text`, or the text itself when it is not JSON. */
+function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -7,8 +7,8 @@ import {
   ConnectionError,
   MAX_ATTEMPTS,
   parseRetryAfter,
-  sseData,
 } from "../../src/backends/openai.ts";
+import { sseEvents } from "../../src/backends/sse.ts";
 import { type OllamaEmulator, startOllamaEmulator } from "../support/ollama_emulator.ts";
 import type { ChatScript } from "../support/ollama_emulator.ts";
 
@@ -93,16 +93,24 @@ function bytesStream(parts: readonly (string | Uint8Array)[]): ReadableStream<Ui
   return ReadableStream.from(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));
 }
 
-async function collect(stream: ReadableStream<Uint8Array>): Promise<string[]> {
+const sseOptions = (maxBytes = 1024) => ({
+  maxBytes,
+  tooLong: () => new RangeError("too long"),
+  notSse: (what: string) => new SyntaxError(what),
+});
+
+async function collect(stream: ReadableStream<Uint8Array>, maxBytes?: number): Promise<string[]> {
   const out: string[] = [];
-  for await (const d of sseData(stream)) out.push(d);
+  for await (const e of sseEvents(stream, sseOptions(maxBytes))) {
+    out.push(e.event === "message" ? e.data : `${e.event}: ${e.data}`);
+  }
   return out;
 }
 
 // ---------------------------------------------------------------------------------------------
-// sseData and parseRetryAfter
+// sseEvents and parseRetryAfter
 
-Deno.test("sseData: events split across chunks, CRLF, multi-line data, comments, no final blank", async () => {
+Deno.test("sseEvents: events split across chunks, CRLF, multi-line data, comments, no final blank", async () => {
   const euro = new TextEncoder().encode("data: €uro\n\n");
   const parts = [
     'data: {"a"',
@@ -115,13 +123,13 @@ Deno.test("sseData: events split across chunks, CRLF, multi-line data, comments,
   ];
   assert.deepEqual(await collect(bytesStream(parts)), [
     '{"a":1}',
-    "first\nsecond",
+    "ignored: first\nsecond",
     "€uro",
     "[DONE]",
   ]);
 });
 
-Deno.test("sseData: blank lines without data yield nothing", async () => {
+Deno.test("sseEvents: blank lines without data yield nothing", async () => {
   assert.deepEqual(await collect(bytesStream(["\n\n\r\n", "id: 3\n\n"])), []);
 });
 
@@ -367,7 +375,9 @@ Deno.test("complete: an unreachable server is a ConnectionError, retried MAX_ATT
       .complete(ask("hi"), never()),
   );
   assert.ok(err instanceof ConnectionError, String(err));
-  assert.match(err.message, new RegExp(`cannot reach ollama at http://127\\.0\\.0\\.1:${port}`));
+  assert.equal(err.kind, "unreachable");
+  assert.match(err.message, new RegExp(`^Cannot reach ollama at http://127\\.0\\.0\\.1:${port}: `));
+  assert.match(err.reason, /^connection failed \(/);
   assert.equal(reasons.length, MAX_ATTEMPTS - 1);
 });
 
@@ -544,6 +554,7 @@ Deno.test("complete: a connection that breaks mid-stream is a retried Connection
         .complete(ask("go"), never()),
     );
     assert.ok(err instanceof ConnectionError, String(err));
+    assert.equal(err.kind, "cut");
     assert.match(err.reason, /^the stream broke: /);
     assert.equal(accepted, MAX_ATTEMPTS);
     assert.equal(reasons.length, MAX_ATTEMPTS - 1);

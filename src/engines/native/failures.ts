@@ -1,5 +1,10 @@
 /** How a native turn fails: job errors that name the backend and the model. */
-import { ChatHttpError, ConnectionError } from "../../backends/openai.ts";
+import {
+  BackendReplyError,
+  ChatHttpError,
+  ConnectionError,
+  MAX_ATTEMPTS,
+} from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import type { TurnOutcome } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
@@ -25,11 +30,30 @@ export function endpointError(e: unknown, backend: ResolvedBackend, model: strin
   const where = backend.name === DEFAULT_BACKEND
     ? `Ollama at ${backend.url}`
     : `backend "${backend.name}" (${backend.url})`;
-  if (e instanceof ConnectionError) {
+  // Each kind of failure says what happened: "cannot reach" only when no connection was
+  // made, never for a reply that came but was cut, oversized or not a chat stream.
+  if (e instanceof ConnectionError && e.kind === "unreachable") {
     return `Cannot reach ${where}: ${e.reason}. ` +
       (backend.kind === "ollama"
         ? `Start it with "ollama serve" or the Ollama app`
         : "Check that the server runs and the URL is right");
+  }
+  if (e instanceof ConnectionError) {
+    return `${where} broke off its reply for "${model}" (${MAX_ATTEMPTS} attempts): ` +
+      `${e.reason}. The server may have crashed or restarted: check its log, then try again`;
+  }
+  if (e instanceof BackendReplyError && e.kind === "limit") {
+    return `Stopped reading ${where}: for "${model}" it sent ${e.reason}. The model may be ` +
+      `stuck repeating itself, or the server is broken: try again, or use another model or ` +
+      `backend`;
+  }
+  if (e instanceof BackendReplyError) {
+    return `${where} did not answer "${model}" with an OpenAI-compatible chat completion ` +
+      `stream: ${e.reason}. ` +
+      (backend.name === DEFAULT_BACKEND
+        ? "Check that baseUrl points at Ollama itself (ollama-delegate config --base-url <url>)"
+        : `Check that the URL of backend "${backend.name}" is the server's root (without ` +
+          `/v1) and that the server serves /v1/chat/completions`);
   }
   if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
   const d = e.detail;
@@ -57,6 +81,6 @@ export function endpointError(e: unknown, backend: ResolvedBackend, model: strin
       return `${where} rejected the request for "${model}" (HTTP 400: ${d})`;
     default:
       return `${where} failed for "${model}" (HTTP ${e.status}: ${d})` +
-        (e.status >= 500 || e.status === 429 ? " after 3 attempts" : "");
+        (e.status >= 500 || e.status === 429 ? ` after ${MAX_ATTEMPTS} attempts` : "");
   }
 }

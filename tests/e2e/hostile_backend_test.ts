@@ -1,0 +1,168 @@
+/**
+ * The native engine against a backend that floods, cuts or speaks another protocol: the real
+ * server over stdio, a loopback backend from tests/support/hostile_backend.ts. A flood must
+ * end the job with an error naming the backend and the cap while the server's memory stays
+ * bounded and delegate_status stays prompt; other bad replies must be reported as what they
+ * are, not as an unreachable server.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
+import {
+  type HostileBackend,
+  type HostileMode,
+  peakMiB,
+  startHostileBackend,
+  watchJob,
+} from "../support/hostile_backend.ts";
+
+const MiB = 1024 * 1024;
+/** The server's peak resident memory must stay under this while a backend floods it. */
+const PEAK_LIMIT_MIB = 200;
+/** A generous bound for one delegate_status round trip on a loaded 2-core machine. */
+const STATUS_LIMIT_MS = 1000;
+
+async function withHostile(
+  mode: HostileMode,
+  fn: (server: TestServer, hostile: HostileBackend) => Promise<void>,
+  floodBytes = 400 * MiB,
+): Promise<void> {
+  const hostile = await startHostileBackend({ mode, floodBytes });
+  const server = await startServer({
+    // The default Ollama is the hostile backend too, so nothing else is reachable.
+    baseUrl: hostile.url,
+    userConfig: { backends: { hostile: { url: hostile.url, kind: "openai" } } },
+  });
+  try {
+    // The measured pid must be the server itself, not a wrapper that started it.
+    const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, "utf8").split("\0");
+    assert.match(cmdline[0] ?? "", /(^|\/)deno$/, `server pid runs ${cmdline.join(" ")}`);
+    assert.ok(cmdline.some((a) => a.endsWith("main.ts")), cmdline.join(" "));
+    await fn(server, hostile);
+  } finally {
+    await server.close();
+    await hostile.close();
+  }
+}
+
+async function startJob(server: TestServer, prompt: string): Promise<string> {
+  const reply = await server.call("delegate_start", {
+    engine: "native",
+    backend: "hostile",
+    model: "qwen3:8b",
+    prompt,
+    cwd: tempDir("od-hostile-"),
+    wait_seconds: 0,
+  });
+  assert.equal(reply.isError, false, reply.text);
+  return field(reply.text, "job_id")!;
+}
+
+const chatRequests = (hostile: HostileBackend) =>
+  hostile.requests.filter((r) => r.path === "/v1/chat/completions");
+
+Deno.test("hostile backend: 400 MB of streamed content ends the job with an error naming the backend and the cap; memory stays bounded and status prompt", async () => {
+  await withHostile("content", async (server, hostile) => {
+    const id = await startJob(server, "write a lot");
+    const watch = await watchJob(server, id, 180_000);
+    assert.equal(watch.state, "failed", JSON.stringify(watch));
+    assert.match(watch.error, /backend "hostile" \(http:\/\/127\.0\.0\.1:\d+\)/);
+    assert.match(watch.error, /over 4,000,000 characters of text in one reply \(the cap\)/);
+    assert.doesNotMatch(watch.error, /Cannot reach/);
+    assert.ok(watch.peakMiB < PEAK_LIMIT_MIB, `server peak RSS ${watch.peakMiB.toFixed(0)} MiB`);
+    const slowest = Math.max(0, ...watch.statusMs);
+    assert.ok(slowest < STATUS_LIMIT_MS, `slowest delegate_status: ${slowest.toFixed(0)} ms`);
+    // Reading stopped: one attempt (a flood is not retried), cut off far before its end.
+    const [chat, ...more] = chatRequests(hostile);
+    assert.equal(more.length, 0, "not retried");
+    assert.equal(chat!.cancelled, true, "the client hung up");
+    assert.ok(chat!.sentBytes < 64 * MiB, `backend sent ${chat!.sentBytes} bytes`);
+  });
+});
+
+Deno.test("hostile backend: floods of tool-call arguments, tool calls, an error body and an endless line each end with a clear error, memory bounded", async () => {
+  await withHostile("arguments", async (server, hostile) => {
+    const cases: Array<[HostileMode, RegExp, number]> = [
+      ["arguments", /over 10,000,000 characters of tool-call arguments in one reply/, 1],
+      ["tool-calls", /over 256 tool calls in one reply/, 1],
+      ["endless-line", /a line or event over 16 MiB/, 1],
+      // A 500 is retried: each attempt reads only the start of the body.
+      ["error500", /HTTP 500: .*\[error body over 64 KiB, not read\]/, 3],
+    ];
+    for (const [mode, expected, attempts] of cases) {
+      hostile.setMode(mode);
+      const before = chatRequests(hostile).length;
+      const watch = await watchJob(server, await startJob(server, mode), 180_000);
+      assert.equal(watch.state, "failed", `${mode}: ${JSON.stringify(watch)}`);
+      assert.match(watch.error, /backend "hostile"/, mode);
+      assert.match(watch.error, expected, mode);
+      assert.ok(
+        watch.peakMiB < PEAK_LIMIT_MIB,
+        `${mode}: server peak RSS ${watch.peakMiB.toFixed(0)} MiB`,
+      );
+      const requests = chatRequests(hostile).slice(before);
+      assert.equal(requests.length, attempts, mode);
+      for (const r of requests) {
+        assert.equal(r.cancelled, true, `${mode}: the client hung up`);
+        assert.ok(r.sentBytes < 64 * MiB, `${mode}: backend sent ${r.sentBytes} bytes`);
+      }
+    }
+  });
+});
+
+Deno.test("hostile backend: garbage, a cut stream, an HTML page and a JSON body are reported as what they are, not as an unreachable server", async () => {
+  await withHostile("garbage", async (server, hostile) => {
+    const cases: Array<[HostileMode, RegExp]> = [
+      [
+        "garbage",
+        /did not answer "qwen3:8b" with an OpenAI-compatible chat completion stream: a line that is not server-sent events/,
+      ],
+      ["cut", /broke off its reply for "qwen3:8b" \(3 attempts\): the stream broke: /],
+      [
+        "truncated",
+        /broke off its reply .*: the stream ended before the reply was complete/,
+      ],
+      ["html", /it answered with text\/html instead of an event stream, ".*502 Bad Gateway/],
+      [
+        "json",
+        /it answered with application\/json instead of an event stream, an error: model is still loading/,
+      ],
+    ];
+    for (const [mode, expected] of cases) {
+      hostile.setMode(mode);
+      const watch = await watchJob(server, await startJob(server, mode), 120_000);
+      assert.equal(watch.state, "failed", `${mode}: ${JSON.stringify(watch)}`);
+      assert.match(watch.error, /backend "hostile"/, mode);
+      assert.match(watch.error, expected, mode);
+      assert.doesNotMatch(watch.error, /Cannot reach|ollama serve/, mode);
+    }
+  }, 4 * MiB);
+});
+
+Deno.test("hostile backend: while a backend streams empty deltas without end, status stays prompt and cancel stops the flood", async () => {
+  await withHostile("empty-deltas", async (server, hostile) => {
+    const id = await startJob(server, "stall");
+    const statusMs: number[] = [];
+    const until = Date.now() + 4000;
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const reply = await server.call("delegate_status", { job_id: id });
+      statusMs.push(performance.now() - t0);
+      assert.match(field(reply.text, "state") ?? "", /^(queued|running)/, reply.text);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const flowing = hostile.sentBytes();
+    assert.ok(flowing > 4 * MiB, `the flood was on: ${flowing} bytes`);
+    const slowest = Math.max(...statusMs);
+    assert.ok(slowest < STATUS_LIMIT_MS, `slowest of ${statusMs.length}: ${slowest.toFixed(0)} ms`);
+    await server.call("delegate_cancel", { job_id: id });
+    const after = await server.call("delegate_status", { job_id: id });
+    assert.equal(field(after.text, "state"), "cancelled", after.text);
+    const [chat] = chatRequests(hostile);
+    assert.equal(chat!.cancelled, true, "the client hung up");
+    const stopped = hostile.sentBytes();
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(hostile.sentBytes() - stopped < MiB, "no more bytes after the cancel");
+    assert.ok(peakMiB(server.pid) < PEAK_LIMIT_MIB);
+  }, Infinity);
+});
