@@ -1,12 +1,14 @@
 import { join } from "node:path";
-import { DelegateError } from "../errors.ts";
+import { DelegateError, errorMessage } from "../errors.ts";
 import type { Activity, Engine, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
 import type { EngineName } from "../settings/fields.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isValidId, newId } from "./ids.ts";
-import { identityOf, isRunning, type ProcessIdentity, selfIdentity } from "./owner.ts";
+import { identityOf, isRunning, selfIdentity } from "./owner.ts";
 import { SlotQueue } from "./queue.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
+import { awaitTurn, type TurnJobState, TurnWakeups } from "./session_turns.ts";
+import { cancelElsewhere } from "./remote_cancel.ts";
 import { JobStore } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
@@ -53,6 +55,10 @@ interface LiveJob {
   activities: Activity[];
   turn?: RunningTurn;
   stopReason?: "cancel" | "timeout" | "shutdown";
+  /** Set while the job waits for an earlier turn of its session to end. */
+  sessionWait?: AbortController;
+  /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
+  placed: () => void;
   finished: Promise<void>;
   resolveFinished: () => void;
   cancelWatch?: ReturnType<typeof setInterval>;
@@ -66,6 +72,10 @@ export class JobManager {
   readonly #live = new Map<string, LiveJob>();
   readonly #queue: SlotQueue;
   readonly #backendQueues = new Map<string, SlotQueue>();
+  /** Jobs whose turn ticket is taken but which are not in #live yet. */
+  readonly #claiming = new Set<string>();
+  /** Waiters for an earlier turn, woken when a turn of this process ends. */
+  readonly #turnEnded = new TurnWakeups();
   #closing = false;
   #shutdownReason = "the server shut down";
 
@@ -95,7 +105,7 @@ export class JobManager {
   /** Starts turn 1 of a new session. */
   async start(turn: NewTurn): Promise<JobView> {
     const sessionId = newId();
-    return await this.#launch(turn, { sessionId, turn: 1, resume: false });
+    return await this.#launch(turn, { sessionId, from: 1 });
   }
 
   /**
@@ -115,7 +125,10 @@ export class JobManager {
     return latest;
   }
 
-  /** Starts the next turn of `previous`'s session, inheriting its restrictions. */
+  /**
+   * Adds the next turn to `previous`'s session, inheriting its restrictions. It runs once
+   * every earlier turn has ended (queued meanwhile), so follow-ups sent at once run in turn.
+   */
   async followup(
     previous: JobRecord,
     prompt: string,
@@ -133,28 +146,37 @@ export class JobManager {
         cwd: previous.cwd,
         options,
       },
-      {
-        sessionId: previous.sessionId,
-        turn: previous.turn + 1,
-        resume: (await this.#sessionRecords(previous.sessionId)).some((r) => r.sessionCreated),
-        parentJobId: previous.id,
-      },
+      { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );
   }
 
   async #launch(
     turn: NewTurn,
-    session: { sessionId: string; turn: number; resume: boolean; parentJobId?: string },
+    session: { sessionId: string; from: number; parentJobId?: string },
   ): Promise<JobView> {
     if (this.#closing) throw new DelegateError("Cannot start job: the server is shutting down");
     const self = await selfIdentity();
     const id = newId();
-    await this.#lockSession(session.sessionId, id, self);
+    let number: number;
+    this.#claiming.add(id);
+    try {
+      number = await this.store.turns.take(session.sessionId, session.from, {
+        jobId: id,
+        owner: self,
+      });
+    } catch (e) {
+      this.#claiming.delete(id);
+      throw new DelegateError(
+        `Cannot start job: cannot take a turn of session ${session.sessionId} in ` +
+          `${this.store.sessionsDir} (${errorMessage(e)})`,
+        { cause: e },
+      );
+    }
     const record: JobRecord = {
       format: 1,
       id,
       sessionId: session.sessionId,
-      turn: session.turn,
+      turn: number,
       engine: turn.engine,
       ...(turn.backend !== undefined ? { backend: turn.backend } : {}),
       model: turn.model,
@@ -169,24 +191,29 @@ export class JobManager {
       toolCalls: 0,
       permissionDenials: [],
     };
+    let resolveFinished!: () => void;
+    const finished = new Promise<void>((r) => (resolveFinished = r));
+    let placed!: () => void;
+    const isPlaced = new Promise<void>((r) => (placed = r));
+    const live: LiveJob = { record, activities: [], finished, resolveFinished, placed };
+    this.#live.set(id, live);
+    this.#claiming.delete(id);
     try {
       await this.store.create(record, turn.prompt);
       await this.store.addSessionJob(session.sessionId, id);
     } catch (e) {
-      await this.store.unlockSession(session.sessionId, id);
+      this.#live.delete(id);
+      await this.store.turns.release(session.sessionId, number, id).catch(() => {});
+      this.#turnEnded.wakeAll();
       throw new DelegateError(
-        `Cannot start job: cannot write its record in ${this.store.stateDir}`,
-        {
-          cause: e,
-        },
+        `Cannot start job: cannot write its record in ${this.store.stateDir} (${errorMessage(e)})`,
+        { cause: e },
       );
     }
-    let resolveFinished!: () => void;
-    const finished = new Promise<void>((r) => (resolveFinished = r));
-    const live: LiveJob = { record, activities: [], finished, resolveFinished };
-    this.#live.set(id, live);
     this.#watchForCancel(live);
-    this.#run(live, session.resume).catch((e) => this.config.log?.(`job ${id}: ${e}`));
+    this.#run(live).catch((e) => this.config.log?.(`job ${id}: ${e}`)).finally(placed);
+    // The reply then says whether the job runs, or what it waits for.
+    await Promise.race([isPlaced, sleep(1000)]);
     return this.#view(live);
   }
 
@@ -207,57 +234,70 @@ export class JobManager {
     (live.cancelWatch as { unref?: () => void }).unref?.();
   }
 
-  async #lockSession(sessionId: string, jobId: string, self: ProcessIdentity): Promise<void> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const held = await this.store.tryLockSession(sessionId, { jobId, owner: self });
-      if (!held) return;
-      const holder = held.jobId ? this.#live.get(held.jobId) : undefined;
-      const alive = holder
-        ? !isTerminal(holder.record.state)
-        : held.owner.pid !== 0 && (await isRunning(held.owner)) &&
-          (await this.#holderRunning(held.jobId));
-      if (alive) {
-        throw new DelegateError(
-          `Cannot follow up: session ${sessionId} is still running a turn as job ${held.jobId}. ` +
-            `Wait for it with delegate_result({ job_id: "${held.jobId}", wait_seconds: 60 }) ` +
-            `or stop it with delegate_cancel`,
-        );
-      }
-      // The holder finished or died without unlocking: the lock is stale.
-      await this.store.unlockSession(sessionId, held.jobId || undefined);
-    }
-    throw new DelegateError(`Cannot start job: the lock of session ${sessionId} keeps changing`);
+  /**
+   * Waits until every earlier turn of the job's session has ended. False when a cancel or
+   * shutdown took the job out of the wait (that caller finishes it).
+   */
+  async #awaitSessionTurn(live: LiveJob): Promise<boolean> {
+    const { sessionId, turn } = live.record;
+    live.sessionWait = new AbortController();
+    return await awaitTurn({
+      turns: this.store.turns,
+      sessionId,
+      turn,
+      self: await selfIdentity(),
+      state: (jobId) => this.#turnState(jobId),
+      signal: live.sessionWait.signal,
+      waiting: (t) => {
+        live.activities.push({
+          kind: "text",
+          text: `Waiting for turn ${t.turn} of this session (job ${t.jobId || "?"}) to end`,
+        });
+        live.placed();
+      },
+      wakeups: this.#turnEnded,
+    }).finally(() => delete live.sessionWait);
   }
 
-  async #holderRunning(jobId: string): Promise<boolean> {
-    if (!isValidId(jobId)) return false;
+  async #turnState(jobId: string): Promise<TurnJobState> {
+    const live = this.#live.get(jobId);
+    if (live) return isTerminal(live.record.state) ? "ended" : "running";
+    if (this.#claiming.has(jobId)) return "running";
     const read = await this.store.read(jobId);
-    return read.kind === "ok" && !isTerminal(read.record.state);
+    // An unreadable record cannot say it runs; waiting on it would block the session forever.
+    if (read.kind !== "ok") return read.kind === "missing" ? "missing" : "ended";
+    return isTerminal((await this.#reconcile(read.record)).state) ? "ended" : "running";
   }
 
-  async #run(live: LiveJob, resume: boolean): Promise<void> {
+  async #run(live: LiveJob): Promise<void> {
     const record = live.record;
     // False when a cancel or shutdown took the job out of the line; that caller finishes it.
+    // The session's earlier turns come first, so a follow-up waiting for them holds no slot.
+    try {
+      if (!(await this.#awaitSessionTurn(live))) return;
+    } catch (e) {
+      return await this.#finish(
+        live,
+        failedOutcome(
+          `Cannot run job: cannot read the turns of session ${record.sessionId} (${
+            errorMessage(e)
+          })`,
+        ),
+      );
+    }
     // A backend's own slot comes first, so a job waiting for its backend holds no global slot.
     const backendQueue = record.backend ? this.#backendQueues.get(record.backend) : undefined;
-    if (backendQueue && !(await backendQueue.acquire(record.id))) return;
-    if (!(await this.#queue.acquire(record.id))) {
+    if (backendQueue && !(await this.#acquire(backendQueue, live))) return;
+    if (!(await this.#acquire(this.#queue, live))) {
       backendQueue?.release();
       return;
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     let outcome: TurnOutcome | undefined;
     try {
-      if (!live.stopReason) outcome = await this.#startTurn(live, resume, (t) => (timer = t));
+      if (!live.stopReason) outcome = await this.#startTurn(live, (t) => (timer = t));
     } catch (e) {
-      outcome = {
-        ok: false,
-        resultText: "",
-        errorText: `Cannot run job: ${(e as Error).message}`,
-        exitCode: null,
-        signal: null,
-        permissionDenials: [],
-      };
+      outcome = failedOutcome(`Cannot run job: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
       this.#queue.release();
@@ -266,14 +306,28 @@ export class JobManager {
     await this.#finish(live, outcome);
   }
 
+  /** Takes a slot of `queue`; the job is placed once it has to wait for one. */
+  #acquire(queue: SlotQueue, live: LiveJob): Promise<boolean> {
+    const granted = queue.acquire(live.record.id);
+    if (queue.position(live.record.id) > 0) live.placed();
+    return granted;
+  }
+
   async #startTurn(
     live: LiveJob,
-    resume: boolean,
     setTimer: (t: ReturnType<typeof setTimeout>) => void,
   ): Promise<TurnOutcome> {
     const record = live.record;
     record.state = "running";
     record.startedAt = Date.now();
+    live.placed();
+    // Decided now, not when the follow-up was sent: the turns before it have ended, and the
+    // newest one that got its engine session going is the one this turn continues.
+    const continues = (await this.#sessionRecords(record.sessionId))
+      .filter((r) => r.turn < record.turn && r.sessionCreated).at(-1);
+    const resume = continues !== undefined;
+    if (continues) record.parentJobId = continues.id;
+    else delete record.parentJobId;
     await this.store.write(record);
     const dir = this.store.dirOf(record.id);
     const turn = await this.#engine(record.engine).start(
@@ -357,14 +411,20 @@ export class JobManager {
     }
     delete record.child;
     try {
-      await this.store.write(record);
-      await this.store.writeResult(record, outcome?.resultText ?? "");
+      await this.store.writeFinal(record, outcome?.resultText ?? "");
     } catch (e) {
-      this.config.log?.(`Cannot record the end of job ${record.id}: ${(e as Error).message}`);
+      // What is not on disk did not happen for a follow-up or another process: say so, and
+      // never report such a job as completed. The store keeps trying to write it.
+      const was = record.state === "failed" && record.errorText ? ` (${record.errorText})` : "";
+      if (record.state === "completed") record.state = "failed";
+      record.errorText = `Cannot record the end of the job in ${this.store.dirOf(record.id)}: ` +
+        `${errorMessage(e)}${was}. Its output is kept in memory while this server runs and ` +
+        `written when that works again; free disk space there, then follow up to continue`;
+      this.config.log?.(`job ${record.id}: ${record.errorText}`);
     }
-    await this.store.unlockSession(record.sessionId, record.id).catch(() => {});
     if (outcome) await Promise.resolve(this.config.onFinished?.(record, outcome)).catch(() => {});
     live.resolveFinished();
+    this.#turnEnded.wakeAll();
     this.#forgetOldFinished();
   }
 
@@ -421,6 +481,9 @@ export class JobManager {
     const self = await selfIdentity();
     const ownedHere = record.owner?.pid === self.pid && record.owner.startTime === self.startTime;
     if (record.owner && !ownedHere && (await isRunning(record.owner))) return record;
+    // A job of this process that is being set up or still runs is not an orphan.
+    const live = ownedHere ? this.#live.get(record.id.toLowerCase()) : undefined;
+    if (live) return live.record;
     if (record.child && (await isRunning(record.child))) {
       await killTree(record.child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {});
     }
@@ -437,7 +500,6 @@ export class JobManager {
       `before it finished; follow up to continue the session`;
     delete record.child;
     await this.store.write(record).catch(() => {});
-    await this.store.unlockSession(record.sessionId, record.id).catch(() => {});
     return record;
   }
 
@@ -477,14 +539,9 @@ export class JobManager {
     const view = await this.get(id);
     if (isTerminal(view.record.state)) return { view, wasRunning: false };
     const live = this.#live.get(view.record.id);
-    if (!live) {
-      throw new DelegateError(
-        `Cannot cancel job ${id}: another server process (pid ${view.record.owner?.pid}) runs it. ` +
-          `Cancel it from the Claude Code session that started it`,
-      );
-    }
+    if (!live) return await cancelElsewhere(this.store, (jobId) => this.get(jobId), view);
     live.stopReason ??= "cancel";
-    if (this.#leaveQueues(live.record)) {
+    if (this.#leaveQueues(live)) {
       await this.#finish(live, undefined);
     } else if (live.turn) {
       await live.turn.stop(KILL_GRACE_MS);
@@ -494,7 +551,12 @@ export class JobManager {
   }
 
   /** Takes a job out of whichever line it waits in; true when it was waiting. */
-  #leaveQueues(record: JobRecord): boolean {
+  #leaveQueues(live: LiveJob): boolean {
+    if (live.sessionWait && !live.sessionWait.signal.aborted) {
+      live.sessionWait.abort();
+      return true;
+    }
+    const record = live.record;
     const backendQueue = record.backend ? this.#backendQueues.get(record.backend) : undefined;
     return (backendQueue?.leave(record.id) ?? false) || this.#queue.leave(record.id);
   }
@@ -518,6 +580,21 @@ export class JobManager {
     }
     records.sort((a, b) => b.createdAt - a.createdAt);
     return { records, corrupt };
+  }
+
+  /**
+   * Marks every job whose server process is gone as interrupted and stops the delegate tree
+   * it recorded: orphans must not wait until someone reads their job. Returns their ids.
+   */
+  async recoverOrphans(): Promise<string[]> {
+    const recovered: string[] = [];
+    for (const id of await this.store.ids()) {
+      if (this.#live.has(id) || this.#claiming.has(id)) continue;
+      const read = await this.store.read(id).catch(() => undefined);
+      if (read?.kind !== "ok" || isTerminal(read.record.state)) continue;
+      if (isTerminal((await this.#reconcile(read.record)).state)) recovered.push(id);
+    }
+    return recovered;
   }
 
   async #sessionRecords(sessionId: string): Promise<JobRecord[]> {
@@ -556,12 +633,25 @@ export class JobManager {
     for (const live of this.#live.values()) {
       if (isTerminal(live.record.state)) continue;
       live.stopReason ??= "shutdown";
-      if (this.#leaveQueues(live.record)) pending.push(this.#finish(live, undefined));
+      if (this.#leaveQueues(live)) pending.push(this.#finish(live, undefined));
       else if (live.turn) pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
       pending.push(live.finished);
     }
     await Promise.allSettled(pending);
+    // A last chance for ends that a full disk kept from being written.
+    await this.store.flushUnwritten();
   }
+}
+
+function failedOutcome(errorText: string): TurnOutcome {
+  return {
+    ok: false,
+    resultText: "",
+    errorText,
+    exitCode: null,
+    signal: null,
+    permissionDenials: [],
+  };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -159,8 +159,8 @@ async function folderExists(store: JobStore, id: string): Promise<boolean> {
 }
 
 /**
- * Removes `.sessions/<sid>.json` files whose every job is removed or already gone. Lock
- * files are left alone: a stale lock is cleared by the next turn of its session.
+ * Removes `.sessions/<sid>.json` files whose every job is removed or already gone, with the
+ * session's turn tickets (`<sid>.turns/`) and the lock file older versions kept.
  */
 async function pruneSessionIndex(
   store: JobStore,
@@ -184,6 +184,8 @@ async function pruneSessionIndex(
     if (!onlyRemoved || !jobs.some((j) => removed.has(j))) continue;
     if (!report.dryRun) {
       try {
+        await rm(store.turns.dirOf(sessionId), { recursive: true, force: true });
+        await rm(join(store.sessionsDir, `${sessionId.toLowerCase()}.lock`), { force: true });
         await rm(join(store.sessionsDir, `${sessionId.toLowerCase()}.json`), { force: true });
       } catch (e) {
         report.failed.push({ id: sessionId, reason: (e as Error).message });

@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
 import { type ProcessIdentity } from "./owner.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
+import { SessionTurns } from "./session_turns.ts";
 
 /** The file another process writes to ask for a cancel. */
 export const CANCEL_REQUEST = "cancel.request";
@@ -20,11 +21,8 @@ export type ReadResult =
   | { kind: "missing" }
   | { kind: "corrupt"; reason: string };
 
-/** Who holds a session's turn: one turn per session at a time, across server processes. */
-export interface SessionLock {
-  jobId: string;
-  owner: ProcessIdentity;
-}
+/** How often the end of a job that could not be written (a full disk) is tried again. */
+const RETRY_UNWRITTEN_MS = 5000;
 
 /**
  * The job folders under `stateDir`: `<id>/job.json` plus the seed's files. Ids are checked
@@ -32,9 +30,12 @@ export interface SessionLock {
  */
 export class JobStore {
   readonly sessionsDir: string;
+  /** Turn tickets: one turn per session at a time, across server processes. */
+  readonly turns: SessionTurns;
 
   constructor(readonly stateDir: string) {
     this.sessionsDir = join(stateDir, ".sessions");
+    this.turns = new SessionTurns(this.sessionsDir);
   }
 
   /** Creates the folders once; cheap and independent of how many jobs exist. */
@@ -50,7 +51,7 @@ export class JobStore {
   async create(record: JobRecord, prompt: string): Promise<void> {
     const dir = this.dirOf(record.id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(join(dir, "prompt.txt"), prompt, { mode: 0o600 });
+    await writeFileAtomic(join(dir, "prompt.txt"), prompt);
     await this.write(record);
   }
 
@@ -84,8 +85,55 @@ export class JobStore {
     );
   }
 
+  /** Ends of jobs this process could not write yet, by id: the truth until they are written. */
+  readonly #unwritten = new Map<string, { record: JobRecord; text: string }>();
+  #retry: ReturnType<typeof setInterval> | undefined;
+
+  /**
+   * Writes the end of a job: `job.json`, then the result files. When that fails (a full
+   * disk), the record and text are kept in memory, served by `read` and `readResultText`,
+   * and written again every few seconds until it works; the error is rethrown.
+   */
+  async writeFinal(record: JobRecord, text: string): Promise<void> {
+    const id = record.id.toLowerCase();
+    try {
+      await this.write(record);
+      await this.writeResult(record, text);
+      this.#unwritten.delete(id);
+    } catch (e) {
+      this.#unwritten.set(id, { record, text });
+      this.#retry ??= setInterval(() => void this.#writeUnwritten(), RETRY_UNWRITTEN_MS);
+      // Never keeps the process alive on its own.
+      (this.#retry as { unref?: () => void }).unref?.();
+      throw e;
+    }
+  }
+
+  async #writeUnwritten(): Promise<void> {
+    for (const [id, { record, text }] of this.#unwritten) {
+      try {
+        await this.write(record);
+        await this.writeResult(record, text);
+        this.#unwritten.delete(id);
+      } catch {
+        // Still failing: try again on the next tick.
+      }
+    }
+    if (this.#unwritten.size === 0) {
+      clearInterval(this.#retry);
+      this.#retry = undefined;
+    }
+  }
+
+  /** One last try at writing what could not be written, e.g. before the process exits. */
+  async flushUnwritten(): Promise<void> {
+    await this.#writeUnwritten();
+  }
+
   async read(id: string): Promise<ReadResult> {
     if (!isValidId(id)) return { kind: "missing" };
+    const pending = this.#unwritten.get(id.toLowerCase());
+    if (pending) return { kind: "ok", record: pending.record };
     const dir = this.dirOf(id);
     const text = await readText(join(dir, "job.json"));
     if (text !== undefined) {
@@ -124,7 +172,8 @@ export class JobStore {
 
   /** Final text of a finished job (`result.txt`), up to `maxChars`, and its full length. */
   async readResultText(id: string, maxChars: number): Promise<{ text: string; length: number }> {
-    const text = (await readText(join(this.dirOf(id), "result.txt"))) ?? "";
+    const pending = this.#unwritten.get(id.toLowerCase());
+    const text = pending?.text ?? (await readText(join(this.dirOf(id), "result.txt"))) ?? "";
     return { text: text.slice(0, maxChars), length: text.length };
   }
 
@@ -162,14 +211,24 @@ export class JobStore {
 
   // --- sessions -------------------------------------------------------------------------
 
-  #sessionFile(sessionId: string, ext: "json" | "lock"): string {
-    if (!isValidId(sessionId)) throw new TypeError(`Invalid session id "${sessionId}"`);
-    return join(this.sessionsDir, `${sessionId.toLowerCase()}.${ext}`);
+  /**
+   * The job ids of a session's turns: its index file, then any turn whose ticket the index
+   * misses (two processes that add a turn at once can each overwrite the other's index).
+   */
+  async sessionJobs(sessionId: string): Promise<string[]> {
+    const jobs = await this.#indexedJobs(sessionId);
+    const known = new Set(jobs.map((j) => j.toLowerCase()));
+    for (const ticket of await this.turns.list(sessionId).catch(() => [])) {
+      if (ticket.jobId !== "" && !known.has(ticket.jobId)) {
+        known.add(ticket.jobId);
+        jobs.push(ticket.jobId);
+      }
+    }
+    return jobs;
   }
 
-  /** The job ids of a session's turns, in order, from its index file. */
-  async sessionJobs(sessionId: string): Promise<string[]> {
-    const text = await readText(this.#sessionFile(sessionId, "json"));
+  async #indexedJobs(sessionId: string): Promise<string[]> {
+    const text = await readText(this.#sessionFile(sessionId));
     if (text === undefined) return [];
     try {
       const raw = JSON.parse(text) as { jobs?: unknown };
@@ -182,52 +241,14 @@ export class JobStore {
   }
 
   async addSessionJob(sessionId: string, jobId: string): Promise<void> {
-    const jobs = await this.sessionJobs(sessionId);
+    const jobs = await this.#indexedJobs(sessionId);
     if (!jobs.includes(jobId)) jobs.push(jobId);
-    await writeFileAtomic(
-      this.#sessionFile(sessionId, "json"),
-      JSON.stringify({ sessionId, jobs }),
-    );
+    await writeFileAtomic(this.#sessionFile(sessionId), JSON.stringify({ sessionId, jobs }));
   }
 
-  /**
-   * Takes a session's turn lock by exclusive create. Returns the current holder instead
-   * when the lock exists; the caller decides whether that holder is stale.
-   */
-  async tryLockSession(sessionId: string, lock: SessionLock): Promise<SessionLock | undefined> {
-    const path = this.#sessionFile(sessionId, "lock");
-    await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
-    try {
-      const handle = await open(path, "wx", 0o600);
-      await handle.writeFile(JSON.stringify(lock));
-      await handle.close();
-      return undefined;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-    }
-    const text = await readText(path);
-    try {
-      const held = JSON.parse(text ?? "") as SessionLock;
-      if (typeof held.jobId === "string" && typeof held.owner?.pid === "number") return held;
-    } catch {
-      // An unreadable lock (a crash mid-write) holds nothing.
-    }
-    return { jobId: "", owner: { pid: 0, startTime: "" } };
-  }
-
-  /** Removes the session lock if `jobId` (or, with `force`, anyone) holds it. */
-  async unlockSession(sessionId: string, jobId: string | undefined): Promise<void> {
-    const path = this.#sessionFile(sessionId, "lock");
-    if (jobId !== undefined) {
-      const text = await readText(path);
-      if (text === undefined) return;
-      try {
-        if ((JSON.parse(text) as SessionLock).jobId !== jobId) return;
-      } catch {
-        // Unreadable: remove it.
-      }
-    }
-    await rm(path, { force: true });
+  #sessionFile(sessionId: string): string {
+    if (!isValidId(sessionId)) throw new TypeError(`Invalid session id "${sessionId}"`);
+    return join(this.sessionsDir, `${sessionId.toLowerCase()}.json`);
   }
 }
 

@@ -7,6 +7,7 @@ import { ClaudeEngine } from "../engines/claude/run.ts";
 import { NativeEngine } from "../engines/native/run.ts";
 import { JobManager } from "../jobs/manager.ts";
 import { startBackgroundPrune } from "../jobs/retention.ts";
+import { startBackgroundSweep } from "../jobs/sweep.ts";
 import { JobStore } from "../jobs/store.ts";
 import { ModelCatalog } from "../models/catalog.ts";
 import { RetiredModels } from "../models/retired.ts";
@@ -117,6 +118,8 @@ export async function serve(): Promise<number> {
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
   await server.connect(transport);
+  // Jobs of servers that died: interrupted, their delegates stopped, without delaying initialize.
+  void startBackgroundSweep(manager, log);
   const code = await done;
   // Pending reads of stdin or timers of finished work must not keep the process up.
   process.exit(code);

@@ -1,4 +1,4 @@
-/** Follow-ups: history, inherited restrictions, one turn per session. */
+/** Follow-ups: history, inherited restrictions, one turn per session (others wait). */
 import assert from "node:assert/strict";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { field, startServer, tempDir } from "../support/harness.ts";
@@ -82,8 +82,13 @@ Deno.test("a follow-up resumes the session with its history and its restrictions
   }
 });
 
-Deno.test("a follow-up while a turn of the session runs is refused with that job's id", async () => {
+Deno.test("a follow-up while a turn of the session runs waits for it, then continues it", async () => {
   const emu = await startOllamaEmulator();
+  emu.setScript((req) =>
+    req.lastUserText.includes("too early")
+      ? { kind: "text", text: "after the slow one" }
+      : undefined
+  );
   const server = await startServer({ baseUrl: emu.url });
   try {
     const work = tempDir("od-work-");
@@ -95,20 +100,28 @@ Deno.test("a follow-up while a turn of the session runs is refused with that job
     assert.equal(field(started.text, "state"), "running", started.text);
     const id = field(started.text, "job_id")!;
     const session = field(started.text, "session_id")!.split(" ")[0]!;
-    for (const ref of [{ job_id: id }, { session_id: session }]) {
-      const refused = await server.call("delegate_followup", { ...ref, prompt: "too early" });
-      assert.equal(refused.isError, true);
-      assert.match(refused.text, new RegExp(`still running a turn as job ${id}`));
-    }
-    const done = await server.call("delegate_result", { job_id: id, wait_seconds: 60 });
-    assert.equal(field(done.text, "state"), "completed", done.text);
-    const later = await server.call("delegate_followup", {
-      job_id: id,
-      prompt: "now",
-      wait_seconds: 60,
+    const queued = await server.call("delegate_followup", {
+      session_id: session,
+      prompt: "too early",
     });
-    assert.equal(field(later.text, "state"), "completed", later.text);
-    assert.equal(field(later.text, "session_id"), `${session}   (turn 2)`);
+    assert.equal(queued.isError, false, queued.text);
+    assert.equal(field(queued.text, "state"), "queued", queued.text);
+    assert.equal(field(queued.text, "session_id"), `${session}   (turn 2)`);
+    assert.match(
+      queued.text,
+      new RegExp(`Waiting for turn 1 of this session \\(job ${id}\\) to end`),
+    );
+    const done = await server.call("delegate_result", {
+      job_id: field(queued.text, "job_id")!,
+      wait_seconds: 90,
+    });
+    assert.equal(field(done.text, "state"), "completed", done.text);
+    assert.match(done.text, /--- output ---\nafter the slow one/);
+    const first = await server.call("delegate_result", { job_id: id });
+    assert.equal(field(first.text, "state"), "completed", first.text);
+    // Turn 2 resumed turn 1's conversation, which had ended by then.
+    const body = emu.messageRequests().at(-1)!.bodyText;
+    assert.ok(body.includes("slow task"), "turn 1 is in turn 2's history");
   } finally {
     await server.close();
     await emu.close();

@@ -28,7 +28,9 @@ import {
   MESSAGES_FILE,
   readHistory,
   readTail,
+  settleWriters,
   TRANSCRIPT_FILE,
+  withRepairNote,
 } from "./history.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { inlineFiles } from "./one_shot.ts";
@@ -168,7 +170,9 @@ export class NativeEngine implements Engine {
       });
     }
 
-    const history = spec.previousDir ? await readHistory(spec.previousDir) : [];
+    const { messages: history, repair } = spec.previousDir
+      ? await readHistory(spec.previousDir)
+      : { messages: [] };
     // Rebuilt every turn: a follow-up may change the tools, the mode or the appended prompt.
     const system: ChatMessage = {
       role: "system",
@@ -185,6 +189,10 @@ export class NativeEngine implements Engine {
     const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
     await writeFile(join(spec.dir, MESSAGES_FILE), messages.map(line).join(""), { mode: 0o600 });
     sink.sessionStarted({ permissionMode: spec.options.permissionMode, model: spec.model });
+    if (repair) {
+      sink.activity({ kind: "error", text: repair });
+      transcript.push({ kind: "text", text: `[history repaired] ${repair}` });
+    }
 
     const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
     let before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
@@ -227,7 +235,7 @@ export class NativeEngine implements Engine {
       });
       outcome = {
         ok: result.ok,
-        resultText: result.text,
+        resultText: withRepairNote(result.text, repair),
         ...(result.errorText ? { errorText: result.errorText } : {}),
         usage: {
           inputTokens: result.inputTokens,
@@ -258,8 +266,7 @@ export class NativeEngine implements Engine {
       }
       before = undefined;
     }
-    await Promise.all([writer.flush(), transcript.flush()]);
-    return outcome;
+    return await settleWriters(outcome, [writer, transcript]);
   }
 
   async recentActivity(dir: string, limit: number): Promise<Activity[]> {
