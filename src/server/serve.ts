@@ -1,7 +1,7 @@
+import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { OllamaClient } from "../backends/ollama.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
 import { NativeEngine } from "../engines/native/run.ts";
@@ -14,7 +14,9 @@ import { RetiredModels } from "../models/retired.ts";
 import { currentEnv, isWindows } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
+import type { WorkdirPolicy } from "../jobs/workdirs.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
+import { CappedStdioTransport } from "./stdio_transport.ts";
 import { registerTools } from "./tools.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
@@ -39,11 +41,13 @@ export async function serve(): Promise<number> {
         (e as Error).message
       }. Set stateDir or OLLAMA_MCP_STATE_DIR`,
     );
+    log("server exiting with code 1: no usable state dir");
     return 1;
   }
   // In the background, after initialize: a big state dir must not delay the client.
   startBackgroundPrune(store, s.retainDays, log);
   const retired = new RetiredModels(s.stateDir);
+  const workdirs: WorkdirPolicy = { home: homedir(), workspaceRoots: s.workspaceRoots };
   const engine = new ClaudeEngine({
     claudeBin: s.claudeBin,
     claudeConfigDir: s.claudeConfigDir,
@@ -56,6 +60,7 @@ export async function serve(): Promise<number> {
     sandbox: s.sandbox,
     parentEnv: env,
     protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
+    workdirs,
   });
   const backendLimits: Record<string, number> = {};
   for (const [name, spec] of Object.entries(s.backends)) {
@@ -89,15 +94,18 @@ export async function serve(): Promise<number> {
     manager,
     catalog,
     serverCwd,
+    workdirs,
     delegateEnv: (model) => engine.childEnv(model),
     claudeBinary: () => engine.resolveBinary(serverCwd),
     native,
   });
 
-  const transport = new StdioServerTransport();
+  const transport = new CappedStdioTransport(process.stdin, process.stdout, { log });
   let stopping: Promise<number> | undefined;
-  const stop = (why: string): Promise<number> => {
+  const stop = (why: string, code = 0): Promise<number> => {
     stopping ??= (async () => {
+      // Every exit says why on stderr: a server that vanishes silently cannot be debugged.
+      log(`stopping: ${why}`);
       const running = manager.runningCount;
       if (running > 0) log(`${why}: stopping ${running} running delegate(s)`);
       await Promise.race([
@@ -105,15 +113,21 @@ export async function serve(): Promise<number> {
         new Promise((r) => setTimeout(r, SHUTDOWN_LIMIT_MS)),
       ]);
       await server.close().catch(() => {});
-      return 0;
+      return code;
     })();
     return stopping;
   };
   const done = new Promise<number>((resolve) => {
-    const finish = (why: string) => void stop(why).then(resolve);
+    const finish = (why: string, code = 0) => void stop(why, code).then(resolve);
+    const stack = (e: unknown) => e instanceof Error ? e.stack ?? e.message : String(e);
+    // A stray rejection concerns one promise; the server and its running delegates go on.
+    process.on("unhandledRejection", (e) => log(`unhandled promise rejection: ${stack(e)}`));
+    process.on("uncaughtException", (e) => finish(`uncaught error: ${stack(e)}`, 1));
     process.stdin.once("end", () => finish("client closed stdin"));
     process.stdin.once("close", () => finish("client closed stdin"));
     transport.onclose = () => finish("MCP transport closed");
+    // EPIPE and the like: the client is gone and nothing more can be answered.
+    process.stdout.once("error", (e) => finish(`stdout failed (${(e as Error).message})`));
     const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
@@ -121,6 +135,7 @@ export async function serve(): Promise<number> {
   // Jobs of servers that died: interrupted, their delegates stopped, without delaying initialize.
   void startBackgroundSweep(manager, log);
   const code = await done;
+  log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.
   process.exit(code);
 }

@@ -8,8 +8,9 @@ import { isErrorState, isTerminal } from "../jobs/record.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import { DEFAULT_BACKEND, type NativeEngine } from "../engines/native/run.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
+import type { WorkdirPolicy } from "../jobs/workdirs.ts";
 import { descriptions } from "./descriptions.ts";
-import { existingDir, existingDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
+import { allowedDir, allowedDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
 import { registerTranscriptTool } from "./transcript_tool.ts";
 import { renderUsage } from "./usage_tool.ts";
@@ -22,6 +23,8 @@ export interface ToolDeps {
   manager: JobManager;
   catalog: ModelCatalog;
   serverCwd: string;
+  /** Where delegates may work: checked for cwd and add_dirs of every start and follow-up. */
+  workdirs: WorkdirPolicy;
   /** What `ollama_models` shows about delegates: their env and binary. */
   delegateEnv: (model: string) => Record<string, string>;
   claudeBinary: () => string | undefined;
@@ -148,8 +151,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
   /** Everything delegate_start and delegate_run do before the job exists. */
   const startJob = async (args: RunArgs): Promise<JobView> => {
     const prompt = await readPrompt(args, deps.serverCwd);
-    const cwd = await existingDir(args.cwd ?? deps.serverCwd, deps.serverCwd, "cwd");
-    const addDirs = await existingDirs(args.add_dirs ?? [], cwd);
+    const cwd = await allowedDir(
+      args.cwd ?? deps.serverCwd,
+      deps.serverCwd,
+      args.cwd === undefined ? "cwd (the server's own, used when a call names none)" : "cwd",
+      deps.workdirs,
+    );
+    const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
     const engine = args.engine ?? s.defaultEngine;
     const target = await chooseModel(deps, engine, args);
     const files = args.files ? await existingFiles(args.files, cwd) : undefined;
@@ -211,7 +219,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           true,
         );
       }
-      const addDirs = await existingDirs(args.add_dirs ?? [], previous.cwd);
+      // Judged again: the record may predate the rules, or the user changed workspaceRoots.
+      const cwd = await allowedDir(previous.cwd, previous.cwd, "the session's cwd", deps.workdirs);
+      const addDirs = await allowedDirs(
+        args.add_dirs ?? previous.options.addDirs,
+        cwd,
+        deps.workdirs,
+      );
       const view = await deps.manager.followup(previous, prompt, {
         permissionMode: args.permission_mode,
         allowedTools: args.allowed_tools,

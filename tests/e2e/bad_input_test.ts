@@ -48,7 +48,7 @@ Deno.test("bad tool input is refused with a clear error", async (t) => {
         { prompt_file: join(work, "missing.md") },
         /Cannot read prompt_file ".*missing\.md"/,
       );
-      await expectError("delegate_start", { prompt_file: work }, /it is not a file/);
+      await expectError("delegate_start", { prompt_file: work }, /it is not a regular file/);
     });
     await t.step("cwd and add_dirs", async () => {
       await expectError(
@@ -136,7 +136,12 @@ Deno.test("bad tool input is refused with a clear error", async (t) => {
         /exactly one of job_id and session_id/,
       );
       assert.equal(readFileSync(join(outside, "job.json"), "utf8"), "{}");
-      assert.deepEqual(readdirSync(dirname(outside)).sort(), [".ollama-mcp", "evil", "state"]);
+      assert.deepEqual(readdirSync(dirname(outside)).sort(), [
+        ".ollama-mcp",
+        "evil",
+        "project",
+        "state",
+      ]);
     });
     await t.step("a corrupt job record is reported and skipped", async () => {
       const good = await server.call("delegate_start", {

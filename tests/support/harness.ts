@@ -77,6 +77,10 @@ export interface ServerOptions {
   env?: Record<string, string>;
   home?: string;
   stateDir?: string;
+  /**
+   * The server's working directory, and so the cwd of delegates whose call names none.
+   * Default: `<home>/project`, created: the home directory itself is refused as a cwd.
+   */
   cwd?: string;
   /** Written to the user config file ($HOME/.ollama-mcp/config.json). */
   userConfig?: Record<string, unknown>;
@@ -90,6 +94,8 @@ export interface TestServer {
   pid: number;
   home: string;
   stateDir: string;
+  /** The server's working directory. */
+  cwd: string;
   stderr: () => string;
   call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
   close(): Promise<void>;
@@ -110,6 +116,8 @@ export interface ToolReply {
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const home = options.home ?? tempDir("od-home-");
   const stateDir = options.stateDir ?? join(home, "state");
+  const cwd = options.cwd ?? join(home, "project");
+  if (options.cwd === undefined) mkdirSync(cwd, { recursive: true });
   if (options.userConfig) {
     mkdirSync(join(home, ".ollama-mcp"), { recursive: true });
     writeFileSync(join(home, ".ollama-mcp", "config.json"), JSON.stringify(options.userConfig));
@@ -129,7 +137,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     command,
     args,
     env,
-    cwd: options.cwd ?? home,
+    cwd,
     stderr: "pipe",
   });
   let stderr = "";
@@ -146,6 +154,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     pid,
     home,
     stateDir,
+    cwd,
     stderr: () => stderr,
     async call(name, args = {}, opts = {}) {
       const raw = await client.callTool({ name, arguments: args }, undefined, {

@@ -8,6 +8,12 @@ import { join } from "node:path";
 import { OllamaClient } from "../../backends/ollama.ts";
 import { ChatClient, type ChatClientOptions, type ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
+import {
+  defaultWorkdirPolicy,
+  realContext,
+  refusalOf,
+  type WorkdirPolicy,
+} from "../../jobs/workdirs.ts";
 import type { BackendSpec } from "../../settings/fields.ts";
 import type {
   Activity,
@@ -55,6 +61,8 @@ export interface NativeEngineConfig {
    * hidden from commands and refused to file tools even inside a writable dir.
    */
   protect?: readonly string[];
+  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
+  workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
 }
@@ -122,12 +130,17 @@ export class NativeEngine implements Engine {
     }
     const cwd = await realpath(spec.cwd);
     const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
-    const systemRoot = roots.find(coversSystem);
-    if (systemRoot !== undefined) {
-      return failed(
-        `Cannot run job: the native engine makes cwd and add_dirs writable, and "${systemRoot}" ` +
-          `holds system directories. Use a project directory`,
-      );
+    // The server checked these already; judged again here because the directories are
+    // resolved anew and anything may have changed since (a follow-up, a restart).
+    const context = await realContext(this.config.workdirs ?? defaultWorkdirPolicy());
+    for (const root of roots) {
+      const refusal = refusalOf(root, context);
+      if (refusal) {
+        return failed(
+          `Cannot run job: the native engine makes cwd and add_dirs writable, and "${root}" ` +
+            `is refused: ${refusal.reason}. Use a project directory`,
+        );
+      }
     }
     const protect = (await Promise.all(
       (this.config.protect ?? []).map((p) => realpath(p).catch(() => undefined)),
@@ -288,24 +301,6 @@ export class NativeEngine implements Engine {
       sessionCreated: started,
     };
   }
-}
-
-/** True for "/" and any directory that contains a system directory such as /usr or /etc. */
-function coversSystem(dir: string): boolean {
-  const d = dir.endsWith("/") ? dir : `${dir}/`;
-  return [
-    "/usr/",
-    "/etc/",
-    "/bin/",
-    "/sbin/",
-    "/lib/",
-    "/boot/",
-    "/proc/",
-    "/sys/",
-    "/dev/",
-    "/var/",
-  ]
-    .some((system) => system.startsWith(d));
 }
 
 export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
