@@ -60,6 +60,7 @@ export async function serve(): Promise<number> {
     sandbox: s.sandbox,
     parentEnv: env,
     protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
+    allowSecretFiles: s.allowSecretFiles,
     workdirs,
   });
   const backendLimits: Record<string, number> = {};

@@ -3,9 +3,10 @@
  * puts them in the prompt, so their bytes never pass through the orchestrator's context.
  * Nothing is cut silently: a file that does not fit or is binary is left out and named.
  */
-import { open, stat } from "node:fs/promises";
+import type { OpenedFile } from "../../platform/beneath.ts";
 import { DelegateError } from "../../errors.ts";
-import { confinePath, displayPath } from "./tools/confine.ts";
+import { displayPath, openConfined } from "./tools/confine.ts";
+import { readCapped } from "./tools/file_io.ts";
 import { MAX_FILE_BYTES } from "./tools/types.ts";
 import { estimateTokens } from "./prompt.ts";
 
@@ -28,6 +29,10 @@ export async function inlineFiles(options: {
   cwd: string;
   roots: readonly string[];
   protect?: readonly string[];
+  /** Secret-looking file names the user lets delegates read (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
+  /** The user's Read path rules, applied to each file as it resolves (see ToolContext). */
+  pathRefusal?(tool: string, real: string, final: boolean): string | undefined;
   /** The model's context length, when the backend told us. */
   contextTokens?: number;
   model: string;
@@ -40,42 +45,51 @@ export async function inlineFiles(options: {
   const parts: string[] = [];
   let used = 0;
   for (const file of options.files) {
-    let real: string;
+    // Opened as the Read tool opens a file: beneath the roots, under the same policy.
+    let opened: OpenedFile;
     try {
-      real = await confinePath(
+      opened = await openConfined(
         file,
         {
           cwd: options.cwd,
           roots: options.roots,
           ...(options.protect ? { protect: options.protect } : {}),
+          ...(options.allowSecretFiles ? { allowSecretFiles: options.allowSecretFiles } : {}),
+          ...(options.pathRefusal ? { pathRefusal: options.pathRefusal } : {}),
         },
-        "read",
+        { mode: "read", tool: "Read", verb: "read" },
       );
     } catch (e) {
-      skipped.push({ path: file, reason: (e as Error).message });
+      const reason = (e as Error).message;
+      skipped.push({
+        path: file,
+        reason: / is a directory|not a regular file/.test(reason) ? "not a regular file" : reason,
+      });
       continue;
     }
-    const shown = displayPath(real, options.cwd);
+    const shown = displayPath(opened.real, options.cwd);
     let text: string;
     try {
-      const info = await stat(real);
-      if (!info.isFile()) {
-        skipped.push({ path: shown, reason: "not a regular file" });
+      const size = opened.stats.size;
+      if (size > MAX_FILE_BYTES) {
+        skipped.push({ path: shown, reason: `${size} bytes, over the 8 MiB limit` });
         continue;
       }
-      if (info.size > MAX_FILE_BYTES) {
-        skipped.push({ path: shown, reason: `${info.size} bytes, over the 8 MiB limit` });
+      const bytes = await readCapped(opened.handle, MAX_FILE_BYTES);
+      if (bytes.length > MAX_FILE_BYTES) {
+        skipped.push({ path: shown, reason: `over the 8 MiB limit` });
         continue;
       }
-      const bytes = await readAll(real, info.size);
       if (isBinary(bytes)) {
-        skipped.push({ path: shown, reason: `binary (${info.size} bytes)` });
+        skipped.push({ path: shown, reason: `binary (${bytes.length} bytes)` });
         continue;
       }
       text = new TextDecoder().decode(bytes);
     } catch (e) {
       skipped.push({ path: shown, reason: (e as Error).message });
       continue;
+    } finally {
+      await opened.handle.close();
     }
     const tokens = estimateTokens(text.length + shown.length + 32);
     if (tokens > budget) {
@@ -127,22 +141,6 @@ export async function inlineFiles(options: {
     skipped,
     fileTokens: used,
   };
-}
-
-async function readAll(path: string, size: number): Promise<Uint8Array> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = new Uint8Array(size);
-    let offset = 0;
-    while (offset < size) {
-      const { bytesRead } = await handle.read(buffer, offset, size - offset, offset);
-      if (bytesRead === 0) break;
-      offset += bytesRead;
-    }
-    return buffer.subarray(0, offset);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** A NUL byte in the first 8 KiB, or text that is not UTF-8, means binary. */

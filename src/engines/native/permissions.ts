@@ -33,6 +33,12 @@ export interface ToolPolicy {
   tools: NativeTool[];
   /** Why a call is refused, or undefined when it may run. */
   refusal(name: string, input: Record<string, unknown>): string | undefined;
+  /**
+   * The path rules again, on a path as the file tools resolved it (symlinks followed), for every
+   * directory on the way (final=false: deny rules only) and the file itself: a symlink `cfg`
+   * to `secrets` must not open what `Read(secrets/**)` closes. Undefined when allowed.
+   */
+  pathRefusal(tool: string, real: string, final: boolean): string | undefined;
 }
 
 /**
@@ -70,6 +76,21 @@ export function toolPolicy(
   const names = new Set<string>(offered.map((t) => t.name));
   return {
     tools: offered,
+    pathRefusal(tool, real, final) {
+      const path = pathOf({ file_path: real }, cwd);
+      const deny = denied.find((r) =>
+        r.pattern !== undefined && r.name !== "Bash" && covers(r.name, tool) &&
+        matchesPath(r.pattern, path)
+      );
+      if (deny) return `"${path}" is refused by the rule ${deny.name}(${deny.pattern})`;
+      if (!final) return undefined;
+      const allow = (allowed ?? []).filter((r) => r.name === tool);
+      if (allow.length === 0 || allow.some((r) => r.pattern === undefined)) return undefined;
+      if (allow.some((r) => matchesPath(r.pattern!, path))) return undefined;
+      return `"${path}" is not among the paths ${
+        allow.map((r) => `${r.name}(${r.pattern})`).join(", ")
+      } allows`;
+    },
     refusal(name, input) {
       if (!names.has(name)) {
         return `Tool "${name}" is not available in this run (permission mode ${mode}` +
@@ -131,41 +152,117 @@ const WRAPPERS = new Set([
   "script",
   "time",
 ]);
-const KEYWORDS = /^(?:then|do|else|elif|if|while|until|!|\{|\(|\)|\})\s*/;
+const KEYWORDS = new Set(["then", "do", "else", "elif", "if", "while", "until", "!", "{", "}"]);
+
+/** One command's words after the shell's quote removal, and what in them would expand. */
+export interface ShellWords {
+  words: string[];
+  /** Unquoted brace expansion (`{r,}m`, `{a..z}`), which builds words at run time. */
+  braces: boolean;
+  /** Unquoted glob characters in the first word: the program's name is a pattern. */
+  globbedProgram: boolean;
+}
 
 /**
- * One command of a chain as a shell would run it: grouping, keywords and `VAR=value`
- * prefixes stripped, the program reduced to its name (`/bin/rm` is `rm`).
+ * Splits a command into words as a POSIX shell does, removing quotes and backslashes, so that
+ * `r\m`, `"r"m`, `'r'm` and `r""m` all read `rm`, as the shell runs them. Each word also keeps
+ * a skeleton with quoted characters blanked out, to see what the shell would expand.
+ */
+export function shellWords(command: string): ShellWords {
+  const words: string[] = [];
+  const skeletons: string[] = [];
+  let word = "";
+  let skeleton = "";
+  let inWord = false;
+  const end = () => {
+    if (inWord) {
+      words.push(word);
+      skeletons.push(skeleton);
+    }
+    [word, skeleton, inWord] = ["", "", false];
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === "\\") {
+      if (i + 1 < command.length) word += command[++i];
+      skeleton += "_";
+      inWord = true;
+    } else if (c === "'") {
+      const close = command.indexOf("'", i + 1);
+      const stop = close === -1 ? command.length : close;
+      word += command.slice(i + 1, stop);
+      skeleton += "_".repeat(stop - i - 1);
+      i = stop;
+      inWord = true;
+    } else if (c === '"') {
+      for (i++; i < command.length && command[i] !== '"'; i++) {
+        // Inside double quotes a backslash quotes only these characters.
+        if (command[i] === "\\" && i + 1 < command.length && '"\\$`\n'.includes(command[i + 1]!)) {
+          i++;
+        }
+        word += command[i];
+        skeleton += "_";
+      }
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      end();
+    } else {
+      word += c;
+      skeleton += c;
+      inWord = true;
+    }
+  }
+  end();
+  return {
+    words,
+    braces: skeletons.some((s) => /\{[^{}]*(?:,|\.\.)[^{}]*\}/.test(s)),
+    globbedProgram: /[*?]|\[.*\]/.test(skeletons.find((_, i) => !isPrefixWord(words[i]!)) ?? ""),
+  };
+}
+
+/** Words before the program: keywords, grouping and `VAR=value` assignments. */
+function isPrefixWord(word: string): boolean {
+  return KEYWORDS.has(word) || /^[({]+$/.test(word) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word);
+}
+
+/**
+ * One command of a chain as a shell would run it: quotes removed, grouping, keywords and
+ * `VAR=value` prefixes stripped, the program reduced to its name (`/bin/rm` is `rm`).
  */
 export function normaliseCommand(part: string): string {
-  let rest = part.trim();
-  for (let guard = 0; guard < 20; guard++) {
-    const before = rest;
-    rest = rest.replace(KEYWORDS, "").replace(
-      /^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s*/,
-      "",
-    );
-    if (rest === before) break;
-  }
-  const [word = "", ...args] = rest.split(/\s+/);
-  const name = word.replace(/^["']|["']$/g, "").split("/").at(-1) ?? word;
+  const words = shellWords(part).words;
+  let i = 0;
+  while (i < words.length && isPrefixWord(words[i]!)) i++;
+  const [first = "", ...args] = words.slice(i);
+  const name = first.replace(/^[({]+/, "").split("/").at(-1) ?? first;
   return [name, ...args].join(" ").trim();
 }
+
+/** A shell function definition (`f() { ...; }`): its body runs later, under another name. */
+const FUNCTION_DEFINITION = /(?:^|[\s;&|(){}])(?:function\s+)?[\w.:-]+\s*\(\s*\)/;
 
 /**
  * Deny rules are a guard rail, not a sandbox (the sandbox is bubblewrap): with deny rules in
  * force, anything that hides the real command from them (substitutions, variable expansion,
- * `eval`, `sh -c`, `env`, ...) is refused, and each command of a chain is checked alone.
+ * brace expansion, a program named by a glob, `eval`, `sh -c`, `env`, function definitions...)
+ * is refused, and each command of a chain is checked alone, as the shell would read it.
  */
 function bashRefusal(command: string, deny: string[], allow: string[]): string | undefined {
   if (deny.length > 0) {
     const rules = deny.map((p) => `Bash(${p})`).join(", ");
-    if (SUBSTITUTION.test(command) || /\$[A-Za-z_{]|\\\n/.test(command)) {
-      return `Command refused: it uses a substitution or expansion, which the rules ${rules} ` +
-        `cannot be checked against. Write the command out literally`;
+    const unchecked = (what: string) =>
+      `Command refused: it uses ${what}, which the rules ${rules} cannot be checked against. ` +
+      "Write the command out literally";
+    // `$name`, `${...}`, `$1`, `$@`, `$'...'` (ANSI-C quoting), `$"..."`: all expand.
+    if (SUBSTITUTION.test(command) || /\$[A-Za-z_{'"0-9@*#?$!-]|\\\n/.test(command)) {
+      return unchecked("a substitution or expansion");
     }
+    if (FUNCTION_DEFINITION.test(command)) return unchecked("a function definition");
     const parts = command.split(CHAIN).map((p) => p.trim()).filter(Boolean);
     for (const part of parts) {
+      const shell = shellWords(part);
+      if (shell.braces) return unchecked("brace expansion");
+      if (shell.globbedProgram) return unchecked("a pattern as the program name");
       const plain = normaliseCommand(part);
       const program = plain.split(" ")[0] ?? "";
       if (WRAPPERS.has(program)) {

@@ -44,6 +44,7 @@ import { toolPolicy } from "./permissions.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type SandboxMode, shellRunner } from "./sandbox.ts";
 import { bashTool } from "./tools/bash.ts";
+import { protectedPaths } from "./tools/confine.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 
 /** The tail of a transcript read back for status; enough for 100 activities. */
@@ -61,6 +62,8 @@ export interface NativeEngineConfig {
    * hidden from commands and refused to file tools even inside a writable dir.
    */
   protect?: readonly string[];
+  /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
   /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
@@ -142,9 +145,8 @@ export class NativeEngine implements Engine {
         );
       }
     }
-    const protect = (await Promise.all(
-      (this.config.protect ?? []).map((p) => realpath(p).catch(() => undefined)),
-    )).filter((p): p is string => p !== undefined);
+    // As written and as resolved, also when missing: a directory created later stays protected.
+    const protect = await protectedPaths(this.config.protect ?? []);
     const runner = shellRunner(this.config.sandbox);
     const policy = toolPolicy(
       [...FILE_TOOLS, bashTool(runner)],
@@ -167,6 +169,8 @@ export class NativeEngine implements Engine {
         cwd,
         roots,
         protect,
+        allowSecretFiles: this.config.allowSecretFiles ?? [],
+        pathRefusal: policy.pathRefusal,
         model: spec.model,
         ...(contextTokens !== undefined ? { contextTokens } : {}),
       });
@@ -232,6 +236,8 @@ export class NativeEngine implements Engine {
           cwd,
           roots,
           protect,
+          allowSecretFiles: this.config.allowSecretFiles ?? [],
+          pathRefusal: policy.pathRefusal,
           signal,
           fileChanged: (path) => sink.fileChanged?.(path),
           commandRun: (run) => sink.commandRun?.(run),

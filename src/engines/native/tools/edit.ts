@@ -1,9 +1,8 @@
-import { stat } from "node:fs/promises";
-import { confinePath } from "./confine.ts";
-import { guard, optionalBool, requireString, ToolFailure } from "./fields.ts";
-import { loadFile, sizeLimitText } from "./file_io.ts";
+import type { OpenedFile } from "../../../platform/beneath.ts";
+import { openConfined } from "./confine.ts";
+import { fsErrorText, guard, optionalBool, requireString, ToolFailure } from "./fields.ts";
+import { loadFile, replaceContent, sizeLimitText } from "./file_io.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
-import { writeConfined } from "./write.ts";
 
 /** Non-overlapping occurrences of `needle` (not empty) in `text`. */
 export function countOccurrences(text: string, needle: string): number {
@@ -20,12 +19,13 @@ function lineOf(text: string, index: number): number {
   return line;
 }
 
-async function exists(real: string): Promise<boolean> {
+async function writeAndClose(file: OpenedFile, shown: string, content: string): Promise<void> {
   try {
-    await stat(real);
-    return true;
-  } catch {
-    return false;
+    await replaceContent(file.handle, content);
+  } catch (e) {
+    throw new ToolFailure(`Cannot write: ${fsErrorText(e, shown)}`);
+  } finally {
+    await file.handle.close();
   }
 }
 
@@ -37,60 +37,81 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (oldString === newString) {
     throw new ToolFailure("Refused: old_string and new_string are the same; nothing to change");
   }
-  const real = await confinePath(filePath, ctx, "write");
 
   // As Claude Code's Edit: an empty old_string creates a file that does not exist yet.
   if (oldString === "") {
-    if (await exists(real)) {
-      throw new ToolFailure(
-        `Cannot edit "${filePath}": old_string is empty but the file exists; ` +
-          "give the text to replace, or use Write",
-      );
+    let created: OpenedFile;
+    try {
+      created = await openConfined(filePath, ctx, { mode: "create", tool: "Edit", verb: "edit" });
+    } catch (e) {
+      if (e instanceof ToolFailure && e.message.endsWith("it already exists")) {
+        throw new ToolFailure(
+          `Cannot edit "${filePath}": old_string is empty but the file exists; ` +
+            "give the text to replace, or use Write",
+        );
+      }
+      throw e;
     }
-    await writeConfined(real, filePath, newString);
-    ctx.fileChanged(real);
+    await writeAndClose(created, filePath, newString);
+    ctx.fileChanged(created.real);
     return { text: `Created "${filePath}"` };
   }
 
-  const file = await loadFile(real, filePath, "edit");
-  if (file.kind === "binary") {
-    throw new ToolFailure(`Cannot edit "${filePath}": binary file, ${file.bytes} bytes`);
-  }
-  const text = file.text;
-  let count = countOccurrences(text, oldString);
-  // A model writes "\n"; a file from Windows has "\r\n". Match it the file's way.
-  if (count === 0 && text.includes("\r\n") && oldString.includes("\n")) {
-    const crlf = (s: string) => s.replace(/\r?\n/g, "\r\n");
-    const n = countOccurrences(text, crlf(oldString));
-    if (n > 0) {
-      [oldString, newString, count] = [crlf(oldString), crlf(newString), n];
+  // One descriptor for reading and writing: the file edited is the file read.
+  const file = await openConfined(filePath, ctx, { mode: "update", tool: "Edit", verb: "edit" });
+  let text: string;
+  try {
+    const loaded = await loadFile(file, filePath, "edit");
+    if (loaded.kind === "binary") {
+      throw new ToolFailure(`Cannot edit "${filePath}": binary file, ${loaded.bytes} bytes`);
     }
+    text = loaded.text;
+  } catch (e) {
+    await file.handle.close();
+    throw e;
   }
-  if (count === 0) {
-    throw new ToolFailure(
-      `old_string not found in "${filePath}"; check whitespace and indentation, ` +
-        "or Read the file again",
-    );
+  let done = false;
+  try {
+    let count = countOccurrences(text, oldString);
+    // A model writes "\n"; a file from Windows has "\r\n". Match it the file's way.
+    if (count === 0 && text.includes("\r\n") && oldString.includes("\n")) {
+      const crlf = (s: string) => s.replace(/\r?\n/g, "\r\n");
+      const n = countOccurrences(text, crlf(oldString));
+      if (n > 0) {
+        [oldString, newString, count] = [crlf(oldString), crlf(newString), n];
+      }
+    }
+    if (count === 0) {
+      throw new ToolFailure(
+        `old_string not found in "${filePath}"; check whitespace and indentation, ` +
+          "or Read the file again",
+      );
+    }
+    if (count > 1 && !replaceAll) {
+      throw new ToolFailure(
+        `old_string found ${count} times in "${filePath}"; add context or use replace_all`,
+      );
+    }
+    const first = text.indexOf(oldString);
+    const updated = replaceAll
+      ? text.split(oldString).join(newString)
+      : text.slice(0, first) + newString + text.slice(first + oldString.length);
+    const bytes = new TextEncoder().encode(updated).length;
+    if (bytes > MAX_FILE_BYTES) {
+      throw new ToolFailure(
+        `Refused to edit "${filePath}": the result would be ${bytes} bytes, over ${sizeLimitText()}`,
+      );
+    }
+    done = true;
+    await writeAndClose(file, filePath, updated);
+    ctx.fileChanged(file.real);
+    const what = count === 1
+      ? `1 occurrence at line ${lineOf(text, first)}`
+      : `${count} occurrences`;
+    return { text: `Edited "${filePath}": replaced ${what}` };
+  } finally {
+    if (!done) await file.handle.close();
   }
-  if (count > 1 && !replaceAll) {
-    throw new ToolFailure(
-      `old_string found ${count} times in "${filePath}"; add context or use replace_all`,
-    );
-  }
-  const first = text.indexOf(oldString);
-  const updated = replaceAll
-    ? text.split(oldString).join(newString)
-    : text.slice(0, first) + newString + text.slice(first + oldString.length);
-  const bytes = new TextEncoder().encode(updated).length;
-  if (bytes > MAX_FILE_BYTES) {
-    throw new ToolFailure(
-      `Refused to edit "${filePath}": the result would be ${bytes} bytes, over ${sizeLimitText()}`,
-    );
-  }
-  await writeConfined(real, filePath, updated);
-  ctx.fileChanged(real);
-  const what = count === 1 ? `1 occurrence at line ${lineOf(text, first)}` : `${count} occurrences`;
-  return { text: `Edited "${filePath}": replaced ${what}` };
 }
 
 export const editTool: NativeTool = {

@@ -1,5 +1,9 @@
-import { PathRefused } from "./confine.ts";
 import type { ToolResult } from "./types.ts";
+
+/** A path the file tools will not touch. The message is meant for the model. */
+export class PathRefused extends Error {
+  override name = "PathRefused";
+}
 
 /** A tool input field that is missing or of the wrong type. */
 export class FieldError extends Error {

@@ -1,4 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
+import type { OpenedFile } from "../../../platform/beneath.ts";
 import { fsErrorText, ToolFailure } from "./fields.ts";
 import { MAX_FILE_BYTES } from "./types.ts";
 
@@ -30,31 +31,43 @@ export function sizeLimitText(): string {
 }
 
 /**
- * Reads a file the tools may show or edit. Refuses directories (which Glob lists),
- * special files (a FIFO would block the loop) and files over MAX_FILE_BYTES.
+ * Reads at most `cap` bytes from an open file, from its start; one byte more is read so that a
+ * file that grew past the cap since its fstat is noticed.
  */
-export async function loadFile(real: string, shown: string, verb: string): Promise<LoadedFile> {
-  let size: number;
-  try {
-    const info = await stat(real);
-    if (info.isDirectory()) {
-      throw new ToolFailure(`Cannot ${verb} "${shown}": it is a directory; use Glob to list files`);
-    }
-    if (!info.isFile()) throw new ToolFailure(`Cannot ${verb} "${shown}": not a regular file`);
-    size = info.size;
-  } catch (e) {
-    if (e instanceof ToolFailure) throw e;
-    throw new ToolFailure(`Cannot ${verb}: ${fsErrorText(e, shown)}`);
+export async function readCapped(handle: FileHandle, cap: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const buffer = new Uint8Array(Math.min(1024 * 1024, cap + 1 - total));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
+    if (bytesRead === 0) break;
+    chunks.push(buffer.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > cap) break;
   }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+/**
+ * Reads a file the tools may show or edit, through the descriptor openConfined returned (so
+ * what is read is what was checked). Files over MAX_FILE_BYTES are refused.
+ */
+export async function loadFile(file: OpenedFile, shown: string, verb: string): Promise<LoadedFile> {
   const tooBig = (n: number) =>
     new ToolFailure(
       `Refused to ${verb} "${shown}": it is ${n} bytes, over ${sizeLimitText()}; ` +
         "use Grep to search it, or Bash (head, sed -n) to view parts",
     );
-  if (size > MAX_FILE_BYTES) throw tooBig(size);
+  if (file.stats.size > MAX_FILE_BYTES) throw tooBig(file.stats.size);
   let bytes: Uint8Array;
   try {
-    bytes = await readFile(real);
+    bytes = await readCapped(file.handle, MAX_FILE_BYTES);
   } catch (e) {
     throw new ToolFailure(`Cannot ${verb}: ${fsErrorText(e, shown)}`);
   }
@@ -62,4 +75,19 @@ export async function loadFile(real: string, shown: string, verb: string): Promi
   if (looksBinary(bytes)) return { kind: "binary", bytes: bytes.length };
   const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
   return { kind: "text", text, bytes: bytes.length };
+}
+
+/**
+ * Replaces an open file's content through its descriptor: written over from the start, then
+ * cut to the new length (never truncated at open, before the descriptor was checked).
+ */
+export async function replaceContent(handle: FileHandle, content: string): Promise<number> {
+  const bytes = new TextEncoder().encode(content);
+  let at = 0;
+  while (at < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, at, bytes.length - at, at);
+    at += bytesWritten;
+  }
+  await handle.truncate(bytes.length);
+  return bytes.length;
 }

@@ -1,26 +1,30 @@
-import { stat } from "node:fs/promises";
-import { isAbsolute, relative, sep } from "node:path";
-import { confinePath, PathRefused } from "./confine.ts";
+import { isAbsolute, join, relative, sep } from "node:path";
+import type { BeneathDir } from "../../../platform/beneath.ts";
+import { openSearchBase, pathPolicy, PathRefused } from "./confine.ts";
 import { guard, optionalString, requireString, ToolFailure } from "./fields.ts";
 import { globToRegExp, hasMagic } from "./glob_pattern.ts";
 import type { NativeTool, ToolContext, ToolResult } from "./types.ts";
-import { walkFiles } from "./walk.ts";
+import { pacer, walkBeneath } from "./walk.ts";
 
 /** Paths listed at most; the rest are counted. */
 export const GLOB_MAX_RESULTS = 200;
 
-/** A directory the search may walk: confined, and really a directory. */
-export async function searchDir(
+/**
+ * Where a search starts, opened beneath the roots: a directory (held open, for the walk) or a
+ * file. A missing path is an error naming it.
+ */
+export async function searchBase(
   path: string | undefined,
   ctx: ToolContext,
-): Promise<{ real: string; isFile: boolean }> {
-  if (path === undefined) return { real: ctx.cwd, isFile: false };
-  const real = await confinePath(path, ctx, "read");
+  tool: string,
+): Promise<Awaited<ReturnType<typeof openSearchBase>>> {
   try {
-    const info = await stat(real);
-    return { real, isFile: info.isFile() };
-  } catch {
-    throw new ToolFailure(`Cannot search "${path}": it does not exist`);
+    return await openSearchBase(path ?? ".", ctx, tool);
+  } catch (e) {
+    if (e instanceof ToolFailure && / does not exist$/.test(e.message)) {
+      throw new ToolFailure(`Cannot search "${path}": it does not exist`);
+    }
+    throw e;
   }
 }
 
@@ -29,17 +33,11 @@ export function relativeSlash(base: string, file: string): string {
   return relative(base, file).split(sep).join("/");
 }
 
-/** Files with their modification time, newest first, then by path. */
-export async function newestFirst(files: readonly string[]): Promise<string[]> {
-  const timed = await Promise.all(files.map(async (file) => {
-    try {
-      return { file, mtime: (await stat(file)).mtimeMs };
-    } catch {
-      return { file, mtime: 0 };
-    }
-  }));
-  timed.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
-  return timed.map((t) => t.file);
+/** Sorts newest first, then by path. */
+export function byNewest<T extends { mtime: number; path: string }>(items: T[]): T[] {
+  return items.sort((a, b) =>
+    b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+  );
 }
 
 async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
@@ -52,8 +50,11 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
     );
   }
   while (pattern.startsWith("./")) pattern = pattern.slice(2);
-  const dir = await searchDir(path, ctx);
-  if (dir.isFile) throw new ToolFailure(`Cannot search "${path}": it is a file, not a directory`);
+  const start = await searchBase(path, ctx, "Glob");
+  if ("file" in start) {
+    await start.file.handle.close();
+    throw new ToolFailure(`Cannot search "${path}": it is a file, not a directory`);
+  }
 
   // The literal head of the pattern (`src/lib` in `src/lib/**/*.ts`) is where the walk
   // starts; an absolute pattern is allowed when that head is inside the roots.
@@ -62,25 +63,51 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (literal === -1) literal = segments.length - 1;
   const head = segments.slice(0, literal).join("/");
   const absolute = isAbsolute(pattern);
-  let base = dir.real;
+  let base: BeneathDir = start.dir;
   if (head !== "" || absolute) {
-    base = await confinePath(absolute ? head || "/" : `${dir.real}${sep}${head}`, ctx, "read");
+    await start.dir.close();
+    let opened;
+    try {
+      opened = await openSearchBase(
+        absolute ? head || "/" : join(start.dir.real, head),
+        ctx,
+        "Glob",
+      );
+    } catch (e) {
+      if (e instanceof ToolFailure && / does not exist$|is not a directory$/.test(e.message)) {
+        return { text: `No files match "${pattern}" in "${path ?? "."}"` };
+      }
+      throw e;
+    }
+    if ("file" in opened) {
+      await opened.file.handle.close();
+      return { text: `No files match "${pattern}" in "${path ?? "."}"` };
+    }
+    base = opened.dir;
   }
   const regex = globToRegExp(pattern);
-  const walk = await walkFiles(base, {
-    roots: ctx.roots,
-    signal: ctx.signal,
-    ...(ctx.protect ? { protect: ctx.protect } : {}),
-    named: pattern,
-  });
-  const matches: string[] = [];
-  const shown = new Map<string, string>();
-  for (const file of walk.files) {
-    const rel = relativeSlash(base, file);
-    const candidate = head === "" ? rel : `${head}/${rel}`;
-    if (!regex.test(candidate)) continue;
-    matches.push(file);
-    shown.set(file, candidate);
+  const matches: Array<{ path: string; mtime: number }> = [];
+  let walk;
+  try {
+    walk = await walkBeneath(base, {
+      signal: ctx.signal,
+      named: pattern,
+      check: pathPolicy(ctx, "list", "Glob"),
+      pause: pacer(),
+      async visit(dir, name, _real, rel) {
+        const candidate = head === "" ? rel : `${head}/${rel}`;
+        if (!regex.test(candidate)) return;
+        let mtime = 0;
+        try {
+          mtime = (await dir.stat(name)).mtimeMs;
+        } catch {
+          // vanished since the listing: still listed, last
+        }
+        matches.push({ path: candidate, mtime });
+      },
+    });
+  } finally {
+    await base.close();
   }
   const where = path ?? ".";
   const stopped = walk.truncated
@@ -89,8 +116,8 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (matches.length === 0) {
     return { text: `No files match "${pattern}" in "${where}"${stopped}` };
   }
-  const sorted = await newestFirst(matches);
-  const lines = sorted.slice(0, GLOB_MAX_RESULTS).map((file) => shown.get(file) ?? file);
+  const sorted = byNewest(matches);
+  const lines = sorted.slice(0, GLOB_MAX_RESULTS).map((m) => m.path);
   if (sorted.length > GLOB_MAX_RESULTS) {
     lines.push(`[${sorted.length - GLOB_MAX_RESULTS} more not shown; narrow the pattern]`);
   }

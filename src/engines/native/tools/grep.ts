@@ -1,6 +1,6 @@
-import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { displayPath } from "./confine.ts";
+import type { OpenedFile } from "../../../platform/beneath.ts";
+import { displayPath, pathPolicy, secretRefusal } from "./confine.ts";
 import {
   FieldError,
   guard,
@@ -11,31 +11,38 @@ import {
   requireString,
   ToolFailure,
 } from "./fields.ts";
-import { looksBinary, sizeLimitText } from "./file_io.ts";
-import { newestFirst, relativeSlash, searchDir } from "./glob.ts";
+import { looksBinary, readCapped, sizeLimitText } from "./file_io.ts";
+import { byNewest, searchBase } from "./glob.ts";
 import { globToRegExp } from "./glob_pattern.ts";
+import { compileSearch, searchText, type TextSearch } from "./grep_search.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
-import { walkFiles } from "./walk.ts";
+import { pacer, walkBeneath } from "./walk.ts";
 
 /** Grep output is cut here, with a note. */
 export const GREP_MAX_CHARS = 20_000;
 /** Matching lines longer than this are cut in content mode. */
 const GREP_MAX_LINE_CHARS = 500;
+/**
+ * Time one search may take. A model's pattern over a large tree could otherwise keep a job
+ * busy for minutes; what was found so far is returned with a note saying the search stopped.
+ */
+export const GREP_BUDGET_MS = 20_000;
 
 const MODES = ["files_with_matches", "content", "count"] as const;
 type Mode = typeof MODES[number];
 
 interface FileMatches {
   file: string;
+  mtime: number;
   /** 1-based line numbers and text of matching lines (content mode only). */
   lines: Array<[number, string]>;
   count: number;
 }
 
 /** The regex the model gave, or an error naming it. */
-function compile(pattern: string, ignoreCase: boolean): RegExp {
+function compile(pattern: string, ignoreCase: boolean): TextSearch {
   try {
-    return new RegExp(pattern, ignoreCase ? "i" : "");
+    return compileSearch(pattern, ignoreCase);
   } catch (e) {
     throw new FieldError(`"pattern" is not a valid regex: /${pattern}/: ${(e as Error).message}`);
   }
@@ -49,30 +56,49 @@ function globFilter(glob: string | undefined): (rel: string) => boolean {
   return (rel) => regex.test(basename(rel));
 }
 
-async function searchFile(
-  file: string,
-  regex: RegExp,
-  keepLines: boolean,
-): Promise<FileMatches | "big" | "skip"> {
+interface Tally {
+  big: number;
+  secret: number;
+  timedOut: boolean;
+  searched: number;
+}
+
+/** Searches one opened file (closing it); undefined when it is skipped or has no match. */
+async function searchOpened(
+  file: OpenedFile,
+  search: TextSearch,
+  mode: Mode,
+  tally: Tally,
+  deadline: number,
+  pause: () => Promise<void>,
+): Promise<FileMatches | undefined> {
   let bytes: Uint8Array;
   try {
-    if ((await stat(file)).size > MAX_FILE_BYTES) return "big";
-    bytes = await readFile(file);
+    if (file.stats.size > MAX_FILE_BYTES) {
+      tally.big++;
+      return undefined;
+    }
+    bytes = await readCapped(file.handle, MAX_FILE_BYTES);
   } catch {
-    return "skip";
+    return undefined;
+  } finally {
+    await file.handle.close();
   }
-  if (looksBinary(bytes)) return "skip";
-  const text = new TextDecoder().decode(bytes);
-  const found: FileMatches = { file, lines: [], count: 0 };
-  let n = 0;
-  for (const raw of text.split("\n")) {
-    n++;
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (!regex.test(line)) continue;
-    found.count++;
-    if (keepLines) found.lines.push([n, line]);
+  if (bytes.length > MAX_FILE_BYTES) {
+    tally.big++;
+    return undefined;
   }
-  return found;
+  if (looksBinary(bytes)) return undefined;
+  tally.searched++;
+  const result = await searchText(new TextDecoder().decode(bytes), search, {
+    keepLines: mode === "content",
+    firstOnly: mode === "files_with_matches",
+    deadline,
+    pause,
+  });
+  if (result.timedOut) tally.timedOut = true;
+  if (result.count === 0) return undefined;
+  return { file: file.real, mtime: file.stats.mtimeMs, lines: result.lines, count: result.count };
 }
 
 function cutLine(line: string): string {
@@ -104,51 +130,87 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   const ignoreCase = optionalBool(input, "-i") ?? false;
   const lineNumbers = optionalBool(input, "-n") ?? true;
   const headLimit = optionalInt(input, "head_limit", 1);
-  const regex = compile(pattern, ignoreCase);
+  const search = compile(pattern, ignoreCase);
   const filter = globFilter(glob);
+  const budgetMs = ctx.searchBudgetMs ?? GREP_BUDGET_MS;
+  const deadline = performance.now() + budgetMs;
+  const pause = pacer();
 
-  const dir = await searchDir(path, ctx);
-  let files = [dir.real];
-  let stopped = "";
-  if (!dir.isFile) {
-    const named = `${path ?? ""} ${glob ?? ""}`;
-    const walk = await walkFiles(dir.real, {
-      roots: ctx.roots,
-      signal: ctx.signal,
-      ...(ctx.protect ? { protect: ctx.protect } : {}),
-      named,
-    });
-    files = walk.files.filter((file) => filter(relativeSlash(dir.real, file)));
-    if (walk.truncated) stopped = "\n[search stopped after too many entries; narrow the path]";
-  }
-
+  const base = await searchBase(path, ctx, "Grep");
   const found: FileMatches[] = [];
-  let big = 0;
+  const tally: Tally = { big: 0, secret: 0, timedOut: false, searched: 0 };
+  let stopped = "";
   let contentChars = 0;
-  for (const file of files) {
-    if (ctx.signal.aborted) throw new ToolFailure("Cancelled while searching");
-    const result = await searchFile(file, regex, mode === "content");
-    if (result === "big") big++;
-    if (typeof result === "string" || result.count === 0) continue;
+  // Content beyond what can be shown is not kept: `.` over a large tree would be huge.
+  const keep = (result: FileMatches | undefined): boolean => {
+    if (!result) return false;
     found.push(result);
-    // Content beyond what can be shown is not kept: `.` over a large tree would be huge.
     contentChars += result.lines.reduce((sum, [, line]) => sum + line.length, 0);
     if (mode === "content" && contentChars > 4 * GREP_MAX_CHARS) {
       stopped += "\n[search stopped early: more matches not shown; narrow the pattern]";
-      break;
+      return true;
+    }
+    return tally.timedOut;
+  };
+  if ("file" in base) {
+    const secret = secretRefusal(ctx, base.file.real);
+    if (secret !== undefined) {
+      await base.file.handle.close();
+      throw new ToolFailure(`Refused to search "${path}": ${secret}`);
+    }
+    keep(await searchOpened(base.file, search, mode, tally, deadline, pause));
+  } else {
+    try {
+      const walk = await walkBeneath(base.dir, {
+        signal: ctx.signal,
+        named: `${path ?? ""} ${glob ?? ""}`,
+        check: pathPolicy(ctx, "list", "Grep"),
+        deadline,
+        pause,
+        async visit(dir, name, real, rel) {
+          if (ctx.signal.aborted) throw new ToolFailure("Cancelled while searching");
+          if (!filter(rel)) return;
+          if (secretRefusal(ctx, real) !== undefined) {
+            tally.secret++;
+            return;
+          }
+          let file: OpenedFile;
+          try {
+            file = await dir.openFile(name);
+          } catch {
+            return; // replaced by a symlink, a FIFO, or removed since the listing
+          }
+          return keep(await searchOpened(file, search, mode, tally, deadline, pause));
+        },
+      });
+      if (walk.timedOut) tally.timedOut = true;
+      if (walk.truncated) stopped += "\n[search stopped after too many entries; narrow the path]";
+    } finally {
+      await base.dir.close();
     }
   }
-  const skippedBig = big > 0
-    ? `\n[${big} file${big === 1 ? "" : "s"} over ${sizeLimitText()} not searched]`
+  if (tally.timedOut) {
+    stopped += `\n[search stopped after ${budgetMs / 1000} s: the time limit of one search; ` +
+      `results cover the ${tally.searched} files searched so far; narrow the path, glob or ` +
+      "pattern]";
+  }
+  const skippedBig = tally.big > 0
+    ? `\n[${tally.big} file${tally.big === 1 ? "" : "s"} over ${sizeLimitText()} not searched]`
     : "";
+  const skippedSecret = tally.secret > 0
+    ? `\n[${tally.secret} secret-looking file${tally.secret === 1 ? "" : "s"} (.env, keys...) ` +
+      "not searched: what a delegate reads goes to its model's provider; the user can allow " +
+      "names with `ollama-delegate config --allow-secret-file`]"
+    : "";
+  const notes = skippedBig + skippedSecret + stopped;
   if (found.length === 0) {
-    return { text: `No matches for /${pattern}/ in "${path ?? "."}"${skippedBig}${stopped}` };
+    return { text: `No matches for /${pattern}/ in "${path ?? "."}"${notes}` };
   }
 
   const name = (file: string) => displayPath(file, ctx.cwd);
   let rows: string[];
   if (mode === "files_with_matches") {
-    rows = (await newestFirst(found.map((f) => f.file))).map(name);
+    rows = byNewest(found.map((f) => ({ path: f.file, mtime: f.mtime }))).map((f) => name(f.path));
   } else if (mode === "count") {
     rows = found.map((f) => `${name(f.file)}:${f.count}`);
   } else {
@@ -158,7 +220,7 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
       )
     );
   }
-  return { text: render(rows, headLimit) + skippedBig + stopped };
+  return { text: render(rows, headLimit) + notes };
 }
 
 export const grepTool: NativeTool = {

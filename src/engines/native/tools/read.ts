@@ -1,4 +1,4 @@
-import { confinePath } from "./confine.ts";
+import { openConfined } from "./confine.ts";
 import { guard, optionalInt, requireString } from "./fields.ts";
 import { loadFile } from "./file_io.ts";
 import { type NativeTool, READ_MAX_CHARS, type ToolContext, type ToolResult } from "./types.ts";
@@ -49,8 +49,13 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   const filePath = requireString(input, "file_path");
   const offset = optionalInt(input, "offset", 0) || 1;
   const limit = optionalInt(input, "limit", 1) ?? READ_DEFAULT_LIMIT;
-  const real = await confinePath(filePath, ctx, "read");
-  const file = await loadFile(real, filePath, "read");
+  const opened = await openConfined(filePath, ctx, { mode: "read", tool: "Read", verb: "read" });
+  let file;
+  try {
+    file = await loadFile(opened, filePath, "read");
+  } finally {
+    await opened.handle.close();
+  }
   if (file.kind === "binary") {
     return { text: `"${filePath}": binary file, ${file.bytes} bytes, not shown` };
   }

@@ -28,8 +28,20 @@ export interface ToolContext {
   cwd: string;
   /** Real paths the file tools may touch: cwd first, then add_dirs. */
   roots: readonly string[];
-  /** Real paths inside the roots that stay off limits (the server's settings and records). */
+  /**
+   * Paths inside the roots that stay off limits (the server's settings and records), each as
+   * written and as it resolves, also when it does not exist yet.
+   */
   protect?: readonly string[];
+  /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
+  /**
+   * The user's path rules applied to a path as the file tools resolved it (symlinks followed):
+   * why `tool` may not reach `real`, or undefined. `final` is false for directories on the way.
+   */
+  pathRefusal?(tool: string, real: string, final: boolean): string | undefined;
+  /** Time one Grep may take before it stops and says so (default GREP_BUDGET_MS). */
+  searchBudgetMs?: number;
   /** Aborted when the job is cancelled or times out. */
   signal: AbortSignal;
   /** Reports a file the tool created or changed (absolute real path). */

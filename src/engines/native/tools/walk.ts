@@ -1,81 +1,111 @@
-import { readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isInsideRoots } from "./confine.ts";
+import { setImmediate } from "node:timers";
+import type { BeneathCheck, BeneathDir } from "../../../platform/beneath.ts";
 import { ToolFailure } from "./fields.ts";
 
 /** Directories skipped unless the pattern or path names them, as ripgrep and Claude Code do. */
 export const SKIPPED_DIRS = [".git", "node_modules"] as const;
 /** Entries a walk looks at before it stops and says so; keeps a search of `/` bounded. */
 export const MAX_WALK_ENTRIES = 200_000;
+/** Directories deeper than this are not entered: each level holds one descriptor open. */
+export const MAX_WALK_DEPTH = 128;
 
 export interface WalkOptions {
-  /** Real paths the walk may enter; symlinks resolving elsewhere are not followed. */
-  roots: readonly string[];
   signal: AbortSignal;
   /** Text the user gave (pattern, path, glob): a skipped name in it is walked after all. */
   named: string;
   maxEntries?: number;
-  /** Real paths never entered: the server's own settings and job records. */
-  protect?: readonly string[];
+  /**
+   * Why an entry is left out (directories with final=false, files with final=true): the
+   * server's own directories, credential stores, the user's path rules.
+   */
+  check: BeneathCheck;
+  /** performance.now() after which the walk stops and says so. */
+  deadline?: number;
+  /** Called between entries, so a long walk lets the server answer other requests. */
+  pause?: () => Promise<void>;
+  /**
+   * A regular file: its directory (held open), its name, its path as resolved, and its path
+   * relative to the walk's start with `/` separators. Returning true ends the walk.
+   */
+  visit(dir: BeneathDir, name: string, real: string, rel: string): Promise<boolean | void>;
 }
 
 export interface WalkResult {
-  /** Absolute paths of regular files, below `base` as the walk reached them. */
-  files: string[];
   /** True when the walk stopped at maxEntries. */
   truncated: boolean;
+  /** True when it stopped at the deadline. */
+  timedOut: boolean;
 }
 
 /**
- * Every regular file below the real directory `base`, sorted by path. Symlinks are
- * followed only when their target is inside the roots, and a directory is entered once
- * (by real path), so a link cycle cannot loop.
+ * Visits every regular file below `base`, in the order of their paths. Every directory is
+ * entered through the one above it, held open (see platform/beneath.ts), so no directory swapped
+ * for a symlink during the walk can lead it elsewhere. Symlinks are not followed, as ripgrep
+ * does without --follow: a link to a directory outside, or to a cycle, is simply not walked.
  */
-export async function walkFiles(base: string, options: WalkOptions): Promise<WalkResult> {
+export async function walkBeneath(base: BeneathDir, options: WalkOptions): Promise<WalkResult> {
   const skipped = new Set<string>(SKIPPED_DIRS.filter((name) => !options.named.includes(name)));
   const maxEntries = options.maxEntries ?? MAX_WALK_ENTRIES;
-  const files: string[] = [];
-  const visited = new Set<string>([base]);
-  // Each directory with its real path: the path a link led to is not where it lives.
-  const pending: Array<[path: string, real: string]> = [[base, base]];
+  const result: WalkResult = { truncated: false, timedOut: false };
   let entries = 0;
-  while (pending.length > 0) {
+
+  const walk = async (dir: BeneathDir, rel: string, depth: number): Promise<boolean> => {
     if (options.signal.aborted) throw new ToolFailure("Cancelled while walking the directory");
-    const [dir, realDir] = pending.pop() as [string, string];
     let listing;
     try {
-      listing = await readdir(dir, { withFileTypes: true });
+      listing = await dir.list();
     } catch {
-      continue; // unreadable or vanished: the walk goes on, as find and rg do
+      return false; // unreadable or vanished: the walk goes on, as find and rg do
     }
+    // `a/` sorts as the path `a/x` would against `a.txt`, so the walk goes in path order.
+    const key = (e: { name: string; kind: string }) => e.kind === "dir" ? `${e.name}/` : e.name;
+    listing.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     for (const entry of listing) {
-      if (++entries > maxEntries) return { files: files.sort(), truncated: true };
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        const real = join(realDir, entry.name);
-        if (options.protect && isInsideRoots(options.protect, real)) continue;
-        if (!skipped.has(entry.name) && !visited.has(real)) {
-          visited.add(real);
-          pending.push([path, real]);
-        }
-      } else if (entry.isFile()) {
-        files.push(path);
-      } else if (entry.isSymbolicLink()) {
+      if (++entries > maxEntries) {
+        result.truncated = true;
+        return true;
+      }
+      if (options.deadline !== undefined && performance.now() > options.deadline) {
+        result.timedOut = true;
+        return true;
+      }
+      await options.pause?.();
+      const real = join(dir.real, entry.name);
+      const path = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (entry.kind === "dir") {
+        if (skipped.has(entry.name) || depth >= MAX_WALK_DEPTH) continue;
+        if (options.check(real, false) !== undefined) continue;
+        let sub: BeneathDir;
         try {
-          const target = await realpath(path);
-          if (!isInsideRoots(options.roots, target)) continue;
-          if (options.protect && isInsideRoots(options.protect, target)) continue;
-          const info = await stat(target);
-          if (info.isFile()) files.push(path);
-          else if (info.isDirectory() && !skipped.has(entry.name) && !visited.has(target)) {
-            visited.add(target);
-            pending.push([path, target]);
-          }
+          sub = await dir.openDir(entry.name);
         } catch {
-          continue; // dangling link
+          continue; // replaced by a symlink or removed since the listing
         }
+        try {
+          if (await walk(sub, path, depth + 1)) return true;
+        } finally {
+          await sub.close();
+        }
+      } else if (entry.kind === "file") {
+        if (options.check(real, true) !== undefined) continue;
+        if (await options.visit(dir, entry.name, real, path)) return true;
       }
     }
-  }
-  return { files: files.sort(), truncated: false };
+    return false;
+  };
+
+  await walk(base, "", 0);
+  return result;
+}
+
+/** Gives the event loop a turn when `sliceMs` have passed since the last one. */
+export function pacer(sliceMs = 15): () => Promise<void> {
+  let last = performance.now();
+  return async () => {
+    const now = performance.now();
+    if (now - last < sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    last = performance.now();
+  };
 }

@@ -1,32 +1,7 @@
-import { constants } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
-import { dirname } from "node:path";
-import { confinePath } from "./confine.ts";
+import { openConfined } from "./confine.ts";
 import { fsErrorText, guard, requireString, ToolFailure } from "./fields.ts";
-import { sizeLimitText } from "./file_io.ts";
+import { replaceContent, sizeLimitText } from "./file_io.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
-
-/**
- * Writes `content` to a confined real path, creating missing parents. The parents lie
- * between the real path and its root (confinePath checked the real path), so none is
- * created outside the roots. Written in place, not renamed over, to keep the file's mode.
- * O_NOFOLLOW (POSIX) refuses a symlink put in place of the file since the check.
- */
-export async function writeConfined(real: string, shown: string, content: string): Promise<void> {
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC |
-    (constants.O_NOFOLLOW ?? 0);
-  try {
-    await mkdir(dirname(real), { recursive: true });
-    const handle = await open(real, flags, 0o666);
-    try {
-      await handle.writeFile(content);
-    } finally {
-      await handle.close();
-    }
-  } catch (e) {
-    throw new ToolFailure(`Cannot write: ${fsErrorText(e, shown)}`);
-  }
-}
 
 async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   const filePath = requireString(input, "file_path");
@@ -37,21 +12,18 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
       `Refused to write "${filePath}": content is ${bytes} bytes, over ${sizeLimitText()}`,
     );
   }
-  const real = await confinePath(filePath, ctx, "write");
-  let existed = false;
+  // Opened beneath the roots (missing parents created there), checked, then written through
+  // the descriptor: in place, not renamed over, to keep the file's mode and links.
+  const file = await openConfined(filePath, ctx, { mode: "write", tool: "Write", verb: "write" });
   try {
-    const info = await stat(real);
-    if (info.isDirectory()) {
-      throw new ToolFailure(`Cannot write "${filePath}": it is a directory`);
-    }
-    if (!info.isFile()) throw new ToolFailure(`Cannot write "${filePath}": not a regular file`);
-    existed = true;
+    await replaceContent(file.handle, content);
   } catch (e) {
-    if (e instanceof ToolFailure) throw e;
+    throw new ToolFailure(`Cannot write: ${fsErrorText(e, filePath)}`);
+  } finally {
+    await file.handle.close();
   }
-  await writeConfined(real, filePath, content);
-  ctx.fileChanged(real);
-  return { text: `${existed ? "Overwrote" : "Created"} "${filePath}" (${bytes} bytes)` };
+  ctx.fileChanged(file.real);
+  return { text: `${file.created ? "Created" : "Overwrote"} "${filePath}" (${bytes} bytes)` };
 }
 
 export const writeTool: NativeTool = {
