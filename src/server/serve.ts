@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { OllamaClient } from "../backends/ollama.ts";
@@ -58,6 +58,13 @@ export async function serve(): Promise<number> {
     baseUrl: s.baseUrl,
     backends: s.backends,
     sandbox: s.sandbox,
+    sandboxLimits: {
+      maxProcesses: s.sandboxMaxProcesses,
+      maxMemoryMb: s.sandboxMaxMemoryMb,
+      maxFileMb: s.sandboxMaxFileMb,
+      tmpMb: s.sandboxTmpMb,
+    },
+    sandboxRunDir: join(s.stateDir, ".sandbox"),
     parentEnv: env,
     protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
     allowSecretFiles: s.allowSecretFiles,

@@ -42,7 +42,7 @@ import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
 import { systemPrompt } from "./prompt.ts";
-import { type SandboxMode, shellRunner } from "./sandbox.ts";
+import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
 import { bashTool } from "./tools/bash.ts";
 import { protectedPaths } from "./tools/confine.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
@@ -55,6 +55,10 @@ export interface NativeEngineConfig {
   baseUrl: string;
   backends: Record<string, BackendSpec>;
   sandbox: SandboxMode;
+  /** What one sandboxed command may use; the defaults when absent. */
+  sandboxLimits?: SandboxLimits;
+  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
+  sandboxRunDir?: string;
   /** The server's environment: API keys are read from here, by name, per backend. */
   parentEnv: Record<string, string | undefined>;
   /**
@@ -147,7 +151,10 @@ export class NativeEngine implements Engine {
     }
     // As written and as resolved, also when missing: a directory created later stays protected.
     const protect = await protectedPaths(this.config.protect ?? []);
-    const runner = shellRunner(this.config.sandbox);
+    const runner = shellRunner(this.config.sandbox, undefined, {
+      ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
+      ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
+    });
     const policy = toolPolicy(
       [...FILE_TOOLS, bashTool(runner)],
       spec.options.permissionMode,
@@ -213,6 +220,10 @@ export class NativeEngine implements Engine {
 
     const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
     let before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
+    // Nested repositories and credential stores get the protection the top-level ones get.
+    if (before && runner.kind === "bwrap") {
+      runner.nested = { readOnly: before.nestedGit, hidden: before.credentials };
+    }
     const client = new ChatClient({
       baseUrl: backend.url,
       label: backend.name === DEFAULT_BACKEND
@@ -276,11 +287,15 @@ export class NativeEngine implements Engine {
     if (before) {
       const after = await snapshot(roots);
       for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
-      if (before.capped || after.capped) {
+      const capped = before.capped || after.capped;
+      if (capped) {
         sink.activity({
           kind: "error",
-          text: "The job's directories hold over 20,000 entries: the list of changed files " +
-            "covers Write and Edit calls and only part of what commands changed",
+          text: (capped === "project"
+            ? "The job's directories hold over 20,000 entries"
+            : "The job's version control and dependency folders hold over 200,000 entries") +
+            ": the list of changed files covers Write and Edit calls and only part of what " +
+            "commands changed",
         });
       }
       before = undefined;
