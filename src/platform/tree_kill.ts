@@ -16,9 +16,19 @@ import {
   type KillTreeOptions,
   killTreeWith,
   listDescendantsWith,
+  sendSignal,
 } from "./posix/proc_tree.ts";
+import {
+  type JobMarker,
+  type JobScope,
+  scanProcfs,
+  sweepJobWith,
+  type SweepOptions,
+  type SweepReport,
+  type SweepSource,
+} from "./posix/job_sweep.ts";
 
-export type { KillReport, KillTreeOptions, ProcInfo };
+export type { JobMarker, JobScope, KillReport, KillTreeOptions, ProcInfo, SweepReport };
 
 /**
  * The process-table reader for a POSIX OS. Windows has no ppid-based tree walk with
@@ -74,4 +84,27 @@ export function killSession(sid: number): number[] {
     }
   }
   return killed;
+}
+
+/**
+ * Ends every process of a job that is still alive, wherever it went: members of the job's
+ * session and, on Linux, every process of our uid whose environment carries the job's
+ * marker, with their descendants (see ./posix/job_sweep.ts). Without /proc only the session
+ * is known. A no-op on Windows, where the tree kill (taskkill /T) is all there is.
+ */
+export async function sweepJob(scope: JobScope, opts: SweepOptions): Promise<SweepReport> {
+  if (process.platform === "win32") return { found: [], survivors: [] };
+  const procfs = (process.platform === "linux" || process.platform === "android") && hasProcfs();
+  const source: SweepSource = procfs
+    ? { scan: () => Promise.resolve(scanProcfs(scope)), probe: (pids) => procfsSource.probe(pids) }
+    : {
+      scan: async () => ({
+        table: await psSource.snapshot(),
+        matches: scope.sessionId === undefined
+          ? []
+          : sessionMembers(scope.sessionId).filter((pid) => pid !== scope.sessionId),
+      }),
+      probe: (pids) => psSource.probe(pids),
+    };
+  return await sweepJobWith(source, opts, sendSignal);
 }
