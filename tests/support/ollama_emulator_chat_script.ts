@@ -15,8 +15,15 @@
  *   @chunk-delay <ms>        stream slowly: wait this long between chunks
  * Without @reply, the final answer is `done: <last tool result, first 200 chars>` after a tool
  * round trip, else `echo: <prompt>`. Requests without tools only ever get text.
+ *
+ * The same scripts and directives drive Ollama's native `POST /api/chat`
+ * (ollama_emulator_native_chat.ts): there tool results come back as
+ * `{"role": "tool", "content": ..., "tool_name": ...}` without ids, and count the same. When the
+ * emulator runs in contextMode "real", a script sees the messages left after truncation, so the
+ * directives in a first user message that was cut off are gone too.
  */
 
+import { type ContextRecord } from "./ollama_emulator_context.ts";
 import { isRecord } from "./ollama_emulator_util.ts";
 
 export interface ChatToolCallSpec {
@@ -25,12 +32,21 @@ export interface ChatToolCallSpec {
 }
 
 export type ChatReply =
-  | { kind: "text"; text: string; chunkDelayMs?: number; chunkChars?: number }
+  | {
+    kind: "text";
+    text: string;
+    /** Native `/api/chat` only: `message.thinking`, sent before the content when the request
+     * asks for thinking (`think`) and the model has the "thinking" capability. */
+    thinking?: string;
+    chunkDelayMs?: number;
+    chunkChars?: number;
+  }
   | {
     kind: "tool_calls";
     calls: ChatToolCallSpec[];
     /** Content sent before the calls. */
     text?: string;
+    thinking?: string;
     chunkDelayMs?: number;
     chunkChars?: number;
   }
@@ -42,8 +58,10 @@ export type ChatReply =
   | { kind: "delay"; ms: number; then: ChatReply };
 
 export interface ChatToolResult {
+  /** "" for a native tool result, which carries no id. */
   toolCallId: string;
-  /** The `name` the client sent, else the name of the assistant tool call it answers. */
+  /** The `name` (OpenAI) or `tool_name` (native) the client sent, else the name of the
+   * assistant tool call it answers. */
   name: string;
   /** String content, or the text parts of array content joined by "\n". */
   content: string;
@@ -65,6 +83,16 @@ export interface ChatRequestView {
   requestNumber: number;
   /** 1 for the first request of this conversation (same first user text), and so on. */
   conversationRequestNumber: number;
+  /** Which API the request came through; absent means "openai" (`/v1/chat/completions`). */
+  api?: "openai" | "native";
+  /** Native requests: the `options` object (num_ctx, temperature...), as sent. */
+  options?: Record<string, unknown>;
+  /** Native requests: `think` as sent (true/false/"low"/"medium"/"high"/"max"). */
+  think?: boolean | string;
+  /** Native requests: `format` as sent ("json" or a JSON schema). */
+  format?: unknown;
+  /** The context this request ran with and whether its prompt was cut. */
+  context?: ContextRecord;
 }
 
 /** Returning undefined falls back to the prompt directives. */
@@ -129,7 +157,11 @@ export function chatViewOf(
     const toolCallId = typeof m.tool_call_id === "string" ? m.tool_call_id : "";
     toolResults.push({
       toolCallId,
-      name: typeof m.name === "string" && m.name ? m.name : calls.get(toolCallId) ?? "",
+      name: typeof m.name === "string" && m.name
+        ? m.name
+        : typeof m.tool_name === "string" && m.tool_name
+        ? m.tool_name
+        : calls.get(toolCallId) ?? "",
       content: contentText(m.content),
     });
   }

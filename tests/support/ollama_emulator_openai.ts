@@ -4,6 +4,11 @@
  * the `chat.completion.chunk` SSE stream (role in the first delta, content over several chunks,
  * each tool call whole in one delta, a finish chunk with an empty delta, usage only when
  * `stream_options.include_usage`, then `data: [DONE]`), and errors in the OpenAI shape.
+ *
+ * This API cannot set `num_ctx`: the request runs with the model's loaded context (see
+ * ollama_emulator_context.ts), and in contextMode "real" the script sees, and usage reports,
+ * only what fits. A model with a text `toolCallStyle` answers tool calls as plain content with
+ * `finish_reason: "stop"`.
  */
 
 import {
@@ -13,6 +18,12 @@ import {
   defaultChatReply,
   unmatchedToolMessage,
 } from "./ollama_emulator_chat_script.ts";
+import {
+  type ContextRecord,
+  type FittedPrompt,
+  type PromptParts,
+} from "./ollama_emulator_context.ts";
+import { type TextCallStyle, textReplyOf } from "./ollama_emulator_text_calls.ts";
 import { isRecord, jsonResponse, randomAlnum, splitText, wait } from "./ollama_emulator_util.ts";
 
 export interface ChatModelInfo {
@@ -20,6 +31,18 @@ export interface ChatModelInfo {
   fullName: string;
   capabilities: string[];
   retiredText?: string;
+  toolCallStyle?: TextCallStyle;
+  /** Loads the model for this request and fits the prompt into its context. */
+  admit(path: string, parts: PromptParts, numCtx?: unknown, keepAlive?: unknown): Admitted;
+  /** The request is answered: a keep_alive of 0 unloads the model. */
+  release(keepAlive?: unknown): void;
+}
+
+export interface Admitted {
+  fitted: FittedPrompt;
+  record: ContextRecord;
+  /** True when the script must see `fitted.messages` and usage report `fitted.keptTokens`. */
+  real: boolean;
 }
 
 export interface ChatEndpointContext {
@@ -55,7 +78,7 @@ function estimateTokens(chars: number): number {
 }
 
 /** chars/4 of the messages and tools JSON, so that tests can compare request sizes. */
-function promptTokensOf(body: Record<string, unknown>): number {
+export function promptTokensOf(body: Record<string, unknown>): number {
   const tools = Array.isArray(body.tools) && body.tools.length > 0
     ? JSON.stringify(body.tools).length
     : 0;
@@ -71,6 +94,13 @@ interface WireToolCall {
 
 type Answer = Extract<ChatReply, { kind: "text" | "tool_calls" }>;
 
+/** A tool-call reply as a model that writes its calls as text sends it. */
+export function asTextCalls(answer: Answer, style: TextCallStyle | undefined): Answer {
+  if (answer.kind !== "tool_calls" || style === undefined || style === "structured") return answer;
+  const { calls: _calls, text, ...rest } = answer;
+  return { ...rest, kind: "text", text: textReplyOf(style, answer.calls, text) };
+}
+
 function sse(data: unknown): string {
   return `data: ${JSON.stringify(data)}\n\n`;
 }
@@ -83,7 +113,11 @@ export function createChatCompletions(
   const perConversation = new Map<string, number>();
   const encoder = new TextEncoder();
 
-  const render = (body: Record<string, unknown>, answer: Answer): Response => {
+  const render = (
+    body: Record<string, unknown>,
+    answer: Answer,
+    promptTokens: number,
+  ): Response => {
     const text = answer.kind === "text" ? answer.text : answer.text ?? "";
     const calls: WireToolCall[] = answer.kind === "tool_calls"
       ? answer.calls.map((c, index) => ({
@@ -93,7 +127,6 @@ export function createChatCompletions(
         function: { name: c.name, arguments: JSON.stringify(c.arguments) },
       }))
       : [];
-    const promptTokens = promptTokensOf(body);
     const completionTokens = estimateTokens(
       text.length +
         calls.reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0),
@@ -177,6 +210,8 @@ export function createChatCompletions(
     req: Request,
     body: Record<string, unknown>,
     reply: ChatReply,
+    model: ChatModelInfo,
+    promptTokens: number,
   ): Promise<Response> => {
     switch (reply.kind) {
       case "hang":
@@ -186,11 +221,11 @@ export function createChatCompletions(
         if (!(await wait(reply.ms, [req.signal, ctx.closing]))) {
           return openAiError(503, "ollama emulator closed while the reply was delayed");
         }
-        return answer(req, body, reply.then);
+        return answer(req, body, reply.then, model, promptTokens);
       case "error":
         return openAiError(reply.status, reply.message, reply.retryAfter);
       default:
-        return render(body, reply);
+        return render(body, asTextCalls(reply, model.toolCallStyle), promptTokens);
     }
   };
 
@@ -227,7 +262,13 @@ export function createChatCompletions(
       );
     }
 
-    const probe = chatViewOf(body, rec.headers, requestCount, 0);
+    const admitted = model.admit("/v1/chat/completions", { messages: body.messages, tools });
+    const seen = admitted.real ? { ...body, messages: admitted.fitted.messages } : body;
+    const promptTokens = admitted.real ? admitted.fitted.keptTokens : promptTokensOf(body);
+    const probe = {
+      ...chatViewOf(seen, rec.headers, requestCount, 0),
+      context: admitted.record,
+    };
     const n = (perConversation.get(probe.firstUserText) ?? 0) + 1;
     perConversation.set(probe.firstUserText, n);
     const view = { ...probe, conversationRequestNumber: n };
@@ -235,8 +276,13 @@ export function createChatCompletions(
     try {
       reply = ctx.script()?.(view) ?? defaultChatReply(view);
     } catch (err) {
+      model.release();
       return openAiError(500, `ollama emulator script failed: ${String(err)}`);
     }
-    return await answer(req, body, reply);
+    try {
+      return await answer(req, body, reply, model, promptTokens);
+    } finally {
+      model.release();
+    }
   };
 }
