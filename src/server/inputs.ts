@@ -66,9 +66,15 @@ const waitSeconds = z.number().min(0, "wait_seconds must be 0 or more")
 export const shapes = {
   start: {
     prompt: z.string().optional().describe("The task. Use this or prompt_file"),
-    prompt_file: z.string().optional().describe("Path of a file holding the prompt"),
-    model: z.string().optional().describe("Ollama model; defaults to the configured default"),
-    cwd: z.string().optional().describe("Working directory of the delegate (must exist)"),
+    prompt_file: maxChars("prompt_file", 4096).optional().describe(
+      "Path of a file holding the prompt",
+    ),
+    model: maxChars("model", 256).optional().describe(
+      "Ollama model; defaults to the configured default",
+    ),
+    cwd: maxChars("cwd", 4096).optional().describe(
+      "Working directory of the delegate (must exist)",
+    ),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
     allowed_tools: toolRules().optional().describe(
       'e.g. ["Read","Grep","Bash(git *)"]',
@@ -93,10 +99,10 @@ export const shapes = {
     wait_seconds: waitSeconds,
   },
   followup: {
-    job_id: z.string().optional().describe("A job of the session to continue"),
-    session_id: z.string().optional().describe("Or the session itself"),
+    job_id: maxChars("job_id", 256).optional().describe("A job of the session to continue"),
+    session_id: maxChars("session_id", 256).optional().describe("Or the session itself"),
     prompt: z.string().optional(),
-    prompt_file: z.string().optional(),
+    prompt_file: maxChars("prompt_file", 4096).optional(),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
     allowed_tools: toolRules().optional(),
     disallowed_tools: toolRules().optional(),
@@ -146,15 +152,18 @@ const notFound = (e: unknown) =>
  * not a regular file. `what` names the argument in messages ("prompt_file", "file").
  */
 async function regularFile(full: string, what: string): Promise<string> {
-  let real: string;
-  try {
-    real = await realpath(full);
-  } catch (e) {
-    throw new DelegateError(`Cannot read ${what} "${full}": ${notFound(e)}`, { cause: e });
+  const pseudo = (p: string) =>
+    isWindows ? undefined : PSEUDO_FILE_TREES.find((t) => p === t || p.startsWith(`${t}/`));
+  // The path as given first: /dev/stdin resolves to a pipe that has no path at all.
+  let real = full;
+  if (pseudo(full) === undefined) {
+    try {
+      real = await realpath(full);
+    } catch (e) {
+      throw new DelegateError(`Cannot read ${what} "${full}": ${notFound(e)}`, { cause: e });
+    }
   }
-  const tree = isWindows
-    ? undefined
-    : PSEUDO_FILE_TREES.find((t) => real === t || real.startsWith(`${t}/`));
+  const tree = pseudo(real);
   if (tree !== undefined) {
     throw new DelegateError(
       `Cannot read ${what} "${full}"${real === full ? "" : ` (it resolves to "${real}")`}: ` +

@@ -20,10 +20,11 @@ const MIB = 1024 * 1024;
 /**
  * The largest message we read. JSON may spend 6 bytes on one byte of a prompt (`\u0001`), so
  * a prompt at its documented limit (MAX_PROMPT_BYTES of UTF-8) can take six times that on the
- * wire; 16 MiB more covers every other argument at its own limit, escaped the same way
- * (files 200 x 4096, add_dirs 50 x 4096, tool rules 200 x 500, append_system_prompt 100,000
- * characters: about 7.3 MB). Memory: one message at a time is buffered, so reading costs at
- * most this much plus its decoded text; a longer line is skipped without being kept.
+ * wire; 16 MiB more covers every other argument at its own limit (inputs.ts), escaped the
+ * same way (files 200 x 4096, add_dirs 50 x 4096, tool rules 200 x 500, append_system_prompt
+ * 100,000, paths 4096 and ids 256 characters: about 7.4 MB). Memory: one message at a time is
+ * buffered, so reading costs at most this much plus its decoded text and parsed value; a
+ * longer line is skipped as it arrives, without being kept.
  */
 export const MAX_MESSAGE_BYTES = 6 * MAX_PROMPT_BYTES + 16 * MIB;
 

@@ -31,13 +31,14 @@ Deno.test("prompt_file: /proc, /sys and /dev are refused, also through a symlink
   symlinkSync("/proc/self/environ", join(dir, "innocent.md"));
   await refusedWith(
     readPrompt({ prompt_file: "/proc/self/environ" }, dir),
-    /^Cannot read prompt_file "\/proc\/self\/environ" \(it resolves to "\/proc\/\d+\/environ"\): files under \/proc are the kernel's or devices' pseudo-files.*Pass a regular file$/,
+    /^Cannot read prompt_file "\/proc\/self\/environ": files under \/proc are the kernel's or devices' pseudo-files.*Pass a regular file$/,
   );
   await refusedWith(
     readPrompt({ prompt_file: "innocent.md" }, dir),
     /innocent\.md" \(it resolves to "\/proc\/\d+\/environ"\): files under \/proc/,
   );
   await refusedWith(readPrompt({ prompt_file: "/dev/zero" }, dir), /files under \/dev/);
+  await refusedWith(readPrompt({ prompt_file: "/dev/stdin" }, dir), /files under \/dev/);
   await refusedWith(
     readPrompt({ prompt_file: "/sys/kernel/mm/transparent_hugepage/enabled" }, dir),
     /files under \/sys|does not exist/,
