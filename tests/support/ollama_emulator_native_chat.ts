@@ -132,7 +132,8 @@ export function createNativeChat(
       calls.length = 0;
       doneReason = "length";
     }
-    const evalCount = estimateTokens(thinking.length + text.length + JSON.stringify(calls).length);
+    const callChars = calls.length > 0 ? JSON.stringify(calls).length : 0;
+    const evalCount = estimateTokens(thinking.length + text.length + callChars);
     const loadNs = meta.loaded ? 1_480 * MS : 12 * MS;
     const promptNs = meta.promptTokens * 200_000, evalNs = evalCount * 20 * MS;
     const metrics = {
