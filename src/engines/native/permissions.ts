@@ -239,7 +239,8 @@ export function normaliseCommand(part: string): string {
 }
 
 /** A shell function definition (`f() { ...; }`): its body runs later, under another name. */
-const FUNCTION_DEFINITION = /(?:^|[\s;&|(){}])(?:function\s+)?[\w.:-]+\s*\(\s*\)/;
+const FUNCTION_DEFINITION =
+  /(?:^|[\s;&|(){}])(?:[\w.:-]+\s*\(\s*\)|function\s+[\w.:-]+\s*(?:\(\s*\)\s*)?[{(])/;
 
 /**
  * Deny rules are a guard rail, not a sandbox (the sandbox is bubblewrap): with deny rules in

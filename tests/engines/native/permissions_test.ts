@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { matchesCommand, parseRule, toolPolicy } from "../../../src/engines/native/permissions.ts";
+import {
+  matchesCommand,
+  normaliseCommand,
+  parseRule,
+  shellWords,
+  toolPolicy,
+} from "../../../src/engines/native/permissions.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 import type { PermissionMode } from "../../../src/settings/fields.ts";
@@ -269,4 +275,84 @@ Deno.test("refusal: path rules see absolute paths inside cwd and cover tool fami
   assert.equal(policy.refusal("Write", { file_path: "/work/proj/ok.txt", content: "" }), undefined);
   const allowOnly = toolPolicy(ALL, "acceptEdits", ["Read(src/**)"], [], "/work/proj");
   assert.equal(allowOnly.refusal("Read", { file_path: "/work/proj/src/a.ts" }), undefined);
+});
+
+Deno.test("refusal: quotes and backslashes in a command word do not slip past a Bash deny rule", () => {
+  // The shell removes them before it runs the command: `r\m` runs rm.
+  const policy = toolPolicy(ALL, "bypassPermissions", undefined, [
+    "Bash(rm *)",
+    "Bash(git push:*)",
+  ]);
+  for (
+    const command of [
+      "r\\m -rf x",
+      '"r"m -rf x',
+      "'r'm -rf x",
+      'r""m -rf x',
+      "r''m -rf x",
+      "\\rm -rf x",
+      '"rm" -rf x',
+      "/bin/'rm' -rf x",
+      '"/bin/rm" -rf x',
+      "X='a b' r\\m -rf x",
+      'ls && "r"m -rf x',
+      'git pu""sh --force',
+      "git 'push' origin",
+      "g\\it push",
+    ]
+  ) {
+    assert.match(
+      policy.refusal("Bash", { command }) ?? "",
+      /^Command refused by the rule Bash\((rm \*|git push:\*)\)$/,
+      command,
+    );
+  }
+});
+
+Deno.test("refusal: shell expansions that build the command at run time are refused under deny rules", () => {
+  const policy = toolPolicy(ALL, "bypassPermissions", undefined, ["Bash(rm *)"]);
+  const cases: Array<[string, RegExp]> = [
+    ["{rm,-rf,x}", /brace expansion/],
+    ["echo ok; {r,}m -rf x", /brace expansion/],
+    ["/bin/r? -rf x", /a pattern as the program name/],
+    ["/usr/bin/r[m] -rf x", /a pattern as the program name/],
+    ["$'rm' -rf x", /substitution or expansion/],
+    ["$'\\x72m' -rf x", /substitution or expansion/],
+    ["f() { rm -rf x; }; f", /function definition|rule Bash\(rm \*\)/],
+    ["function f { rm -rf x; }; f", /function definition/],
+    ['"s"h -c "rm -rf x"', /"sh" runs another command/],
+  ];
+  for (const [command, why] of cases) {
+    assert.match(policy.refusal("Bash", { command }) ?? "", why, command);
+  }
+  // Ordinary commands still run.
+  for (
+    const command of [
+      "ls -la && git status",
+      "[ -f x ] && echo ok",
+      `echo "it's fine"`,
+      "grep -r 'rm -rf' .",
+      "wc -l *.ts",
+      "echo a{b}c",
+      "grep function src",
+    ]
+  ) {
+    assert.equal(policy.refusal("Bash", { command }), undefined, command);
+  }
+});
+
+Deno.test("shellWords: words as the shell splits and unquotes them", () => {
+  assert.deepEqual(shellWords(`a 'b c' "d \\"e\\" \\x" f\\ g h""i`).words, [
+    "a",
+    "b c",
+    'd "e" \\x',
+    "f g",
+    "hi",
+  ]);
+  assert.equal(shellWords("echo {a,b}").braces, true);
+  assert.equal(shellWords("echo '{a,b}'").braces, false);
+  assert.equal(shellWords("find . -exec rm {} +").braces, false);
+  assert.equal(shellWords("X=1 /bin/r* -f").globbedProgram, true);
+  assert.equal(shellWords("ls *.txt").globbedProgram, false);
+  assert.equal(normaliseCommand(`( "/usr/bin/r"'m' -rf x`), "rm -rf x");
 });

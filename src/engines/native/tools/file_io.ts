@@ -30,6 +30,9 @@ export function sizeLimitText(): string {
   return `the ${MAX_FILE_BYTES / 1024 / 1024} MiB limit`;
 }
 
+/** Bytes read per call: Deno's FileHandle.read holds the event loop while it copies. */
+const READ_SLICE = 64 * 1024;
+
 /**
  * Reads at most `cap` bytes from an open file, from its start; one byte more is read so that a
  * file that grew past the cap since its fstat is noticed.
@@ -38,7 +41,7 @@ export async function readCapped(handle: FileHandle, cap: number): Promise<Uint8
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const buffer = new Uint8Array(Math.min(1024 * 1024, cap + 1 - total));
+    const buffer = new Uint8Array(Math.min(READ_SLICE, cap + 1 - total));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
     if (bytesRead === 0) break;
     chunks.push(buffer.subarray(0, bytesRead));

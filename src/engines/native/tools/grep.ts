@@ -14,7 +14,7 @@ import {
 import { looksBinary, readCapped, sizeLimitText } from "./file_io.ts";
 import { byNewest, searchBase } from "./glob.ts";
 import { globToRegExp } from "./glob_pattern.ts";
-import { compileSearch, searchText, type TextSearch } from "./grep_search.ts";
+import { compileSearch, decodeText, searchText, type TextSearch } from "./grep_search.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
 import { pacer, walkBeneath } from "./walk.ts";
 
@@ -90,7 +90,7 @@ async function searchOpened(
   }
   if (looksBinary(bytes)) return undefined;
   tally.searched++;
-  const result = await searchText(new TextDecoder().decode(bytes), search, {
+  const result = await searchText(await decodeText(bytes, pause), search, {
     keepLines: mode === "content",
     firstOnly: mode === "files_with_matches",
     deadline,

@@ -13,7 +13,7 @@
  */
 
 /** Characters of whole lines searched with one regex execution. */
-const CHUNK_CHARS = 64 * 1024;
+const CHUNK_CHARS = 16 * 1024;
 /** Lines matched between two looks at the clock when matching line by line. */
 const LINES_PER_LOOK = 256;
 
@@ -51,64 +51,94 @@ export interface SearchResult {
   timedOut: boolean;
 }
 
-/** The lines of `text` as Grep numbers them, without their `\r`. */
-function splitLines(text: string): string[] {
-  return text.split("\n").map((raw) => raw.endsWith("\r") ? raw.slice(0, -1) : raw);
+/** Bytes decoded at a time, with a turn for the event loop between. */
+const DECODE_BYTES = 1024 * 1024;
+
+/** UTF-8 text of a file, decoded in slices so that 8 MiB does not stall the server. */
+export async function decodeText(bytes: Uint8Array, pause: () => Promise<void>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (let at = 0; at < bytes.length; at += DECODE_BYTES) {
+    text += decoder.decode(bytes.subarray(at, at + DECODE_BYTES), { stream: true });
+    await pause();
+  }
+  return text + decoder.decode();
 }
 
+const strip = (line: string) => line.endsWith("\r") ? line.slice(0, -1) : line;
+
+/**
+ * Searches `text` line by line as Grep numbers lines (a final newline starts one more, empty
+ * line), without splitting it all at once: 8 MiB of short lines would be a long stall.
+ */
 export async function searchText(
   text: string,
   search: TextSearch,
   options: SearchOptions,
 ): Promise<SearchResult> {
-  const lines = splitLines(text);
   const result: SearchResult = { count: 0, lines: [], timedOut: false };
-  const found = (index: number): boolean => {
+  // Line numbers, counted forward as positions only grow.
+  let countedAt = 0;
+  let countedLine = 1;
+  const lineNumber = (start: number): number => {
+    for (
+      let i = text.indexOf("\n", countedAt);
+      i !== -1 && i < start;
+      i = text.indexOf("\n", i + 1)
+    ) {
+      countedLine++;
+      countedAt = i + 1;
+    }
+    countedAt = Math.max(countedAt, start);
+    return countedLine;
+  };
+  /** Checks the line from `start` to `end` alone; true when the search is done. */
+  const check = (start: number, end: number): boolean => {
+    const line = strip(text.slice(start, end));
+    if (!search.line.test(line)) return false;
     result.count++;
-    if (options.keepLines) result.lines.push([index + 1, lines[index]!]);
+    if (options.keepLines) result.lines.push([lineNumber(start), line]);
     return options.firstOnly;
   };
   const late = () => performance.now() > options.deadline;
+  const endOf = (from: number) => {
+    const i = text.indexOf("\n", from);
+    return i === -1 ? text.length : i;
+  };
 
   if (!search.chunk) {
-    for (let i = 0; i < lines.length; i++) {
-      if (i % LINES_PER_LOOK === 0) {
+    for (let start = 0, n = 0;; n++) {
+      if (n % LINES_PER_LOOK === 0) {
         if (late()) return { ...result, timedOut: true };
         await options.pause();
       }
-      if (search.line.test(lines[i]!) && found(i)) return result;
+      const end = endOf(start);
+      if (check(start, end) || end === text.length) return result;
+      start = end + 1;
     }
-    return result;
   }
 
   const chunk = search.chunk;
-  for (let first = 0; first < lines.length;) {
+  for (let first = 0;;) {
     if (late()) return { ...result, timedOut: true };
     await options.pause();
-    // Whole lines up to CHUNK_CHARS (at least one), with where each starts.
-    const starts: number[] = [];
-    let size = 0;
-    let end = first;
-    while (end < lines.length && (end === first || size + lines[end]!.length < CHUNK_CHARS)) {
-      starts.push(size);
-      size += lines[end]!.length + 1;
-      end++;
-    }
-    const body = lines.slice(first, end).join("\n");
-    let k = 0; // index into starts of the line the search is in
+    // Whole lines from `first`, about CHUNK_CHARS of them (at least one).
+    const last = endOf(Math.min(first + CHUNK_CHARS, text.length));
+    const body = text.slice(first, last);
     chunk.lastIndex = 0;
-    while (k < starts.length) {
+    for (;;) {
       const m = chunk.exec(body);
       if (!m) break;
-      while (k + 1 < starts.length && starts[k + 1]! <= m.index) k++;
-      if (search.line.test(lines[first + k]!) && found(first + k)) return result;
-      k++;
-      if (k >= starts.length) break;
-      chunk.lastIndex = starts[k]!;
+      const at = first + m.index;
+      const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+      const end = endOf(at);
+      if (check(Math.max(start, first), end)) return result;
+      if (end >= last) break;
+      chunk.lastIndex = end + 1 - first;
       if (late()) return { ...result, timedOut: true };
       await options.pause();
     }
-    first = end;
+    if (last === text.length) return result;
+    first = last + 1;
   }
-  return result;
 }
