@@ -197,3 +197,62 @@ Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the
     await emu.close();
   }
 });
+
+Deno.test("delegate_cancel stops a job that another server sharing the state dir runs", async () => {
+  const emu = await startOllamaEmulator();
+  const home = tempDir("od-home-");
+  const work = tempDir("od-work-");
+  const owner = await startServer({ baseUrl: emu.url, home, cwd: work });
+  const other = await startServer({ baseUrl: emu.url, home, cwd: work });
+  let stopped = false;
+  try {
+    const start = (prompt: string) =>
+      owner.call("delegate_start", { prompt, engine: "native", model: "qwen3:8b", cwd: work });
+    const first = await start(`@hang\nwait ${crypto.randomUUID()}`);
+    const id = field(first.text, "job_id")!;
+    assert.equal(field(first.text, "state"), "running", first.text);
+    const cancelled = await other.call("delegate_cancel", { job_id: id });
+    assert.equal(cancelled.isError, false, cancelled.text);
+    assert.match(cancelled.text, new RegExp(`^Cancelled job ${id} and every process it started`));
+    assert.equal(field(cancelled.text, "state"), "cancelled");
+    const mine = await owner.call("delegate_status", { job_id: id });
+    assert.equal(field(mine.text, "state"), "cancelled", "the owner agrees");
+
+    // An owner that cannot act (stopped here with SIGSTOP) gets an honest answer, and the
+    // request stays in place: the job is cancelled once the owner runs again.
+    const second = await start(`@hang\nwait ${crypto.randomUUID()}`);
+    const id2 = field(second.text, "job_id")!;
+    const onDisk = () => JSON.parse(readFileSync(join(owner.stateDir, id2, "job.json"), "utf8"));
+    await until(() => onDisk().state === "running" || undefined, 10_000, "the job to run");
+    Deno.kill(owner.pid, "SIGSTOP");
+    stopped = true;
+    const asked = await other.call("delegate_cancel", { job_id: id2 });
+    Deno.kill(owner.pid, "SIGCONT");
+    stopped = false;
+    assert.equal(asked.isError, true, asked.text);
+    assert.match(
+      asked.text,
+      new RegExp(
+        `^Asked the server process that runs job ${id2} \\(pid ${owner.pid}\\) to cancel it, ` +
+          `but it is still running after 10s\\. The request stays in place`,
+      ),
+    );
+    const later = await until(
+      () => {
+        const r = onDisk();
+        return r.state === "running" ? undefined : r;
+      },
+      30_000,
+      "the owner to act on the request",
+    );
+    assert.equal(later.state, "cancelled");
+  } catch (e) {
+    console.error(`owner:\n${owner.stderr()}\nother:\n${other.stderr()}`);
+    throw e;
+  } finally {
+    if (stopped) Deno.kill(owner.pid, "SIGCONT");
+    await other.close();
+    await owner.close();
+    await emu.close();
+  }
+});
