@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
-import { readFile, stat, symlink } from "node:fs/promises";
+import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { confinePath, isInside, PathRefused } from "../../../src/engines/native/tools/confine.ts";
+import {
+  confinePath,
+  isInside,
+  PathRefused,
+  protectedPaths,
+} from "../../../src/engines/native/tools/confine.ts";
+import { readTool } from "../../../src/engines/native/tools/read.ts";
+import { writeTool } from "../../../src/engines/native/tools/write.ts";
 import { fixture } from "./tool_fixture.ts";
 
 async function refused(promise: Promise<string>): Promise<string> {
@@ -135,6 +142,49 @@ Deno.test("confine: an add_dirs root is allowed, relative paths still use cwd", 
     assert.equal(await readFile(join(f.extra, "notes.md"), "utf8"), "n");
     await refused(confinePath("", f.ctx, "read"));
     await refused(confinePath("a", { cwd: f.cwd, roots: [] }, "read"));
+  } finally {
+    await f.cleanup();
+  }
+});
+
+Deno.test("confine: protected directories are refused by what they will be, before they exist", async () => {
+  const f = await fixture();
+  try {
+    // The user config dir below cwd does not exist yet; its parent is reached through a link.
+    await mkdir(join(f.cwd, "real-config"));
+    await symlink(join(f.cwd, "real-config"), join(f.cwd, ".config"));
+    const state = join(f.cwd, "state");
+    await mkdir(state);
+    const protect = await protectedPaths([join(f.cwd, ".config/ollama-mcp"), state]);
+    assert.deepEqual(
+      protect.sort(),
+      [
+        join(f.cwd, ".config/ollama-mcp"),
+        join(f.cwd, "real-config/ollama-mcp"),
+        state,
+      ].sort(),
+    );
+    const ctx = { ...f.ctx, protect };
+    for (
+      const path of [
+        ".config/ollama-mcp/config.json",
+        "real-config/ollama-mcp/config.json",
+        "state/jobs/x.json",
+        join(f.cwd, ".config/ollama-mcp"),
+      ]
+    ) {
+      const w = await writeTool.run({ file_path: path, content: "{}" }, ctx);
+      assert.equal(w.isError, true, path);
+      assert.match(w.text, /it is part of ollama-delegate's own settings or job records$/, path);
+    }
+    await assert.rejects(stat(join(f.cwd, "real-config/ollama-mcp")));
+    await writeFile(join(state, "job.json"), "{}");
+    const r = await readTool.run({ file_path: "state/job.json" }, ctx);
+    assert.match(r.text, /own settings or job records$/);
+    // A link made later to the protected place leads nowhere either.
+    await symlink(state, join(f.cwd, "innocent"));
+    const viaLink = await readTool.run({ file_path: "innocent/job.json" }, ctx);
+    assert.match(viaLink.text, /own settings or job records$/);
   } finally {
     await f.cleanup();
   }

@@ -67,6 +67,11 @@ Deno.test("Write and Edit refuse every host-run path, also before it exists", as
       const w = await writeTool.run({ file_path: path, content: "x" }, f.ctx);
       assert.match(w.text, HOST_RUN, path);
     }
+    // As a case-insensitive filesystem or Windows would name them.
+    for (const path of [".GIT/config", ".Claude/settings.json", ".git./hooks/x", "claude.md"]) {
+      const w = await writeTool.run({ file_path: path, content: "x" }, f.ctx);
+      assert.match(w.text, HOST_RUN, path);
+    }
     // In an add_dirs root too, at its top.
     const extra = await writeTool.run({ file_path: join(f.extra, ".envrc"), content: "x" }, f.ctx);
     assert.match(extra.text, HOST_RUN);
@@ -129,6 +134,7 @@ Deno.test("credential stores inside a root are refused to every tool and hidden 
       const w = await writeTool.run({ file_path: path, content: "x" }, f.ctx);
       assert.match(w.text, CREDENTIALS, `Write ${path}`);
     }
+    assert.match((await readTool.run({ file_path: ".SSH/id_rsa" }, f.ctx)).text, CREDENTIALS);
     const w = await writeTool.run({ file_path: ".ssh/authorized_keys", content: "x" }, f.ctx);
     assert.match(w.text, CREDENTIALS);
     await missing(join(f.cwd, ".ssh/authorized_keys"));
@@ -168,10 +174,12 @@ Deno.test("secret files are not read, searched or inlined unless allowSecretFile
       assert.match(r.text, SECRET, r.text);
     }
     assert.equal((await readTool.run({ file_path: ".env.example" }, f.ctx)).isError, undefined);
+    await f.put("proj/.ENV", "hunter2\n");
+    assert.match((await readTool.run({ file_path: ".ENV" }, f.ctx)).text, SECRET);
     const grep = await grepTool.run({ pattern: "hunter2", output_mode: "content" }, f.ctx);
     assert.equal(
       grep.text,
-      'No matches for /hunter2/ in "."\n[3 secret-looking files (.env, keys...) not searched: ' +
+      'No matches for /hunter2/ in "."\n[4 secret-looking files (.env, keys...) not searched: ' +
         "what a delegate reads goes to its model's provider; the user can allow names with " +
         "`ollama-delegate config --allow-secret-file`]",
     );
@@ -197,7 +205,9 @@ Deno.test("secret files are not read, searched or inlined unless allowSecretFile
     );
     assert.match((await readTool.run({ file_path: "id_ed25519" }, allowed)).text, SECRET);
     const grepAllowed = await grepTool.run({ pattern: "hunter2" }, allowed);
-    assert.match(grepAllowed.text, /^\.env\n\[2 secret-looking files/);
+    // `.ENV` is the same name to a case-insensitive filesystem, so it is allowed too.
+    assert.deepEqual(grepAllowed.text.split("\n").slice(0, 2).sort(), [".ENV", ".env"]);
+    assert.match(grepAllowed.text, /\n\[2 secret-looking files/);
     const inlined = await inlineFiles({
       prompt: "p",
       files: [".env"],
