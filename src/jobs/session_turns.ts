@@ -115,6 +115,8 @@ export class SessionTurns {
 /**
  * The earliest turn below `turn` that has not ended, or undefined when none. `state` tells
  * what a job is doing (reading its record marks one whose server died as interrupted).
+ * `ended` remembers job ids found ended across calls: an end is final, so a long session's
+ * old turns are not read again on every check.
  */
 export async function blockingTurn(
   turns: SessionTurns,
@@ -122,20 +124,25 @@ export async function blockingTurn(
   turn: number,
   self: ProcessIdentity,
   state: (jobId: string) => Promise<TurnJobState>,
+  ended = new Set<string>(),
 ): Promise<TurnTicket | undefined> {
   for (const ticket of await turns.list(sessionId)) {
     if (ticket.turn >= turn) break;
+    if (ended.has(ticket.jobId)) continue;
     if (ticket.jobId === "") {
       if (await youngerThan(join(turns.dirOf(sessionId), `${ticket.turn}.json`))) return ticket;
       continue;
     }
     const now = await state(ticket.jobId);
     if (now === "running") return ticket;
-    if (now === "ended") continue;
-    // No record yet: its owner is creating it, or gave up. This process knows its own jobs,
-    // so `state` said "running" for any it is still setting up.
-    const mine = ticket.owner.pid === self.pid && ticket.owner.startTime === self.startTime;
-    if (!mine && ticket.owner.pid > 0 && (await isRunning(ticket.owner))) return ticket;
+    if (now === "missing") {
+      // No record yet: its owner is creating it, or gave up. This process knows its own
+      // jobs, so `state` said "running" for any it is still setting up.
+      const mine = ticket.owner.pid === self.pid && ticket.owner.startTime === self.startTime;
+      if (!mine && ticket.owner.pid > 0 && (await isRunning(ticket.owner))) return ticket;
+    }
+    // Ended, or never to be created: its owner is gone (a dead process creates nothing).
+    ended.add(ticket.jobId);
   }
   return undefined;
 }
@@ -170,8 +177,9 @@ export async function awaitTurn(options: {
   wakeups: TurnWakeups;
 }): Promise<boolean> {
   const { turns, sessionId, turn, self, state, signal } = options;
+  const ended = new Set<string>();
   await waitForEarlierTurns({
-    blocking: () => blockingTurn(turns, sessionId, turn, self, state),
+    blocking: () => blockingTurn(turns, sessionId, turn, self, state, ended),
     signal,
     ...(options.waiting ? { waiting: options.waiting } : {}),
     subscribe: options.wakeups.subscribe,
