@@ -236,3 +236,55 @@ Deno.test("Grep: output cut at 20,000 chars; huge files skipped and counted", as
     await f.cleanup();
   }
 });
+
+Deno.test("Grep: searching in chunks finds exactly the lines a line-by-line match finds", async () => {
+  const f = await fixture();
+  try {
+    // Several 16 KiB chunks of varied lines, CRLF and LF mixed, ending in an empty line.
+    const words = ["foo", "bar", "a b", "xy", "", "word", "foo bar", "o", "b", "\u2028x", "ab\r"];
+    const lines = Array.from({ length: 12_000 }, (_, i) => `${words[i % words.length]}${i % 7}`);
+    lines.push("");
+    await f.put("proj/many.txt", lines.join("\n"));
+    const expected = (pattern: string) =>
+      lines.flatMap((raw, i) => {
+        const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+        return new RegExp(pattern).test(line) ? [`many.txt:${i + 1}:${line}`] : [];
+      });
+    for (
+      const pattern of [
+        "^foo",
+        "bar\\d$",
+        "a\\sb",
+        "o\\nb",
+        "[^]",
+        "^\\d$",
+        "^$",
+        "(?<=x)y",
+        "foo(?!\\s)",
+        "\\bword\\b",
+        "x[0-9]$",
+      ]
+    ) {
+      const r = await grepTool.run(
+        { pattern, output_mode: "content", head_limit: 100_000 },
+        f.ctx,
+      );
+      const want = expected(pattern);
+      const got = r.text.startsWith("No matches") ? [] : r.text.split("\n");
+      // Output is cut at 20,000 chars: compare what fits, and the count in count mode.
+      assert.deepEqual(
+        got.filter((l) => l.startsWith("many.txt:")),
+        want.slice(0, got.length - (got.at(-1)?.startsWith("[") ? 1 : 0)),
+        pattern,
+      );
+      const count = await grepTool.run({ pattern, output_mode: "count" }, f.ctx);
+      assert.equal(
+        count.text,
+        want.length === 0 ? `No matches for /${pattern}/ in "."` : `many.txt:${want.length}`,
+        pattern,
+      );
+    }
+  } finally {
+    await f.cleanup();
+  }
+});
