@@ -14,7 +14,7 @@
  *   POST /v1/messages        Anthropic, for `claude -p`          ollama_emulator_messages.ts
  *   POST /v1/chat/completions  OpenAI, for the native engine     ollama_emulator_openai.ts
  *   POST /api/chat, /api/generate  native NDJSON chat            ollama_emulator_native_chat.ts
- *   GET  /api/ps             loaded models, `context_length`     ollama_emulator_context.ts
+ *   GET  /api/ps             loaded models, `context_length`     ollama_emulator_loader.ts
  *   POST /api/create         derive a model (`num_ctx`...)       ollama_emulator_create.ts
  *
  * Scripting. `/v1/messages` is scripted by a `script` callback or, when none answers, by
@@ -48,8 +48,8 @@ import {
   ContextKeeper,
   type ContextOptions,
   type ContextRecord,
-  keepAliveMs,
 } from "./ollama_emulator_context.ts";
+import { keepAliveMs } from "./ollama_emulator_loader.ts";
 import { createdEntry, handleCreate } from "./ollama_emulator_create.ts";
 import { createMessages } from "./ollama_emulator_messages.ts";
 import { type MessagesRequestView, type Reply } from "./ollama_emulator_messages_script.ts";

@@ -29,7 +29,8 @@ import {
   chatViewOf,
   defaultChatReply,
 } from "./ollama_emulator_chat_script.ts";
-import { estimateTokens, keepAliveMs } from "./ollama_emulator_context.ts";
+import { estimateTokens } from "./ollama_emulator_context.ts";
+import { keepAliveMs } from "./ollama_emulator_loader.ts";
 import { asTextCalls, type ChatModelInfo } from "./ollama_emulator_openai.ts";
 import { isRecord, JSON_TYPE, randomAlnum, splitText, wait } from "./ollama_emulator_util.ts";
 
