@@ -53,6 +53,9 @@ export async function serve(): Promise<number> {
     claudeConfigDir: s.claudeConfigDir,
     baseUrl: s.baseUrl,
     parentEnv: env,
+    sandbox: s.sandbox,
+    protect: [dirname(resolved.locations.userFile), s.stateDir],
+    serverCwd,
   });
   const native = new NativeEngine({
     baseUrl: s.baseUrl,

@@ -13,6 +13,13 @@ const TREE =
   "@bash sh -c 'sleep 301 & echo $! > pids.txt; setsid sleep 302 & echo $! >> pids.txt; " +
   'setsid sh -c "trap \\"\\" TERM; sleep 303" & echo $! >> pids.txt; wait\'';
 
+/**
+ * The pids these tests follow are what `echo $!` prints. Inside Claude Code's sandbox they
+ * are pids of its own pid namespace and name other processes here, so the sandbox is off
+ * (what a sandboxed command leaves behind ends with that namespace anyway).
+ */
+const HOST_PIDS = { OLLAMA_MCP_SANDBOX: "off" };
+
 async function treePids(work: string): Promise<number[]> {
   return await until(
     () => {
@@ -28,7 +35,7 @@ async function treePids(work: string): Promise<number[]> {
 
 Deno.test("cancel stops the delegate and every process its Bash tool started", async () => {
   const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
+  const server = await startServer({ baseUrl: emu.url, env: HOST_PIDS });
   try {
     const work = tempDir("od-work-");
     const started = await server.call("delegate_start", {
@@ -81,7 +88,7 @@ Deno.test("a server killed mid-job leaves an interrupted job whose session can c
     req.lastUserText.includes("carry on") ? { kind: "text", text: "resumed answer" } : undefined
   );
   const home = tempDir("od-home-");
-  const first = await startServer({ baseUrl: emu.url, home });
+  const first = await startServer({ baseUrl: emu.url, home, env: HOST_PIDS });
   const work = tempDir("od-work-");
   let id = "";
   let pids: number[] = [];
@@ -99,7 +106,7 @@ Deno.test("a server killed mid-job leaves an interrupted job whose session can c
   } finally {
     await first.close();
   }
-  const second = await startServer({ baseUrl: emu.url, home });
+  const second = await startServer({ baseUrl: emu.url, home, env: HOST_PIDS });
   try {
     const status = await second.call("delegate_status", { job_id: id });
     assert.equal(status.isError, true, status.text);
@@ -127,7 +134,7 @@ Deno.test("a server killed mid-job leaves an interrupted job whose session can c
 
 Deno.test("when the client closes stdin the server stops its delegates, records them and exits", async () => {
   const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
+  const server = await startServer({ baseUrl: emu.url, env: HOST_PIDS });
   try {
     const work = tempDir("od-work-");
     const started = await server.call("delegate_start", {

@@ -1,4 +1,7 @@
 import { allowlistedEnv } from "../../platform/env.ts";
+import { isWindows } from "../../platform/runtime.ts";
+import { searchPath } from "../../platform/which.ts";
+import type { ClaudeSandboxSettings } from "./sandbox.ts";
 
 /** Inputs for a delegate's environment. */
 export interface ClaudeEnvInput {
@@ -6,7 +9,25 @@ export interface ClaudeEnvInput {
   baseUrl: string;
   model: string;
   claudeConfigDir: string;
+  /** An entry every process of the turn inherits, so that all of them can be found. */
+  marker?: { name: string; value: string };
 }
+
+/**
+ * Git settings for every git command a delegate runs, Claude Code's own included: a
+ * repository's `.git/config` and `.git/hooks` may have been planted by an earlier delegate,
+ * and `core.fsmonitor` runs its command at every `git status`, hooks at commit. Entries of
+ * GIT_CONFIG_COUNT / GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n> count as given with `git -c`,
+ * above every config file (git-config(1), ENVIRONMENT). A hooks path that is not a directory
+ * holds no hooks.
+ */
+export const GIT_SAFETY_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_COUNT: "2",
+  GIT_CONFIG_KEY_0: "core.fsmonitor",
+  GIT_CONFIG_VALUE_0: "false",
+  GIT_CONFIG_KEY_1: "core.hooksPath",
+  GIT_CONFIG_VALUE_1: "/dev/null",
+};
 
 /**
  * Values that point Claude Code at Ollama and keep it quiet. They go into the child's
@@ -43,18 +64,47 @@ export function ollamaValues(baseUrl: string, model: string): Record<string, str
   };
 }
 
-/** The complete environment of a delegate: the allowlist, then the Ollama values. */
-export function claudeChildEnv(input: ClaudeEnvInput): Record<string, string> {
+/**
+ * The complete environment of a delegate: the allowlist with only the absolute PATH entries,
+ * then the Ollama values, the git settings and the turn's marker.
+ */
+export function claudeChildEnv(
+  input: ClaudeEnvInput,
+  windows: boolean = isWindows,
+): Record<string, string> {
+  const inherited = allowlistedEnv(input.parentEnv, windows);
+  // A relative PATH entry (`node_modules/.bin`, `.`, an empty one) would make Claude Code,
+  // its Bash tool and everything they start look commands up in the job's working
+  // directory, where a delegate can plant them.
+  const pathKey = Object.keys(inherited).find((k) =>
+    windows ? k.toUpperCase() === "PATH" : k === "PATH"
+  );
+  if (pathKey !== undefined) {
+    inherited[pathKey] = searchPath(inherited, windows).join(windows ? ";" : ":");
+  }
   return {
-    ...allowlistedEnv(input.parentEnv),
+    ...inherited,
     ...ollamaValues(input.baseUrl, input.model),
     // The delegate's own config home: the user's hooks, plugins, MCP servers and login
-    // in ~/.claude stay out of delegated runs (weakness 5).
+    // in ~/.claude stay out of delegated runs.
     CLAUDE_CONFIG_DIR: input.claudeConfigDir,
+    ...GIT_SAFETY_ENV,
+    ...(input.marker ? { [input.marker.name]: input.marker.value } : {}),
   };
 }
 
-/** The `--settings` JSON that pins model and endpoint above user and project settings. */
-export function pinnedSettings(baseUrl: string, model: string): string {
-  return JSON.stringify({ model, env: ollamaValues(baseUrl, model) });
+/**
+ * The `--settings` JSON that pins model and endpoint, and Claude Code's sandbox when it is
+ * on. These are the only settings a delegate gets: argv.ts loads no settings file.
+ */
+export function pinnedSettings(
+  baseUrl: string,
+  model: string,
+  sandbox?: ClaudeSandboxSettings,
+): string {
+  return JSON.stringify({
+    model,
+    env: ollamaValues(baseUrl, model),
+    ...(sandbox ? { sandbox } : {}),
+  });
 }

@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import process from "node:process";
+import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
-import { killTree } from "../../platform/tree_kill.ts";
+import { type JobScope, killTree, sweepJob } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
 import type {
   Activity,
@@ -15,6 +18,7 @@ import type {
 import { recentActivity, transcriptFacts } from "./transcript.ts";
 import { claudeArgs } from "./argv.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
+import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
 import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
@@ -25,21 +29,41 @@ const MAX_PARSED_LINE = 32 * 1024 * 1024;
  * own shutdown (about 1.5 s after SIGTERM) is not worth holding a cancel for.
  */
 const ROOT_GRACE_MS = 500;
-/** stderr kept for the error text of a failed job (seed 002). */
+/** stderr kept for the error text of a failed job. */
 const STDERR_TAIL = 20_000;
+/**
+ * How long what a turn left running gets between SIGTERM and SIGKILL once Claude Code has
+ * exited: nothing a delegate started may outlive its turn.
+ */
+const LEFTOVER_GRACE_MS = 1000;
+/** The environment entry that marks every process of a turn (see platform/posix/job_sweep.ts). */
+export const TURN_MARKER = "OLLAMA_DELEGATE_TURN";
 
 export interface ClaudeEngineConfig {
   claudeBin: string;
   claudeConfigDir: string;
   baseUrl: string;
   parentEnv: Record<string, string | undefined>;
+  /** "on" (default): Claude Code's own sandbox confines delegates' Bash where bwrap exists. */
+  sandbox?: "on" | "off";
+  /** The server's own settings and records: delegates' commands may not read or write them. */
+  protect?: readonly string[];
+  /**
+   * Where a `claudeBin` with a path separator is resolved: the server's directory, which
+   * the user chose, never a job's working directory. Defaults to the current directory.
+   */
+  serverCwd?: string;
 }
 
 /** Runs turns as `claude -p` children pointed at Ollama. */
 export class ClaudeEngine implements Engine {
   readonly name = "claude" as const;
 
-  constructor(private readonly config: ClaudeEngineConfig) {}
+  private readonly serverCwd: string;
+
+  constructor(private readonly config: ClaudeEngineConfig) {
+    this.serverCwd = config.serverCwd ?? process.cwd();
+  }
 
   recentActivity(dir: string, limit: number): Promise<Activity[]> {
     return recentActivity(join(dir, "stream.jsonl"), limit);
@@ -65,17 +89,39 @@ export class ClaudeEngine implements Engine {
   }
 
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
-    const env = this.childEnv(spec.model);
-    const command = which(this.config.claudeBin, env, spec.cwd);
+    const marker = {
+      name: TURN_MARKER,
+      value: `${spec.jobId}.${spec.turn}.${randomBytes(12).toString("hex")}`,
+    };
+    const env = claudeChildEnv({
+      parentEnv: this.config.parentEnv,
+      baseUrl: this.config.baseUrl,
+      model: spec.model,
+      claudeConfigDir: this.config.claudeConfigDir,
+      marker,
+    });
+    // Resolved once, to an absolute path, and exactly that file is spawned: the OS must not
+    // look the name up again in the job's working directory.
+    const command = which(this.config.claudeBin, env, this.serverCwd);
     if (!command) {
       return finished(
         `Cannot start Claude Code: "${this.config.claudeBin}" was not found on the delegate's ` +
-          `PATH. Install Claude Code, or set its absolute path with ` +
-          `ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
+          `PATH (only its absolute entries are searched). Install Claude Code, or set its ` +
+          `absolute path with ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
       );
     }
+    const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), process.platform);
+    if (plan.kind === "refused") return finished(plan.reason);
+    const sandbox = plan.kind === "on"
+      ? sandboxSettings({
+        cwd: spec.cwd,
+        addDirs: spec.options.addDirs,
+        ...(env.HOME ? { home: env.HOME } : {}),
+        protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
+      })
+      : undefined;
     const prompt = await readFile(spec.promptPath);
-    const args = claudeArgs(spec, pinnedSettings(this.config.baseUrl, spec.model));
+    const args = claudeArgs(spec, pinnedSettings(this.config.baseUrl, spec.model, sandbox));
     let child: SpawnedProcess;
     try {
       child = await spawnProcess({
@@ -91,6 +137,11 @@ export class ClaudeEngine implements Engine {
       return finished(`Cannot start Claude Code "${command}": ${why}`);
     }
     sink.childStarted(child.pid);
+    // The child leads a session of its own (detached); its pid is that session's id.
+    const scope: JobScope = { ...(isWindows ? {} : { sessionId: child.pid }), marker };
+    let swept: Promise<void> | undefined;
+    const sweep = (graceMs: number) =>
+      swept ??= sweepJob(scope, { graceMs }).then(() => {}, () => {});
     const streamFile = await open(join(spec.dir, "stream.jsonl"), "a");
     const stderrFile = await open(join(spec.dir, "stderr.txt"), "a");
     let result: ResultEvent | undefined;
@@ -126,6 +177,9 @@ export class ClaudeEngine implements Engine {
     })();
     const done = (async (): Promise<TurnOutcome> => {
       const status = await child.status;
+      // Nothing the delegate started outlives its turn: what left the tree (setsid -f, a
+      // double fork) is found by session and marker.
+      await sweep(LEFTOVER_GRACE_MS);
       // A grandchild can keep the pipes open after claude exits; its output is not ours.
       await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
       await streamFile.close();
@@ -137,6 +191,7 @@ export class ClaudeEngine implements Engine {
       async stop(graceMs: number) {
         await killTree(child.pid, { graceMs, rootGraceMs: Math.min(graceMs, ROOT_GRACE_MS) });
         await child.status;
+        await sweep(Math.min(graceMs, LEFTOVER_GRACE_MS));
       },
     };
   }
@@ -161,7 +216,7 @@ function finished(errorText: string): RunningTurn {
   return { done: Promise.resolve(outcome), stop: () => Promise.resolve() };
 }
 
-/** Exit 0 without a result event is a failure: the run did not finish (weakness 11). */
+/** Exit 0 without a result event is a failure: the run did not finish. */
 export function outcomeOf(
   result: ResultEvent | undefined,
   exitCode: number | null,

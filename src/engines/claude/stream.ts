@@ -201,7 +201,7 @@ export class LineSplitter {
     }
   }
 
-  /** Delivers a last line that had no newline (weakness 11 lost it). */
+  /** Delivers a last line that had no newline (dropping it lost the result event). */
   end(): void {
     const rest = this.#partial + this.#decoder.decode();
     this.#partial = "";

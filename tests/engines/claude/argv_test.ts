@@ -25,6 +25,7 @@ const FIXED = [
   "--output-format=stream-json",
   "--verbose",
   "--strict-mcp-config",
+  "--setting-sources=",
   "--model=qwen3-coder",
   "--permission-mode=acceptEdits",
   `--settings=${SETTINGS}`,
@@ -45,8 +46,8 @@ Deno.test("argv: model and permission mode come from the spec", () => {
     spec({ permissionMode: "plan" }, { model: "gpt-oss:120b-cloud" }),
     SETTINGS,
   );
-  assert.equal(args[4], "--model=gpt-oss:120b-cloud");
-  assert.equal(args[5], "--permission-mode=plan");
+  assert.equal(args[5], "--model=gpt-oss:120b-cloud");
+  assert.equal(args[6], "--permission-mode=plan");
 });
 
 Deno.test("argv: every rule, dir and option is its own --flag=value, in order", () => {

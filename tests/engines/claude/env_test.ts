@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { claudeChildEnv, ollamaValues, pinnedSettings } from "../../../src/engines/claude/env.ts";
+import {
+  claudeChildEnv,
+  GIT_SAFETY_ENV,
+  ollamaValues,
+  pinnedSettings,
+} from "../../../src/engines/claude/env.ts";
+import { sandboxSettings } from "../../../src/engines/claude/sandbox.ts";
 import { allowlistedEnv } from "../../../src/platform/env.ts";
 
 const BASE = "http://127.0.0.1:11434";
@@ -62,6 +68,7 @@ Deno.test("claude env: only allowlisted parent names, then exactly the Ollama va
   const expected: Record<string, string> = {
     ...EXPECTED_OLLAMA,
     CLAUDE_CONFIG_DIR: CONFIG_DIR,
+    ...GIT_SAFETY_ENV,
   };
   // The platform allowlist decides the inherited part; on POSIX that is these four.
   if (Deno.build.os !== "windows") {
@@ -148,4 +155,49 @@ Deno.test("pinnedSettings: is one JSON string (safe as a single --settings= valu
   const s = pinnedSettings('http://h:1/"x"', 'm"\n');
   assert.equal(s.includes("\n"), false);
   assert.equal(JSON.parse(s).model, 'm"\n');
+});
+
+Deno.test("claude env: git ignores a repository's fsmonitor and hooks", () => {
+  const env = claudeChildEnv({
+    parentEnv: { ...POISONED, GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "core.fsmonitor" },
+    baseUrl: BASE,
+    model: MODEL,
+    claudeConfigDir: CONFIG_DIR,
+  });
+  assert.equal(env.GIT_CONFIG_COUNT, "2");
+  const pairs = [0, 1].map((i) => [env[`GIT_CONFIG_KEY_${i}`], env[`GIT_CONFIG_VALUE_${i}`]]);
+  assert.deepEqual(pairs, [["core.fsmonitor", "false"], ["core.hooksPath", "/dev/null"]]);
+});
+
+Deno.test("claude env: relative and empty PATH entries are dropped (POSIX and Windows)", () => {
+  const input = { baseUrl: BASE, model: MODEL, claudeConfigDir: CONFIG_DIR };
+  const posix = claudeChildEnv({
+    ...input,
+    parentEnv: { PATH: "node_modules/.bin::/usr/bin:.:bin:/bin:" },
+  }, false);
+  assert.equal(posix.PATH, "/usr/bin:/bin");
+  const windows = claudeChildEnv({
+    ...input,
+    parentEnv: { Path: "node_modules\\.bin;;C:\\Windows;.;\\x;C:rel;D:\\tools" },
+  }, true);
+  assert.equal(windows.Path, "C:\\Windows;D:\\tools");
+});
+
+Deno.test("claude env: the turn's marker is set when given", () => {
+  const marker = { name: "OLLAMA_DELEGATE_TURN", value: "job.1.abc" };
+  const env = claudeChildEnv({
+    parentEnv: POISONED,
+    baseUrl: BASE,
+    model: MODEL,
+    claudeConfigDir: CONFIG_DIR,
+    marker,
+  });
+  assert.equal(env.OLLAMA_DELEGATE_TURN, "job.1.abc");
+});
+
+Deno.test("pinnedSettings: a sandbox block when Claude Code's sandbox is on", () => {
+  const sandbox = sandboxSettings({ cwd: "/w", addDirs: [], protect: [] });
+  const parsed = JSON.parse(pinnedSettings(BASE, MODEL, sandbox));
+  assert.deepEqual(Object.keys(parsed).sort(), ["env", "model", "sandbox"]);
+  assert.deepEqual(parsed.sandbox, sandbox);
 });

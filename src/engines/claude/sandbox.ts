@@ -1,0 +1,109 @@
+/**
+ * Claude Code's own sandbox for a delegate's Bash tool. On Linux it wraps every command in
+ * bubblewrap (writable: the working directory, `--add-dir` directories and its temp dir; no
+ * network but through its proxy) and needs `bwrap` and `socat` on its PATH: without socat,
+ * Claude Code 2.1.332 refuses to start ("socat not installed") when the sandbox is required.
+ *
+ * The settings go into the pinned `--settings`, which outrank every settings file, and say:
+ * - `failIfUnavailable`: never fall back to running commands unconfined;
+ * - `allowUnsandboxedCommands: false`: the model cannot ask to run a command outside it;
+ * - `autoAllowBashIfSandboxed: false`: the sandbox confines commands, it does not approve
+ *   them; `allowed_tools` and the permission mode decide as before;
+ * - the paths that the host runs or trusts later, and the server's own files, are read-only
+ *   inside every writable directory; credential stores and the server's files are unreadable.
+ */
+import { join } from "node:path";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { which } from "../../platform/which.ts";
+
+/** The `sandbox` block of Claude Code's settings (the keys we set). */
+export interface ClaudeSandboxSettings {
+  enabled: true;
+  failIfUnavailable: true;
+  allowUnsandboxedCommands: false;
+  autoAllowBashIfSandboxed: false;
+  filesystem: { denyWrite: string[]; denyRead: string[] };
+}
+
+export type ClaudeSandboxPlan =
+  | { kind: "on"; bwrap: string; socat: string }
+  /** Not turned on: `why` says so for logs and doctor. */
+  | { kind: "off"; why: string }
+  | { kind: "refused"; reason: string };
+
+/** Where the sandbox's programs are, looked up on the child's PATH as Claude Code does. */
+export interface SandboxTools {
+  bwrap?: string;
+  socat?: string;
+}
+
+/** Finds bwrap and socat on the delegate's PATH (absolute entries only, see which.ts). */
+export function findSandboxTools(env: Record<string, string>): SandboxTools {
+  const bwrap = which("bwrap", env, "/", false);
+  const socat = which("socat", env, "/", false);
+  return { ...(bwrap ? { bwrap } : {}), ...(socat ? { socat } : {}) };
+}
+
+/**
+ * Whether a delegate's Bash runs in Claude Code's sandbox. `mode` is the `sandbox` setting;
+ * the sandbox is turned on where bubblewrap is present (Linux), and then required.
+ */
+export function planSandbox(
+  mode: "on" | "off",
+  tools: SandboxTools,
+  platform: string,
+): ClaudeSandboxPlan {
+  if (mode === "off") return { kind: "off", why: "the sandbox setting is off" };
+  if (platform !== "linux") {
+    return {
+      kind: "off",
+      why: `Claude Code's sandbox is only turned on on Linux (this is ${platform})`,
+    };
+  }
+  if (!tools.bwrap) return { kind: "off", why: "bubblewrap (bwrap) is not on the delegate's PATH" };
+  if (!tools.socat) {
+    return {
+      kind: "refused",
+      reason: `Cannot start Claude Code with its sandbox: bubblewrap is installed ` +
+        `(${tools.bwrap}) but socat, which Claude Code's sandbox also needs on Linux, is not ` +
+        `on the delegate's PATH. Install socat (apt install socat, dnf install socat, ` +
+        `pacman -S socat), or let delegates' commands run unconfined with ` +
+        "`ollama-delegate config --sandbox off`",
+    };
+  }
+  return { kind: "on", bwrap: tools.bwrap, socat: tools.socat };
+}
+
+/** Inputs of the sandbox settings for one turn. */
+export interface SandboxScope {
+  cwd: string;
+  addDirs: readonly string[];
+  /** The delegate's HOME, where credential stores are. */
+  home?: string;
+  /** The server's own settings, records and Claude Code config: never read or written. */
+  protect: readonly string[];
+}
+
+/** The `sandbox` settings for a turn whose plan is "on". */
+export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
+  const roots = [scope.cwd, ...scope.addDirs];
+  const denyWrite = [
+    ...roots.flatMap((root) => HOST_RUN_PATHS.map((entry) => join(root, entry))),
+    ...scope.protect,
+  ];
+  const denyRead = [
+    ...(scope.home ? CREDENTIAL_PATHS.map((entry) => join(scope.home!, entry)) : []),
+    ...scope.protect,
+  ];
+  return {
+    enabled: true,
+    failIfUnavailable: true,
+    allowUnsandboxedCommands: false,
+    autoAllowBashIfSandboxed: false,
+    filesystem: { denyWrite: unique(denyWrite), denyRead: unique(denyRead) },
+  };
+}
+
+function unique(paths: string[]): string[] {
+  return [...new Set(paths)];
+}

@@ -1,0 +1,397 @@
+/**
+ * The claude engine against what a delegate can leave behind, end to end with the real
+ * server, the real Claude Code CLI and real bubblewrap: planted settings hooks, git config
+ * and hooks, writes outside its directories, processes that outlive the job, and a planted
+ * `claude` found through a relative PATH entry.
+ */
+import assert from "node:assert/strict";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { execFileSync } from "node:child_process";
+import { type Reply, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { alive, CLAUDE_BIN, field, startServer, tempDir, until } from "../support/harness.ts";
+import { which } from "../../src/platform/which.ts";
+
+const MODEL = "qwen3:8b";
+const linux = process.platform === "linux";
+const systemPath = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+const hasBwrap = linux && which("bwrap", systemPath, "/") !== undefined;
+
+/** A project directory and, beside it, directories that are neither cwd nor add_dirs. */
+function layout() {
+  const base = tempDir("od-sec-");
+  const work = join(base, "project");
+  const outside = join(base, "cron.d");
+  const extra = join(base, "extra");
+  for (const d of [work, outside, extra]) mkdirSync(d, { recursive: true });
+  return { base, work, outside, extra };
+}
+
+/** Live processes whose command line mentions `needle`, by a plain /proc scan. */
+function processesMentioning(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (cmd.includes(needle) && alive(Number(name))) out.push(Number(name));
+    } catch {
+      // Gone.
+    }
+  }
+  return out;
+}
+
+function killAll(pids: number[]) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
+
+Deno.test({
+  name: "claude: a planted .claude/settings.json never runs its hooks in a later delegate",
+  ignore: !linux,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { work, outside } = layout();
+    const server = await startServer({ baseUrl: emu.url, cwd: work });
+    try {
+      // What an earlier delegate (or anything else with write access) could leave behind.
+      const hook = (event: string) => [{
+        hooks: [{ type: "command", command: `echo ran > '${join(outside, event)}'` }],
+      }];
+      const planted = {
+        hooks: {
+          SessionStart: hook("SessionStart"),
+          UserPromptSubmit: hook("UserPromptSubmit"),
+          PreToolUse: [{ matcher: "*", ...hook("PreToolUse")[0] }],
+        },
+      };
+      mkdirSync(join(work, ".claude"));
+      writeFileSync(join(work, ".claude", "settings.json"), JSON.stringify(planted));
+      writeFileSync(join(work, ".claude", "settings.local.json"), JSON.stringify(planted));
+      const reply = await server.call("delegate_start", {
+        prompt: "@bash echo delegate-ran > out.txt",
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "delegate-ran\n");
+      assert.deepEqual(readdirSync(outside), [], "no planted hook ran");
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude: git in a delegate ignores a planted core.fsmonitor and pre-commit hook",
+  ignore: !linux,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { work, outside } = layout();
+    // Unconfined Bash: nothing but the delegate's git settings stands in the way here.
+    const server = await startServer({
+      baseUrl: emu.url,
+      cwd: work,
+      env: { OLLAMA_MCP_SANDBOX: "off" },
+    });
+    try {
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "pipe" });
+      git("init", "-q");
+      git(
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "one",
+      );
+      git("config", "core.fsmonitor", `touch '${join(outside, "fsmonitor")}'; false`);
+      const hook = join(work, ".git", "hooks", "pre-commit");
+      writeFileSync(hook, `#!/bin/sh\ntouch '${join(outside, "pre-commit")}'\n`);
+      chmodSync(hook, 0o755);
+      const reply = await server.call("delegate_start", {
+        prompt: "@bash git status --short; git -c user.email=d@d -c user.name=d commit -q " +
+          "--allow-empty -m two; echo rc=$?",
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      assert.equal(git("rev-list", "--count", "HEAD").toString().trim(), "2", "git did run");
+      assert.deepEqual(readdirSync(outside), [], "neither fsmonitor nor the hook ran");
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude: Claude Code's sandbox keeps a delegate's Bash inside cwd and add_dirs",
+  ignore: !hasBwrap,
+  async fn() {
+    const { work, outside, extra } = layout();
+    // The model first asks for a plain command, then for one outside the sandbox.
+    const escape = `echo z > '${join(outside, "unsandboxed")}'`;
+    const emu = await startOllamaEmulator({
+      script: (req): Reply | undefined => {
+        if (req.tools.length === 0 || req.lastToolResult === undefined) return undefined;
+        if (req.messages.length > 4) return { kind: "text", text: "done" };
+        return {
+          kind: "tool_use",
+          name: "Bash",
+          input: { command: escape, description: "escape", dangerouslyDisableSandbox: true },
+        };
+      },
+    });
+    const server = await startServer({ baseUrl: emu.url, cwd: work });
+    try {
+      // Claude Code's permission rules already refuse a visible `> /elsewhere`; a script
+      // hides its writes from them, so only the sandbox stands in the way.
+      writeFileSync(
+        join(work, "attack.sh"),
+        [
+          `echo a > '${join(outside, "evil")}'`,
+          `echo b > '${join(extra, "ok-extra")}'`,
+          "echo c > ok-cwd",
+          "echo d > .envrc",
+          "mkdir -p .git/hooks",
+          "echo e > .git/hooks/pre-commit",
+          "mkdir -p .claude",
+          "echo f > .claude/settings.json",
+          "env | grep -E '^(GIT_CONFIG_|OLLAMA_DELEGATE_TURN)' | sort > env.txt",
+        ].join("\n") + "\n",
+      );
+      const command = "sh attack.sh";
+      const reply = await server.call("delegate_start", {
+        prompt: `@bash ${command}`,
+        model: MODEL,
+        cwd: work,
+        add_dirs: [extra],
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      assert.equal(readFileSync(join(work, "ok-cwd"), "utf8"), "c\n", "cwd is writable");
+      assert.equal(readFileSync(join(extra, "ok-extra"), "utf8"), "b\n", "add_dirs too");
+      assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
+      for (const path of [".envrc", ".git/hooks/pre-commit", ".claude/settings.json"]) {
+        const text = existsSync(join(work, path)) ? readFileSync(join(work, path), "utf8") : "";
+        assert.equal(/^[def]\n$/.test(text), false, `${path} was written`);
+      }
+      // Inside the sandbox the delegate's git settings and the turn's marker still hold.
+      const env = readFileSync(join(work, "env.txt"), "utf8");
+      assert.match(env, /^GIT_CONFIG_KEY_0=core\.fsmonitor$/m);
+      assert.match(env, /^GIT_CONFIG_VALUE_1=\/dev\/null$/m);
+      assert.match(env, /^OLLAMA_DELEGATE_TURN=\S+$/m);
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+/**
+ * A Bash call that leaves two processes behind, each writing its own pid first: one gone
+ * with `setsid -f` (a new session, re-parented to init), one with `nohup ... &` from a
+ * subshell that exits (re-parented, same session). Both run `tail` on a file of `work`.
+ */
+function leaveBehind(work: string): string {
+  const f = join(work, "f");
+  return `@bash touch '${f}' && ` +
+    `setsid -f sh -c 'echo $$ > p1; exec tail -s 600 -f ${f}' >/dev/null 2>&1 && ` +
+    `(nohup sh -c 'echo $$ > p2; exec tail -s 601 -f ${f}' >/dev/null 2>&1 &) && ` +
+    `until [ -s p1 ] && [ -s p2 ]; do sleep 0.1; done; echo started`;
+}
+
+function leftPids(work: string): number[] {
+  return ["p1", "p2"].map((p) => Number(readFileSync(join(work, p), "utf8").trim()));
+}
+
+/** A script: the leave-behind call, then (on the next request) a model that never answers. */
+function thenHang(work: string) {
+  return (req: { tools: unknown[]; lastToolResult?: string }): Reply | undefined => {
+    if (req.tools.length === 0) return undefined;
+    if (req.lastToolResult === undefined) {
+      return {
+        kind: "tool_use",
+        name: "Bash",
+        input: { command: leaveBehind(work).slice("@bash ".length), description: "start" },
+      };
+    }
+    return { kind: "hang" };
+  };
+}
+
+// The sandbox is off in these: inside Claude Code's sandbox a pid namespace already ends what
+// a command leaves behind, and what is tested here is the server's own sweep.
+const UNSANDBOXED = { OLLAMA_MCP_SANDBOX: "off" };
+
+Deno.test({
+  name: "claude: nothing a delegate started with setsid -f or nohup & outlives the job",
+  ignore: !linux,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { work } = layout();
+    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    let pids: number[] = [];
+    try {
+      const reply = await server.call("delegate_start", {
+        prompt: leaveBehind(work),
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      pids = leftPids(work);
+      assert.equal(pids.length, 2);
+      for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the job`);
+      assert.deepEqual(processesMentioning(join(work, "f")), []);
+    } finally {
+      killAll([...pids, ...processesMentioning(join(work, "f"))]);
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude: delegate_cancel ends what a delegate started with setsid -f or nohup &",
+  ignore: !linux,
+  async fn() {
+    const { work } = layout();
+    const emu = await startOllamaEmulator({ script: thenHang(work) });
+    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    let pids: number[] = [];
+    try {
+      const started = await server.call("delegate_start", {
+        prompt: "leave something behind",
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+      });
+      const id = field(started.text, "job_id")!;
+      pids = await until(
+        () => {
+          if (!existsSync(join(work, "p1")) || !existsSync(join(work, "p2"))) return undefined;
+          const found = leftPids(work);
+          return found.every((p) => p > 0 && alive(p)) ? found : undefined;
+        },
+        120_000,
+        "the processes left behind",
+      );
+      const cancelled = await server.call("delegate_cancel", { job_id: id });
+      assert.equal(field(cancelled.text, "state"), "cancelled", cancelled.text);
+      for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the cancel`);
+      assert.deepEqual(processesMentioning(join(work, "f")), []);
+    } finally {
+      killAll([...pids, ...processesMentioning(join(work, "f"))]);
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude: a server that shuts down ends what its delegates left behind",
+  ignore: !linux,
+  async fn() {
+    const { work } = layout();
+    const emu = await startOllamaEmulator({ script: thenHang(work) });
+    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    let pids: number[] = [];
+    try {
+      await server.call("delegate_start", {
+        prompt: "leave something behind",
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+      });
+      pids = await until(
+        () => {
+          if (!existsSync(join(work, "p1")) || !existsSync(join(work, "p2"))) return undefined;
+          const found = leftPids(work);
+          return found.every((p) => p > 0 && alive(p)) ? found : undefined;
+        },
+        120_000,
+        "the processes left behind",
+      );
+      await server.close();
+      await until(() => !alive(server.pid) || undefined, 15_000, "the server to exit");
+      for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
+      assert.deepEqual(processesMentioning(join(work, "f")), []);
+    } finally {
+      killAll([...pids, ...processesMentioning(join(work, "f"))]);
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude: a relative PATH entry cannot choose which claude runs",
+  ignore: !linux,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { base, work, outside } = layout();
+    // The server runs in a project whose node_modules/.bin has a claude of its own (the
+    // lookup used to find it there), and the job's cwd holds a planted one at the same
+    // relative path (the spawn used to run that one).
+    const serverDir = join(base, "server-project");
+    mkdirSync(join(serverDir, "node_modules", ".bin"), { recursive: true });
+    symlinkSync(CLAUDE_BIN, join(serverDir, "node_modules", ".bin", "claude"));
+    const planted = join(work, "node_modules", ".bin", "claude");
+    mkdirSync(join(work, "node_modules", ".bin"), { recursive: true });
+    writeFileSync(planted, `#!/bin/sh\ntouch '${join(outside, "planted-claude")}'\nexit 0\n`);
+    chmodSync(planted, 0o755);
+    const bin = join(base, "bin");
+    mkdirSync(bin);
+    symlinkSync(CLAUDE_BIN, join(bin, "claude"));
+    const server = await startServer({
+      baseUrl: emu.url,
+      cwd: serverDir,
+      claudeBin: "claude",
+      env: { PATH: `node_modules/.bin::${bin}:${systemPath.PATH}` },
+    });
+    try {
+      const reply = await server.call("delegate_start", {
+        prompt: '@bash echo "$PATH" > path.txt',
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      assert.deepEqual(readdirSync(outside), [], "the planted claude never ran");
+      // The delegate's own commands see no relative PATH entry either.
+      const path = readFileSync(join(work, "path.txt"), "utf8").trim();
+      assert.ok(path.split(":").every((d) => d.startsWith("/")), path);
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});

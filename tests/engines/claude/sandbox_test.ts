@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import {
+  findSandboxTools,
+  planSandbox,
+  sandboxSettings,
+} from "../../../src/engines/claude/sandbox.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../../src/engines/protected_paths.ts";
+
+const TOOLS = { bwrap: "/usr/bin/bwrap", socat: "/usr/bin/socat" };
+
+Deno.test("planSandbox: on with bwrap and socat on Linux; off when the setting says so", () => {
+  assert.deepEqual(planSandbox("on", TOOLS, "linux"), { kind: "on", ...TOOLS });
+  assert.equal(planSandbox("off", TOOLS, "linux").kind, "off");
+});
+
+Deno.test("planSandbox: off without bubblewrap or off Linux", () => {
+  const noBwrap = planSandbox("on", { socat: TOOLS.socat }, "linux");
+  assert.equal(noBwrap.kind, "off");
+  assert.match(noBwrap.kind === "off" ? noBwrap.why : "", /bwrap/);
+  assert.equal(planSandbox("on", TOOLS, "darwin").kind, "off");
+  assert.equal(planSandbox("on", TOOLS, "win32").kind, "off");
+});
+
+Deno.test("planSandbox: bubblewrap without socat is refused, naming socat and the way out", () => {
+  const plan = planSandbox("on", { bwrap: TOOLS.bwrap }, "linux");
+  assert.equal(plan.kind, "refused");
+  const reason = plan.kind === "refused" ? plan.reason : "";
+  assert.match(reason, /socat/);
+  assert.match(reason, /apt install socat/);
+  assert.match(reason, /config --sandbox off/);
+});
+
+Deno.test("sandboxSettings: required, no way out, approves nothing by itself", () => {
+  const s = sandboxSettings({ cwd: "/w", addDirs: [], protect: [] });
+  assert.equal(s.enabled, true);
+  assert.equal(s.failIfUnavailable, true);
+  assert.equal(s.allowUnsandboxedCommands, false);
+  assert.equal(s.autoAllowBashIfSandboxed, false);
+});
+
+Deno.test("sandboxSettings: host-run paths of every writable dir and the server's files", () => {
+  const s = sandboxSettings({
+    cwd: "/w",
+    addDirs: ["/data"],
+    home: "/home/u",
+    protect: ["/home/u/.ollama-mcp", "/state"],
+  });
+  for (const root of ["/w", "/data"]) {
+    for (const entry of HOST_RUN_PATHS) {
+      assert.ok(s.filesystem.denyWrite.includes(`${root}/${entry}`), `${root}/${entry}`);
+    }
+  }
+  for (const p of ["/home/u/.ollama-mcp", "/state"]) {
+    assert.ok(s.filesystem.denyWrite.includes(p), p);
+    assert.ok(s.filesystem.denyRead.includes(p), p);
+  }
+  for (const entry of CREDENTIAL_PATHS) {
+    assert.ok(s.filesystem.denyRead.includes(`/home/u/${entry}`), entry);
+  }
+  assert.equal(new Set(s.filesystem.denyRead).size, s.filesystem.denyRead.length, "no repeats");
+});
+
+Deno.test({
+  name: "findSandboxTools: only absolute PATH entries",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.mkdir(`${dir}/bin`);
+      for (const name of ["bwrap", "socat"]) {
+        await Deno.writeTextFile(`${dir}/bin/${name}`, "#!/bin/sh\n");
+        await Deno.chmod(`${dir}/bin/${name}`, 0o755);
+      }
+      assert.deepEqual(findSandboxTools({ PATH: `${dir}/bin` }), {
+        bwrap: `${dir}/bin/bwrap`,
+        socat: `${dir}/bin/socat`,
+      });
+      assert.deepEqual(findSandboxTools({ PATH: "bin:." }), {});
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
