@@ -9,6 +9,12 @@ import { join } from "node:path";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
 
+/**
+ * The test follows the pid that `echo $!` prints; inside a sandbox that pid belongs to the
+ * sandbox's own pid namespace, so the sandbox is off here.
+ */
+const HOST_PIDS = { OLLAMA_MCP_SANDBOX: "off" };
+
 function readRecord(stateDir: string, id: string) {
   return JSON.parse(readFileSync(join(stateDir, id, "job.json"), "utf8")) as {
     state: string;
@@ -21,7 +27,7 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
   const emu = await startOllamaEmulator();
   const home = tempDir("od-home-");
   const work = tempDir("od-work-");
-  const first = await startServer({ baseUrl: emu.url, home, cwd: work });
+  const first = await startServer({ baseUrl: emu.url, home, cwd: work, env: HOST_PIDS });
   let id = "";
   let claude = 0;
   let sleeper = 0;
@@ -54,7 +60,7 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
   assert.equal(readRecord(first.stateDir, id).state, "running");
 
   const t0 = Date.now();
-  const second = await startServer({ baseUrl: emu.url, home, cwd: work });
+  const second = await startServer({ baseUrl: emu.url, home, cwd: work, env: HOST_PIDS });
   try {
     // No tool call names the job: the server finds it on its own.
     await until(
@@ -74,10 +80,8 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
     assert.equal(record.state, "interrupted");
     assert.match(record.errorText ?? "", /stopped before it finished; follow up to continue/);
     assert.equal(record.child, undefined);
-    assert.match(
-      second.stderr(),
-      new RegExp(`recovered 1 job\\(s\\) whose server had stopped.*${id}`),
-    );
+    const logged = new RegExp(`recovered 1 job\\(s\\) whose server had stopped.*${id}`);
+    await until(() => logged.test(second.stderr()) || undefined, 10_000, "the sweep's log line");
     console.log(`orphans stopped ${took} ms after the new server was started`);
   } finally {
     await second.close();
