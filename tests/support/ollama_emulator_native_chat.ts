@@ -298,7 +298,13 @@ export function createNativeChat(
       return goResponse(
         200,
         generate
-          ? { model: body.model, created_at: new Date().toISOString(), response: "", done: true }
+          ? {
+            model: body.model,
+            created_at: new Date().toISOString(),
+            response: "",
+            done: true,
+            done_reason: "load",
+          }
           : {
             model: body.model,
             created_at: new Date().toISOString(),

@@ -359,7 +359,8 @@ Deno.test("/api/generate answers prompts in `response` and loads with an empty p
     const load =
       await (await post(emu, { model: "qwen3:8b", options: { num_ctx: 2048 } }, "/api/generate"))
         .json() as Json;
-    assert.deepEqual(Object.keys(load), ["model", "created_at", "response", "done"]);
+    assert.deepEqual(Object.keys(load), ["model", "created_at", "response", "done", "done_reason"]);
+    assert.equal(load.done_reason, "load");
     assert.equal(emu.loadedModels().models[0]?.context_length, 2048);
   });
 });
