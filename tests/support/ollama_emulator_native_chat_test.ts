@@ -228,7 +228,7 @@ Deno.test("/api/chat thinking comes before content, only from a thinking model",
       content: "The answer.",
       thinking: "Hmm, let me see.",
     });
-    // A model without the capability ignores nothing: asking it to think is an error.
+    // A model without the capability never sends thinking (asking it to think is a 400).
     const plain = await (await post(emu, chat("x", { stream: false }))).json() as Json;
     assert.deepEqual(plain.message, { role: "assistant", content: "The answer." });
   });
