@@ -415,7 +415,7 @@ export class JobManager {
     } catch (e) {
       // What is not on disk did not happen for a follow-up or another process: say so, and
       // never report such a job as completed. The store keeps trying to write it.
-      const was = record.state === "failed" && record.errorText ? ` (${record.errorText})` : "";
+      const was = record.errorText ? ` (${record.errorText})` : "";
       if (record.state === "completed") record.state = "failed";
       record.errorText = `Cannot record the end of the job in ${this.store.dirOf(record.id)}: ` +
         `${errorMessage(e)}${was}. Its output is kept in memory while this server runs and ` +
