@@ -41,8 +41,6 @@ export interface SandboxLayout {
   writable: readonly string[];
   /** Running as uid 0: run as nobody in a user namespace, every capability dropped. */
   root?: boolean;
-  /** Paths inside the writable dirs hidden behind an empty tmpfs (settings, job records). */
-  hide?: readonly string[];
   /** What protects the writable dirs (read-only host-run paths, hidden credentials). */
   mounts?: ProtectedMounts;
   /** Extra paths hidden anywhere (root-only files under /etc when running as root). */
@@ -156,11 +154,6 @@ export function bwrapArgs(
   for (const mask of layout.systemMasks ?? []) args.push(...maskArgs(mask));
   for (const dir of layout.writable) args.push("--bind", dir, dir);
   // After the binds, so they cover what a writable dir would otherwise expose.
-  for (const dir of layout.hide ?? []) {
-    if (layout.writable.some((w) => dir === w || dir.startsWith(w.endsWith("/") ? w : `${w}/`))) {
-      args.push("--tmpfs", dir, "--remount-ro", dir);
-    }
-  }
   const mounts = layout.mounts;
   for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
   for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);

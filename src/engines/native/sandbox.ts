@@ -105,7 +105,7 @@ export interface CommandRequest {
   signal: AbortSignal;
   /** Output kept: the last this many characters. */
   keepChars: number;
-  /** Hidden from the command (see SandboxLayout.hide). */
+  /** The server's own settings and records: hidden where a writable dir holds them. */
   hide?: readonly string[];
   onSpawn?: (pid: number) => void;
 }
@@ -178,12 +178,11 @@ export async function runShell(
   const root = process.getuid?.() === 0;
   const runDir = runner.runDir ?? defaultRunDir();
   const limits = runner.limits ?? DEFAULT_LIMITS;
-  const mounts = protectedMounts(req.writable, runner.nested ?? {});
+  const mounts = protectedMounts(req.writable, runner.nested ?? {}, req.hide ?? []);
   const layout: SandboxLayout = {
     cwd: req.cwd,
     writable: req.writable,
     root,
-    ...(req.hide ? { hide: req.hide } : {}),
     mounts,
     ...(root ? { systemMasks: rootOnlySystemFiles() } : {}),
     limits,

@@ -5,7 +5,7 @@
  * the server runs as root, the system files that only root may read.
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
 import { isInsideRoots } from "./tools/confine.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
@@ -60,6 +60,8 @@ function linkTargetInside(path: string, writable: readonly string[]): Placeholde
 export function protectedMounts(
   writable: readonly string[],
   nested: { readOnly?: readonly string[]; hidden?: readonly string[] } = {},
+  /** The server's own directories: hidden when they lie in a writable dir, also if missing. */
+  serverDirs: readonly string[] = [],
 ): ProtectedMounts {
   const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [] };
   const seen = new Set<string>();
@@ -99,6 +101,22 @@ export function protectedMounts(
   for (const path of nested.hidden ?? []) {
     const kind = kindOf(path);
     if (once(path) && (kind === "dir" || kind === "file")) out.masks.push({ path, kind });
+  }
+  for (const path of serverDirs) {
+    if (!isInsideRoots(writable, path) || writable.includes(path)) continue;
+    const kind = kindOf(path);
+    if (kind === "dir" || kind === "file") {
+      if (once(path)) out.masks.push({ path, kind });
+      continue;
+    }
+    // Missing: a delegate must not create it (a claudeConfigDir it made would hand the next
+    // Claude Code delegate its settings). The highest missing folder gets the placeholder, so
+    // that no empty parents are left behind on the host.
+    let top = path;
+    while (kindOf(dirname(top)) === "missing" && isInsideRoots(writable, dirname(top))) {
+      top = dirname(top);
+    }
+    if (kindOf(top) === "missing" && once(top)) out.placeholders.push({ path: top, kind: "dir" });
   }
   return out;
 }

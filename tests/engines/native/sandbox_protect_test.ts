@@ -202,9 +202,10 @@ bwrapTest("sandbox limits: processes, memory, file size and /tmp are capped", as
           `(head -c 900000 /dev/zero > /tmp/a; head -c 900000 /dev/zero > /tmp/b; ` +
           `head -c 900000 /dev/zero > /tmp/c; head -c 900000 /dev/zero > /tmp/d; ` +
           `head -c 900000 /dev/zero > /tmp/e) 2>/dev/null; echo "tmp=$?"; ` +
-          // Last: the sleeps hold their slots. Each fork runs in a subshell so that a failed
+          // Last: the sleeps hold their slots (long enough for a slow machine; they end with the
+          // sandbox). Each fork runs in a subshell so that a failed
           // fork does not end the script (dash exits on one).
-          `n=0; for i in $(seq 100); do (sleep 3 &) 2>/dev/null && n=$((n+1)); done; ` +
+          `n=0; for i in $(seq 100); do (sleep 30 >/dev/null &) 2>/dev/null && n=$((n+1)); done; ` +
           `echo "started=$n"`,
       ),
     );
@@ -232,6 +233,33 @@ bwrapTest(
       });
       assert.equal(reply.isError, true);
       assert.match(reply.text, /SIGXFSZ: a file reached the sandbox's 1 MiB size limit/);
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox: the server's own directories inside a project are hidden, and cannot be made when missing",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const state = join(cwd, "state");
+      await mkdir(join(state, "job"), { recursive: true });
+      await writeFile(join(state, "job", "prompt.txt"), "PRIVATE-PROMPT");
+      const missing = join(cwd, ".cfg", "ollama-mcp", "claude");
+      const result = await runShell(
+        runner(top),
+        request(
+          cwd,
+          "cat state/job/prompt.txt; echo x > state/planted; " +
+            "mkdir -p .cfg/ollama-mcp/claude && echo '{}' > .cfg/ollama-mcp/claude/settings.json; " +
+            'echo "made=$?"',
+          { hide: [state, missing] },
+        ),
+      );
+      assert.doesNotMatch(result.output, /PRIVATE-PROMPT/);
+      assert.match(result.output, /made=(?!0)\d+/);
+      assert.deepEqual(readdirSync(state), ["job"]);
+      // No empty parent is left behind on the host.
+      assert.deepEqual(readdirSync(cwd), ["state"]);
     });
   },
 );
