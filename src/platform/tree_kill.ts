@@ -108,3 +108,10 @@ export async function sweepJob(scope: JobScope, opts: SweepOptions): Promise<Swe
     };
   return await sweepJobWith(source, opts, sendSignal);
 }
+
+/** /proc start time of `pid` in clock ticks (Linux), for JobScope.notBeforeTicks. */
+export async function startTicks(pid: number): Promise<number | undefined> {
+  if (process.platform !== "linux" || !hasProcfs()) return undefined;
+  const rec = (await procfsSource.probe([pid])).get(pid);
+  return rec === undefined ? undefined : Number(rec.startTime);
+}

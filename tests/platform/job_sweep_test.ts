@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { type ProcRecord, type ProcTable } from "../../src/platform/posix/proc_parse.ts";
 import { sweepJobWith, type SweepSource } from "../../src/platform/posix/job_sweep.ts";
 import type { TreeSignal } from "../../src/platform/posix/proc_tree.ts";
-import { killTree, sweepJob } from "../../src/platform/tree_kill.ts";
+import { killTree, startTicks, sweepJob } from "../../src/platform/tree_kill.ts";
 
 const linuxOnly = process.platform !== "linux";
 
@@ -152,6 +152,30 @@ Deno.test({
       for (const pid of report.found) assert.equal(live(pid), false, `pid ${pid} survived`);
     } finally {
       killMarked(marker);
+    }
+  },
+});
+
+Deno.test({
+  name: "sweepJob: a marked process older than the job's root is not read as the job's",
+  ignore: linuxOnly,
+  async fn() {
+    const marker = newMarker();
+    const older = spawn("sleep", ["66"], {
+      detached: true,
+      stdio: "ignore",
+      env: { [marker.name]: marker.value },
+    });
+    try {
+      await until(() => live(older.pid!), 5000, "the process to start");
+      const started = (await startTicks(older.pid!))!;
+      const later = await sweepJob({ marker, notBeforeTicks: started + 1 }, { graceMs: 0 });
+      assert.deepEqual(later.found, []);
+      assert.equal(live(older.pid!), true);
+      const same = await sweepJob({ marker, notBeforeTicks: started }, { graceMs: 0 });
+      assert.deepEqual(same.found, [older.pid]);
+    } finally {
+      kill([older.pid!]);
     }
   },
 });

@@ -1,10 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
-import { type JobScope, killTree, sweepJob } from "../../platform/tree_kill.ts";
+import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
 import type {
   Activity,
@@ -38,6 +37,15 @@ const STDERR_TAIL = 20_000;
 const LEFTOVER_GRACE_MS = 1000;
 /** The environment entry that marks every process of a turn (see platform/posix/job_sweep.ts). */
 export const TURN_MARKER = "OLLAMA_DELEGATE_TURN";
+
+/**
+ * The marker of one turn. It is derived, not random, so that a server that starts after
+ * another died can still find what that one's delegates left. Forging it gains a delegate
+ * nothing: a process carrying another turn's marker is only ended with that turn.
+ */
+export function turnMarker(jobId: string, turn: number): { name: string; value: string } {
+  return { name: TURN_MARKER, value: `${jobId}.${turn}` };
+}
 
 export interface ClaudeEngineConfig {
   claudeBin: string;
@@ -89,10 +97,7 @@ export class ClaudeEngine implements Engine {
   }
 
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
-    const marker = {
-      name: TURN_MARKER,
-      value: `${spec.jobId}.${spec.turn}.${randomBytes(12).toString("hex")}`,
-    };
+    const marker = turnMarker(spec.jobId, spec.turn);
     const env = claudeChildEnv({
       parentEnv: this.config.parentEnv,
       baseUrl: this.config.baseUrl,
@@ -138,7 +143,12 @@ export class ClaudeEngine implements Engine {
     }
     sink.childStarted(child.pid);
     // The child leads a session of its own (detached); its pid is that session's id.
-    const scope: JobScope = { ...(isWindows ? {} : { sessionId: child.pid }), marker };
+    const rootStart = await startTicks(child.pid).catch(() => undefined);
+    const scope: JobScope = {
+      ...(isWindows ? {} : { sessionId: child.pid }),
+      marker,
+      ...(rootStart !== undefined ? { notBeforeTicks: rootStart } : {}),
+    };
     let swept: Promise<void> | undefined;
     const sweep = (graceMs: number) =>
       swept ??= sweepJob(scope, { graceMs }).then(() => {}, () => {});

@@ -41,6 +41,12 @@ export interface JobScope {
   /** The session the job's root leads (it was started detached). */
   sessionId?: number;
   marker?: JobMarker;
+  /**
+   * /proc start time (clock ticks since boot) of the job's root: a process that started
+   * before it cannot be the job's, so its environment is not read (that read is most of the
+   * cost of a scan).
+   */
+  notBeforeTicks?: number;
 }
 
 export interface SweepOptions {
@@ -107,6 +113,9 @@ export function scanProcfs(scope: JobScope): ScopeScan {
       continue;
     }
     if (entry === undefined) continue;
+    if (scope.notBeforeTicks !== undefined && Number(rec.startTime) < scope.notBeforeTicks) {
+      continue;
+    }
     try {
       if (uid !== undefined && statSync(`/proc/${name}`).uid !== uid) continue;
     } catch {
