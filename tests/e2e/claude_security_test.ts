@@ -279,6 +279,33 @@ Deno.test({
 });
 
 Deno.test({
+  name: "claude: in Claude Code's sandbox too, nothing started with setsid -f or nohup & survives",
+  ignore: !hasBwrap,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { work } = layout();
+    const server = await startServer({ baseUrl: emu.url, cwd: work });
+    try {
+      const reply = await server.call("delegate_start", {
+        prompt: leaveBehind(work),
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      // The pids are the sandbox's own; that both were written shows both processes ran.
+      assert.ok(leftPids(work).every((pid) => pid > 0));
+      assert.deepEqual(processesMentioning(join(work, "f")), []);
+    } finally {
+      killAll(processesMentioning(join(work, "f")));
+      await server.close();
+      await emu.close();
+    }
+  },
+});
+
+Deno.test({
   name: "claude: delegate_cancel ends what a delegate started with setsid -f or nohup &",
   ignore: !linux,
   async fn() {
