@@ -62,7 +62,7 @@ function killAll(pids: number[]) {
 }
 
 Deno.test({
-  name: "claude: a planted .claude/settings.json never runs its hooks in a later delegate",
+  name: "claude: planted settings files never run their hooks in a later delegate",
   ignore: !linux,
   async fn() {
     const emu = await startOllamaEmulator();
@@ -83,6 +83,11 @@ Deno.test({
       mkdirSync(join(work, ".claude"));
       writeFileSync(join(work, ".claude", "settings.json"), JSON.stringify(planted));
       writeFileSync(join(work, ".claude", "settings.local.json"), JSON.stringify(planted));
+      // The delegates' own CLAUDE_CONFIG_DIR is not read for settings either: a delegate
+      // running unconfined could write there.
+      const configDir = join(server.home, ".ollama-mcp", "claude");
+      mkdirSync(configDir, { recursive: true });
+      writeFileSync(join(configDir, "settings.json"), JSON.stringify(planted));
       const reply = await server.call("delegate_start", {
         prompt: "@bash echo delegate-ran > out.txt",
         model: MODEL,
