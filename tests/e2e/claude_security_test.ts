@@ -427,3 +427,35 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "claude: with bubblewrap but no socat, a delegate is refused with what to install",
+  ignore: !hasBwrap,
+  async fn() {
+    const emu = await startOllamaEmulator();
+    const { base, work } = layout();
+    // A PATH with bwrap and the server's own runtime, and no socat.
+    const bin = join(base, "bin");
+    mkdirSync(bin);
+    symlinkSync(which("bwrap", systemPath, "/")!, join(bin, "bwrap"));
+    symlinkSync(Deno.execPath(), join(bin, "deno"));
+    const server = await startServer({ baseUrl: emu.url, cwd: work, env: { PATH: bin } });
+    try {
+      const reply = await server.call("delegate_start", {
+        prompt: "@bash echo should-not-run > out.txt",
+        model: MODEL,
+        cwd: work,
+        allowed_tools: ["Bash"],
+        wait_seconds: 60,
+      });
+      assert.equal(field(reply.text, "state"), "failed", reply.text);
+      assert.match(reply.text, /socat/);
+      assert.match(reply.text, /config --sandbox off/);
+      assert.equal(existsSync(join(work, "out.txt")), false);
+      assert.equal(emu.messageRequests().length, 0, "Claude Code was not started");
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});
