@@ -3,7 +3,7 @@
  * llama.cpp server, OpenRouter): streaming, tools, retries with backoff. The API key is
  * sent only to this client's own URL. What a backend sends is read under REPLY_LIMITS.
  */
-import { DelegateError, errorMessage } from "../errors.ts";
+import { errorMessage } from "../errors.ts";
 import {
   BackendReplyError,
   readBounded,
@@ -12,81 +12,20 @@ import {
   sample,
   sizeText,
 } from "./bounded.ts";
+import { ChatHttpError, type ChatReply, type ChatRequest, ConnectionError } from "./chat_types.ts";
+import { errorDetail, isObject, num, parseJson, parseRetryAfter, sleep } from "./http_util.ts";
 import { sseEvents } from "./sse.ts";
-import { type ChatToolCall, ToolCallAssembler } from "./tool_calls.ts";
+import { ToolCallAssembler } from "./tool_calls.ts";
 
-export type { ChatToolCall };
+export * from "./chat_types.ts";
+export { parseRetryAfter } from "./http_util.ts";
 export { BackendReplyError, REPLY_LIMITS, type ReplyLimits };
-
-export type ChatMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[] }
-  | { role: "tool"; tool_call_id: string; name?: string; content: string };
-
-export interface ChatTool {
-  type: "function";
-  function: { name: string; description: string; parameters: unknown };
-}
-
-export interface ChatRequest {
-  model: string;
-  messages: readonly ChatMessage[];
-  tools?: readonly ChatTool[];
-  temperature?: number;
-  max_tokens?: number;
-}
-
-export interface ChatUsage {
-  promptTokens: number;
-  completionTokens: number;
-}
-
-/** One assistant reply, assembled from the stream. */
-export interface ChatReply {
-  content: string;
-  toolCalls: ChatToolCall[];
-  finishReason: string | null;
-  /** Absent when the server sent no usage. */
-  usage?: ChatUsage;
-}
-
-/** A non-2xx answer, with the server's own message. */
-export class ChatHttpError extends DelegateError {
-  override name = "ChatHttpError";
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    message: string,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * The backend could not be reached ("unreachable": no connection, no answer in time) or
- * its reply broke off ("cut"): retried like a 5xx.
- */
-export class ConnectionError extends DelegateError {
-  override name = "ConnectionError";
-  readonly kind: "unreachable" | "cut";
-  constructor(
-    readonly reason: string,
-    options: { kind: "unreachable" | "cut"; message: string; cause?: unknown },
-  ) {
-    super(options.message, { cause: options.cause });
-    this.kind = options.kind;
-  }
-}
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
 export const MAX_ATTEMPTS = 3;
 /** Longest wait we honour from Retry-After; longer ones fail the call instead. */
 const MAX_RETRY_WAIT_MS = 60_000;
-/** Longest server message kept in an error. */
-const MAX_DETAIL_CHARS = 500;
 
 export interface ChatClientOptions {
   /** The backend's root URL, without `/v1` (see normalizeBaseUrl). */
@@ -189,6 +128,7 @@ export class ChatClient {
     // and then an abort never reaches the body.
     const local = new AbortController();
     const forward = () => local.abort(signal.reason);
+    if (signal.aborted) forward();
     signal.addEventListener("abort", forward, { once: true });
     try {
       return await this.#stream(body, signal, local.signal, onText);
@@ -370,58 +310,4 @@ export class ChatClient {
       ...(cause !== undefined ? { cause } : {}),
     });
   }
-}
-
-/** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const text = value.trim();
-  // delay-seconds; fractions are not in the RFC but are sent by some servers and are harmless.
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  // Only an HTTP-date (RFC 9110 5.6.7, IMF-fixdate); Date.parse alone reads "-1" as a date.
-  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) {
-    return undefined;
-  }
-  const when = Date.parse(text);
-  return Number.isNaN(when) ? undefined : Math.max(0, when - now);
-}
-
-/** The server's message from an error body (OpenAI, Ollama and plain-text shapes), short. */
-function errorDetail(body: unknown): string {
-  let detail = "(no error message)";
-  if (isObject(body)) {
-    if (typeof body.error === "string") detail = body.error;
-    else if (isObject(body.error)) {
-      detail = typeof body.error.message === "string"
-        ? body.error.message
-        : JSON.stringify(body.error);
-    } else if (typeof body.message === "string") detail = body.message;
-  } else if (typeof body === "string" && body.trim() !== "") detail = body.trim();
-  return detail.length > MAX_DETAIL_CHARS ? `${detail.slice(0, MAX_DETAIL_CHARS)}...` : detail;
-}
-
-/** The JSON value of `text`, or the text itself when it is not JSON. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

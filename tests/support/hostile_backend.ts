@@ -341,23 +341,28 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
 
 /** What a job did while a hostile backend flooded it, seen from an MCP client. */
 export interface JobWatch {
+  /** The job's last state, or what went wrong asking for it. */
   state: string;
   error: string;
   /** Round-trip time of each delegate_status call made while the job ran, in ms. */
   statusMs: number[];
-  /** The server's peak resident memory (VmHWM) when the job ended, in MiB. */
+  /** The server's peak resident memory (VmHWM), last seen while it lived, in MiB. */
   peakMiB: number;
 }
 
-/** The server's peak resident memory so far (Linux VmHWM), in MiB. */
+/** A process's peak resident memory so far (Linux VmHWM), in MiB; 0 once it is gone. */
 export function peakMiB(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
 }
 
 /**
- * Polls delegate_status every `intervalMs` until the job leaves "running"/"queued" or
- * `timeoutMs` passes, timing each call.
+ * Polls delegate_status every `intervalMs` until the job leaves "running"/"queued", a call
+ * fails (a crashed or stuck server), or `timeoutMs` passes, timing each call.
  */
 export async function watchJob(
   server: Pick<TestServer, "call" | "pid">,
@@ -365,23 +370,42 @@ export async function watchJob(
   timeoutMs: number,
   intervalMs = 200,
 ): Promise<JobWatch> {
-  const statusMs: number[] = [];
+  const watch: JobWatch = { state: "", error: "", statusMs: [], peakMiB: 0 };
+  // Sampled apart from the calls, so that a server stuck in a call or dying is measured too.
+  const sample = () => watch.peakMiB = Math.max(watch.peakMiB, peakMiB(server.pid));
+  const sampler = setInterval(sample, 100);
+  try {
+    return await poll(server, jobId, timeoutMs, intervalMs, watch);
+  } finally {
+    clearInterval(sampler);
+    sample();
+  }
+}
+
+async function poll(
+  server: Pick<TestServer, "call" | "pid">,
+  jobId: string,
+  timeoutMs: number,
+  intervalMs: number,
+  watch: JobWatch,
+): Promise<JobWatch> {
   const deadline = Date.now() + timeoutMs;
-  let text = "";
   while (Date.now() < deadline) {
     const t0 = performance.now();
-    text = (await server.call("delegate_status", { job_id: jobId })).text;
-    const state = field(text, "state") ?? "";
-    if (!/^(running|queued)/.test(state)) {
-      return { state, error: field(text, "error") ?? "", statusMs, peakMiB: peakMiB(server.pid) };
+    let text: string;
+    try {
+      text = (await server.call("delegate_status", { job_id: jobId }, { timeoutMs: 60_000 })).text;
+    } catch (e) {
+      watch.statusMs.push(performance.now() - t0);
+      watch.state = `delegate_status failed: ${(e as Error).message}`;
+      return watch;
     }
-    statusMs.push(performance.now() - t0);
+    watch.state = field(text, "state") ?? "";
+    watch.error = field(text, "error") ?? "";
+    if (!/^(running|queued)/.test(watch.state)) return watch;
+    watch.statusMs.push(performance.now() - t0);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  return {
-    state: `still running after ${timeoutMs} ms`,
-    error: field(text, "error") ?? "",
-    statusMs,
-    peakMiB: peakMiB(server.pid),
-  };
+  watch.state = `still running after ${timeoutMs} ms`;
+  return watch;
 }

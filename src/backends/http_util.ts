@@ -1,0 +1,58 @@
+/** Small helpers for reading what HTTP backends answer. */
+
+/** Longest server message kept in an error. */
+const MAX_DETAIL_CHARS = 500;
+
+/** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  // delay-seconds; fractions are not in the RFC but are sent by some servers and are harmless.
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // Only an HTTP-date (RFC 9110 5.6.7, IMF-fixdate); Date.parse alone reads "-1" as a date.
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) {
+    return undefined;
+  }
+  const when = Date.parse(text);
+  return Number.isNaN(when) ? undefined : Math.max(0, when - now);
+}
+
+/** The server's message from an error body (OpenAI, Ollama and plain-text shapes), short. */
+export function errorDetail(body: unknown): string {
+  let detail = "(no error message)";
+  if (isObject(body)) {
+    if (typeof body.error === "string") detail = body.error;
+    else if (isObject(body.error)) {
+      detail = typeof body.error.message === "string"
+        ? body.error.message
+        : JSON.stringify(body.error);
+    } else if (typeof body.message === "string") detail = body.message;
+  } else if (typeof body === "string" && body.trim() !== "") detail = body.trim();
+  return detail.length > MAX_DETAIL_CHARS ? `${detail.slice(0, MAX_DETAIL_CHARS)}...` : detail;
+}
+
+/** The JSON value of `text`, or the text itself when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export type Json = Record<string, unknown>;
+export const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
