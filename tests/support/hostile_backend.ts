@@ -17,6 +17,11 @@ export type HostileMode =
   | "content"
   /** Endless small chunks with empty deltas: nothing to keep, but the parser stays busy. */
   | "empty-deltas"
+  /**
+   * Every reply is `floodBytes` of text (keep it under the text cap) and one new tool call,
+   * so the agent loop goes on for max_turns requests, resending all of it each time.
+   */
+  | "turns"
   /** One tool call whose `arguments` never end, sent in fragments like vLLM/OpenAI. */
   | "arguments"
   /** Endless distinct tool calls with small arguments. */
@@ -41,6 +46,7 @@ export type HostileMode =
 export const HOSTILE_MODES: readonly HostileMode[] = [
   "content",
   "empty-deltas",
+  "turns",
   "arguments",
   "tool-calls",
   "error500",
@@ -131,6 +137,23 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
           small.repeat(Math.max(1, Math.floor(frameBytes / small.length))),
           frame(chunk({}, "stop")) + "data: [DONE]\n\n",
         );
+      }
+      case "turns": {
+        const turn = requests.filter((r) => r.path === record.path).length;
+        const text = `turn ${turn} `.padEnd(Math.min(floodBytes, 3_900_000), "y");
+        return send(record, 200, "text/event-stream", [
+          encoder.encode(frame(chunk({ role: "assistant", content: text }))),
+          encoder.encode(
+            frame(chunk({
+              tool_calls: [{
+                index: 0,
+                id: `call_turn_${turn}`,
+                type: "function",
+                function: { name: "Glob", arguments: JSON.stringify({ pattern: `t${turn}*` }) },
+              }],
+            })) + frame(chunk({}, "tool_calls")) + "data: [DONE]\n\n",
+          ),
+        ]);
       }
       case "arguments":
         return flood(
