@@ -459,3 +459,71 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "claude: the delegate's own Write and Read tools cannot touch host-run paths or " +
+    "credential stores, even in bypassPermissions",
+  async fn() {
+    const { work } = layout();
+    const targets = [
+      ".envrc",
+      "CLAUDE.md",
+      "ollama-mcp.config.json",
+      ".mcp.json",
+      ".claude/settings.json",
+      ".git/hooks/pre-commit",
+      ".vscode/tasks.json",
+    ];
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
+    const secret = () => join(server!.home, ".ssh", "id_rsa");
+    // One Write per target, then a Read of the home's private key, then an answer that
+    // carries the last tool result back for the assertion.
+    const emu = await startOllamaEmulator({
+      script: (req): Reply | undefined => {
+        if (req.tools.length === 0) return undefined;
+        const done = req.messages.filter((m) =>
+          JSON.stringify(m).includes('"type":"tool_result"')
+        ).length;
+        const target = targets[done];
+        if (target !== undefined) {
+          return {
+            kind: "tool_use",
+            name: "Write",
+            input: { file_path: join(work, target), content: "planted\n" },
+          };
+        }
+        if (done === targets.length) {
+          return { kind: "tool_use", name: "Read", input: { file_path: secret() } };
+        }
+        return { kind: "text", text: `last: ${req.lastToolResult ?? ""}` };
+      },
+    });
+    // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server
+    // never passes on: the test's own stand-in for `claude` sets it.
+    const wrapper = join(tempDir("od-wrap-"), "claude");
+    writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+    server = await startServer({ baseUrl: emu.url, cwd: work, claudeBin: wrapper });
+    try {
+      mkdirSync(join(server.home, ".ssh"), { recursive: true });
+      writeFileSync(secret(), "PRIVATE-KEY-MATERIAL\n");
+      const reply = await server.call("delegate_start", {
+        prompt: "set things up",
+        model: MODEL,
+        cwd: work,
+        permission_mode: "bypassPermissions",
+        wait_seconds: 150,
+      }, { timeoutMs: 200_000 });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      for (const target of targets) {
+        assert.equal(existsSync(join(work, target)), false, `${target} was written`);
+      }
+      const wire = emu.messageRequests().map((r) => r.bodyText).join("\n");
+      assert.doesNotMatch(wire, /PRIVATE-KEY-MATERIAL/, "the key reached the model");
+      // The Read was attempted and refused (its result is the answer's last tool result).
+      assert.match(reply.text, /last: .*(denied|permission)/i, reply.text);
+    } finally {
+      await server.close();
+      await emu.close();
+    }
+  },
+});

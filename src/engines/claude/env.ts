@@ -94,17 +94,20 @@ export function claudeChildEnv(
 }
 
 /**
- * The `--settings` JSON that pins model and endpoint, and Claude Code's sandbox when it is
- * on. These are the only settings a delegate gets: argv.ts loads no settings file.
+ * The `--settings` JSON that pins model and endpoint, the deny rules of its file tools
+ * (file_rules.ts), and Claude Code's sandbox when it is on. These are the only settings a
+ * delegate gets: argv.ts loads no settings file.
  */
 export function pinnedSettings(
   baseUrl: string,
   model: string,
   sandbox?: ClaudeSandboxSettings,
+  denyRules: readonly string[] = [],
 ): string {
   return JSON.stringify({
     model,
     env: ollamaValues(baseUrl, model),
+    ...(denyRules.length > 0 ? { permissions: { deny: denyRules } } : {}),
     ...(sandbox ? { sandbox } : {}),
   });
 }

@@ -17,6 +17,7 @@ import type {
 import { recentActivity, transcriptFacts } from "./transcript.ts";
 import { claudeArgs } from "./argv.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
+import { protectedFileRules } from "./file_rules.ts";
 import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
 import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
 
@@ -125,8 +126,16 @@ export class ClaudeEngine implements Engine {
         protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
       })
       : undefined;
+    const denyRules = protectedFileRules({
+      roots: [spec.cwd, ...spec.options.addDirs],
+      ...(env.HOME ? { home: env.HOME } : {}),
+      protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
+    });
     const prompt = await readFile(spec.promptPath);
-    const args = claudeArgs(spec, pinnedSettings(this.config.baseUrl, spec.model, sandbox));
+    const args = claudeArgs(
+      spec,
+      pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules),
+    );
     let child: SpawnedProcess;
     try {
       child = await spawnProcess({

@@ -1,0 +1,46 @@
+/**
+ * Permission rules that keep a Claude Code delegate's own file tools (Edit, Write, Read) away
+ * from the protected paths, whatever its permission mode: deny rules are consulted before
+ * any mode, bypassPermissions included. Claude Code checks path rules only for Edit (which
+ * covers every tool that edits files) and Read; an absolute path is written with a leading
+ * `//` (a single `/` would be relative to a settings file). Its sandbox guards Bash; these
+ * rules guard the tools that do not run through it, on every OS.
+ */
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+
+export interface FileRuleScope {
+  /** The working directory and add_dirs. */
+  roots: readonly string[];
+  /** The delegate's HOME, where credential stores are. */
+  home?: string;
+  /** The server's own settings, records and Claude Code config. */
+  protect: readonly string[];
+}
+
+/** `//abs/path`, with Windows drive paths in the `//c/...` form Claude Code documents. */
+function absolute(path: string): string {
+  const posix = path.replaceAll("\\", "/").replace(/^([A-Za-z]):/, (_, d: string) => `/${d.toLowerCase()}`);
+  return `/${posix.startsWith("/") ? posix : `/${posix}`}`.replace(/\/+$/, "");
+}
+
+/** The path itself and everything below it. */
+const both = (tool: string, path: string) => [`${tool}(${path})`, `${tool}(${path}/**)`];
+
+/** The `permissions.deny` rules for one turn. */
+export function protectedFileRules(scope: FileRuleScope): string[] {
+  const rules: string[] = [];
+  for (const root of scope.roots) {
+    for (const name of HOST_RUN_PATHS) rules.push(...both("Edit", `${absolute(root)}/${name}`));
+  }
+  const credentialHomes = scope.home ? [scope.home] : [];
+  for (const home of credentialHomes) {
+    for (const entry of CREDENTIAL_PATHS) {
+      const path = `${absolute(home)}/${entry}`;
+      rules.push(...both("Read", path), ...both("Edit", path));
+    }
+  }
+  for (const dir of scope.protect) {
+    rules.push(...both("Read", absolute(dir)), ...both("Edit", absolute(dir)));
+  }
+  return [...new Set(rules)];
+}
