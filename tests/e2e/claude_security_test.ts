@@ -474,8 +474,8 @@ Deno.test({
       ".git/hooks/pre-commit",
       ".vscode/tasks.json",
     ];
-    let server: Awaited<ReturnType<typeof startServer>> | undefined;
-    const secret = () => join(server!.home, ".ssh", "id_rsa");
+    const home = tempDir("od-home-");
+    const secret = () => join(home, ".ssh", "id_rsa");
     // One Write per target, then a Read of the home's private key, then an answer that
     // carries the last tool result back for the assertion.
     const emu = await startOllamaEmulator({
@@ -502,9 +502,9 @@ Deno.test({
     // never passes on: the test's own stand-in for `claude` sets it.
     const wrapper = join(tempDir("od-wrap-"), "claude");
     writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
-    server = await startServer({ baseUrl: emu.url, cwd: work, claudeBin: wrapper });
+    const server = await startServer({ baseUrl: emu.url, cwd: work, home, claudeBin: wrapper });
     try {
-      mkdirSync(join(server.home, ".ssh"), { recursive: true });
+      mkdirSync(join(home, ".ssh"), { recursive: true });
       writeFileSync(secret(), "PRIVATE-KEY-MATERIAL\n");
       const reply = await server.call("delegate_start", {
         prompt: "set things up",
