@@ -10,7 +10,14 @@ import type { Settings } from "../settings/fields.ts";
 import { loadSettings } from "../settings/load.ts";
 import { backendChecks } from "./doctor_backends.ts";
 import type { Check } from "./doctor_check.ts";
-import { claudeCheck, configCheck, sandboxCheck, stateDirCheck } from "./doctor_local.ts";
+import { ClaudeEngine } from "../engines/claude/run.ts";
+import {
+  claudeCheck,
+  claudeSandboxCheck,
+  configCheck,
+  sandboxCheck,
+  stateDirCheck,
+} from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 
@@ -50,7 +57,19 @@ export async function runDoctor(
     sandboxCheck(s.sandbox),
     backendChecks(s.backends, env),
   ]);
-  const checks = [configCheck(resolved), stateDirCheck(s.stateDir), claude, ...ollama];
+  const childEnv = new ClaudeEngine({
+    claudeBin: s.claudeBin,
+    claudeConfigDir: s.claudeConfigDir,
+    baseUrl: s.baseUrl,
+    parentEnv: env,
+  }).childEnv(s.defaultModel || "doctor");
+  const checks = [
+    configCheck(resolved),
+    stateDirCheck(s.stateDir),
+    claude,
+    claudeSandboxCheck(s.sandbox, childEnv),
+    ...ollama,
+  ];
   checks.push(sandbox, ...backends);
   const needed = neededChecks(s);
   const reported = checks.map((c) => {
@@ -77,7 +96,7 @@ export async function runDoctor(
 function neededChecks(s: Settings): (id: Check["id"]) => boolean {
   const always = ["config", "state"];
   if (s.defaultEngine === "claude") {
-    const ids = new Set([...always, "claude", "ollama", "model.default"]);
+    const ids = new Set([...always, "claude", "claude.sandbox", "ollama", "model.default"]);
     return (id) => ids.has(id);
   }
   const hasBackends = Object.keys(s.backends).length > 0;

@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { ClaudeEngine } from "../engines/claude/run.ts";
+import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { INSTALL_BWRAP_HINT, probeSandbox } from "../engines/native/sandbox.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
@@ -185,6 +186,46 @@ async function runVersion(
   ]);
   const why = first.code === 0 ? "printed no version" : `exited with ${first.code ?? first.signal}`;
   return { code: first.code, stdout: texts[0], stderr: texts[1], why };
+}
+
+/** Whether claude delegates' Bash runs in Claude Code's own sandbox here, and if not why. */
+export function claudeSandboxCheck(
+  mode: "on" | "off",
+  childEnv: Record<string, string>,
+  platform: string = process.platform,
+): Check {
+  const base = { id: "claude.sandbox", title: "Claude Code's sandbox" };
+  const plan = planSandbox(mode, findSandboxTools(childEnv), platform);
+  if (plan.kind === "on") {
+    return {
+      ...base,
+      status: "pass",
+      summary:
+        `claude delegates' Bash runs in Claude Code's sandbox (${plan.bwrap}, ${plan.socat})`,
+      details: { mode, bwrap: plan.bwrap, socat: plan.socat },
+    };
+  }
+  if (plan.kind === "refused") {
+    return {
+      ...base,
+      status: "fail",
+      summary: "bubblewrap is installed but socat is not: claude jobs are refused rather than " +
+        "run unconfined",
+      hint: "Install socat (apt install socat, dnf install socat, pacman -S socat), or let " +
+        "delegates run commands unconfined with ollama-delegate config --sandbox off",
+      details: { mode },
+    };
+  }
+  return {
+    ...base,
+    status: "warn",
+    summary: `off: ${plan.why}; claude delegates' Bash runs as you, limited by their ` +
+      "permission mode",
+    ...(platform === "linux" && mode === "on"
+      ? { hint: "Install bubblewrap and socat (apt install bubblewrap socat) to confine it" }
+      : {}),
+    details: { mode },
+  };
 }
 
 /** bubblewrap runs a trivial command (or the user turned the sandbox off). */

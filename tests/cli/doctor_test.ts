@@ -191,6 +191,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
       "config",
       "state",
       "claude",
+      "claude.sandbox",
       "ollama",
       "models",
       "model.default",
@@ -209,7 +210,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
     }
     assert.deepEqual(
       report.checks.filter((c) => c.required).map((c) => c.id),
-      ["config", "state", "claude", "ollama", "model.default"],
+      ["config", "state", "claude", "claude.sandbox", "ollama", "model.default"],
     );
     assert.equal(check(report, "claude").details?.path, CLAUDE_BIN);
     assert.equal(check(report, "claude").details?.version, claudeVersion());
