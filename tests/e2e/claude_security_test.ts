@@ -439,6 +439,9 @@ Deno.test({
     mkdirSync(bin);
     symlinkSync(which("bwrap", systemPath, "/")!, join(bin, "bwrap"));
     symlinkSync(Deno.execPath(), join(bin, "deno"));
+    // The Node pass starts the server as `node ...`.
+    const node = which("node", systemPath, "/");
+    if (node) symlinkSync(node, join(bin, "node"));
     const server = await startServer({ baseUrl: emu.url, cwd: work, env: { PATH: bin } });
     try {
       const reply = await server.call("delegate_start", {

@@ -36,8 +36,11 @@ async function withHostile(
   try {
     // The measured pid must be the server itself, not a wrapper that started it.
     const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, "utf8").split("\0");
-    assert.match(cmdline[0] ?? "", /(^|\/)deno$/, `server pid runs ${cmdline.join(" ")}`);
-    assert.ok(cmdline.some((a) => a.endsWith("main.ts")), cmdline.join(" "));
+    assert.match(cmdline[0] ?? "", /(^|\/)(deno|node)$/, `server pid runs ${cmdline.join(" ")}`);
+    assert.ok(
+      cmdline.some((a) => a.endsWith("main.ts") || a.endsWith("ollama-delegate.mjs")),
+      cmdline.join(" "),
+    );
     await fn(server, hostile);
   } finally {
     await server.close();
