@@ -61,7 +61,13 @@ function ensureBwrap(): void {
   try {
     execFileSync("bwrap", ["--version"], { stdio: "ignore" });
   } catch {
-    throw new Error("bubblewrap (bwrap) is missing: install it (apt-get install bubblewrap)");
+    throw new Error("bubblewrap (bwrap) is missing: install it (apt-get install bubblewrap socat)");
+  }
+  // Claude Code's own sandbox, which claude delegates use where bwrap exists, needs socat too.
+  try {
+    execFileSync("socat", ["-V"], { stdio: "ignore" });
+  } catch {
+    throw new Error("socat is missing: install it (apt-get install socat)");
   }
 }
 
