@@ -4,6 +4,7 @@
  * the bytes stop flowing) with an error that names the cap.
  */
 import { DelegateError } from "../errors.ts";
+import { concatBytes } from "../platform/bytes.ts";
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;
@@ -82,13 +83,13 @@ export async function readBounded(
   try {
     while (true) {
       const { done, value } = await reader.read();
-      if (done) return { bytes: concat(parts, size), complete: true };
+      if (done) return { bytes: concatBytes(parts, size), complete: true };
       if (size + value.length > max) {
         parts.push(value.subarray(0, max - size));
         size = max;
         // Stop the transfer now: what is left may be endless.
         await reader.cancel().catch(() => {});
-        return { bytes: concat(parts, size), complete: false };
+        return { bytes: concatBytes(parts, size), complete: false };
       }
       parts.push(own(value));
       size += value.length;
@@ -136,7 +137,7 @@ export class ByteLines {
     let line = piece;
     if (this.#parts.length > 0) {
       this.#parts.push(piece);
-      line = concat(this.#parts, this.#size + piece.length);
+      line = concatBytes(this.#parts, this.#size + piece.length);
       this.#parts = [];
       this.#size = 0;
     }
@@ -159,17 +160,6 @@ export class ByteLines {
  */
 function own(view: Uint8Array): Uint8Array {
   return view.buffer.byteLength > 2 * view.byteLength ? view.slice() : view;
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** A short, quoted sample of what arrived, for an error message; binary data is named so. */

@@ -88,6 +88,19 @@ export interface TurnOutcome {
   apiErrorStatus?: number;
 }
 
+/** The outcome of a turn that failed before or without a model's answer. */
+export function failedTurn(errorText: string, apiErrorStatus?: number): TurnOutcome {
+  return {
+    ok: false,
+    resultText: "",
+    errorText,
+    exitCode: null,
+    signal: null,
+    permissionDenials: [],
+    ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
+  };
+}
+
 /** A turn in flight. */
 export interface RunningTurn {
   done: Promise<TurnOutcome>;

@@ -1,6 +1,13 @@
 import { join } from "node:path";
 import { DelegateError, errorMessage } from "../errors.ts";
-import type { Activity, Engine, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
+import {
+  type Activity,
+  type Engine,
+  failedTurn,
+  type RunningTurn,
+  type TurnOptions,
+  type TurnOutcome,
+} from "../engines/types.ts";
 import type { EngineName } from "../settings/fields.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isValidId, newId } from "./ids.ts";
@@ -278,7 +285,7 @@ export class JobManager {
     } catch (e) {
       return await this.#finish(
         live,
-        failedOutcome(
+        failedTurn(
           `Cannot run job: cannot read the turns of session ${record.sessionId} (${
             errorMessage(e)
           })`,
@@ -297,7 +304,7 @@ export class JobManager {
     try {
       if (!live.stopReason) outcome = await this.#startTurn(live, (t) => (timer = t));
     } catch (e) {
-      outcome = failedOutcome(`Cannot run job: ${(e as Error).message}`);
+      outcome = failedTurn(`Cannot run job: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
       this.#queue.release();
@@ -641,17 +648,6 @@ export class JobManager {
     // A last chance for ends that a full disk kept from being written.
     await this.store.flushUnwritten();
   }
-}
-
-function failedOutcome(errorText: string): TurnOutcome {
-  return {
-    ok: false,
-    resultText: "",
-    errorText,
-    exitCode: null,
-    signal: null,
-    permissionDenials: [],
-  };
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -9,6 +9,7 @@ import {
   type WorkdirPolicy,
   type WorkdirRefusal,
 } from "../jobs/workdirs.ts";
+import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
 import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 
@@ -179,7 +180,7 @@ async function regularFile(full: string, what: string): Promise<string> {
  * handle is checked (a FIFO or device swapped in after the path check is refused) and the
  * read stops one byte past the cap.
  */
-async function readCapped(full: string, what: string, cap: number): Promise<Uint8Array> {
+async function readFileCapped(full: string, what: string, cap: number): Promise<Uint8Array> {
   const real = await regularFile(full, what);
   let handle;
   try {
@@ -193,27 +194,13 @@ async function readCapped(full: string, what: string, cap: number): Promise<Uint
         `Cannot read ${what} "${full}": it is not a regular file. Pass a regular file`,
       );
     }
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    while (total <= cap) {
-      const chunk = new Uint8Array(Math.min(1024 * 1024, cap + 1 - total));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-    }
-    if (total > cap) {
+    const bytes = await readCapped(handle, cap);
+    if (bytes.length > cap) {
       throw new DelegateError(
         `Cannot read ${what} "${full}": it is over ${cap} bytes. Pass a shorter file`,
       );
     }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
+    return bytes;
   } catch (e) {
     if (isDelegateError(e)) throw e;
     throw new DelegateError(`Cannot read ${what} "${full}": ${(e as Error).message}`, {
@@ -234,7 +221,7 @@ export async function readPrompt(
   }
   if (args.prompt_file !== undefined) {
     const path = resolve(serverCwd, args.prompt_file);
-    const bytes = await readCapped(path, "prompt_file", MAX_PROMPT_BYTES);
+    const bytes = await readFileCapped(path, "prompt_file", MAX_PROMPT_BYTES);
     const text = new TextDecoder().decode(bytes);
     if (text.trim() === "") {
       throw new DelegateError(`Cannot use prompt_file "${path}": it is empty`);

@@ -13,6 +13,7 @@
 import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { concatBytes } from "../platform/bytes.ts";
 import { MAX_PROMPT_BYTES } from "./inputs.ts";
 
 const MIB = 1024 * 1024;
@@ -210,7 +211,7 @@ export class CappedStdioTransport implements Transport {
         this.#skipping = undefined;
         this.#refuseTooLong(skipped);
       } else {
-        const line = joinChunks(this.#chunks, this.#size);
+        const line = concatBytes(this.#chunks, this.#size);
         this.#reset();
         this.#dispatch(line);
       }
@@ -301,15 +302,4 @@ export class CappedStdioTransport implements Transport {
     this.onclose?.();
     return Promise.resolve();
   }
-}
-
-function joinChunks(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
 }

@@ -1,4 +1,5 @@
 import { createReadStream } from "node:fs";
+import { concatBytes } from "../platform/bytes.ts";
 
 /** One line of a file, with where it starts and ends (after its newline) in bytes. */
 export interface FileLine {
@@ -23,7 +24,7 @@ export async function readLines(
 ): Promise<number> {
   const decoder = new TextDecoder();
   const decode = (parts: Uint8Array[], length: number): string => {
-    const whole = parts.length === 1 ? parts[0]! : concat(parts, length);
+    const whole = parts.length === 1 ? parts[0]! : concatBytes(parts, length);
     const text = decoder.decode(whole);
     return text.endsWith("\r") ? text.slice(0, -1) : text;
   };
@@ -75,14 +76,4 @@ export async function readLines(
   } finally {
     stream.destroy();
   }
-}
-
-function concat(parts: readonly Uint8Array[], length: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -5,14 +5,15 @@ import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
-import type {
-  Activity,
-  Engine,
-  RunningTurn,
-  TurnFacts,
-  TurnOutcome,
-  TurnSink,
-  TurnSpec,
+import {
+  type Activity,
+  type Engine,
+  failedTurn,
+  type RunningTurn,
+  type TurnFacts,
+  type TurnOutcome,
+  type TurnSink,
+  type TurnSpec,
 } from "../types.ts";
 import { recentActivity, transcriptFacts } from "./transcript.ts";
 import { claudeArgs } from "./argv.ts";
@@ -224,15 +225,7 @@ function delay(ms: number): Promise<void> {
 }
 
 function finished(errorText: string): RunningTurn {
-  const outcome: TurnOutcome = {
-    ok: false,
-    resultText: "",
-    errorText,
-    exitCode: null,
-    signal: null,
-    permissionDenials: [],
-  };
-  return { done: Promise.resolve(outcome), stop: () => Promise.resolve() };
+  return { done: Promise.resolve(failedTurn(errorText)), stop: () => Promise.resolve() };
 }
 
 /** Exit 0 without a result event is a failure: the run did not finish. */

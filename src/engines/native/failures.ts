@@ -6,20 +6,11 @@ import {
   MAX_ATTEMPTS,
 } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import type { TurnOutcome } from "../types.ts";
+import { failedTurn } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
 
-export function failed(errorText: string, apiErrorStatus?: number): TurnOutcome {
-  return {
-    ok: false,
-    resultText: "",
-    errorText,
-    exitCode: null,
-    signal: null,
-    permissionDenials: [],
-    ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
-  };
-}
+/** A failed native turn (see failedTurn). */
+export const failed = failedTurn;
 
 export function statusOf(e: unknown): number | undefined {
   return e instanceof ChatHttpError ? e.status : undefined;

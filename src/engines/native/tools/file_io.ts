@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import type { OpenedFile } from "../../../platform/beneath.ts";
+import { readCapped } from "../../../platform/bytes.ts";
 import { fsErrorText, ToolFailure } from "./fields.ts";
 import { MAX_FILE_BYTES } from "./types.ts";
 
@@ -25,36 +26,11 @@ export type LoadedFile =
   | { kind: "text"; text: string; bytes: number }
   | { kind: "binary"; bytes: number };
 
+export { readCapped };
+
 /** The size limit in words, for refusals. */
 export function sizeLimitText(): string {
   return `the ${MAX_FILE_BYTES / 1024 / 1024} MiB limit`;
-}
-
-/** Bytes read per call: Deno's FileHandle.read holds the event loop while it copies. */
-const READ_SLICE = 64 * 1024;
-
-/**
- * Reads at most `cap` bytes from an open file, from its start; one byte more is read so that a
- * file that grew past the cap since its fstat is noticed.
- */
-export async function readCapped(handle: FileHandle, cap: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const buffer = new Uint8Array(Math.min(READ_SLICE, cap + 1 - total));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
-    if (bytesRead === 0) break;
-    chunks.push(buffer.subarray(0, bytesRead));
-    total += bytesRead;
-    if (total > cap) break;
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }
 
 /**
