@@ -19,7 +19,10 @@ export interface FileRuleScope {
 
 /** `//abs/path`, with Windows drive paths in the `//c/...` form Claude Code documents. */
 function absolute(path: string): string {
-  const posix = path.replaceAll("\\", "/").replace(/^([A-Za-z]):/, (_, d: string) => `/${d.toLowerCase()}`);
+  const posix = path.replaceAll("\\", "/").replace(
+    /^([A-Za-z]):/,
+    (_, d: string) => `/${d.toLowerCase()}`,
+  );
   return `/${posix.startsWith("/") ? posix : `/${posix}`}`.replace(/\/+$/, "");
 }
 
