@@ -1,4 +1,4 @@
-import type { EngineName, PermissionMode } from "../settings/fields.ts";
+import type { Effort, EngineName, PermissionMode } from "../settings/fields.ts";
 import type { CommandRun } from "./native/tools/types.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
@@ -42,6 +42,8 @@ export interface TurnOptions {
   addDirs: string[];
   /** Native one-shot: files read server-side into the prompt. */
   files?: string[];
+  /** How hard the model may think; the backend's default when absent. */
+  effort?: Effort;
 }
 
 /** What an engine needs to run one turn. */
@@ -66,7 +68,15 @@ export interface TurnSpec {
 /** Callbacks through which an engine reports progress into the job record. */
 export interface TurnSink {
   activity(activity: Activity): void;
-  toolCall(): void;
+  /** A tool call; `recovered` when the model wrote it as text and the engine recovered it. */
+  toolCall(info?: { recovered?: boolean }): void;
+  /**
+   * Something the orchestrator must not miss about this turn, shown as a `warning:` line (for
+   * example: the backend cut the prompt).
+   */
+  warning?(text: string): void;
+  /** Older conversation was shortened to fit the model's context (native engine). */
+  contextElided?(count: number): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   childStarted(pid: number): void;
   /** A command the engine ran itself (native Bash), with its real exit code. */

@@ -356,7 +356,17 @@ export class JobManager {
           live.activities.push(a);
           if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
         },
-        toolCall: () => void record.toolCalls++,
+        toolCall: (info) => {
+          record.toolCalls++;
+          if (info?.recovered) record.toolCallsRecovered = (record.toolCallsRecovered ?? 0) + 1;
+        },
+        warning: (text) => {
+          const warnings = (record.warnings ??= []);
+          if (!warnings.includes(text)) warnings.push(text);
+        },
+        contextElided: (count) => {
+          record.contextElisions = (record.contextElisions ?? 0) + count;
+        },
         sessionStarted: (info) => {
           record.sessionCreated = true;
           if (info.permissionMode) record.effectivePermissionMode = info.permissionMode;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
+import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 
 export const JOB_STATES = [
   "queued",
@@ -59,6 +59,7 @@ export const jobRecordSchema = z.object({
     addDirs: z.array(z.string()),
     /** Native one-shot: files read server-side into the prompt. */
     files: z.array(z.string()).optional(),
+    effort: z.enum(EFFORTS).optional(),
   }),
   /** Whether the engine created its session, so a follow-up can resume it. */
   sessionCreated: z.boolean().default(false),
@@ -69,6 +70,12 @@ export const jobRecordSchema = z.object({
   errorText: z.string().optional(),
   usage: usage.optional(),
   toolCalls: z.number().int().default(0),
+  /** Of toolCalls, how many the model wrote as text and the engine recovered. */
+  toolCallsRecovered: z.number().int().optional(),
+  /** Times older conversation was shortened to fit the context (native engine). */
+  contextElisions: z.number().int().optional(),
+  /** What the orchestrator must not miss (a cut prompt...): `warning:` lines. */
+  warnings: z.array(z.string()).optional(),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
   effectivePermissionMode: z.string().optional(),
   /** Native engine: every command Bash ran, with its real exit code. */

@@ -11,7 +11,7 @@ import {
 } from "../jobs/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
-import { ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
+import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
 
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
@@ -94,6 +94,7 @@ export const shapes = {
       "claude (Claude Code) or native (lean loop for small local models)",
     ),
     backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
+    effort: z.enum(EFFORTS).optional().describe("native: thinking off, low, high or max"),
     files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
@@ -109,6 +110,7 @@ export const shapes = {
     disallowed_tools: toolRules().optional(),
     append_system_prompt: maxChars("append_system_prompt", 100_000).optional(),
     max_turns: z.number().int().min(1).max(1000).optional(),
+    effort: z.enum(EFFORTS).optional(),
     add_dirs: stringList("add_dirs", 50, 4096).optional(),
     wait_seconds: waitSeconds,
   },

@@ -46,8 +46,18 @@ export function summary(view: JobView, now = Date.now()): string {
     const note = r.state === "completed" && r.toolCalls === 0
       ? "   <- answered without using any tools; treat factual claims as unverified"
       : "";
-    lines.push(line("tool calls:", `${r.toolCalls}${note}`));
+    const recovered = r.toolCallsRecovered ? ` (${r.toolCallsRecovered} recovered from text)` : "";
+    lines.push(line("tool calls:", `${r.toolCalls}${recovered}${note}`));
   }
+  if (r.contextElisions) {
+    lines.push(line(
+      "context:",
+      `${r.contextElisions} older tool output${
+        r.contextElisions === 1 ? "" : "s"
+      } shortened to fit the model's context`,
+    ));
+  }
+  for (const warning of r.warnings ?? []) lines.push(line("warning:", warning));
   lines.push(line("permission:", permissionText(r)));
   if (r.permissionDenials.length > 0) {
     const shown = r.permissionDenials.slice(0, 5).map((d) =>

@@ -175,6 +175,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           ? { appendSystemPrompt: args.append_system_prompt }
           : {}),
         ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
+        ...(args.effort !== undefined ? { effort: args.effort } : {}),
         addDirs,
         ...(files ? { files } : {}),
       },
@@ -232,6 +233,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         disallowedTools: args.disallowed_tools,
         appendSystemPrompt: args.append_system_prompt,
         maxTurns: args.max_turns,
+        effort: args.effort,
         addDirs: args.add_dirs ? addDirs : undefined,
       });
       return await replyAfterWait(view, args.wait_seconds, extra, "Follow-up started.\n");

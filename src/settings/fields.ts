@@ -27,6 +27,13 @@ export type PermissionMode = typeof PERMISSION_MODES[number];
 
 /** Which engine runs a delegated task. */
 export const ENGINES = ["claude", "native"] as const;
+
+/** How hard a model may think: `reasoning_effort` (OpenAI-compatible) or `think` (Ollama). */
+export const EFFORTS = ["off", "low", "high", "max"] as const;
+export type Effort = typeof EFFORTS[number];
+
+/** The tools a claude delegate is given by default (`--tools`); the rest is prompt weight. */
+export const DEFAULT_CLAUDE_TOOLS = ["Bash", "Read", "Edit", "Write", "Glob", "Grep"];
 export type EngineName = typeof ENGINES[number];
 
 /** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
@@ -76,6 +83,9 @@ export interface Settings {
   sandboxMaxMemoryMb: number;
   sandboxMaxFileMb: number;
   sandboxTmpMb: number;
+  maxContext: number;
+  keepAlive: string;
+  claudeTools: string[];
 }
 export type SettingKey = keyof Settings;
 
@@ -390,6 +400,37 @@ export const FIELDS = [
     schema: intIn(1, 1_048_576),
     fromEnv: asNumber,
     meaning: "Size (MiB) of the sandbox's private /tmp (also its HOME)",
+    userOnly: true,
+  }),
+  field({
+    key: "maxContext",
+    env: ["OLLAMA_MCP_MAX_CONTEXT"],
+    default: 0,
+    schema: intIn(0, 10_000_000),
+    fromEnv: asNumber,
+    meaning: "Largest context (tokens) the native engine asks Ollama for; 0 = the model's own",
+    userOnly: true,
+  }),
+  field({
+    key: "keepAlive",
+    env: ["OLLAMA_MCP_KEEP_ALIVE"],
+    default: "",
+    schema: z.string().trim().regex(
+      /^$|^-?\d+(\.\d+)?(ms|s|m|h)?$/,
+      "is a duration like 30m, 1h, 0 (unload at once) or -1 (keep loaded)",
+    ),
+    fromEnv: identity,
+    meaning: "How long Ollama keeps a native job's model loaded (keep_alive); empty = Ollama's",
+    userOnly: true,
+  }),
+  field({
+    key: "claudeTools",
+    env: ["OLLAMA_MCP_CLAUDE_TOOLS"],
+    default: DEFAULT_CLAUDE_TOOLS,
+    schema: z.array(z.string().regex(/^[A-Za-z][\w-]*$/, "is a tool name like Bash or Read"))
+      .min(1).max(64),
+    fromEnv: asList,
+    meaning: "Tools a claude delegate gets (--tools); allowed_tools narrows, never widens",
     userOnly: true,
   }),
 ] as const satisfies readonly FieldSpec[];

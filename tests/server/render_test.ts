@@ -220,3 +220,24 @@ Deno.test("hints name the job", () => {
     `Continue this conversation with delegate_followup({ job_id: "${JOB}", prompt: "..." }).`,
   );
 });
+
+Deno.test("summary: recovered tool calls, shortened context and warnings get their own lines", () => {
+  const text = lines(view({
+    toolCalls: 3,
+    toolCallsRecovered: 1,
+    contextElisions: 2,
+    warnings: ["Ollama cut the prompt: 12000 tokens sent, 4096 loaded"],
+  }));
+  assert.ok(text.includes("tool calls: 3 (1 recovered from text)"), text.join("\n"));
+  assert.ok(
+    text.includes("context:    2 older tool outputs shortened to fit the model's context"),
+    text.join("\n"),
+  );
+  assert.ok(
+    text.includes("warning:    Ollama cut the prompt: 12000 tokens sent, 4096 loaded"),
+    text.join("\n"),
+  );
+  // None of them when nothing happened.
+  const plain = lines(view()).join("\n");
+  assert.doesNotMatch(plain, /recovered|context:|warning:/);
+});

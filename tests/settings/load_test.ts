@@ -32,6 +32,9 @@ Deno.test("fields: env names and defaults follow the seed table plus our additio
     sandboxMaxMemoryMb: [["OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB"], 2048],
     sandboxMaxFileMb: [["OLLAMA_MCP_SANDBOX_MAX_FILE_MB"], 1024],
     sandboxTmpMb: [["OLLAMA_MCP_SANDBOX_TMP_MB"], 512],
+    maxContext: [["OLLAMA_MCP_MAX_CONTEXT"], 0],
+    keepAlive: [["OLLAMA_MCP_KEEP_ALIVE"], ""],
+    claudeTools: [["OLLAMA_MCP_CLAUDE_TOOLS"], ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]],
   });
 });
 
@@ -68,6 +71,9 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       sandboxMaxMemoryMb: 2048,
       sandboxMaxFileMb: 1024,
       sandboxTmpMb: 512,
+      maxContext: 0,
+      keepAlive: "",
+      claudeTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -144,6 +150,9 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB: "512",
       OLLAMA_MCP_SANDBOX_MAX_FILE_MB: "16",
       OLLAMA_MCP_SANDBOX_TMP_MB: "32",
+      OLLAMA_MCP_MAX_CONTEXT: "65536",
+      OLLAMA_MCP_KEEP_ALIVE: "30m",
+      OLLAMA_MCP_CLAUDE_TOOLS: "Read, Grep",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -170,10 +179,13 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       sandboxMaxMemoryMb: 512,
       sandboxMaxFileMb: 16,
       sandboxTmpMb: 32,
+      maxContext: 65536,
+      keepAlive: "30m",
+      claudeTools: ["Read", "Grep"],
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 23);
+    assert.equal(r.layers[3]?.keys.length, 26);
   });
 });
 
