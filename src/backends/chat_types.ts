@@ -1,4 +1,7 @@
-/** The shapes of OpenAI-compatible chat completions and the errors of ChatClient. */
+/**
+ * The shapes of a chat request and reply as the native loop keeps them (OpenAI-compatible
+ * messages), the contract every chat client meets (ChatBackend), and their errors.
+ */
 import { DelegateError } from "../errors.ts";
 import type { ChatToolCall } from "./tool_calls.ts";
 
@@ -15,17 +18,35 @@ export interface ChatTool {
   function: { name: string; description: string; parameters: unknown };
 }
 
+/** How hard a model may think: `reasoning_effort` (OpenAI-compatible) or `think` (Ollama). */
+export type ChatEffort = "off" | "low" | "high" | "max";
+
 export interface ChatRequest {
   model: string;
   messages: readonly ChatMessage[];
   tools?: readonly ChatTool[];
   temperature?: number;
   max_tokens?: number;
+  /** The server's default when absent. */
+  effort?: ChatEffort;
+  /**
+   * The context window to run with, in tokens (Ollama's `options.num_ctx`). Only Ollama's
+   * native API can set it per request; the OpenAI-compatible client ignores it.
+   */
+  numCtx?: number;
 }
 
 export interface ChatUsage {
   promptTokens: number;
   completionTokens: number;
+}
+
+/** Where the time of one reply went, as Ollama's native API reports it (milliseconds). */
+export interface ChatTimings {
+  loadMs: number;
+  promptEvalMs: number;
+  evalMs: number;
+  totalMs: number;
 }
 
 /** One assistant reply, assembled from the stream. */
@@ -35,6 +56,22 @@ export interface ChatReply {
   finishReason: string | null;
   /** Absent when the server sent no usage. */
   usage?: ChatUsage;
+  /** Ollama's native API only. */
+  timings?: ChatTimings;
+}
+
+/**
+ * What the native loop needs of a chat API: one streamed completion at a time, with retries
+ * inside. ChatClient speaks OpenAI-compatible `/v1/chat/completions`, OllamaChatClient
+ * Ollama's native `/api/chat`.
+ */
+export interface ChatBackend {
+  readonly options: { readonly label: string };
+  complete(
+    request: ChatRequest,
+    signal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply>;
 }
 
 /** A non-2xx answer, with the server's own message. */

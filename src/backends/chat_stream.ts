@@ -1,0 +1,311 @@
+/**
+ * What the chat clients share, whatever the wire format (server-sent events in openai.ts,
+ * Ollama's NDJSON in ollama_chat.ts): one POST per attempt, retries of 429/5xx, broken
+ * connections and cut streams with backoff and Retry-After, abort handling, error
+ * classification, and every body read under the same caps (REPLY_LIMITS).
+ */
+import { errorMessage } from "../errors.ts";
+import {
+  BackendReplyError,
+  readBounded,
+  REPLY_LIMITS,
+  type ReplyLimits,
+  sample,
+  sizeText,
+} from "./bounded.ts";
+import {
+  type ChatBackend,
+  ChatHttpError,
+  type ChatReply,
+  type ChatRequest,
+  ConnectionError,
+} from "./chat_types.ts";
+import { errorDetail, isObject, parseJson, parseRetryAfter, sleep } from "./http_util.ts";
+
+/** Statuses worth another attempt: rate limits and transient server trouble. */
+const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+export const MAX_ATTEMPTS = 3;
+/** Longest wait we honour from Retry-After; longer ones fail the call instead. */
+const MAX_RETRY_WAIT_MS = 60_000;
+
+export interface ChatClientOptions {
+  /** The backend's root URL, without `/v1` (see normalizeBaseUrl). */
+  baseUrl: string;
+  /** Name for messages, e.g. `ollama` or a configured backend name. */
+  label: string;
+  apiKey?: string;
+  /** Backoff before attempt n (1-based) when no Retry-After is given. */
+  backoffMs?: (attempt: number) => number;
+  /** Called before each retry, for the job's activity. */
+  onRetry?: (info: { attempt: number; waitMs: number; reason: string }) => void;
+  /** Caps on what one reply may make us hold; REPLY_LIMITS where not given. */
+  limits?: Partial<ReplyLimits>;
+}
+
+const defaultBackoff = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
+
+/** A chat client over one streaming HTTP API; subclasses know the body and the framing. */
+export abstract class StreamingChatClient implements ChatBackend {
+  readonly limits: Readonly<ReplyLimits>;
+  /** Where completions are posted, e.g. `/v1/chat/completions`. */
+  protected abstract readonly chatPath: string;
+  /** What the reply should have been, for protocol errors: "a chat completion stream". */
+  protected abstract readonly streamName: string;
+
+  constructor(readonly options: ChatClientOptions) {
+    this.limits = { ...REPLY_LIMITS, ...options.limits };
+  }
+
+  /** The JSON body of one completion request. */
+  protected abstract requestBody(request: ChatRequest): string;
+
+  /**
+   * Reads one streamed reply from a 200 response whose body is a stream. Reading stops when
+   * `fetchSignal` aborts; `signal` is the caller's.
+   */
+  protected abstract readStream(
+    body: ReadableStream<Uint8Array>,
+    signal: AbortSignal,
+    fetchSignal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply>;
+
+  protected headers(): Record<string, string> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    return headers;
+  }
+
+  /**
+   * Streams one completion and returns the assembled reply. Retries 429/5xx, connection
+   * failures and cut streams up to MAX_ATTEMPTS, honouring Retry-After; an abort stops at
+   * once. A reply over a cap or outside the protocol (BackendReplyError) is not retried.
+   */
+  async complete(
+    request: ChatRequest,
+    signal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply> {
+    const body = this.requestBody(request);
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#attempt(body, signal, onText);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        const retry = this.#retryable(e);
+        if (!retry || attempt >= MAX_ATTEMPTS) throw e;
+        const waitMs = retry.waitMs ?? (this.options.backoffMs ?? defaultBackoff)(attempt);
+        if (waitMs > MAX_RETRY_WAIT_MS) throw e;
+        this.options.onRetry?.({ attempt, waitMs, reason: retry.reason });
+        await sleep(waitMs, signal);
+        if (signal.aborted) throw e;
+      }
+    }
+  }
+
+  #retryable(e: unknown): { waitMs?: number; reason: string } | undefined {
+    if (e instanceof ChatHttpError) {
+      if (!RETRY_STATUSES.has(e.status)) return undefined;
+      return {
+        ...(e.retryAfterMs !== undefined ? { waitMs: e.retryAfterMs } : {}),
+        reason: `HTTP ${e.status}`,
+      };
+    }
+    if (e instanceof ConnectionError) return { reason: e.reason };
+    return undefined;
+  }
+
+  async #attempt(
+    body: string,
+    signal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply> {
+    // Aborted when the caller aborts and when the attempt ends, however it ends: whatever
+    // the backend still sends is dropped with the connection instead of being read. Not
+    // AbortSignal.any: its combined signal is held weakly and can be collected mid-stream,
+    // and then an abort never reaches the body.
+    const local = new AbortController();
+    const forward = () => local.abort(signal.reason);
+    if (signal.aborted) forward();
+    signal.addEventListener("abort", forward, { once: true });
+    try {
+      return await this.#post(body, signal, local.signal, onText);
+    } finally {
+      signal.removeEventListener("abort", forward);
+      local.abort();
+    }
+  }
+
+  async #post(
+    body: string,
+    signal: AbortSignal,
+    fetchSignal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply> {
+    const path = this.chatPath;
+    const response = await this.fetchPath(path, {
+      method: "POST",
+      headers: this.headers(),
+      body,
+      signal: fetchSignal,
+    });
+    if (!response.ok) throw await this.httpError(response, path);
+    if (!response.body) throw this.cut("the response had no body");
+    const type = response.headers.get("content-type") ?? "";
+    if (/^\s*(application\/json|text\/html)/i.test(type)) throw await this.notStream(response);
+    try {
+      return await this.readStream(response.body, signal, fetchSignal, onText);
+    } catch (e) {
+      if (
+        signal.aborted || e instanceof BackendReplyError || e instanceof ChatHttpError ||
+        e instanceof ConnectionError
+      ) throw e;
+      throw this.cut(`the stream broke: ${errorMessage(e)}`, e);
+    }
+  }
+
+  protected async fetchPath(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(this.options.baseUrl + path, init);
+    } catch (cause) {
+      if ((init.signal as AbortSignal | undefined)?.aborted) throw cause;
+      const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
+      const why = (cause as Error).name === "TimeoutError"
+        ? "no answer in time"
+        : inner?.code ?? inner?.message ?? (cause as Error).message;
+      const reason = `connection failed (${why})`;
+      throw new ConnectionError(reason, {
+        kind: "unreachable",
+        message: `Cannot reach ${this.options.label} at ${this.options.baseUrl}: ${reason}`,
+        cause,
+      });
+    }
+  }
+
+  /** Up to `max` bytes of a body as text; a body that breaks while read is a cut reply. */
+  protected async readText(
+    response: Response,
+    max: number,
+  ): Promise<{ text: string; complete: boolean }> {
+    try {
+      const { bytes, complete } = await readBounded(response.body, max);
+      return { text: new TextDecoder().decode(bytes), complete };
+    } catch (e) {
+      throw this.cut(`the answer broke off: ${errorMessage(e)}`, e);
+    }
+  }
+
+  /** A GET of a JSON answer under the JSON cap, e.g. a model list. */
+  protected async getJson(path: string, timeoutMs: number): Promise<unknown> {
+    const response = await this.fetchPath(path, {
+      method: "GET",
+      headers: this.headers(),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!response.ok) throw await this.httpError(response, path);
+    const read = await this.readText(response, this.limits.jsonBodyBytes);
+    if (!read.complete) {
+      throw this.overCap(`over ${sizeText(this.limits.jsonBodyBytes)} in answer to ${path}`);
+    }
+    return parseJson(read.text);
+  }
+
+  /** An HTTP error from at most errorBodyBytes of its body; the rest is never read. */
+  protected async httpError(response: Response, path: string): Promise<ChatHttpError> {
+    let detail: string;
+    try {
+      const { text, complete } = await this.readText(response, this.limits.errorBodyBytes);
+      detail = errorDetail(parseJson(text)) +
+        (complete ? "" : ` [error body over ${sizeText(this.limits.errorBodyBytes)}, not read]`);
+    } catch (e) {
+      detail = `(the error body broke off: ${errorMessage(e)})`;
+    }
+    const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+    return new ChatHttpError(
+      response.status,
+      detail,
+      `${this.options.label} answered ${path} with HTTP ${response.status}: ${detail}`,
+      retryAfter,
+    );
+  }
+
+  /** A 200 that is a whole JSON or HTML body where a stream was asked for. */
+  protected async notStream(response: Response): Promise<BackendReplyError> {
+    const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim();
+    const { text } = await this.readText(response, this.limits.errorBodyBytes);
+    const body = parseJson(text);
+    const what = isObject(body) && body.error !== undefined
+      ? `an error: ${errorDetail(body)}`
+      : sample(text.trim());
+    return this.protocol(`it answered with ${type} instead of an event stream, ${what}`);
+  }
+
+  /** The server reported an error inside a stream that had begun: retried like a 500. */
+  protected streamError(detail: string): ChatHttpError {
+    return new ChatHttpError(
+      500,
+      detail,
+      `${this.options.label} reported an error mid-stream: ${detail}`,
+    );
+  }
+
+  protected overCap(reason: string): BackendReplyError {
+    return new BackendReplyError(
+      "limit",
+      reason,
+      `${this.options.label} sent ${reason}; reading stopped`,
+    );
+  }
+
+  protected protocol(reason: string): BackendReplyError {
+    return new BackendReplyError(
+      "protocol",
+      reason,
+      `${this.options.label} did not send ${this.streamName}: ${reason}`,
+    );
+  }
+
+  protected cut(reason: string, cause?: unknown): ConnectionError {
+    return new ConnectionError(reason, {
+      kind: "cut",
+      message: `${this.options.label} broke off its reply: ${reason}`,
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  }
+}
+
+/**
+ * The text of one reply (and the thinking before it, which is not kept but counted), held
+ * under the reply's text cap.
+ */
+export class ReplyText {
+  text = "";
+  #chars = 0;
+
+  constructor(
+    private readonly maxChars: number,
+    private readonly overCap: (reason: string) => Error,
+  ) {}
+
+  /** Text of the answer: kept, and passed to `onText`. */
+  add(delta: string, onText?: (delta: string) => void): void {
+    if (delta === "") return;
+    this.#count(delta.length);
+    this.text += delta;
+    onText?.(delta);
+  }
+
+  /** Thinking: only counted, so that a model thinking without end is stopped too. */
+  skip(delta: string): void {
+    this.#count(delta.length);
+  }
+
+  #count(chars: number): void {
+    if (this.#chars + chars > this.maxChars) {
+      throw this.overCap(
+        `over ${sizeText(this.maxChars, "characters")} of text in one reply (the cap)`,
+      );
+    }
+    this.#chars += chars;
+  }
+}

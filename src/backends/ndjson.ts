@@ -1,0 +1,45 @@
+/**
+ * Newline-delimited JSON (Ollama's native streams: one JSON value a line) read with caps: a
+ * line over `maxBytes` stops the stream, and so does a line that is not JSON.
+ */
+import { ByteLines, sample } from "./bounded.ts";
+
+export interface NdjsonOptions {
+  maxBytes: number;
+  /** The error for a line over maxBytes. */
+  tooLong: () => Error;
+  /** The error for a line that is not JSON (`what` describes it). */
+  notJson: (what: string) => Error;
+  /** Checked before each chunk (see SseOptions.signal for why). */
+  signal?: AbortSignal;
+}
+
+/** The values of a stream, blank lines skipped. Cancelling the iteration cancels `body`. */
+export async function* ndjsonValues(
+  body: ReadableStream<Uint8Array>,
+  options: NdjsonOptions,
+): AsyncGenerator<unknown> {
+  const lines = new ByteLines(options.maxBytes, options.tooLong);
+  const decoder = new TextDecoder();
+
+  const parse = (bytes: Uint8Array): { value: unknown } | undefined => {
+    const line = decoder.decode(bytes);
+    if (line.trim() === "") return undefined;
+    try {
+      return { value: JSON.parse(line) };
+    } catch {
+      throw options.notJson(`a line that is not JSON: ${sample(line)}`);
+    }
+  };
+
+  for await (const chunk of body) {
+    options.signal?.throwIfAborted();
+    for (const line of lines.push(chunk)) {
+      const parsed = parse(line);
+      if (parsed) yield parsed.value;
+    }
+  }
+  const last = lines.end();
+  const parsed = last ? parse(last) : undefined;
+  if (parsed) yield parsed.value;
+}
