@@ -3,7 +3,13 @@
  * results back as `role: "tool"` messages, until it answers without tool calls. It also
  * stops on max_turns, on cancel (the caller aborts `signal`), and when the model loops.
  */
-import type { ChatClient, ChatMessage, ChatReply, ChatToolCall } from "../../backends/openai.ts";
+import type {
+  ChatBackend,
+  ChatMessage,
+  ChatReply,
+  ChatRequest,
+  ChatToolCall,
+} from "../../backends/openai.ts";
 import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import { chatTools } from "./prompt.ts";
@@ -25,7 +31,13 @@ const REPEATED_CALLS = 3;
 export const MAX_TURN_GROWTH_CHARS = 4_000_000;
 
 export interface LoopDeps {
-  client: ChatClient;
+  client: ChatBackend;
+  /**
+   * The last step before each request goes out (context.ts: fits it to the model's context,
+   * sizes Ollama's; adds the effort); may throw ContextOverflowError. The request as is when
+   * absent.
+   */
+  prepare?(request: ChatRequest): ChatRequest;
   model: string;
   policy: ToolPolicy;
   ctx: ToolContext;
@@ -71,8 +83,13 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       return result;
     }
     result.turns++;
+    const request: ChatRequest = {
+      model: deps.model,
+      messages,
+      ...(tools.length > 0 ? { tools } : {}),
+    };
     const reply: ChatReply = await deps.client.complete(
-      { model: deps.model, messages, ...(tools.length > 0 ? { tools } : {}) },
+      deps.prepare ? deps.prepare(request) : request,
       deps.signal,
     );
     result.inputTokens += reply.usage?.promptTokens ?? 0;
