@@ -72,6 +72,8 @@ export async function serve(): Promise<number> {
     protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
     allowSecretFiles: s.allowSecretFiles,
     workdirs,
+    maxContext: s.maxContext,
+    keepAlive: s.keepAlive,
   });
   const backendLimits: Record<string, number> = {};
   for (const [name, spec] of Object.entries(s.backends)) {

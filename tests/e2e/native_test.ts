@@ -1,6 +1,7 @@
 /**
- * The native engine end to end: the real server over stdio, the Ollama emulator's
- * `/v1/chat/completions` scripting the model, and real bubblewrap running the commands.
+ * The native engine end to end: the real server over stdio, the Ollama emulator scripting the
+ * model (Ollama's native `/api/chat` for Ollama backends, `/v1/chat/completions` for OpenAI-
+ * compatible ones), and real bubblewrap running the commands.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -124,7 +125,7 @@ Deno.test("native: the sandbox keeps /tmp and $HOME writes, the network and secr
     const env = readFileSync(join(work, "env.txt"), "utf8");
     for (const [name, value] of Object.entries(secrets)) {
       assert.doesNotMatch(env, new RegExp(name), `${name} reached the sandbox`);
-      for (const req of emu.chatRequests()) {
+      for (const req of emu.nativeChatRequests()) {
         assert.equal(req.bodyText.includes(value), false, `${name} reached a request`);
         assert.equal(JSON.stringify(req.headers).includes(value), false);
       }
@@ -136,7 +137,7 @@ Deno.test("native: the sandbox keeps /tmp and $HOME writes, the network and secr
         r.path.startsWith("/api/")
       ),
     );
-    assert.ok(emu.chatRequests().every((r) => r.headers.authorization === undefined));
+    assert.ok(emu.nativeChatRequests().every((r) => r.headers.authorization === undefined));
   } finally {
     await server.close();
     await emu.close();
@@ -162,7 +163,7 @@ Deno.test("native: the same tool call three times in a row ends the run as a loo
       /called Read with the same arguments 3 times in a row \(loop detected\)/,
     );
     // Two reads ran; the third was not executed and the fourth never asked for.
-    assert.equal(emu.chatRequests().length, 3);
+    assert.equal(emu.nativeChatRequests().length, 3);
   } finally {
     await server.close();
     await emu.close();
@@ -180,7 +181,7 @@ Deno.test("native: HTTP 503 is retried, then the run succeeds", async () => {
     });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
     assert.match(reply.text, /--- output ---\nrecovered/);
-    assert.equal(emu.chatRequests().length, 3);
+    assert.equal(emu.nativeChatRequests().length, 3);
     const status = await server.call("delegate_status", { job_id: field(reply.text, "job_id") });
     assert.match(status.text, /HTTP 503 from ollama; retry 1/);
   } finally {
@@ -282,7 +283,7 @@ Deno.test("native: a follow-up after a server restart resumes the conversation",
     assert.equal(field(next.text, "state"), "completed", next.text);
     assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)/);
     assert.equal(field(next.text, "engine"), "native (backend ollama)");
-    const last = emu.chatRequests().at(-1)!.json as { messages: Array<{ content: string }> };
+    const last = emu.nativeChatRequests().at(-1)!.json as { messages: Array<{ content: string }> };
     const contents = last.messages.map((m) => m.content ?? "");
     assert.ok(contents.some((c) => c.includes("remember this")), "turn 1's prompt is missing");
     assert.ok(contents.some((c) => c.includes("remembered-output")), "turn 1's tool result");
@@ -313,7 +314,7 @@ Deno.test("native: one-shot with files inlines text files and lists binary and o
       wait_seconds: 60,
     });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
-    const requests = emu.chatRequests();
+    const requests = emu.nativeChatRequests();
     assert.equal(requests.length, 1, "a one-shot makes exactly one completion");
     const body = requests[0]!.json as { tools?: unknown; messages: Array<{ content: string }> };
     assert.equal(body.tools, undefined);
@@ -355,7 +356,7 @@ Deno.test("native: a one-shot whose files exceed the model's context is refused 
       field(reply.text, "error") ?? "",
       /the files need about \d+\+ tokens .* "small:7b" has a context of 8192 tokens/,
     );
-    assert.equal(emu.chatRequests().length, 0);
+    assert.equal(emu.nativeChatRequests().length, 0);
   } finally {
     await server.close();
     await emu.close();
@@ -403,7 +404,9 @@ Deno.test("native: a backend's API key goes to that backend only, never to anoth
     for (const req of a.chatRequests()) {
       assert.equal(req.headers.authorization, "Bearer sk-lab-secret");
     }
-    assert.equal(b.chatRequests().length, 2);
+    // "plain" speaks OpenAI's API, the default Ollama its native one, both on b.
+    assert.equal(b.chatRequests().length, 1);
+    assert.equal(b.nativeChatRequests().length, 1);
     for (const req of b.requests) {
       assert.equal(JSON.stringify(req.headers).includes("sk-lab-secret"), false);
     }
@@ -415,9 +418,10 @@ Deno.test("native: a backend's API key goes to that backend only, never to anoth
       new RegExp(`  lab  ${a.url}  \\[openai\\]  reachable, \\d+ model\\(s\\): .*qwen3:8b`),
     );
     assert.match(models.text, new RegExp(`  plain  ${b.url}  \\[openai\\]  reachable`));
+    // The listing, and the job's look-up of the model's context.
     const listings = a.requests.filter((r) => r.path === "/v1/models");
-    assert.equal(listings.length, 1);
-    assert.equal(listings[0]!.headers.authorization, "Bearer sk-lab-secret");
+    assert.equal(listings.length, 2);
+    for (const r of listings) assert.equal(r.headers.authorization, "Bearer sk-lab-secret");
 
     const unknown = await server.call("delegate_start", {
       ...native,
@@ -447,7 +451,9 @@ Deno.test("native: read-only permission modes offer only Read, Glob and Grep", a
     assert.equal(field(reply.text, "state"), "completed", reply.text);
     assert.equal(existsSync(join(work, "x.txt")), false);
     assert.match(field(reply.text, "denied") ?? "", /^1: Write\(x\.txt\)/);
-    const body = emu.chatRequests()[0]!.json as { tools: Array<{ function: { name: string } }> };
+    const body = emu.nativeChatRequests()[0]!.json as {
+      tools: Array<{ function: { name: string } }>;
+    };
     assert.deepEqual(body.tools.map((t) => t.function.name), ["Read", "Glob", "Grep"]);
   } finally {
     await server.close();
@@ -478,10 +484,10 @@ async function until(check: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 async function waitForChat(
-  emu: { chatRequests(): unknown[] },
+  emu: { nativeChatRequests(): unknown[] },
   n: number,
 ): Promise<void> {
-  await until(() => emu.chatRequests().length >= n, 10_000);
+  await until(() => emu.nativeChatRequests().length >= n, 10_000);
 }
 
 Deno.test("native: with sandbox off in the user's config the same probe reaches the network, still without secrets", async () => {
@@ -662,7 +668,7 @@ Deno.test("native: a follow-up does not resend one-shot files and uses its own s
       wait_seconds: 60,
     });
     assert.equal(field(next.text, "state"), "completed", next.text);
-    const body = emu.chatRequests().at(-1)!.json as {
+    const body = emu.nativeChatRequests().at(-1)!.json as {
       messages: Array<{ role: string; content: string }>;
     };
     const all = body.messages.map((m) => m.content ?? "").join("\n");

@@ -1,12 +1,20 @@
 /**
- * The native engine: turns run in-process as our own agent loop over an OpenAI-compatible
- * endpoint. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
+ * The native engine: turns run in-process as our own agent loop, over Ollama's native chat API
+ * for Ollama backends (the only one of Ollama's that sets the context per request) and over
+ * OpenAI-compatible chat completions for the others. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
  * follow-up resumes it, also after a restart) and `transcript.jsonl` (what was done).
  */
 import { readFile, realpath, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { OllamaClient } from "../../backends/ollama.ts";
-import { ChatClient, type ChatClientOptions, type ChatMessage } from "../../backends/openai.ts";
+import { OllamaChatClient } from "../../backends/ollama_chat.ts";
+import {
+  type ChatBackend,
+  ChatClient,
+  type ChatClientOptions,
+  type ChatEffort,
+  type ChatMessage,
+} from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import {
   defaultWorkdirPolicy,
@@ -25,6 +33,7 @@ import type {
   TurnSpec,
 } from "../types.ts";
 import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
+import { contextCap, ContextFitter, ContextOverflowError } from "./context.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
 import { endpointError, failed, statusOf } from "./failures.ts";
 import {
@@ -72,6 +81,10 @@ export interface NativeEngineConfig {
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
+  /** The largest context (tokens) a job may use; 0 or absent = the model's own. */
+  maxContext?: number;
+  /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
+  keepAlive?: string;
 }
 
 export class NativeEngine implements Engine {
@@ -164,12 +177,38 @@ export class NativeEngine implements Engine {
     );
     const prompt = await readFile(spec.promptPath, "utf8");
 
+    const common: ChatClientOptions = {
+      baseUrl: backend.url,
+      label: backend.name === DEFAULT_BACKEND
+        ? `Ollama (${backend.url})`
+        : `backend "${backend.name}"`,
+      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+      ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
+      onRetry: ({ attempt, waitMs, reason }) =>
+        sink.activity({
+          kind: "error",
+          text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
+        }),
+    };
+    let client: ChatBackend;
+    let model: { contextLength?: number; capabilities?: string[] } | undefined;
+    if (backend.kind === "ollama") {
+      const keepAlive = this.config.keepAlive;
+      client = new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
+      // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
+      model = await new OllamaClient(backend.url).show(spec.model).catch(() => undefined);
+    } else {
+      const openai = new ChatClient(common);
+      client = openai;
+      const contextLength = await openai.contextLength(spec.model).catch(() => undefined);
+      model = contextLength !== undefined ? { contextLength } : undefined;
+    }
+    const cap = contextCap(model?.contextLength, this.config.maxContext ?? 0);
+    const effort = usableEffort(spec.options.effort, model?.capabilities);
+
     let userText = prompt;
     if (spec.options.files && spec.options.files.length > 0) {
-      const contextTokens = backend.kind === "ollama"
-        ? (await new OllamaClient(backend.url).show(spec.model).catch(() => undefined))
-          ?.contextLength
-        : undefined;
+      const contextTokens = cap.source === "assumed" ? undefined : cap.tokens;
       const inlined = await inlineFiles({
         prompt,
         files: spec.options.files,
@@ -224,23 +263,24 @@ export class NativeEngine implements Engine {
     if (before && runner.kind === "bwrap") {
       runner.nested = { readOnly: before.nestedGit, hidden: before.credentials };
     }
-    const client = new ChatClient({
-      baseUrl: backend.url,
-      label: backend.name === DEFAULT_BACKEND
-        ? `Ollama (${backend.url})`
-        : `backend "${backend.name}"`,
-      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-      ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
-      onRetry: ({ attempt, waitMs, reason }) =>
-        sink.activity({
-          kind: "error",
-          text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
-        }),
+    // Old tool output is shortened only when a request would not fit, and said so.
+    const fitter = new ContextFitter({
+      cap,
+      sizeContext: backend.kind === "ollama",
+      onShortened: (count, note) => {
+        transcript.push({ kind: "text", text: note });
+        sink.activity({ kind: "text", text: note });
+        if (count > 0) sink.contextElided?.(count);
+      },
     });
     let outcome: TurnOutcome;
     try {
       const result = await runLoop(messages, {
         client,
+        prepare: (request) => {
+          const fitted = fitter.fit(request);
+          return effort ? { ...fitted, effort } : fitted;
+        },
         model: spec.model,
         policy,
         ctx: {
@@ -282,6 +322,8 @@ export class NativeEngine implements Engine {
     } catch (e) {
       outcome = signal.aborted
         ? failed("Stopped before the model answered")
+        : e instanceof ContextOverflowError
+        ? failed(e.message)
         : failed(endpointError(e, backend, spec.model), statusOf(e));
     }
     if (before) {
@@ -322,6 +364,18 @@ export class NativeEngine implements Engine {
       sessionCreated: started,
     };
   }
+}
+
+/**
+ * The effort to send. A model that Ollama says cannot think gets none but "off": Ollama
+ * refuses `think` for it (HTTP 400 "does not support thinking").
+ */
+function usableEffort(
+  effort: ChatEffort | undefined,
+  capabilities: readonly string[] | undefined,
+): ChatEffort | undefined {
+  if (effort === undefined || effort === "off" || capabilities === undefined) return effort;
+  return capabilities.includes("thinking") ? effort : undefined;
 }
 
 export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
