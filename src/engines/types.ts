@@ -13,7 +13,17 @@ export type Activity =
  */
 export type TranscriptEntry =
   | { kind: "text"; text: string }
-  | { kind: "tool_call"; id: string; name: string; input: unknown }
+  | {
+    kind: "tool_call";
+    id: string;
+    name: string;
+    input: unknown;
+    /**
+     * The format the model wrote this call in as text ("hermes", "qwen3-coder"...), when the
+     * engine recovered it from the reply's text rather than getting a structured call.
+     */
+    recovered?: string;
+  }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
 
 /** A tool call the delegate was not allowed to make. */

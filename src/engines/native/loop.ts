@@ -1,7 +1,10 @@
 /**
  * The native agent loop: ask the model, run the tool calls it makes in order, feed the
- * results back as `role: "tool"` messages, until it answers without tool calls. It also
- * stops on max_turns, on cancel (the caller aborts `signal`), and when the model loops.
+ * results back as `role: "tool"` messages, until it answers without tool calls. Calls the model
+ * wrote as text are recovered and run the same way (recovery.ts). As max_turns nears, the last
+ * tool result counts down, and the last request goes without tools so the model must answer
+ * (turns.ts). It also stops on cancel (the caller aborts `signal`) and when the model loops;
+ * a stop before the final answer keeps what the model wrote, marked as partial.
  */
 import type {
   ChatBackend,
@@ -13,7 +16,9 @@ import type {
 import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import { chatTools } from "./prompt.ts";
+import { offeredTools, type RecoveredCall, recoveredCallError, recoverReply } from "./recovery.ts";
 import type { ToolContext } from "./tools/types.ts";
+import { countdownLine, partialText } from "./turns.ts";
 
 /** The default and the hard cap of model requests per turn (issue 3, item 2). */
 export const DEFAULT_MAX_TURNS = 25;
@@ -44,7 +49,10 @@ export interface LoopDeps {
   maxTurns: number;
   signal: AbortSignal;
   activity(a: Activity): void;
-  toolCall(): void;
+  /** A tool call; `recovered` when the model wrote it as text. */
+  toolCall(info?: { recovered?: boolean }): void;
+  /** A `warning:` line for the job (the turn limit made the model answer without tools). */
+  warning?(text: string): void;
   transcript(entry: TranscriptEntry): void;
   /** Appends messages to the durable history as they are made. */
   remember(messages: ChatMessage[]): void;
@@ -63,6 +71,7 @@ export interface LoopResult {
 /** Runs the loop over `messages` (history plus the new user message), which it extends. */
 export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<LoopResult> {
   const tools = chatTools(deps.policy.tools);
+  const offered = offeredTools(deps.policy.tools);
   const result: LoopResult = {
     ok: false,
     text: "",
@@ -70,6 +79,12 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     outputTokens: 0,
     turns: 0,
     denials: [],
+  };
+  /** What the model wrote along the way: the result when it stops before its answer. */
+  const said: string[] = [];
+  const stop = (why: string): LoopResult => {
+    result.text = partialText(said, why);
+    return result;
   };
   let lastText = "";
   let lastCallKey = "";
@@ -80,61 +95,94 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     if (result.turns >= maxTurns) {
       result.errorText = `Stopped after max_turns (${maxTurns}) model requests without a final ` +
         `answer. Follow up to let it continue, or raise max_turns (at most ${MAX_TURNS_CAP})`;
-      return result;
+      return stop(`stopped at max_turns ${maxTurns}`);
     }
     result.turns++;
+    // The last request allowed goes without tools, so the model has to write its answer. With
+    // max_turns 1 there is no room for that: its only request keeps the tools it asked for.
+    const lastTurn = maxTurns > 1 && result.turns === maxTurns;
     const request: ChatRequest = {
       model: deps.model,
       messages,
-      ...(tools.length > 0 ? { tools } : {}),
+      ...(tools.length > 0 && !lastTurn ? { tools } : {}),
     };
-    const reply: ChatReply = await deps.client.complete(
-      deps.prepare ? deps.prepare(request) : request,
-      deps.signal,
-    );
+    let reply: ChatReply;
+    try {
+      reply = await deps.client.complete(
+        deps.prepare ? deps.prepare(request) : request,
+        deps.signal,
+      );
+    } catch (e) {
+      if (!deps.signal.aborted) throw e;
+      result.errorText = "Stopped before the model answered";
+      return stop("stopped before the model's final answer: the job was cancelled or timed out");
+    }
     result.inputTokens += reply.usage?.promptTokens ?? 0;
     result.outputTokens += reply.usage?.completionTokens ?? 0;
-    const text = reply.content.trim();
+    grown += reply.content.length +
+      reply.toolCalls.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0);
+    // A reply without structured calls may hold calls written as text: taken as what the model
+    // meant, and kept in the history as structured calls, so that both chat APIs accept it.
+    const recovered = reply.toolCalls.length === 0
+      ? recoverReply(reply.content, offered)
+      : undefined;
+    const content = recovered ? recovered.content : reply.content;
+    const toolCalls = recovered ? recovered.toolCalls : reply.toolCalls;
+    const text = content.trim();
     const assistant: ChatMessage = {
       role: "assistant",
-      content: reply.content,
-      ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls } : {}),
+      content,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
     };
     messages.push(assistant);
     deps.remember([assistant]);
-    grown += reply.content.length +
-      reply.toolCalls.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0);
+    if (text !== "") said.push(text);
     if (grown > MAX_TURN_GROWTH_CHARS) {
       result.errorText = `Stopped: in this turn the replies of ${deps.client.options.label} ` +
         `and the tool results passed ${MAX_TURN_GROWTH_CHARS.toLocaleString("en-US")} ` +
         `characters (the cap for one turn, about a million tokens: more than a ` +
         `model's context holds). The model may be stuck repeating itself: start a new job with a ` +
         `narrower task, or use another model`;
-      if (reply.toolCalls.length > 0) {
-        answerRest(messages, deps, reply.toolCalls, reply.toolCalls[0]!, "Not run: turn too long");
+      if (toolCalls.length > 0) {
+        answerRest(messages, deps, toolCalls, toolCalls[0]!, "Not run: turn too long");
       }
-      return result;
+      return stop("stopped: the turn grew too long");
     }
     if (text !== "") {
       deps.activity({ kind: "text", text });
-      deps.transcript({ kind: "text", text: reply.content });
-      result.text = reply.content;
+      deps.transcript({ kind: "text", text: content });
+      result.text = content;
     }
-    if (reply.toolCalls.length === 0) {
+    if (toolCalls.length === 0) {
       result.ok = true;
+      if (lastTurn) {
+        deps.warning?.(
+          `max_turns (${maxTurns}) reached: the model wrote this answer in a last turn without ` +
+            `tools, so its work may be unfinished. Follow up to let it continue`,
+        );
+      }
       return result;
+    }
+    if (lastTurn) {
+      // Calls made although no tools were offered are not run: the turn limit is reached.
+      answerRest(messages, deps, toolCalls, toolCalls[0]!, "Not run: max_turns reached");
+      result.errorText = `Stopped after max_turns (${maxTurns}) model requests without a final ` +
+        `answer: the last request went without tools and the model still called one. Follow ` +
+        `up to let it continue, or raise max_turns (at most ${MAX_TURNS_CAP})`;
+      return stop(`stopped at max_turns ${maxTurns}`);
     }
     if (text !== "" && text === lastText) {
       result.errorText = `Stopped: the model gave the same reply twice in a row (loop ` +
         `detected): "${text.slice(0, 120)}"`;
-      answerRest(messages, deps, reply.toolCalls, reply.toolCalls[0]!, "Not run: loop detected");
-      return result;
+      answerRest(messages, deps, toolCalls, toolCalls[0]!, "Not run: loop detected");
+      return stop("stopped: the model repeated itself");
     }
     lastText = text;
-    for (const call of reply.toolCalls) {
+    const countdown = countdownLine(maxTurns - result.turns);
+    for (const [i, call] of toolCalls.entries()) {
       if (deps.signal.aborted) {
-        answerRest(messages, deps, reply.toolCalls, call, "Not run: the job was stopped");
-        return result;
+        answerRest(messages, deps, toolCalls, call, "Not run: the job was stopped");
+        return stop("stopped before the model's final answer: the job was cancelled or timed out");
       }
       const key = `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
       sameCalls = key === lastCallKey ? sameCalls + 1 : 1;
@@ -143,10 +191,12 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
         result.errorText = `Stopped: the model called ${call.function.name} with the same ` +
           `arguments ${REPEATED_CALLS} times in a row (loop detected)`;
         // Every tool call needs an answer, or a follow-up's history is invalid.
-        answerRest(messages, deps, reply.toolCalls, call, "Not run: loop detected");
-        return result;
+        answerRest(messages, deps, toolCalls, call, "Not run: loop detected");
+        return stop("stopped: the model repeated a call");
       }
-      const toolMessage = await runCall(call, deps, result);
+      const toolMessage = await runCall(call, deps, result, recovered?.recovered.get(call.id));
+      // The last result of the reply carries the countdown, where the model reads next.
+      if (countdown && i === toolCalls.length - 1) toolMessage.content += `\n\n${countdown}`;
       grown += (toolMessage.content ?? "").length;
       messages.push(toolMessage);
       deps.remember([toolMessage]);
@@ -154,34 +204,51 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
   }
 }
 
+type ToolMessage = Extract<ChatMessage, { role: "tool" }>;
+
 async function runCall(
   call: ChatToolCall,
   deps: LoopDeps,
   result: LoopResult,
-): Promise<ChatMessage> {
+  recovered: RecoveredCall | undefined,
+): Promise<ToolMessage> {
   const name = call.function.name;
-  deps.toolCall();
+  deps.toolCall(recovered ? { recovered: true } : undefined);
   let input: Record<string, unknown>;
   let answer: { text: string; isError: boolean };
-  try {
-    const parsed = call.function.arguments.trim() === "" ? {} : JSON.parse(call.function.arguments);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new Error("arguments must be a JSON object");
+  const marks = recovered ? { recovered: recovered.format } : {};
+  if (recovered) {
+    input = recovered.input;
+    if (recovered.error) {
+      // Arguments that do not fit the tool go back to the model, which can correct them.
+      const tool = offeredTools(deps.policy.tools).find((t) => t.name === name);
+      answer = { text: recoveredCallError(recovered.error, tool), isError: true };
+      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
+      deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
+      return finish();
     }
-    input = parsed as Record<string, unknown>;
-  } catch (e) {
-    input = {};
-    answer = {
-      text: `Error: the arguments of ${name} are not valid JSON (${(e as Error).message}). ` +
-        `Call it again with a JSON object`,
-      isError: true,
-    };
-    deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
-    deps.transcript({ kind: "tool_call", id: call.id, name, input: call.function.arguments });
-    return finish();
+  } else {
+    try {
+      const args = call.function.arguments;
+      const parsed = args.trim() === "" ? {} : JSON.parse(args);
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+        throw new Error("arguments must be a JSON object");
+      }
+      input = parsed as Record<string, unknown>;
+    } catch (e) {
+      input = {};
+      answer = {
+        text: `Error: the arguments of ${name} are not valid JSON (${(e as Error).message}). ` +
+          `Call it again with a JSON object`,
+        isError: true,
+      };
+      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
+      deps.transcript({ kind: "tool_call", id: call.id, name, input: call.function.arguments });
+      return finish();
+    }
   }
   deps.activity({ kind: "tool", name, detail: describeCall(name, input) });
-  deps.transcript({ kind: "tool_call", id: call.id, name, input });
+  deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
   const refusal = deps.policy.refusal(name, input);
   if (refusal) {
     result.denials.push({ tool: name, detail: describeCall(name, input) });
@@ -197,7 +264,7 @@ async function runCall(
   }
   return finish();
 
-  function finish(): ChatMessage {
+  function finish(): ToolMessage {
     if (answer.isError) deps.activity({ kind: "error", text: `${name}: ${answer.text}` });
     deps.transcript({
       kind: "tool_result",

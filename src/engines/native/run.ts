@@ -297,7 +297,8 @@ export class NativeEngine implements Engine {
         maxTurns: spec.options.maxTurns ?? DEFAULT_MAX_TURNS,
         signal,
         activity: (a) => sink.activity(a),
-        toolCall: () => sink.toolCall(),
+        toolCall: (info) => sink.toolCall(info),
+        warning: (text) => sink.warning?.(text),
         transcript: (entry) => transcript.push(entry),
         remember: (added) => {
           for (const m of added) writer.push(m);

@@ -1,152 +1,20 @@
 import assert from "node:assert/strict";
-import { ChatClient, type ChatMessage } from "../../../src/backends/openai.ts";
-import type { Activity, TranscriptEntry } from "../../../src/engines/types.ts";
+import { type LoopResult, MAX_TURNS_CAP, runLoop } from "../../../src/engines/native/loop.ts";
+import type { ChatScript } from "../../support/ollama_emulator.ts";
 import {
-  DEFAULT_MAX_TURNS,
-  type LoopDeps,
-  type LoopResult,
-  MAX_TURNS_CAP,
-  runLoop,
-} from "../../../src/engines/native/loop.ts";
-import { toolPolicy } from "../../../src/engines/native/permissions.ts";
-import type {
-  NativeTool,
-  ToolContext,
-  ToolName,
-  ToolResult,
-} from "../../../src/engines/native/tools/types.ts";
-import type { PermissionMode } from "../../../src/settings/fields.ts";
-import {
-  type ChatScript,
-  type OllamaEmulator,
-  startOllamaEmulator,
-} from "../../support/ollama_emulator.ts";
-
-type Json = Record<string, unknown>;
-
-/** A tool for the test: records its inputs, answers with `answer`. */
-interface TestTool extends NativeTool {
-  inputs: Record<string, unknown>[];
-}
-
-function testTool(
-  name: ToolName,
-  readOnly: boolean,
-  answer: (input: Record<string, unknown>) => ToolResult | Promise<ToolResult> = (input) => ({
-    text: `${name} ran with ${JSON.stringify(input)}`,
-  }),
-): TestTool {
-  const inputs: Record<string, unknown>[] = [];
-  return {
-    name,
-    readOnly,
-    description: `${name} for tests`,
-    parameters: { type: "object", properties: {} },
-    inputs,
-    run(input) {
-      inputs.push(input);
-      return Promise.resolve(answer(input));
-    },
-  };
-}
-
-interface Harness {
-  deps: LoopDeps;
-  activities: Activity[];
-  transcript: TranscriptEntry[];
-  remembered: ChatMessage[];
-  toolCalls: () => number;
-}
-
-function harness(
-  url: string,
-  tools: NativeTool[],
-  opts: {
-    mode?: PermissionMode;
-    allowed?: string[];
-    disallowed?: string[];
-    maxTurns?: number;
-    signal?: AbortSignal;
-  } = {},
-): Harness {
-  const activities: Activity[] = [];
-  const transcript: TranscriptEntry[] = [];
-  const remembered: ChatMessage[] = [];
-  let calls = 0;
-  const signal = opts.signal ?? new AbortController().signal;
-  const ctx: ToolContext = {
-    cwd: "/nonexistent/job",
-    roots: ["/nonexistent/job"],
-    signal,
-    fileChanged: () => {},
-    commandRun: () => {},
-  };
-  return {
-    deps: {
-      client: new ChatClient({ baseUrl: url, label: "ollama", backoffMs: () => 10 }),
-      model: "qwen3:8b",
-      policy: toolPolicy(tools, opts.mode ?? "acceptEdits", opts.allowed, opts.disallowed),
-      ctx,
-      maxTurns: opts.maxTurns ?? DEFAULT_MAX_TURNS,
-      signal,
-      activity: (a) => activities.push(a),
-      toolCall: () => calls++,
-      transcript: (e) => transcript.push(e),
-      remember: (m) => remembered.push(...m),
-    },
-    activities,
-    transcript,
-    remembered,
-    toolCalls: () => calls,
-  };
-}
-
-async function withEmulator(
-  chatScript: ChatScript | undefined,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator(chatScript ? { chatScript } : {});
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
-
-const user = (content: string): ChatMessage[] => [{ role: "user", content }];
-
-/** The emulator's prompt-token estimate for one recorded request. */
-function emulatedPromptTokens(body: Json): number {
-  const tools = Array.isArray(body.tools) && body.tools.length > 0
-    ? JSON.stringify(body.tools).length
-    : 0;
-  return Math.max(1, Math.ceil((JSON.stringify(body.messages).length + tools) / 4));
-}
-
-/**
- * Every assistant tool call is answered by exactly one tool message, right after it and in
- * call order, as OpenAI-compatible servers require of a history sent back.
- */
-function assertEveryCallAnswered(messages: readonly ChatMessage[]): void {
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
-    if (m.role !== "assistant" || !m.tool_calls?.length) continue;
-    const answers = messages.slice(i + 1, i + 1 + m.tool_calls.length);
-    assert.deepEqual(
-      answers.map((a) => (a.role === "tool" ? a.tool_call_id : `(${a.role})`)),
-      m.tool_calls.map((c) => c.id),
-      `the tool calls of message ${i} are each answered, in order`,
-    );
-  }
-}
-
-/** What the loop appended to `messages` is exactly what it handed to remember(). */
-function assertRemembered(h: Harness, messages: ChatMessage[], initial: number): void {
-  assert.deepEqual(h.remembered, messages.slice(initial));
-}
-
-const toolMessages = (messages: readonly ChatMessage[]) =>
-  messages.filter((m): m is Extract<ChatMessage, { role: "tool" }> => m.role === "tool");
+  assertEveryCallAnswered,
+  assertRemembered,
+  callsFrame,
+  emulatedPromptTokens,
+  harness,
+  type Json,
+  testTool,
+  textFrame,
+  toolMessages,
+  user,
+  withEmulator,
+  withRawServer,
+} from "./support/loop_harness.ts";
 
 // ---------------------------------------------------------------------------------------------
 
@@ -302,7 +170,7 @@ const endless: ChatScript = (view) => ({
   calls: [{ name: "Read", arguments: { file_path: `f${view.requestNumber}.txt` } }],
 });
 
-Deno.test("runLoop: stops after max_turns model requests, every call answered", async () => {
+Deno.test("runLoop: stops after max_turns model requests; a call in the last, tool-less one is not run", async () => {
   await withEmulator(endless, async (emu) => {
     const read = testTool("Read", true);
     const h = harness(emu.url, [read], { maxTurns: 3 });
@@ -312,11 +180,13 @@ Deno.test("runLoop: stops after max_turns model requests, every call answered", 
     assert.equal(result.turns, 3);
     assert.equal(
       result.errorText,
-      "Stopped after max_turns (3) model requests without a final answer. Follow up to let it " +
-        "continue, or raise max_turns (at most 100)",
+      "Stopped after max_turns (3) model requests without a final answer: the last request " +
+        "went without tools and the model still called one. Follow up to let it continue, or " +
+        "raise max_turns (at most 100)",
     );
     assert.equal(emu.chatRequests().length, 3);
-    assert.equal(read.inputs.length, 3);
+    assert.equal(read.inputs.length, 2, "the call made in the tool-less last turn is not run");
+    assert.equal(toolMessages(messages).at(-1)!.content, "Not run: max_turns reached");
     assertEveryCallAnswered(messages);
     assertRemembered(h, messages, 1);
   });
@@ -410,7 +280,8 @@ Deno.test("runLoop: alternating or changing calls are not a loop", async () => {
       const read = testTool("Read", true);
       const result = await runLoop(user("go"), harness(emu.url, [read], { maxTurns: 6 }).deps);
       assert.match(result.errorText!, /^Stopped after max_turns \(6\)/);
-      assert.equal(read.inputs.length, 6);
+      // Five run; the sixth request went without tools.
+      assert.equal(read.inputs.length, 5);
     },
   );
 });
@@ -485,43 +356,6 @@ Deno.test("runLoop: a Bash command refused by a rule is a denial with the comman
   });
 });
 
-/** A bare OpenAI-style server whose n-th reply is `frames(n)`, recording the request bodies. */
-async function withRawServer(
-  reply: (n: number) => unknown[],
-  fn: (url: string, bodies: Json[]) => Promise<void>,
-): Promise<void> {
-  const bodies: Json[] = [];
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (req) => {
-    bodies.push(await req.json());
-    const text = reply(bodies.length).map((f) => `data: ${JSON.stringify(f)}\n\n`).join("") +
-      "data: [DONE]\n\n";
-    return new Response(text, { headers: { "content-type": "text/event-stream" } });
-  });
-  try {
-    await fn(`http://127.0.0.1:${server.addr.port}`, bodies);
-  } finally {
-    await server.shutdown();
-  }
-}
-
-const callsFrame = (calls: Array<[id: string, name: string, args: string]>) => ({
-  choices: [{
-    index: 0,
-    delta: {
-      tool_calls: calls.map(([id, name, args], index) => ({
-        index,
-        id,
-        type: "function",
-        function: { name, arguments: args },
-      })),
-    },
-    finish_reason: "tool_calls",
-  }],
-});
-const textFrame = (text: string) => ({
-  choices: [{ index: 0, delta: { content: text }, finish_reason: "stop" }],
-});
-
 Deno.test("runLoop: arguments that are not a JSON object are answered with an error, not run", async () => {
   await withRawServer(
     (n) =>
@@ -589,14 +423,16 @@ Deno.test("runLoop: a cancel during a tool answers the remaining calls and makes
   );
 });
 
-Deno.test("runLoop: a cancel during the model request rejects at once", async () => {
+Deno.test("runLoop: a cancel during the model request ends the run at once", async () => {
   await withEmulator(undefined, async (emu) => {
     const ac = new AbortController();
     const h = harness(emu.url, [testTool("Read", true)], { signal: ac.signal });
     setTimeout(() => ac.abort(), 100);
     const started = performance.now();
-    await assert.rejects(runLoop(user("@hang"), h.deps));
+    const result = await runLoop(user("@hang"), h.deps);
     assert.ok(performance.now() - started < 2000);
+    assert.equal(result.ok, false);
+    assert.equal(result.errorText, "Stopped before the model answered");
     assert.equal(emu.chatRequests().length, 1);
   });
 });
