@@ -1,6 +1,7 @@
 import process from "node:process";
 import { doctorMain } from "./cli/doctor.ts";
 import { jobsMain } from "./cli/jobs.ts";
+import { modelsMain } from "./cli/models.ts";
 import { configMain } from "./settings/config_cmd.ts";
 import { serve } from "./server/serve.ts";
 import { VERSION } from "./version.ts";
@@ -11,6 +12,10 @@ Usage:
   ollama-delegate [serve]          run the MCP server on stdio (the default)
   ollama-delegate config [...]     show or change settings (see config --help)
   ollama-delegate doctor [--json]  check the setup and say how to fix it (see doctor --help)
+  ollama-delegate doctor --probe   try each model on a tiny tool-use task: which can do
+                                   delegated work, on which engine, and how fast
+  ollama-delegate models [...]     list models with their context; derive a local model
+                                   with a larger context (see models --help)
   ollama-delegate jobs [...]       see, follow, cancel and prune jobs; usage and cost
                                    (see jobs --help)
   ollama-delegate --version        print the version
@@ -43,6 +48,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "jobs": {
       return await jobsMain(rest);
+    }
+    case "models": {
+      return await modelsMain(rest);
     }
     case "--version":
     case "-V":

@@ -14,6 +14,12 @@ export interface OllamaModel {
 export interface ShowInfo {
   capabilities?: string[];
   contextLength?: number;
+  /** The Modelfile's `PARAMETER num_ctx`, when it sets one. */
+  numCtx?: number;
+  /** The model this one was created `from` (`details.parent_model`), when Ollama says. */
+  parentModel?: string;
+  /** A cloud stub: `remote_host` is set. */
+  remote?: boolean;
 }
 
 /** A non-2xx answer from Ollama, with its `error` text. */
@@ -82,26 +88,64 @@ export class OllamaClient {
           info.contextLength = value;
         }
       }
+      // The model's own architecture wins over other `.context_length` keys (projectors...).
+      const arch = body.model_info["general.architecture"];
+      const own = typeof arch === "string" ? body.model_info[`${arch}.context_length`] : undefined;
+      if (typeof own === "number") info.contextLength = own;
     }
+    // `parameters` is the Modelfile's PARAMETER lines, one per line: "num_ctx   65536".
+    const parameters = typeof body.parameters === "string" ? body.parameters : "";
+    const numCtx = Number(/^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1] ?? NaN);
+    if (Number.isInteger(numCtx) && numCtx > 0) info.numCtx = numCtx;
+    const details = isObject(body.details) ? body.details : {};
+    if (typeof details.parent_model === "string" && details.parent_model !== "") {
+      info.parentModel = details.parent_model;
+    }
+    if (typeof body.remote_host === "string" && body.remote_host !== "") info.remote = true;
     return info;
+  }
+
+  /**
+   * `POST /api/create` deriving `model` from `from` with Modelfile `parameters` (e.g.
+   * `{num_ctx: 65536}`); a model of that name is replaced. Without streaming, Ollama answers
+   * once the model is written, or with an HTTP error.
+   */
+  async create(
+    model: string,
+    from: string,
+    parameters: Record<string, unknown>,
+    timeoutMs = this.timeoutMs,
+  ): Promise<void> {
+    const body = await this.#request("/api/create", {
+      method: "POST",
+      body: JSON.stringify({ model, from, parameters, stream: false }),
+    }, timeoutMs);
+    // A create that fails after it started can still answer 200 with an error object.
+    if (isObject(body) && typeof body.error === "string") {
+      throw new OllamaHttpError(
+        200,
+        body.error.slice(0, 300),
+        `Ollama at ${this.baseUrl} could not create "${model}": ${body.error.slice(0, 300)}`,
+      );
+    }
   }
 
   #get(path: string): Promise<unknown> {
     return this.#request(path, { method: "GET" });
   }
 
-  async #request(path: string, init: RequestInit): Promise<unknown> {
+  async #request(path: string, init: RequestInit, timeoutMs = this.timeoutMs): Promise<unknown> {
     let response: Response;
     try {
       response = await fetch(this.baseUrl + path, {
         ...init,
         headers: { "content-type": "application/json" },
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
       const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
       const why = (cause as Error).name === "TimeoutError"
-        ? `no answer within ${this.timeoutMs / 1000}s`
+        ? `no answer within ${timeoutMs / 1000}s`
         : inner?.code ?? inner?.message ?? (cause as Error).message;
       throw new DelegateError(
         `Cannot reach Ollama at ${this.baseUrl} (${why}). Start it with "ollama serve" or the ` +
@@ -118,7 +162,7 @@ export class OllamaClient {
     } catch (cause) {
       // The timeout covers the body too: a body that trickles in is stopped by it.
       const why = (cause as Error).name === "TimeoutError"
-        ? `it was not done within ${this.timeoutMs / 1000}s`
+        ? `it was not done within ${timeoutMs / 1000}s`
         : errorMessage(cause);
       throw new DelegateError(
         `Ollama at ${this.baseUrl} broke off its answer to ${path} (${why}). ` +

@@ -20,8 +20,11 @@ import {
 } from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
+import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
+import { renderProbeJson, renderProbeText } from "./probe_render.ts";
 
 export const DOCTOR_HELP = `Usage: ollama-delegate doctor [--json]
+       ollama-delegate doctor --probe [model...] [--timeout <seconds>] [--json]
 
 Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Settings          every layer (user file, project file, OLLAMA_MCP_* variables) valid
@@ -30,7 +33,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Ollama            reachable at baseUrl; its version
   Models            listed, which support tools
   Default model     available, allowed, not retired, supports tools
-  Context length    of the default model, against the 64k coding agents need
+  Context length    of the default model: enough for the default engine's prompt, and
+                    the 64k coding agents need; suggests models derive when it is short
   Retired models    cloud models Ollama has retired that settings still name
   Sandbox           bubblewrap runs a trivial command (native engine)
   Backend <name>    each configured backend answers
@@ -39,10 +43,26 @@ Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 w
 something it needs fails (other problems are warnings), 2 for a usage error.
 Run it in the folder you use Claude Code in: ./ollama-mcp.config.json is read from there.
 
+With --probe, it tries each model (default: the allowed ones Ollama has, cloud models
+included) on one tiny tool-use task, through the path each engine uses: Ollama's /api/chat
+(native engine) and the Anthropic-compatible /v1/messages (claude engine, as Claude Code
+sends it). Per model: whether it made a structured tool call, wrote the call as text (the
+native engine recovers it, Claude Code does not) or made none; prompt and generation speed
+from Ollama's timings; the seconds a turn takes on each engine (its per-request prompt at
+that prompt speed plus a typical reply); and the engines it works on. Models are tried one
+at a time; each request gives up after --timeout seconds (default ${DEFAULT_PROBE_TIMEOUT_S}, a
+cold local model takes a while to load). Exit code 0 when at least one model works on some
+engine, 1 when none does or Ollama cannot be reached.
+
 Options:
-  --json       print the report as JSON: { ok, defaultEngine, checks: [{ id, status,
-               required, summary, hint?, details? }] }
-  -h, --help   show this help`;
+  --json              print the report as JSON: { ok, defaultEngine, checks: [{ id, status,
+                      required, summary, hint?, details? }] }; with --probe: { ok, baseUrl,
+                      assumptions, models: [{ model, native, claude, promptTokensPerSecond,
+                      generationTokensPerSecond, secondsPerTurn, context, usableWith,
+                      notes }] }
+  --probe             try the models on a tool-use task (see above)
+  --timeout <s>       with --probe: seconds each request may take
+  -h, --help          show this help`;
 
 /** Runs every check; the report says which ones the default engine needs. */
 export async function runDoctor(
@@ -107,21 +127,52 @@ function neededChecks(s: Settings): (id: Check["id"]) => boolean {
 /** Entry for main.ts. */
 export async function doctorMain(argv: string[]): Promise<number> {
   let values;
+  let positionals: string[];
+  const usage = (message: string) => {
+    console.error(`ollama-delegate doctor: ${message}. See doctor --help`);
+    return 2;
+  };
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: argv,
-      allowPositionals: false,
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      allowPositionals: true,
+      options: {
+        json: { type: "boolean" },
+        probe: { type: "boolean" },
+        timeout: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
     }));
   } catch (e) {
-    console.error(`ollama-delegate doctor: ${(e as Error).message}. See doctor --help`);
-    return 2;
+    return usage((e as Error).message);
   }
   if (values.help) {
     console.log(DOCTOR_HELP);
     return 0;
   }
+  if (!values.probe && (positionals.length > 0 || values.timeout !== undefined)) {
+    return usage(
+      positionals.length > 0
+        ? `unexpected argument "${positionals[0]}" (models are named only with --probe)`
+        : "--timeout goes with --probe",
+    );
+  }
   const env = currentEnv();
+  if (values.probe) {
+    let timeout = DEFAULT_PROBE_TIMEOUT_S;
+    if (values.timeout !== undefined) {
+      timeout = Number(values.timeout);
+      if (!/^\s*\d+(\.\d+)?\s*$/.test(values.timeout) || !(timeout > 0) || timeout > 3600) {
+        return usage(
+          `Cannot use --timeout "${values.timeout}": write seconds, more than 0 and at most 3600`,
+        );
+      }
+    }
+    const settings = loadSettings({ env, cwd: process.cwd() }).settings;
+    const probe = await runProbe(settings, positionals, timeout);
+    console.log(values.json ? renderProbeJson(probe) : renderProbeText(probe));
+    return probe.ok ? 0 : 1;
+  }
   const report = await runDoctor(env, process.cwd());
   if (values.json) {
     console.log(renderJson(report));

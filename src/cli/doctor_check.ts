@@ -21,7 +21,10 @@ export interface Check {
 /** HTTP checks give up after this, so `doctor` never hangs on a silent endpoint. */
 export const HTTP_TIMEOUT_MS = 3000;
 
-/** What coding agents need: Claude Code's system prompt and tool schemas take about 25k tokens. */
+/**
+ * The context coding agents need: a job's conversation grows with every file read and
+ * command run, and Ollama's context-length docs recommend at least 64000 tokens for them.
+ */
 export const NEEDED_CONTEXT = 65_536;
 
 /** Ollama's own fix hint for its default context (4k-32k by VRAM). */

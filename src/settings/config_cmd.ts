@@ -2,12 +2,13 @@ import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { writeFileAtomicSync } from "../platform/atomic_write.ts";
-import { FIELDS, MAX_TIMER_MS, type SettingKey } from "./fields.ts";
+import { DEFAULT_CLAUDE_TOOLS, FIELDS, MAX_TIMER_MS, type SettingKey } from "./fields.ts";
 import { formatProblems, loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
 import { canonicalModelName } from "../models/names.ts";
 import { applyMapEdit, mapChanges } from "./config_maps.ts";
 import { ConfigUsageError } from "./config_errors.ts";
 import { LIST_FLAGS, type ListFlag, listFlagValue } from "./config_lists.ts";
+import { parseTokenCount } from "./token_count.ts";
 
 export const CONFIG_HELP = `Usage: ollama-delegate config [options]
 
@@ -40,6 +41,14 @@ Options:
   --sandbox-max-file <MiB>         sandboxMaxFileMb: largest file a sandboxed command writes
   --sandbox-tmp <MiB>              sandboxTmpMb: the sandbox's private /tmp (sandbox limits are
                                    user scope only)
+  --max-context <tokens|64k|0>     maxContext: the largest context the native engine asks Ollama
+                                   for (your GPU's limit); 0 = the model's own (user scope only)
+  --keep-alive <duration|default>  keepAlive: how long Ollama keeps a native job's model loaded
+                                   (30m, 1h, 0 = unload at once, -1 = forever; default = Ollama's;
+                                   user scope only)
+  --claude-tools <A,B,...|default> claudeTools: the Claude Code tools a claude delegate gets
+                                   (default Bash,Read,Edit,Write,Glob,Grep; each tool's schema is
+                                   resent on every request; user scope only)
   --backend <name=url>             add or replace a native backend (user scope only); with
       --backend-kind <ollama|openai>     its kind (default openai),
       --api-key-env <VAR>                the server env variable holding its API key,
@@ -73,6 +82,9 @@ const FLAG_TO_KEY = {
   "sandbox-max-memory": "sandboxMaxMemoryMb",
   "sandbox-max-file": "sandboxMaxFileMb",
   "sandbox-tmp": "sandboxTmpMb",
+  "max-context": "maxContext",
+  "keep-alive": "keepAlive",
+  "claude-tools": "claudeTools",
 } as const satisfies Record<string, SettingKey>;
 type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
@@ -88,8 +100,36 @@ export function parseDurationMs(text: string): number {
   return Math.round(Number(m[1]) * factor);
 }
 
+/** A flag value that removes the setting from the file, so the built-in default applies. */
+const RESET = Symbol("reset");
+
 function valueForFlag(flag: ChangeFlag, text: string): unknown {
   switch (flag) {
+    case "max-context":
+      // "64k" as in `models derive --ctx`; anything else goes to the schema for its message.
+      return parseTokenCount(text) ?? (/^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text);
+    case "keep-alive":
+      return text.trim() === "default" ? RESET : text.trim();
+    case "claude-tools": {
+      if (text.trim() === "default") return RESET;
+      const tools = text.split(",").map((t) => t.trim()).filter(Boolean);
+      if (tools.length === 0) {
+        throw new ConfigUsageError(
+          `Cannot use an empty --claude-tools: name tools (e.g. Bash,Read,Edit), or default`,
+        );
+      }
+      for (const tool of tools) {
+        // Claude Code matches tool names exactly: "bash" would silently give no shell.
+        const meant = DEFAULT_CLAUDE_TOOLS.find((d) => d.toLowerCase() === tool.toLowerCase());
+        if (meant && meant !== tool) {
+          throw new ConfigUsageError(
+            `Cannot use --claude-tools "${tool}": Claude Code's tool names are case-sensitive; ` +
+              `write ${meant}`,
+          );
+        }
+      }
+      return tools;
+    }
     case "allow":
       return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "default-model":
@@ -109,6 +149,26 @@ function valueForFlag(flag: ChangeFlag, text: string): unknown {
   }
 }
 
+/**
+ * `--keep-alive -1`: parseArgs takes "-1" for a flag and refuses; a negative number after a
+ * flag that takes a value is that value, as `--keep-alive=-1` would be.
+ */
+function joinNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : "";
+    if (name in FLAG_TO_KEY && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 export interface ConfigIo {
   env: Record<string, string | undefined>;
   cwd: string;
@@ -121,7 +181,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: joinNegativeValues(argv),
       allowPositionals: false,
       options: {
         mode: { type: "string" },
@@ -142,6 +202,9 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "sandbox-max-memory": { type: "string" },
         "sandbox-max-file": { type: "string" },
         "sandbox-tmp": { type: "string" },
+        "max-context": { type: "string" },
+        "keep-alive": { type: "string" },
+        "claude-tools": { type: "string" },
         backend: { type: "string" },
         "backend-kind": { type: "string" },
         "api-key-env": { type: "string" },
@@ -210,6 +273,10 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   }
   const next: Record<string, unknown> = current.kind === "object" ? { ...current.value } : {};
   for (const [key, value, flag] of changes) {
+    if (value === RESET) {
+      delete next[key];
+      continue;
+    }
     const spec = FIELDS.find((f) => f.key === key)!;
     const check = spec.schema.safeParse(value);
     if (!check.success) {

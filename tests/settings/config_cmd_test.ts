@@ -370,3 +370,105 @@ Deno.test("config: the new user-only settings refuse --scope project and bad val
     }
   });
 });
+
+Deno.test("config: --max-context, --keep-alive and --claude-tools write the user file", async () => {
+  await withSandbox((sb) => {
+    const { code, lines } = run(sb, [
+      "--max-context",
+      "64k",
+      "--keep-alive",
+      "30m",
+      "--claude-tools",
+      "Bash, Read,,Grep",
+    ]);
+    assert.equal(code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      maxContext: 65_536,
+      keepAlive: "30m",
+      claudeTools: ["Bash", "Read", "Grep"],
+    });
+    assert.ok(lines.includes("  maxContext             65536   [user]"), lines.join("\n"));
+    assert.ok(lines.includes("  keepAlive              30m   [user]"));
+    assert.ok(lines.includes("  claudeTools            Bash, Read, Grep   [user]"));
+
+    // Plain tokens, 0 (the model's own), -1 (keep loaded) and 0 (unload at once).
+    for (
+      const [argv, key, value] of [
+        [["--max-context", "40000"], "maxContext", 40_000],
+        [["--max-context", "0"], "maxContext", 0],
+        [["--max-context", "1m"], "maxContext", 1_048_576],
+        [["--keep-alive", "-1"], "keepAlive", "-1"],
+        [["--keep-alive", "0"], "keepAlive", "0"],
+      ] as Array<[string[], string, unknown]>
+    ) {
+      run(sb, argv);
+      assert.equal((readJson(sb.userFile) as Record<string, unknown>)[key], value, argv.join(" "));
+    }
+
+    // "default" takes the setting out of the file, so the built-in default applies again.
+    run(sb, ["--keep-alive", "default", "--claude-tools", "default"]);
+    const after = readJson(sb.userFile) as Record<string, unknown>;
+    assert.equal("keepAlive" in after, false, JSON.stringify(after));
+    assert.equal("claudeTools" in after, false, JSON.stringify(after));
+    const shown = run(sb, []).lines;
+    assert.ok(shown.includes("  keepAlive              (auto)   [default]"), shown.join("\n"));
+    assert.ok(
+      shown.includes("  claudeTools            Bash, Read, Edit, Write, Glob, Grep   [default]"),
+    );
+  });
+});
+
+Deno.test("config: --max-context, --keep-alive and --claude-tools refuse bad values and the project file", async () => {
+  await withSandbox((sb) => {
+    for (
+      const [argv, key] of [
+        [["--max-context", "32k"], "maxContext"],
+        [["--keep-alive", "10m"], "keepAlive"],
+        [["--keep-alive", "default"], "keepAlive"],
+        [["--claude-tools", "Bash"], "claudeTools"],
+      ] as Array<[string[], string]>
+    ) {
+      refused(
+        sb,
+        ["--scope", "project", ...argv],
+        `Cannot set ${key} in the project file: delegates can write there, so it is only read ` +
+          "from the user file or the environment. Drop --scope project",
+      );
+    }
+    refused(
+      sb,
+      ["--max-context", "lots"],
+      'Cannot set maxContext from --max-context "lots": Invalid input: expected number, received string',
+    );
+    refused(
+      sb,
+      ["--max-context", "-5"],
+      "Cannot set maxContext from --max-context -5: must be at least 0",
+    );
+    refused(
+      sb,
+      ["--keep-alive", "forever"],
+      'Cannot set keepAlive from --keep-alive "forever": is a duration like 30m, 1h, 0 (unload ' +
+        "at once) or -1 (keep loaded)",
+    );
+    refused(
+      sb,
+      ["--claude-tools", " , "],
+      "Cannot use an empty --claude-tools: name tools (e.g. Bash,Read,Edit), or default",
+    );
+    refused(
+      sb,
+      ["--claude-tools", "Read,bash"],
+      'Cannot use --claude-tools "bash": Claude Code\'s tool names are case-sensitive; write Bash',
+    );
+    refused(
+      sb,
+      ["--claude-tools", "Bash,mcp__x y"],
+      'Cannot set claudeTools from --claude-tools ["Bash","mcp__x y"]: is a tool name like ' +
+        "Bash or Read",
+    );
+    for (const flag of ["--max-context", "--keep-alive", "--claude-tools"]) {
+      assert.ok(CONFIG_HELP.includes(flag), flag);
+    }
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * The context window a model gets from Ollama, and where that number comes from. Ollama picks
+ * it, in order, from a native request's `options.num_ctx`, the model's Modelfile `num_ctx`,
+ * the server's OLLAMA_CONTEXT_LENGTH, then a default by VRAM (4k-32k, 256k on big GPUs). The
+ * two server-side values are not in its API; `/api/ps` shows what a loaded model got.
+ * Cloud models always run with their full context on ollama.com.
+ */
+import type { OllamaClient } from "../backends/ollama.ts";
+import { sameModel } from "../models/names.ts";
+import { fetchJson, isObject } from "./doctor_check.ts";
+
+export interface ModelContext {
+  /** The model's maximum (`<arch>.context_length` from /api/show). */
+  max?: number;
+  /** The Modelfile's `num_ctx`. */
+  numCtx?: number;
+  /** What /api/ps shows for the model while it is loaded. */
+  loaded?: number;
+  /** What the next request without `options.num_ctx` runs with, when that can be known. */
+  effective?: number;
+  source: "cloud" | "modelfile" | "loaded" | "unknown";
+}
+
+/** Loaded models and their contexts, from /api/ps (newer Ollama); empty when it fails. */
+export async function loadedContexts(
+  baseUrl: string,
+): Promise<Array<{ name: string; contextLength?: number }>> {
+  const ps = await fetchJson(`${baseUrl}/api/ps`);
+  if (!ps.ok || !isObject(ps.body) || !Array.isArray(ps.body.models)) return [];
+  const out: Array<{ name: string; contextLength?: number }> = [];
+  for (const m of ps.body.models) {
+    if (!isObject(m)) continue;
+    const name = typeof m.name === "string" ? m.name : typeof m.model === "string" ? m.model : "";
+    if (!name) continue;
+    out.push({
+      name,
+      ...(typeof m.context_length === "number" ? { contextLength: m.context_length } : {}),
+    });
+  }
+  return out;
+}
+
+/** Combines what /api/show and /api/ps say into the context the model runs with. */
+export function effectiveContext(
+  facts: { max?: number; numCtx?: number; loaded?: number; cloud: boolean },
+): ModelContext {
+  const base = {
+    ...(facts.max !== undefined ? { max: facts.max } : {}),
+    ...(facts.numCtx !== undefined ? { numCtx: facts.numCtx } : {}),
+    ...(facts.loaded !== undefined ? { loaded: facts.loaded } : {}),
+  };
+  if (facts.cloud) {
+    return { ...base, ...(facts.max ? { effective: facts.max } : {}), source: "cloud" };
+  }
+  // Ollama caps a Modelfile num_ctx at the model's maximum.
+  if (facts.numCtx !== undefined) {
+    const effective = facts.max ? Math.min(facts.numCtx, facts.max) : facts.numCtx;
+    return { ...base, effective, source: "modelfile" };
+  }
+  if (facts.loaded !== undefined) return { ...base, effective: facts.loaded, source: "loaded" };
+  return { ...base, source: "unknown" };
+}
+
+/** /api/show and /api/ps for one model. Errors of /api/show are left to the caller. */
+export async function modelContext(
+  client: OllamaClient,
+  model: string,
+  cloud: boolean,
+): Promise<ModelContext & { known: boolean }> {
+  const [show, loaded] = await Promise.all([client.show(model), loadedContexts(client.baseUrl)]);
+  const mine = loaded.find((m) => sameModel(m.name, model));
+  const context = effectiveContext({
+    ...(show?.contextLength !== undefined ? { max: show.contextLength } : {}),
+    ...(show?.numCtx !== undefined ? { numCtx: show.numCtx } : {}),
+    ...(mine?.contextLength !== undefined ? { loaded: mine.contextLength } : {}),
+    cloud: cloud || show?.remote === true,
+  });
+  return { ...context, known: show !== undefined };
+}
+
+/** How a context's source reads in a sentence: "num_ctx in its Modelfile". */
+export function sourceText(context: ModelContext): string {
+  switch (context.source) {
+    case "cloud":
+      return "a cloud model's full context";
+    case "modelfile":
+      return "num_ctx in its Modelfile";
+    case "loaded":
+      return "as loaded now";
+    case "unknown":
+      return "unknown until it is loaded";
+  }
+}
+
+/** 65536 -> "64k", 40000 -> "40000": how context sizes are written in names and messages. */
+export function tokensLabel(tokens: number): string {
+  return tokens % 1024 === 0 ? `${tokens / 1024}k` : String(tokens);
+}

@@ -1,0 +1,126 @@
+/** `ollama-delegate models`: see and derive Ollama models for delegation. */
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { currentEnv } from "../platform/runtime.ts";
+import { loadSettings } from "../settings/load.ts";
+import { parseTokenCount } from "../settings/token_count.ts";
+import {
+  deriveModel,
+  MIN_DERIVED_CONTEXT,
+  ModelsFailure,
+  validModelName,
+} from "./models_derive.ts";
+import { listModels, renderModelList } from "./models_list.ts";
+
+export const MODELS_HELP = `Usage: ollama-delegate models <command> [options]
+
+Commands:
+  list [--json]                  installed models with their maximum context, the num_ctx
+                                 their Modelfile sets, and the context they are loaded with
+  derive <model> --ctx <tokens> [--name <new>]
+                                 create a copy of a local model that Ollama runs with that
+                                 context (its Modelfile num_ctx), through Ollama's /api/create
+
+Why derive: Ollama runs a local model with its Modelfile num_ctx, else the server's
+OLLAMA_CONTEXT_LENGTH, else a default by VRAM (4k-32k), and silently drops the start of a
+prompt that does not fit. Claude Code's prompt alone is several thousand tokens, and the
+endpoint the claude engine uses cannot ask for more. A derived model carries its own num_ctx.
+
+derive options:
+  --ctx <tokens>   the context, e.g. 65536 or 64k (k = 1024); at most the model's maximum
+  --name <new>     the new model's name (default: the base with -ctx64k on its tag,
+                   e.g. qwen3-coder:30b-ctx64k)
+Cloud models need no derived copy: they always run with their full context.
+
+Exit code 0 when done, 1 when Ollama refused or cannot be reached, 2 for a usage error.`;
+
+/** Entry for main.ts. */
+export async function modelsMain(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const usage = (message: string) => {
+    console.error(`ollama-delegate models: ${message}. See ollama-delegate models --help`);
+    return 2;
+  };
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    if (command === undefined) {
+      console.error(MODELS_HELP);
+      return 2;
+    }
+    console.log(MODELS_HELP);
+    return 0;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        ctx: { type: "string" },
+        name: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (e) {
+    return usage((e as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(MODELS_HELP);
+    return 0;
+  }
+  const settings = loadSettings({ env: currentEnv(), cwd: process.cwd() }).settings;
+  try {
+    switch (command) {
+      case "list": {
+        if (positionals.length > 0 || values.ctx !== undefined || values.name !== undefined) {
+          return usage("list takes no arguments but --json");
+        }
+        const models = await listModels(settings);
+        if (values.json) {
+          console.log(JSON.stringify({ baseUrl: settings.baseUrl, models }, null, 2));
+        } else console.log(renderModelList(settings.baseUrl, models).join("\n"));
+        return 0;
+      }
+      case "derive": {
+        if (positionals.length !== 1) {
+          return usage(
+            positionals.length === 0
+              ? "derive needs the model to derive from: models derive <model> --ctx <tokens>"
+              : `derive takes one model, not ${positionals.length} (${positionals.join(", ")})`,
+          );
+        }
+        if (values.json) return usage("derive has no --json");
+        const model = positionals[0]!.trim();
+        if (values.ctx === undefined) {
+          return usage(`derive needs --ctx <tokens>, e.g. models derive ${model} --ctx 64k`);
+        }
+        const ctx = parseTokenCount(values.ctx);
+        if (ctx === undefined || ctx < MIN_DERIVED_CONTEXT) {
+          return usage(
+            `Cannot use --ctx "${values.ctx}": write a number of tokens of at least ` +
+              `${MIN_DERIVED_CONTEXT}, like 65536 or 64k`,
+          );
+        }
+        const name = values.name?.trim();
+        if (name !== undefined && !validModelName(name)) {
+          return usage(
+            `Cannot use --name "${values.name}": a model name is letters, digits, ".", "_" and ` +
+              `"-", with an optional namespace/ and :tag (e.g. qwen3-coder:30b-ctx64k)`,
+          );
+        }
+        const lines = await deriveModel(settings, { model, ctx, ...(name ? { name } : {}) });
+        console.log(lines.join("\n"));
+        return 0;
+      }
+      default:
+        return usage(`unknown command "${command}"`);
+    }
+  } catch (e) {
+    if (e instanceof ModelsFailure) {
+      console.error(`ollama-delegate models ${command}: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}

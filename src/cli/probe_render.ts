@@ -1,0 +1,76 @@
+/** The `doctor --probe` report as a table for people and as JSON for scripts. */
+import type { PathOutcome } from "./probe_task.ts";
+import { type Attempt, failed, type ProbeReport } from "./probe.ts";
+
+export function renderProbeJson(report: ProbeReport): string {
+  return JSON.stringify(report, null, 2);
+}
+
+function callCell(o: Attempt<PathOutcome>, engine: "native" | "claude"): string {
+  if (failed(o)) return "error";
+  if (o.argumentsError) return "bad arguments";
+  switch (o.call) {
+    case "structured":
+      return "tool call";
+    case "text":
+      // The native engine runs a call it recovered from text; Claude Code does not.
+      return engine === "native" ? `from text (${o.format})` : "as text, not run";
+    case "none":
+      return "no call";
+  }
+}
+
+const num = (n: number | undefined, digits = 0) => n === undefined ? "-" : n.toFixed(digits);
+
+export function renderProbeText(report: ProbeReport): string {
+  const out = [
+    `ollama-delegate doctor --probe: one tiny tool-use task per model at ${report.baseUrl}`,
+    `(native engine: /api/chat; claude engine: /v1/messages, as Claude Code sends it)`,
+    "",
+  ];
+  if (report.error) {
+    out.push(`Cannot probe: ${report.error}`);
+    return out.join("\n");
+  }
+  const head = [
+    "MODEL",
+    "NATIVE",
+    "CLAUDE",
+    "PROMPT tok/s",
+    "GEN tok/s",
+    "s/turn NATIVE",
+    "s/turn CLAUDE",
+    "USE WITH",
+  ];
+  const rows = report.models.map((m) => [
+    m.model,
+    callCell(m.native, "native"),
+    callCell(m.claude, "claude"),
+    num(m.promptTokensPerSecond),
+    num(m.generationTokensPerSecond),
+    num(m.secondsPerTurn.native, 1),
+    num(m.secondsPerTurn.claude, 1),
+    m.usableWith.length > 0 ? m.usableWith.join(", ") : "none",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    ("  " + cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")).trimEnd();
+  out.push(line(head), ...rows.map(line));
+  const notes = report.models.flatMap((m) => m.notes.map((n) => `  ${m.model}: ${n}`));
+  if (notes.length > 0) out.push("", ...notes);
+  const a = report.assumptions;
+  out.push(
+    "",
+    `s/turn: the engine's prompt per request (native about ${a.promptTokens.native}, claude ` +
+      `about ${a.promptTokens.claude} tokens) at the`,
+    `measured prompt speed, plus a ${a.replyTokens}-token reply at the generation speed. ` +
+      `Ollama reuses a cached`,
+    "prompt prefix, so later turns of one job are often faster; longer jobs carry more.",
+    report.ok
+      ? `Use a model with an engine it works on: ollama-delegate config --default-model <model> ` +
+        `--engine <engine>`
+      : `No probed model made a usable tool call. Pull a model with tool support ` +
+        `(ollama.com/search?c=tools) and probe it: ollama-delegate doctor --probe <model>`,
+  );
+  return out.join("\n");
+}
