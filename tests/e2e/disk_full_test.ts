@@ -173,7 +173,7 @@ Deno.test("a conversation cut mid-entry is resumed from its last complete entry,
 
   const second = await startServer({ baseUrl: emu.url, home, cwd: work });
   try {
-    const before = emu.chatRequests().length;
+    const before = emu.nativeChatRequests().length;
     const next = await second.call("delegate_followup", {
       job_id: id,
       prompt: "carry on",
@@ -185,7 +185,7 @@ Deno.test("a conversation cut mid-entry is resumed from its last complete entry,
       /--- output ---\n\[history repaired\] The conversation the previous turn saved \(.*messages\.jsonl\) was cut off mid-entry.*: this turn continues from its last complete entry \(\d+ kept; 2 cut or after the cut/,
     );
     assert.match(next.text, /carried on/);
-    const sent = emu.chatRequests()[before]!.bodyText;
+    const sent = emu.nativeChatRequests()[before]!.bodyText;
     assert.ok(sent.includes("read the notes"), "the entries before the cut are resumed");
     assert.ok(!sent.includes("TURN-ONE-ANSWER"), "nothing after the cut is resumed");
     assert.ok(sent.includes("Not run: the job was stopped"), "the cut call is answered");

@@ -19,7 +19,11 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const emu = await startOllamaEmulator();
+    // A model whose context holds a 10 MiB prompt: this test is about what one call can carry,
+    // not about fitting it into a context (tests/e2e/local_context_test.ts).
+    const emu = await startOllamaEmulator({
+      models: [{ name: "qwen3:8b", contextLength: 8 * MIB }],
+    });
     const server = await startServer({ baseUrl: emu.url });
     const work = tempDir("od-limits-");
     try {
@@ -31,7 +35,7 @@ Deno.test({
       });
       assert.equal(hung.isError, false, hung.text);
       const hungId = field(hung.text, "job_id")!;
-      await until(() => emu.chatRequests().length >= 1, 30_000, "the hanging job's request");
+      await until(() => emu.nativeChatRequests().length >= 1, 30_000, "the hanging job's request");
 
       // 10,485,700 bytes: under the 10 MiB prompt limit, over the SDK transport's 10 MiB line.
       const header = "@reply big-ok\n";

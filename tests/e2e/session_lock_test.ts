@@ -63,7 +63,7 @@ function scriptAnswers(emu: OllamaEmulator): void {
  * text is that turn's prompt.
  */
 function firstBodyOf(emu: OllamaEmulator, engine: string, prompt: string): string {
-  const requests = engine === "native" ? emu.chatRequests() : emu.messageRequests();
+  const requests = engine === "native" ? emu.nativeChatRequests() : emu.messageRequests();
   for (const r of requests) {
     const body = r.json as {
       tools?: unknown[];
