@@ -1,0 +1,211 @@
+import assert from "node:assert/strict";
+import type { ChatMessage, ChatRequest, ChatTool } from "../../../src/backends/chat_types.ts";
+import {
+  ASSUMED_CONTEXT_TOKENS,
+  contextBucket,
+  contextCap,
+  ContextFitter,
+  ContextOverflowError,
+  estimateTokens,
+  RECENT_TOOL_RESULTS,
+  replyReserve,
+} from "../../../src/engines/native/context.ts";
+
+const TOOLS: ChatTool[] = [{
+  type: "function",
+  function: { name: "Read", description: "Read a file", parameters: { type: "object" } },
+}];
+
+/** A conversation: system, task, then `n` Read calls each answered with `size` characters. */
+function conversation(n: number, size: number, task = "fix the bug"): ChatMessage[] {
+  const out: ChatMessage[] = [
+    { role: "system", content: "You are a careful coding agent." },
+    { role: "user", content: task },
+  ];
+  for (let i = 0; i < n; i++) {
+    const id = `call_${i}`;
+    out.push({
+      role: "assistant",
+      content: "",
+      tool_calls: [{
+        id,
+        type: "function",
+        function: { name: "Read", arguments: JSON.stringify({ file_path: `src/f${i}.ts` }) },
+      }],
+    });
+    out.push({
+      role: "tool",
+      tool_call_id: id,
+      name: "Read",
+      content: `${i}:`.padEnd(size, String.fromCharCode(97 + (i % 26))),
+    });
+  }
+  return out;
+}
+
+const ask = (messages: ChatMessage[]): ChatRequest => ({ model: "m", messages, tools: TOOLS });
+
+function fitter(tokens: number, sizeContext = true) {
+  const notes: Array<{ count: number; note: string }> = [];
+  const f = new ContextFitter({
+    cap: { tokens, source: "setting" },
+    sizeContext,
+    onShortened: (count, note) => notes.push({ count, note }),
+  });
+  return { f, notes };
+}
+
+const toolContents = (r: ChatRequest) =>
+  r.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
+
+Deno.test("contextCap: the smaller of the model's maximum and maxContext, and where it came from", () => {
+  assert.deepEqual(contextCap(32768, 0), { tokens: 32768, source: "model" });
+  assert.deepEqual(contextCap(32768, 16384), { tokens: 16384, source: "setting" });
+  assert.deepEqual(contextCap(8192, 16384), { tokens: 8192, source: "model" });
+  // The setting is all we know when the backend does not report the model's context.
+  assert.deepEqual(contextCap(undefined, 50_000), { tokens: 50_000, source: "setting" });
+  assert.deepEqual(contextCap(undefined, 0), { tokens: ASSUMED_CONTEXT_TOKENS, source: "assumed" });
+});
+
+Deno.test("contextBucket: powers of two from 8k, never below the previous one, at most the cap", () => {
+  assert.equal(contextBucket(100, 131072), 8192);
+  assert.equal(contextBucket(8193, 131072), 16384);
+  assert.equal(contextBucket(40_000, 131072), 65536);
+  assert.equal(contextBucket(40_000, 50_000), 50_000);
+  assert.equal(contextBucket(100, 131072, 32768), 32768, "it never shrinks");
+  assert.equal(contextBucket(100, 4096), 4096, "a model smaller than the first step");
+});
+
+Deno.test("replyReserve: 8k, or a quarter of a small window", () => {
+  assert.equal(replyReserve(131072), 8192);
+  assert.equal(replyReserve(16384), 4096);
+  assert.equal(replyReserve(4096), 1024);
+});
+
+Deno.test("fit: a request that fits goes out unchanged, with num_ctx for Ollama only", () => {
+  const messages = conversation(3, 1000);
+  const { f, notes } = fitter(32768);
+  const out = f.fit(ask(messages));
+  assert.deepEqual(out.messages, messages);
+  assert.equal(out.numCtx, 16384, "about 1k tokens plus the 8k reserve");
+  assert.equal(notes.length, 0);
+  const openai = fitter(32768, false).f.fit(ask(messages));
+  assert.equal(openai.numCtx, undefined);
+  assert.deepEqual(openai.messages, messages);
+});
+
+Deno.test("fit: num_ctx stays put as the conversation grows within a step, and never shrinks", () => {
+  const { f } = fitter(131072);
+  const sizes = [1, 2, 3, 4].map((n) => f.fit(ask(conversation(n, 2000))).numCtx);
+  assert.deepEqual(sizes, [16384, 16384, 16384, 16384]);
+  assert.equal(f.fit(ask(conversation(20, 2000))).numCtx, 32768);
+  // A smaller request later (a final turn without tools) keeps the loaded context.
+  assert.equal(f.fit({ model: "m", messages: conversation(1, 10) }).numCtx, 32768);
+});
+
+Deno.test("fit: old tool results become one-line stubs only when needed, newest six kept whole", () => {
+  // 10 results of 5,000 chars: about 12.9k tokens, over 16k minus the 4k reserve.
+  const messages = conversation(10, 5000);
+  const { f, notes } = fitter(16384);
+  const out = f.fit(ask(messages));
+  const contents = toolContents(out);
+  const stubbed = contents.slice(0, 10 - RECENT_TOOL_RESULTS);
+  for (const [i, c] of stubbed.entries()) {
+    assert.equal(c, `[tool result of Read src/f${i}.ts: 5,000 chars, shown earlier]`);
+  }
+  assert.deepEqual(contents.slice(-RECENT_TOOL_RESULTS), toolContents(ask(messages)).slice(-6));
+  assert.ok(estimateTokens(out.messages, TOOLS) <= 16384 - replyReserve(16384));
+  assert.equal(notes.length, 1);
+  assert.equal(notes[0]!.count, 4);
+  assert.match(
+    notes[0]!.note,
+    /^\[context shortened\] To fit the context \(16,384 tokens, set by maxContext; 4,096 kept for the reply\): stubbed Read src\/f0\.ts \(5,000 chars\); stubbed Read src\/f1\.ts/,
+  );
+  // The loop's own messages are untouched: the history keeps everything.
+  assert.equal((messages[3] as { content: string }).content.length, 5000);
+});
+
+Deno.test("fit: stubs stay from request to request, so each request extends the one before", () => {
+  const { f, notes } = fitter(16384);
+  const messages = conversation(10, 5000);
+  const first = f.fit(ask(messages));
+  messages.push(...conversation(11, 100).slice(-2));
+  const second = f.fit(ask(messages));
+  const prefix = JSON.stringify(first.messages).slice(0, -1);
+  assert.ok(JSON.stringify(second.messages).startsWith(prefix), "the second extends the first");
+  assert.equal(notes.length, 1, "no new shortening for a request that fits");
+});
+
+Deno.test("fit: the system prompt, the task and the newest user message are never shortened", () => {
+  const task = "TASK ".repeat(3000);
+  const messages: ChatMessage[] = [
+    ...conversation(12, 4000, task),
+    { role: "user", content: "FOLLOW ".repeat(1000) },
+  ];
+  const { f } = fitter(16384);
+  const out = f.fit(ask(messages));
+  assert.equal(out.messages[0], messages[0]);
+  assert.equal(out.messages[1], messages[1]);
+  assert.equal(out.messages.at(-1), messages.at(-1));
+});
+
+Deno.test("fit: when stubs are not enough, the oldest results keep head and tail, with a marker", () => {
+  // Seven results of 20,000 chars: stubbing the oldest leaves 6 x 5k tokens, over 12k.
+  const messages = conversation(7, 20_000);
+  const { f, notes } = fitter(16384);
+  const out = f.fit(ask(messages));
+  const contents = toolContents(out);
+  assert.match(contents[0]!, /^\[tool result of Read src\/f0\.ts: 20,000 chars, shown earlier\]$/);
+  const elided = contents.filter((c) => c.includes("left out to fit the model's context"));
+  assert.ok(elided.length >= 1);
+  const first = contents[1]!;
+  assert.ok(first.startsWith("1:bbbb"), "the head is kept");
+  assert.ok(first.endsWith("bbbb"), "the tail is kept");
+  assert.match(
+    first,
+    /\n\[\.\.\. 1\d,\d{3} of 20,000 characters of this tool result left out to fit the model's context \.\.\.\]\n/,
+  );
+  // The newest results are elided last: the latest stays whole when the others suffice.
+  assert.equal(contents.at(-1)!.length, 20_000);
+  assert.ok(estimateTokens(out.messages, TOOLS) <= 12288);
+  assert.match(notes[0]!.note, /kept the head and tail of Read src\/f1\.ts \(20,000 -> /);
+});
+
+Deno.test("fit: long arguments of old calls (a Write's content) are shortened with the stubs", () => {
+  const messages = conversation(8, 3000);
+  const write = messages[2] as Extract<ChatMessage, { role: "assistant" }>;
+  write.tool_calls![0]!.function = {
+    name: "Write",
+    arguments: JSON.stringify({ file_path: "big.ts", content: "w".repeat(30_000) }),
+  };
+  const { f, notes } = fitter(16384);
+  const out = f.fit(ask(messages));
+  const call = (out.messages[2] as typeof write).tool_calls![0]!;
+  assert.deepEqual(JSON.parse(call.function.arguments), {
+    file_path: "big.ts",
+    content: "[30,000 characters, left out to fit the model's context]",
+  });
+  assert.match(notes[0]!.note, /shortened the arguments of Write big\.ts/);
+});
+
+Deno.test("fit: a request that cannot fit fails with context_overflow, the numbers and the fixes", () => {
+  const messages = conversation(2, 100, "x".repeat(60_000));
+  const { f } = fitter(8192);
+  let error: unknown;
+  try {
+    f.fit(ask(messages));
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error instanceof ContextOverflowError, String(error));
+  assert.equal(error.cap.tokens, 8192);
+  assert.match(
+    error.message,
+    /^context_overflow: the request needs about 15,\d{3} tokens \(chars\/4\) plus 2,048 for the reply, but the context is capped at 8,192 tokens, set by maxContext\. The system prompt and the task are never cut\. To fix: raise maxContext .*, use a model with a larger context window, or give the job a shorter task/,
+  );
+  const model = new ContextFitter({ cap: { tokens: 8192, source: "model" }, sizeContext: true });
+  assert.throws(
+    () => model.fit(ask(messages)),
+    /capped at 8,192 tokens, the model's maximum\. .* To fix: use a model with a larger context/,
+  );
+});
