@@ -583,3 +583,48 @@ async function assertRejects(p: Promise<unknown>): Promise<unknown> {
   }
   assert.fail("expected a rejection");
 }
+
+Deno.test("complete: effort reaches the wire as reasoning_effort; off sends none, max is high", async () => {
+  await withEmulator(async (emu) => {
+    const c = client(emu.url);
+    for (const effort of ["low", "high", "max", "off"] as const) {
+      await c.complete(ask("@reply x", { effort, numCtx: 65536 }), never());
+    }
+    await c.complete(ask("@reply y"), never());
+    const bodies = emu.chatRequests().map((r) => r.json as Json);
+    assert.deepEqual(bodies.map((b) => b.reasoning_effort), [
+      "low",
+      "high",
+      "high",
+      undefined,
+      undefined,
+    ]);
+    // num_ctx is Ollama's native option: nothing of it goes to an OpenAI-compatible server.
+    for (const b of bodies) {
+      assert.equal(JSON.stringify(b).includes("65536"), false);
+      assert.equal("effort" in b || "numCtx" in b || "options" in b, false);
+    }
+  });
+});
+
+Deno.test("contextLength: vLLM's max_model_len or OpenRouter's context_length, else undefined", async () => {
+  const listing = {
+    object: "list",
+    data: [
+      { id: "qwen/qwen3-coder", object: "model", max_model_len: 32768 },
+      { id: "openai/gpt-oss-120b", context_length: 131072 },
+      { id: "plain", object: "model" },
+    ],
+  };
+  await withRawServer(
+    () =>
+      new Response(JSON.stringify(listing), { headers: { "content-type": "application/json" } }),
+    async (url) => {
+      const c = client(url);
+      assert.equal(await c.contextLength("qwen/qwen3-coder"), 32768);
+      assert.equal(await c.contextLength("openai/gpt-oss-120b"), 131072);
+      assert.equal(await c.contextLength("plain"), undefined);
+      assert.equal(await c.contextLength("missing"), undefined);
+    },
+  );
+});
