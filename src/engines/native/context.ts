@@ -15,6 +15,8 @@ import { describeCall } from "./loop.ts";
 
 /** Tool results kept whole when older ones are stubbed (claude-delegate-local-mcp keeps 6). */
 export const RECENT_TOOL_RESULTS = 6;
+/** The fewest kept whole when stubbing makes room for the next requests (see #stubOld). */
+export const BATCH_RECENT_TOOL_RESULTS = 3;
 /**
  * Tokens kept free for the reply. Ollama's context holds the prompt and the reply together,
  * and a reply that runs past it shifts the context, dropping the front of the prompt. Aider
@@ -181,7 +183,7 @@ export class ContextFitter {
     const size = new Size(view, tools);
     const before = this.#replaced.size;
     const made: Shortening[] = [];
-    if (size.tokens > budget) made.push(...this.#stubOld(view, size));
+    if (size.tokens > budget) made.push(...this.#stubOld(view, size, budget));
     if (size.tokens > budget) made.push(...this.#elide(view, size, budget));
     if (size.tokens > budget) throw new ContextOverflowError(size.tokens, cap, this.shortened);
     if (made.length > 0) this.#report(made, this.#replaced.size - before);
@@ -190,18 +192,34 @@ export class ContextFitter {
     return { ...request, messages: view, numCtx: this.#bucket };
   }
 
-  /** Stubs every tool result older than the newest few, and long arguments of old calls. */
-  #stubOld(view: ChatMessage[], size: Size): Shortening[] {
+  /**
+   * Stubs every tool result older than the newest few, and long arguments of old calls. When
+   * that leaves less than a quarter of the budget free, the next request would need another
+   * rewrite (each adds a result), so older results among the newest few are stubbed too, down
+   * to the newest three, until it does: one rewrite then serves several requests.
+   */
+  #stubOld(view: ChatMessage[], size: Size, budget: number): Shortening[] {
+    const made = this.#stubBefore(view, size, RECENT_TOOL_RESULTS);
+    const roomy = budget - Math.floor(budget / 4);
+    if (size.tokens > roomy && size.tokens <= budget) {
+      made.push(...this.#stubBefore(view, size, BATCH_RECENT_TOOL_RESULTS, roomy));
+    }
+    return made;
+  }
+
+  /**
+   * Stubs, oldest first, the tool results before the newest `keep` (and long arguments of the
+   * calls before them); with `until`, only until the request is that small.
+   */
+  #stubBefore(view: ChatMessage[], size: Size, keep: number, until = -1): Shortening[] {
     const made: Shortening[] = [];
     const toolIndexes = view.flatMap((m, i) => (m.role === "tool" ? [i] : []));
-    const boundary = toolIndexes.length > RECENT_TOOL_RESULTS
-      ? toolIndexes[toolIndexes.length - RECENT_TOOL_RESULTS]!
-      : -1;
+    const boundary = toolIndexes.length > keep ? toolIndexes[toolIndexes.length - keep]! : -1;
     // The call that the oldest kept result answers keeps its arguments too.
     let callsBoundary = boundary;
     while (callsBoundary > 0 && view[callsBoundary]!.role !== "assistant") callsBoundary--;
     const calls = callsById(view);
-    for (let i = 0; i < boundary; i++) {
+    for (let i = 0; i < boundary && size.tokens > until; i++) {
       const m = view[i]!;
       if (this.#stubs.has(i)) continue;
       if (m.role === "tool") {

@@ -209,3 +209,17 @@ Deno.test("fit: a request that cannot fit fails with context_overflow, the numbe
     /capped at 8,192 tokens, the model's maximum\. .* To fix: use a model with a larger context/,
   );
 });
+
+Deno.test("fit: stubbing makes room for several requests at once, so rewrites are rare", () => {
+  const { f, notes } = fitter(8192);
+  const messages = conversation(0, 0);
+  for (let n = 1; n <= 20; n++) {
+    // One more result of 3,000 chars per request, as a job reading file after file.
+    messages.push(...conversation(n, 3000).slice(-2));
+    const contents = toolContents(f.fit(ask(messages)));
+    assert.deepEqual(contents.slice(-3), toolContents(ask(messages)).slice(-3), `request ${n}`);
+  }
+  // Over the budget from the 8th request on: stubbing one result each time would rewrite the
+  // conversation (and lose the server's cached prefix) on 13 requests.
+  assert.ok(notes.length > 0 && notes.length <= 5, `${notes.length} rewrites`);
+});
