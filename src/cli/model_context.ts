@@ -66,16 +66,15 @@ export async function modelContext(
   client: OllamaClient,
   model: string,
   cloud: boolean,
-): Promise<ModelContext & { known: boolean }> {
+): Promise<ModelContext> {
   const [show, loaded] = await Promise.all([client.show(model), loadedContexts(client.baseUrl)]);
   const mine = loaded.find((m) => sameModel(m.name, model));
-  const context = effectiveContext({
+  return effectiveContext({
     ...(show?.contextLength !== undefined ? { max: show.contextLength } : {}),
     ...(show?.numCtx !== undefined ? { numCtx: show.numCtx } : {}),
     ...(mine?.contextLength !== undefined ? { loaded: mine.contextLength } : {}),
     cloud: cloud || show?.remote === true,
   });
-  return { ...context, known: show !== undefined };
 }
 
 /** How a context's source reads in a sentence: "num_ctx in its Modelfile". */

@@ -80,7 +80,8 @@ export function renderModelList(baseUrl: string, models: ListedModel[]): string[
   ]);
   const head = ["MODEL", "KIND", "TOOLS", "MAX CONTEXT", "NUM_CTX", "LOADED"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => "  " + cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
+  const line = (cells: string[]) =>
+    ("  " + cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")).trimEnd();
   const out = [`Models at ${baseUrl}:`, "", line(head), ...rows.map(line)];
   for (const m of models) if (m.error) out.push(`  ${m.name}: ${m.error}`);
   out.push(

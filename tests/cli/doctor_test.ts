@@ -9,6 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { CLAUDE_BIN, serverCommand, tempDir } from "../support/harness.ts";
+import { cliEnv, runCli } from "./jobs_support.ts";
 
 interface JsonCheck {
   id: string;
@@ -369,7 +370,101 @@ Deno.test("doctor: a local model with a long context still warns that Ollama's d
     const context = check(report, "model.context");
     assert.equal(context.status, "warn");
     assert.match(context.summary, /server default \(4k-32k by VRAM\)/);
+    assert.match(context.summary, /at 4096 tokens the claude engine's prompt \(about \d+ tokens/);
     assert.match(context.hint ?? "", /num_ctx 65536/);
+    assert.match(
+      context.hint ?? "",
+      /ollama-delegate models derive qwen3:8b --ctx 64k, then ollama-delegate config --default-model qwen3:8b-ctx64k/,
+    );
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: a model loaded with less context than Claude Code's prompt gets the models derive fix, which works", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "qwen3-coder:30b", contextLength: 262_144 }],
+    contextMode: "real",
+    defaultContextLength: 4096,
+  });
+  try {
+    // Loaded as a request without options.num_ctx loads it: with the server default.
+    const load = await fetch(`${emu.url}/api/generate`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3-coder:30b" }),
+    });
+    assert.equal(load.status, 200);
+    await load.body?.cancel();
+    const userConfig = { defaultModel: "qwen3-coder:30b" };
+    const run = await doctor({ baseUrl: emu.url, userConfig });
+    assert.equal(run.code, 0, "a short context is a warning");
+    assert.match(
+      line(run.stdout, "Context length"),
+      /WARN {2}Context length +"qwen3-coder:30b" runs with a context of 4096 tokens \(as loaded now\), less than the claude engine's prompt \(about \d+ tokens per request\): Ollama would cut Claude Code's own instructions from every request/,
+    );
+    assert.match(
+      fixUnder(run.stdout, "Context length"),
+      /fix: Derive a copy that Ollama runs with 64k: ollama-delegate models derive qwen3-coder:30b --ctx 64k, then ollama-delegate config --default-model qwen3-coder:30b-ctx64k; or use engine "native"/,
+    );
+    const { report } = await doctorJson({ baseUrl: emu.url, userConfig });
+    const details = check(report, "model.context").details ?? {};
+    assert.equal(details.effectiveContextLength, 4096);
+    assert.equal(details.contextSource, "loaded");
+    assert.equal(details.engine, "claude");
+    assert.ok((details.enginePromptTokens as number) > 4096, JSON.stringify(details));
+
+    // The fix, as printed: derive, make it the default, and the check passes.
+    const derive = await runCli(cliEnv({ env: { OLLAMA_MCP_BASE_URL: emu.url } }), [
+      "models",
+      "derive",
+      "qwen3-coder:30b",
+      "--ctx",
+      "64k",
+    ]);
+    assert.equal(derive.code, 0, derive.stdout + derive.stderr);
+    const fixed = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: { defaultModel: "qwen3-coder:30b-ctx64k" },
+    });
+    const context = check(fixed.report, "model.context");
+    assert.equal(context.status, "pass", JSON.stringify(context));
+    assert.match(context.summary, /"qwen3-coder:30b-ctx64k" runs with a context of 65536 tokens/);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: for the native engine only the model's maximum and maxContext count", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: "qwen3-coder:30b", contextLength: 262_144 }],
+    contextMode: "real",
+    defaultContextLength: 4096,
+  });
+  try {
+    const load = await fetch(`${emu.url}/api/generate`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3-coder:30b" }),
+    });
+    await load.body?.cancel();
+    const native = { defaultModel: "qwen3-coder:30b", defaultEngine: "native" };
+    const { report } = await doctorJson({ baseUrl: emu.url, userConfig: native });
+    const context = check(report, "model.context");
+    assert.equal(context.status, "pass", JSON.stringify(context));
+    assert.match(
+      context.summary,
+      /"qwen3-coder:30b" supports 262144 tokens; the native engine asks Ollama for the context each request needs/,
+    );
+    const capped = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: { ...native, maxContext: 16_384 },
+    });
+    const short = check(capped.report, "model.context");
+    assert.equal(short.status, "warn");
+    assert.match(
+      short.summary,
+      /may ask Ollama for at most 16384 tokens for "qwen3-coder:30b" \(maxContext 16384\)/,
+    );
+    assert.match(short.hint ?? "", /ollama-delegate config --max-context 64k/);
   } finally {
     await emu.close();
   }
