@@ -85,6 +85,10 @@ export const jobRecordSchema = z.object({
     signal: z.string().nullable().optional(),
     durationMs: z.number(),
     refused: z.string().optional(),
+    /** Commands in it that failed while a later one set its exit code. */
+    masked: z.array(z.object({ command: z.string(), exitCode: z.number() })).optional(),
+    /** Masked failures past those listed, counted only. */
+    maskedMore: z.number().int().optional(),
   })).optional(),
   /** Native engine: files the job created or changed. */
   changedFiles: z.array(z.string()).optional(),

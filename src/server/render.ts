@@ -84,7 +84,8 @@ export function summary(view: JobView, now = Date.now()): string {
 
 /**
  * What the server saw the commands do, apart from what the model says:
- * `3 run, 1 failed (exit 2: npm test)`.
+ * `3 run, 1 failed (exit 2: npm test), 1 masked failure (exit 1: false)`. A masked failure is
+ * a command that failed inside one whose exit code a later command set (`npm test | tee log`).
  */
 export function commandsText(commands: NonNullable<JobRecord["commands"]>): string {
   const refused = commands.filter((c) => c.refused);
@@ -99,6 +100,16 @@ export function commandsText(commands: NonNullable<JobRecord["commands"]>): stri
     );
     parts.push(
       `${failed.length} failed (${shown.join("; ")}${failed.length > 3 ? "; ..." : ""})`,
+    );
+  }
+  const masked = ran.flatMap((c) => c.masked ?? []);
+  const maskedCount = ran.reduce((n, c) => n + (c.masked?.length ?? 0) + (c.maskedMore ?? 0), 0);
+  if (maskedCount > 0) {
+    const shown = masked.slice(0, 3).map((m) => `exit ${m.exitCode}: ${cut(m.command, 60)}`);
+    parts.push(
+      `${maskedCount} masked failure${maskedCount === 1 ? "" : "s"} (${shown.join("; ")}${
+        maskedCount > shown.length ? "; ..." : ""
+      })`,
     );
   }
   if (refused.length > 0) parts.push(`${refused.length} refused`);

@@ -215,3 +215,15 @@ Deno.test("recordFromSeedResult: reads our own result.json; queued means interru
     "interrupted",
   );
 });
+
+Deno.test("jobRecordSchema: a command's masked failures are kept", () => {
+  const commands = [{
+    command: "npm test | tee log",
+    exitCode: 0,
+    durationMs: 12,
+    masked: [{ command: "npm test", exitCode: 1 }],
+    maskedMore: 2,
+  }];
+  const parsed = jobRecordSchema.parse({ ...rec(), engine: "native", commands });
+  assert.deepEqual(parsed.commands, commands);
+});

@@ -3,6 +3,7 @@ import type { JobView } from "../../src/jobs/manager.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import {
   activityLines,
+  commandsText,
   followupHint,
   formatElapsed,
   outputBody,
@@ -240,4 +241,31 @@ Deno.test("summary: recovered tool calls, shortened context and warnings get the
   // None of them when nothing happened.
   const plain = lines(view()).join("\n");
   assert.doesNotMatch(plain, /recovered|context:|warning:/);
+});
+
+Deno.test("commandsText: masked failures beside the real exit codes", () => {
+  const run = (command: string, exitCode: number, masked?: Array<[string, number]>) => ({
+    command,
+    exitCode,
+    durationMs: 5,
+    ...(masked ? { masked: masked.map(([c, e]) => ({ command: c, exitCode: e })) } : {}),
+  });
+  assert.equal(
+    commandsText([
+      run("npm test", 2),
+      run("false; true", 0, [["false", 1]]),
+      run("ls", 0),
+    ]),
+    "3 run, 1 failed (exit 2: npm test), 1 masked failure (exit 1: false)",
+  );
+  assert.equal(
+    commandsText([
+      run("npm test | tee log; a; b; c", 0, [["npm test", 1], ["a", 2], ["b", 3], ["c", 4]]),
+      { ...run("for f in *; do false; done; true", 0, [["false", 1]]), maskedMore: 30 },
+    ]),
+    "2 run, 35 masked failures (exit 1: npm test; exit 2: a; exit 3: b; ...)",
+  );
+  // The summary line carries it.
+  const text = lines(view({ commands: [run("false; true", 0, [["false", 1]])] }));
+  assert.ok(text.includes("commands:   1 run, 1 masked failure (exit 1: false)"), text.join("\n"));
 });

@@ -100,6 +100,47 @@ bwrapTest(
   },
 );
 
+bwrapTest(
+  "Bash: a failure hidden by a later command or a pipe is reported beside the real exit code",
+  async () => {
+    await withRun(async ({ f, runs }) => {
+      const command = "sh -c 'echo 3 tests failed; exit 1' | tee test.log; false; echo done";
+      const out = await sandboxed.run({ command }, f.ctx);
+      assert.equal(out.isError, false, "the exit code is the last command's: 0");
+      assert.match(out.text, /^exit code 0 \(\d+\.\ds\)\n/);
+      assert.ok(
+        out.text.endsWith(
+          "3 tests failed\ndone\n[masked failures: exit 1: sh -c 'echo 3 tests failed; exit 1'; " +
+            "exit 1: false (these failed, but a later command set the exit code)]",
+        ),
+        out.text,
+      );
+      assert.equal(runs.length, 1);
+      assert.equal(runs[0]!.command, command);
+      assert.equal(runs[0]!.exitCode, 0);
+      assert.deepEqual(runs[0]!.masked, [
+        { command: "sh -c 'echo 3 tests failed; exit 1'", exitCode: 1 },
+        { command: "false", exitCode: 1 },
+      ]);
+      assert.equal(await readFile(join(f.cwd, "test.log"), "utf8"), "3 tests failed\n");
+    });
+  },
+);
+
+bwrapTest("Bash: a failure that is the exit code is not reported as masked", async () => {
+  await withRun(async ({ f, runs }) => {
+    const out = await sandboxed.run({ command: "true; echo ok | cat; false" }, f.ctx);
+    assert.equal(out.isError, true);
+    assert.equal(out.text.split("\n").slice(1).join("\n"), "ok\n");
+    assert.equal(runs[0]!.exitCode, 1);
+    assert.equal(runs[0]!.masked, undefined);
+    // In a pipe, only the parts before the last are hidden.
+    const piped = await sandboxed.run({ command: "grep -q x /nonexistent | cat" }, f.ctx);
+    assert.match(piped.text, /^exit code 0 /);
+    assert.deepEqual(runs[1]!.masked, [{ command: "grep -q x /nonexistent", exitCode: 2 }]);
+  });
+});
+
 bwrapTest("Bash: runs in the job's cwd, and writes there reach the project", async () => {
   await withRun(async ({ f }) => {
     const out = await sandboxed.run({ command: "pwd && echo built > out.txt" }, f.ctx);

@@ -1,4 +1,5 @@
 import { DEFAULT_LIMITS, runShell, type ShellRunner } from "../sandbox.ts";
+import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -34,8 +35,10 @@ export function bashTool(runner: ShellRunner): NativeTool {
       const timeoutMs = typeof input.timeout === "number" && input.timeout > 0
         ? Math.min(input.timeout, MAX_TIMEOUT_MS)
         : DEFAULT_TIMEOUT_MS;
+      // Run by bash with traps that note failures a later command hides (masked_failures.ts).
+      const watched = watchFailures(command);
       const result = await runShell(runner, {
-        command,
+        command: watched?.command ?? command,
         cwd: ctx.cwd,
         writable: ctx.roots,
         timeoutMs,
@@ -44,11 +47,16 @@ export function bashTool(runner: ShellRunner): NativeTool {
         ...(ctx.protect ? { hide: ctx.protect } : {}),
         ...(ctx.processStarted ? { onSpawn: ctx.processStarted } : {}),
       });
+      const report = watched
+        ? takeMaskedReport(result.output, watched)
+        : { output: result.output, masked: [], more: 0 };
       ctx.commandRun({
         command,
         exitCode: result.exitCode,
         signal: result.signal,
         durationMs: result.durationMs,
+        ...(report.masked.length > 0 ? { masked: report.masked } : {}),
+        ...(report.more > 0 ? { maskedMore: report.more } : {}),
       });
       const limits = runner.kind === "bwrap" ? runner.limits ?? DEFAULT_LIMITS : undefined;
       // A shell reports a child killed by a signal as 128 + its number; SIGXFSZ is 25 on Linux,
@@ -72,11 +80,16 @@ export function bashTool(runner: ShellRunner): NativeTool {
       const cut = result.droppedChars > 0
         ? `[output cut: the first ${result.droppedChars} chars were dropped; last ${BASH_KEEP_CHARS} kept]\n`
         : "";
-      const output = result.output === "" ? "(no output)" : result.output;
+      const output = report.output === "" ? "(no output)" : report.output;
+      const masked = report.masked.length > 0 || report.more > 0
+        ? `${output.endsWith("\n") ? "" : "\n"}[masked failures: ${
+          maskedText(report.masked, report.more)
+        } (these failed, but a later command set the exit code)]`
+        : "";
       return {
         text: `${head} (${
           (result.durationMs / 1000).toFixed(1)
-        }s)\n${cut}${output}${protectedNote}`,
+        }s)\n${cut}${output}${masked}${protectedNote}`,
         isError: result.exitCode !== 0,
       };
     },

@@ -21,6 +21,13 @@ export interface CommandRun {
   durationMs: number;
   /** Set when the command never ran (sandbox refused, spawn failed). */
   refused?: string;
+  /**
+   * Commands in it that failed while a later one set the exit code (`npm test; echo done`,
+   * `npm test | tee log`), as the shell's traps saw them; absent when none did.
+   */
+  masked?: Array<{ command: string; exitCode: number }>;
+  /** Masked failures past those listed, counted only. */
+  maskedMore?: number;
 }
 
 export interface ToolContext {
