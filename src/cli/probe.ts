@@ -159,14 +159,11 @@ function assess(
     } else {
       notes.push("Ollama sent no timings, so the time per turn is unknown");
     }
-    if (native.loadMs !== undefined && native.loadMs >= 1000) {
-      notes.push(`loading it took ${round(native.loadMs / 1000, 1)} s (not counted per turn)`);
-    }
   }
   const works = (o: Attempt<PathOutcome>) => !failed(o) && o.call !== "none" && !o.argumentsError;
   if (works(native)) out.usableWith.push("native");
   const fits = context.effective === undefined || context.effective >= claudePrompt;
-  if (works(claude) && !failed(claude) && claude.call === "structured" && fits) {
+  if (works(claude) && claudeStructured(claude) && fits) {
     out.usableWith.push("claude");
   }
   if (!failed(claude) && claude.call === "text") {
@@ -183,7 +180,8 @@ function assess(
       notes.push(`${path}: answered without a call: "${o.said}"`);
     }
   }
-  if (!fits && context.effective !== undefined) {
+  // Worth deriving only for a model that Claude Code could otherwise use.
+  if (!fits && context.effective !== undefined && works(claude) && claudeStructured(claude)) {
     const max = context.max;
     const ctx = Math.min(65_536, max ?? 65_536);
     notes.push(
@@ -195,6 +193,8 @@ function assess(
   }
   return out;
 }
+
+const claudeStructured = (o: Attempt<PathOutcome>) => !failed(o) && o.call === "structured";
 
 function round(n: number, digits: number): number {
   const f = 10 ** digits;

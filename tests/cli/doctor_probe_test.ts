@@ -15,8 +15,9 @@ import { cliEnv, runCli } from "./jobs_support.ts";
 const MODELS: EmulatedModel[] = [
   // A Modelfile num_ctx that holds Claude Code's prompt.
   { name: "qwen3:8b", numCtx: 32_768 },
-  // Loads with the server default (4096 here), below the claude engine's prompt.
   { name: "hermes3:8b", toolCallStyle: "hermes" },
+  // Loads with the server default (4096 here), below the claude engine's prompt.
+  { name: "qwen3:4b" },
   { name: "talker:1b", numCtx: 16_384 },
   { name: "gone:cloud", retiredText: "model gone:cloud was retired on 2026-11-01" },
   { name: "slow:1b" },
@@ -110,33 +111,38 @@ Deno.test("doctor --probe --json: call kinds per engine path, Ollama's speeds, s
     });
     assert.deepEqual(qwen.usableWith, ["native", "claude"]);
 
-    // A call written as text: the native engine recovers it, Claude Code would not run it; the
-    // model was loaded with the server default, too small for Claude Code's prompt.
+    // A call written as text: the native engine recovers it, Claude Code would not run it.
     const hermes = by("hermes3:8b");
     assert.deepEqual([hermes.native.call, hermes.native.tool, hermes.native.format], [
       "text",
       "Read",
       "hermes",
     ]);
-    assert.equal(hermes.claude.call, "text");
-    assert.deepEqual(hermes.context, {
-      max: 32768,
-      loaded: 4096,
-      effective: 4096,
-      source: "loaded",
-    });
+    assert.deepEqual([hermes.claude.call, hermes.claude.format], ["text", "hermes"]);
     assert.deepEqual(hermes.usableWith, ["native"]);
     assert.ok(
       hermes.notes.some((n) =>
         /writes its tool call as text, which Claude Code does not run/.test(n)
       ),
     );
+
+    // Structured calls on both paths, but loaded with the server default, too small for
+    // Claude Code's prompt: the claude engine is out, and models derive is the fix.
+    const small = by("qwen3:4b");
+    assert.deepEqual([small.native.call, small.claude.call], ["structured", "structured"]);
+    assert.deepEqual(small.context, {
+      max: 32768,
+      loaded: 4096,
+      effective: 4096,
+      source: "loaded",
+    });
+    assert.deepEqual(small.usableWith, ["native"]);
     assert.ok(
-      hermes.notes.some((n) =>
+      small.notes.some((n) =>
         n.includes("4096 tokens (as loaded now), is smaller than the claude engine's prompt") &&
-        n.includes("ollama-delegate models derive hermes3:8b --ctx 32k")
+        n.includes("ollama-delegate models derive qwen3:4b --ctx 32k (makes qwen3:4b-ctx32k)")
       ),
-      hermes.notes.join("\n"),
+      small.notes.join("\n"),
     );
 
     // An answer without a call works on neither engine.
