@@ -2,6 +2,7 @@ import type { OpenedFile } from "../../../platform/beneath.ts";
 import { openConfined } from "./confine.ts";
 import { fsErrorText, guard, optionalBool, requireString, ToolFailure } from "./fields.ts";
 import { loadFile, replaceContent, sizeLimitText } from "./file_io.ts";
+import { rememberFile, staleRefusal } from "./read_state.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
 
 /** Non-overlapping occurrences of `needle` (not empty) in `text`. */
@@ -19,9 +20,15 @@ function lineOf(text: string, index: number): number {
   return line;
 }
 
-async function writeAndClose(file: OpenedFile, shown: string, content: string): Promise<void> {
+/** Writes through the descriptor and closes it; the file's stats after the write. */
+async function writeAndClose(
+  file: OpenedFile,
+  shown: string,
+  content: string,
+): Promise<{ size: number; mtimeMs: number }> {
   try {
     await replaceContent(file.handle, content);
+    return await file.handle.stat();
   } catch (e) {
     throw new ToolFailure(`Cannot write: ${fsErrorText(e, shown)}`);
   } finally {
@@ -52,7 +59,7 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
       }
       throw e;
     }
-    await writeAndClose(created, filePath, newString);
+    rememberFile(ctx, created.real, newString, await writeAndClose(created, filePath, newString));
     ctx.fileChanged(created.real);
     return { text: `Created "${filePath}"` };
   }
@@ -66,6 +73,8 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
       throw new ToolFailure(`Cannot edit "${filePath}": binary file, ${loaded.bytes} bytes`);
     }
     text = loaded.text;
+    const stale = staleRefusal(ctx, file.real, filePath, "edit", { ...file.stats, text });
+    if (stale) throw new ToolFailure(stale);
   } catch (e) {
     await file.handle.close();
     throw e;
@@ -103,7 +112,8 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
       );
     }
     done = true;
-    await writeAndClose(file, filePath, updated);
+    // What the model now knows of the file: its own edit, so a second Edit needs no new Read.
+    rememberFile(ctx, file.real, updated, await writeAndClose(file, filePath, updated));
     ctx.fileChanged(file.real);
     const what = count === 1
       ? `1 occurrence at line ${lineOf(text, first)}`

@@ -1,6 +1,7 @@
 import { openConfined } from "./confine.ts";
 import { guard, optionalInt, requireString } from "./fields.ts";
 import { loadFile } from "./file_io.ts";
+import { rememberFile } from "./read_state.ts";
 import { type NativeTool, READ_MAX_CHARS, type ToolContext, type ToolResult } from "./types.ts";
 
 /** Lines shown when the model gives no limit, as Claude Code's Read. */
@@ -59,6 +60,8 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   if (file.kind === "binary") {
     return { text: `"${filePath}": binary file, ${file.bytes} bytes, not shown` };
   }
+  // Also a part read with offset/limit: the model chose what to look at.
+  rememberFile(ctx, opened.real, file.text, opened.stats);
   if (file.bytes === 0) return { text: `"${filePath}" exists but is empty (0 bytes)` };
   const lines = splitLines(file.text.startsWith("\uFEFF") ? file.text.slice(1) : file.text);
   if (offset > lines.length) {

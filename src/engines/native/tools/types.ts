@@ -57,6 +57,11 @@ export interface ToolContext {
   commandRun(run: CommandRun): void;
   /** Reports the pid of a command being started, so a server restart can stop it. */
   processStarted?(pid: number): void;
+  /**
+   * What the model last saw of each file it read or wrote in this job, by real path
+   * (read_state.ts); created on first use.
+   */
+  reads?: Map<string, { hash: string; size: number; mtimeMs: number }>;
 }
 
 export interface ToolResult {

@@ -1,6 +1,7 @@
 import { openConfined } from "./confine.ts";
 import { fsErrorText, guard, requireString, ToolFailure } from "./fields.ts";
 import { replaceContent, sizeLimitText } from "./file_io.ts";
+import { rememberFile, staleRefusal } from "./read_state.ts";
 import { MAX_FILE_BYTES, type NativeTool, type ToolContext, type ToolResult } from "./types.ts";
 
 async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
@@ -15,8 +16,16 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
   // Opened beneath the roots (missing parents created there), checked, then written through
   // the descriptor: in place, not renamed over, to keep the file's mode and links.
   const file = await openConfined(filePath, ctx, { mode: "write", tool: "Write", verb: "write" });
+  const stale = file.created
+    ? undefined
+    : staleRefusal(ctx, file.real, filePath, "write", file.stats);
+  if (stale) {
+    await file.handle.close();
+    throw new ToolFailure(stale);
+  }
   try {
     await replaceContent(file.handle, content);
+    rememberFile(ctx, file.real, content, await file.handle.stat());
   } catch (e) {
     throw new ToolFailure(`Cannot write: ${fsErrorText(e, filePath)}`);
   } finally {
