@@ -15,7 +15,10 @@ import { describeCall } from "./loop.ts";
 
 /** Tool results kept whole when older ones are stubbed (claude-delegate-local-mcp keeps 6). */
 export const RECENT_TOOL_RESULTS = 6;
-/** The fewest kept whole when stubbing makes room for the next requests (see #stubOld). */
+/**
+ * The fewest results kept whole when stubbing makes room for the next requests: a rewrite
+ * breaks the prefix the server has cached, so one rewrite should serve several requests.
+ */
 export const BATCH_RECENT_TOOL_RESULTS = 3;
 /**
  * Tokens kept free for the reply. Ollama's context holds the prompt and the reply together,
@@ -144,11 +147,15 @@ export interface ContextFitterOptions {
 }
 
 /**
- * Fits the requests of one turn. Shortenings are kept from request to request (a message once
- * stubbed stays stubbed) and made only when a request would not fit, all old results at once:
- * every change to an earlier message breaks the prefix the server has cached (Ollama reuses its
- * KV cache only for the part of a prompt that is unchanged), so the conversation is rewritten
- * rarely and in one batch rather than a little on every request.
+ * Fits the requests of one turn. Shortening happens only when a request would not fit, and
+ * then in this order: every tool result older than the newest six becomes a one-line stub;
+ * while less than a quarter of the budget is free, older ones of the newest six too, down to
+ * the newest three; then tool results keep only their head and tail, oldest first. The system
+ * prompt and the user's messages are never touched. Shortenings are kept from request to
+ * request (a message once stubbed stays stubbed) and made in batches: every change to an
+ * earlier message breaks the prefix the server has cached (Ollama reuses its KV cache only for
+ * the unchanged start of a prompt), so the conversation is rewritten rarely, not a little on
+ * every request.
  */
 export class ContextFitter {
   /** Message index -> replacement, applied to every later request. */
@@ -183,28 +190,21 @@ export class ContextFitter {
     const size = new Size(view, tools);
     const before = this.#replaced.size;
     const made: Shortening[] = [];
-    if (size.tokens > budget) made.push(...this.#stubOld(view, size, budget));
-    if (size.tokens > budget) made.push(...this.#elide(view, size, budget));
+    if (size.tokens > budget) {
+      // Each request adds a tool result, so shortening only to the budget would rewrite the
+      // conversation again on the next request: it goes on until a quarter is free.
+      const roomy = budget - Math.floor(budget / 4);
+      made.push(...this.#stubBefore(view, size, RECENT_TOOL_RESULTS));
+      if (size.tokens > roomy) {
+        made.push(...this.#stubBefore(view, size, BATCH_RECENT_TOOL_RESULTS, roomy));
+      }
+      if (size.tokens > budget) made.push(...this.#elide(view, size, roomy));
+    }
     if (size.tokens > budget) throw new ContextOverflowError(size.tokens, cap, this.shortened);
     if (made.length > 0) this.#report(made, this.#replaced.size - before);
     if (!this.options.sizeContext) return { ...request, messages: view };
     this.#bucket = contextBucket(size.tokens + reserve, cap.tokens, this.#bucket);
     return { ...request, messages: view, numCtx: this.#bucket };
-  }
-
-  /**
-   * Stubs every tool result older than the newest few, and long arguments of old calls. When
-   * that leaves less than a quarter of the budget free, the next request would need another
-   * rewrite (each adds a result), so older results among the newest few are stubbed too, down
-   * to the newest three, until it does: one rewrite then serves several requests.
-   */
-  #stubOld(view: ChatMessage[], size: Size, budget: number): Shortening[] {
-    const made = this.#stubBefore(view, size, RECENT_TOOL_RESULTS);
-    const roomy = budget - Math.floor(budget / 4);
-    if (size.tokens > roomy && size.tokens <= budget) {
-      made.push(...this.#stubBefore(view, size, BATCH_RECENT_TOOL_RESULTS, roomy));
-    }
-    return made;
   }
 
   /**
@@ -245,7 +245,7 @@ export class ContextFitter {
 
   /**
    * Keeps only the head and tail of tool results, oldest first, with less kept on each pass,
-   * until the request fits. Stubs are left alone: they are one line already.
+   * until the request is `budget` tokens or less. Stubs are left alone: they are one line.
    */
   #elide(view: ChatMessage[], size: Size, budget: number): Shortening[] {
     const made: Shortening[] = [];
