@@ -24,7 +24,7 @@ try {
     if (field(reply.text, "state") !== "completed") throw new Error(reply.text);
   }
   const claude = emu.messageRequests()[0]!;
-  const native = emu.chatRequests()[0]!;
+  const native = emu.nativeChatRequests()[0]!;
   const claudeTokens = Math.ceil(claude.bodyText.length / 4);
   const nativeTokens = Math.ceil(native.bodyText.length / 4);
   const body = native.json as { tools?: unknown[] };
