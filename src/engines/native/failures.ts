@@ -1,4 +1,15 @@
-/** How a native turn fails: job errors that name the backend and the model. */
+/**
+ * How a native turn fails: job errors that name the backend and the model, each starting with
+ * a status word and a colon, so the orchestrator can act on the kind without parsing prose:
+ *
+ *   backend_unreachable     no connection, or the server failed (5xx, 429) after the retries:
+ *                           start it, or try again later
+ *   auth_failed             401/403: the key or the sign-in
+ *   backend_refused         another 4xx: unknown or retired model, no tool support, bad request
+ *   backend_protocol_error  not a chat stream, a stream cut short, a reply over the caps
+ *   context_overflow        the request cannot fit the model's context (context.ts)
+ *   misconfigured           an unknown backend, a missing API key variable
+ */
 import {
   BackendReplyError,
   ChatHttpError,
@@ -12,12 +23,58 @@ import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
 /** A failed native turn (see failedTurn). */
 export const failed = failedTurn;
 
+export type FailureWord =
+  | "backend_unreachable"
+  | "auth_failed"
+  | "backend_refused"
+  | "backend_protocol_error"
+  | "context_overflow"
+  | "misconfigured";
+
+const tagged = (word: FailureWord, text: string) => `${word}: ${text}`;
+
+/** A call named a backend the settings do not have. */
+export function unknownBackendError(name: string | undefined, configured: string[]): string {
+  return tagged(
+    "misconfigured",
+    `Cannot run job: there is no backend "${name}" (configured: ${configured.join(", ")})`,
+  );
+}
+
+/** The backend's API key variable is not set where the server runs. */
+export function missingKeyError(backend: ResolvedBackend): string {
+  return tagged(
+    "misconfigured",
+    `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
+      `which is not set in the server's environment. Set it where the MCP server is ` +
+      `started (e.g. claude mcp add ... -e ${backend.apiKeyEnv}=...)`,
+  );
+}
+
 export function statusOf(e: unknown): number | undefined {
   return e instanceof ChatHttpError ? e.status : undefined;
 }
 
 /** An endpoint failure as a job error that names the backend and the model. */
 export function endpointError(e: unknown, backend: ResolvedBackend, model: string): string {
+  const text = endpointText(e, backend, model);
+  const word = wordOf(e);
+  return word ? tagged(word, text) : text;
+}
+
+/** The status word for an error a chat client raised; undefined for anything else. */
+export function wordOf(e: unknown): FailureWord | undefined {
+  if (e instanceof ConnectionError) {
+    return e.kind === "unreachable" ? "backend_unreachable" : "backend_protocol_error";
+  }
+  if (e instanceof BackendReplyError) return "backend_protocol_error";
+  if (!(e instanceof ChatHttpError)) return undefined;
+  if (e.status === 401 || e.status === 403) return "auth_failed";
+  if (e.status === 429 || e.status >= 500) return "backend_unreachable";
+  return "backend_refused";
+}
+
+function endpointText(e: unknown, backend: ResolvedBackend, model: string): string {
   const where = backend.name === DEFAULT_BACKEND
     ? `Ollama at ${backend.url}`
     : `backend "${backend.name}" (${backend.url})`;
@@ -39,12 +96,15 @@ export function endpointError(e: unknown, backend: ResolvedBackend, model: strin
       `backend`;
   }
   if (e instanceof BackendReplyError) {
-    return `${where} did not answer "${model}" with an OpenAI-compatible chat completion ` +
-      `stream: ${e.reason}. ` +
+    // Ollama backends are spoken to over Ollama's own /api/chat, the others over /v1.
+    const native = backend.kind === "ollama";
+    return `${where} did not answer "${model}" with ${
+      native ? "an Ollama chat stream" : "an OpenAI-compatible chat completion stream"
+    }: ${e.reason}. ` +
       (backend.name === DEFAULT_BACKEND
         ? "Check that baseUrl points at Ollama itself (ollama-delegate config --base-url <url>)"
         : `Check that the URL of backend "${backend.name}" is the server's root (without ` +
-          `/v1) and that the server serves /v1/chat/completions`);
+          `/v1) and that the server serves ${native ? "/api/chat" : "/v1/chat/completions"}`);
   }
   if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
   const d = e.detail;

@@ -35,7 +35,13 @@ import type {
 import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
 import { contextCap, ContextFitter, ContextOverflowError } from "./context.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
-import { endpointError, failed, statusOf } from "./failures.ts";
+import {
+  endpointError,
+  failed,
+  missingKeyError,
+  statusOf,
+  unknownBackendError,
+} from "./failures.ts";
 import {
   activityOf,
   JsonlWriter,
@@ -134,20 +140,8 @@ export class NativeEngine implements Engine {
   async #run(spec: TurnSpec, sink: TurnSink, signal: AbortSignal): Promise<TurnOutcome> {
     const started = performance.now();
     const backend = this.backend(spec.backend);
-    if (!backend) {
-      return failed(
-        `Cannot run job: there is no backend "${spec.backend}" (configured: ${
-          this.backendNames().join(", ")
-        })`,
-      );
-    }
-    if (backend.apiKeyEnv && !backend.apiKey) {
-      return failed(
-        `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
-          `which is not set in the server's environment. Set it where the MCP server is ` +
-          `started (e.g. claude mcp add ... -e ${backend.apiKeyEnv}=...)`,
-      );
-    }
+    if (!backend) return failed(unknownBackendError(spec.backend, this.backendNames()));
+    if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
     const cwd = await realpath(spec.cwd);
     const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
     // The server checked these already; judged again here because the directories are
