@@ -2,9 +2,11 @@
  * The whole test suite, in two passes over the same end-to-end tests:
  *   1. deno: every test under tests/ on Deno; the e2e server runs as `deno run` with exactly
  *      the permissions baked into the release binaries (scripts/compile.ts).
- *   2. node: builds dist/node/ollama-delegate.mjs, smoke-tests it, then runs tests/e2e/ (and
- *      tests/cli/, whose tests start the CLI the same way) against
- *      `node dist/node/ollama-delegate.mjs`, with no Deno global in the program under test.
+ *   2. node: builds the npm package (scripts/build_npm.ts: the Node bundle, packed), installs
+ *      the tarball into a temporary prefix as a user would (`npm install -g --prefix`),
+ *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs
+ *      tests/e2e/ (and tests/cli/, whose tests start the CLI the same way) against it, with no
+ *      Deno global in the program under test.
  *
  * The e2e suite needs Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere it is left
  * out with a notice, and the rest still runs. `deno task test` calls this after
@@ -19,7 +21,9 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { buildNode, NODE_BUNDLE } from "./build_node.ts";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
 
@@ -44,6 +48,38 @@ function denoTest(paths: string[], extra: string[], env: Record<string, string>)
   if (r.status !== 0) throw new Error(`deno test ${paths.join(" ")} failed (${r.status})`);
 }
 
+/**
+ * Installs the packed npm package into a fresh prefix, as `npm install -g` does, and returns
+ * the installed command after checking that `--version` names the package's version.
+ */
+function installNpmPackage(tarball: string): string {
+  const prefix = mkdtempSync(join(tmpdir(), "od-npm-prefix-"));
+  console.error(`\n$ npm install -g --prefix ${prefix} ${tarball}`);
+  const npm = platform() === "win32" ? "npm.cmd" : "npm";
+  const install = spawnSync(
+    npm,
+    ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", tarball],
+    { stdio: "inherit", shell: platform() === "win32" },
+  );
+  if (install.status !== 0) throw new Error(`npm install of ${tarball} failed (${install.status})`);
+  const command = platform() === "win32"
+    ? join(prefix, "ollama-delegate.cmd")
+    : join(prefix, "bin", "ollama-delegate");
+  const version = spawnSync(command, ["--version"], {
+    encoding: "utf8",
+    shell: platform() === "win32",
+  });
+  const want = /ollama-delegate-(\d+\.\d+\.\d+[^/\\]*)\.tgz$/.exec(tarball)?.[1];
+  if (version.status !== 0 || !want || version.stdout.trim() !== `ollama-delegate ${want}`) {
+    throw new Error(
+      `the installed ${command} answered --version with "${version.stdout.trim()}" ` +
+        `(exit ${version.status}), expected "ollama-delegate ${want}"`,
+    );
+  }
+  console.error(`$ ${command} --version\n${version.stdout.trim()}`);
+  return command;
+}
+
 async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void> {
   if (pass === "deno") {
     const server = [
@@ -60,14 +96,12 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
     denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
     return;
   }
-  buildNode();
-  // Started as a program where that works, so the shebang and the execute bit are tested too.
-  const [command, ...args] = platform() === "win32" ? ["node", NODE_BUNDLE] : [NODE_BUNDLE];
-  console.error(`\n$ smoke test: ${[command, ...args].join(" ")}`);
-  await smoke(command!, args);
+  const command = installNpmPackage(buildNpm());
+  console.error(`\n$ smoke test: ${command}`);
+  await smoke(command, []);
   if (e2e) {
     const suites = NODE_SUITES.filter((dir) => existsSync(join(ROOT, dir)));
-    denoTest(suites, extra, { [SERVER_VAR]: JSON.stringify(["node", NODE_BUNDLE]) });
+    denoTest(suites, extra, { [SERVER_VAR]: JSON.stringify([command]) });
   }
 }
 

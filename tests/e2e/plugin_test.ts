@@ -1,0 +1,132 @@
+/**
+ * The Claude Code plugin and the npm package, as a user installs them: the real Claude Code CLI
+ * validates the plugin and the marketplace, adds this repository as a marketplace and installs
+ * the plugin into a fresh HOME; its MCP server then starts through the real `npx -y`, which
+ * installs our packed npm package from a loopback registry, and `claude mcp list` must report it
+ * connected.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { buildNpm } from "../../scripts/build_npm.ts";
+import { VERSION } from "../../src/version.ts";
+import { startNpmRegistry } from "../support/npm_registry.ts";
+import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
+
+const PLUGIN = join(REPO, "plugins", "ollama-delegate");
+
+/**
+ * Runs the real CLI without blocking this process: the loopback registry that npx talks to
+ * lives in it.
+ */
+async function claude(
+  home: string,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd = home,
+): Promise<{ status: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(CLAUDE_BIN, {
+    args,
+    cwd,
+    clearEnv: true,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, NO_COLOR: "1", ...env },
+    signal: AbortSignal.timeout(180_000),
+  }).output();
+  const text = new TextDecoder();
+  return { status: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+Deno.test("plugin: the manifests agree with the program's version and the CLI validates them", async () => {
+  const plugin = JSON.parse(
+    readFileSync(join(PLUGIN, ".claude-plugin", "plugin.json"), "utf8"),
+  );
+  assert.equal(plugin.version, VERSION, "plugin.json version");
+  const mcp = JSON.parse(readFileSync(join(PLUGIN, ".mcp.json"), "utf8"));
+  assert.deepEqual(mcp.ollama.args, ["-y", `ollama-delegate@${VERSION}`]);
+  const home = tempDir("od-plugin-home-");
+  for (const path of [PLUGIN, REPO]) {
+    const r = await claude(home, ["plugin", "validate", path]);
+    assert.equal(r.status, 0, `${path}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, /Validation passed/);
+  }
+  const report = (await claude(home, ["plugin", "validate", PLUGIN])).stdout;
+  for (
+    const part of ["mcpServers: ollama", "ollama-delegate:delegate", "ollama-delegate:delegates"]
+  ) {
+    assert.ok(report.includes(part), `${part} in ${report}`);
+  }
+  assert.ok(
+    report.includes("ollama-delegate:cancel") &&
+      report.includes("agents: ollama-delegate:delegator"),
+  );
+});
+
+Deno.test({
+  name: "plugin: installed from the local marketplace, its server starts through npx from the " +
+    "packed npm package and is connected",
+  async fn() {
+    const packDir = tempDir("od-pack-");
+    const tarball = buildNpm(packDir);
+    const registry = await startNpmRegistry([tarball]);
+    try {
+      const home = tempDir("od-plugin-home-");
+      mkdirSync(join(home, "project"));
+      const env = {
+        npm_config_registry: `${registry.url}/`,
+        npm_config_cache: join(home, ".npm"),
+        npm_config_update_notifier: "false",
+      };
+      const add = await claude(home, ["plugin", "marketplace", "add", REPO], env);
+      assert.equal(add.status, 0, add.stdout + add.stderr);
+      const install = await claude(
+        home,
+        ["plugin", "install", "ollama-delegate@ollama-delegate"],
+        env,
+      );
+      assert.equal(install.status, 0, install.stdout + install.stderr);
+      const list = await claude(home, ["mcp", "list"], env, join(home, "project"));
+      assert.equal(list.status, 0, list.stdout + list.stderr);
+      const line = list.stdout.split("\n").find((l) => /ollama/.test(l) && /npx/.test(l));
+      assert.ok(line, `the plugin's server is listed: ${list.stdout}`);
+      assert.match(line, /Connected/, list.stdout);
+      // npx fetched our package from the loopback registry, not from anywhere else.
+      assert.ok(registry.requests.includes("/ollama-delegate"), registry.requests.join(" "));
+      assert.ok(
+        registry.requests.some((p) => p.endsWith(`/ollama-delegate-${VERSION}.tgz`)),
+        registry.requests.join(" "),
+      );
+    } finally {
+      await registry.close();
+    }
+  },
+});
+
+Deno.test("npm package: the packed tarball installs into a prefix and answers --version", () => {
+  const tarball = buildNpm(tempDir("od-pack-"));
+  const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
+  assert.deepEqual(listing.sort(), [
+    "package/LICENSE",
+    "package/README.md",
+    "package/ollama-delegate.mjs",
+    "package/package.json",
+  ]);
+  const manifest = JSON.parse(
+    execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }),
+  );
+  assert.equal(manifest.name, "ollama-delegate");
+  assert.equal(manifest.version, VERSION);
+  assert.deepEqual(manifest.bin, { "ollama-delegate": "ollama-delegate.mjs" });
+  assert.deepEqual(manifest.engines, { node: ">=20" });
+  assert.equal(manifest.license, "MIT");
+  assert.match(manifest.repository.url, /^git\+https:\/\/github\.com\/[^/]+\/[^/]+\.git$/);
+  const prefix = tempDir("od-prefix-");
+  execFileSync("npm", ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", tarball], {
+    stdio: "ignore",
+  });
+  const version = execFileSync(join(prefix, "bin", "ollama-delegate"), ["--version"], {
+    encoding: "utf8",
+  });
+  assert.equal(version.trim(), `ollama-delegate ${VERSION}`);
+});
