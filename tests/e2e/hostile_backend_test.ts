@@ -31,7 +31,12 @@ async function withHostile(
   const server = await startServer({
     // The default Ollama is the hostile backend too, so nothing else is reachable.
     baseUrl: hostile.url,
-    userConfig: { backends: { hostile: { url: hostile.url, kind: "openai" } } },
+    userConfig: {
+      backends: { hostile: { url: hostile.url, kind: "openai" } },
+      // A context that holds the floods, so that they reach the caps under test (a backend
+      // that reports no context gets 100,000 tokens, and the job would stop before sending).
+      maxContext: 10_000_000,
+    },
   });
   try {
     // The measured pid must be the server itself, not a wrapper that started it.

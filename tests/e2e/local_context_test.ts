@@ -150,7 +150,7 @@ Deno.test("local context: a task that cannot fit fails with context_overflow, th
     assert.equal(field(reply.text, "state"), "failed", reply.text);
     assert.match(
       field(reply.text, "error") ?? "",
-      /^context_overflow: the request needs about 10,\d{3} tokens \(chars\/4\) plus 2,048 for the reply, but the context is capped at 8,192 tokens, set by maxContext\. The system prompt and the task are never cut\. To fix: raise maxContext/,
+      /^context_overflow: the request needs about 10,\d{3} tokens \(chars\/4: system prompt and tools \d{3}, task and user messages 10,\d{3}, the model's replies 0, tool results 0\) plus 2,048 for the reply, but the context is capped at 8,192 tokens, set by maxContext\. The system prompt and the task are never cut\. To fix: raise maxContext/,
     );
     assert.equal(emu.nativeChatRequests().length, 0, "nothing was sent to be cut");
   } finally {

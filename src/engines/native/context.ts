@@ -100,12 +100,39 @@ export class ContextOverflowError extends DelegateError {
     readonly estimatedTokens: number,
     readonly cap: ContextCap,
     readonly shortened: number,
+    /** Where the tokens are, e.g. [["tool results", 1200], ...]. */
+    readonly parts: ReadonlyArray<readonly [string, number]> = [],
   ) {
-    super(overflowText(estimatedTokens, cap, shortened));
+    super(overflowText(estimatedTokens, cap, shortened, parts));
   }
 }
 
-function overflowText(estimated: number, cap: ContextCap, shortened: number): string {
+/** The request's tokens by what holds them, for the overflow message. */
+function partsOf(
+  view: readonly ChatMessage[],
+  tools: readonly ChatTool[],
+): Array<[string, number]> {
+  const chars = {
+    system: tools.length > 0 ? JSON.stringify(tools).length : 0,
+    user: 0,
+    assistant: 0,
+    tool: 0,
+  };
+  for (const m of view) chars[m.role] += JSON.stringify(m).length;
+  return [
+    ["system prompt and tools", Math.ceil(chars.system / 4)],
+    ["task and user messages", Math.ceil(chars.user / 4)],
+    ["the model's replies", Math.ceil(chars.assistant / 4)],
+    ["tool results", Math.ceil(chars.tool / 4)],
+  ];
+}
+
+function overflowText(
+  estimated: number,
+  cap: ContextCap,
+  shortened: number,
+  parts: ReadonlyArray<readonly [string, number]>,
+): string {
   const reserve = replyReserve(cap.tokens);
   const fixes = [
     cap.source === "setting"
@@ -119,7 +146,12 @@ function overflowText(estimated: number, cap: ContextCap, shortened: number): st
     "or give the job a shorter task or fewer and smaller files (split the work into " +
     "several jobs)",
   ].filter(Boolean);
-  return `context_overflow: the request needs about ${fmt(estimated)} tokens (chars/4) plus ` +
+  const where = parts.length > 0
+    ? `: ${parts.map(([what, tokens]) => `${what} ${fmt(tokens)}`).join(", ")}`
+    : "";
+  return `context_overflow: the request needs about ${
+    fmt(estimated)
+  } tokens (chars/4${where}) plus ` +
     `${fmt(reserve)} for the reply, but the context is capped at ${capText(cap)}` +
     (shortened > 0
       ? `, even after shortening ${shortened} older tool output${shortened === 1 ? "" : "s"}`
@@ -200,7 +232,9 @@ export class ContextFitter {
       }
       if (size.tokens > budget) made.push(...this.#elide(view, size, roomy));
     }
-    if (size.tokens > budget) throw new ContextOverflowError(size.tokens, cap, this.shortened);
+    if (size.tokens > budget) {
+      throw new ContextOverflowError(size.tokens, cap, this.shortened, partsOf(view, tools));
+    }
     if (made.length > 0) this.#report(made, this.#replaced.size - before);
     if (!this.options.sizeContext) return { ...request, messages: view };
     this.#bucket = contextBucket(size.tokens + reserve, cap.tokens, this.#bucket);

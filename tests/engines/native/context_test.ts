@@ -203,7 +203,7 @@ Deno.test("fit: a request that cannot fit fails with context_overflow, the numbe
   assert.equal(error.cap.tokens, 8192);
   assert.match(
     error.message,
-    /^context_overflow: the request needs about 15,\d{3} tokens \(chars\/4\) plus 2,048 for the reply, but the context is capped at 8,192 tokens, set by maxContext\. The system prompt and the task are never cut\. To fix: raise maxContext .*, use a model with a larger context window, or give the job a shorter task/,
+    /^context_overflow: the request needs about 15,\d{3} tokens \(chars\/4: system prompt and tools \d+, task and user messages 15,\d{3}, the model's replies \d+, tool results \d+\) plus 2,048 for the reply, but the context is capped at 8,192 tokens, set by maxContext\. The system prompt and the task are never cut\. To fix: raise maxContext .*, use a model with a larger context window, or give the job a shorter task/,
   );
   const model = new ContextFitter({ cap: { tokens: 8192, source: "model" }, sizeContext: true });
   assert.throws(
