@@ -36,6 +36,9 @@ function ensureClaude(): void {
     "--no-save",
     "--no-audit",
     "--no-fund",
+    // The CLI's package asks for Node 22 but its native binary does not use Node: the engine
+    // warning on Node 20 is noise.
+    "--loglevel=error",
     `@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`,
   ], { stdio: "inherit" });
   if (!version(bin)?.startsWith(CLAUDE_CODE_VERSION)) {

@@ -62,7 +62,7 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: JobsIo): 
   if (isTerminal(before)) result = done("already-finished", record);
   else if (isTerminal(record.state)) result = done("owner-gone", record);
   else {
-    await ctx.store.requestCancel(id, await selfIdentity());
+    await ctx.store.requestCancel(id, await selfIdentity(), "terminal");
     const deadline = started + waitS * 1000;
     const style = styleFor(io);
     while (!isTerminal(record.state) && Date.now() < deadline) {

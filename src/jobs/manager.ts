@@ -16,7 +16,7 @@ import { SlotQueue } from "./queue.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { awaitTurn, type TurnJobState, TurnWakeups } from "./session_turns.ts";
 import { cancelElsewhere } from "./remote_cancel.ts";
-import { JobStore } from "./store.ts";
+import { type CancelSource, JobStore } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
 const ACTIVITY_KEEP = 100;
@@ -62,6 +62,8 @@ interface LiveJob {
   activities: Activity[];
   turn?: RunningTurn;
   stopReason?: "cancel" | "timeout" | "shutdown";
+  /** Who cancelled it, when not this server's own client. */
+  cancelledFrom?: CancelSource;
   /** Set while the job waits for an earlier turn of its session to end. */
   sessionWait?: AbortController;
   /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
@@ -230,9 +232,10 @@ export class JobManager {
     live.cancelWatch = setInterval(() => {
       if (checking || isTerminal(live.record.state)) return;
       checking = true;
-      this.store.cancelRequested(live.record.id).then((asked) => {
-        if (asked && !isTerminal(live.record.state)) {
+      this.store.cancelRequested(live.record.id).then((from) => {
+        if (from && !isTerminal(live.record.state)) {
           this.config.log?.(`job ${live.record.id}: cancel requested from another process`);
+          live.cancelledFrom ??= from;
           return this.cancel(live.record.id).then(() => {});
         }
       }).catch(() => {}).finally(() => (checking = false));
@@ -411,7 +414,11 @@ export class JobManager {
     switch (live.stopReason) {
       case "cancel":
         record.state = "cancelled";
-        record.errorText = "Cancelled by caller";
+        record.errorText = live.cancelledFrom === "terminal"
+          ? "Cancelled from a terminal (ollama-delegate jobs cancel)"
+          : live.cancelledFrom === "session"
+          ? "Cancelled from another Claude Code session (delegate_cancel)"
+          : "Cancelled by caller";
         break;
       case "timeout":
         record.state = "failed";

@@ -24,7 +24,7 @@ export async function cancelElsewhere(
   waitMs = REMOTE_CANCEL_WAIT_MS,
 ): Promise<{ view: JobView; wasRunning: boolean }> {
   const id = view.record.id;
-  await store.requestCancel(id, await selfIdentity());
+  await store.requestCancel(id, await selfIdentity(), "session");
   const deadline = Date.now() + waitMs;
   while (!isTerminal(view.record.state) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, POLL_MS));

@@ -7,6 +7,9 @@ import { type ProcessIdentity } from "./owner.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
 import { SessionTurns } from "./session_turns.ts";
 
+/** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
+export type CancelSource = "terminal" | "session";
+
 /** The file another process writes to ask for a cancel. */
 export const CANCEL_REQUEST = "cancel.request";
 
@@ -181,20 +184,27 @@ export class JobStore {
    * Asks the server process that runs a job to cancel it (`jobs cancel` from a terminal):
    * that process watches for this file while the job is live.
    */
-  async requestCancel(id: string, by: ProcessIdentity): Promise<void> {
+  async requestCancel(id: string, by: ProcessIdentity, from: CancelSource): Promise<void> {
     await writeFileAtomic(
       join(this.dirOf(id), CANCEL_REQUEST),
-      JSON.stringify({ by, at: Date.now() }),
+      JSON.stringify({ by, at: Date.now(), from }),
     );
   }
 
   /** Whether someone asked for the job to be cancelled. */
-  async cancelRequested(id: string): Promise<boolean> {
+  async cancelRequested(id: string): Promise<CancelSource | undefined> {
+    let text: string;
     try {
-      await stat(join(this.dirOf(id), CANCEL_REQUEST));
-      return true;
+      text = await readFile(join(this.dirOf(id), CANCEL_REQUEST), "utf8");
     } catch {
-      return false;
+      return undefined;
+    }
+    try {
+      const from = (JSON.parse(text) as { from?: unknown }).from;
+      return from === "session" ? "session" : "terminal";
+    } catch {
+      // Half written or from an older version: still a request.
+      return "terminal";
     }
   }
 

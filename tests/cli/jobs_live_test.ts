@@ -60,6 +60,11 @@ Deno.test("jobs cancel stops a job that another server process runs", async () =
     // The server that owns it agrees.
     const status = await server.call("delegate_status", { job_id: id });
     assert.equal(field(status.text, "state"), "cancelled");
+    // The orchestrator is told who stopped its delegate.
+    assert.equal(
+      field(status.text, "error"),
+      "Cancelled from a terminal (ollama-delegate jobs cancel)",
+    );
     const again = await runCli(cliFor(server), ["jobs", "cancel", id.slice(0, 8)]);
     assert.match(again.stdout, /had already ended \(cancelled\); nothing to cancel/);
   } finally {

@@ -224,6 +224,10 @@ Deno.test("delegate_cancel stops a job that another server sharing the state dir
     assert.equal(field(cancelled.text, "state"), "cancelled");
     const mine = await owner.call("delegate_status", { job_id: id });
     assert.equal(field(mine.text, "state"), "cancelled", "the owner agrees");
+    assert.equal(
+      field(mine.text, "error"),
+      "Cancelled from another Claude Code session (delegate_cancel)",
+    );
 
     // An owner that cannot act (stopped here with SIGSTOP) gets an honest answer, and the
     // request stays in place: the job is cancelled once the owner runs again.
