@@ -136,11 +136,11 @@ function overflowText(
   const reserve = replyReserve(cap.tokens);
   const fixes = [
     cap.source === "setting"
-      ? "raise maxContext (OLLAMA_MCP_MAX_CONTEXT or the settings file) if the GPU memory " +
+      ? "raise maxContext (ollama-delegate config --max-context <tokens>) if the GPU memory " +
         "allows"
       : cap.source === "assumed"
-      ? "set maxContext (OLLAMA_MCP_MAX_CONTEXT or the settings file) to the context the " +
-        "server runs the model with, if it is larger"
+      ? "set maxContext (ollama-delegate config --max-context <tokens>) to the context " +
+        "the server runs the model with, if it is larger"
       : "",
     "use a model with a larger context window",
     "or give the job a shorter task or fewer and smaller files (split the work into " +
