@@ -153,14 +153,21 @@ export class ModelCatalog {
     return pick.name;
   }
 
+  /** The model a call without one gets, or undefined when none is available now. */
+  async defaultModel(): Promise<string | undefined> {
+    if (this.policy.defaultModel) return this.policy.defaultModel;
+    try {
+      return this.#pickDefault((await this.#fetch()).models);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The default model as `ollama_models` reports it, without failing. */
   async describeDefault(): Promise<string> {
     if (this.policy.defaultModel) return this.policy.defaultModel;
-    try {
-      return `${this.#pickDefault((await this.#fetch()).models)} (auto)`;
-    } catch {
-      return "(auto: none available)";
-    }
+    const model = await this.defaultModel();
+    return model ? `${model} (auto)` : "(auto: none available)";
   }
 }
 

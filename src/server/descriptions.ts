@@ -8,6 +8,8 @@ export interface DescriptionContext {
   permissionMode: string;
   /** The default engine, when it is not Claude Code. */
   engine?: string;
+  /** The model a call without one gets, once the server has asked Ollama. */
+  resolvedDefault?: string;
 }
 
 // Installed descriptions cost the user context on every turn: all tools together, schemas
@@ -35,11 +37,24 @@ function models(ctx: DescriptionContext): string {
   const allowed = ctx.allowedModels.length > 0
     ? `Allowed models: ${ctx.allowedModels.join(", ")}.`
     : "Allowed models: any Ollama serves.";
-  const def = ctx.defaultModel
-    ? `Default: ${ctx.defaultModel}.`
-    : "Default: the first allowed cloud model.";
+  const def = `Default: ${defaultText(ctx)}.`;
   const engine = ctx.engine && ctx.engine !== "claude" ? ` Default engine: ${ctx.engine}.` : "";
   return `${allowed} ${def} Default permission mode: ${ctx.permissionMode}.${engine}`;
+}
+
+/**
+ * The model a call without one gets. Without a configured default it depends on what Ollama
+ * serves (the first allowed cloud model, else the first allowed model it has), which the
+ * server learns after start; until then the rule is stated.
+ */
+function defaultText(ctx: DescriptionContext): string {
+  if (ctx.defaultModel) return ctx.defaultModel;
+  if (ctx.resolvedDefault) return ctx.resolvedDefault;
+  const cloud = ctx.allowedModels.find((m) => /[:-]cloud$/i.test(m));
+  if (cloud) return cloud;
+  return ctx.allowedModels.length > 0
+    ? `the first of the allowed models that Ollama has`
+    : "a cloud model Ollama serves, else its first model";
 }
 
 /** Tool descriptions, rewritten per delegation mode as in seed 002. */
@@ -56,7 +71,7 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       `delegate_followup. ${whenToUse(ctx.mode)} ${models(ctx)} ${POLICY}`,
     delegate_followup:
       "Send another message to a delegated session (job_id or session_id). It remembers " +
-      "earlier turns and keeps their restrictions unless overridden. Refused while a turn of " +
+      "earlier turns and keeps their restrictions unless overridden. Queued while a turn of " +
       "that session runs. " +
       (ctx.mode === "auto" ? "Verify what it claims." : "Only when the user asked for it."),
     delegate_status:

@@ -56,6 +56,7 @@ export async function serve(): Promise<number> {
     sandbox: s.sandbox,
     protect: [dirname(resolved.locations.userFile), s.stateDir],
     serverCwd,
+    claudeTools: s.claudeTools,
   });
   const native = new NativeEngine({
     baseUrl: s.baseUrl,
@@ -101,7 +102,7 @@ export async function serve(): Promise<number> {
     capabilities: { tasks: TASKS_CAPABILITY },
     taskStore,
   });
-  registerTools(server, {
+  const tools = registerTools(server, {
     taskStore,
     resolved,
     manager,
@@ -147,6 +148,13 @@ export async function serve(): Promise<number> {
   await server.connect(transport);
   // Jobs of servers that died: interrupted, their delegates stopped, without delaying initialize.
   void startBackgroundSweep(manager, log);
+  // Without a configured default the default model depends on what Ollama serves: named in
+  // delegate_start's description once known, without delaying initialize.
+  if (!s.defaultModel) {
+    void catalog.defaultModel().then((model) => {
+      if (model) tools.describeDefault(model);
+    }).catch(() => {});
+  }
   const code = await done;
   log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.

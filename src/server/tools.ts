@@ -61,15 +61,22 @@ function guarded<A>(fn: (args: A, extra: Extra) => Promise<CallToolResult>) {
 }
 
 /** Registers the seven tools; in mode off only `ollama_models`. */
-export function registerTools(server: McpServer, deps: ToolDeps): void {
+/** What the server may change in its tools after they are registered. */
+export interface RegisteredTools {
+  /** Names the default model in delegate_start's description (tools/list_changed). */
+  describeDefault(model: string): void;
+}
+
+export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTools {
   const s = deps.resolved.settings;
-  const desc = descriptions({
+  const context = {
     mode: s.delegationMode,
     allowedModels: s.allowedModels,
     defaultModel: s.defaultModel,
     permissionMode: s.defaultPermissionMode,
     engine: s.defaultEngine,
-  });
+  };
+  const desc = descriptions(context);
   const readOnly = { readOnlyHint: true, openWorldHint: false };
 
   server.registerTool(
@@ -85,7 +92,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     }),
   );
 
-  if (s.delegationMode === "off") return;
+  if (s.delegationMode === "off") return { describeDefault() {} };
 
   const waitFor = async (view: JobView, seconds: number | undefined, extra: Extra) => {
     const wait = seconds ?? s.defaultWaitSeconds;
@@ -182,7 +189,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     });
   };
 
-  server.registerTool(
+  const startTool = server.registerTool(
     "delegate_start",
     {
       title: "Delegate a task to an Ollama model",
@@ -350,6 +357,14 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       reply: (view) => finishedReply(view),
     });
   }
+  return {
+    describeDefault(model) {
+      if (s.defaultModel) return;
+      startTool.update({
+        description: descriptions({ ...context, resolvedDefault: model }).delegate_start,
+      });
+    },
+  };
 }
 
 /**

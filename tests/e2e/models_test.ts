@@ -1,7 +1,7 @@
 /** Model checks at start, retired cloud models, progress while waiting, honest counts. */
 import assert from "node:assert/strict";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir } from "../support/harness.ts";
+import { field, startServer, tempDir, until } from "../support/harness.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b7c4d1e)";
 
@@ -141,6 +141,41 @@ Deno.test("a completed job without tool calls is flagged unverified; a failed on
     assert.equal(status.isError, true, "failed is an error everywhere");
   } finally {
     await server.close();
+    await emu.close();
+  }
+});
+
+Deno.test("delegate_start's description names the real default model once Ollama is asked", async () => {
+  const emu = await startOllamaEmulator();
+  const description = async (server: Awaited<ReturnType<typeof startServer>>) => {
+    const { tools } = await server.client.listTools();
+    return tools.find((t: { name: string }) => t.name === "delegate_start")?.description ?? "";
+  };
+  // A local model allowed: the default is local, not "the first allowed cloud model".
+  const local = await startServer({
+    baseUrl: emu.url,
+    userConfig: { allowedModels: ["qwen3:8b"] },
+  });
+  try {
+    await until(
+      async () => (await description(local)).includes("Default: qwen3:8b."),
+      30_000,
+      "the description to name qwen3:8b",
+    );
+    assert.doesNotMatch(await description(local), /cloud model/);
+  } finally {
+    await local.close();
+  }
+  // No list: a cloud model Ollama serves comes first.
+  const any = await startServer({ baseUrl: emu.url });
+  try {
+    await until(
+      async () => (await description(any)).includes("Default: gpt-oss:120b-cloud."),
+      30_000,
+      "the description to name the cloud model",
+    );
+  } finally {
+    await any.close();
     await emu.close();
   }
 });
