@@ -22,6 +22,13 @@ export interface ShowInfo {
   remote?: boolean;
 }
 
+/** One entry of `GET /api/ps`: a model in memory. */
+export interface LoadedModel {
+  name: string;
+  /** The context it was loaded with (`context_length`, newer Ollama). */
+  contextLength?: number;
+}
+
 /** A non-2xx answer from Ollama, with its `error` text. */
 export class OllamaHttpError extends DelegateError {
   override name = "OllamaHttpError";
@@ -66,6 +73,33 @@ export class OllamaClient {
       const details = isObject(m.details) ? m.details : {};
       if (typeof details.context_length === "number") model.contextLength = details.context_length;
       out.push(model);
+    }
+    return out;
+  }
+
+  /**
+   * `GET /api/ps`: the models in memory. A model that is not listed is not loaded, and its
+   * next request loads it with whatever context Ollama picks then.
+   */
+  async ps(): Promise<LoadedModel[]> {
+    const body = await this.#get("/api/ps");
+    if (!isObject(body) || !Array.isArray(body.models)) {
+      throw new DelegateError(`Cannot list loaded models: ${this.baseUrl}/api/ps gave no list`);
+    }
+    const out: LoadedModel[] = [];
+    for (const m of body.models) {
+      if (!isObject(m)) continue;
+      const name = typeof m.name === "string" && m.name !== ""
+        ? m.name
+        : typeof m.model === "string"
+        ? m.model
+        : "";
+      if (name === "") continue;
+      const loaded: LoadedModel = { name };
+      if (typeof m.context_length === "number" && m.context_length > 0) {
+        loaded.contextLength = m.context_length;
+      }
+      out.push(loaded);
     }
     return out;
   }

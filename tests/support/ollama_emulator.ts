@@ -27,7 +27,8 @@
  *   contextMode            "ideal" (default): prompts are never cut. "real": a prompt larger than
  *                          the loaded context is cut silently from the front, the script sees
  *                          what is left and usage reports only that (ollama_emulator_context.ts)
- *   defaultContextLength   the server's default context (default 4096)
+ *   defaultContextLength   the server's default context (default 4096 in "real" mode, the
+ *                          model's maximum in "ideal" mode)
  *   serverContextLength    the server's OLLAMA_CONTEXT_LENGTH (default unset)
  *   keepAlive              the server's OLLAMA_KEEP_ALIVE (default "5m")
  *   models[].contextLength the model's maximum; models[].numCtx its Modelfile `num_ctx`

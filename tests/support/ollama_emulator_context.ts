@@ -4,10 +4,11 @@
  * Which context a request runs with (Ollama's order): `options.num_ctx` of a native request
  * (`/api/chat`, `/api/generate`), else the model's Modelfile `num_ctx`, else the server's
  * `OLLAMA_CONTEXT_LENGTH` (emulator option `serverContextLength`), else a default
- * (`defaultContextLength`, 4096 unless a test picks another: the old default that most
- * "my model forgot the task" reports come from). It is capped at the model's own maximum
- * (`contextLength`). Cloud models always run with their maximum. `/v1/chat/completions` and
- * `/v1/messages` cannot set `num_ctx`.
+ * (`defaultContextLength`: in contextMode "real" 4096 unless a test picks another, the old
+ * default that most "my model forgot the task" reports come from; in "ideal" mode the model's
+ * maximum, so that `/api/ps` agrees with prompts never being cut). It is capped at the model's
+ * own maximum (`contextLength`). Cloud models always run with their maximum.
+ * `/v1/chat/completions` and `/v1/messages` cannot set `num_ctx`.
  *
  * Loading (ollama_emulator_loader.ts): the emulator remembers, per model, the context it is
  * loaded with and until when (`keep_alive`, default 5m; 0 unloads after the request, a
@@ -34,7 +35,8 @@ export type ContextSource = "request" | "modelfile" | "server" | "default" | "cl
 export interface ContextOptions {
   /** "ideal" (default): nothing is truncated. "real": prompts over the context are cut. */
   contextMode?: ContextMode;
-  /** The server's default context when nothing else sets one. Defaults to 4096. */
+  /** The server's default context when nothing else sets one. Defaults to 4096 in "real"
+   * mode and to the model's maximum in "ideal" mode. */
   defaultContextLength?: number;
   /** The server's OLLAMA_CONTEXT_LENGTH; unset by default. */
   serverContextLength?: number;
@@ -90,7 +92,10 @@ export function resolveContext(
   const modelfile = modelfileNumCtx(entry);
   if (modelfile !== undefined) return pick(modelfile, "modelfile");
   if (opts.serverContextLength !== undefined) return pick(opts.serverContextLength, "server");
-  return pick(opts.defaultContextLength ?? DEFAULT_CONTEXT, "default");
+  // An ideal server is one set up large enough: what /api/ps shows must not contradict the
+  // whole prompts it reads (clients check the loaded context against their request size).
+  const fallback = opts.contextMode === "real" ? DEFAULT_CONTEXT : entry.contextLength;
+  return pick(opts.defaultContextLength ?? fallback, "default");
 }
 
 // ---------------------------------------------------------------------------------------------

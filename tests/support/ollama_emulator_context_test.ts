@@ -82,15 +82,29 @@ Deno.test("real mode: /v1/chat/completions silently drops the oldest messages to
 });
 
 Deno.test("ideal mode (the default) sends the same prompt whole but records the overflow", async () => {
-  await withEmulator({ models: [{ name: "qwen3:8b" }] }, async (emu) => {
+  await withEmulator(
+    { models: [{ name: "qwen3:8b" }], defaultContextLength: 4096 },
+    async (emu) => {
+      const messages = longConversation(8);
+      const body = await postJson(emu, "/v1/chat/completions", { model: "qwen3:8b", messages });
+      assert.equal(((body.choices as Json[])[0]!.message as Json).content, "finished the task");
+      assert.equal((body.usage as Json).prompt_tokens, estimate(messages));
+      const [record] = emu.contextRecords;
+      assert.equal(record!.overflow, true);
+      assert.equal(record!.truncated, false);
+      assert.equal(record!.contextLength, 4096);
+    },
+  );
+});
+
+Deno.test("ideal mode without a default context loads models with their maximum", async () => {
+  await withEmulator({ models: [{ name: "qwen3:8b", contextLength: 40960 }] }, async (emu) => {
     const messages = longConversation(8);
-    const body = await postJson(emu, "/v1/chat/completions", { model: "qwen3:8b", messages });
-    assert.equal(((body.choices as Json[])[0]!.message as Json).content, "finished the task");
-    assert.equal((body.usage as Json).prompt_tokens, estimate(messages));
+    await postJson(emu, "/v1/chat/completions", { model: "qwen3:8b", messages });
     const [record] = emu.contextRecords;
-    assert.equal(record!.overflow, true);
-    assert.equal(record!.truncated, false);
-    assert.equal(record!.contextLength, 4096);
+    assert.equal(record!.contextLength, 40960);
+    assert.equal(record!.overflow, false);
+    assert.equal(emu.loadedModels().models[0]?.context_length, 40960);
   });
 });
 
@@ -239,6 +253,7 @@ Deno.test("real mode: /api/chat honours num_ctx, so a big enough window keeps ev
 Deno.test("/api/ps lists used models with context_length; keep_alive 0 and -1", async () => {
   await withEmulator({
     models: [{ name: "qwen3:8b" }, { name: "llama3.2:3b" }, { name: "glm-5:cloud" }],
+    defaultContextLength: 4096,
   }, async (emu) => {
     const ps = async () =>
       (await (await fetch(emu.url + "/api/ps")).json() as { models: Json[] }).models;

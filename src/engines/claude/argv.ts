@@ -12,8 +12,17 @@ import type { TurnSpec } from "../types.ts";
  * any sandbox, and not the user file in our CLAUDE_CONFIG_DIR either. The pinned
  * `--settings` are the only settings a delegate runs with. This also leaves out the
  * project's CLAUDE.md, skills and agents, which Claude Code loads with the project source.
+ *
+ * `--tools` names the built-in tools the model is shown (see `delegateTools`). Without it
+ * Claude Code sends its whole set (Agent, Skill, Workflow, ScheduleWakeup...), which a delegate
+ * does not need and which more than doubles every request: a local model reads all of it on
+ * every turn.
  */
-export function claudeArgs(spec: TurnSpec, pinnedSettings: string): string[] {
+export function claudeArgs(
+  spec: TurnSpec,
+  pinnedSettings: string,
+  tools: readonly string[],
+): string[] {
   const o = spec.options;
   const args = [
     "-p",
@@ -24,6 +33,8 @@ export function claudeArgs(spec: TurnSpec, pinnedSettings: string): string[] {
     `--model=${spec.model}`,
     `--permission-mode=${o.permissionMode}`,
     `--settings=${pinnedSettings}`,
+    // An empty value is Claude Code's "no built-in tools"; "default" would mean all of them.
+    `--tools=${tools.join(",")}`,
     spec.resume ? `--resume=${spec.sessionId}` : `--session-id=${spec.sessionId}`,
   ];
   for (const rule of o.allowedTools ?? []) args.push(`--allowed-tools=${rule}`);
@@ -34,4 +45,62 @@ export function claudeArgs(spec: TurnSpec, pinnedSettings: string): string[] {
   if (o.maxTurns !== undefined) args.push(`--max-turns=${o.maxTurns}`);
   for (const dir of o.addDirs) args.push(`--add-dir=${dir}`);
   return args;
+}
+
+/**
+ * The tool names of permission rules as Claude Code reads them: a rule is `Name` or
+ * `Name(specifier)`, and one argument may hold several rules separated by commas or spaces
+ * outside parentheses (`"Bash(git *) Edit"`).
+ */
+export function ruleToolNames(rules: readonly string[]): { name: string; whole: boolean }[] {
+  const out: { name: string; whole: boolean }[] = [];
+  for (const rule of rules) {
+    let depth = 0;
+    let start = 0;
+    const pieces: string[] = [];
+    for (let i = 0; i <= rule.length; i++) {
+      const c = rule[i];
+      if (c === "(") depth++;
+      else if (c === ")") depth = Math.max(0, depth - 1);
+      else if (i === rule.length || (depth === 0 && (c === "," || /\s/.test(c!)))) {
+        pieces.push(rule.slice(start, i));
+        start = i + 1;
+      }
+    }
+    for (const piece of pieces.map((p) => p.trim()).filter((p) => p !== "")) {
+      const paren = piece.indexOf("(");
+      const name = (paren === -1 ? piece : piece.slice(0, paren)).trim();
+      if (name !== "") out.push({ name, whole: paren === -1 });
+    }
+  }
+  return out;
+}
+
+/**
+ * The built-in tools a delegate is shown (`--tools`): the configured set (`claudeTools`), kept
+ * to the tools a call's `allowed_tools` names when it gives that list (the names of its rules:
+ * `Bash(git *)` keeps Bash), and without tools that `disallowed_tools` denies as a whole. A call
+ * can only narrow the set: a name that is not configured is never added, because the user
+ * chose which tools delegates may have at all. Rules with a specifier stay permission rules
+ * (`--allowed-tools`/`--disallowed-tools`); Claude Code itself also leaves a wholly denied
+ * tool out of its requests.
+ */
+export function delegateTools(
+  configured: readonly string[],
+  allowedTools: readonly string[] | undefined,
+  disallowedTools: readonly string[] | undefined,
+): string[] {
+  const allowed = allowedTools === undefined
+    ? undefined
+    : new Set(ruleToolNames(allowedTools).map((r) => r.name));
+  const denied = new Set(
+    ruleToolNames(disallowedTools ?? []).filter((r) => r.whole).map((r) => r.name),
+  );
+  const out: string[] = [];
+  for (const name of configured) {
+    if (out.includes(name) || denied.has(name)) continue;
+    if (allowed !== undefined && !allowed.has(name)) continue;
+    out.push(name);
+  }
+  return out;
 }

@@ -16,7 +16,16 @@ import {
   type TurnSpec,
 } from "../types.ts";
 import { recentActivity, transcriptFacts } from "./transcript.ts";
-import { claudeArgs } from "./argv.ts";
+import { OllamaClient } from "../../backends/ollama.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../../settings/fields.ts";
+import { claudeArgs, delegateTools } from "./argv.ts";
+import {
+  estimatePromptTokens,
+  judgeTurn,
+  loadedContextOf,
+  refusalText,
+  skipsContextCheck,
+} from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
@@ -37,6 +46,8 @@ const STDERR_TAIL = 20_000;
  * exited: nothing a delegate started may outlive its turn.
  */
 const LEFTOVER_GRACE_MS = 1000;
+/** How long asking Ollama which models are loaded may hold up a turn's start or end. */
+const PS_TIMEOUT_MS = 3000;
 /** The environment entry that marks every process of a turn (see platform/posix/job_sweep.ts). */
 export const TURN_MARKER = "OLLAMA_DELEGATE_TURN";
 
@@ -63,6 +74,11 @@ export interface ClaudeEngineConfig {
    * the user chose, never a job's working directory. Defaults to the current directory.
    */
   serverCwd?: string;
+  /**
+   * The built-in tools delegates get (`--tools`); a call's allowed_tools narrows them.
+   * Defaults to DEFAULT_CLAUDE_TOOLS.
+   */
+  claudeTools?: readonly string[];
 }
 
 /** Runs turns as `claude -p` children pointed at Ollama. */
@@ -91,6 +107,21 @@ export class ClaudeEngine implements Engine {
       model,
       claudeConfigDir: this.config.claudeConfigDir,
     });
+  }
+
+  /**
+   * The context `/api/ps` shows `model` loaded with; undefined when it is not loaded, is a
+   * cloud model, or Ollama does not say (older versions, another server at baseUrl).
+   */
+  async #loadedContext(model: string): Promise<number | undefined> {
+    if (skipsContextCheck(model)) return undefined;
+    try {
+      const loaded = await new OllamaClient(this.config.baseUrl, PS_TIMEOUT_MS).ps();
+      return loadedContextOf(loaded, model);
+    } catch {
+      // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
+      return undefined;
+    }
   }
 
   /** Where `claudeBin` resolves for a child, or undefined when it cannot be found. */
@@ -133,9 +164,28 @@ export class ClaudeEngine implements Engine {
       protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
     });
     const prompt = await readFile(spec.promptPath);
+    const tools = delegateTools(
+      this.config.claudeTools ?? DEFAULT_CLAUDE_TOOLS,
+      spec.options.allowedTools,
+      spec.options.disallowedTools,
+    );
+    const estimate = estimatePromptTokens({
+      tools,
+      permissionMode: spec.options.permissionMode,
+      taskChars: new TextDecoder().decode(prompt).length,
+      appendChars: spec.options.appendSystemPrompt?.length ?? 0,
+      sandbox: sandbox !== undefined,
+    });
+    const refusal = refusalText({
+      model: spec.model,
+      loadedContext: await this.#loadedContext(spec.model),
+      estimate,
+    });
+    if (refusal) return finished(refusal);
     const args = claudeArgs(
       spec,
       pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules),
+      tools,
     );
     let child: SpawnedProcess;
     try {
@@ -204,7 +254,14 @@ export class ClaudeEngine implements Engine {
       await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
       await streamFile.close();
       await stderrFile.close();
-      return outcomeOf(result, status.code, status.signal, stderrTail);
+      const outcome = outcomeOf(result, status.code, status.signal, stderrTail);
+      const verdict = outcome.usage && judgeTurn({
+        model: spec.model,
+        estimate,
+        usage: outcome.usage,
+        loadedContext: await this.#loadedContext(spec.model),
+      });
+      return verdict ? judged(outcome, verdict, sink) : outcome;
     })();
     return {
       done,
@@ -215,6 +272,27 @@ export class ClaudeEngine implements Engine {
       },
     };
   }
+}
+
+/**
+ * A turn whose prompts Ollama cut fails: the model answered without all of its instructions,
+ * tools or task, so its answer is no result. What it said stays as partial output beside the
+ * warning. A turn whose requests only reached the loaded context keeps its state, with the
+ * warning beside it.
+ */
+function judged(
+  outcome: TurnOutcome,
+  verdict: NonNullable<ReturnType<typeof judgeTurn>>,
+  sink: TurnSink,
+): TurnOutcome {
+  sink.warning?.(verdict.warning);
+  if (verdict.kind !== "cut" || !outcome.ok) return outcome;
+  return {
+    ...outcome,
+    ok: false,
+    errorText: "context_overflow: Ollama cut this job's prompt to fit the model's context " +
+      "(see the warning); what the model answered was written without the whole of it",
+  };
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
-import { claudeArgs } from "../../../src/engines/claude/argv.ts";
+import { claudeArgs, delegateTools, ruleToolNames } from "../../../src/engines/claude/argv.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../../../src/settings/fields.ts";
 import type { TurnOptions, TurnSpec } from "../../../src/engines/types.ts";
 
 const SID = "0b6f7a4e-3c2d-4e5f-8a9b-1c2d3e4f5a6b";
 const SETTINGS = '{"model":"qwen3-coder","env":{}}';
+const TOOLS = ["Bash", "Read", "Edit", "Write", "Glob", "Grep"];
 
 function spec(options: Partial<TurnOptions> = {}, over: Partial<TurnSpec> = {}): TurnSpec {
   return {
@@ -29,14 +31,15 @@ const FIXED = [
   "--model=qwen3-coder",
   "--permission-mode=acceptEdits",
   `--settings=${SETTINGS}`,
+  "--tools=Bash,Read,Edit,Write,Glob,Grep",
 ];
 
 Deno.test("argv: a new session gets the fixed flags and --session-id, nothing else", () => {
-  assert.deepEqual(claudeArgs(spec(), SETTINGS), [...FIXED, `--session-id=${SID}`]);
+  assert.deepEqual(claudeArgs(spec(), SETTINGS, TOOLS), [...FIXED, `--session-id=${SID}`]);
 });
 
 Deno.test("argv: a resumed session gets --resume and no --session-id", () => {
-  const args = claudeArgs(spec({}, { resume: true, turn: 2 }), SETTINGS);
+  const args = claudeArgs(spec({}, { resume: true, turn: 2 }), SETTINGS, TOOLS);
   assert.deepEqual(args, [...FIXED, `--resume=${SID}`]);
   assert.equal(args.some((a) => a.startsWith("--session-id")), false);
 });
@@ -45,6 +48,7 @@ Deno.test("argv: model and permission mode come from the spec", () => {
   const args = claudeArgs(
     spec({ permissionMode: "plan" }, { model: "gpt-oss:120b-cloud" }),
     SETTINGS,
+    TOOLS,
   );
   assert.equal(args[5], "--model=gpt-oss:120b-cloud");
   assert.equal(args[6], "--permission-mode=plan");
@@ -60,6 +64,7 @@ Deno.test("argv: every rule, dir and option is its own --flag=value, in order", 
       addDirs: ["/data/a", "/data/b c"],
     }),
     SETTINGS,
+    TOOLS,
   );
   assert.deepEqual(args, [
     ...FIXED,
@@ -76,7 +81,7 @@ Deno.test("argv: every rule, dir and option is its own --flag=value, in order", 
 });
 
 Deno.test("argv: empty append_system_prompt and absent max_turns add no flags", () => {
-  const args = claudeArgs(spec({ appendSystemPrompt: "", allowedTools: [] }), SETTINGS);
+  const args = claudeArgs(spec({ appendSystemPrompt: "", allowedTools: [] }), SETTINGS, TOOLS);
   assert.deepEqual(args, [...FIXED, `--session-id=${SID}`]);
 });
 
@@ -88,6 +93,7 @@ Deno.test("argv: a value starting with '-' stays attached to its flag", () => {
       addDirs: ["-rf"],
     }),
     SETTINGS,
+    TOOLS,
   );
   assert.ok(args.includes("--allowed-tools=--dangerously-skip-permissions"));
   assert.ok(args.includes("--append-system-prompt=-p ignore everything"));
@@ -99,11 +105,65 @@ Deno.test("argv: a value starting with '-' stays attached to its flag", () => {
 });
 
 Deno.test("argv: the prompt never appears (it travels on stdin)", () => {
-  const args = claudeArgs(spec({ appendSystemPrompt: "sys" }), SETTINGS);
+  const args = claudeArgs(spec({ appendSystemPrompt: "sys" }), SETTINGS, TOOLS);
   for (const a of args) {
     assert.equal(a.includes("prompt.txt"), false, a);
     assert.equal(a.includes("/state/job"), false, a);
   }
   // Every element is a flag: no positional argument could carry a prompt.
   assert.ok(args.every((a) => a.startsWith("-")), JSON.stringify(args));
+});
+
+Deno.test("argv: no tools is an empty --tools (Claude Code's none), never a missing flag", () => {
+  const args = claudeArgs(spec(), SETTINGS, []);
+  assert.ok(args.includes("--tools="), JSON.stringify(args));
+  assert.equal(args.filter((a) => a.startsWith("--tools")).length, 1);
+});
+
+Deno.test("tools: the configured set by default, in its order", () => {
+  assert.deepEqual(delegateTools(DEFAULT_CLAUDE_TOOLS, undefined, undefined), TOOLS);
+  assert.deepEqual(delegateTools(["Read", "Bash", "Read"], undefined, []), ["Read", "Bash"]);
+});
+
+Deno.test("tools: allowed_tools narrows to the names of its rules", () => {
+  assert.deepEqual(delegateTools(TOOLS, ["Bash(git *)", "Read"], undefined), ["Bash", "Read"]);
+  assert.deepEqual(delegateTools(TOOLS, ["Read(src/**)", "Grep"], undefined), ["Read", "Grep"]);
+  // One argument can hold several rules, as Claude Code splits it.
+  assert.deepEqual(delegateTools(TOOLS, ["Bash(git log *) Edit,Glob"], undefined), [
+    "Bash",
+    "Edit",
+    "Glob",
+  ]);
+  // An empty list allows no tool, as on the native engine.
+  assert.deepEqual(delegateTools(TOOLS, [], undefined), []);
+});
+
+Deno.test("tools: allowed_tools never widens the configured set", () => {
+  assert.deepEqual(delegateTools(TOOLS, ["WebFetch", "Agent", "Read"], undefined), ["Read"]);
+  assert.deepEqual(delegateTools(["Read"], ["Bash", "Bash(rm *)"], undefined), []);
+  assert.deepEqual(delegateTools(TOOLS, ["mcp__github__create_issue"], undefined), []);
+  // Names are Claude Code's, case and all.
+  assert.deepEqual(delegateTools(TOOLS, ["bash", "READ"], undefined), []);
+});
+
+Deno.test("tools: a whole-tool denial removes the tool; a rule with a specifier does not", () => {
+  assert.deepEqual(delegateTools(TOOLS, undefined, ["Write", "Edit"]), [
+    "Bash",
+    "Read",
+    "Glob",
+    "Grep",
+  ]);
+  assert.deepEqual(delegateTools(TOOLS, undefined, ["Bash(rm *)", "Read(.env)"]), TOOLS);
+  assert.deepEqual(delegateTools(TOOLS, ["Bash", "Read"], ["Bash"]), ["Read"]);
+});
+
+Deno.test("rule names: parentheses keep their separators", () => {
+  assert.deepEqual(ruleToolNames(["Bash(git commit -m a,b)", " Read ", ""]), [
+    { name: "Bash", whole: false },
+    { name: "Read", whole: true },
+  ]);
+  assert.deepEqual(ruleToolNames(["Edit Write(docs/**)"]), [
+    { name: "Edit", whole: true },
+    { name: "Write", whole: false },
+  ]);
 });

@@ -1,0 +1,210 @@
+/**
+ * Whether a claude delegate's requests fit the context Ollama runs the model with.
+ *
+ * Ollama silently drops what does not fit its loaded context, from the front, and the
+ * Anthropic-compatible `/v1/messages` that Claude Code talks to cannot ask for a larger one
+ * (only `options.num_ctx` on Ollama's native API can). Claude Code's system prompt and tool
+ * definitions come first in every request, so a small context loses them and often the task
+ * too, while the job still ends "successfully". Before a turn, a model that `/api/ps` shows
+ * loaded with too small a context is refused; after it, the input tokens Ollama reported are
+ * compared with what was sent.
+ */
+import { canonicalModelName, hasCloudSuffix, sameModel } from "../../models/names.ts";
+import type { PermissionMode } from "../../settings/fields.ts";
+import type { Usage } from "../types.ts";
+
+/**
+ * Prompt tokens (chars/4 of the system prompt, messages and tool definitions: the part Ollama
+ * renders into the model's prompt) of the first request Claude Code 2.1.332 sends, measured
+ * with `deno run -A bench/first_request_bench.ts --table` against the Ollama emulator. Update
+ * them with that command when the pinned Claude Code changes.
+ */
+export const CLAUDE_PROMPT_TOKENS = {
+  /** System prompt and reminders with no tools (`--tools=`), and a task of a few words. */
+  base: 2_099,
+  /** Sent with any tool: the DeferredToolPlaceholder entry and the list's brackets. */
+  anyTool: 52,
+  /** Per built-in tool: its definition (Bash also brings a reminder of its own). */
+  tools: {
+    Bash: 1_136,
+    Read: 480,
+    Edit: 241,
+    Write: 160,
+    Glob: 183,
+    Grep: 806,
+    Agent: 1_311,
+    ListAgents: 491,
+    ReportFindings: 605,
+    ScheduleWakeup: 1_222,
+    Skill: 451,
+    ToolSearch: 357,
+    Workflow: 1_422,
+    NotebookEdit: 406,
+    WebFetch: 270,
+    WebSearch: 216,
+  } as Readonly<Record<string, number>>,
+  /** A tool this table does not know (it may not exist at all: Claude Code skips those). */
+  unknownTool: 500,
+  /** `--tools=default`: Claude Code's whole set, with its agent and skill listings. */
+  defaultSet: 12_166,
+  /** Plan mode adds its instructions as a reminder. */
+  planMode: 1_244,
+  /**
+   * Claude Code's sandbox on (Linux with bubblewrap): a system message describing it, with up
+   * to 50 of its paths per list, and a longer Bash description.
+   */
+  sandbox: 1_940,
+} as const;
+
+/**
+ * Headroom over the measured size: Claude Code's reminders grow with the working directory and
+ * date, tokenizers count JSON differently from chars/4, and the model needs room to answer.
+ */
+export const PROMPT_MARGIN = 0.1;
+
+/**
+ * Below this share of the estimate, what Ollama reports reading cannot be the whole request:
+ * every request repeats the system prompt, the tools and the task. When Ollama cuts a prompt
+ * whose system part alone does not fit, it keeps about half its context of the tail.
+ */
+export const CUT_BELOW_SHARE = 0.5;
+
+/** Requests this close to the loaded context were probably shortened to fit it. */
+export const NEAR_FULL_SHARE = 0.97;
+
+/** The context suggested in the fixes; Ollama's docs recommend 64000 for coding agents. */
+export const SUGGESTED_MIN_CONTEXT = 32_768;
+
+const chars4 = (chars: number) => Math.ceil(chars / 4);
+
+/** The prompt tokens of one request: what the first request of a turn carries, at least. */
+export function estimatePromptTokens(input: {
+  tools: readonly string[];
+  permissionMode: PermissionMode;
+  taskChars: number;
+  appendChars?: number;
+  /** Claude Code's sandbox confines Bash in this turn. */
+  sandbox?: boolean;
+}): number {
+  const t = CLAUDE_PROMPT_TOKENS;
+  let tokens = t.base + chars4(input.taskChars) + chars4(input.appendChars ?? 0);
+  if (input.tools.includes("default")) tokens = Math.max(tokens - t.base, 0) + t.defaultSet;
+  else if (input.tools.length > 0) {
+    tokens += t.anyTool;
+    for (const name of input.tools) tokens += t.tools[name] ?? t.unknownTool;
+  }
+  if (input.permissionMode === "plan") tokens += t.planMode;
+  if (input.sandbox) tokens += t.sandbox;
+  return tokens;
+}
+
+/** The context a request needs: the estimate with headroom. */
+export function requiredContext(estimate: number): number {
+  return Math.ceil(estimate * (1 + PROMPT_MARGIN));
+}
+
+/** A context to suggest: a power of two that holds the request, at least 32k. */
+export function suggestedContext(required: number): number {
+  let n = SUGGESTED_MIN_CONTEXT;
+  while (n < required) n *= 2;
+  return n;
+}
+
+/** Cloud models run on ollama.com with their full context: nothing to check. */
+export function skipsContextCheck(model: string): boolean {
+  return hasCloudSuffix(model);
+}
+
+/** The context `/api/ps` shows `model` loaded with, when it is loaded and says. */
+export function loadedContextOf(
+  loaded: readonly { name: string; contextLength?: number }[],
+  model: string,
+): number | undefined {
+  return loaded.find((m) => sameModel(m.name, model))?.contextLength;
+}
+
+const n = (v: number) => v.toLocaleString("en-US");
+
+/** The ways out, in the order a user tries them. */
+export function fixesText(model: string, required: number): string {
+  const ctx = suggestedContext(required);
+  const name = canonicalModelName(model);
+  return `Fix: restart Ollama with OLLAMA_CONTEXT_LENGTH=${ctx} in its environment (Ollama ` +
+    `recommends at least 64000 for coding agents); or give the model its own context with ` +
+    `ollama-delegate models derive ${name} --ctx ${ctx} and delegate to the derived model; ` +
+    `or run the task with engine: "native", which sets the context on every request`;
+}
+
+/** Why a turn is refused before it starts, or undefined when it may run. */
+export function refusalText(input: {
+  model: string;
+  loadedContext: number | undefined;
+  estimate: number;
+}): string | undefined {
+  if (input.loadedContext === undefined || skipsContextCheck(input.model)) return undefined;
+  const required = requiredContext(input.estimate);
+  if (input.loadedContext >= required) return undefined;
+  return `context_overflow: Cannot start the claude engine with ${input.model}: Ollama has it ` +
+    `loaded with a context of ${n(input.loadedContext)} tokens, and every request Claude Code ` +
+    `sends is about ${n(input.estimate)} tokens (its system prompt, tool definitions and this ` +
+    `task; ${n(required)} with room to answer). Ollama would silently cut the start of every ` +
+    `request, the instructions and the task included. ${fixesText(input.model, required)}`;
+}
+
+/** What the numbers after a turn say about its prompts. */
+export type TurnContextVerdict =
+  /** Ollama read less than every request carries: the prompts were cut. */
+  | { kind: "cut"; warning: string }
+  /** Requests filled the loaded context: Ollama may have dropped older messages. */
+  | { kind: "full"; warning: string };
+
+/**
+ * Compares what Ollama reported reading with what was sent. `usage` is Claude Code's total
+ * over the turn's requests (`numTurns` of them); `loadedContext` is what `/api/ps` shows
+ * after the turn, when the model is still loaded. Ollama may count only the tokens it had to
+ * evaluate, leaving out a prefix it kept from the previous request, so a low report alone is
+ * trusted only when the loaded context does not hold the request anyway.
+ */
+export function judgeTurn(input: {
+  model: string;
+  estimate: number;
+  usage: Usage | undefined;
+  loadedContext: number | undefined;
+}): TurnContextVerdict | undefined {
+  const { usage, loadedContext, estimate } = input;
+  if (!usage || skipsContextCheck(input.model)) return undefined;
+  const reported = usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens;
+  const requests = Math.max(1, usage.numTurns);
+  if (reported <= 0) return undefined;
+  const perRequest = Math.round(reported / requests);
+  const required = requiredContext(estimate);
+  const fits = loadedContext !== undefined && loadedContext >= required;
+  const low = perRequest < estimate * CUT_BELOW_SHARE;
+  // Ollama never reports more than the context it ran with: more means nothing was cut (the
+  // model was reloaded with another context since, or the server does not cut).
+  const nearFull = loadedContext !== undefined && perRequest <= loadedContext &&
+    perRequest >= loadedContext * NEAR_FULL_SHARE;
+  const loadedText = loadedContext === undefined
+    ? ""
+    : `${input.model} is loaded with a context of ${n(loadedContext)} tokens; `;
+  const numbers = `Ollama reported reading about ${n(perRequest)} input tokens per request ` +
+    `(${n(reported)} over ${requests} request${requests === 1 ? "" : "s"}), and every request ` +
+    `of this engine is about ${n(estimate)} tokens`;
+  if (!fits && (low || nearFull)) {
+    return {
+      kind: "cut",
+      warning: `Ollama cut the prompt: ${loadedText}${numbers}. The model did not see all of ` +
+        `Claude Code's instructions, tools and the task, so its answer cannot be trusted. ` +
+        fixesText(input.model, required),
+    };
+  }
+  if (fits && nearFull) {
+    return {
+      kind: "full",
+      warning: `The prompt may have been cut: ${loadedText}${numbers}, and requests reached ` +
+        `the loaded context, where Ollama drops the oldest messages (the task among them). ` +
+        fixesText(input.model, Math.max(required, loadedContext * 2)),
+    };
+  }
+  return undefined;
+}
