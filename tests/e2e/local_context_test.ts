@@ -227,3 +227,28 @@ Deno.test("local context: effort goes out as think to a thinking model, not to o
     await emu.close();
   }
 });
+
+Deno.test("local context: a model already loaded with a larger context is used as it is, without a reload", async () => {
+  const emu = await startOllamaEmulator({ contextMode: "real" });
+  const server = await startServer({ baseUrl: emu.url });
+  try {
+    // Loaded by someone else (another client, the user) with 32k: an empty chat only loads it.
+    const load = await fetch(`${emu.url}/api/chat`, {
+      method: "POST",
+      body: JSON.stringify({ model: "qwen3:8b", messages: [], options: { num_ctx: 32768 } }),
+    });
+    assert.equal((await load.json()).done_reason, "load");
+    const reply = await server.call("delegate_start", {
+      ...native,
+      prompt: "@reply small job\ndo it",
+      cwd: tempDir("od-ctx-"),
+    }, callTimeout);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(numCtxOf(emu.nativeChatRequests().at(-1)!.json), 32768);
+    assert.equal(emu.loadCount("qwen3:8b"), 1);
+    assert.equal(emu.reloadCount("qwen3:8b"), 0);
+  } finally {
+    await server.close();
+    await emu.close();
+  }
+});

@@ -172,6 +172,11 @@ export interface ContextFitterOptions {
   /** Ollama's native API: choose `numCtx` per request. */
   sizeContext: boolean;
   /**
+   * The context the model is loaded with now (`/api/ps`): kept while it holds the request, so
+   * that a job does not reload a model that another job or the user loaded with more.
+   */
+  loadedContext?: number;
+  /**
    * Called when messages were shortened for a request: how many messages were shortened for
    * the first time, and a line for the transcript that says what.
    */
@@ -197,9 +202,11 @@ export class ContextFitter {
   #stubs = new Set<number>();
   #bucket = 0;
 
-  constructor(readonly options: ContextFitterOptions) {}
+  constructor(readonly options: ContextFitterOptions) {
+    this.#bucket = options.loadedContext ?? 0;
+  }
 
-  /** The context asked of Ollama so far; 0 before the first request. */
+  /** The context asked of Ollama so far (the loaded one, or 0, before the first request). */
   get bucket(): number {
     return this.#bucket;
   }

@@ -186,11 +186,18 @@ export class NativeEngine implements Engine {
     };
     let client: ChatBackend;
     let model: { contextLength?: number; capabilities?: string[] } | undefined;
+    let loadedContext: number | undefined;
     if (backend.kind === "ollama") {
       const keepAlive = this.config.keepAlive;
       client = new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
+      const ollama = new OllamaClient(backend.url);
       // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
-      model = await new OllamaClient(backend.url).show(spec.model).catch(() => undefined);
+      [model, loadedContext] = await Promise.all([
+        ollama.show(spec.model).catch(() => undefined),
+        ollama.ps()
+          .then((loaded) => loaded.find((m) => sameModel(m.name, spec.model))?.contextLength)
+          .catch(() => undefined),
+      ]);
     } else {
       const openai = new ChatClient(common);
       client = openai;
@@ -261,6 +268,7 @@ export class NativeEngine implements Engine {
     const fitter = new ContextFitter({
       cap,
       sizeContext: backend.kind === "ollama",
+      ...(loadedContext !== undefined ? { loadedContext } : {}),
       onShortened: (count, note) => {
         transcript.push({ kind: "text", text: note });
         sink.activity({ kind: "text", text: note });
@@ -359,6 +367,12 @@ export class NativeEngine implements Engine {
       sessionCreated: started,
     };
   }
+}
+
+/** Ollama names a model without a tag as `:latest`. */
+function sameModel(a: string, b: string): boolean {
+  const full = (name: string) => (/:[^/]*$/.test(name) ? name : `${name}:latest`);
+  return full(a) === full(b);
 }
 
 /**

@@ -225,3 +225,12 @@ Deno.test("fit: stubbing makes room for several requests at once, so rewrites ar
   // conversation (and lose the server's cached prefix) on 13 requests.
   assert.ok(notes.length > 0 && notes.length <= 5, `${notes.length} rewrites`);
 });
+
+Deno.test("fit: the context the model is loaded with is kept while it holds the request", () => {
+  const loaded = (loadedContext: number, cap = 131072) =>
+    new ContextFitter({ cap: { tokens: cap, source: "model" }, sizeContext: true, loadedContext })
+      .fit(ask(conversation(1, 100))).numCtx;
+  assert.equal(loaded(32768), 32768, "no reload for a model loaded with more");
+  assert.equal(loaded(4096), 16384, "a context too small for the request grows");
+  assert.equal(loaded(65536, 32768), 32768, "never past the cap");
+});
