@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
-import { elapsedMs } from "../server/render.ts";
+import { elapsedMs, turnsText } from "../server/render.ts";
 import { jobTokensText } from "../server/usage_tool.ts";
 import type { Price } from "../settings/fields.ts";
 import {
@@ -82,7 +82,7 @@ export function recordLines(
     ["elapsed", humanDuration(elapsedMs(r, now))],
   ];
   if (r.usage) {
-    rows.push(["tokens", `${jobTokensText(r)}  (${r.usage.numTurns} turns)`]);
+    rows.push(["tokens", `${jobTokensText(r)}  (${turnsText(r.usage.numTurns)})`]);
   }
   rows.push(["cost", costLine(r, pricing)]);
   rows.push(["tool calls", String(r.toolCalls)]);

@@ -39,7 +39,7 @@ export function summary(view: JobView, now = Date.now()): string {
     lines.push(line(
       "tokens:",
       `in ${r.usage.inputTokens} / out ${r.usage.outputTokens}` +
-        (cache > 0 ? ` / cache ${cache}` : "") + `  (${r.usage.numTurns} turns)`,
+        (cache > 0 ? ` / cache ${cache}` : "") + `  (${turnsText(r.usage.numTurns)})`,
     ));
   }
   if (isTerminal(r.state)) {
@@ -170,8 +170,15 @@ export function outputBody(
     `delegate_transcript({ job_id: "${jobId}" })]`;
 }
 
+/** `1 turn`, `4 turns`. */
+export function turnsText(n: number): string {
+  return `${n} turn${n === 1 ? "" : "s"}`;
+}
+
+/** What to do about a job still running: wait on it, not poll in a tight loop. */
 export function pollHint(id: string): string {
-  return `Still running. Poll with delegate_status({ job_id: "${id}" }).`;
+  return `Still running. Wait for it with delegate_status({ job_id: "${id}", wait_seconds: 60 }) ` +
+    "(up to 600) rather than polling in a loop.";
 }
 
 export function followupHint(id: string): string {

@@ -99,7 +99,7 @@ Deno.test("summary: cache tokens are shown only when there are some", () => {
     numTurns: 1,
     durationMs: 5,
   };
-  assert.ok(lines(view({ usage })).includes("tokens:     in 1 / out 2 / cache 42  (1 turns)"));
+  assert.ok(lines(view({ usage })).includes("tokens:     in 1 / out 2 / cache 42  (1 turn)"));
 });
 
 Deno.test("summary: the unverified note only on completed jobs with 0 tool calls", () => {
@@ -215,7 +215,11 @@ Deno.test("activityLines: only the last `limit` entries", () => {
 });
 
 Deno.test("hints name the job", () => {
-  assert.equal(pollHint(JOB), `Still running. Poll with delegate_status({ job_id: "${JOB}" }).`);
+  assert.equal(
+    pollHint(JOB),
+    `Still running. Wait for it with delegate_status({ job_id: "${JOB}", wait_seconds: 60 }) ` +
+      "(up to 600) rather than polling in a loop.",
+  );
   assert.equal(
     followupHint(JOB),
     `Continue this conversation with delegate_followup({ job_id: "${JOB}", prompt: "..." }).`,
@@ -268,4 +272,16 @@ Deno.test("commandsText: masked failures beside the real exit codes", () => {
   // The summary line carries it.
   const text = lines(view({ commands: [run("false; true", 0, [["false", 1]])] }));
   assert.ok(text.includes("commands:   1 run, 1 masked failure (exit 1: false)"), text.join("\n"));
+});
+
+Deno.test("summary: one turn is a turn, not '1 turns'", () => {
+  const usage = {
+    inputTokens: 10,
+    outputTokens: 2,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+    numTurns: 1,
+    durationMs: 5,
+  };
+  assert.ok(lines(view({ usage })).includes("tokens:     in 10 / out 2  (1 turn)"));
 });
