@@ -36,6 +36,8 @@ const BASH = "/bin/bash";
  * command); the only DEBUG run in them is then harmless.
  */
 function prelude(marker: string, pipes: boolean): string {
+  // Written for bash 3.2 as well (macOS's /bin/bash, used when the sandbox is off there): no
+  // negative array subscripts, no `${var@Q}`.
   const lines = [
     `__od_n=${marker} __od_m=() __od_k=0 __od_e= __od_l= __od_r=() __od_u= __od_p=()`,
     // Notes one failure; the rest past MAX_MASKED are only counted. `__od_e` names the failure
@@ -62,7 +64,7 @@ function prelude(marker: string, pipes: boolean): string {
     // At exit: the failure that set the exit code is not masked, it is the exit code.
     `__od_end() { __od_p=("\${PIPESTATUS[@]}"); ` +
     `if (( $1 != 0 )) && [[ -n $__od_e && $__od_e == "$1 $2" ]]; then ` +
-    `if (( __od_k > 0 )); then __od_k=$((__od_k - 1)); else unset '__od_m[-1]'; fi; fi; ` +
+    `if (( __od_k > 0 )); then __od_k=$((__od_k - 1)); else unset "__od_m[\${#__od_m[@]} - 1]"; fi; fi; ` +
     (pipes ? `__od_pipe; ` : "") +
     `local x; for x in "\${__od_m[@]}"; do printf '\\n%s %s' "$__od_n" "$x" >&2; done; ` +
     `(( __od_k > 0 )) && printf '\\n%s + %s' "$__od_n" "$__od_k" >&2; :; }`,
