@@ -20,40 +20,43 @@ import type { Usage } from "../types.ts";
  * them with that command when the pinned Claude Code changes.
  */
 export const CLAUDE_PROMPT_TOKENS = {
-  /** System prompt and reminders with no tools (`--tools=`), and a task of a few words. */
+  /** System prompt and reminders with no tools (`--tools=`), without the task. */
   base: 2_099,
   /** Sent with any tool: the DeferredToolPlaceholder entry and the list's brackets. */
-  anyTool: 52,
-  /** Per built-in tool: its definition (Bash also brings a reminder of its own). */
+  anyTool: 51,
+  /**
+   * Per built-in tool: its definition and the reminders it brings (Bash its git attribution,
+   * Skill and Agent their listings, Workflow its catalogue).
+   */
   tools: {
-    Bash: 1_136,
+    Bash: 1_132,
     Read: 480,
-    Edit: 241,
+    Edit: 242,
     Write: 160,
     Glob: 183,
-    Grep: 806,
-    Agent: 1_311,
-    ListAgents: 491,
+    Grep: 807,
+    Agent: 1_684,
+    ListAgents: 350,
     ReportFindings: 605,
     ScheduleWakeup: 1_222,
-    Skill: 451,
-    ToolSearch: 357,
-    Workflow: 1_422,
+    Skill: 2_086,
+    ToolSearch: 0,
+    Workflow: 5_685,
     NotebookEdit: 406,
-    WebFetch: 270,
+    WebFetch: 271,
     WebSearch: 216,
   } as Readonly<Record<string, number>>,
   /** A tool this table does not know (it may not exist at all: Claude Code skips those). */
   unknownTool: 500,
   /** `--tools=default`: Claude Code's whole set, with its agent and skill listings. */
-  defaultSet: 12_166,
+  defaultSet: 12_169,
   /** Plan mode adds its instructions as a reminder. */
-  planMode: 1_244,
+  planMode: 1_246,
   /**
    * Claude Code's sandbox on (Linux with bubblewrap): a system message describing it, with up
    * to 50 of its paths per list, and a longer Bash description.
    */
-  sandbox: 1_940,
+  sandbox: 1_950,
 } as const;
 
 /**
