@@ -19,6 +19,7 @@ import {
   stateDirCheck,
 } from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
+import { engineNeed } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
 import { renderProbeJson, renderProbeText } from "./probe_render.ts";
@@ -73,7 +74,7 @@ export async function runDoctor(
   const s = resolved.settings;
   const [claude, ollama, sandbox, backends] = await Promise.all([
     claudeCheck(resolved, env, cwd),
-    ollamaChecks(s),
+    ollamaChecks(s, engineNeed(s.defaultEngine, s, env)),
     sandboxCheck(s.sandbox),
     backendChecks(s.backends, env),
   ]);
@@ -169,7 +170,7 @@ export async function doctorMain(argv: string[]): Promise<number> {
       }
     }
     const settings = loadSettings({ env, cwd: process.cwd() }).settings;
-    const probe = await runProbe(settings, positionals, timeout);
+    const probe = await runProbe(settings, positionals, { timeoutSeconds: timeout, env });
     console.log(values.json ? renderProbeJson(probe) : renderProbeText(probe));
     return probe.ok ? 0 : 1;
   }

@@ -4,7 +4,7 @@ import { errorMessage } from "../errors.ts";
 import { isCloud, ModelCatalog } from "../models/catalog.ts";
 import { sameModel } from "../models/names.ts";
 import { RetiredModels } from "../models/retired.ts";
-import { enginePromptTokens, OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
+import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Settings } from "../settings/fields.ts";
 import {
   type Check,
@@ -15,6 +15,7 @@ import {
   RAISE_CONTEXT_HINT,
   withoutAdvice,
 } from "./doctor_check.ts";
+import type { EngineNeed } from "./engine_prompt.ts";
 import { effectiveContext, loadedContexts, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 
@@ -40,7 +41,7 @@ interface ModelRow {
 }
 
 /** Every Ollama check, in report order; the model checks only when Ollama answers. */
-export async function ollamaChecks(s: Settings): Promise<Check[]> {
+export async function ollamaChecks(s: Settings, need: EngineNeed): Promise<Check[]> {
   const client = new OllamaClient(s.baseUrl, HTTP_TIMEOUT_MS);
   let version: string;
   let models: OllamaModel[];
@@ -96,7 +97,7 @@ export async function ollamaChecks(s: Settings): Promise<Check[]> {
       details: { model: s.defaultModel || null },
     });
   }
-  if (model) out.push(await contextCheck(s, model, models));
+  if (model) out.push(await contextCheck(s, need, model, models));
   out.push(retiredCheck(rows, s, retired));
   return out;
 }
@@ -174,6 +175,7 @@ function modelsCheck(rows: ModelRow[]): Check {
  */
 async function contextCheck(
   s: Settings,
+  need: EngineNeed,
   model: string,
   models: OllamaModel[],
 ): Promise<Check> {
@@ -203,14 +205,14 @@ async function contextCheck(
     ...(loaded !== undefined ? { loaded } : {}),
     cloud,
   });
-  const engine = s.defaultEngine;
-  const prompt = enginePromptTokens(engine, s.claudeTools);
+  const { engine, promptTokens: prompt, requiredContext: required } = need;
   const details = {
     model,
     cloud,
     needed: NEEDED_CONTEXT,
     engine,
     enginePromptTokens: prompt,
+    engineRequiredContext: required,
     contextSource: context.source,
     ...(maxContext !== undefined ? { modelContextLength: maxContext } : {}),
     ...(numCtx !== undefined ? { numCtx } : {}),
@@ -234,18 +236,21 @@ async function contextCheck(
     details,
   });
   const engineText = `the ${engine} engine's prompt (about ${prompt} tokens per request)`;
-  if (maxContext !== undefined && maxContext < prompt) {
+  const claudeText = `the ${required} tokens the claude engine needs (its prompt is about ` +
+    `${prompt} tokens per request, plus room to answer)`;
+  if (maxContext !== undefined && maxContext < required) {
     return warn(
-      `"${model}" supports a context of ${maxContext} tokens, less than ${engineText}`,
+      `"${model}" supports a context of ${maxContext} tokens, less than ` +
+        (engine === "claude" ? claudeText : engineText),
       PICK_LONGER_HINT,
     );
   }
   if (!cloud && engine === "claude" && context.effective !== undefined) {
-    if (context.effective < prompt) {
+    if (context.effective < required) {
       return warn(
         `"${model}" runs with a context of ${context.effective} tokens ` +
-          `(${sourceText(context)}), less than ${engineText}: Ollama would cut Claude Code's ` +
-          `own instructions from every request`,
+          `(${sourceText(context)}), less than ${claudeText}: the claude engine refuses it ` +
+          `while it is loaded so, since Ollama would cut Claude Code's own instructions`,
       );
     }
   }

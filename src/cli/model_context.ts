@@ -5,9 +5,9 @@
  * two server-side values are not in its API; `/api/ps` shows what a loaded model got.
  * Cloud models always run with their full context on ollama.com.
  */
-import type { OllamaClient } from "../backends/ollama.ts";
+import { type LoadedModel, OllamaClient } from "../backends/ollama.ts";
 import { sameModel } from "../models/names.ts";
-import { fetchJson, isObject } from "./doctor_check.ts";
+import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 
 export interface ModelContext {
   /** The model's maximum (`<arch>.context_length` from /api/show). */
@@ -22,22 +22,8 @@ export interface ModelContext {
 }
 
 /** Loaded models and their contexts, from /api/ps (newer Ollama); empty when it fails. */
-export async function loadedContexts(
-  baseUrl: string,
-): Promise<Array<{ name: string; contextLength?: number }>> {
-  const ps = await fetchJson(`${baseUrl}/api/ps`);
-  if (!ps.ok || !isObject(ps.body) || !Array.isArray(ps.body.models)) return [];
-  const out: Array<{ name: string; contextLength?: number }> = [];
-  for (const m of ps.body.models) {
-    if (!isObject(m)) continue;
-    const name = typeof m.name === "string" ? m.name : typeof m.model === "string" ? m.model : "";
-    if (!name) continue;
-    out.push({
-      name,
-      ...(typeof m.context_length === "number" ? { contextLength: m.context_length } : {}),
-    });
-  }
-  return out;
+export async function loadedContexts(baseUrl: string): Promise<LoadedModel[]> {
+  return await new OllamaClient(baseUrl, HTTP_TIMEOUT_MS).ps().catch(() => []);
 }
 
 /** Combines what /api/show and /api/ps say into the context the model runs with. */

@@ -8,13 +8,10 @@ import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { hasCloudSuffix, sameModel } from "../models/names.ts";
-import {
-  enginePromptTokens,
-  NATIVE_PROMPT_TOKENS,
-  TYPICAL_REPLY_TOKENS,
-} from "../models/prompt_sizes.ts";
+import { TYPICAL_REPLY_TOKENS } from "../models/prompt_sizes.ts";
 import type { EngineName, Settings } from "../settings/fields.ts";
 import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
+import { type EngineNeed, engineNeed } from "./engine_prompt.ts";
 import { type ModelContext, modelContext, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 import { type NativeOutcome, type PathOutcome, probeMessages, probeNative } from "./probe_task.ts";
@@ -46,7 +43,12 @@ export interface ProbeReport {
   ok: boolean;
   baseUrl: string;
   timeoutSeconds: number;
-  assumptions: { promptTokens: Record<EngineName, number>; replyTokens: number };
+  assumptions: {
+    promptTokens: Record<EngineName, number>;
+    /** Below this the claude engine refuses a loaded model (its prompt plus room to answer). */
+    claudeRequiredContext: number;
+    replyTokens: number;
+  };
   models: ProbedModel[];
   /** Why nothing was probed (Ollama unreachable, no models). */
   error?: string;
@@ -73,15 +75,18 @@ const perSecond = (tokens?: number, ms?: number) =>
 export async function runProbe(
   settings: Settings,
   named: string[],
-  timeoutSeconds = DEFAULT_PROBE_TIMEOUT_S,
+  options: { timeoutSeconds?: number; env: Record<string, string> },
 ): Promise<ProbeReport> {
-  const claudePrompt = enginePromptTokens("claude", settings.claudeTools);
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_PROBE_TIMEOUT_S;
+  const claudeNeed = engineNeed("claude", settings, options.env);
+  const nativeNeed = engineNeed("native", settings, options.env);
   const report: ProbeReport = {
     ok: false,
     baseUrl: settings.baseUrl,
     timeoutSeconds,
     assumptions: {
-      promptTokens: { native: NATIVE_PROMPT_TOKENS, claude: claudePrompt },
+      promptTokens: { native: nativeNeed.promptTokens, claude: claudeNeed.promptTokens },
+      claudeRequiredContext: claudeNeed.requiredContext,
       replyTokens: TYPICAL_REPLY_TOKENS,
     },
     models: [],
@@ -107,18 +112,21 @@ export async function runProbe(
   for (const model of models) {
     const listed = tags.find((m) => sameModel(m.name, model));
     const cloud = listed ? isCloud(listed) : hasCloudSuffix(model);
-    const native: Attempt<NativeOutcome> = await probeNative(settings.baseUrl, model, {
+    const nativeRun: Attempt<NativeOutcome> = await probeNative(settings.baseUrl, model, {
       timeoutMs,
       ...(settings.keepAlive ? { keepAlive: settings.keepAlive } : {}),
     }).catch((e) => ({ error: errorMessage(e) }));
-    const claude: Attempt<PathOutcome> = await probeMessages(settings.baseUrl, model, {
+    const claudeRun: Attempt<PathOutcome> = await probeMessages(settings.baseUrl, model, {
       timeoutMs,
     }).catch((e) => ({ error: errorMessage(e) }));
     // Read after the requests: the native one loaded the model with the context that the
     // claude engine's requests get too (neither asked for another).
     const context: ModelContext = await modelContext(client, model, cloud)
       .catch(() => ({ source: "unknown" as const }));
-    const probed = assess({ model, cloud, native, claude, context }, claudePrompt);
+    const probed = assess({ model, cloud, native: nativeRun, claude: claudeRun, context }, {
+      claude: claudeNeed,
+      native: nativeNeed,
+    });
     if (named.length > 0 && settings.allowedModels.length > 0) {
       if (!settings.allowedModels.some((a) => sameModel(a, model))) {
         probed.notAllowed = true;
@@ -140,7 +148,7 @@ function assess(
     claude: Attempt<PathOutcome>;
     context: ModelContext;
   },
-  claudePrompt: number,
+  need: Record<EngineName, EngineNeed>,
 ): ProbedModel {
   const { model, native, claude, context } = found;
   const notes: string[] = [];
@@ -153,8 +161,8 @@ function assess(
     if (prompt !== undefined && generation !== undefined) {
       const reply = TYPICAL_REPLY_TOKENS / generation;
       out.secondsPerTurn = {
-        native: round(NATIVE_PROMPT_TOKENS / prompt + reply, 2),
-        claude: round(claudePrompt / prompt + reply, 2),
+        native: round(need.native.promptTokens / prompt + reply, 2),
+        claude: round(need.claude.promptTokens / prompt + reply, 2),
       };
     } else {
       notes.push("Ollama sent no timings, so the time per turn is unknown");
@@ -162,7 +170,8 @@ function assess(
   }
   const works = (o: Attempt<PathOutcome>) => !failed(o) && o.call !== "none" && !o.argumentsError;
   if (works(native)) out.usableWith.push("native");
-  const fits = context.effective === undefined || context.effective >= claudePrompt;
+  const required = need.claude.requiredContext;
+  const fits = context.effective === undefined || context.effective >= required;
   if (works(claude) && claudeStructured(claude) && fits) {
     out.usableWith.push("claude");
   }
@@ -182,13 +191,12 @@ function assess(
   }
   // Worth deriving only for a model that Claude Code could otherwise use.
   if (!fits && context.effective !== undefined && works(claude) && claudeStructured(claude)) {
-    const max = context.max;
-    const ctx = Math.min(65_536, max ?? 65_536);
+    const ctx = Math.min(65_536, context.max ?? 65_536);
     notes.push(
-      `its context, ${context.effective} tokens (${sourceText(context)}), is smaller than the ` +
-        `claude engine's prompt (about ${claudePrompt} tokens), which Ollama would cut: ` +
-        `ollama-delegate models derive ${model} --ctx ${tokensLabel(ctx)} (makes ` +
-        `${derivedName(model, ctx)})`,
+      `its context, ${context.effective} tokens (${sourceText(context)}), is less than the ` +
+        `${required} the claude engine needs (its prompt is about ` +
+        `${need.claude.promptTokens} tokens), so that engine refuses it: ollama-delegate ` +
+        `models derive ${model} --ctx ${tokensLabel(ctx)} (makes ${derivedName(model, ctx)})`,
     );
   }
   return out;

@@ -80,7 +80,11 @@ Deno.test("doctor --probe --json: call kinds per engine path, Ollama's speeds, s
     const report = JSON.parse(run.stdout) as {
       ok: boolean;
       baseUrl: string;
-      assumptions: { promptTokens: { native: number; claude: number }; replyTokens: number };
+      assumptions: {
+        promptTokens: { native: number; claude: number };
+        claudeRequiredContext: number;
+        replyTokens: number;
+      };
       models: ProbedJson[];
     };
     assert.equal(report.ok, true);
@@ -139,7 +143,9 @@ Deno.test("doctor --probe --json: call kinds per engine path, Ollama's speeds, s
     assert.deepEqual(small.usableWith, ["native"]);
     assert.ok(
       small.notes.some((n) =>
-        n.includes("4096 tokens (as loaded now), is smaller than the claude engine's prompt") &&
+        n.includes(
+          `4096 tokens (as loaded now), is less than the ${report.assumptions.claudeRequiredContext} the claude engine needs`,
+        ) &&
         n.includes("ollama-delegate models derive qwen3:4b --ctx 32k (makes qwen3:4b-ctx32k)")
       ),
       small.notes.join("\n"),

@@ -400,7 +400,7 @@ Deno.test("doctor: a model loaded with less context than Claude Code's prompt ge
     assert.equal(run.code, 0, "a short context is a warning");
     assert.match(
       line(run.stdout, "Context length"),
-      /WARN {2}Context length +"qwen3-coder:30b" runs with a context of 4096 tokens \(as loaded now\), less than the claude engine's prompt \(about \d+ tokens per request\): Ollama would cut Claude Code's own instructions from every request/,
+      /WARN {2}Context length +"qwen3-coder:30b" runs with a context of 4096 tokens \(as loaded now\), less than the \d+ tokens the claude engine needs \(its prompt is about \d+ tokens per request, plus room to answer\): the claude engine refuses it while it is loaded so, since Ollama would cut Claude Code's own instructions/,
     );
     assert.match(
       fixUnder(run.stdout, "Context length"),
@@ -412,6 +412,10 @@ Deno.test("doctor: a model loaded with less context than Claude Code's prompt ge
     assert.equal(details.contextSource, "loaded");
     assert.equal(details.engine, "claude");
     assert.ok((details.enginePromptTokens as number) > 4096, JSON.stringify(details));
+    assert.ok(
+      (details.engineRequiredContext as number) > (details.enginePromptTokens as number),
+      "room to answer",
+    );
 
     // The fix, as printed: derive, make it the default, and the check passes.
     const derive = await runCli(cliEnv({ env: { OLLAMA_MCP_BASE_URL: emu.url } }), [
