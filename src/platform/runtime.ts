@@ -2,7 +2,11 @@
  * The one place that knows which JavaScript runtime we are on. Everything else asks here,
  * so the Node bundle and the Deno build differ only behind these exports.
  */
+import { existsSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
+import { isatty } from "node:tty";
+import { fileURLToPath } from "node:url";
 
 interface DenoLike {
   Command?: unknown;
@@ -23,4 +27,39 @@ export function currentEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
   return out;
+}
+
+/** Whether one of this process's standard streams is a terminal (a TTY), on Deno and Node. */
+export function isTty(stream: "stdin" | "stdout" | "stderr"): boolean {
+  const fd = stream === "stdin" ? 0 : stream === "stdout" ? 1 : 2;
+  try {
+    return isatty(fd);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The argv that starts this program again, for telling a user what to register with an MCP
+ * client: the compiled binary, `deno run` on the source, the Node bundle (or the npm command
+ * that links to it), or `npx -y ollama-delegate` when npx fetched it into its cache.
+ */
+export function selfCommand(): string[] {
+  const deno = (globalThis as { Deno?: { execPath(): string; mainModule: string } }).Deno;
+  if (isDeno && deno) {
+    const exe = deno.execPath();
+    // `deno compile` output is a program of its own; only the deno CLI needs `run` and a file.
+    if (!/^deno(\.exe)?$/i.test(basename(exe))) return [exe];
+    if (!deno.mainModule.startsWith("file:")) return ["deno", "run", "-A", deno.mainModule];
+    const main = fileURLToPath(deno.mainModule);
+    const config = join(dirname(dirname(main)), "deno.json");
+    return ["deno", "run", "-A", ...(existsSync(config) ? ["--config", config] : []), main];
+  }
+  const script = process.argv[1];
+  if (script === undefined) return [process.execPath];
+  // npx runs packages from its cache (~/.npm/_npx/<hash>/...), which it may clear at any time.
+  if (/[\\/]_npx[\\/]/.test(script)) return ["npx", "-y", "ollama-delegate"];
+  // A bin link (npm's) starts by itself; the bundle file itself is started by node.
+  if (/\.[cm]?js$/i.test(script)) return [process.execPath, resolve(script)];
+  return [resolve(script)];
 }

@@ -11,7 +11,7 @@ import { startBackgroundSweep } from "../jobs/sweep.ts";
 import { JobStore } from "../jobs/store.ts";
 import { ModelCatalog } from "../models/catalog.ts";
 import { RetiredModels } from "../models/retired.ts";
-import { currentEnv, isWindows } from "../platform/runtime.ts";
+import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import type { WorkdirPolicy } from "../jobs/workdirs.ts";
@@ -24,8 +24,24 @@ const SHUTDOWN_LIMIT_MS = 4000;
 
 const log = (line: string) => process.stderr.write(`ollama-delegate: ${line}\n`);
 
+/**
+ * One line for a person who started the server by hand: otherwise it waits in silence for
+ * JSON-RPC on stdin. Goes to stderr, since stdout is the MCP stream.
+ */
+export function terminalHint(command: string[] = selfCommand()): string {
+  const safe = isWindows ? /^[\w@%+=:,./\\-]+$/ : /^[\w@%+=:,./-]+$/;
+  const quote = (arg: string) =>
+    safe.test(arg) ? arg : isWindows ? `"${arg}"` : `'${arg.replaceAll("'", `'\\''`)}'`;
+  const quit = isWindows ? "Ctrl-Z then Enter, or Ctrl-C" : "Ctrl-D or Ctrl-C";
+  return "this is an MCP server for Claude Code, waiting for JSON-RPC on stdin/stdout; " +
+    `register it with: claude mcp add ollama --scope user -- ${command.map(quote).join(" ")} ` +
+    `(Claude Code then starts it). Quit with ${quit}; ollama-delegate --help lists the ` +
+    "terminal commands.";
+}
+
 /** Runs the MCP server on stdio until the client goes away or a signal arrives. */
 export async function serve(): Promise<number> {
+  if (isTty("stdin")) log(terminalHint());
   const serverCwd = process.cwd();
   const env = currentEnv();
   const resolved = loadSettings({ env, cwd: serverCwd });
