@@ -307,7 +307,9 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     }
   }
   const touchesPolicy = changes.some(([key]) => key === "allowedModels" || key === "defaultModel");
-  const stranded = touchesPolicy ? strandedDefault(after) : undefined;
+  const stranded = touchesPolicy
+    ? strandedDefault(after, { scope, setsDefault: changes.some(([k]) => k === "defaultModel") })
+    : undefined;
   if (stranded) throw new ConfigUsageError(stranded);
   writeFileAtomicSync(file, JSON.stringify(next, null, 2) + "\n");
   io.out(`Wrote ${file}`);
@@ -327,14 +329,39 @@ export function runConfig(argv: string[], io: ConfigIo): number {
   return 0;
 }
 
-/** The seed's stranding rule: a change may not leave defaultModel outside the allowlist. */
-export function strandedDefault(resolved: ResolvedSettings): string | undefined {
+/**
+ * The seed's stranding rule: a change may not leave defaultModel outside the allowlist. The
+ * refusal says how to allow the model, in the layer whose list is in force, or pick another.
+ */
+export function strandedDefault(
+  resolved: ResolvedSettings,
+  change: { scope: "user" | "project"; setsDefault: boolean },
+): string | undefined {
   const { allowedModels, defaultModel } = resolved.settings;
   if (allowedModels.length === 0 || defaultModel === "") return undefined;
   const allowed = new Set(allowedModels.map(canonicalModelName));
   if (allowed.has(canonicalModelName(defaultModel))) return undefined;
+  const widened = [...allowedModels, defaultModel].join(",");
+  const source = resolved.sources.allowedModels;
+  let where = "";
+  let allow: string;
+  if (source === "env") {
+    const name = FIELDS.find((f) => f.key === "allowedModels")!.env[0]!;
+    where = `, which ${name} sets`;
+    allow = `add "${defaultModel}" to ${name}`;
+  } else {
+    const scopeFlag = source === "project" ? " --scope project" : "";
+    const sameFile = source === change.scope;
+    if (source === "project") where = `, which ${resolved.locations.projectFile} sets`;
+    allow = `allow it too: ollama-delegate config${scopeFlag} --allow ${widened}` +
+      (sameFile && change.setsDefault ? ` --default-model ${defaultModel}` : "") +
+      (source === "project" ? " (a project file may only narrow the user file's list)" : "") +
+      (sameFile ? "" : ", then run this command again");
+  }
   return `Cannot save: default model "${defaultModel}" is not in the allowed list ` +
-    `(${allowedModels.join(", ")}). Pass --default-model too, or --default-model auto`;
+    `(${allowedModels.join(", ")})${where}. To ${change.setsDefault ? "use" : "keep"} it, ` +
+    `${allow}. Or pick an allowed model (--default-model ${allowedModels[0]}), or ` +
+    "--default-model auto";
 }
 
 /** The human view of the settings in force, layer by layer. */

@@ -472,3 +472,84 @@ Deno.test("config: --max-context, --keep-alive and --claude-tools refuse bad val
     }
   });
 });
+
+/** The `ollama-delegate config ...` command a refusal suggests, as argv for run(). */
+function suggested(message: string): string[] {
+  const m = /: ollama-delegate config (.+?)(?:\. |, | \()/.exec(message);
+  assert.ok(m, `no command in: ${message}`);
+  return m[1]!.split(" ");
+}
+
+function refusal(sb: Sandbox, argv: string[], env: Record<string, string> = {}): string {
+  let message = "";
+  assert.throws(() => run(sb, argv, env), (e: unknown) => {
+    assert.ok(e instanceof ConfigUsageError, String(e));
+    message = e.message;
+    return true;
+  });
+  return message;
+}
+
+Deno.test("config --default-model outside the allowed list says to add it with --allow, and that works", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { allowedModels: ["qwen3:8b", "gemma2:2b"] });
+    const message = refusal(sb, ["--default-model", "llama3"]);
+    assert.equal(
+      message,
+      'Cannot save: default model "llama3" is not in the allowed list (qwen3:8b, gemma2:2b). ' +
+        "To use it, allow it too: ollama-delegate config --allow qwen3:8b,gemma2:2b,llama3 " +
+        "--default-model llama3. Or pick an allowed model (--default-model qwen3:8b), or " +
+        "--default-model auto",
+    );
+    assert.doesNotMatch(message, /Pass --default-model too/);
+    assert.deepEqual(readJson(sb.userFile), { allowedModels: ["qwen3:8b", "gemma2:2b"] });
+    // The advice, run as given, does what the user wanted.
+    assert.equal(run(sb, suggested(message)).code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      allowedModels: ["qwen3:8b", "gemma2:2b", "llama3"],
+      defaultModel: "llama3",
+    });
+  });
+});
+
+Deno.test("config --allow that leaves the default out says how to keep it, and that works", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { defaultModel: "llama3" });
+    const message = refusal(sb, ["--allow", "qwen3:8b"]);
+    assert.equal(
+      message,
+      'Cannot save: default model "llama3" is not in the allowed list (qwen3:8b). To keep it, ' +
+        "allow it too: ollama-delegate config --allow qwen3:8b,llama3. Or pick an allowed " +
+        "model (--default-model qwen3:8b), or --default-model auto",
+    );
+    assert.equal(run(sb, suggested(message)).code, 0);
+    assert.deepEqual(readJson(sb.userFile), {
+      defaultModel: "llama3",
+      allowedModels: ["qwen3:8b", "llama3"],
+    });
+  });
+});
+
+Deno.test("config: a stranded default names the layer whose allowed list is in force", async () => {
+  await withSandbox((sb) => {
+    // The environment's list: no file can widen it.
+    const env = { OLLAMA_MCP_ALLOWED_MODELS: "a,b" };
+    assert.match(
+      refusal(sb, ["--default-model", "c"], env),
+      /^Cannot save: default model "c" is not in the allowed list \(a, b\), which OLLAMA_MCP_ALLOWED_MODELS sets\. To use it, add "c" to OLLAMA_MCP_ALLOWED_MODELS\. Or pick/,
+    );
+    // The project file's list, while writing the user file: widen the project's list first.
+    put(sb.projectFile, { allowedModels: ["p"] });
+    const message = refusal(sb, ["--default-model", "u"]);
+    assert.equal(
+      message,
+      `Cannot save: default model "u" is not in the allowed list (p), which ${sb.projectFile} ` +
+        "sets. To use it, allow it too: ollama-delegate config --scope project --allow p,u " +
+        "(a project file may only narrow the user file's list), then run this command again. " +
+        "Or pick an allowed model (--default-model p), or --default-model auto",
+    );
+    assert.equal(run(sb, suggested(message)).code, 0);
+    assert.equal(run(sb, ["--default-model", "u"]).code, 0);
+    assert.deepEqual(readJson(sb.userFile), { defaultModel: "u" });
+  });
+});

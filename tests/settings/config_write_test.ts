@@ -24,9 +24,11 @@ function refusedKeeping(
   assert.deepEqual(bytes(file), before, `${argv.join(" ")} changed ${file}`);
 }
 
-function strandMessage(model: string, list: string): string {
-  return `Cannot save: default model "${model}" is not in the allowed list (${list}). ` +
-    "Pass --default-model too, or --default-model auto";
+/** The refusal, up to its advice (tests/settings/config_cmd_test.ts checks the advice). */
+function strandMessage(model: string, list: string): RegExp {
+  const escaped = `Cannot save: default model "${model}" is not in the allowed list (${list})`
+    .replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`^${escaped}[.,] .*allow.* or --default-model auto$`);
 }
 
 Deno.test("config --scope project writes ./ollama-mcp.config.json only", async () => {
