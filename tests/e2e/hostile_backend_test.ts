@@ -43,7 +43,8 @@ async function withHostile(
     const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, "utf8").split("\0");
     assert.match(cmdline[0] ?? "", /(^|\/)(deno|node)$/, `server pid runs ${cmdline.join(" ")}`);
     assert.ok(
-      cmdline.some((a) => a.endsWith("main.ts") || a.endsWith("ollama-delegate.mjs")),
+      // From source, the Node bundle, or the npm package's bin link (run through its shebang).
+      cmdline.some((a) => /(main\.ts|\/ollama-delegate(\.mjs)?)$/.test(a)),
       cmdline.join(" "),
     );
     await fn(server, hostile);

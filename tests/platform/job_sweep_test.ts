@@ -49,7 +49,11 @@ async function orphans(script: string, env: Record<string, string>, n: number) {
   const closed = new Promise<void>((resolve) => child.stdout.on("close", () => resolve()));
   await exited;
   await Promise.race([closed, delay(5000)]);
-  const pids = out.trim().split("\n").filter(Boolean).map(Number);
+  // Lines are `<pid>` or `<order> <pid>`: processes started in the background print when they
+  // get to it, so a script with several labels its lines to keep their order.
+  const pids = out.trim().split("\n").filter(Boolean).map((l) => l.trim().split(/\s+/))
+    .sort((a, b) => (a.length > 1 ? Number(a[0]) : 0) - (b.length > 1 ? Number(b[0]) : 0))
+    .map((parts) => Number(parts.at(-1)));
   assert.equal(pids.length, n, `the script printed ${n} pids: ${out}`);
   await until(() => pids.every(live), 5000, "the orphans to start");
   return { root: child.pid!, pids };
@@ -97,10 +101,10 @@ Deno.test({
     // 4: a double fork with a fresh environment is still in the session.
     // 5: a same-uid process outside the job, started by this test, must be left alone.
     const script = [
-      "setsid -f sh -c 'echo $$; exec sleep 61 >/dev/null 2>&1'",
-      "(nohup sh -c 'sleep 62' >/dev/null 2>&1 & echo $!)",
-      "setsid -f env -i sh -c 'echo $$; exec sleep 63 >/dev/null 2>&1'",
-      "(env -i nohup sleep 65 >/dev/null 2>&1 & echo $!)",
+      "setsid -f sh -c 'echo 1 $$; exec sleep 61 >/dev/null 2>&1'",
+      "(nohup sh -c 'sleep 62' >/dev/null 2>&1 & echo 2 $!)",
+      "setsid -f env -i sh -c 'echo 3 $$; exec sleep 63 >/dev/null 2>&1'",
+      "(env -i nohup sleep 65 >/dev/null 2>&1 & echo 4 $!)",
     ].join("; ");
     const stranger = spawn("sleep", ["64"], { detached: true, stdio: "ignore" });
     let pids: number[] = [];
