@@ -16,6 +16,7 @@ import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import type { WorkdirPolicy } from "../jobs/workdirs.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
+import { ModernEra } from "./modern_era.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
 import { registerTools } from "./tools.ts";
 
@@ -130,7 +131,11 @@ export async function serve(): Promise<number> {
     native,
   });
 
-  const transport = new CappedStdioTransport(process.stdin, process.stdout, { log });
+  // MCP 2026-07-28 (server/discover, delegate_run as a task) around the SDK's 2025 server.
+  const transport = new ModernEra(
+    new CappedStdioTransport(process.stdin, process.stdout, { log }),
+    { tasks: taskStore, log },
+  );
   let stopping: Promise<number> | undefined;
   const stop = (why: string, code = 0): Promise<number> => {
     stopping ??= (async () => {

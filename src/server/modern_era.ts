@@ -1,0 +1,416 @@
+/**
+ * MCP revision 2026-07-28 next to the 2025-11-25 handshake the SDK speaks, on one connection.
+ *
+ * Claude Code opens every stdio connection with `server/discover`. A server that answers it is
+ * spoken to in the 2026-07-28 revision: no `initialize`, and every request carries its protocol
+ * version and client capabilities in `_meta`. Interactive Claude Code declares the tasks
+ * extension (`io.modelcontextprotocol/tasks`) on its requests and moves a call that returns a
+ * task to the background: the user keeps working, Claude Code polls `tasks/get`, and the
+ * result starts a new turn by itself. `claude -p` and subagents do not declare it, so their
+ * calls block as before.
+ *
+ * SDK 1.x knows only the 2025 revision, so this layer sits between our transport and the SDK.
+ * It answers what 2026 adds (server/discover, delegate_run as a task, tasks/get, tasks/cancel,
+ * tasks/update, subscriptions/listen), hands every other modern request to the SDK and puts the
+ * `resultType` the revision requires on its reply. Messages without the modern `_meta` (the
+ * SDK's client, a client that fell back to `initialize`) pass through untouched.
+ *
+ * Spec: modelcontextprotocol.io/specification/2026-07-28 (basic/index "Per-request protocol
+ * fields", basic/versioning, basic/patterns/subscriptions) and the tasks extension
+ * (modelcontextprotocol/ext-tasks, specification/2026-07-28/tasks.md).
+ */
+import type {
+  Transport,
+  TransportSendOptions,
+} from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type JSONRPCMessage,
+  type Result,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Task,
+} from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage } from "../errors.ts";
+import { SERVER_NAME, VERSION } from "../version.ts";
+import type { DetachedView, JobTaskStore } from "./task_store.ts";
+
+export const MODERN_VERSION = "2026-07-28";
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const META_VERSION = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
+const META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
+const SERVER_INFO = { name: SERVER_NAME, version: VERSION };
+
+/** JSON-RPC 2.0 and MCP error codes (basic/index "Error Codes"). */
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
+const MISSING_CLIENT_CAPABILITY = -32021;
+const UNSUPPORTED_VERSION = -32022;
+
+/** Open subscriptions per connection: each is an entry the client keeps alive. */
+const MAX_SUBSCRIPTIONS = 16;
+
+/**
+ * Results a client may cache (schema "CacheableResult", SEP-2549). Ours change with the user's
+ * settings and the default model found at start, so they are stale at once and never shared.
+ */
+const CACHEABLE = new Set([
+  "server/discover",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+]);
+const NOT_CACHED = { ttlMs: 0, cacheScope: "private" };
+
+type Id = string | number;
+type Json = Record<string, unknown>;
+type Era = "unknown" | "legacy" | "modern";
+
+const isRecord = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+class RequestError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: Json) {
+    super(message);
+  }
+}
+
+const missingTasksExtension = (what: string) =>
+  new RequestError(
+    MISSING_CLIENT_CAPABILITY,
+    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension in ` +
+      `the request's _meta "${META_CAPABILITIES}"`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  );
+
+/** The 2026 shape of a task: `ttlMs` and `pollIntervalMs` instead of 2025's names. */
+function wireTask(task: Task): Json {
+  return {
+    taskId: task.taskId,
+    status: task.status,
+    ...(task.statusMessage !== undefined ? { statusMessage: task.statusMessage } : {}),
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: task.ttl ?? null,
+    ...(task.pollInterval !== undefined ? { pollIntervalMs: task.pollInterval } : {}),
+  };
+}
+
+/**
+ * What tasks/get shows. A job that failed, timed out or was cancelled from elsewhere is still
+ * a completed tool call whose result says so (`isError`): the extension keeps `failed` for
+ * JSON-RPC errors. Only the client's own tasks/cancel makes it `cancelled`.
+ */
+export function detailedTask(view: DetachedView): Json {
+  const base = wireTask(view.task);
+  if (view.task.status === "working" || view.task.status === "input_required") {
+    return { ...base, status: "working" };
+  }
+  if (view.task.status === "cancelled" && view.stoppedByClient) {
+    return { ...base, status: "cancelled" };
+  }
+  if (view.result) return { ...base, status: "completed", result: view.result };
+  return {
+    ...base,
+    status: "failed",
+    error: { code: INTERNAL_ERROR, message: `The task ended ${view.task.status} without a result` },
+  };
+}
+
+export interface ModernEraOptions {
+  /** delegate_run's tasks; it runs as a 2026 task once registered (not in mode "off"). */
+  tasks: JobTaskStore;
+  /** One line per refused modern request and once when a client speaks 2026-07-28. */
+  log?: (line: string) => void;
+}
+
+/** A transport that serves the 2026-07-28 revision around the SDK's 2025 server. */
+export class ModernEra implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  readonly #inner: Transport;
+  readonly #tasks: JobTaskStore;
+  readonly #log: (line: string) => void;
+  #era: Era = "unknown";
+  #initialized = false;
+  /** Modern requests the SDK answers, by id: their replies get `resultType`. */
+  readonly #forwarded = new Map<Id, string>();
+  /** Open subscriptions/listen requests that asked for tools/list_changed. */
+  readonly #subscriptions = new Set<Id>();
+  /** A tools/list_changed nobody could hear yet (no subscription, or before initialized). */
+  #heldChange = false;
+  #announced = false;
+
+  constructor(inner: Transport, options: ModernEraOptions) {
+    this.#inner = inner;
+    this.#tasks = options.tasks;
+    this.#log = options.log ?? (() => {});
+    inner.onmessage = (message: JSONRPCMessage) => this.#receive(message);
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error: Error) => this.onerror?.(error);
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  /**
+   * What server/discover reports: the SDK's tool capability (McpServer advertises listChanged
+   * for registered tools; a test compares this with initialize's answer), with the 2025 `tasks`
+   * capability replaced by the extension that took its place.
+   */
+  capabilities(): Json {
+    return {
+      tools: { listChanged: true },
+      ...(this.#tasks.runsDetached ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+    };
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const m = message as Json;
+    if ("id" in m && !("method" in m)) {
+      const id = m.id as Id;
+      const method = this.#forwarded.get(id);
+      this.#forwarded.delete(id);
+      if (method !== undefined && isRecord(m.result)) {
+        const result = this.#complete(m.result, method);
+        return this.#inner.send({ ...message, result }, options);
+      }
+    } else if (!("id" in m) && typeof m.method === "string") {
+      return this.#notify(message, m.method, options);
+    }
+    return this.#inner.send(message, options);
+  }
+
+  #notify(message: JSONRPCMessage, method: string, options?: TransportSendOptions) {
+    // The 2026 extension has no 2025 status notifications; its clients poll tasks/get.
+    if (method === "notifications/tasks/status" && this.#era === "modern") {
+      return Promise.resolve();
+    }
+    if (method !== "notifications/tools/list_changed") return this.#inner.send(message, options);
+    if (this.#era === "legacy" && this.#initialized) return this.#inner.send(message, options);
+    // 2026 delivers change notifications only on subscriptions/listen streams, stamped with
+    // the subscription's id; a 2025 client may hear them once initialized.
+    if (this.#era !== "modern" || this.#subscriptions.size === 0) {
+      this.#heldChange = true;
+      return Promise.resolve();
+    }
+    return Promise.all(
+      [...this.#subscriptions].map((id) => this.#inner.send(this.#changed(id), options)),
+    ).then(() => {});
+  }
+
+  #changed(subscription: Id): JSONRPCMessage {
+    return {
+      jsonrpc: "2.0",
+      method: "notifications/tools/list_changed",
+      params: { _meta: { [META_SUBSCRIPTION]: subscription } },
+    };
+  }
+
+  /** A 2026 result: `resultType`, the server's identity, and cache hints where required. */
+  #complete(result: Json, method: string): Result {
+    const meta = isRecord(result._meta) ? result._meta : {};
+    return {
+      resultType: "complete",
+      ...(CACHEABLE.has(method) ? NOT_CACHED : {}),
+      ...result,
+      _meta: { ...meta, [META_SERVER_INFO]: SERVER_INFO },
+    } as Result;
+  }
+
+  #reply(id: Id, method: string, result: Json): void {
+    const reply = { jsonrpc: "2.0" as const, id, result: this.#complete(result, method) };
+    this.#inner.send(reply).catch((e: unknown) => this.onerror?.(e as Error));
+  }
+
+  #fail(id: Id, method: string, e: unknown): void {
+    const error = e instanceof RequestError
+      ? { code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) }
+      : { code: INTERNAL_ERROR, message: `Internal error: ${errorMessage(e)}` };
+    this.#log(
+      `Refused a 2026-07-28 ${method} request (id ${JSON.stringify(id)}): ${error.message}`,
+    );
+    this.#inner.send({ jsonrpc: "2.0", id, error }).catch((err: unknown) =>
+      this.onerror?.(err as Error)
+    );
+  }
+
+  #receive(message: JSONRPCMessage): void {
+    const m = message as Json;
+    if (typeof m.method === "string" && "id" in m) {
+      this.#request(message, m.id as Id, m.method, isRecord(m.params) ? m.params : {});
+      return;
+    }
+    if (m.method === "notifications/cancelled" && isRecord(m.params)) {
+      const id = m.params.requestId as Id;
+      // Closing a subscription is the client's cancel of its listen request.
+      if (this.#subscriptions.delete(id)) return;
+      // The SDK does not answer a cancelled request.
+      this.#forwarded.delete(id);
+    }
+    this.onmessage?.(message);
+    if (m.method === "notifications/initialized") {
+      this.#initialized = true;
+      if (this.#era === "legacy" && this.#heldChange) {
+        this.#heldChange = false;
+        this.#inner.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
+          .catch((e: unknown) => this.onerror?.(e as Error));
+      }
+    }
+  }
+
+  #request(message: JSONRPCMessage, id: Id, method: string, params: Json): void {
+    const meta = isRecord(params._meta) ? params._meta : {};
+    const version = meta[META_VERSION];
+    if (method === "initialize") this.#era = "legacy";
+    if (method === "server/discover") {
+      // Every server must answer it (basic/versioning); it is how a client learns our eras.
+      this.#reply(id, method, {
+        supportedVersions: [MODERN_VERSION],
+        capabilities: this.capabilities(),
+      });
+      return;
+    }
+    if (version === undefined) {
+      this.onmessage?.(message);
+      return;
+    }
+    try {
+      if (version !== MODERN_VERSION) {
+        throw new RequestError(UNSUPPORTED_VERSION, "Unsupported protocol version", {
+          supported: [MODERN_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS],
+          requested: String(version),
+        });
+      }
+      const capabilities = meta[META_CAPABILITIES];
+      if (!isRecord(capabilities)) {
+        throw new RequestError(
+          INVALID_PARAMS,
+          `Invalid params: _meta "${META_CAPABILITIES}" is required on every request of ` +
+            `protocol revision ${MODERN_VERSION}`,
+        );
+      }
+      this.#goModern(meta);
+      const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
+      const tasks = isRecord(extensions[TASKS_EXTENSION]);
+      this.#modern(message, id, method, params, tasks).catch((e: unknown) =>
+        this.#fail(id, method, e)
+      );
+    } catch (e) {
+      this.#fail(id, method, e);
+    }
+  }
+
+  #goModern(meta: Json): void {
+    this.#era = "modern";
+    if (this.#announced) return;
+    this.#announced = true;
+    const client = isRecord(meta["io.modelcontextprotocol/clientInfo"])
+      ? meta["io.modelcontextprotocol/clientInfo"]
+      : {};
+    this.#log(
+      `${
+        client.name ? `client ${String(client.name)} ${String(client.version ?? "")}` : "a client"
+      } speaks MCP ` +
+        `${MODERN_VERSION}; delegate_run runs as a task where it declares ${TASKS_EXTENSION}`,
+    );
+  }
+
+  async #modern(
+    message: JSONRPCMessage,
+    id: Id,
+    method: string,
+    params: Json,
+    declaresTasks: boolean,
+  ): Promise<void> {
+    const taskId = () => {
+      if (typeof params.taskId !== "string") {
+        throw new RequestError(INVALID_PARAMS, `Invalid params: ${method} needs a string taskId`);
+      }
+      return params.taskId;
+    };
+    const notFound = (what: string) =>
+      new RequestError(INVALID_PARAMS, `Failed to ${what} task: Task not found`);
+    switch (method) {
+      case "subscriptions/listen":
+        return this.#listen(id, params, declaresTasks);
+      case "tasks/get":
+      case "tasks/cancel":
+      case "tasks/update": {
+        if (!declaresTasks) throw missingTasksExtension(method);
+        const tid = taskId();
+        if (method === "tasks/cancel") {
+          if (!await this.#tasks.cancelDetached(tid)) throw notFound("cancel");
+          return this.#reply(id, method, {});
+        }
+        const view = this.#tasks.detached(tid);
+        if (!view) throw notFound(method === "tasks/get" ? "retrieve" : "update");
+        // Our tasks never ask for input, so every inputResponses key is one never issued,
+        // which the extension says to ignore.
+        return this.#reply(id, method, method === "tasks/get" ? detailedTask(view) : {});
+      }
+      case "tasks/result":
+      case "tasks/list":
+        throw new RequestError(
+          METHOD_NOT_FOUND,
+          `Method not found: ${method} belongs to 2025-11-25 tasks; in ${MODERN_VERSION} ` +
+            "tasks/get carries the result",
+        );
+      case "tools/call":
+        if (params.name === "delegate_run" && declaresTasks && this.#tasks.runsDetached) {
+          const started = await this.#tasks.startDetached(params.arguments);
+          if ("result" in started) return this.#reply(id, method, started.result);
+          return this.#reply(id, method, { resultType: "task", ...wireTask(started.task) });
+        }
+    }
+    this.#forwarded.set(id, method);
+    this.onmessage?.(message);
+  }
+
+  #listen(id: Id, params: Json, declaresTasks: boolean): void {
+    const wanted = params.notifications;
+    if (!isRecord(wanted)) {
+      throw new RequestError(
+        INVALID_PARAMS,
+        "Invalid params: subscriptions/listen needs a notifications filter",
+      );
+    }
+    if (wanted.taskIds !== undefined && !declaresTasks) {
+      throw missingTasksExtension("task notifications");
+    }
+    if (this.#subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new RequestError(
+        INTERNAL_ERROR,
+        `Subscription limit reached: ${MAX_SUBSCRIPTIONS} subscriptions are open on this ` +
+          "connection; cancel one first",
+      );
+    }
+    // Only tools change here; task status is polled (tasks/get), not pushed.
+    const honored = wanted.toolsListChanged === true ? { toolsListChanged: true } : {};
+    this.#inner.send({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { notifications: honored, _meta: { [META_SUBSCRIPTION]: id } },
+    }).catch((e: unknown) => this.onerror?.(e as Error));
+    if (!("toolsListChanged" in honored)) {
+      // Nothing to deliver: a result ends the subscription gracefully.
+      this.#reply(id, "subscriptions/listen", { _meta: { [META_SUBSCRIPTION]: id } });
+      return;
+    }
+    this.#subscriptions.add(id);
+    if (this.#heldChange) {
+      this.#heldChange = false;
+      this.#inner.send(this.#changed(id)).catch((e: unknown) => this.onerror?.(e as Error));
+    }
+  }
+}

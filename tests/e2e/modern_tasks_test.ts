@@ -1,0 +1,251 @@
+/**
+ * delegate_run from an interactive Claude Code session: the real CLI on a pseudo-terminal
+ * (util-linux `script`), our real server as its MCP server, the Ollama emulator as the model of
+ * both the session and the delegate (native engine, real bubblewrap). Over MCP 2026-07-28 with
+ * the tasks extension the call goes to the background at once, the user's next message is
+ * answered while the delegate works, and the result comes back by itself as a task
+ * notification that starts a new turn.
+ *
+ * The delegate waits for a file the test creates, so each step is ordered by cause rather than
+ * by timing, however loaded the machine: the job cannot end before the test lets it.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { type MessagesRequestView, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { CLAUDE_BIN, serverCommand, tempDir, until } from "../support/harness.ts";
+
+const TOOL = "mcp__ollama__delegate_run";
+const MODEL = "qwen3:8b";
+/** Generous: the CLI, our server and the delegate's sandbox all start on a loaded machine. */
+const STEP_MS = 90_000;
+
+function denoDir(): string {
+  return process.env.DENO_DIR ??
+    (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
+      denoDir: string;
+    }).denoDir;
+}
+
+/** A terminal's text without its control sequences (CSI, OSC/DCS strings, other escapes). */
+function plain(output: string): string {
+  // deno-lint-ignore no-control-regex -- matching ESC and BEL is the point
+  const sequences = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[\]P^_][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b./g;
+  return output.replace(sequences, "");
+}
+
+const rawText = (message: unknown) => JSON.stringify((message as { content?: unknown })?.content);
+
+/** Whether the conversation's last message carries a tool result. */
+const endsWithToolResult = (view: MessagesRequestView) =>
+  /"type":"tool_result"/.test(rawText(view.messages.at(-1)));
+
+interface Session {
+  type(text: string): Promise<void>;
+  output(): string;
+  close(): Promise<void>;
+}
+
+/** The real CLI, interactive, on a pseudo-terminal of 160 x 50. */
+function startInteractive(args: string[], env: Record<string, string>, cwd: string): Session {
+  const quote = (x: string) => `'${x.replaceAll("'", "'\\''")}'`;
+  const command = `stty cols 160 rows 50; exec ${[CLAUDE_BIN, ...args].map(quote).join(" ")}`;
+  const child = new Deno.Command("script", {
+    args: ["-qfec", command, "/dev/null"],
+    cwd,
+    env: { ...env, TERM: "xterm-256color", SHELL: "/bin/sh" },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  let output = "";
+  const reading = (async () => {
+    for await (const chunk of child.stdout) {
+      output = (output + new TextDecoder().decode(chunk)).slice(-200_000);
+    }
+  })();
+  const stdin = child.stdin.getWriter();
+  const keys = (text: string) => stdin.write(new TextEncoder().encode(text));
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  return {
+    async type(text) {
+      await keys(text);
+      // Keys that arrive together read as a paste, where Enter is a newline: submit apart.
+      await pause(400);
+      await keys("\r");
+    },
+    output: () => plain(output),
+    async close() {
+      // Ctrl-C twice quits Claude Code, which then stops its MCP servers.
+      await keys("\x03").catch(() => {});
+      await pause(300);
+      await keys("\x03").catch(() => {});
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await child.status;
+      clearTimeout(timer);
+      await stdin.close().catch(() => {});
+      await reading.catch(() => {});
+    },
+  };
+}
+
+Deno.test("interactive Claude Code runs delegate_run in the background and gets its result by itself", async () => {
+  const token = crypto.randomUUID().slice(0, 8);
+  const t: Record<string, number> = {};
+  let notification = "";
+  const emu = await startOllamaEmulator({
+    // The session's model: calls delegate_run, then answers whatever comes next.
+    script: (view) => {
+      if (!view.tools.some((tool) => (tool as { name?: string }).name === TOOL)) return undefined;
+      const last = rawText(view.messages.at(-1));
+      if (last.includes("<task-notification>")) {
+        t.notified ??= Date.now();
+        notification = last;
+        return { kind: "text", text: "RESULT-SEEN" };
+      }
+      if (endsWithToolResult(view)) {
+        if (view.lastToolResult?.includes("moved to the background")) t.backgrounded ??= Date.now();
+        return { kind: "text", text: "BACKGROUNDED-OK" };
+      }
+      if (view.lastUserText.includes("two plus two")) {
+        t.answered ??= Date.now();
+        return { kind: "text", text: "FOUR-WHILE-RUNNING" };
+      }
+      if (view.lastUserText.includes("delegate the slow job") && t.called === undefined) {
+        t.called = Date.now();
+        return {
+          kind: "tool_use",
+          name: TOOL,
+          input: {
+            // The delegate's model runs a command that waits for the test's file, then answers.
+            prompt: "@bash i=0; while [ ! -e release ]; do i=$((i+1)); " +
+              "[ $i -gt 1500 ] && exit 1; sleep 0.2; done; echo released\n" +
+              `@reply delegate-finished-${token}\nwait for the release file`,
+            engine: "native",
+            model: MODEL,
+            cwd: work,
+          },
+        };
+      }
+      return undefined;
+    },
+  });
+  const home = tempDir("od-cc-home-");
+  const work = tempDir("od-cc-work-");
+  const stateDir = join(home, "state");
+  const debugLog = join(home, "claude-debug.log");
+  // No first-run screens: onboarding done, the working directory trusted.
+  writeFileSync(
+    join(home, ".claude.json"),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      theme: "dark",
+      numStartups: 5,
+      projects: { [work]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+    }),
+  );
+  const server = serverCommand();
+  writeFileSync(
+    join(home, "mcp.json"),
+    JSON.stringify({
+      mcpServers: {
+        ollama: {
+          type: "stdio",
+          command: server.command,
+          args: server.args,
+          env: {
+            DENO_DIR: denoDir(),
+            NO_COLOR: "1",
+            OLLAMA_MCP_STATE_DIR: stateDir,
+            OLLAMA_MCP_BASE_URL: emu.url,
+          },
+        },
+      },
+    }),
+  );
+  const session = startInteractive(
+    [
+      "--model",
+      MODEL,
+      "--mcp-config",
+      join(home, "mcp.json"),
+      "--strict-mcp-config",
+      "--allowedTools",
+      TOOL,
+      "--debug-file",
+      debugLog,
+    ],
+    {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      ANTHROPIC_BASE_URL: emu.url,
+      ANTHROPIC_AUTH_TOKEN: "ollama",
+      ANTHROPIC_API_KEY: "",
+      // MCP tools in the first request, not behind tool search.
+      ENABLE_TOOL_SEARCH: "false",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    },
+    work,
+  );
+  const debug = () => existsSync(debugLog) ? readFileSync(debugLog, "utf8") : "";
+  const jobs = () =>
+    existsSync(stateDir)
+      ? readdirSync(stateDir).filter((d) => existsSync(join(stateDir, d, "job.json")))
+      : [];
+  const jobState = (id: string) =>
+    (JSON.parse(readFileSync(join(stateDir, id, "job.json"), "utf8")) as { state: string }).state;
+  const step = async <T>(what: string, check: () => T | undefined) => {
+    try {
+      return await until(check, STEP_MS, what);
+    } catch (e) {
+      throw new Error(
+        `${(e as Error).message}\n--- screen (end) ---\n${session.output().slice(-3000)}\n` +
+          `--- MCP lines of the CLI's debug log ---\n` +
+          debug().split("\n").filter((l) => l.includes('"ollama"')).slice(-30).join("\n"),
+      );
+    }
+  };
+  try {
+    await step(
+      "the CLI to connect to the server",
+      () =>
+        debug().includes('MCP server "ollama": Successfully connected') &&
+        session.output().includes("❯"),
+    );
+    assert.match(debug(), /"protocolEra":"modern"/, "the connection speaks 2026-07-28");
+
+    await session.type("delegate the slow job");
+    await step("the model to get control back after calling delegate_run", () => t.backgrounded);
+    const [jobId] = await step("the job to exist", () => jobs().length === 1 ? jobs() : undefined);
+    assert.equal(jobState(jobId!), "running", "the job runs while the session goes on");
+    assert.match(debug(), /Tool 'delegate_run' returned task \S+ \(working\); backgrounded as/);
+
+    await session.type("what is two plus two");
+    await step("the next message to be answered", () => t.answered);
+    await step("the answer on screen", () => session.output().includes("FOUR-WHILE-RUNNING"));
+    assert.equal(jobState(jobId!), "running", "answered while the delegate was still working");
+    assert.equal(t.notified, undefined, "no result before the delegate ended");
+
+    const released = Date.now();
+    writeFileSync(join(work, "release"), "");
+    await step("the result to come back by itself", () => t.notified);
+    assert.equal(jobState(jobId!), "completed");
+    assert.match(notification, new RegExp(`delegate-finished-${token}`));
+    assert.match(notification, /<status>completed<\/status>/);
+    assert.match(notification, new RegExp(`job_id:\\s+${jobId}`), "the reply names the job");
+    assert.deepEqual(jobs(), [jobId], "one call, one job");
+    console.log(
+      `  call -> model has control back: ${t.backgrounded! - t.called!} ms; ` +
+        `user message answered ${t.answered! - t.called!} ms after the call; ` +
+        `job end allowed -> result in a new turn: ${t.notified! - released} ms`,
+    );
+  } finally {
+    await session.close();
+    await emu.close();
+  }
+});
