@@ -32,7 +32,11 @@ Commands:
       --state <state>        only queued, running, completed, failed, cancelled or interrupted
   show <id>              one job: its record, prompt, the head of its result, its files
   tail <id>              follow a job's activity until it ends, then print its result
+      -n, --lines <n>        earlier activity lines to show first (default 10)
+      --no-status            no live status line (only a terminal gets one)
   cancel <id>            stop a job, also one another server process runs
+      --wait <seconds>       how long to wait for it to stop (default 15)
+      --no-status            no live "waiting" line
   prune                  remove finished jobs
       --older-than <age>     12h, 7d, 30d... (default: retainDays from settings)
       --dry-run              only say what would be removed
@@ -43,8 +47,9 @@ Options for every command:
   --json                 machine-readable output (not for tail)
   -h, --help             show this help
 
-An id may be shortened to a unique prefix of at least 4 characters. Colour and live
-progress appear only on a terminal, and never when NO_COLOR is set.`;
+<id> is a job id, or a unique prefix of it of at least 4 characters (the ID column shows
+8). Colour appears only on a terminal, and never when NO_COLOR is set; live status lines
+appear only on a terminal, and never with --no-status.`;
 
 const SUBCOMMANDS = ["list", "show", "tail", "cancel", "prune", "usage"] as const;
 
@@ -61,7 +66,11 @@ export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promis
       return 0;
     }
     if (first !== undefined && !first.startsWith("-") && sub === "list" && first !== "list") {
-      throw new JobsUsageError(`Unknown jobs command "${first}". Run ollama-delegate jobs --help`);
+      // `jobs 1a2b3c4d` is most likely a wish to see that job.
+      const hint = /^[0-9a-f-]{4,36}$/i.test(first)
+        ? `to see a job, run ollama-delegate jobs show ${first}`
+        : "run ollama-delegate jobs --help";
+      throw new JobsUsageError(`Unknown jobs command "${first}": ${hint}`);
     }
     const ctx = openContext(io);
     switch (sub) {

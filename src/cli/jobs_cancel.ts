@@ -5,6 +5,7 @@ import {
   type JobsContext,
   type JobsIo,
   JobsUsageError,
+  noMoreArguments,
   parseCount,
   resolveJobId,
   sleep,
@@ -35,12 +36,18 @@ export interface CancelOutcome {
 export async function jobsCancel(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { json: { type: "boolean" }, wait: { type: "string" } },
+    options: {
+      json: { type: "boolean" },
+      wait: { type: "string" },
+      "no-status": { type: "boolean" },
+    },
     strict: true,
     allowPositionals: true,
   });
   const waitS = parseCount("wait", values.wait, 0) ?? DEFAULT_WAIT_S;
-  const id = await resolveJobId(ctx.store, positionals[0]);
+  const id = await resolveJobId(ctx.store, positionals[0], "jobs cancel <id>");
+  noMoreArguments("jobs cancel", positionals.slice(1));
+  const live = io.live && values["no-status"] !== true && values.json !== true;
   const raw = await ctx.store.read(id);
   if (raw.kind === "missing") throw new JobsUsageError(`No job ${id} in ${ctx.store.stateDir}`, 1);
   if (raw.kind === "corrupt") throw new Error(`Cannot read job ${id}: ${raw.reason}`);
@@ -66,13 +73,13 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: JobsIo): 
     const deadline = started + waitS * 1000;
     const style = styleFor(io);
     while (!isTerminal(record.state) && Date.now() < deadline) {
-      if (io.fancy) {
+      if (live) {
         io.write(`\r\x1b[2K${style.dim(`waiting for pid ${ownerPid ?? "?"} to stop the job…`)}`);
       }
       await sleep(250);
       record = (await ctx.manager.get(id)).record;
     }
-    if (io.fancy) io.write("\r\x1b[2K");
+    if (live) io.write("\r\x1b[2K");
     result = !isTerminal(record.state) ? done("still-running", record) : done(
       record.state === "cancelled" ? "cancelled" : record.state === "interrupted" &&
           /stopped before it finished/.test(record.errorText ?? "")

@@ -3,7 +3,7 @@ import { JobManager } from "../jobs/manager.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { isValidId } from "../jobs/ids.ts";
-import { currentEnv } from "../platform/runtime.ts";
+import { currentEnv, isTty } from "../platform/runtime.ts";
 import type { Settings } from "../settings/fields.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 
@@ -21,21 +21,29 @@ export interface JobsIo {
   err(text: string): void;
   /** Writes without a newline (live status lines). */
   write(text: string): void;
-  /** Colour and live progress: only on a terminal and never with NO_COLOR. */
-  fancy: boolean;
+  /** Colour: only on a terminal, and never with NO_COLOR. */
+  colour: boolean;
+  /**
+   * Live status lines redrawn in place: only on a terminal. NO_COLOR does not turn them off
+   * (it is about colour only); `--no-status` does.
+   */
+  live: boolean;
   /** Terminal width; undefined when not a terminal, where lines keep a fixed layout. */
   columns: number | undefined;
 }
 
 export function processIo(): JobsIo {
   const env = process.env;
-  const tty = process.stdout.isTTY === true;
+  const tty = isTty("stdout");
+  // A dumb terminal shows escape sequences as text, so it gets neither.
+  const capable = tty && env.TERM !== "dumb";
   return {
     out: (text) => void process.stdout.write(`${text}\n`),
     err: (text) => void process.stderr.write(`${text}\n`),
     write: (text) => void process.stdout.write(text),
     // https://no-color.org: any non-empty NO_COLOR turns colour off.
-    fancy: tty && !env.NO_COLOR && env.TERM !== "dumb",
+    colour: capable && !env.NO_COLOR,
+    live: capable,
     columns: tty ? process.stdout.columns || 100 : undefined,
   };
 }
@@ -48,7 +56,7 @@ export interface Style {
 }
 
 export function styleFor(io: JobsIo): Style {
-  const wrap = (code: string) => (s: string) => io.fancy ? `\x1b[${code}m${s}\x1b[0m` : s;
+  const wrap = (code: string) => (s: string) => io.colour ? `\x1b[${code}m${s}\x1b[0m` : s;
   const colours: Record<JobState, (s: string) => string> = {
     queued: wrap("36"),
     running: wrap("33"),
@@ -84,26 +92,57 @@ export function openContext(io: JobsIo): JobsContext {
   return { settings, store, manager };
 }
 
+/** What every "which job?" error ends with. */
+const ID_HINT = "ollama-delegate jobs --all lists the ids";
+
 /**
  * A job named in full or by a unique prefix of at least 4 characters, as git does for
- * commits; ids are checked before any path is built from them.
+ * commits; ids are checked before any path is built from them. `usage` is the command line
+ * shown when the id is missing, e.g. "jobs show <id>".
  */
-export async function resolveJobId(store: JobStore, ref: string | undefined): Promise<string> {
-  if (ref === undefined || ref.trim() === "") throw new JobsUsageError("Missing job id");
+export async function resolveJobId(
+  store: JobStore,
+  ref: string | undefined,
+  usage = "jobs <command> <id>",
+): Promise<string> {
+  if (ref === undefined || ref.trim() === "") {
+    throw new JobsUsageError(`Missing job id: ollama-delegate ${usage}. ${ID_HINT}`);
+  }
   const wanted = ref.trim().toLowerCase();
   if (isValidId(wanted)) return wanted;
+  if (/^[0-9a-f-]{1,3}$/.test(wanted)) {
+    throw new JobsUsageError(
+      `"${ref}" is too short: a job id prefix needs at least 4 characters (the ID column ` +
+        `shows 8). ${ID_HINT}`,
+    );
+  }
   if (!/^[0-9a-f-]{4,36}$/.test(wanted)) {
-    throw new JobsUsageError(`"${ref}" is not a job id or the start of one`);
+    throw new JobsUsageError(
+      `"${ref}" is not a job id: an id is a UUID (hex digits and dashes), and a prefix of ` +
+        `one needs at least 4 characters and must match a single job. ${ID_HINT}`,
+    );
   }
   const matches = (await store.ids()).filter((id) => id.toLowerCase().startsWith(wanted));
   if (matches.length === 1) return matches[0]!.toLowerCase();
   if (matches.length === 0) {
-    throw new JobsUsageError(`No job id starts with "${ref}" in ${store.stateDir}`, 1);
+    throw new JobsUsageError(
+      `No job id starts with "${ref}" in ${store.stateDir}. ${ID_HINT}`,
+      1,
+    );
   }
   throw new JobsUsageError(
-    `"${ref}" matches ${matches.length} jobs (${matches.slice(0, 3).join(", ")}…); ` +
-      "give more of the id",
+    `"${ref}" matches ${matches.length} jobs (${matches.slice(0, 3).join(", ")}` +
+      `${matches.length > 3 ? ", …" : ""}); give more of the id`,
   );
+}
+
+/** Refuses arguments after the one a command takes, rather than ignoring them. */
+export function noMoreArguments(command: string, extra: readonly string[]): void {
+  if (extra.length > 0) {
+    throw new JobsUsageError(
+      `${command} takes one job id; unexpected "${extra[0]}". Run ollama-delegate jobs --help`,
+    );
+  }
 }
 
 /** "12.3s", "4m05s", "2h03m", "3d04h": short and stable. */
@@ -115,6 +154,22 @@ export function humanDuration(ms: number): string {
   const h = Math.floor(m / 60);
   if (h < 48) return `${h}h${String(m % 60).padStart(2, "0")}m`;
   return `${Math.floor(h / 24)}d${String(h % 24).padStart(2, "0")}h`;
+}
+
+/**
+ * An age as a person writes it: "30d", "12h", "1d 6h", "90m", "2h 30m", "45s". Whole units
+ * only; a remainder under a minute is dropped once the age is a minute or more.
+ */
+export function humanAge(ms: number): string {
+  const totalS = Math.round(Math.max(0, ms) / 1000);
+  if (totalS < 60) return `${totalS}s`;
+  const totalM = Math.round(totalS / 60);
+  // "90m" reads better than "1h 30m"; from two hours on, hours and minutes.
+  if (totalM < 120 && totalM % 60 !== 0) return `${totalM}m`;
+  const d = Math.floor(totalM / 1440);
+  const h = Math.floor((totalM % 1440) / 60);
+  const m = totalM % 60;
+  return [d && `${d}d`, h && `${h}h`, m && `${m}m`].filter(Boolean).join(" ");
 }
 
 /** 950, 12.3k, 4.5M. */

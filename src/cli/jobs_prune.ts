@@ -3,7 +3,7 @@ import { usageTotals } from "../jobs/cost.ts";
 import { pruneJobs } from "../jobs/retention.ts";
 import { recordsInDays, renderUsage } from "../server/usage_tool.ts";
 import {
-  humanDuration,
+  humanAge,
   type JobsContext,
   type JobsIo,
   JobsUsageError,
@@ -45,7 +45,7 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
   const out = [
     `${verb} ${report.removed.length} finished job${report.removed.length === 1 ? "" : "s"} ` +
     `that ended before ${new Date(report.cutoff).toISOString()} ` +
-    `(older than ${humanDuration(olderThanMs)}) from ${ctx.store.stateDir}`,
+    `(older than ${humanAge(olderThanMs)}) from ${ctx.store.stateDir}`,
   ];
   for (const r of report.removed) {
     out.push(`  ${r.id}  ${r.state.padEnd(11)} ${new Date(r.endedAt).toISOString()}  ${r.model}`);

@@ -10,6 +10,7 @@ import {
   humanDuration,
   type JobsContext,
   type JobsIo,
+  noMoreArguments,
   resolveJobId,
   styleFor,
 } from "./jobs_common.ts";
@@ -112,7 +113,8 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
     strict: true,
     allowPositionals: true,
   });
-  const id = await resolveJobId(ctx.store, positionals[0]);
+  const id = await resolveJobId(ctx.store, positionals[0], "jobs show <id>");
+  noMoreArguments("jobs show", positionals.slice(1));
   const { record } = await ctx.manager.get(id);
   const dir = ctx.store.dirOf(id);
   const files = {

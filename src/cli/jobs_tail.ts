@@ -11,6 +11,7 @@ import {
   humanDuration,
   type JobsContext,
   type JobsIo,
+  noMoreArguments,
   parseCount,
   resolveJobId,
   sleep,
@@ -26,13 +27,21 @@ const CHUNK_BYTES = 1024 * 1024;
 const MAX_LINE = 8 * 1024 * 1024;
 const TEXT_SHOWN = 2000;
 const RESULT_SHOWN = 100_000;
+/** How long the model's latest words may wait for what follows them (see jobsTail). */
+const HOLD_MS = 2000;
 
 export interface TailOptions {
   pollMs?: number;
 }
 
+/**
+ * A printable line of activity (`said` is the model's own text when the line shows it), or
+ * the end of the delegate's run as its engine records it (Claude Code's `result` event).
+ */
+export type ActivityLine = { line: string; said?: string } | { end: true };
+
 /** Turns one line of a job's activity file into printable lines. */
-export function activityLinesOf(engine: JobRecord["engine"], line: string): string[] {
+export function activityLinesOf(engine: JobRecord["engine"], line: string): ActivityLine[] {
   if (line.trim() === "") return [];
   if (engine === "native") {
     let entry: TranscriptEntry;
@@ -43,31 +52,31 @@ export function activityLinesOf(engine: JobRecord["engine"], line: string): stri
     }
     switch (entry?.kind) {
       case "text":
-        return [labelled("[text]", entry.text)];
+        return [{ line: labelled("[text]", entry.text), said: entry.text }];
       case "tool_call": {
         const detail = toolDetail(entry.input);
-        return [`[tool] ${entry.name}${detail ? `: ${flat(detail, 300)}` : ""}`];
+        return [{ line: `[tool] ${entry.name}${detail ? `: ${flat(detail, 300)}` : ""}` }];
       }
       case "tool_result":
-        return [`${entry.isError ? "[error]" : "[result]"} ${flat(entry.text, 300)}`];
+        return [{ line: `${entry.isError ? "[error]" : "[result]"} ${flat(entry.text, 300)}` }];
       default:
         return [];
     }
   }
-  const out: string[] = [];
+  const out: ActivityLine[] = [];
   for (const item of parseStreamLine(line)) {
     if (item.type === "init") {
-      out.push(
-        `[init] session started` + (item.model ? `, model ${item.model}` : "") +
+      out.push({
+        line: `[init] session started` + (item.model ? `, model ${item.model}` : "") +
           (item.permissionMode ? `, permission ${item.permissionMode}` : ""),
-      );
+      });
     } else if (item.type === "activity") {
       const a = item.activity;
       if (a.kind === "tool") {
-        out.push(`[tool] ${a.name}${a.detail ? `: ${flat(a.detail, 300)}` : ""}`);
-      } else if (a.kind === "text") out.push(labelled("[text]", a.text));
-      else out.push(`[error] ${flat(a.text, 300)}`);
-    }
+        out.push({ line: `[tool] ${a.name}${a.detail ? `: ${flat(a.detail, 300)}` : ""}` });
+      } else if (a.kind === "text") out.push({ line: labelled("[text]", a.text), said: a.text });
+      else out.push({ line: `[error] ${flat(a.text, 300)}` });
+    } else if (item.type === "result") out.push({ end: true });
   }
   return out;
 }
@@ -154,6 +163,21 @@ async function backlog(path: string): Promise<{ lines: string[]; end: number }> 
   }
 }
 
+/** The last `n` printable lines, with the end events among and after them. */
+function lastLines(items: ActivityLine[], n: number): ActivityLine[] {
+  let start = items.length;
+  let count = 0;
+  while (start > 0) {
+    const item = items[start - 1]!;
+    if (!("end" in item)) {
+      if (count === n) break;
+      count++;
+    }
+    start--;
+  }
+  return items.slice(start);
+}
+
 /** `jobs tail ID`: like `tail -f` on a job's activity, until the job ends; then its result. */
 export async function jobsTail(
   ctx: JobsContext,
@@ -163,13 +187,15 @@ export async function jobsTail(
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { lines: { type: "string", short: "n" } },
+    options: { lines: { type: "string", short: "n" }, "no-status": { type: "boolean" } },
     strict: true,
     allowPositionals: true,
   });
   const first = parseCount("lines", values.lines, 0) ?? 10;
   const pollMs = options.pollMs ?? 250;
-  const id = await resolveJobId(ctx.store, positionals[0]);
+  const id = await resolveJobId(ctx.store, positionals[0], "jobs tail <id>");
+  noMoreArguments("jobs tail", positionals.slice(1));
+  const live = io.live && values["no-status"] !== true;
   let record = (await ctx.manager.get(id)).record;
   const dir = ctx.store.dirOf(id);
   const path = activityFile(dir, record);
@@ -180,10 +206,27 @@ export async function jobsTail(
     if (status) io.write("\r\x1b[2K");
     status = false;
   };
-  const print = (lines: string[]) => {
-    if (lines.length === 0) return;
-    clearStatus();
-    for (const l of lines) io.out(l);
+  // The model's latest words wait until something follows them, so that words that turn
+  // out to be the final answer are printed once, in full, below the summary line: they are
+  // the answer when the run ends on them (the engine's end event, or the job ending). Words
+  // followed by nothing for HOLD_MS while the job runs are printed after all.
+  let held: { line: string; said: string; since: number; final: boolean } | undefined;
+  const flushHeld = () => {
+    if (held) io.out(held.line);
+    held = undefined;
+  };
+  const print = (lines: ActivityLine[]) => {
+    for (const l of lines) {
+      if ("end" in l) {
+        if (held) held.final = true;
+        continue;
+      }
+      clearStatus();
+      flushHeld();
+      if (l.said !== undefined) {
+        held = { line: l.line, said: l.said, since: Date.now(), final: false };
+      } else io.out(l.line);
+    }
   };
 
   const start = await backlog(path);
@@ -191,7 +234,7 @@ export async function jobsTail(
   io.out(
     style.dim(`--- job ${record.id} (${record.engine}, ${record.model}): ${record.state} ---`),
   );
-  print(first > 0 ? backlogLines.slice(-first) : []);
+  print(lastLines(backlogLines, first));
   const follower = new FileFollower(
     path,
     start.end,
@@ -206,7 +249,11 @@ export async function jobsTail(
       record = (await ctx.manager.get(id)).record;
     }
     if (isTerminal(record.state)) break;
-    if (io.fancy) {
+    if (held && !held.final && Date.now() - held.since >= HOLD_MS) {
+      clearStatus();
+      flushHeld();
+    }
+    if (live) {
       io.write(
         `\r\x1b[2K${
           style.dim(
@@ -230,6 +277,8 @@ export async function jobsTail(
     ...(record.usage ? [`tokens ${jobTokensText(record)}`] : []),
     `cost ${jobCostText(record, ctx.settings.pricing)}`,
   ];
+  const said = held?.said.trim();
+  if (held && !(said && result.text.includes(said))) io.out(held.line);
   io.out(style.bold(`--- ${figures.join(" · ")} ---`));
   if (record.errorText && record.state !== "completed") io.out(`error: ${record.errorText}`);
   if (result.length === 0) io.out("(no result text)");

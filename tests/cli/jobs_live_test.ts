@@ -101,6 +101,8 @@ Deno.test("jobs tail follows a live claude job until it ends, then prints the re
         /^--- completed after [\d.]+s · 2 tool calls · tokens in \d+ \/ out \d+.* · cost unknown ---$/m,
       );
       assert.ok(out.trimEnd().endsWith("all finished here"), out);
+      // The answer is the result, below the summary, not also an activity line above it.
+      assert.equal(out.split("all finished here").length - 1, 1, out);
     } finally {
       tail.child.kill();
       await tail.done.catch(() => {});

@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import { join } from "node:path";
 import process from "node:process";
 import { renderJobsTable } from "../../src/cli/jobs.ts";
-import type { JobsIo } from "../../src/cli/jobs_common.ts";
+import { humanAge, type JobsIo } from "../../src/cli/jobs_common.ts";
 import { selfIdentity } from "../../src/jobs/owner.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { until } from "../support/harness.ts";
@@ -142,6 +142,51 @@ Deno.test("jobs show: record, prompt, result head and paths; ids by prefix", asy
   assert.match(notAnId.stderr, /is not a job id/);
 });
 
+Deno.test("jobs show, tail, cancel: a short, missing or wrong id says what an id must be", async () => {
+  const ctx = fixture();
+  const hint = "ollama-delegate jobs --all lists the ids";
+  for (const command of ["show", "tail", "cancel"]) {
+    const short = await runCli(ctx, ["jobs", command, "b20"]);
+    assert.equal(short.code, 2, short.stderr);
+    assert.equal(
+      short.stderr,
+      'ollama-delegate jobs: "b20" is too short: a job id prefix needs at least 4 characters ' +
+        `(the ID column shows 8). ${hint}\n`,
+    );
+    // A second id is refused, not silently ignored.
+    const two = await runCli(ctx, ["jobs", command, "a100", "b200"]);
+    assert.equal(two.code, 2);
+    assert.match(two.stderr, new RegExp(`jobs ${command} takes one job id; unexpected "b200"`));
+  }
+  const missing = await runCli(ctx, ["jobs", "show"]);
+  assert.equal(missing.code, 2);
+  assert.equal(
+    missing.stderr,
+    `ollama-delegate jobs: Missing job id: ollama-delegate jobs show <id>. ${hint}\n`,
+  );
+  const notHex = await runCli(ctx, ["jobs", "show", "job-b2"]);
+  assert.equal(notHex.code, 2);
+  assert.equal(
+    notHex.stderr,
+    'ollama-delegate jobs: "job-b2" is not a job id: an id is a UUID (hex digits and ' +
+      "dashes), and a prefix of one needs at least 4 characters and must match a single " +
+      `job. ${hint}\n`,
+  );
+  const unknown = await runCli(ctx, ["jobs", "show", "dddd"]);
+  assert.equal(unknown.code, 1);
+  assert.equal(
+    unknown.stderr,
+    `ollama-delegate jobs: No job id starts with "dddd" in ${ctx.stateDir}. ${hint}\n`,
+  );
+  // `jobs <id>` most likely means `jobs show <id>`.
+  const bare = await runCli(ctx, ["jobs", "b2000000"]);
+  assert.equal(bare.code, 2);
+  assert.match(
+    bare.stderr,
+    /Unknown jobs command "b2000000": to see a job, run ollama-delegate jobs show b2000000/,
+  );
+});
+
 Deno.test("jobs usage: totals per model and per day, unknown cost stays unknown", async () => {
   const ctx = fixture();
   const run = await runCli(ctx, ["jobs", "usage", "--days", "0"]);
@@ -162,7 +207,12 @@ Deno.test("jobs prune: --older-than and --dry-run", async () => {
   const ctx = fixture();
   const dry = await runCli(ctx, ["jobs", "prune", "--older-than", "7d", "--dry-run"]);
   assert.equal(dry.code, 0, dry.stderr);
-  assert.match(dry.stdout, /^Would remove 3 finished jobs that ended before /m);
+  assert.match(
+    dry.stdout,
+    /^Would remove 3 finished jobs that ended before \S+ \(older than 7d\) from /m,
+  );
+  const mixed = await runCli(ctx, ["jobs", "prune", "--older-than", "30h", "--dry-run"]);
+  assert.match(mixed.stdout, /\(older than 1d 6h\) from /);
   assert.ok(existsSync(join(ctx.stateDir, A)));
   const bad = await runCli(ctx, ["jobs", "prune", "--older-than", "7 parsecs"]);
   assert.equal(bad.code, 2);
@@ -240,6 +290,8 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
     line({ kind: "tool_result", id: "c2", text: "no such file", isError: true });
     await until(() => tail.output().includes("[error] no such file"), 30_000, "the error");
     assert.equal(tail.child.exitCode, null, "tail ended while the job runs");
+    // The job ends on its answer: printed once, as the result.
+    line({ kind: "text", text: "All done: 1 file." });
     writeFileSync(join(dir, "result.txt"), "All done: 1 file.");
     writeJob(ctx.stateDir, {
       ...live,
@@ -263,7 +315,7 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
       lines[6],
       "--- completed after 4.0s · 2 tool calls · tokens in 1000 / out 200 · cost $0.0009 ---",
     );
-    assert.equal(lines[7], "All done: 1 file.");
+    assert.deepEqual(lines.slice(7), ["All done: 1 file."]);
     assert.ok(!run.stdout.includes(ESC), "no escape sequences");
   } finally {
     tail.child.kill();
@@ -271,12 +323,13 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
   }
 });
 
-Deno.test("renderJobsTable: colour only when the output is fancy", () => {
-  const io = (fancy: boolean): JobsIo => ({
+Deno.test("renderJobsTable: colour only when colour is on", () => {
+  const io = (colour: boolean): JobsIo => ({
     out() {},
     err() {},
     write() {},
-    fancy,
+    colour,
+    live: true,
     columns: 100,
   });
   const plain = renderJobsTable("/s", records(), 3, [], io(false), PRICING, T);
@@ -285,4 +338,69 @@ Deno.test("renderJobsTable: colour only when the output is fancy", () => {
   assert.ok(fancy.includes(`${ESC}[32mcompleted${ESC}[0m`));
   // Stripping the escapes gives the plain table back.
   assert.equal(fancy.replace(new RegExp(`${ESC}\\[\\d+m`, "g"), ""), plain);
+});
+
+Deno.test("humanAge: ages as a person writes them", () => {
+  const cases: Array<[number, string]> = [
+    [30 * 86_400_000, "30d"],
+    [14 * 86_400_000, "14d"],
+    [12 * 3_600_000, "12h"],
+    [30 * 3_600_000, "1d 6h"],
+    [90 * 60_000, "90m"],
+    [60 * 60_000, "1h"],
+    [150 * 60_000, "2h 30m"],
+    [(86_400 + 90) * 1000, "1d 2m"],
+    [45_000, "45s"],
+    [0, "0s"],
+  ];
+  for (const [ms, text] of cases) assert.equal(humanAge(ms), text, String(ms));
+});
+
+Deno.test("jobs tail: a job that ended on its answer prints the answer once, below the summary", async () => {
+  const ctx = cliEnv();
+  const answer = "The bug is in parse.ts:42.\nFix: check for an empty line first.";
+  const id = "7a220000-0000-4000-8000-000000000002";
+  const dir = writeJob(ctx.stateDir, baseRecord(id, S1, { engine: "native", toolCalls: 1 }), {
+    result: answer,
+  });
+  const entries = [
+    { kind: "text", text: "Reading the parser." },
+    { kind: "tool_call", id: "c1", name: "Read", input: { file_path: "/work/parse.ts" } },
+    { kind: "tool_result", id: "c1", text: "export function parse() {}", isError: false },
+    { kind: "text", text: answer },
+  ];
+  writeFileSync(
+    join(dir, "transcript.jsonl"),
+    entries.map((e) => `${JSON.stringify(e)}\n`).join(""),
+  );
+  const run = await runCli(ctx, ["jobs", "tail", id]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout.split("The bug is in parse.ts:42.").length - 1, 1, run.stdout);
+  const lines = run.stdout.trimEnd().split("\n");
+  assert.deepEqual(lines.slice(1, 4), [
+    "[text] Reading the parser.",
+    "[tool] Read: /work/parse.ts",
+    "[result] export function parse() {}",
+  ]);
+  assert.match(lines[4]!, /^--- completed after /);
+  assert.deepEqual(lines.slice(5), answer.split("\n"));
+
+  // Words that are not the answer (a job that failed after them) are still shown.
+  const failedId = "7a330000-0000-4000-8000-000000000003";
+  const failedDir = writeJob(
+    ctx.stateDir,
+    baseRecord(failedId, S1, { engine: "native", state: "failed", errorText: "backend gone" }),
+  );
+  writeFileSync(
+    join(failedDir, "transcript.jsonl"),
+    `${JSON.stringify({ kind: "text", text: "Let me check the tests." })}\n`,
+  );
+  const failed = await runCli(ctx, ["jobs", "tail", failedId]);
+  assert.equal(failed.code, 1);
+  assert.deepEqual(failed.stdout.trimEnd().split("\n").slice(1), [
+    "[text] Let me check the tests.",
+    "--- failed after 2.5s · 0 tool calls · cost unknown ---",
+    "error: backend gone",
+    "(no result text)",
+  ]);
 });

@@ -14,7 +14,7 @@ export const PTY_UNSUPPORTED = process.platform === "win32"
   : undefined;
 
 const RELAY = String.raw`
-import fcntl, json, os, pty, select, struct, subprocess, sys, termios, time
+import fcntl, json, os, pty, select, signal, struct, subprocess, sys, termios, time
 spec = json.loads(sys.argv[1])
 tty = set(spec["tty"])
 master, slave = pty.openpty()
@@ -28,6 +28,15 @@ child = subprocess.Popen(
     start_new_session=True,
 )
 os.close(slave)
+# Stopping the relay stops the program and its children (its own session and group), which
+# would otherwise keep the test's pipes open.
+def stop(signum, frame):
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    sys.exit(128 + signum)
+signal.signal(signal.SIGTERM, stop)
 # The terminal's bytes go to fd 3, a pipe of their own, never mixed with the program's pipes.
 out = 3
 keys = sys.stdin.fileno() if "stdin" in tty else None
