@@ -21,7 +21,8 @@ Usage:
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
-Register it with Claude Code:
+Register it with Claude Code, which then starts the server itself:
+  claude mcp add ollama --scope user -- npx -y ollama-delegate
   claude mcp add ollama --scope user -- /path/to/ollama-delegate
 
 Settings: ~/.ollama-mcp/config.json (or $OLLAMA_MCP_CONFIG), ./ollama-mcp.config.json and

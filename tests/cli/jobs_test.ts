@@ -110,6 +110,8 @@ Deno.test("jobs: --state, --limit, --all and --json", async () => {
   const help = await runCli(ctx, ["jobs", "prune", "--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--older-than <age>/);
+  assert.match(help.stdout, /^ {6}--no-status {12}no live status line/m);
+  assert.match(help.stdout, /never when NO_COLOR is set; live status lines\nappear only on a /);
 });
 
 Deno.test("jobs show: record, prompt, result head and paths; ids by prefix", async () => {
