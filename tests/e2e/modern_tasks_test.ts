@@ -101,19 +101,20 @@ Deno.test("interactive Claude Code runs delegate_run in the background and gets 
     script: (view) => {
       if (!view.tools.some((tool) => (tool as { name?: string }).name === TOOL)) return undefined;
       const last = rawText(view.messages.at(-1));
+      if (endsWithToolResult(view) && view.lastToolResult?.includes("moved to the background")) {
+        t.backgrounded ??= Date.now();
+      }
       if (last.includes("<task-notification>")) {
         t.notified ??= Date.now();
         notification = last;
         return { kind: "text", text: "RESULT-SEEN" };
       }
-      if (endsWithToolResult(view)) {
-        if (view.lastToolResult?.includes("moved to the background")) t.backgrounded ??= Date.now();
-        return { kind: "text", text: "BACKGROUNDED-OK" };
-      }
-      if (view.lastUserText.includes("two plus two")) {
+      // Also when Claude Code hands a message typed mid-turn over with a tool result.
+      if (last.includes("two plus two")) {
         t.answered ??= Date.now();
         return { kind: "text", text: "FOUR-WHILE-RUNNING" };
       }
+      if (endsWithToolResult(view)) return { kind: "text", text: "BACKGROUNDED-OK" };
       if (view.lastUserText.includes("delegate the slow job") && t.called === undefined) {
         t.called = Date.now();
         return {
@@ -184,6 +185,8 @@ Deno.test("interactive Claude Code runs delegate_run in the background and gets 
       ANTHROPIC_BASE_URL: emu.url,
       ANTHROPIC_AUTH_TOKEN: "ollama",
       ANTHROPIC_API_KEY: "",
+      // Our server may start slowly on a loaded machine (default 30 s).
+      MCP_TIMEOUT: "120000",
       // MCP tools in the first request, not behind tool search.
       ENABLE_TOOL_SEARCH: "false",
       DISABLE_AUTOUPDATER: "1",
@@ -222,13 +225,16 @@ Deno.test("interactive Claude Code runs delegate_run in the background and gets 
     await session.type("delegate the slow job");
     await step("the model to get control back after calling delegate_run", () => t.backgrounded);
     const [jobId] = await step("the job to exist", () => jobs().length === 1 ? jobs() : undefined);
-    assert.equal(jobState(jobId!), "running", "the job runs while the session goes on");
+    // Queued for a moment before it runs; either way it has not ended.
+    assert.match(jobState(jobId!), /^(queued|running)$/, "the job runs while the session goes on");
     assert.match(debug(), /Tool 'delegate_run' returned task \S+ \(working\); backgrounded as/);
 
+    // The turn that got the placeholder is over once its reply is on screen.
+    await step("the turn to end", () => session.output().includes("BACKGROUNDED-OK"));
     await session.type("what is two plus two");
     await step("the next message to be answered", () => t.answered);
     await step("the answer on screen", () => session.output().includes("FOUR-WHILE-RUNNING"));
-    assert.equal(jobState(jobId!), "running", "answered while the delegate was still working");
+    assert.match(jobState(jobId!), /^(queued|running)$/, "answered while the job was not over");
     assert.equal(t.notified, undefined, "no result before the delegate ended");
 
     const released = Date.now();
