@@ -46,7 +46,7 @@ interface Raw {
   close(): Promise<void>;
 }
 
-function startRaw(baseUrl: string): Raw {
+function startRaw(baseUrl: string, env: Record<string, string> = {}): Raw {
   const home = tempDir("od-raw-");
   const stateDir = join(home, "state");
   const cwd = join(home, "project");
@@ -64,6 +64,7 @@ function startRaw(baseUrl: string): Raw {
       NO_COLOR: "1",
       OLLAMA_MCP_STATE_DIR: stateDir,
       OLLAMA_MCP_BASE_URL: baseUrl,
+      ...env,
     },
     stdin: "piped",
     stdout: "piped",
@@ -135,9 +136,12 @@ const errorOf = (m: Json) => {
 const textOf = (result: Json) =>
   ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text) ?? "";
 
-async function withServer(fn: (raw: Raw, work: string) => Promise<void>) {
+async function withServer(
+  fn: (raw: Raw, work: string) => Promise<void>,
+  env: Record<string, string> = {},
+) {
   const emu = await startOllamaEmulator();
-  const raw = startRaw(emu.url);
+  const raw = startRaw(emu.url, env);
   try {
     await fn(raw, tempDir("od-raw-work-"));
   } finally {
@@ -197,6 +201,23 @@ Deno.test("2026-07-28: server/discover, then requests with their protocol fields
     assert.equal(old.code, -32601, "2025's blocking tasks/result is not part of 2026");
     assert.match(raw.stderr(), /client raw-test 1 speaks MCP 2026-07-28/);
   });
+});
+
+Deno.test("2026-07-28: with delegation off there is no delegate_run, so no tasks extension either", async () => {
+  await withServer(async (raw) => {
+    const discover = resultOf(await raw.request("server/discover", { _meta: meta() }));
+    assert.deepEqual(discover.capabilities, { tools: { listChanged: true } });
+    const call = resultOf(
+      await raw.request("tools/call", {
+        name: "delegate_run",
+        arguments: { prompt: "hi" },
+        _meta: meta(),
+      }),
+    );
+    assert.equal(call.resultType, "complete");
+    assert.equal(call.isError, true);
+    assert.match(textOf(call), /Tool delegate_run not found/);
+  }, { OLLAMA_MCP_DELEGATION_MODE: "off" });
 });
 
 Deno.test("2026-07-28: tasks/* need the tasks extension declared on the request, and a known task", async () => {
