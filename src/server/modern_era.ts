@@ -23,102 +23,31 @@ import type {
   Transport,
   TransportSendOptions,
 } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JobTaskStore } from "./task_store.ts";
 import {
-  type JSONRPCMessage,
-  type Result,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type Task,
-} from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage } from "../errors.ts";
-import { SERVER_NAME, VERSION } from "../version.ts";
-import type { DetachedView, JobTaskStore } from "./task_store.ts";
-
-export const MODERN_VERSION = "2026-07-28";
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-const META_VERSION = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
-const META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
-const SERVER_INFO = { name: SERVER_NAME, version: VERSION };
-
-/** JSON-RPC 2.0 and MCP error codes (basic/index "Error Codes"). */
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
-const INTERNAL_ERROR = -32603;
-const MISSING_CLIENT_CAPABILITY = -32021;
-const UNSUPPORTED_VERSION = -32022;
+  complete,
+  detailedTask,
+  errorBody,
+  type Id,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  isRecord,
+  type Json,
+  META_SUBSCRIPTION,
+  METHOD_NOT_FOUND,
+  missingTasksExtension,
+  MODERN_VERSION,
+  protocolFields,
+  RequestError,
+  TASKS_EXTENSION,
+  wireTask,
+} from "./modern_wire.ts";
 
 /** Open subscriptions per connection: each is an entry the client keeps alive. */
 const MAX_SUBSCRIPTIONS = 16;
 
-/**
- * Results a client may cache (schema "CacheableResult", SEP-2549). Ours change with the user's
- * settings and the default model found at start, so they are stale at once and never shared.
- */
-const CACHEABLE = new Set([
-  "server/discover",
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-]);
-const NOT_CACHED = { ttlMs: 0, cacheScope: "private" };
-
-type Id = string | number;
-type Json = Record<string, unknown>;
 type Era = "unknown" | "legacy" | "modern";
-
-const isRecord = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-class RequestError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: Json) {
-    super(message);
-  }
-}
-
-const missingTasksExtension = (what: string) =>
-  new RequestError(
-    MISSING_CLIENT_CAPABILITY,
-    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension in ` +
-      `the request's _meta "${META_CAPABILITIES}"`,
-    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-  );
-
-/** The 2026 shape of a task: `ttlMs` and `pollIntervalMs` instead of 2025's names. */
-function wireTask(task: Task): Json {
-  return {
-    taskId: task.taskId,
-    status: task.status,
-    ...(task.statusMessage !== undefined ? { statusMessage: task.statusMessage } : {}),
-    createdAt: task.createdAt,
-    lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: task.ttl ?? null,
-    ...(task.pollInterval !== undefined ? { pollIntervalMs: task.pollInterval } : {}),
-  };
-}
-
-/**
- * What tasks/get shows. A job that failed, timed out or was cancelled from elsewhere is still
- * a completed tool call whose result says so (`isError`): the extension keeps `failed` for
- * JSON-RPC errors. Only the client's own tasks/cancel makes it `cancelled`.
- */
-export function detailedTask(view: DetachedView): Json {
-  const base = wireTask(view.task);
-  if (view.task.status === "working" || view.task.status === "input_required") {
-    return { ...base, status: "working" };
-  }
-  if (view.task.status === "cancelled" && view.stoppedByClient) {
-    return { ...base, status: "cancelled" };
-  }
-  if (view.result) return { ...base, status: "completed", result: view.result };
-  return {
-    ...base,
-    status: "failed",
-    error: { code: INTERNAL_ERROR, message: `The task ended ${view.task.status} without a result` },
-  };
-}
 
 export interface ModernEraOptions {
   /** delegate_run's tasks; it runs as a 2026 task once registered (not in mode "off"). */
@@ -182,7 +111,7 @@ export class ModernEra implements Transport {
       const method = this.#forwarded.get(id);
       this.#forwarded.delete(id);
       if (method !== undefined && isRecord(m.result)) {
-        const result = this.#complete(m.result, method);
+        const result = complete(m.result, method);
         return this.#inner.send({ ...message, result }, options);
       }
     } else if (!("id" in m) && typeof m.method === "string") {
@@ -217,26 +146,13 @@ export class ModernEra implements Transport {
     };
   }
 
-  /** A 2026 result: `resultType`, the server's identity, and cache hints where required. */
-  #complete(result: Json, method: string): Result {
-    const meta = isRecord(result._meta) ? result._meta : {};
-    return {
-      resultType: "complete",
-      ...(CACHEABLE.has(method) ? NOT_CACHED : {}),
-      ...result,
-      _meta: { ...meta, [META_SERVER_INFO]: SERVER_INFO },
-    } as Result;
-  }
-
   #reply(id: Id, method: string, result: Json): void {
-    const reply = { jsonrpc: "2.0" as const, id, result: this.#complete(result, method) };
+    const reply = { jsonrpc: "2.0" as const, id, result: complete(result, method) };
     this.#inner.send(reply).catch((e: unknown) => this.onerror?.(e as Error));
   }
 
   #fail(id: Id, method: string, e: unknown): void {
-    const error = e instanceof RequestError
-      ? { code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) }
-      : { code: INTERNAL_ERROR, message: `Internal error: ${errorMessage(e)}` };
+    const error = errorBody(e);
     this.#log(
       `Refused a 2026-07-28 ${method} request (id ${JSON.stringify(id)}): ${error.message}`,
     );
@@ -270,8 +186,6 @@ export class ModernEra implements Transport {
   }
 
   #request(message: JSONRPCMessage, id: Id, method: string, params: Json): void {
-    const meta = isRecord(params._meta) ? params._meta : {};
-    const version = meta[META_VERSION];
     if (method === "initialize") this.#era = "legacy";
     if (method === "server/discover") {
       // Every server must answer it (basic/versioning); it is how a client learns our eras.
@@ -281,48 +195,27 @@ export class ModernEra implements Transport {
       });
       return;
     }
-    if (version === undefined) {
+    let fields;
+    try {
+      fields = protocolFields(params);
+    } catch (e) {
+      this.#fail(id, method, e);
+      return;
+    }
+    if (!fields) {
       this.onmessage?.(message);
       return;
     }
-    try {
-      if (version !== MODERN_VERSION) {
-        throw new RequestError(UNSUPPORTED_VERSION, "Unsupported protocol version", {
-          supported: [MODERN_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS],
-          requested: String(version),
-        });
-      }
-      const capabilities = meta[META_CAPABILITIES];
-      if (!isRecord(capabilities)) {
-        throw new RequestError(
-          INVALID_PARAMS,
-          `Invalid params: _meta "${META_CAPABILITIES}" is required on every request of ` +
-            `protocol revision ${MODERN_VERSION}`,
-        );
-      }
-      this.#goModern(meta);
-      const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
-      const tasks = isRecord(extensions[TASKS_EXTENSION]);
-      this.#modern(message, id, method, params, tasks).catch((e: unknown) =>
-        this.#fail(id, method, e)
-      );
-    } catch (e) {
-      this.#fail(id, method, e);
-    }
-  }
-
-  #goModern(meta: Json): void {
     this.#era = "modern";
-    if (this.#announced) return;
-    this.#announced = true;
-    const client = isRecord(meta["io.modelcontextprotocol/clientInfo"])
-      ? meta["io.modelcontextprotocol/clientInfo"]
-      : {};
-    this.#log(
-      `${
-        client.name ? `client ${String(client.name)} ${String(client.version ?? "")}` : "a client"
-      } speaks MCP ` +
-        `${MODERN_VERSION}; delegate_run runs as a task where it declares ${TASKS_EXTENSION}`,
+    if (!this.#announced) {
+      this.#announced = true;
+      this.#log(
+        `${fields.client ? `client ${fields.client}` : "a client"} speaks MCP ${MODERN_VERSION}; ` +
+          `delegate_run runs as a task where it declares ${TASKS_EXTENSION}`,
+      );
+    }
+    this.#modern(message, id, method, params, fields.tasks).catch((e: unknown) =>
+      this.#fail(id, method, e)
     );
   }
 
