@@ -14,7 +14,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { type MessagesRequestView, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import {
+  type MessagesRequestView,
+  type Reply,
+  startOllamaEmulator,
+} from "../support/ollama_emulator.ts";
 import { CLAUDE_BIN, serverCommand, tempDir, until } from "../support/harness.ts";
 
 const TOOL = "mcp__ollama__delegate_run";
@@ -92,56 +96,40 @@ function startInteractive(args: string[], env: Record<string, string>, cwd: stri
   };
 }
 
-Deno.test({
-  name: "interactive Claude Code runs delegate_run in the background and gets its result by itself",
-  // util-linux's `script` gives the CLI its terminal; the delegate's command needs bubblewrap.
-  ignore: Deno.build.os !== "linux",
-}, async () => {
-  const token = crypto.randomUUID().slice(0, 8);
-  const t: Record<string, number> = {};
-  let notification = "";
-  const emu = await startOllamaEmulator({
-    // The session's model: calls delegate_run, then answers whatever comes next.
-    script: (view) => {
-      if (!view.tools.some((tool) => (tool as { name?: string }).name === TOOL)) return undefined;
-      const last = rawText(view.messages.at(-1));
-      if (endsWithToolResult(view) && view.lastToolResult?.includes("moved to the background")) {
-        t.backgrounded ??= Date.now();
-      }
-      if (last.includes("<task-notification>")) {
-        t.notified ??= Date.now();
-        notification = last;
-        return { kind: "text", text: "RESULT-SEEN" };
-      }
-      // Also when Claude Code hands a message typed mid-turn over with a tool result.
-      if (last.includes("two plus two")) {
-        t.answered ??= Date.now();
-        return { kind: "text", text: "FOUR-WHILE-RUNNING" };
-      }
-      if (endsWithToolResult(view)) return { kind: "text", text: "BACKGROUNDED-OK" };
-      if (view.lastUserText.includes("delegate the slow job") && t.called === undefined) {
-        t.called = Date.now();
-        return {
-          kind: "tool_use",
-          name: TOOL,
-          input: {
-            // The delegate's model runs a command that waits for the test's file, then answers.
-            prompt: "@bash i=0; while [ ! -e release ]; do i=$((i+1)); " +
-              "[ $i -gt 1500 ] && exit 1; sleep 0.2; done; echo released\n" +
-              `@reply delegate-finished-${token}\nwait for the release file`,
-            engine: "native",
-            model: MODEL,
-            cwd: work,
-          },
-        };
-      }
-      return undefined;
-    },
-  });
+/** The delegate's prompt: its model runs a command that waits for the test's file, then answers. */
+const gated = (answer: string) =>
+  "@bash i=0; while [ ! -e release ]; do i=$((i+1)); [ $i -gt 1500 ] && exit 1; sleep 0.2; " +
+  `done; echo released\n@reply ${answer}\nwait for the release file`;
+
+interface Scene {
+  session: Session;
+  /** The delegates' working directory: `release` here lets a gated delegate finish. */
+  work: string;
+  jobs(): string[];
+  jobState(id: string): string;
+  debug(): string;
+  /** Waits for `check`; a timeout shows the screen and the CLI's MCP log lines. */
+  step<T>(what: string, check: () => T | undefined): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * The emulator (answering the session's model with `script` once delegate_run is among its
+ * tools), our server as the CLI's only MCP server, and the interactive CLI, connected.
+ */
+async function openScene(
+  script: (view: MessagesRequestView, work: string) => Reply | undefined,
+): Promise<Scene> {
   const home = tempDir("od-cc-home-");
   const work = tempDir("od-cc-work-");
   const stateDir = join(home, "state");
   const debugLog = join(home, "claude-debug.log");
+  const emu = await startOllamaEmulator({
+    script: (view) =>
+      view.tools.some((tool) => (tool as { name?: string }).name === TOOL)
+        ? script(view, work)
+        : undefined,
+  });
   // No first-run screens: onboarding done, the working directory trusted.
   writeFileSync(
     join(home, ".claude.json"),
@@ -204,26 +192,86 @@ Deno.test({
     existsSync(stateDir)
       ? readdirSync(stateDir).filter((d) => existsSync(join(stateDir, d, "job.json")))
       : [];
-  const jobState = (id: string) =>
-    (JSON.parse(readFileSync(join(stateDir, id, "job.json"), "utf8")) as { state: string }).state;
-  const step = async <T>(what: string, check: () => T | undefined) => {
-    try {
-      return await until(check, STEP_MS, what);
-    } catch (e) {
-      throw new Error(
-        `${(e as Error).message}\n--- screen (end) ---\n${session.output().slice(-3000)}\n` +
-          `--- MCP lines of the CLI's debug log ---\n` +
-          debug().split("\n").filter((l) => l.includes('"ollama"')).slice(-30).join("\n"),
-      );
-    }
+  const scene: Scene = {
+    session,
+    work,
+    jobs,
+    jobState: (id) =>
+      (JSON.parse(readFileSync(join(stateDir, id, "job.json"), "utf8")) as { state: string })
+        .state,
+    debug,
+    async step(what, check) {
+      try {
+        return await until(check, STEP_MS, what);
+      } catch (e) {
+        throw new Error(
+          `${(e as Error).message}\n--- screen (end) ---\n${session.output().slice(-3000)}\n` +
+            `--- MCP lines of the CLI's debug log ---\n` +
+            debug().split("\n").filter((l) => l.includes('"ollama"')).slice(-30).join("\n"),
+        );
+      }
+    },
+    async close() {
+      await session.close();
+      await emu.close();
+    },
   };
   try {
-    await step(
+    await scene.step(
       "the CLI to connect to the server",
       () =>
         debug().includes('MCP server "ollama": Successfully connected') &&
         session.output().includes("❯"),
     );
+  } catch (e) {
+    await scene.close();
+    throw e;
+  }
+  return scene;
+}
+
+/** The delegate_run call the session's model makes. */
+const callRun = (work: string, answer: string): Reply => ({
+  kind: "tool_use",
+  name: TOOL,
+  input: { prompt: gated(answer), engine: "native", model: MODEL, cwd: work },
+});
+
+const backgrounded = (view: MessagesRequestView) =>
+  endsWithToolResult(view) && view.lastToolResult?.includes("moved to the background");
+
+// util-linux's `script` gives the CLI its terminal; the delegate's command needs bubblewrap.
+const linuxOnly = Deno.build.os !== "linux";
+
+Deno.test({
+  name: "interactive Claude Code runs delegate_run in the background and gets its result by itself",
+  ignore: linuxOnly,
+}, async () => {
+  const token = crypto.randomUUID().slice(0, 8);
+  const t: Record<string, number> = {};
+  let notification = "";
+  const scene = await openScene((view, work) => {
+    const last = rawText(view.messages.at(-1));
+    if (backgrounded(view)) t.backgrounded ??= Date.now();
+    if (last.includes("<task-notification>")) {
+      t.notified ??= Date.now();
+      notification = last;
+      return { kind: "text", text: "RESULT-SEEN" };
+    }
+    // Also when Claude Code hands a message typed mid-turn over with a tool result.
+    if (last.includes("two plus two")) {
+      t.answered ??= Date.now();
+      return { kind: "text", text: "FOUR-WHILE-RUNNING" };
+    }
+    if (endsWithToolResult(view)) return { kind: "text", text: "BACKGROUNDED-OK" };
+    if (view.lastUserText.includes("delegate the slow job") && t.called === undefined) {
+      t.called = Date.now();
+      return callRun(work, `delegate-finished-${token}`);
+    }
+    return undefined;
+  });
+  const { session, step, jobs, jobState, debug, work } = scene;
+  try {
     assert.match(debug(), /"protocolEra":"modern"/, "the connection speaks 2026-07-28");
 
     await session.type("delegate the slow job");
@@ -255,7 +303,46 @@ Deno.test({
         `job end allowed -> result in a new turn: ${t.notified! - released} ms`,
     );
   } finally {
-    await session.close();
-    await emu.close();
+    await scene.close();
+  }
+});
+
+Deno.test({
+  name: "TaskStop in interactive Claude Code stops the delegate's job (tasks/cancel)",
+  ignore: linuxOnly,
+}, async () => {
+  let placeholder = "";
+  let stopped = "";
+  const scene = await openScene((view, work) => {
+    if (backgrounded(view)) {
+      placeholder ||= view.lastToolResult ?? "";
+      return { kind: "text", text: "BACKGROUNDED-OK" };
+    }
+    if (endsWithToolResult(view)) {
+      stopped = view.lastToolResult ?? "";
+      return { kind: "text", text: "STOPPED-OK" };
+    }
+    if (view.lastUserText.includes("please stop it")) {
+      const id = /task_id "([^"]+)"/.exec(placeholder)?.[1];
+      if (id) return { kind: "tool_use", name: "TaskStop", input: { task_id: id } };
+    }
+    if (view.lastUserText.includes("delegate the slow job") && !placeholder) {
+      return callRun(work, "never-released");
+    }
+    return undefined;
+  });
+  const { session, step, jobs, jobState } = scene;
+  try {
+    await session.type("delegate the slow job");
+    await step("the call to go to the background", () => placeholder || undefined);
+    const [jobId] = await step("the job to exist", () => jobs().length === 1 ? jobs() : undefined);
+    await step("the turn to end", () => session.output().includes("BACKGROUNDED-OK"));
+    await session.type("please stop it");
+    await step("TaskStop to answer", () => stopped || undefined);
+    assert.match(stopped, /is stopped/);
+    // The release file never appears: only the cancel can end this job.
+    await step("the job to be cancelled", () => jobState(jobId!) === "cancelled" || undefined);
+  } finally {
+    await scene.close();
   }
 });
