@@ -205,7 +205,13 @@ export class JobTaskStore implements TaskStore {
     delete entry.onCancel;
     this.#set(entry, status, message);
     const ttl = entry.task.ttl ?? DEFAULT_TTL_MS;
-    const keep = entry.origin === "call" ? Math.min(ttl, BLOCKING_KEEP_MS) : ttl;
+    let keep = entry.origin === "call" ? Math.min(ttl, BLOCKING_KEEP_MS) : ttl;
+    if (entry.origin === "tasks-2026") {
+      // Its client polls every second and reads the result at once; an hour is ample, and
+      // the ttl it sees (from creation, which the extension lets change) says so.
+      keep = DEFAULT_TTL_MS;
+      entry.task.ttl = Date.now() + keep - Date.parse(entry.task.createdAt);
+    }
     const timer = setTimeout(() => this.#tasks.delete(taskId), keep);
     (timer as { unref?: () => void }).unref?.();
     return { ...entry.task };

@@ -252,7 +252,8 @@ Deno.test("2026-07-28: delegate_run with the tasks extension answers with a task
     for (const key of ["taskId", "createdAt", "lastUpdatedAt"]) {
       assert.equal(typeof created[key], "string", key);
     }
-    assert.equal(typeof created.ttlMs, "number");
+    // Longer than a job may run at the default limit (30 min), so no client gives up on it.
+    assert.ok(Number(created.ttlMs) > 2 * 1_800_000, `ttlMs ${created.ttlMs}`);
     assert.equal(created.pollIntervalMs, 1000);
     assert.equal("content" in created, false, "the flat task shape, not a tool result");
     assert.equal("task" in created, false, "not 2025's CreateTaskResult");
@@ -285,6 +286,10 @@ Deno.test("2026-07-28: delegate_run with the tasks extension answers with a task
       "the task to end",
     );
     assert.equal(done.status, "completed");
+    // Kept an hour after it ended; ttlMs counts from creation.
+    const kept = Date.parse(String(done.lastUpdatedAt)) + 3_600_000 -
+      Date.parse(String(done.createdAt));
+    assert.ok(Math.abs(Number(done.ttlMs) - kept) < 1000, `ttlMs ${done.ttlMs}, kept ${kept}`);
     const result = done.result as Json;
     assert.equal(result.isError, undefined);
     assert.match(textOf(result), /--- output ---\ngated-done/);
