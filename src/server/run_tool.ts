@@ -28,8 +28,8 @@ export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { cal
 const { wait_seconds: _omitted, ...startFields } = shapes.start;
 /**
  * delegate_start's inputs minus `wait_seconds` (a run always goes to the end), without the
- * per-field descriptions: delegate_start lists them, and tools/list costs context on every
- * turn (issue 5 item 4).
+ * per-field descriptions: delegate_start lists them, and tools/list costs the orchestrator
+ * context on every turn.
  */
 export const shapeRun = Object.fromEntries(
   Object.entries(startFields).map((
