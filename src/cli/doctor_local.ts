@@ -7,7 +7,7 @@ import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { INSTALL_BWRAP_HINT, probeSandbox } from "../engines/native/sandbox.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
-import { isWindows } from "../platform/runtime.ts";
+import { isWindows, osPlatform } from "../platform/runtime.ts";
 import { formatProblems, type ResolvedSettings } from "../settings/load.ts";
 import type { Check } from "./doctor_check.ts";
 
@@ -192,7 +192,7 @@ async function runVersion(
 export function claudeSandboxCheck(
   mode: "on" | "off",
   childEnv: Record<string, string>,
-  platform: string = process.platform,
+  platform: string = osPlatform,
 ): Check {
   const base = { id: "claude.sandbox", title: "Claude Code's sandbox" };
   const plan = planSandbox(mode, findSandboxTools(childEnv), platform);

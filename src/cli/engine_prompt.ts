@@ -3,7 +3,7 @@
  * and `doctor --probe`: the claude engine's own estimate (the measured table behind its
  * refusal of a model loaded with too small a context), the native engine's measured prompt.
  */
-import process from "node:process";
+import { osPlatform } from "../platform/runtime.ts";
 import { estimatePromptTokens, requiredContext } from "../engines/claude/context_check.ts";
 import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { NATIVE_PROMPT_TOKENS } from "../models/prompt_sizes.ts";
@@ -30,7 +30,7 @@ export function engineNeed(
   if (engine === "native") {
     return { engine, promptTokens: NATIVE_PROMPT_TOKENS, requiredContext: NATIVE_PROMPT_TOKENS };
   }
-  const sandbox = planSandbox(s.sandbox, findSandboxTools(env), process.platform).kind === "on";
+  const sandbox = planSandbox(s.sandbox, findSandboxTools(env), osPlatform).kind === "on";
   const promptTokens = estimatePromptTokens({
     tools: s.claudeTools,
     permissionMode: s.defaultPermissionMode,

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { selfIdentity } from "../jobs/owner.ts";
+import { selfIdentity } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import {
   type JobsContext,

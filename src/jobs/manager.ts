@@ -11,7 +11,7 @@ import {
 import type { EngineName } from "../settings/fields.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isValidId, newId } from "./ids.ts";
-import { identityOf, isRunning, selfIdentity } from "./owner.ts";
+import { identityOf, isRunning, selfIdentity } from "../platform/process_identity.ts";
 import { SlotQueue } from "./queue.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { awaitTurn, type TurnJobState, TurnWakeups } from "./session_turns.ts";

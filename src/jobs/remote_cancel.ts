@@ -1,6 +1,6 @@
 import { DelegateError } from "../errors.ts";
 import type { JobView } from "./manager.ts";
-import { selfIdentity } from "./owner.ts";
+import { selfIdentity } from "../platform/process_identity.ts";
 import { isTerminal } from "./record.ts";
 import type { JobStore } from "./store.ts";
 

@@ -1,7 +1,7 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isValidId } from "./ids.ts";
-import { isRunning } from "./owner.ts";
+import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 

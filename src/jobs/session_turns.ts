@@ -15,7 +15,7 @@ import { link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/pro
 import { join } from "node:path";
 import process from "node:process";
 import { isValidId } from "./ids.ts";
-import { isRunning, type ProcessIdentity } from "./owner.ts";
+import { isRunning, type ProcessIdentity } from "../platform/process_identity.ts";
 
 export interface TurnTicket {
   turn: number;

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
-import { type ProcessIdentity } from "./owner.ts";
+import { type ProcessIdentity } from "../platform/process_identity.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
 import { SessionTurns } from "./session_turns.ts";
 

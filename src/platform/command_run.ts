@@ -3,6 +3,7 @@
  * an abort that stop the whole process tree, and a sweep of the command's session for
  * whatever still holds its pipes. The sandbox decides what to run; this knows how.
  */
+import process from "node:process";
 import { SpawnError, spawnProcess } from "./spawn.ts";
 import { isWindows } from "./runtime.ts";
 import { killSession, killTree } from "./tree_kill.ts";
@@ -32,6 +33,13 @@ export interface CommandResult {
   droppedChars: number;
   timedOut: boolean;
   aborted: boolean;
+}
+
+/** The system shell running `script`: `/bin/sh -c`, or `cmd.exe /d /s /c` on Windows. */
+export function shellCommand(script: string): { command: string; args: string[] } {
+  return isWindows
+    ? { command: process.env.COMSPEC ?? "cmd.exe", args: ["/d", "/s", "/c", script] }
+    : { command: "/bin/sh", args: ["-c", script] };
 }
 
 /** Runs `spec` to its end; never throws for the command's own failure or a failed spawn. */

@@ -1,3 +1,4 @@
+import process from "node:process";
 import { isWindows } from "./runtime.ts";
 
 const COMMON = [
@@ -106,4 +107,16 @@ export function allowlistedEnv(
 export function isBlocked(name: string): boolean {
   const upper = name.toUpperCase();
   return BLOCKED_PREFIXES.some((p) => upper.startsWith(p));
+}
+
+/** What an unconfined shell command gets: PATH, HOME and the locale only, no secrets. */
+export function minimalShellEnv(
+  parent: Record<string, string | undefined> = process.env,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["PATH", "HOME", "LANG", "SystemRoot", "TEMP", "TMP", "PATHEXT"]) {
+    const value = parent[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }

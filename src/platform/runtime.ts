@@ -16,17 +16,25 @@ interface DenoLike {
 export const isDeno: boolean =
   typeof (globalThis as { Deno?: DenoLike }).Deno?.Command === "function";
 
+/** The operating system, as Node names it ("linux", "darwin", "win32"...). */
+export const osPlatform: string = process.platform;
+
 /** The operating system family, for the thin OS dispatches in this folder. */
-export const isWindows: boolean = process.platform === "win32";
+export const isWindows: boolean = osPlatform === "win32";
 
 /** Linux: the only OS with a sandbox for the native engine's shell (bubblewrap). */
-export const isLinux: boolean = process.platform === "linux";
+export const isLinux: boolean = osPlatform === "linux";
 
 /** A snapshot of this process's environment as a plain object. */
 export function currentEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
   return out;
+}
+
+/** Whether this process runs as root (uid 0), where some limits (RLIMIT_NPROC) do not bind. */
+export function isRoot(): boolean {
+  return process.getuid?.() === 0;
 }
 
 /** Whether one of this process's standard streams is a terminal (a TTY), on Deno and Node. */

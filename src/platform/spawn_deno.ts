@@ -1,5 +1,9 @@
-import type { ExitStatus, SpawnedProcess, SpawnOptions } from "./spawn.ts";
-import { SpawnError } from "./spawn.ts";
+import {
+  type ExitStatus,
+  type SpawnedProcess,
+  SpawnError,
+  type SpawnOptions,
+} from "./spawn_contract.ts";
 import { isWindows } from "./runtime.ts";
 import { windowsLaunch } from "./windows/launch.ts";
 

@@ -1,7 +1,11 @@
 import { spawn } from "node:child_process";
 import { Readable } from "node:stream";
-import type { ExitStatus, SpawnedProcess, SpawnOptions } from "./spawn.ts";
-import { SpawnError } from "./spawn.ts";
+import {
+  type ExitStatus,
+  type SpawnedProcess,
+  SpawnError,
+  type SpawnOptions,
+} from "./spawn_contract.ts";
 import { isWindows } from "./runtime.ts";
 import { windowsLaunch } from "./windows/launch.ts";
 

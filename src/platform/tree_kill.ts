@@ -5,7 +5,7 @@
  * only picks the implementation for the running OS.
  */
 
-import process from "node:process";
+import { isLinux, isWindows, osPlatform } from "./runtime.ts";
 import type { ProcInfo } from "./posix/proc_parse.ts";
 import { sessionMembers } from "./posix/session.ts";
 import { hasProcfs, procfsSource, type ProcSource, psSource } from "./posix/proc_source.ts";
@@ -51,12 +51,12 @@ export function procSourceFor(platform: string, action = "kill process tree"): P
 
 /** Live (non-zombie) descendants of rootPid, excluding rootPid itself. */
 export async function listDescendants(rootPid: number): Promise<ProcInfo[]> {
-  return await listDescendantsWith(procSourceFor(process.platform, "list process tree"), rootPid);
+  return await listDescendantsWith(procSourceFor(osPlatform, "list process tree"), rootPid);
 }
 
 /** Whether pid exists and is not a zombie; with startTime, also that it is the same process. */
 export async function isAlive(pid: number, startTime?: string): Promise<boolean> {
-  return await isAliveWith(procSourceFor(process.platform, "check process"), pid, startTime);
+  return await isAliveWith(procSourceFor(osPlatform, "check process"), pid, startTime);
 }
 
 /**
@@ -64,8 +64,8 @@ export async function isAlive(pid: number, startTime?: string): Promise<boolean>
  * /T /F ends the tree at once (there is no SIGTERM to wait on) and is awaited.
  */
 export async function killTree(rootPid: number, opts: KillTreeOptions): Promise<KillReport> {
-  if (process.platform === "win32") return await killTreeWindows(rootPid, opts);
-  return await killTreeWith(procSourceFor(process.platform), rootPid, opts);
+  if (isWindows) return await killTreeWindows(rootPid, opts);
+  return await killTreeWith(procSourceFor(osPlatform), rootPid, opts);
 }
 
 /**
@@ -73,12 +73,11 @@ export async function killTree(rootPid: number, opts: KillTreeOptions): Promise<
  * stragglers a tree walk cannot reach. POSIX only; a no-op on Windows.
  */
 export function killSession(sid: number): number[] {
-  if (process.platform === "win32" || sid <= 1) return [];
+  if (isWindows || sid <= 1) return [];
   const killed: number[] = [];
   for (const pid of sessionMembers(sid)) {
     try {
-      process.kill(pid, "SIGKILL");
-      killed.push(pid);
+      if (sendSignal(pid, "SIGKILL")) killed.push(pid);
     } catch {
       // Already gone.
     }
@@ -93,8 +92,8 @@ export function killSession(sid: number): number[] {
  * is known. A no-op on Windows, where the tree kill (taskkill /T) is all there is.
  */
 export async function sweepJob(scope: JobScope, opts: SweepOptions): Promise<SweepReport> {
-  if (process.platform === "win32") return { found: [], survivors: [] };
-  const procfs = (process.platform === "linux" || process.platform === "android") && hasProcfs();
+  if (isWindows) return { found: [], survivors: [] };
+  const procfs = (osPlatform === "linux" || osPlatform === "android") && hasProcfs();
   const source: SweepSource = procfs
     ? { scan: () => Promise.resolve(scanProcfs(scope)), probe: (pids) => procfsSource.probe(pids) }
     : {
@@ -111,7 +110,7 @@ export async function sweepJob(scope: JobScope, opts: SweepOptions): Promise<Swe
 
 /** /proc start time of `pid` in clock ticks (Linux), for JobScope.notBeforeTicks. */
 export async function startTicks(pid: number): Promise<number | undefined> {
-  if (process.platform !== "linux" || !hasProcfs()) return undefined;
+  if (!isLinux || !hasProcfs()) return undefined;
   const rec = (await procfsSource.probe([pid])).get(pid);
   return rec === undefined ? undefined : Number(rec.startTime);
 }

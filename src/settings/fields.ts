@@ -1,4 +1,4 @@
-import process from "node:process";
+import { isWindows } from "../platform/runtime.ts";
 import { z } from "zod";
 import { normalizeBaseUrl } from "./base_url.ts";
 import {
@@ -140,7 +140,7 @@ const asList = (text: string): unknown =>
 /** A list of paths: a JSON array, or entries separated like PATH (`:`; `;` on Windows). */
 const asPathList = (text: string): unknown => {
   if (text.trimStart().startsWith("[")) return asJson(text);
-  return text.split(process.platform === "win32" ? ";" : ":").map((s) => s.trim())
+  return text.split(isWindows ? ";" : ":").map((s) => s.trim())
     .filter((s) => s !== "");
 };
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { selfIdentity } from "../../src/jobs/owner.ts";
+import { selfIdentity } from "../../src/platform/process_identity.ts";
 import { until } from "../support/harness.ts";
 import { baseRecord, cliArgv, cliEnv, writeJob } from "./jobs_support.ts";
 import { PTY_UNSUPPORTED, startOnPty } from "./pty_support.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { renderJobsTable } from "../../src/cli/jobs.ts";
 import { humanAge, type JobsIo } from "../../src/cli/jobs_common.ts";
-import { selfIdentity } from "../../src/jobs/owner.ts";
+import { selfIdentity } from "../../src/platform/process_identity.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { until } from "../support/harness.ts";
 import { baseRecord, cliEnv, runCli, startCli, writeJob } from "./jobs_support.ts";

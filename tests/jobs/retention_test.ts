@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { selfIdentity } from "../../src/jobs/owner.ts";
+import { selfIdentity } from "../../src/platform/process_identity.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { pruneJobs, startBackgroundPrune } from "../../src/jobs/retention.ts";
 import { JobStore } from "../../src/jobs/store.ts";

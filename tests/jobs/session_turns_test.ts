@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { identityOf, selfIdentity } from "../../src/jobs/owner.ts";
+import { identityOf, selfIdentity } from "../../src/platform/process_identity.ts";
 import {
   blockingTurn,
   SessionTurns,

@@ -1,7 +1,7 @@
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { isWindows } from "../../platform/runtime.ts";
+import { isWindows, osPlatform } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
 import { which } from "../../platform/which.ts";
@@ -148,7 +148,7 @@ export class ClaudeEngine implements Engine {
           `absolute path with ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
       );
     }
-    const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), process.platform);
+    const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return finished(plan.reason);
     const sandbox = plan.kind === "on"
       ? sandboxSettings({

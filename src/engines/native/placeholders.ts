@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, rm, rmdir, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
+import { processExists } from "../../platform/process_identity.ts";
 
 export type PlaceholderKind = "file" | "dir";
 
@@ -25,13 +26,7 @@ let counter = 0;
 const keyOf = (path: string) => createHash("sha256").update(path).digest("hex").slice(0, 24);
 
 function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return pid === process.pid || processExists(pid, true);
 }
 
 /** Registered uses of placeholders, in `dir` (private to the user: mode 0700). */

@@ -8,11 +8,12 @@ import { mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
-import { type CommandResult, runCommand } from "../../platform/command_run.ts";
+import { type CommandResult, runCommand, shellCommand } from "../../platform/command_run.ts";
+import { minimalShellEnv } from "../../platform/env.ts";
 import { writeFileAtomicSync } from "../../platform/atomic_write.ts";
 import { canLimitPidsWithCgroup, createPidsCgroup } from "../../platform/posix/pids_cgroup.ts";
 import { HOST_RUN_PATHS } from "../protected_paths.ts";
-import { isLinux, isWindows } from "../../platform/runtime.ts";
+import { isLinux, isRoot } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout, type SandboxLimits } from "./bwrap_args.ts";
 import { PlaceholderRegistry } from "./placeholders.ts";
@@ -169,13 +170,11 @@ export async function runShell(
     ...(req.onSpawn ? { onSpawn: req.onSpawn } : {}),
   };
   if (runner.kind !== "bwrap") {
-    const [command, args] = isWindows
-      ? [process.env.COMSPEC ?? "cmd.exe", ["/d", "/s", "/c", req.command]]
-      : ["/bin/sh", ["-c", req.command]];
-    const result = await runCommand({ ...spec, command, args, env: minimalEnv() });
+    const shell = shellCommand(req.command);
+    const result = await runCommand({ ...spec, ...shell, env: minimalShellEnv() });
     return { ...result, protectedChanged: [] };
   }
-  const root = process.getuid?.() === 0;
+  const root = isRoot();
   const runDir = runner.runDir ?? defaultRunDir();
   const limits = runner.limits ?? DEFAULT_LIMITS;
   const mounts = protectedMounts(req.writable, runner.nested ?? {}, req.hide ?? []);
@@ -216,20 +215,10 @@ export async function runShell(
   };
 }
 
-/** Unconfined commands still get no secrets: PATH, HOME and the locale only. */
-function minimalEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of ["PATH", "HOME", "LANG", "SystemRoot", "TEMP", "TMP", "PATHEXT"]) {
-    const value = process.env[name];
-    if (value !== undefined) out[name] = value;
-  }
-  return out;
-}
-
 /** How the sandbox's limits are enforced on this machine, in words. */
 async function limitsText(): Promise<string> {
   const prlimit = findPrlimit();
-  const root = process.getuid?.() === 0;
+  const root = isRoot();
   const memory = prlimit
     ? "memory, file size: rlimits"
     : "memory, file size: not limited (prlimit from util-linux is missing)";
