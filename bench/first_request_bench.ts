@@ -11,7 +11,7 @@
  */
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../src/settings/fields.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../src/settings/types.ts";
 
 const MODEL = "qwen3:8b";
 const TASK = "@reply done";

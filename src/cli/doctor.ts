@@ -6,7 +6,7 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { currentEnv } from "../platform/runtime.ts";
-import type { Settings } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
 import { backendChecks } from "./doctor_backends.ts";
 import type { Check } from "./doctor_check.ts";

@@ -1,7 +1,7 @@
 /** `doctor` checks of the native engine's named backends (settings.backends). */
 import { OllamaClient } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
-import type { BackendSpec } from "../settings/fields.ts";
+import type { BackendSpec } from "../settings/types.ts";
 import { type Check, fetchJson, HTTP_TIMEOUT_MS, isObject, withoutAdvice } from "./doctor_check.ts";
 
 /** One check per backend: Ollama ones answer /api/version, OpenAI ones list /v1/models. */

@@ -5,7 +5,7 @@ import { isCloud, ModelCatalog } from "../models/catalog.ts";
 import { sameModel } from "../models/names.ts";
 import { RetiredModels } from "../models/retired.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
-import type { Settings } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 import {
   type Check,
   fetchJson,

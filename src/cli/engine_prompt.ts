@@ -7,7 +7,7 @@ import { osPlatform } from "../platform/runtime.ts";
 import { estimatePromptTokens, requiredContext } from "../engines/claude/context_check.ts";
 import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { NATIVE_PROMPT_TOKENS } from "../models/prompt_sizes.ts";
-import type { EngineName, Settings } from "../settings/fields.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
 
 export interface EngineNeed {
   engine: EngineName;

@@ -4,7 +4,7 @@ import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { isValidId } from "../jobs/ids.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
-import type { Settings } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 
 /** A `jobs` failure the user caused or can fix: printed as one line. */

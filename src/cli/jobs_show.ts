@@ -5,7 +5,7 @@ import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, turnsText } from "../server/render.ts";
 import { jobTokensText } from "../server/usage_tool.ts";
-import type { Price } from "../settings/fields.ts";
+import type { Price } from "../settings/types.ts";
 import {
   humanDuration,
   type JobsContext,

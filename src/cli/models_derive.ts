@@ -9,7 +9,7 @@ import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../models/names.ts";
-import type { Settings } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 import { tokensLabel } from "./model_context.ts";
 
 /** Below this no delegate's prompt fits: a mistyped --ctx 64 rather than a wish. */

@@ -3,7 +3,7 @@ import { OllamaClient } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { sameModel } from "../models/names.ts";
-import type { Settings } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 import { effectiveContext, loadedContexts, type ModelContext } from "./model_context.ts";
 import { ModelsFailure } from "./models_derive.ts";
 

@@ -9,7 +9,7 @@ import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { hasCloudSuffix, sameModel } from "../models/names.ts";
 import { TYPICAL_REPLY_TOKENS } from "../models/prompt_sizes.ts";
-import type { EngineName, Settings } from "../settings/fields.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
 import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { type EngineNeed, engineNeed } from "./engine_prompt.ts";
 import { type ModelContext, modelContext, sourceText, tokensLabel } from "./model_context.ts";

@@ -1,4 +1,4 @@
-import type { Effort, EngineName, PermissionMode } from "../settings/fields.ts";
+import type { Effort, EngineName, PermissionMode } from "../settings/types.ts";
 import type { CommandRun } from "./native/tools/types.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */

@@ -1,5 +1,5 @@
 import { canonicalModelName, sameModel } from "../models/names.ts";
-import type { Price } from "../settings/fields.ts";
+import type { Price } from "../settings/types.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 
 /**

@@ -8,7 +8,7 @@ import {
   type TurnOptions,
   type TurnOutcome,
 } from "../engines/types.ts";
-import type { EngineName } from "../settings/fields.ts";
+import type { EngineName } from "../settings/types.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isValidId, newId } from "./ids.ts";
 import { identityOf, isRunning, selfIdentity } from "../platform/process_identity.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
+import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
 
 export const JOB_STATES = [
   "queued",

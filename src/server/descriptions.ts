@@ -1,4 +1,4 @@
-import type { DelegationMode } from "../settings/fields.ts";
+import type { DelegationMode } from "../settings/types.ts";
 
 /** What the descriptions need to know about the user's policy. */
 export interface DescriptionContext {

@@ -11,7 +11,7 @@ import {
 } from "../jobs/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
-import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/fields.ts";
+import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
 
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;

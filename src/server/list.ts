@@ -1,5 +1,5 @@
 import type { JobRecord, JobState } from "../jobs/record.ts";
-import type { Price } from "../settings/fields.ts";
+import type { Price } from "../settings/types.ts";
 import { elapsedMs, formatElapsed } from "./render.ts";
 import { jobUsageSuffix } from "./usage_tool.ts";
 

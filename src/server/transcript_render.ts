@@ -1,5 +1,5 @@
 import type { TranscriptEntry } from "../engines/types.ts";
-import type { EngineName } from "../settings/fields.ts";
+import type { EngineName } from "../settings/types.ts";
 
 /** One entry as a page shows it: its long field cut to the page's budget. */
 export interface PageEntry {

@@ -7,7 +7,7 @@ import type { TranscriptEntry } from "../engines/types.ts";
 import { errorMessage, isDelegateError } from "../errors.ts";
 import type { JobManager } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
-import type { EngineName } from "../settings/fields.ts";
+import type { EngineName } from "../settings/types.ts";
 import { claudeLineEntries, nativeLineEntries, ToolNames } from "./transcript_entries.ts";
 import { type FileIdentity, TranscriptIndex } from "./transcript_index.ts";
 import { readLines } from "./transcript_lines.ts";

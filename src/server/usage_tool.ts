@@ -7,7 +7,7 @@ import {
   usageTotals,
 } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
-import type { Price } from "../settings/fields.ts";
+import type { Price } from "../settings/types.ts";
 
 export type { JobCost };
 export { jobCostText };

@@ -2,13 +2,21 @@ import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { writeFileAtomicSync } from "../platform/atomic_write.ts";
-import { DEFAULT_CLAUDE_TOOLS, FIELDS, MAX_TIMER_MS, type SettingKey } from "./fields.ts";
-import { formatProblems, loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
+import { FIELDS } from "./fields.ts";
+import { MAX_TIMER_MS, type SettingKey } from "./types.ts";
+import { loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
 import { canonicalModelName } from "../models/names.ts";
 import { applyMapEdit, mapChanges } from "./config_maps.ts";
 import { ConfigUsageError } from "./config_errors.ts";
+import {
+  type ChangeFlag,
+  FLAG_TO_KEY,
+  joinNegativeValues,
+  RESET,
+  valueForFlag,
+} from "./config_flags.ts";
+import { renderJson, renderSettings } from "./config_view.ts";
 import { LIST_FLAGS, type ListFlag, listFlagValue } from "./config_lists.ts";
-import { parseTokenCount } from "./token_count.ts";
 
 export const CONFIG_HELP = `Usage: ollama-delegate config [options]
 
@@ -64,110 +72,6 @@ Files: user = $OLLAMA_MCP_CONFIG or ~/.ollama-mcp/config.json;
        project = ./ollama-mcp.config.json. Environment variables (OLLAMA_MCP_*) win over both.`;
 
 export { ConfigUsageError };
-
-const FLAG_TO_KEY = {
-  mode: "delegationMode",
-  allow: "allowedModels",
-  "default-model": "defaultModel",
-  "permission-mode": "defaultPermissionMode",
-  "base-url": "baseUrl",
-  "claude-bin": "claudeBin",
-  "state-dir": "stateDir",
-  "job-timeout": "jobTimeoutMs",
-  "max-concurrent": "maxConcurrent",
-  engine: "defaultEngine",
-  sandbox: "sandbox",
-  "retain-days": "retainDays",
-  "sandbox-max-processes": "sandboxMaxProcesses",
-  "sandbox-max-memory": "sandboxMaxMemoryMb",
-  "sandbox-max-file": "sandboxMaxFileMb",
-  "sandbox-tmp": "sandboxTmpMb",
-  "max-context": "maxContext",
-  "keep-alive": "keepAlive",
-  "claude-tools": "claudeTools",
-} as const satisfies Record<string, SettingKey>;
-type ChangeFlag = keyof typeof FLAG_TO_KEY;
-
-/** Parses "90s", "30m", "2h", "1500ms" or plain milliseconds. */
-export function parseDurationMs(text: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m) {
-    throw new ConfigUsageError(
-      `Cannot use job timeout "${text}": write a duration like 90s, 30m, 2h or milliseconds`,
-    );
-  }
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "ms"] ?? 1;
-  return Math.round(Number(m[1]) * factor);
-}
-
-/** A flag value that removes the setting from the file, so the built-in default applies. */
-const RESET = Symbol("reset");
-
-function valueForFlag(flag: ChangeFlag, text: string): unknown {
-  switch (flag) {
-    case "max-context":
-      // "64k" as in `models derive --ctx`; anything else goes to the schema for its message.
-      return parseTokenCount(text) ?? (/^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text);
-    case "keep-alive":
-      return text.trim() === "default" ? RESET : text.trim();
-    case "claude-tools": {
-      if (text.trim() === "default") return RESET;
-      const tools = text.split(",").map((t) => t.trim()).filter(Boolean);
-      if (tools.length === 0) {
-        throw new ConfigUsageError(
-          `Cannot use an empty --claude-tools: name tools (e.g. Bash,Read,Edit), or default`,
-        );
-      }
-      for (const tool of tools) {
-        // Claude Code matches tool names exactly: "bash" would silently give no shell.
-        const meant = DEFAULT_CLAUDE_TOOLS.find((d) => d.toLowerCase() === tool.toLowerCase());
-        if (meant && meant !== tool) {
-          throw new ConfigUsageError(
-            `Cannot use --claude-tools "${tool}": Claude Code's tool names are case-sensitive; ` +
-              `write ${meant}`,
-          );
-        }
-      }
-      return tools;
-    }
-    case "allow":
-      return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
-    case "default-model":
-      return text.trim() === "auto" ? "" : text.trim();
-    case "job-timeout":
-      return parseDurationMs(text);
-    case "max-concurrent":
-    case "retain-days":
-    case "sandbox-max-processes":
-    case "sandbox-max-memory":
-    case "sandbox-max-file":
-    case "sandbox-tmp":
-      // Any number goes to the schema, so "1.5" and "-1" get its range message.
-      return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
-    default:
-      return text;
-  }
-}
-
-/**
- * `--keep-alive -1`: parseArgs takes "-1" for a flag and refuses; a negative number after a
- * flag that takes a value is that value, as `--keep-alive=-1` would be.
- */
-function joinNegativeValues(argv: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : "";
-    if (name in FLAG_TO_KEY && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else {
-      out.push(arg);
-    }
-  }
-  return out;
-}
 
 export interface ConfigIo {
   env: Record<string, string | undefined>;
@@ -362,61 +266,6 @@ export function strandedDefault(
     `(${allowedModels.join(", ")})${where}. To ${change.setsDefault ? "use" : "keep"} it, ` +
     `${allow}. Or pick an allowed model (--default-model ${allowedModels[0]}), or ` +
     "--default-model auto";
-}
-
-/** The human view of the settings in force, layer by layer. */
-export function renderSettings(resolved: ResolvedSettings): string[] {
-  const lines = ["Settings in force:"];
-  const width = Math.max(...FIELDS.map((f) => f.key.length));
-  for (const f of FIELDS) {
-    const value = resolved.settings[f.key];
-    const shown = showValue(value, f.key);
-    lines.push(`  ${f.key.padEnd(width)}  ${shown}   [${resolved.sources[f.key]}]`);
-  }
-  lines.push("", "Layers (later wins):");
-  for (const layer of resolved.layers) {
-    const where = layer.path ? ` ${layer.path}` : "";
-    const keys = layer.keys.length > 0 ? `: ${layer.keys.join(", ")}` : "";
-    const error = layer.error ? ` (${layer.error})` : "";
-    lines.push(`  ${layer.name.padEnd(8)}${layer.status}${where}${error}${keys}`);
-  }
-  const problems = formatProblems(resolved.problems);
-  if (problems.length > 0) lines.push("", "Problems:", ...problems.map((p) => `  ${p}`));
-  return lines;
-}
-
-function showValue(value: unknown, key: SettingKey): string {
-  if (Array.isArray(value)) {
-    if (value.length > 0) return value.join(", ");
-    return key === "allowedModels" ? "(all)" : key === "workspaceRoots" ? "(anywhere)" : "(none)";
-  }
-  if (value === "") return "(auto)";
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.entries(value);
-    if (entries.length === 0) return "(none)";
-    return entries.map(([name, v]) => {
-      const o = v as Record<string, unknown>;
-      if ("url" in o) {
-        const extra = [
-          o.kind,
-          o.apiKeyEnv ? `key from $${o.apiKeyEnv}` : "",
-          o.maxConcurrent ? `max ${o.maxConcurrent}` : "",
-        ].filter(Boolean).join(", ");
-        return `${name}=${o.url} (${extra})`;
-      }
-      return `${name}=${o.inputPerMillion}/${o.outputPerMillion} per M`;
-    }).join("; ");
-  }
-  return String(value);
-}
-
-function renderJson(resolved: ResolvedSettings): unknown {
-  return {
-    settings: resolved.settings,
-    sources: resolved.sources,
-    layers: resolved.layers,
-    problems: resolved.problems,
-  };
 }
 
 /** Entry for main.ts: prints usage errors as one line and exits 2. */

@@ -1,14 +1,8 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { z } from "zod";
-import {
-  defaultSettings,
-  FIELDS,
-  type FieldSpec,
-  type SettingKey,
-  type Settings,
-} from "./fields.ts";
-import type { Narrowed } from "./narrow.ts";
+import { defaultSettings, FIELDS } from "./fields.ts";
+import type { FieldSpec, Narrowed, SettingKey, Settings } from "./types.ts";
 import { absolutePath, type ConfigLocations, configLocations } from "./paths.ts";
 
 export type LayerName = "default" | "user" | "project" | "env";

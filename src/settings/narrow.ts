@@ -5,12 +5,7 @@
  * below (default, user file) and says what is honoured.
  */
 import { canonicalModelName } from "../models/names.ts";
-import type { DelegationMode, PermissionMode } from "./fields.ts";
-
-/** What a project value becomes: honoured (perhaps in part), or refused with a reason. */
-export type Narrowed<T> =
-  | { value: T; leftOut?: string }
-  | { refused: string };
+import type { DelegationMode, Narrowed, PermissionMode } from "./types.ts";
 
 const DELEGATION_ORDER: Record<DelegationMode, number> = { off: 0, ondemand: 1, auto: 2 };
 

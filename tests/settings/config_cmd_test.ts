@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CONFIG_HELP, ConfigUsageError, parseDurationMs } from "../../src/settings/config_cmd.ts";
+import { CONFIG_HELP, ConfigUsageError } from "../../src/settings/config_cmd.ts";
+import { parseDurationMs } from "../../src/settings/config_flags.ts";
 import { bytes, put, readJson, run, type Sandbox, withSandbox } from "./helpers.ts";
 
 /** Asserts the argv is refused with exactly `message` and that no settings file appears. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { FIELDS, MAX_TIMER_MS, type SettingKey } from "../../src/settings/fields.ts";
+import { FIELDS } from "../../src/settings/fields.ts";
+import { MAX_TIMER_MS, type SettingKey } from "../../src/settings/types.ts";
 import { formatProblems, loadSettings } from "../../src/settings/load.ts";
 import { put, withSandbox } from "./helpers.ts";
 

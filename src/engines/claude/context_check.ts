@@ -10,7 +10,7 @@
  * compared with what was sent.
  */
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../../models/names.ts";
-import type { PermissionMode } from "../../settings/fields.ts";
+import type { PermissionMode } from "../../settings/types.ts";
 import type { Usage } from "../types.ts";
 
 /**

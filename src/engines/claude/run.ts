@@ -17,7 +17,7 @@ import {
 } from "../types.ts";
 import { recentActivity, transcriptFacts } from "./transcript.ts";
 import { OllamaClient } from "../../backends/ollama.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../../settings/fields.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../../settings/types.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
 import {
   estimatePromptTokens,

@@ -1,4 +1,4 @@
-import type { BackendKind } from "../../settings/fields.ts";
+import type { BackendKind } from "../../settings/types.ts";
 
 /** A backend with its key looked up. The key goes only to `url`. */
 export interface ResolvedBackend {

@@ -5,7 +5,7 @@
  * would ask (manual/default, dontAsk) and plan get the read-only tools only.
  */
 import { posix } from "node:path";
-import type { PermissionMode } from "../../settings/fields.ts";
+import type { PermissionMode } from "../../settings/types.ts";
 import { globToRegExp } from "./tools/glob_pattern.ts";
 import type { NativeTool } from "./tools/types.ts";
 

@@ -22,7 +22,7 @@ import {
   refusalOf,
   type WorkdirPolicy,
 } from "../../jobs/workdirs.ts";
-import type { BackendSpec } from "../../settings/fields.ts";
+import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
   Engine,

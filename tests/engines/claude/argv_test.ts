@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { claudeArgs, delegateTools, ruleToolNames } from "../../../src/engines/claude/argv.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../../../src/settings/fields.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../../../src/settings/types.ts";
 import type { TurnOptions, TurnSpec } from "../../../src/engines/types.ts";
 
 const SID = "0b6f7a4e-3c2d-4e5f-8a9b-1c2d3e4f5a6b";

@@ -9,7 +9,7 @@ import {
   suggestedContext,
 } from "../../../src/engines/claude/context_check.ts";
 import type { Usage } from "../../../src/engines/types.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../../../src/settings/fields.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../../../src/settings/types.ts";
 
 const usage = (inputTokens: number, numTurns: number, cacheReadTokens = 0): Usage => ({
   inputTokens,

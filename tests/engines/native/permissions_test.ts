@@ -8,7 +8,7 @@ import {
 } from "../../../src/engines/native/permissions.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
-import type { PermissionMode } from "../../../src/settings/fields.ts";
+import type { PermissionMode } from "../../../src/settings/types.ts";
 
 const ALL = [...FILE_TOOLS, bashTool({ kind: "unconfined" })];
 const names = (mode: PermissionMode, allowed?: string[], denied?: string[]) =>

@@ -11,7 +11,7 @@ import type {
   ToolName,
   ToolResult,
 } from "../../../../src/engines/native/tools/types.ts";
-import type { PermissionMode } from "../../../../src/settings/fields.ts";
+import type { PermissionMode } from "../../../../src/settings/types.ts";
 import {
   type ChatScript,
   type OllamaEmulator,

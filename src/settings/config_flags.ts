@@ -1,0 +1,111 @@
+/**
+ * The flags of `ollama-delegate config` that change a setting: which setting each names and
+ * how its text becomes the value the setting's schema checks.
+ */
+import { ConfigUsageError } from "./config_errors.ts";
+import { parseTokenCount } from "./token_count.ts";
+import { DEFAULT_CLAUDE_TOOLS, type SettingKey } from "./types.ts";
+
+export const FLAG_TO_KEY = {
+  mode: "delegationMode",
+  allow: "allowedModels",
+  "default-model": "defaultModel",
+  "permission-mode": "defaultPermissionMode",
+  "base-url": "baseUrl",
+  "claude-bin": "claudeBin",
+  "state-dir": "stateDir",
+  "job-timeout": "jobTimeoutMs",
+  "max-concurrent": "maxConcurrent",
+  engine: "defaultEngine",
+  sandbox: "sandbox",
+  "retain-days": "retainDays",
+  "sandbox-max-processes": "sandboxMaxProcesses",
+  "sandbox-max-memory": "sandboxMaxMemoryMb",
+  "sandbox-max-file": "sandboxMaxFileMb",
+  "sandbox-tmp": "sandboxTmpMb",
+  "max-context": "maxContext",
+  "keep-alive": "keepAlive",
+  "claude-tools": "claudeTools",
+} as const satisfies Record<string, SettingKey>;
+export type ChangeFlag = keyof typeof FLAG_TO_KEY;
+
+/** Parses "90s", "30m", "2h", "1500ms" or plain milliseconds. */
+export function parseDurationMs(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (!m) {
+    throw new ConfigUsageError(
+      `Cannot use job timeout "${text}": write a duration like 90s, 30m, 2h or milliseconds`,
+    );
+  }
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "ms"] ?? 1;
+  return Math.round(Number(m[1]) * factor);
+}
+
+/** A flag value that removes the setting from the file, so the built-in default applies. */
+export const RESET = Symbol("reset");
+
+export function valueForFlag(flag: ChangeFlag, text: string): unknown {
+  switch (flag) {
+    case "max-context":
+      // "64k" as in `models derive --ctx`; anything else goes to the schema for its message.
+      return parseTokenCount(text) ?? (/^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text);
+    case "keep-alive":
+      return text.trim() === "default" ? RESET : text.trim();
+    case "claude-tools": {
+      if (text.trim() === "default") return RESET;
+      const tools = text.split(",").map((t) => t.trim()).filter(Boolean);
+      if (tools.length === 0) {
+        throw new ConfigUsageError(
+          `Cannot use an empty --claude-tools: name tools (e.g. Bash,Read,Edit), or default`,
+        );
+      }
+      for (const tool of tools) {
+        // Claude Code matches tool names exactly: "bash" would silently give no shell.
+        const meant = DEFAULT_CLAUDE_TOOLS.find((d) => d.toLowerCase() === tool.toLowerCase());
+        if (meant && meant !== tool) {
+          throw new ConfigUsageError(
+            `Cannot use --claude-tools "${tool}": Claude Code's tool names are case-sensitive; ` +
+              `write ${meant}`,
+          );
+        }
+      }
+      return tools;
+    }
+    case "allow":
+      return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
+    case "default-model":
+      return text.trim() === "auto" ? "" : text.trim();
+    case "job-timeout":
+      return parseDurationMs(text);
+    case "max-concurrent":
+    case "retain-days":
+    case "sandbox-max-processes":
+    case "sandbox-max-memory":
+    case "sandbox-max-file":
+    case "sandbox-tmp":
+      // Any number goes to the schema, so "1.5" and "-1" get its range message.
+      return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
+    default:
+      return text;
+  }
+}
+
+/**
+ * `--keep-alive -1`: parseArgs takes "-1" for a flag and refuses; a negative number after a
+ * flag that takes a value is that value, as `--keep-alive=-1` would be.
+ */
+export function joinNegativeValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : "";
+    if (name in FLAG_TO_KEY && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}

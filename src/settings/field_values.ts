@@ -1,0 +1,71 @@
+/**
+ * The value types settings are made of (model names, bounded whole numbers, paths, URLs,
+ * backends, prices) and how each is read from an environment variable's text.
+ */
+import { z } from "zod";
+import { isWindows } from "../platform/runtime.ts";
+import { normalizeBaseUrl } from "./base_url.ts";
+import { BACKEND_KINDS } from "./types.ts";
+
+export const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
+  .refine((s) => !/[\s,]/.test(s), "a model name cannot contain spaces or commas");
+
+export const intIn = (min: number, max: number) =>
+  z.number().int(`must be a whole number from ${min} to ${max}`).min(
+    min,
+    `must be at least ${min}`,
+  ).max(max, `must be at most ${max}`);
+
+export const asNumber = (text: string): unknown => {
+  const t = text.trim();
+  return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t;
+};
+
+export const asList = (text: string): unknown =>
+  text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+
+/** A list of paths: a JSON array, or entries separated like PATH (`:`; `;` on Windows). */
+export const asPathList = (text: string): unknown => {
+  if (text.trimStart().startsWith("[")) return asJson(text);
+  return text.split(isWindows ? ";" : ":").map((s) => s.trim())
+    .filter((s) => s !== "");
+};
+
+export const identity = (text: string): unknown => text;
+
+export const pathString = z.string().trim().min(1, "a path cannot be empty");
+
+export const url = z.string().transform((s, ctx) => {
+  try {
+    return normalizeBaseUrl(s);
+  } catch (e) {
+    ctx.addIssue({ code: "custom", message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+export const asJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+export const backendName = z.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+  "a backend name is letters, digits, '.', '_' or '-' (at most 64)",
+);
+
+export const backend = z.object({
+  url,
+  kind: z.enum(BACKEND_KINDS).default("openai"),
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+    .optional(),
+  maxConcurrent: intIn(1, 64).optional(),
+}).strict();
+
+export const price = z.object({
+  inputPerMillion: z.number().min(0, "a price cannot be negative"),
+  outputPerMillion: z.number().min(0, "a price cannot be negative"),
+}).strict();

@@ -1,0 +1,122 @@
+import type { z } from "zod";
+
+/**
+ * The settings' vocabulary: every setting with its type, and the closed sets of values some
+ * take. fields.ts holds the table of their defaults, variables and validation.
+ */
+
+/** How eagerly the orchestrator is told to delegate (seed 002, "Delegation modes"). */
+export const DELEGATION_MODES = ["off", "ondemand", "auto"] as const;
+export type DelegationMode = typeof DELEGATION_MODES[number];
+
+/** Claude Code's `--permission-mode` choices; `default` is the pre-2.1.200 name of `manual`. */
+export const PERMISSION_MODES = [
+  "auto",
+  "acceptEdits",
+  "bypassPermissions",
+  "manual",
+  "default",
+  "dontAsk",
+  "plan",
+] as const;
+export type PermissionMode = typeof PERMISSION_MODES[number];
+
+/** Which engine runs a delegated task. */
+export const ENGINES = ["claude", "native"] as const;
+
+/** How hard a model may think: `reasoning_effort` (OpenAI-compatible) or `think` (Ollama). */
+export const EFFORTS = ["off", "low", "high", "max"] as const;
+export type Effort = typeof EFFORTS[number];
+
+/** The tools a claude delegate is given by default (`--tools`); the rest is prompt weight. */
+export const DEFAULT_CLAUDE_TOOLS = ["Bash", "Read", "Edit", "Write", "Glob", "Grep"];
+export type EngineName = typeof ENGINES[number];
+
+/** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
+export const BACKEND_KINDS = ["ollama", "openai"] as const;
+export type BackendKind = typeof BACKEND_KINDS[number];
+
+/** A named endpoint for the native engine. */
+export interface BackendSpec {
+  url: string;
+  kind: BackendKind;
+  /** The server's environment variable that holds the API key; the key itself is never stored. */
+  apiKeyEnv?: string;
+  maxConcurrent?: number;
+}
+
+/** Prices per million tokens, in the user's own currency unit. */
+export interface Price {
+  inputPerMillion: number;
+  outputPerMillion: number;
+}
+
+/** setTimeout fires at once above this (weakness 8), so a longer timeout cannot work. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Every setting, with its type. Field names are the seed's, so config files carry over. */
+export interface Settings {
+  baseUrl: string;
+  defaultModel: string;
+  allowedModels: string[];
+  delegationMode: DelegationMode;
+  defaultPermissionMode: PermissionMode;
+  claudeBin: string;
+  claudeConfigDir: string;
+  stateDir: string;
+  jobTimeoutMs: number;
+  maxInlineChars: number;
+  maxConcurrent: number;
+  defaultWaitSeconds: number;
+  defaultEngine: EngineName;
+  backends: Record<string, BackendSpec>;
+  sandbox: "on" | "off";
+  pricing: Record<string, Price>;
+  retainDays: number;
+  workspaceRoots: string[];
+  allowSecretFiles: string[];
+  sandboxMaxProcesses: number;
+  sandboxMaxMemoryMb: number;
+  sandboxMaxFileMb: number;
+  sandboxTmpMb: number;
+  maxContext: number;
+  keepAlive: string;
+  claudeTools: string[];
+}
+export type SettingKey = keyof Settings;
+
+/** What a project value becomes: honoured (perhaps in part), or refused with a reason. */
+export type Narrowed<T> =
+  | { value: T; leftOut?: string }
+  | { refused: string };
+
+/** One setting's contract: its default, environment names, file schema and env parser. */
+export interface FieldSpec<K extends SettingKey = SettingKey> {
+  key: K;
+  /** Environment variables, first match wins. */
+  env: readonly string[];
+  default: Settings[K];
+  /** Validates (and normalises) a value from a file or from `fromEnv`. */
+  schema: z.ZodType<Settings[K]>;
+  /** Turns an environment string into the value `schema` expects. */
+  fromEnv: (text: string) => unknown;
+  /** One line for `--help`, the README table and `ollama_models`. */
+  meaning: string;
+  /** Paths get `~` expanded after validation. */
+  isPath?: boolean;
+  /** A list of paths, each `~`-expanded and made absolute after validation. */
+  isPathList?: boolean;
+  /**
+   * Not honoured from the project file, which lives in the directory delegates work in and
+   * so can be written by a delegate: a model must not be able to loosen its own sandbox or
+   * send API keys elsewhere.
+   */
+  userOnly?: boolean;
+  /** Values the project file may not set: it may tighten a setting, not loosen it. */
+  projectRefuses?: readonly unknown[];
+  /**
+   * A project file may narrow this setting, never widen it: given its valid value and the
+   * value in force from the layers below (default, user file), what is honoured (narrow.ts).
+   */
+  projectNarrow?(project: Settings[K], below: Settings[K]): Narrowed<Settings[K]>;
+}
