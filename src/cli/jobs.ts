@@ -1,8 +1,7 @@
 import { parseArgs } from "node:util";
 import { costOf, jobCostText } from "../jobs/cost.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../jobs/record.ts";
-import { elapsedMs } from "../server/render.ts";
-import { jobTotalTokens } from "../server/usage_tool.ts";
+import { elapsedMs, jobTotalTokens } from "../jobs/figures.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
 import {
   compactCount,

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { usageTotals } from "../jobs/cost.ts";
 import { pruneJobs } from "../jobs/retention.ts";
-import { recordsInDays, renderUsage } from "../server/usage_tool.ts";
+import { recordsInDays, renderUsage } from "../jobs/usage_report.ts";
 import {
   humanAge,
   type JobsContext,

@@ -3,8 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
-import { elapsedMs, turnsText } from "../server/render.ts";
-import { jobTokensText } from "../server/usage_tool.ts";
+import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
 import type { Price } from "../settings/types.ts";
 import {
   humanDuration,

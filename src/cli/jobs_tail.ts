@@ -5,8 +5,7 @@ import { LineSplitter, parseStreamLine, toolDetail } from "../engines/claude/str
 import type { TranscriptEntry } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
-import { elapsedMs } from "../server/render.ts";
-import { jobTokensText } from "../server/usage_tool.ts";
+import { elapsedMs, jobTokensText } from "../jobs/figures.ts";
 import {
   humanDuration,
   type JobsContext,

@@ -1,7 +1,7 @@
 import type { JobRecord, JobState } from "../jobs/record.ts";
 import type { Price } from "../settings/types.ts";
-import { elapsedMs, formatElapsed } from "./render.ts";
-import { jobUsageSuffix } from "./usage_tool.ts";
+import { jobCostText } from "../jobs/cost.ts";
+import { elapsedMs, formatElapsed, jobTokensText } from "../jobs/figures.ts";
 
 /**
  * `delegate_list`: the newest `limit` jobs, grouped by conversation (weakness: the seed
@@ -52,4 +52,16 @@ export function renderList(
     for (const c of corrupt) out.push(`  ${c.id}: ${c.reason}`);
   }
   return out.join("\n");
+}
+
+/**
+ * `tokens in 1200 / out 300  cost $0.0012` (or `cost unknown`) for a `delegate_list` line;
+ * empty while a job has no usage recorded.
+ */
+export function jobUsageSuffix(
+  record: JobRecord,
+  pricing: Readonly<Record<string, Price>>,
+): string {
+  if (!record.usage) return "";
+  return `  tokens ${jobTokensText(record)}  cost ${jobCostText(record, pricing)}`;
 }

@@ -1,19 +1,10 @@
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
+import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 
 const LABEL = 12;
 const line = (label: string, value: string) => `${label.padEnd(LABEL)}${value}`;
-
-/** Seconds with one decimal, as the seed printed elapsed time. */
-export function formatElapsed(ms: number): string {
-  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
-}
-
-export function elapsedMs(record: JobRecord, now = Date.now()): number {
-  const from = record.startedAt ?? record.createdAt;
-  return (record.endedAt ?? now) - from;
-}
 
 /** The summary block shared by every job reply (seed 002 layout, additive lines). */
 export function summary(view: JobView, now = Date.now()): string {
@@ -35,12 +26,7 @@ export function summary(view: JobView, now = Date.now()): string {
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
   ];
   if (r.usage) {
-    const cache = r.usage.cacheReadTokens + r.usage.cacheCreationTokens;
-    lines.push(line(
-      "tokens:",
-      `in ${r.usage.inputTokens} / out ${r.usage.outputTokens}` +
-        (cache > 0 ? ` / cache ${cache}` : "") + `  (${turnsText(r.usage.numTurns)})`,
-    ));
+    lines.push(line("tokens:", `${jobTokensText(r)}  (${turnsText(r.usage.numTurns)})`));
   }
   if (isTerminal(r.state)) {
     const note = r.state === "completed" && r.toolCalls === 0
@@ -168,11 +154,6 @@ export function outputBody(
   return `${text.slice(0, max)}\n\n... [truncated at ${max} of ${fullLength} chars; full output: ` +
     `${resultPath}. To check the tool calls and results behind it, page through ` +
     `delegate_transcript({ job_id: "${jobId}" })]`;
-}
-
-/** `1 turn`, `4 turns`. */
-export function turnsText(n: number): string {
-  return `${n} turn${n === 1 ? "" : "s"}`;
 }
 
 /** What to do about a job still running: wait on it, not poll in a tight loop. */

@@ -13,7 +13,7 @@ import { descriptions } from "./descriptions.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt, shapes } from "./inputs.ts";
 import { renderList } from "./list.ts";
 import { registerTranscriptTool } from "./transcript_tool.ts";
-import { renderUsage } from "./usage_tool.ts";
+import { renderUsage } from "../jobs/usage_report.ts";
 import { type JobTaskStore, registerRunTool, type RunArgs } from "./run_tool.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";

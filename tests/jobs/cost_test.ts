@@ -9,8 +9,8 @@ import {
   utcDay,
 } from "../../src/jobs/cost.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
-import { renderList } from "../../src/server/list.ts";
-import { jobUsageSuffix, renderUsage } from "../../src/server/usage_tool.ts";
+import { renderUsage } from "../../src/jobs/usage_report.ts";
+import { jobUsageSuffix, renderList } from "../../src/server/list.ts";
 
 const DAY = 86_400_000;
 /** 2024-03-10T12:00:00Z */

@@ -5,11 +5,11 @@ import {
   activityLines,
   commandsText,
   followupHint,
-  formatElapsed,
   outputBody,
   pollHint,
   summary,
 } from "../../src/server/render.ts";
+import { formatElapsed } from "../../src/jobs/figures.ts";
 
 const JOB = "11111111-2222-4333-8444-555555555555";
 const SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";

@@ -1,16 +1,10 @@
-import {
-  type JobCost,
-  jobCostText,
-  promptTokens,
-  totalsCostText,
-  type UsageTotals,
-  usageTotals,
-} from "../jobs/cost.ts";
-import type { JobRecord } from "../jobs/record.ts";
+/**
+ * Token totals and cost per model and per UTC day, in words: `delegate_usage` and
+ * `jobs usage` print the same report.
+ */
+import { totalsCostText, type UsageTotals, usageTotals } from "./cost.ts";
+import type { JobRecord } from "./record.ts";
 import type { Price } from "../settings/types.ts";
-
-export type { JobCost };
-export { jobCostText };
 
 const DAY_MS = 86_400_000;
 
@@ -30,26 +24,6 @@ export function recordsInDays(
   const startOfToday = Math.floor(now / DAY_MS) * DAY_MS;
   const from = startOfToday - (days - 1) * DAY_MS;
   return records.filter((r) => r.createdAt >= from);
-}
-
-/** "in 1200 / out 300 / cache 50": every token count of a job, for one line. */
-export function jobTokensText(record: JobRecord): string {
-  const u = record.usage;
-  if (!u) return "";
-  const cache = u.cacheReadTokens + u.cacheCreationTokens;
-  return `in ${u.inputTokens} / out ${u.outputTokens}` + (cache > 0 ? ` / cache ${cache}` : "");
-}
-
-/**
- * `tokens in 1200 / out 300  cost $0.0012` (or `cost unknown`) for a `delegate_list` line;
- * empty while a job has no usage recorded.
- */
-export function jobUsageSuffix(
-  record: JobRecord,
-  pricing: Readonly<Record<string, Price>>,
-): string {
-  if (!record.usage) return "";
-  return `  tokens ${jobTokensText(record)}  cost ${jobCostText(record, pricing)}`;
 }
 
 function totalsLine(t: UsageTotals, width: number): string {
@@ -96,9 +70,4 @@ export function renderUsage(
     );
   }
   return out.join("\n");
-}
-
-/** Prompt plus output tokens of one job, 0 when none were recorded. */
-export function jobTotalTokens(record: JobRecord): number {
-  return record.usage ? promptTokens(record.usage) + record.usage.outputTokens : 0;
 }
