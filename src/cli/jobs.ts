@@ -1,11 +1,13 @@
 import { parseArgs } from "node:util";
 import { costOf, jobCostText } from "../jobs/cost.ts";
+import { isJobError } from "../jobs/errors.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../jobs/record.ts";
 import { elapsedMs, jobTotalTokens } from "../jobs/figures.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
 import {
   compactCount,
   humanDuration,
+  jobProblemText,
   type JobsContext,
   type JobsIo,
   JobsUsageError,
@@ -90,6 +92,10 @@ export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promis
     if (e instanceof JobsUsageError) {
       io.err(`ollama-delegate jobs: ${e.message}`);
       return e.exitCode;
+    }
+    if (isJobError(e)) {
+      io.err(`ollama-delegate jobs: ${jobProblemText(e.problem)}`);
+      return 1;
     }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       io.err(`ollama-delegate jobs: ${e.message}. Run ollama-delegate jobs --help`);

@@ -1,5 +1,6 @@
 import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
+import type { JobProblem } from "../jobs/errors.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { isValidId } from "../jobs/ids.ts";
@@ -94,6 +95,31 @@ export function openContext(io: JobsIo): JobsContext {
 
 /** What every "which job?" error ends with. */
 const ID_HINT = "ollama-delegate jobs --all lists the ids";
+
+/** The job layer's errors as a person at the terminal reads them. */
+export function jobProblemText(p: JobProblem): string {
+  switch (p.kind) {
+    case "unknown-job":
+      return `No job "${p.id.slice(0, 80)}" here. ${ID_HINT}`;
+    case "unknown-session":
+      return `No session "${p.id.slice(0, 80)}" here. ${ID_HINT}`;
+    case "cancel-pending":
+      return `Asked server pid ${p.ownerPid ?? "?"} to cancel job ${p.id}, but it is still ` +
+        `${p.state} after ${(p.waitedMs / 1000).toFixed(1)}s. The request stays in place; ` +
+        `check again with ollama-delegate jobs show ${p.id.slice(0, 8)}`;
+    case "needs-native":
+      return `The claude engine cannot use ${p.what}: it always uses the Ollama at ${p.baseUrl}`;
+    case "unknown-backend":
+      return `No backend "${p.name}" (configured: ${p.configured.join(", ")}). Add one with ` +
+        "ollama-delegate config --backend <name>=<url>";
+    case "no-model-for-backend":
+      return `No model named for backend "${p.backend}", and no default model. Set one with ` +
+        "ollama-delegate config --default-model <model>";
+    case "model-not-allowed":
+      return `Model "${p.model}" is not in the allowed list (${p.allowed.join(", ")}). ` +
+        "Allow it with ollama-delegate config --allow <models>";
+  }
+}
 
 /**
  * A job named in full or by a unique prefix of at least 4 characters, as git does for

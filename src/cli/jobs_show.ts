@@ -1,6 +1,7 @@
 import { open, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { folderReader } from "../engines/registry.ts";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
@@ -15,11 +16,6 @@ import {
 } from "./jobs_common.ts";
 
 const HEAD_CHARS = 2000;
-
-/** The file an engine writes a job's activity to. */
-export function activityFile(dir: string, record: JobRecord): string {
-  return join(dir, record.engine === "native" ? "transcript.jsonl" : "stream.jsonl");
-}
 
 /** The first `maxBytes` of a file as text and its size; undefined when it does not exist. */
 export async function readHead(
@@ -118,10 +114,10 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   const dir = ctx.store.dirOf(id);
   const files = {
     folder: dir,
-    record: join(dir, "job.json"),
-    prompt: join(dir, "prompt.txt"),
-    result: join(dir, "result.txt"),
-    activity: activityFile(dir, record),
+    record: ctx.store.recordPath(id),
+    prompt: ctx.store.promptPath(id),
+    result: ctx.store.resultPath(id),
+    activity: join(dir, (await folderReader(record.engine)).activityFile),
   };
   const prompt = await readHead(files.prompt, HEAD_CHARS * 4);
   const result = await ctx.store.readResultText(id, HEAD_CHARS);

@@ -1,10 +1,11 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { LineSplitter, parseStreamLine, toolDetail } from "../engines/claude/stream.ts";
-import type { TranscriptEntry } from "../engines/types.ts";
+import { LineSplitter } from "../engines/line_splitter.ts";
+import { folderReader } from "../engines/registry.ts";
+import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
-import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { isTerminal } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../jobs/figures.ts";
 import {
   humanDuration,
@@ -16,7 +17,6 @@ import {
   sleep,
   styleFor,
 } from "./jobs_common.ts";
-import { activityFile } from "./jobs_show.ts";
 
 /** How much of the file's end is read for the first lines, as `tail` does. */
 const BACKLOG_BYTES = 256 * 1024;
@@ -39,45 +39,34 @@ export interface TailOptions {
  */
 export type ActivityLine = { line: string; said?: string } | { end: true };
 
-/** Turns one line of a job's activity file into printable lines. */
-export function activityLinesOf(engine: JobRecord["engine"], line: string): ActivityLine[] {
+/** What `jobs tail` prints for one event of a job's activity file. */
+export function activityLine(event: LiveEvent): ActivityLine {
+  switch (event.kind) {
+    case "init":
+      return {
+        line: `[init] session started` + (event.model ? `, model ${event.model}` : "") +
+          (event.permissionMode ? `, permission ${event.permissionMode}` : ""),
+      };
+    case "tool":
+      return { line: `[tool] ${event.name}${event.detail ? `: ${flat(event.detail, 300)}` : ""}` };
+    case "text":
+      return { line: labelled("[text]", event.text), said: event.text };
+    case "error":
+      return { line: `[error] ${flat(event.text, 300)}` };
+    case "result":
+      return { line: `[result] ${flat(event.text, 300)}` };
+    case "end":
+      return { end: true };
+  }
+}
+
+/** Turns one line of a job's activity file into printable lines, with its engine's reader. */
+export function activityLinesOf(
+  read: (line: string) => LiveEvent[],
+  line: string,
+): ActivityLine[] {
   if (line.trim() === "") return [];
-  if (engine === "native") {
-    let entry: TranscriptEntry;
-    try {
-      entry = JSON.parse(line) as TranscriptEntry;
-    } catch {
-      return [];
-    }
-    switch (entry?.kind) {
-      case "text":
-        return [{ line: labelled("[text]", entry.text), said: entry.text }];
-      case "tool_call": {
-        const detail = toolDetail(entry.input);
-        return [{ line: `[tool] ${entry.name}${detail ? `: ${flat(detail, 300)}` : ""}` }];
-      }
-      case "tool_result":
-        return [{ line: `${entry.isError ? "[error]" : "[result]"} ${flat(entry.text, 300)}` }];
-      default:
-        return [];
-    }
-  }
-  const out: ActivityLine[] = [];
-  for (const item of parseStreamLine(line)) {
-    if (item.type === "init") {
-      out.push({
-        line: `[init] session started` + (item.model ? `, model ${item.model}` : "") +
-          (item.permissionMode ? `, permission ${item.permissionMode}` : ""),
-      });
-    } else if (item.type === "activity") {
-      const a = item.activity;
-      if (a.kind === "tool") {
-        out.push({ line: `[tool] ${a.name}${a.detail ? `: ${flat(a.detail, 300)}` : ""}` });
-      } else if (a.kind === "text") out.push({ line: labelled("[text]", a.text), said: a.text });
-      else out.push({ line: `[error] ${flat(a.text, 300)}` });
-    } else if (item.type === "result") out.push({ end: true });
-  }
-  return out;
+  return read(line).map(activityLine);
 }
 
 function flat(text: string, max: number): string {
@@ -196,8 +185,9 @@ export async function jobsTail(
   noMoreArguments("jobs tail", positionals.slice(1));
   const live = io.live && values["no-status"] !== true;
   let record = (await ctx.manager.get(id)).record;
-  const dir = ctx.store.dirOf(id);
-  const path = activityFile(dir, record);
+  const folder = await folderReader(record.engine);
+  const path = join(ctx.store.dirOf(id), folder.activityFile);
+  const read = folder.liveReader();
   const style = styleFor(io);
 
   let status = false;
@@ -229,7 +219,7 @@ export async function jobsTail(
   };
 
   const start = await backlog(path);
-  const backlogLines = start.lines.flatMap((l) => activityLinesOf(record.engine, l));
+  const backlogLines = start.lines.flatMap((l) => activityLinesOf(read, l));
   io.out(
     style.dim(`--- job ${record.id} (${record.engine}, ${record.model}): ${record.state} ---`),
   );
@@ -237,7 +227,7 @@ export async function jobsTail(
   const follower = new FileFollower(
     path,
     start.end,
-    (l) => print(activityLinesOf(record.engine, l)),
+    (l) => print(activityLinesOf(read, l)),
   );
 
   let lastCheck = 0;
@@ -285,7 +275,7 @@ export async function jobsTail(
     io.out(result.text);
     if (result.length > RESULT_SHOWN) {
       io.out(
-        `... [first ${RESULT_SHOWN} of ${result.length} chars; all: ${join(dir, "result.txt")}]`,
+        `... [first ${RESULT_SHOWN} of ${result.length} chars; all: ${ctx.store.resultPath(id)}]`,
       );
     }
   }

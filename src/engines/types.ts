@@ -1,5 +1,5 @@
-import type { Effort, EngineName, PermissionMode } from "../settings/types.ts";
-import type { CommandRun } from "./native/tools/types.ts";
+import type { Effort, EngineName, PermissionMode, Settings } from "../settings/types.ts";
+import type { WorkdirPolicy } from "./workdirs.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =
@@ -25,6 +25,24 @@ export type TranscriptEntry =
     recovered?: string;
   }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
+
+/** A command an engine ran for the delegate (native Bash), as the server measured it (not as the model claims). */
+export interface CommandRun {
+  command: string;
+  /** null when a signal or the tool's timeout ended it. */
+  exitCode: number | null;
+  signal?: string | null;
+  durationMs: number;
+  /** Set when the command never ran (sandbox refused, spawn failed). */
+  refused?: string;
+  /**
+   * Commands in it that failed while a later one set the exit code (`npm test; echo done`,
+   * `npm test | tee log`), as the shell's traps saw them; absent when none did.
+   */
+  masked?: Array<{ command: string; exitCode: number }>;
+  /** Masked failures past those listed, counted only. */
+  maskedMore?: number;
+}
 
 /** A tool call the delegate was not allowed to make. */
 export interface PermissionDenial {
@@ -135,6 +153,39 @@ export interface TurnFacts {
   permissionMode?: string;
 }
 
+/** What `jobs tail` shows of one line of an engine's activity file, before it is worded. */
+export type LiveEvent =
+  | { kind: "init"; model?: string; permissionMode?: string }
+  | { kind: "tool"; name: string; detail: string }
+  | { kind: "text"; text: string }
+  | { kind: "error"; text: string }
+  /** What a tool gave back (when the engine records it). */
+  | { kind: "result"; text: string }
+  /** The delegate's run ended here (the engine's own end event). */
+  | { kind: "end" };
+
+/**
+ * How an engine's files in a job folder are read back. Each engine owns the files it writes
+ * there and is the only code that parses them: the job layer, the server and the terminal
+ * ask through this. Loading it must stay cheap (no loop, no tools).
+ */
+export interface JobFolderReader {
+  /** The file, in the job folder, of JSON lines that record what the delegate did. */
+  readonly activityFile: string;
+  /** The newest `limit` activities recorded in a job folder. */
+  recentActivity(dir: string, limit: number): Promise<Activity[]>;
+  /** What a job folder says about a turn whose server died. */
+  facts(dir: string): Promise<TurnFacts>;
+  /**
+   * A reader of the activity file's lines as transcript entries: undefined for a line that
+   * is not a record (skipped), an empty list for one that holds no entry. Fresh per pass
+   * over a file: it may keep state from line to line.
+   */
+  transcriptReader(): (line: string) => TranscriptEntry[] | undefined;
+  /** A reader of the activity file's lines as `jobs tail` follows them. */
+  liveReader(): (line: string) => LiveEvent[];
+}
+
 export interface Engine {
   readonly name: EngineName;
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn>;
@@ -142,4 +193,17 @@ export interface Engine {
   recentActivity(dir: string, limit: number): Promise<Activity[]>;
   /** What a job folder says about a turn whose server died. */
   facts(dir: string): Promise<TurnFacts>;
+}
+
+/** What the server hands every engine it creates: its settings and where it runs. */
+export interface EngineSetup {
+  settings: Settings;
+  /** The server's environment: the source of a delegate's allowlisted variables and keys. */
+  env: Record<string, string | undefined>;
+  /** The server's working directory: where a configured binary path is resolved. */
+  serverCwd: string;
+  /** The folder of the user's settings file: delegates may not read or write it. */
+  userConfigDir: string;
+  /** Where delegates may work (workdirs.ts). */
+  workdirs: WorkdirPolicy;
 }

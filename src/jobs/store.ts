@@ -3,15 +3,13 @@ import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
-import { type ProcessIdentity } from "../platform/process_identity.ts";
+import { JOB_FILES } from "./job_folder.ts";
+import type { ProcessIdentity } from "../platform/process_identity.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
 import { SessionTurns } from "./session_turns.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";
-
-/** The file another process writes to ask for a cancel. */
-export const CANCEL_REQUEST = "cancel.request";
 
 /** A record that could not be read, reported and skipped rather than fatal. */
 export interface CorruptRecord {
@@ -51,10 +49,25 @@ export class JobStore {
     return join(this.stateDir, id.toLowerCase());
   }
 
+  /** The prompt file of a job, which its engine reads. */
+  promptPath(id: string): string {
+    return join(this.dirOf(id), JOB_FILES.prompt);
+  }
+
+  /** The whole final text of a finished job. */
+  resultPath(id: string): string {
+    return join(this.dirOf(id), JOB_FILES.result);
+  }
+
+  /** The job record's file. */
+  recordPath(id: string): string {
+    return join(this.dirOf(id), JOB_FILES.record);
+  }
+
   async create(record: JobRecord, prompt: string): Promise<void> {
     const dir = this.dirOf(record.id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(join(dir, "prompt.txt"), prompt);
+    await writeFileAtomic(join(dir, JOB_FILES.prompt), prompt);
     await this.write(record);
   }
 
@@ -66,7 +79,7 @@ export class JobStore {
    * callbacks of a running job write concurrently.
    */
   write(record: JobRecord): Promise<void> {
-    const path = join(this.dirOf(record.id), "job.json");
+    const path = this.recordPath(record.id);
     const previous = this.#writes.get(record.id) ?? Promise.resolve();
     const next = previous.catch(() => {}).then(() =>
       writeFileAtomic(path, JSON.stringify(record, null, 2))
@@ -81,9 +94,9 @@ export class JobStore {
   /** Writes the seed's `result.json` and `result.txt` beside the record of a finished job. */
   async writeResult(record: JobRecord, text: string): Promise<void> {
     const dir = this.dirOf(record.id);
-    await writeFileAtomic(join(dir, "result.txt"), text);
+    await writeFileAtomic(join(dir, JOB_FILES.result), text);
     await writeFileAtomic(
-      join(dir, "result.json"),
+      join(dir, JOB_FILES.seedResult),
       JSON.stringify(seedResultJson(record), null, 2),
     );
   }
@@ -138,7 +151,7 @@ export class JobStore {
     const pending = this.#unwritten.get(id.toLowerCase());
     if (pending) return { kind: "ok", record: pending.record };
     const dir = this.dirOf(id);
-    const text = await readText(join(dir, "job.json"));
+    const text = await readText(join(dir, JOB_FILES.record));
     if (text !== undefined) {
       let raw: unknown;
       try {
@@ -161,10 +174,10 @@ export class JobStore {
       }
       return { kind: "ok", record: parsed.data };
     }
-    const legacy = await readText(join(dir, "result.json"));
+    const legacy = await readText(join(dir, JOB_FILES.seedResult));
     if (legacy === undefined) return { kind: "missing" };
     try {
-      const prompt = (await readText(join(dir, "prompt.txt"))) ?? "";
+      const prompt = (await readText(join(dir, JOB_FILES.prompt))) ?? "";
       const record = recordFromSeedResult(JSON.parse(legacy), prompt);
       if (record && record.id.toLowerCase() === id.toLowerCase()) return { kind: "ok", record };
     } catch {
@@ -176,7 +189,7 @@ export class JobStore {
   /** Final text of a finished job (`result.txt`), up to `maxChars`, and its full length. */
   async readResultText(id: string, maxChars: number): Promise<{ text: string; length: number }> {
     const pending = this.#unwritten.get(id.toLowerCase());
-    const text = pending?.text ?? (await readText(join(this.dirOf(id), "result.txt"))) ?? "";
+    const text = pending?.text ?? (await readText(this.resultPath(id))) ?? "";
     return { text: text.slice(0, maxChars), length: text.length };
   }
 
@@ -186,7 +199,7 @@ export class JobStore {
    */
   async requestCancel(id: string, by: ProcessIdentity, from: CancelSource): Promise<void> {
     await writeFileAtomic(
-      join(this.dirOf(id), CANCEL_REQUEST),
+      join(this.dirOf(id), JOB_FILES.cancelRequest),
       JSON.stringify({ by, at: Date.now(), from }),
     );
   }
@@ -195,7 +208,7 @@ export class JobStore {
   async cancelRequested(id: string): Promise<CancelSource | undefined> {
     let text: string;
     try {
-      text = await readFile(join(this.dirOf(id), CANCEL_REQUEST), "utf8");
+      text = await readFile(join(this.dirOf(id), JOB_FILES.cancelRequest), "utf8");
     } catch {
       return undefined;
     }

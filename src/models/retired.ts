@@ -44,6 +44,19 @@ export class RetiredModels {
     await writeFileAtomic(this.#path, JSON.stringify(marks, null, 2));
   }
 
+  /**
+   * Remembers what a job's end says about its model: HTTP 410 or "was retired" in its error
+   * marks the model retired, a success clears a mark.
+   */
+  async noteEnd(
+    model: string,
+    end: { ok: boolean; apiErrorStatus?: number; errorText?: string },
+  ): Promise<void> {
+    if (end.apiErrorStatus === 410 || /was retired/i.test(end.errorText ?? "")) {
+      await this.mark(model, end.errorText ?? "HTTP 410");
+    } else if (end.ok) await this.clear(model);
+  }
+
   async clear(model: string): Promise<void> {
     const marks = this.#load();
     const key = canonicalModelName(model);

@@ -1,140 +1,18 @@
 import { constants as fsConstants } from "node:fs";
 import { open, realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { z } from "zod";
 import { DelegateError, isDelegateError } from "../errors.ts";
 import {
   judgeWorkdir,
   ruleName,
   type WorkdirPolicy,
   type WorkdirRefusal,
-} from "../jobs/workdirs.ts";
+} from "../engines/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
-import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
 
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
-
-// Limits are checked in refinements rather than as JSON Schema keywords: every keyword is
-// sent to the orchestrator with the tool list on each turn (issue 5: descriptions < 2,500
-// tokens), and the limits are only there to refuse abuse, not to guide the model.
-
-/** A list of strings, each non-empty and at most `maxChars`, at most `maxItems` of them. */
-function stringList(
-  what: string,
-  maxItems: number,
-  maxChars: number,
-  check?: (s: string) => string | undefined,
-) {
-  return z.array(z.string()).superRefine((list, ctx) => {
-    if (list.length > maxItems) {
-      ctx.addIssue({ code: "custom", message: `${what}: at most ${maxItems} entries` });
-    }
-    for (const item of list) {
-      const problem = item === ""
-        ? "entries cannot be empty"
-        : item.length > maxChars
-        ? `entries are at most ${maxChars} characters`
-        : check?.(item);
-      if (problem) {
-        ctx.addIssue({ code: "custom", message: `${what}: ${problem}` });
-        return;
-      }
-    }
-  });
-}
-
-const toolRules = () =>
-  stringList(
-    "tool rules",
-    100,
-    500,
-    (s) =>
-      /[\r\n]/.test(s) || s.startsWith("-")
-        ? "a tool rule is a name like Read or Bash(git *), without line breaks or a leading '-'"
-        : undefined,
-  );
-
-const maxChars = (what: string, max: number) =>
-  z.string().refine((s) => s.length <= max, `${what} is at most ${max} characters`);
-
-const waitSeconds = z.number().min(0, "wait_seconds must be 0 or more")
-  .max(600, "wait_seconds must be at most 600; poll with delegate_status for longer waits")
-  .optional().describe("Block up to N seconds for the job to finish (0-600)");
-
-/** zod shapes of the tool inputs: the single source of truth for names and ranges. */
-export const shapes = {
-  start: {
-    prompt: z.string().optional().describe("The task. Use this or prompt_file"),
-    prompt_file: maxChars("prompt_file", 4096).optional().describe(
-      "Path of a file holding the prompt",
-    ),
-    model: maxChars("model", 256).optional().describe(
-      "Ollama model; defaults to the configured default",
-    ),
-    cwd: maxChars("cwd", 4096).optional().describe(
-      "Working directory of the delegate (must exist)",
-    ),
-    permission_mode: z.enum(PERMISSION_MODES).optional(),
-    allowed_tools: toolRules().optional().describe(
-      'e.g. ["Read","Grep","Bash(git *)"]',
-    ),
-    disallowed_tools: toolRules().optional().describe('e.g. ["Write","Edit"]'),
-    append_system_prompt: maxChars("append_system_prompt", 100_000).optional(),
-    max_turns: z.number().int("max_turns must be a whole number").min(
-      1,
-      "max_turns must be at least 1",
-    )
-      .max(1000, "max_turns must be at most 1000").optional(),
-    add_dirs: stringList("add_dirs", 50, 4096).optional().describe(
-      "Extra directories the delegate may use",
-    ),
-    engine: z.enum(ENGINES).optional().describe(
-      "claude (Claude Code) or native (lean loop for small local models)",
-    ),
-    backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
-    effort: z.enum(EFFORTS).optional().describe("native: thinking off, low, high or max"),
-    files: stringList("files", 200, 4096).optional().describe(
-      "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
-    ),
-    wait_seconds: waitSeconds,
-  },
-  followup: {
-    job_id: maxChars("job_id", 256).optional().describe("A job of the session to continue"),
-    session_id: maxChars("session_id", 256).optional().describe("Or the session itself"),
-    prompt: z.string().optional(),
-    prompt_file: maxChars("prompt_file", 4096).optional(),
-    permission_mode: z.enum(PERMISSION_MODES).optional(),
-    allowed_tools: toolRules().optional(),
-    disallowed_tools: toolRules().optional(),
-    append_system_prompt: maxChars("append_system_prompt", 100_000).optional(),
-    max_turns: z.number().int().min(1).max(1000).optional(),
-    effort: z.enum(EFFORTS).optional(),
-    add_dirs: stringList("add_dirs", 50, 4096).optional(),
-    wait_seconds: waitSeconds,
-  },
-  status: {
-    job_id: z.string(),
-    wait_seconds: waitSeconds,
-    progress_limit: z.number().int().min(1, "progress_limit must be at least 1")
-      .max(100, "progress_limit must be at most 100").optional()
-      .describe("Activity lines to show (1-100, default 15)"),
-  },
-  result: { job_id: z.string(), wait_seconds: waitSeconds },
-  cancel: { job_id: z.string() },
-  usage: {
-    days: z.number().int().min(0).max(3650).optional().describe(
-      "Last N days (default 30; 0 = all)",
-    ),
-  },
-  list: {
-    state: z.enum(["queued", "running", "completed", "failed", "cancelled", "interrupted"])
-      .optional(),
-    limit: z.number().int().min(1, "limit must be at least 1").max(100, "limit must be at most 100")
-      .optional(),
-  },
-};
 
 /**
  * Pseudo-file trees: their files report size 0 or stream forever (/proc/self/environ holds

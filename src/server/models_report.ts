@@ -1,9 +1,9 @@
 import { OllamaClient } from "../backends/ollama.ts";
 import { ChatClient } from "../backends/openai.ts";
-import { shellRunner } from "../engines/native/sandbox.ts";
+import type { ShellSandbox } from "../engines/registry.ts";
 import { errorMessage } from "../errors.ts";
 import { formatProblems } from "../settings/load.ts";
-import type { ToolDeps } from "./tools.ts";
+import type { ToolDeps } from "./tool_deps.ts";
 
 /** Names of injected variables worth showing (values of the rest come from the allowlist). */
 const SHOWN = /^(ANTHROPIC_|CLAUDE_|DISABLE_)/;
@@ -37,15 +37,17 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     rows = [`  ${errorMessage(e)}`];
   }
   const defaultModel = await deps.catalog.describeDefault();
+  const claudeBinary = await deps.delegates.claudeBinary();
+  const shell = await deps.delegates.nativeShell();
   out.push(
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
     `Default model:    ${defaultModel}`,
     `Permission mode:  ${s.defaultPermissionMode}`,
-    `Claude Code:      ${deps.claudeBinary() ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
+    `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
-    `Default engine:   ${s.defaultEngine}   (native Bash sandbox: ${sandboxText(s.sandbox)})`,
+    `Default engine:   ${s.defaultEngine}   (native Bash sandbox: ${sandboxText(shell)})`,
     "",
     "Available models:",
     ...rows,
@@ -54,7 +56,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     "",
     "Environment injected into delegates (everything else is dropped except a small allowlist):",
   );
-  const env = deps.delegateEnv("<model>");
+  const env = await deps.delegates.claudeEnv("<model>");
   for (const [k, v] of Object.entries(env).filter(([k]) => SHOWN.test(k)).sort()) {
     out.push(`  ${k}=${v}`);
   }
@@ -85,8 +87,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
   return { text: out.join("\n"), isError };
 }
 
-function sandboxText(mode: "on" | "off"): string {
-  const runner = shellRunner(mode);
+function sandboxText(runner: ShellSandbox): string {
   if (runner.kind === "bwrap") return `bubblewrap (${runner.bwrap})`;
   if (runner.kind === "unconfined") return "OFF, commands run unconfined (user setting)";
   return "unavailable, Bash is refused";
@@ -98,12 +99,12 @@ function sandboxText(mode: "on" | "off"): string {
  * with a short timeout, so one dead backend does not stall the report.
  */
 async function backendLines(deps: ToolDeps): Promise<string[]> {
-  const names = deps.native.backendNames().filter((n) => deps.resolved.settings.backends[n]);
-  if (names.length === 0) {
+  const backends = deps.models.configuredBackends();
+  if (backends.length === 0) {
     return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
   }
-  const rows = await Promise.all(names.map(async (name) => {
-    const backend = deps.native.backend(name)!;
+  const rows = await Promise.all(backends.map(async (backend) => {
+    const name = backend.name;
     const head = `  ${name}  ${backend.url}  [${backend.kind}]`;
     if (backend.apiKeyEnv && !backend.apiKey) {
       return `${head}  NOT USABLE: $${backend.apiKeyEnv} is not set in the server's environment`;

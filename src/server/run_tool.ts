@@ -13,7 +13,7 @@ import { z } from "zod";
 import { errorMessage, isDelegateError } from "../errors.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { isTerminal, type JobState } from "../jobs/record.ts";
-import { shapes } from "./inputs.ts";
+import { shapes } from "./shapes.ts";
 import { activityLines } from "./render.ts";
 import { type JobTaskStore, POLL_MS } from "./task_store.ts";
 

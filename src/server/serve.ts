@@ -1,11 +1,13 @@
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { OllamaClient } from "../backends/ollama.ts";
-import { ClaudeEngine } from "../engines/claude/run.ts";
-import { NativeEngine } from "../engines/native/run.ts";
+import { createEngines, delegateFacts } from "../engines/registry.ts";
+import type { EngineSetup } from "../engines/types.ts";
+import type { WorkdirPolicy } from "../engines/workdirs.ts";
 import { JobManager } from "../jobs/manager.ts";
+import { ModelChoice } from "../jobs/model_choice.ts";
 import { startBackgroundPrune } from "../jobs/retention.ts";
 import { startBackgroundSweep } from "../jobs/sweep.ts";
 import { JobStore } from "../jobs/store.ts";
@@ -14,7 +16,6 @@ import { RetiredModels } from "../models/retired.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
-import type { WorkdirPolicy } from "../jobs/workdirs.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
 import { ModernEra } from "./modern_era.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
@@ -65,49 +66,23 @@ export async function serve(): Promise<number> {
   startBackgroundPrune(store, s.retainDays, log);
   const retired = new RetiredModels(s.stateDir);
   const workdirs: WorkdirPolicy = { home: homedir(), workspaceRoots: s.workspaceRoots };
-  const engine = new ClaudeEngine({
-    claudeBin: s.claudeBin,
-    claudeConfigDir: s.claudeConfigDir,
-    baseUrl: s.baseUrl,
-    parentEnv: env,
-    sandbox: s.sandbox,
-    protect: [dirname(resolved.locations.userFile), s.stateDir],
+  const setup: EngineSetup = {
+    settings: s,
+    env,
     serverCwd,
-    claudeTools: s.claudeTools,
-  });
-  const native = new NativeEngine({
-    baseUrl: s.baseUrl,
-    backends: s.backends,
-    sandbox: s.sandbox,
-    sandboxLimits: {
-      maxProcesses: s.sandboxMaxProcesses,
-      maxMemoryMb: s.sandboxMaxMemoryMb,
-      maxFileMb: s.sandboxMaxFileMb,
-      tmpMb: s.sandboxTmpMb,
-    },
-    sandboxRunDir: join(s.stateDir, ".sandbox"),
-    parentEnv: env,
-    protect: [dirname(resolved.locations.userFile), s.stateDir, s.claudeConfigDir],
-    allowSecretFiles: s.allowSecretFiles,
+    userConfigDir: dirname(resolved.locations.userFile),
     workdirs,
-    maxContext: s.maxContext,
-    keepAlive: s.keepAlive,
-  });
+  };
   const backendLimits: Record<string, number> = {};
   for (const [name, spec] of Object.entries(s.backends)) {
     if (spec.maxConcurrent !== undefined) backendLimits[name] = spec.maxConcurrent;
   }
-  const manager = new JobManager(store, { claude: engine, native }, {
+  const manager = new JobManager(store, createEngines(setup), {
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
     backendLimits,
     log,
-    onFinished: async (record, outcome) => {
-      const retiredText = outcome.apiErrorStatus === 410 ||
-        /was retired/i.test(outcome.errorText ?? "");
-      if (retiredText) await retired.mark(record.model, outcome.errorText ?? "HTTP 410");
-      else if (outcome.ok) await retired.clear(record.model);
-    },
+    onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });
   const catalog = new ModelCatalog(
     new OllamaClient(s.baseUrl),
@@ -124,11 +99,10 @@ export async function serve(): Promise<number> {
     resolved,
     manager,
     catalog,
+    models: new ModelChoice(s, catalog, env),
     serverCwd,
     workdirs,
-    delegateEnv: (model) => engine.childEnv(model),
-    claudeBinary: () => engine.resolveBinary(serverCwd),
-    native,
+    delegates: delegateFacts(setup),
   });
 
   // MCP 2026-07-28 (server/discover, delegate_run as a task) around the SDK's 2025 server.

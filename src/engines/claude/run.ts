@@ -8,6 +8,7 @@ import { which } from "../../platform/which.ts";
 import {
   type Activity,
   type Engine,
+  type EngineSetup,
   failedTurn,
   type RunningTurn,
   type TurnFacts,
@@ -15,7 +16,7 @@ import {
   type TurnSink,
   type TurnSpec,
 } from "../types.ts";
-import { recentActivity, transcriptFacts } from "./transcript.ts";
+import { claudeFolder, STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { OllamaClient } from "../../backends/ollama.ts";
 import { DEFAULT_CLAUDE_TOOLS } from "../../settings/types.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
@@ -29,7 +30,8 @@ import {
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
-import { LineSplitter, parseStreamLine, type ResultEvent } from "./stream.ts";
+import { LineSplitter } from "../line_splitter.ts";
+import { parseStreamLine, type ResultEvent } from "./stream.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -81,6 +83,21 @@ export interface ClaudeEngineConfig {
   claudeTools?: readonly string[];
 }
 
+/** The claude engine as the server's settings configure it. */
+export function createEngine(setup: EngineSetup): ClaudeEngine {
+  const s = setup.settings;
+  return new ClaudeEngine({
+    claudeBin: s.claudeBin,
+    claudeConfigDir: s.claudeConfigDir,
+    baseUrl: s.baseUrl,
+    parentEnv: setup.env,
+    sandbox: s.sandbox,
+    protect: [setup.userConfigDir, s.stateDir],
+    serverCwd: setup.serverCwd,
+    claudeTools: s.claudeTools,
+  });
+}
+
 /** Runs turns as `claude -p` children pointed at Ollama. */
 export class ClaudeEngine implements Engine {
   readonly name = "claude" as const;
@@ -92,11 +109,11 @@ export class ClaudeEngine implements Engine {
   }
 
   recentActivity(dir: string, limit: number): Promise<Activity[]> {
-    return recentActivity(join(dir, "stream.jsonl"), limit);
+    return claudeFolder.recentActivity(dir, limit);
   }
 
   facts(dir: string): Promise<TurnFacts> {
-    return transcriptFacts(join(dir, "stream.jsonl"));
+    return claudeFolder.facts(dir);
   }
 
   /** The environment a delegate of `model` gets (shown by `ollama_models`). */
@@ -212,8 +229,8 @@ export class ClaudeEngine implements Engine {
     let swept: Promise<void> | undefined;
     const sweep = (graceMs: number) =>
       swept ??= sweepJob(scope, { graceMs }).then(() => {}, () => {});
-    const streamFile = await open(join(spec.dir, "stream.jsonl"), "a");
-    const stderrFile = await open(join(spec.dir, "stderr.txt"), "a");
+    const streamFile = await open(join(spec.dir, STREAM_FILE), "a");
+    const stderrFile = await open(join(spec.dir, STDERR_FILE), "a");
     let result: ResultEvent | undefined;
     const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
       for (const item of parseStreamLine(line)) {

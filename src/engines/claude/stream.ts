@@ -1,3 +1,4 @@
+import { toolDetail } from "../tool_detail.ts";
 import type { Activity, PermissionDenial, Usage } from "../types.ts";
 
 /** Longest text kept per activity entry; the server cuts further when rendering. */
@@ -20,84 +21,119 @@ export type StreamItem =
   | { type: "activity"; activity: Activity; toolCall: boolean }
   | { type: "result"; result: ResultEvent };
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-/** The detail shown for a tool call: the first of the inputs people recognise. */
-export function toolDetail(input: unknown): string {
-  if (!isObject(input)) return "";
-  for (const key of ["command", "file_path", "pattern", "path", "url", "description", "prompt"]) {
-    const value = str(input[key]);
-    if (value) return value.slice(0, TEXT_KEEP);
-  }
-  return "";
-}
+/**
+ * One line of Claude Code's stream-json, read once. Each reader takes what it needs from
+ * it: the running turn its activities and result (`streamItems`), delegate_transcript its
+ * entries (transcript.ts).
+ */
+export type StreamEvent =
+  | { type: "init"; sessionId?: string; permissionMode?: string; model?: string }
+  /** A system event worth one activity line (a permission denial, an API retry). */
+  | { type: "notice"; text: string }
+  /** The model's message: its content blocks that are objects. */
+  | { type: "assistant"; blocks: Json[] }
+  /** Tool results sent back to the model: the content blocks that are objects. */
+  | { type: "user"; blocks: Json[] }
+  | { type: "result"; result: ResultEvent }
+  /** Any other event, or a message without content blocks. */
+  | { type: "other" };
 
 /**
- * Interprets one stdout line of `claude -p --output-format stream-json`. Lines that are not
- * JSON objects, or events we do not show, give no items; nothing here throws.
+ * Reads one stdout line of `claude -p --output-format stream-json`; undefined when it is not
+ * a JSON object. Nothing here throws.
  */
-export function parseStreamLine(line: string): StreamItem[] {
+export function readStreamEvent(line: string): StreamEvent | undefined {
   let event: unknown;
   try {
     event = JSON.parse(line);
   } catch {
-    return [];
+    return undefined;
   }
-  if (!isObject(event)) return [];
+  if (!isObject(event)) return undefined;
   switch (event.type) {
     case "system":
-      return systemItems(event);
+      return systemEvent(event);
     case "assistant":
-      return assistantItems(event);
-    case "user":
-      return toolResultItems(event);
+    case "user": {
+      const message = event.message;
+      if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
+      return { type: event.type, blocks: message.content.filter(isObject) };
+    }
     case "result":
-      return [{ type: "result", result: resultOf(event) }];
+      return { type: "result", result: resultOf(event) };
     default:
+      return { type: "other" };
+  }
+}
+
+/**
+ * What one line means to a running turn. Lines that are not JSON objects, or events we do
+ * not show, give no items.
+ */
+export function parseStreamLine(line: string): StreamItem[] {
+  const event = readStreamEvent(line);
+  return event === undefined ? [] : streamItems(event);
+}
+
+/** The activities, session start and result an event holds for a running turn. */
+export function streamItems(event: StreamEvent): StreamItem[] {
+  switch (event.type) {
+    case "init": {
+      const { type: _, ...init } = event;
+      return [{ type: "init", ...init }];
+    }
+    case "notice":
+      return [{ type: "activity", toolCall: false, activity: { kind: "error", text: event.text } }];
+    case "assistant":
+      return assistantItems(event.blocks);
+    case "user":
+      return toolResultItems(event.blocks);
+    case "result":
+      return [{ type: "result", result: event.result }];
+    case "other":
       return [];
   }
 }
 
-function systemItems(event: Json): StreamItem[] {
+function systemEvent(event: Json): StreamEvent {
   switch (event.subtype) {
     case "init": {
-      const item: StreamItem = { type: "init" };
+      const init: StreamEvent = { type: "init" };
       const sessionId = str(event.session_id);
       const permissionMode = str(event.permissionMode);
       const model = str(event.model);
-      if (sessionId) item.sessionId = sessionId;
-      if (permissionMode) item.permissionMode = permissionMode;
-      if (model) item.model = model;
-      return [item];
+      if (sessionId) init.sessionId = sessionId;
+      if (permissionMode) init.permissionMode = permissionMode;
+      if (model) init.model = model;
+      return init;
     }
-    case "permission_denied": {
-      const text = `permission denied: ${str(event.tool_name) ?? "tool"}: ${
-        str(event.message) ?? ""
-      }`;
-      return [{ type: "activity", toolCall: false, activity: { kind: "error", text } }];
-    }
-    case "api_retry": {
-      const text = `API retry ${num(event.attempt)}/${num(event.max_retries)}: ${
-        event.error_status ?? ""
-      } ${str(event.error) ?? ""}`.trim();
-      return [{ type: "activity", toolCall: false, activity: { kind: "error", text } }];
-    }
+    case "permission_denied":
+      return {
+        type: "notice",
+        text: `permission denied: ${str(event.tool_name) ?? "tool"}: ${str(event.message) ?? ""}`,
+      };
+    case "api_retry":
+      return {
+        type: "notice",
+        text: `API retry ${num(event.attempt)}/${num(event.max_retries)}: ${
+          event.error_status ?? ""
+        } ${str(event.error) ?? ""}`.trim(),
+      };
     default:
-      return [];
+      return { type: "other" };
   }
 }
 
-function assistantItems(event: Json): StreamItem[] {
-  const message = event.message;
-  if (!isObject(message) || !Array.isArray(message.content)) return [];
+function assistantItems(blocks: readonly Json[]): StreamItem[] {
   const items: StreamItem[] = [];
-  for (const block of message.content) {
-    if (!isObject(block)) continue;
+  for (const block of blocks) {
     if (block.type === "tool_use") {
       items.push({
         type: "activity",
@@ -122,12 +158,10 @@ function assistantItems(event: Json): StreamItem[] {
   return items;
 }
 
-function toolResultItems(event: Json): StreamItem[] {
-  const message = event.message;
-  if (!isObject(message) || !Array.isArray(message.content)) return [];
+function toolResultItems(blocks: readonly Json[]): StreamItem[] {
   const items: StreamItem[] = [];
-  for (const block of message.content) {
-    if (!isObject(block) || block.type !== "tool_result" || block.is_error !== true) continue;
+  for (const block of blocks) {
+    if (block.type !== "tool_result" || block.is_error !== true) continue;
     const content = typeof block.content === "string"
       ? block.content
       : Array.isArray(block.content)
@@ -165,47 +199,4 @@ function resultOf(event: Json): ResultEvent {
   };
   if (typeof event.api_error_status === "number") result.apiErrorStatus = event.api_error_status;
   return result;
-}
-
-/**
- * Splits a byte stream into lines without holding more than one line, and drops a line
- * longer than `maxLine` (it stays in the transcript on disk; we only skip parsing it).
- */
-export class LineSplitter {
-  #decoder = new TextDecoder();
-  #partial = "";
-  #skipping = false;
-
-  constructor(private readonly maxLine: number, private readonly onLine: (line: string) => void) {}
-
-  push(chunk: Uint8Array): void {
-    const text = this.#decoder.decode(chunk, { stream: true });
-    let start = 0;
-    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
-      const piece = text.slice(start, nl);
-      start = nl + 1;
-      if (this.#skipping) {
-        this.#skipping = false;
-        this.#partial = "";
-        continue;
-      }
-      const line = this.#partial + piece;
-      this.#partial = "";
-      if (line.length <= this.maxLine) this.onLine(line);
-    }
-    if (this.#skipping) return;
-    this.#partial += text.slice(start);
-    if (this.#partial.length > this.maxLine) {
-      this.#partial = "";
-      this.#skipping = true;
-    }
-  }
-
-  /** Delivers a last line that had no newline (dropping it lost the result event). */
-  end(): void {
-    const rest = this.#partial + this.#decoder.decode();
-    this.#partial = "";
-    if (!this.#skipping && rest.trim() !== "") this.onLine(rest);
-    this.#skipping = false;
-  }
 }

@@ -11,7 +11,7 @@
  */
 import type { ChatMessage, ChatRequest, ChatTool } from "../../backends/chat_types.ts";
 import { DelegateError } from "../../errors.ts";
-import { describeCall } from "./loop.ts";
+import { describeCall } from "../tool_detail.ts";
 
 /** Tool results kept whole when older ones are stubbed (claude-delegate-local-mcp keeps 6). */
 export const RECENT_TOOL_RESULTS = 6;

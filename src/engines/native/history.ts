@@ -2,34 +2,12 @@
  * The native engine's job folder files: `messages.jsonl`, the conversation a follow-up
  * continues, and `transcript.jsonl`, what the delegate did, in TranscriptEntry lines.
  */
-import { appendFile, open, readFile, stat, truncate } from "node:fs/promises";
+import { appendFile, readFile, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import type { Activity, TranscriptEntry, TurnOutcome } from "../types.ts";
-import { describeCall } from "./loop.ts";
-
-export const MESSAGES_FILE = "messages.jsonl";
-export const TRANSCRIPT_FILE = "transcript.jsonl";
-
-export function activityOf(entry: TranscriptEntry): Activity[] {
-  switch (entry.kind) {
-    case "text":
-      return entry.text.trim() ? [{ kind: "text", text: entry.text.trim() }] : [];
-    case "tool_call":
-      return [{
-        kind: "tool",
-        name: entry.name,
-        detail: typeof entry.input === "object" && entry.input !== null
-          ? describeCall(entry.name, entry.input as Record<string, unknown>)
-          : "",
-      }];
-    case "tool_result":
-      return entry.isError
-        ? [{ kind: "error", text: `${entry.name ?? "tool"}: ${entry.text}` }]
-        : [];
-  }
-}
+import type { TurnOutcome } from "../types.ts";
+import { MESSAGES_FILE, TRANSCRIPT_FILE } from "./folder.ts";
 
 /** The conversation a follow-up continues, and what was dropped to make it whole. */
 export interface History {
@@ -110,36 +88,6 @@ function dropDanglingToolCalls(messages: ChatMessage[]): ChatMessage[] {
         });
         answered.add(call.id);
       }
-    }
-  }
-  return out;
-}
-
-export async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
-  let text: string;
-  try {
-    // Only the tail is read: a long job's transcript can be large.
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const start = Math.max(0, size - maxBytes);
-      const buffer = new Uint8Array(size - start);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return [];
-  }
-  const out: TranscriptEntry[] = [];
-  for (const raw of text.split("\n")) {
-    if (raw.trim() === "") continue;
-    try {
-      out.push(JSON.parse(raw) as TranscriptEntry);
-    } catch {
-      // Skip a torn line.
     }
   }
   return out;
@@ -227,3 +175,5 @@ async function sizeOf(path: string): Promise<number> {
     throw e;
   }
 }
+
+export { MESSAGES_FILE, TRANSCRIPT_FILE };

@@ -13,6 +13,7 @@ import type {
   ChatRequest,
   ChatToolCall,
 } from "../../backends/openai.ts";
+import { describeCall } from "../tool_detail.ts";
 import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import { chatTools } from "./prompt.ts";
@@ -310,22 +311,4 @@ function sortKeys(value: unknown): unknown {
   return Object.fromEntries(
     Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
   );
-}
-
-/** The one-line detail shown in status, like the Claude engine's. */
-export function describeCall(name: string, input: Record<string, unknown>): string {
-  const pick = (k: string) => (typeof input[k] === "string" ? (input[k] as string) : "");
-  switch (name) {
-    case "Bash":
-      return pick("command");
-    case "Read":
-    case "Write":
-    case "Edit":
-      return pick("file_path");
-    case "Glob":
-    case "Grep":
-      return [pick("pattern"), pick("path")].filter(Boolean).join(" in ");
-    default:
-      return JSON.stringify(input).slice(0, 200);
-  }
 }

@@ -16,16 +16,12 @@ import {
   type ChatMessage,
 } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import {
-  defaultWorkdirPolicy,
-  realContext,
-  refusalOf,
-  type WorkdirPolicy,
-} from "../../jobs/workdirs.ts";
+import { defaultWorkdirPolicy, realContext, refusalOf, type WorkdirPolicy } from "../workdirs.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
   Engine,
+  EngineSetup,
   RunningTurn,
   TurnFacts,
   TurnOutcome,
@@ -34,7 +30,13 @@ import type {
 } from "../types.ts";
 import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
 import { contextCap, ContextFitter, ContextOverflowError } from "./context.ts";
-import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import {
+  backendNames,
+  type BackendTable,
+  DEFAULT_BACKEND,
+  resolveBackend,
+  type ResolvedBackend,
+} from "./backend.ts";
 import {
   endpointError,
   failed,
@@ -42,17 +44,8 @@ import {
   statusOf,
   unknownBackendError,
 } from "./failures.ts";
-import {
-  activityOf,
-  JsonlWriter,
-  line,
-  MESSAGES_FILE,
-  readHistory,
-  readTail,
-  settleWriters,
-  TRANSCRIPT_FILE,
-  withRepairNote,
-} from "./history.ts";
+import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
+import { JsonlWriter, line, readHistory, settleWriters, withRepairNote } from "./history.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
@@ -61,9 +54,6 @@ import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts"
 import { bashTool } from "./tools/bash.ts";
 import { protectedPaths } from "./tools/confine.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
-
-/** The tail of a transcript read back for status; enough for 100 activities. */
-const TAIL_BYTES = 256 * 1024;
 
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
@@ -93,34 +83,50 @@ export interface NativeEngineConfig {
   keepAlive?: string;
 }
 
+/** The native engine as the server's settings configure it. */
+export function createEngine(setup: EngineSetup): NativeEngine {
+  const s = setup.settings;
+  return new NativeEngine({
+    baseUrl: s.baseUrl,
+    backends: s.backends,
+    sandbox: s.sandbox,
+    sandboxLimits: {
+      maxProcesses: s.sandboxMaxProcesses,
+      maxMemoryMb: s.sandboxMaxMemoryMb,
+      maxFileMb: s.sandboxMaxFileMb,
+      tmpMb: s.sandboxTmpMb,
+    },
+    sandboxRunDir: join(s.stateDir, ".sandbox"),
+    parentEnv: setup.env,
+    protect: [setup.userConfigDir, s.stateDir, s.claudeConfigDir],
+    allowSecretFiles: s.allowSecretFiles,
+    workdirs: setup.workdirs,
+    maxContext: s.maxContext,
+    keepAlive: s.keepAlive,
+  });
+}
+
 export class NativeEngine implements Engine {
   readonly name = "native" as const;
 
   constructor(private readonly config: NativeEngineConfig) {}
 
+  #backends(): BackendTable {
+    return {
+      baseUrl: this.config.baseUrl,
+      backends: this.config.backends,
+      env: this.config.parentEnv,
+    };
+  }
+
   /** Resolves a backend by name; undefined = the Ollama at baseUrl. */
   backend(name: string | undefined): ResolvedBackend | undefined {
-    const own = name !== undefined && Object.hasOwn(this.config.backends, name);
-    if (name === undefined || (name === DEFAULT_BACKEND && !own)) {
-      return { name: DEFAULT_BACKEND, url: this.config.baseUrl, kind: "ollama" };
-    }
-    // Own keys only: "constructor" or "toString" are not backends.
-    const spec = own ? this.config.backends[name] : undefined;
-    if (!spec) return undefined;
-    const apiKey = spec.apiKeyEnv ? this.config.parentEnv[spec.apiKeyEnv] : undefined;
-    return {
-      name,
-      url: spec.url,
-      kind: spec.kind,
-      ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
-      ...(apiKey ? { apiKey } : {}),
-    };
+    return resolveBackend(this.#backends(), name);
   }
 
   /** Names of every backend a call may use. */
   backendNames(): string[] {
-    const names = Object.keys(this.config.backends);
-    return names.includes(DEFAULT_BACKEND) ? names : [DEFAULT_BACKEND, ...names];
+    return backendNames(this.#backends());
   }
 
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
@@ -348,24 +354,12 @@ export class NativeEngine implements Engine {
     return await settleWriters(outcome, [writer, transcript]);
   }
 
-  async recentActivity(dir: string, limit: number): Promise<Activity[]> {
-    const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
-    return entries.flatMap(activityOf).slice(-limit);
+  recentActivity(dir: string, limit: number): Promise<Activity[]> {
+    return nativeFolder.recentActivity(dir, limit);
   }
 
-  async facts(dir: string): Promise<TurnFacts> {
-    const entries = await readTail(join(dir, TRANSCRIPT_FILE), Number.MAX_SAFE_INTEGER);
-    let started = false;
-    try {
-      await readFile(join(dir, MESSAGES_FILE));
-      started = true;
-    } catch {
-      // Never got as far as the first request.
-    }
-    return {
-      toolCalls: entries.filter((e) => e.kind === "tool_call").length,
-      sessionCreated: started,
-    };
+  facts(dir: string): Promise<TurnFacts> {
+    return nativeFolder.facts(dir);
   }
 }
 

@@ -3,6 +3,9 @@
  * Code's, so `allowed_tools`, `disallowed_tools` and permission modes mean the same for
  * both engines.
  */
+import type { CommandRun } from "../../types.ts";
+
+export type { CommandRun };
 
 /** JSON Schema of a tool's input, kept compact: every byte is sent on every turn. */
 export interface JsonSchema {
@@ -10,24 +13,6 @@ export interface JsonSchema {
   properties: Record<string, Record<string, unknown>>;
   required?: string[];
   additionalProperties?: boolean;
-}
-
-/** A command the Bash tool ran, as the server measured it (not as the model claims). */
-export interface CommandRun {
-  command: string;
-  /** null when a signal or the tool's timeout ended it. */
-  exitCode: number | null;
-  signal?: string | null;
-  durationMs: number;
-  /** Set when the command never ran (sandbox refused, spawn failed). */
-  refused?: string;
-  /**
-   * Commands in it that failed while a later one set the exit code (`npm test; echo done`,
-   * `npm test | tee log`), as the shell's traps saw them; absent when none did.
-   */
-  masked?: Array<{ command: string; exitCode: number }>;
-  /** Masked failures past those listed, counted only. */
-  maskedMore?: number;
 }
 
 export interface ToolContext {

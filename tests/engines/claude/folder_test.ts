@@ -4,7 +4,7 @@ import {
   recentActivity,
   scanTranscript,
   transcriptFacts,
-} from "../../../src/engines/claude/transcript.ts";
+} from "../../../src/engines/claude/folder.ts";
 import type { StreamItem } from "../../../src/engines/claude/stream.ts";
 
 const j = (v: unknown) => JSON.stringify(v);

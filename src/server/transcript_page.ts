@@ -1,14 +1,16 @@
+/**
+ * delegate_transcript's pages: a job's activity file read through its engine's reader, from
+ * the nearest known checkpoint, page by page. Loaded at the first call, not at start-up.
+ */
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import type { z } from "zod";
+import { folderReader } from "../engines/registry.ts";
 import type { TranscriptEntry } from "../engines/types.ts";
-import { errorMessage, isDelegateError } from "../errors.ts";
 import type { JobManager } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
 import type { EngineName } from "../settings/types.ts";
-import { claudeLineEntries, nativeLineEntries, ToolNames } from "./transcript_entries.ts";
+import { TRANSCRIPT_PAGE, type transcriptShape } from "./shapes.ts";
 import { type FileIdentity, TranscriptIndex } from "./transcript_index.ts";
 import { readLines } from "./transcript_lines.ts";
 import {
@@ -28,19 +30,7 @@ export {
   type TranscriptPage,
 } from "./transcript_render.ts";
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 200;
-export const DEFAULT_MAX_BYTES = 16 * 1024;
-export const MIN_MAX_BYTES = 1024;
-export const MAX_MAX_BYTES = 256 * 1024;
-
-/** The file each engine writes its activity to, inside the job folder. */
-export const TRANSCRIPT_FILES: Record<EngineName, string> = {
-  claude: "stream.jsonl",
-  native: "transcript.jsonl",
-};
-
-/** Same limit as the Claude engine's own reader: a longer line is skipped, not parsed. */
+/** Same limit as the engines' own readers: a longer line is skipped, not parsed. */
 const MAX_LINE = 32 * 1024 * 1024;
 /** A checkpoint every this many entries while scanning, besides one at each page's end. */
 const STRIDE = 64;
@@ -50,20 +40,6 @@ const SHORT_FIELD = 120;
 
 /** Checkpoints of every transcript this process has paged through (bounded). */
 const sharedIndex = new TranscriptIndex();
-
-/** zod shape of the tool's input, like the shapes in inputs.ts. */
-export const transcriptShape = {
-  job_id: z.string(),
-  offset: z.number().int("offset must be a whole number").min(0, "offset must be 0 or more")
-    .optional().describe("0-based"),
-  limit: z.number().int("limit must be a whole number").min(1, "limit must be at least 1")
-    .max(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`).optional()
-    .describe(`default ${DEFAULT_LIMIT}`),
-  max_bytes: z.number().int("max_bytes must be a whole number")
-    .min(MIN_MAX_BYTES, `max_bytes must be at least ${MIN_MAX_BYTES}`)
-    .max(MAX_MAX_BYTES, `max_bytes must be at most ${MAX_MAX_BYTES}`).optional()
-    .describe(`page size, default ${DEFAULT_MAX_BYTES}`),
-};
 
 export type TranscriptArgs = z.infer<z.ZodObject<typeof transcriptShape>>;
 
@@ -84,19 +60,21 @@ export async function readTranscriptPage(
   options: PageOptions = {},
   index: TranscriptIndex = sharedIndex,
 ): Promise<TranscriptPage> {
+  const { defaultLimit, maxLimit, defaultMaxBytes, minMaxBytes } = TRANSCRIPT_PAGE;
   const offset = options.offset ?? 0;
-  const limit = options.limit ?? DEFAULT_LIMIT;
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const limit = options.limit ?? defaultLimit;
+  const maxBytes = options.maxBytes ?? defaultMaxBytes;
   if (!Number.isInteger(offset) || offset < 0) {
     throw new RangeError(`offset must be a whole number >= 0, not ${offset}`);
   }
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new RangeError(`limit must be a whole number from 1 to ${MAX_LIMIT}, not ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
+    throw new RangeError(`limit must be a whole number from 1 to ${maxLimit}, not ${limit}`);
   }
-  if (!Number.isInteger(maxBytes) || maxBytes < MIN_MAX_BYTES) {
-    throw new RangeError(`maxBytes must be a whole number >= ${MIN_MAX_BYTES}, not ${maxBytes}`);
+  if (!Number.isInteger(maxBytes) || maxBytes < minMaxBytes) {
+    throw new RangeError(`maxBytes must be a whole number >= ${minMaxBytes}, not ${maxBytes}`);
   }
-  const path = join(dir, TRANSCRIPT_FILES[engine]);
+  const folder = await folderReader(engine);
+  const path = join(dir, folder.activityFile);
   const page: TranscriptPage = {
     engine,
     path,
@@ -116,10 +94,7 @@ export async function readTranscriptPage(
     return { ...page, missing: true, total: 0 };
   }
 
-  const names = new ToolNames();
-  const parse = engine === "claude"
-    ? (line: string) => claudeLineEntries(line, names)
-    : nativeLineEntries;
+  const parse = folder.transcriptReader();
   const budget = maxBytes - FRAME_BYTES - byteLength(path);
   const fieldCap = Math.max(128, Math.floor(maxBytes / 4));
   const start = index.nearest(path, file, offset);
@@ -229,28 +204,4 @@ export async function transcriptReply(manager: JobManager, args: TranscriptArgs)
     maxBytes: args.max_bytes,
   });
   return renderTranscriptPage(record.id, page, { running: !isTerminal(record.state) });
-}
-
-/** Registers `delegate_transcript`; call it where the other delegate_* tools are registered. */
-export function registerTranscriptTool(
-  server: McpServer,
-  deps: { manager: JobManager; description?: string | undefined },
-): void {
-  server.registerTool(
-    "delegate_transcript",
-    {
-      title: "Page through a delegated job's activity",
-      description: deps.description,
-      inputSchema: transcriptShape,
-      annotations: { readOnlyHint: true, openWorldHint: false },
-    },
-    async (args: TranscriptArgs): Promise<CallToolResult> => {
-      try {
-        return { content: [{ type: "text", text: await transcriptReply(deps.manager, args) }] };
-      } catch (e) {
-        const message = isDelegateError(e) ? e.message : `Internal error: ${errorMessage(e)}`;
-        return { content: [{ type: "text", text: message }], isError: true };
-      }
-    },
-  );
 }

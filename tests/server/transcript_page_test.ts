@@ -1,5 +1,5 @@
 /**
- * delegate_transcript paging (issue 5 item 4): pages of a 50 MB Claude stream cost about their
+ * delegate_transcript paging: pages of a 50 MB Claude stream cost about their
  * own bytes, follow each other without losing or repeating an entry, keep to their byte
  * budget and cut long fields with a note; native transcripts page the same way.
  */
@@ -30,10 +30,10 @@ import { TranscriptIndex } from "../../src/server/transcript_index.ts";
 import {
   type PageEntry,
   readTranscriptPage,
-  registerTranscriptTool,
   renderTranscriptPage,
   transcriptReply,
-} from "../../src/server/transcript_tool.ts";
+} from "../../src/server/transcript_page.ts";
+import { registerTranscriptTool } from "../../src/server/tools.ts";
 import { REPO, tempDir } from "../support/harness.ts";
 
 const srcUrl = (path: string) => pathToFileURL(join(REPO, "src", path)).href;
@@ -246,7 +246,7 @@ Deno.test("a page deep in a 50 MB stream scans it as a stream, in a small heap",
   const script = join(tempDir("od-transcript-script-"), "deep_page.ts");
   writeFileSync(
     script,
-    `import { readTranscriptPage } from ${JSON.stringify(srcUrl("server/transcript_tool.ts"))};
+    `import { readTranscriptPage } from ${JSON.stringify(srcUrl("server/transcript_page.ts"))};
 const before = Deno.memoryUsage().rss;
 const page = await readTranscriptPage(${JSON.stringify(dir)}, "claude", { offset: ${
       turns * 3 - 5
@@ -570,7 +570,7 @@ Deno.test("registerTranscriptTool: over MCP, pages by job id; bad input is an er
   await store.create(record(id), "do it");
   writeFileSync(join(store.dirOf(id), "stream.jsonl"), INIT + turnLines(3) + turnLines(4));
   const server = new McpServer({ name: "t", version: "0" });
-  registerTranscriptTool(server, { manager, description: "Page through a job." });
+  registerTranscriptTool(server, { manager }, "Page through a job.");
   const [a, b] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "c", version: "0" });
   await Promise.all([server.connect(a), client.connect(b)]);

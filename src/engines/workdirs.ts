@@ -17,7 +17,7 @@ import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { posix, win32 } from "node:path";
 import process from "node:process";
-import { CREDENTIAL_PATHS } from "../engines/protected_paths.ts";
+import { CREDENTIAL_PATHS } from "./protected_paths.ts";
 import { isWindows } from "../platform/runtime.ts";
 
 export type WorkdirRule = "system" | "home" | "credentials" | "workspace-roots";

@@ -1,0 +1,147 @@
+/**
+ * The native engine's files in a job folder: `messages.jsonl`, the conversation a follow-up
+ * continues (history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
+ * in TranscriptEntry lines. Only this engine parses them; the job layer, the server and the
+ * terminal ask through `nativeFolder`.
+ */
+import { open, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describeCall, toolDetail } from "../tool_detail.ts";
+import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry, TurnFacts } from "../types.ts";
+
+export const MESSAGES_FILE = "messages.jsonl";
+export const TRANSCRIPT_FILE = "transcript.jsonl";
+
+/** The tail of a transcript read back for status; enough for 100 activities. */
+const TAIL_BYTES = 256 * 1024;
+
+export function activityOf(entry: TranscriptEntry): Activity[] {
+  switch (entry.kind) {
+    case "text":
+      return entry.text.trim() ? [{ kind: "text", text: entry.text.trim() }] : [];
+    case "tool_call":
+      return [{
+        kind: "tool",
+        name: entry.name,
+        detail: typeof entry.input === "object" && entry.input !== null
+          ? describeCall(entry.name, entry.input as Record<string, unknown>)
+          : "",
+      }];
+    case "tool_result":
+      return entry.isError
+        ? [{ kind: "error", text: `${entry.name ?? "tool"}: ${entry.text}` }]
+        : [];
+  }
+}
+
+export async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
+  let text: string;
+  try {
+    // Only the tail is read: a long job's transcript can be large.
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const start = Math.max(0, size - maxBytes);
+      const buffer = new Uint8Array(size - start);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return [];
+  }
+  const out: TranscriptEntry[] = [];
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") continue;
+    try {
+      out.push(JSON.parse(raw) as TranscriptEntry);
+    } catch {
+      // Skip a torn line.
+    }
+  }
+  return out;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** One `transcript.jsonl` line: its TranscriptEntry, or undefined when it is not one. */
+export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {
+  let e: unknown;
+  try {
+    e = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(e)) return undefined;
+  switch (e.kind) {
+    case "text":
+      return typeof e.text === "string" ? [{ kind: "text", text: e.text }] : undefined;
+    case "tool_call":
+      return typeof e.id === "string" && typeof e.name === "string"
+        ? [{ kind: "tool_call", id: e.id, name: e.name, input: e.input ?? {} }]
+        : undefined;
+    case "tool_result": {
+      if (typeof e.id !== "string" || typeof e.text !== "string") return undefined;
+      const name = typeof e.name === "string" ? e.name : undefined;
+      return [{
+        kind: "tool_result",
+        id: e.id,
+        ...(name ? { name } : {}),
+        text: e.text,
+        isError: e.isError === true,
+      }];
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** What `jobs tail` shows of one transcript line; a torn line shows nothing. */
+function liveEvents(line: string): LiveEvent[] {
+  let entry: TranscriptEntry;
+  try {
+    entry = JSON.parse(line) as TranscriptEntry;
+  } catch {
+    return [];
+  }
+  switch (entry?.kind) {
+    case "text":
+      return [{ kind: "text", text: entry.text }];
+    case "tool_call":
+      return [{ kind: "tool", name: entry.name, detail: toolDetail(entry.input) }];
+    case "tool_result":
+      return [{ kind: entry.isError ? "error" : "result", text: entry.text }];
+    default:
+      return [];
+  }
+}
+
+/** The native engine's job folder, as everyone else reads it. */
+export const nativeFolder: JobFolderReader = {
+  activityFile: TRANSCRIPT_FILE,
+  async recentActivity(dir: string, limit: number): Promise<Activity[]> {
+    const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
+    return entries.flatMap(activityOf).slice(-limit);
+  },
+  async facts(dir: string): Promise<TurnFacts> {
+    const entries = await readTail(join(dir, TRANSCRIPT_FILE), Number.MAX_SAFE_INTEGER);
+    let started = false;
+    try {
+      await readFile(join(dir, MESSAGES_FILE));
+      started = true;
+    } catch {
+      // Never got as far as the first request.
+    }
+    return {
+      toolCalls: entries.filter((e) => e.kind === "tool_call").length,
+      sessionCreated: started,
+    };
+  },
+  transcriptReader: () => nativeLineEntries,
+  liveReader: () => liveEvents,
+};

@@ -1,0 +1,99 @@
+/** A job this process holds in memory, and the shapes the job manager hands out. */
+import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
+import type { EngineName } from "../settings/types.ts";
+import type { ProcessIdentity } from "../platform/process_identity.ts";
+import type { JobRecord } from "./record.ts";
+import type { CancelSource } from "./store.ts";
+
+/** Activities kept in memory per live job; status shows at most 100. */
+export const ACTIVITY_KEEP = 100;
+/** SIGTERM-to-SIGKILL grace for cancel and timeout (the 3 s claude-ollama-delegate-mcp gave). */
+export const KILL_GRACE_MS = 3000;
+
+export interface ManagerConfig {
+  jobTimeoutMs: number;
+  maxConcurrent: number;
+  /** Per-backend limits on top of maxConcurrent (native engine). */
+  backendLimits?: Record<string, number>;
+  /** Called when a turn ends, for side effects such as remembering retired models. */
+  onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
+  log?: (line: string) => void;
+}
+
+export interface NewTurn {
+  prompt: string;
+  engine: EngineName;
+  /** Native engine backend name; undefined = the Ollama at baseUrl. */
+  backend?: string;
+  model: string;
+  cwd: string;
+  options: TurnOptions;
+}
+
+/** A job as the server renders it. */
+export interface JobView {
+  record: JobRecord;
+  activities: Activity[];
+  /** 1-based place in the queue, 0 when not queued here. */
+  queuePosition: number;
+}
+
+/** Why this process stopped a job before its engine ended the turn. */
+export type StopReason = "cancel" | "timeout" | "shutdown";
+
+/** A job this process queued or runs. Its record is the one truth, written through. */
+export interface LiveJob {
+  record: JobRecord;
+  activities: Activity[];
+  turn?: RunningTurn;
+  stopReason?: StopReason;
+  /** Who cancelled it, when not this server's own client. */
+  cancelledFrom?: CancelSource;
+  /** Set while the job waits for an earlier turn of its session to end. */
+  sessionWait?: AbortController;
+  /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
+  placed: () => void;
+  /** Resolves once `placed` was called. */
+  isPlaced: Promise<void>;
+  /** Resolves once the job's end is recorded. */
+  finished: Promise<void>;
+  resolveFinished: () => void;
+  /** Stops watching for cancel requests from other processes. */
+  stopWatch?: () => void;
+}
+
+export function liveJob(record: JobRecord): LiveJob {
+  let resolveFinished!: () => void;
+  const finished = new Promise<void>((r) => (resolveFinished = r));
+  let placed!: () => void;
+  const isPlaced = new Promise<void>((r) => (placed = r));
+  return { record, activities: [], finished, resolveFinished, placed, isPlaced };
+}
+
+/** The record of a new turn, queued, owned by `owner`. */
+export function newRecord(
+  turn: NewTurn,
+  session: { sessionId: string; turn: number; parentJobId?: string },
+  id: string,
+  owner: ProcessIdentity,
+): JobRecord {
+  return {
+    format: 1,
+    id,
+    sessionId: session.sessionId,
+    turn: session.turn,
+    engine: turn.engine,
+    ...(turn.backend !== undefined ? { backend: turn.backend } : {}),
+    model: turn.model,
+    cwd: turn.cwd,
+    state: "queued",
+    createdAt: Date.now(),
+    ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
+    promptPreview: turn.prompt.slice(0, 200),
+    options: turn.options,
+    sessionCreated: false,
+    owner,
+    toolCalls: 0,
+    permissionDenials: [],
+  };
+}

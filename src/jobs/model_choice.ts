@@ -1,0 +1,85 @@
+/**
+ * Which engine, backend and model a new job runs on, after every policy check: the
+ * allowlist binds every backend; a model on the default Ollama must also be listed there and,
+ * unless the job is a one-shot without tools, support tools (the catalog checks both).
+ */
+import {
+  backendNames,
+  type BackendTable,
+  DEFAULT_BACKEND,
+  resolveBackend,
+  type ResolvedBackend,
+} from "../engines/native/backend.ts";
+import type { ModelCatalog } from "../models/catalog.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
+import { JobError } from "./errors.ts";
+
+/** What a call asks for. */
+export interface ModelRequest {
+  engine: EngineName;
+  model?: string | undefined;
+  backend?: string | undefined;
+  /** Files the native engine reads into the prompt. */
+  files?: readonly string[] | undefined;
+  /** An empty list makes a one-shot without tools. */
+  allowedTools?: readonly string[] | undefined;
+}
+
+export class ModelChoice {
+  readonly #backends: BackendTable;
+
+  constructor(
+    private readonly settings: Pick<
+      Settings,
+      "baseUrl" | "backends" | "defaultModel" | "allowedModels"
+    >,
+    private readonly catalog: ModelCatalog,
+    env: Record<string, string | undefined>,
+  ) {
+    this.#backends = { baseUrl: settings.baseUrl, backends: settings.backends, env };
+  }
+
+  /** A native backend by name, its key looked up; undefined = the Ollama at baseUrl. */
+  backend(name: string | undefined): ResolvedBackend | undefined {
+    return resolveBackend(this.#backends, name);
+  }
+
+  /** The backends the user configured (the default Ollama not among them unless named). */
+  configuredBackends(): ResolvedBackend[] {
+    return backendNames(this.#backends).filter((n) => this.settings.backends[n])
+      .map((n) => this.backend(n)!);
+  }
+
+  /** The model (and backend) of a new job; throws a JobError or the catalog's DelegateError. */
+  async choose(request: ModelRequest): Promise<{ model: string; backend?: string }> {
+    const s = this.settings;
+    if (request.engine === "claude") {
+      if (request.backend !== undefined || request.files !== undefined) {
+        throw new JobError({
+          kind: "needs-native",
+          what: request.backend !== undefined ? "backend" : "files",
+          baseUrl: s.baseUrl,
+        });
+      }
+      return { model: await this.catalog.resolve(request.model) };
+    }
+    const oneShot = request.allowedTools !== undefined && request.allowedTools.length === 0;
+    const backend = this.backend(request.backend);
+    if (!backend) {
+      throw new JobError({
+        kind: "unknown-backend",
+        name: request.backend,
+        configured: backendNames(this.#backends),
+      });
+    }
+    if (backend.name === DEFAULT_BACKEND && request.backend === undefined) {
+      return { model: await this.catalog.resolve(request.model, { needsTools: !oneShot }) };
+    }
+    const model = request.model?.trim() || s.defaultModel;
+    if (!model) throw new JobError({ kind: "no-model-for-backend", backend: backend.name });
+    if (!this.catalog.isAllowed(model)) {
+      throw new JobError({ kind: "model-not-allowed", model, allowed: s.allowedModels });
+    }
+    return { model, backend: backend.name };
+  }
+}

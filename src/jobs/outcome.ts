@@ -1,0 +1,69 @@
+import type { TurnOutcome } from "../engines/types.ts";
+import type { StopReason } from "./live_job.ts";
+import type { JobRecord } from "./record.ts";
+import type { CancelSource } from "./store.ts";
+
+/** What, besides the turn's own outcome, decides how a job ends. */
+export interface EndContext {
+  jobTimeoutMs: number;
+  /** Why the server is stopping, for jobs its shutdown interrupts ("the client closed stdin"). */
+  shutdownReason: string;
+  /** Who cancelled the job, when not this server's own client. */
+  cancelledFrom?: CancelSource;
+  now?: number;
+}
+
+/**
+ * Writes a turn's end into its record: the figures the engine reported, then the state the
+ * job ends in. A stop by this process (cancel, timeout, shutdown) decides the state over
+ * what the engine saw; without an outcome the job never reached its engine. No I/O.
+ */
+export function applyOutcome(
+  record: JobRecord,
+  outcome: TurnOutcome | undefined,
+  stopReason: StopReason | undefined,
+  context: EndContext,
+): void {
+  record.endedAt = context.now ?? Date.now();
+  if (outcome) {
+    record.exitCode = outcome.exitCode;
+    record.signal = outcome.signal;
+    if (outcome.usage) record.usage = outcome.usage;
+    record.permissionDenials = outcome.permissionDenials;
+  }
+  switch (stopReason) {
+    case "cancel":
+      record.state = "cancelled";
+      record.errorText = context.cancelledFrom === "terminal"
+        ? "Cancelled from a terminal (ollama-delegate jobs cancel)"
+        : context.cancelledFrom === "session"
+        ? "Cancelled from another Claude Code session (delegate_cancel)"
+        : "Cancelled by caller";
+      break;
+    case "timeout":
+      record.state = "failed";
+      record.errorText = `Timed out after ${Math.round(context.jobTimeoutMs / 1000)}s`;
+      break;
+    case "shutdown":
+      record.state = "interrupted";
+      record.errorText =
+        `Stopped because ${context.shutdownReason} before the job finished; follow up to continue`;
+      break;
+    default:
+      record.state = outcome?.ok ? "completed" : "failed";
+      if (!outcome?.ok) record.errorText = outcome?.errorText ?? "The job failed";
+  }
+  delete record.child;
+}
+
+/**
+ * A job whose end could not be written (a full disk) did not end for a follow-up or another
+ * process: it is never reported completed, and its error says where and what to do.
+ */
+export function applyUnwrittenEnd(record: JobRecord, folder: string, error: string): void {
+  const was = record.errorText ? ` (${record.errorText})` : "";
+  if (record.state === "completed") record.state = "failed";
+  record.errorText = `Cannot record the end of the job in ${folder}: ${error}${was}. Its ` +
+    `output is kept in memory while this server runs and written when that works again; ` +
+    `free disk space there, then follow up to continue`;
+}

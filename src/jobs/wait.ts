@@ -1,0 +1,53 @@
+import type { JobView } from "./live_job.ts";
+import { isTerminal } from "./record.ts";
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  tick?: (view: JobView, elapsedMs: number) => void;
+  tickMs?: number;
+}
+
+/**
+ * Waits until job `id` ends or `seconds` pass (600 at most), reading its view anew after
+ * each step; `tick` runs every `tickMs` meanwhile. A job this process runs wakes the wait
+ * as it ends (`finished`); any other is read again every half second.
+ */
+export async function waitForEnd(
+  id: string,
+  seconds: number,
+  options: WaitOptions,
+  jobs: {
+    get(id: string): Promise<JobView>;
+    finished(id: string): Promise<void> | undefined;
+  },
+): Promise<JobView> {
+  const started = Date.now();
+  const deadline = started + Math.min(seconds, 600) * 1000;
+  const tickMs = options.tickMs ?? 5000;
+  let view = await jobs.get(id);
+  let lastTick = started;
+  while (!isTerminal(view.record.state) && Date.now() < deadline && !options.signal?.aborted) {
+    const finished = jobs.finished(view.record.id);
+    const step = Math.min(deadline - Date.now(), finished ? tickMs : 500, tickMs);
+    await Promise.race([finished ?? new Promise(() => {}), sleep(step, options.signal)]);
+    view = await jobs.get(id);
+    if (options.tick && Date.now() - lastTick >= tickMs - 5 && !isTerminal(view.record.state)) {
+      lastTick = Date.now();
+      options.tick(view, lastTick - started);
+    }
+  }
+  return view;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

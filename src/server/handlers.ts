@@ -1,0 +1,152 @@
+/**
+ * One named handler per tool: each takes the call's arguments and gives the tool's reply.
+ * tools.ts registers them with their names, descriptions and input shapes.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import type { JobManager } from "../jobs/manager.ts";
+import { isErrorState, isTerminal } from "../jobs/record.ts";
+import { renderUsage } from "../jobs/usage_report.ts";
+import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
+import { jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import { renderList } from "./list.ts";
+import { renderModels } from "./models_report.ts";
+import { activityLines, pollHint, summary } from "./render.ts";
+import type { shapes, transcriptShape } from "./shapes.ts";
+import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
+
+type ArgsOf<K extends keyof typeof shapes> = z.infer<z.ZodObject<(typeof shapes)[K]>>;
+type Handler<A> = (args: A, extra: ToolExtra) => Promise<CallToolResult>;
+
+/** ollama_models: the endpoint, policy, models, delegate environment and settings. */
+export function modelsHandler(deps: ToolDeps): Handler<Record<string, never>> {
+  return async () => {
+    const report = await renderModels(deps);
+    return textResult(report.text, report.isError);
+  };
+}
+
+/** delegate_start: a new session's first turn. */
+export function startHandler(deps: ToolDeps): Handler<ArgsOf<"start">> {
+  return async (args, extra) => {
+    const view = await startJob(deps, args);
+    return await replyAfterWait(deps, view, args.wait_seconds, extra, "Delegated task started.\n");
+  };
+}
+
+/** delegate_followup: the next turn of a session, with its restrictions unless overridden. */
+export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
+  return async (args, extra) => {
+    const s = deps.resolved.settings;
+    if ((args.job_id === undefined) === (args.session_id === undefined)) {
+      return textResult("Cannot follow up: pass exactly one of job_id and session_id", true);
+    }
+    const prompt = await readPrompt(args, deps.serverCwd);
+    const previous = await deps.manager.latestTurn({
+      ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
+      ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
+    });
+    if (!deps.catalog.isAllowed(previous.model)) {
+      return textResult(
+        `Cannot follow up: the session's model "${previous.model}" is no longer in the allowed ` +
+          `list (${s.allowedModels.join(", ")}). Start a new task with an allowed model`,
+        true,
+      );
+    }
+    // Judged again: the record may predate the rules, or the user changed workspaceRoots.
+    const cwd = await allowedDir(previous.cwd, previous.cwd, "the session's cwd", deps.workdirs);
+    const addDirs = await allowedDirs(
+      args.add_dirs ?? previous.options.addDirs,
+      cwd,
+      deps.workdirs,
+    );
+    const view = await deps.manager.followup(previous, prompt, {
+      permissionMode: args.permission_mode,
+      allowedTools: args.allowed_tools,
+      disallowedTools: args.disallowed_tools,
+      appendSystemPrompt: args.append_system_prompt,
+      maxTurns: args.max_turns,
+      effort: args.effort,
+      addDirs: args.add_dirs ? addDirs : undefined,
+    });
+    return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
+  };
+}
+
+/** delegate_status: state and recent activity, after an optional wait. */
+export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
+  return async (args, extra) => {
+    let view = await deps.manager.get(args.job_id);
+    view = await waitFor(deps, view, args.wait_seconds, extra);
+    const lines = activityLines(view.activities, args.progress_limit ?? 15);
+    const footer = isTerminal(view.record.state)
+      ? `Finished (${view.record.state}). Collect the output with delegate_result({ job_id: "${view.record.id}" }).`
+      : pollHint(view.record.id);
+    return textResult(
+      `${summary(view)}\nrecent activity:\n${
+        lines.length > 0 ? lines.join("\n") : "  (no activity recorded yet)"
+      }\n${footer}`,
+      isErrorState(view.record.state),
+    );
+  };
+}
+
+/** delegate_result: the output of a job that ended, after an optional wait. */
+export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
+  return async (args, extra) => {
+    const view = await waitFor(deps, await deps.manager.get(args.job_id), args.wait_seconds, extra);
+    return jobReply(deps, view);
+  };
+}
+
+/** delegate_cancel: stops a job and every process it started. */
+export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
+  return async (args) => {
+    const { view, wasRunning } = await deps.manager.cancel(args.job_id);
+    if (!wasRunning) {
+      return textResult(
+        `Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`,
+      );
+    }
+    return textResult(
+      `Cancelled job ${view.record.id} and every process it started.\n${summary(view)}`,
+    );
+  };
+}
+
+/** delegate_list: jobs newest first, grouped by session. */
+export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
+  return async (args) => {
+    const { records, corrupt } = await deps.manager.list();
+    return textResult(
+      renderList(
+        deps.manager.store.stateDir,
+        records,
+        corrupt,
+        args.state,
+        args.limit ?? 20,
+        deps.resolved.settings.pricing,
+      ),
+    );
+  };
+}
+
+/** delegate_transcript: one page of what a job did; the pager loads at the first call. */
+export function transcriptHandler(
+  deps: { manager: JobManager },
+): Handler<z.infer<z.ZodObject<typeof transcriptShape>>> {
+  return async (args) => {
+    const { transcriptReply } = await import("./transcript_page.ts");
+    return textResult(await transcriptReply(deps.manager, args));
+  };
+}
+
+/** delegate_usage: tokens and cost per model and per day. */
+export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
+  return async (args) => {
+    const { records } = await deps.manager.list();
+    return textResult(
+      renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
+    );
+  };
+}

@@ -1,0 +1,33 @@
+/** The job layer's errors as the orchestrator reads them: what happened, and what to do. */
+import type { JobProblem } from "../jobs/errors.ts";
+
+export function jobProblemText(p: JobProblem): string {
+  switch (p.kind) {
+    case "unknown-job":
+      return `Unknown job id "${
+        p.id.slice(0, 80)
+      }". Job ids are UUIDs; delegate_list shows the jobs there are`;
+    case "unknown-session":
+      return `Unknown session id "${
+        p.id.slice(0, 80)
+      }". delegate_list shows sessions and their jobs`;
+    case "cancel-pending":
+      return `Asked the server process that runs job ${p.id} (pid ${p.ownerPid ?? "?"}) to ` +
+        `cancel it, but it is still ${p.state} after ${Math.round(p.waitedMs / 1000)}s. ` +
+        `The request stays in place and that process acts on it when it can; check with ` +
+        `delegate_status({ job_id: "${p.id}" })`;
+    case "needs-native":
+      return `Cannot start job: ${p.what} needs engine "native"; the claude engine always ` +
+        `uses the Ollama at ${p.baseUrl}`;
+    case "unknown-backend":
+      return `Cannot start job: there is no backend "${p.name}". Configured: ${
+        p.configured.join(", ")
+      }. Backends are the user's settings (ollama-delegate config --backend name=url)`;
+    case "no-model-for-backend":
+      return `Cannot start job: name a model for backend "${p.backend}" (there is no default ` +
+        `model)`;
+    case "model-not-allowed":
+      return `Cannot start job: model "${p.model}" is not in the allowed list ` +
+        `(${p.allowed.join(", ")}). Only the user can change the list, from a terminal`;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * What delegate_start, delegate_followup, delegate_status, delegate_result and delegate_run
+ * share: starting a job from a call's arguments, waiting as asked (with progress), and the
+ * reply for a job that ended or still runs.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { JobView } from "../jobs/manager.ts";
+import { isTerminal } from "../jobs/record.ts";
+import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
+import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
+import type { RunArgs } from "./run_tool.ts";
+import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
+
+/** Waits up to `seconds` (the setting's default when absent), with progress when asked for. */
+export async function waitFor(
+  deps: ToolDeps,
+  view: JobView,
+  seconds: number | undefined,
+  extra: ToolExtra,
+): Promise<JobView> {
+  const wait = seconds ?? deps.resolved.settings.defaultWaitSeconds;
+  if (wait <= 0 || isTerminal(view.record.state)) return view;
+  const token = extra._meta?.progressToken;
+  return await deps.manager.wait(view.record.id, wait, {
+    signal: extra.signal,
+    tickMs: 5000,
+    tick: token === undefined ? undefined : (v, elapsed) => {
+      const last = v.activities.at(-1);
+      const doing = last ? activityLines([last], 1)[0]!.trim() : v.record.state;
+      extra.sendNotification({
+        method: "notifications/progress",
+        params: {
+          progressToken: token,
+          progress: Math.round(elapsed / 1000),
+          total: wait,
+          message: `job ${v.record.id} ${v.record.state}, ${Math.round(elapsed / 1000)}s: ${doing}`,
+        },
+      }).catch(() => {});
+    },
+  });
+}
+
+/**
+ * A job's reply: its output when it ended, else its summary and recent activity; `header`
+ * introduces a job that is still running.
+ */
+export async function jobReply(
+  deps: ToolDeps,
+  view: JobView,
+  header = "",
+): Promise<CallToolResult> {
+  const r = view.record;
+  if (!isTerminal(r.state)) {
+    const tail = activityLines(view.activities, 5);
+    return textResult(
+      `${header}${summary(view)}\n` +
+        (tail.length > 0 ? `recent activity:\n${tail.join("\n")}\n` : "") +
+        pollHint(r.id),
+    );
+  }
+  const max = deps.resolved.settings.maxInlineChars;
+  const store = deps.manager.store;
+  const { text: out, length } = await store.readResultText(r.id, max);
+  const body = outputBody(out, length, max, store.resultPath(r.id), r.id);
+  if (r.state === "completed") {
+    return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
+  }
+  return textResult(`${summary(view)}\n--- partial output ---\n${body}`, true);
+}
+
+/** Waits as asked, then replies; `header` introduces a job that is still running. */
+export async function replyAfterWait(
+  deps: ToolDeps,
+  started: JobView,
+  seconds: number | undefined,
+  extra: ToolExtra,
+  header: string,
+): Promise<CallToolResult> {
+  const view = await waitFor(deps, started, seconds, extra);
+  return jobReply(deps, view, isTerminal(view.record.state) ? "" : header);
+}
+
+/** Everything delegate_start and delegate_run do before the job exists, then the start. */
+export async function startJob(deps: ToolDeps, args: RunArgs): Promise<JobView> {
+  const s = deps.resolved.settings;
+  const prompt = await readPrompt(args, deps.serverCwd);
+  const cwd = await allowedDir(
+    args.cwd ?? deps.serverCwd,
+    deps.serverCwd,
+    args.cwd === undefined ? "cwd (the server's own, used when a call names none)" : "cwd",
+    deps.workdirs,
+  );
+  const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
+  const engine = args.engine ?? s.defaultEngine;
+  const target = await deps.models.choose({
+    engine,
+    model: args.model,
+    backend: args.backend,
+    files: args.files,
+    allowedTools: args.allowed_tools,
+  });
+  const files = args.files ? await existingFiles(args.files, cwd) : undefined;
+  return await deps.manager.start({
+    prompt,
+    engine,
+    ...(target.backend !== undefined ? { backend: target.backend } : {}),
+    model: target.model,
+    cwd,
+    options: {
+      permissionMode: args.permission_mode ?? s.defaultPermissionMode,
+      ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
+      ...(args.disallowed_tools ? { disallowedTools: args.disallowed_tools } : {}),
+      ...(args.append_system_prompt !== undefined
+        ? { appendSystemPrompt: args.append_system_prompt }
+        : {}),
+      ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
+      ...(args.effort !== undefined ? { effort: args.effort } : {}),
+      addDirs,
+      ...(files ? { files } : {}),
+    },
+  });
+}

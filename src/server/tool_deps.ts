@@ -1,0 +1,72 @@
+/** What the tool handlers are given, and how each turns its outcome into a tool result. */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { DelegateFacts } from "../engines/registry.ts";
+import type { WorkdirPolicy } from "../engines/workdirs.ts";
+import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
+import { isJobError } from "../jobs/errors.ts";
+import type { JobManager } from "../jobs/manager.ts";
+import type { ModelChoice } from "../jobs/model_choice.ts";
+import type { ModelCatalog } from "../models/catalog.ts";
+import type { ResolvedSettings } from "../settings/load.ts";
+import { jobProblemText } from "./job_errors.ts";
+import type { JobTaskStore } from "./task_store.ts";
+
+export interface ToolDeps {
+  resolved: ResolvedSettings;
+  manager: JobManager;
+  catalog: ModelCatalog;
+  /** The engine, backend and model of new jobs, after every policy check. */
+  models: ModelChoice;
+  serverCwd: string;
+  /** Where delegates may work: checked for cwd and add_dirs of every start and follow-up. */
+  workdirs: WorkdirPolicy;
+  /** What `ollama_models` shows about delegates: their binary, env and sandbox. */
+  delegates: DelegateFacts;
+  /** Present when the server offers MCP tasks (delegate_run). */
+  taskStore?: JobTaskStore;
+}
+
+/** What the SDK hands a tool handler besides its arguments, as far as ours use it. */
+export type ToolExtra = {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (
+    n: { method: "notifications/progress"; params: Record<string, unknown> },
+  ) => Promise<void>;
+};
+
+export const textResult = (body: string, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: body }],
+  ...(isError ? { isError: true } : {}),
+});
+
+/** A failure in words for the orchestrator: what went wrong and what to do. */
+export function toolErrorText(e: unknown): string {
+  if (isJobError(e)) return jobProblemText(e.problem);
+  if (isDelegateError(e)) return e.message;
+  return `Internal error: ${errorMessage(e)}`;
+}
+
+/** Every failure becomes an isError result whose text says what to do. */
+export function guarded<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolResult>) {
+  return async (args: A, extra: ToolExtra): Promise<CallToolResult> => {
+    try {
+      return await fn(args, extra);
+    } catch (e) {
+      return textResult(toolErrorText(e), true);
+    }
+  };
+}
+
+/**
+ * The job layer's errors worded for the orchestrator, for callers (delegate_run) that show
+ * a DelegateError's message as it is.
+ */
+export async function worded<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (isJobError(e)) throw new DelegateError(jobProblemText(e.problem), { cause: e });
+    throw e;
+  }
+}

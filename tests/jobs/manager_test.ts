@@ -1,0 +1,119 @@
+/**
+ * The job manager's lifecycle against a fake engine: what a job's record says on disk and
+ * in its view as it starts, waits its turn, runs, times out, is cancelled or is interrupted.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { isJobError } from "../../src/jobs/errors.ts";
+import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
+
+Deno.test("start: the job runs on its engine and its end is on disk", async () => {
+  const { manager, store, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn("write the tests"));
+  assert.equal(view.record.state, "running");
+  const turn = await engine.turn(0);
+  assert.equal(readFileSync(turn.spec.promptPath, "utf8"), "write the tests");
+  assert.equal(turn.spec.dir, store.dirOf(view.record.id));
+  turn.sink.activity({ kind: "tool", name: "Bash", detail: "ls" });
+  turn.sink.toolCall();
+  turn.end({ resultText: "all green" });
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(end.record.state, "completed");
+  assert.equal(end.record.toolCalls, 1);
+  const disk = await store.read(view.record.id);
+  assert.equal(disk.kind === "ok" && disk.record.state, "completed");
+  assert.equal((await store.readResultText(view.record.id, 100)).text, "all green");
+  assert.deepEqual(end.activities, [{ kind: "tool", name: "Bash", detail: "ls" }]);
+});
+
+Deno.test("a job over its timeout is stopped and fails with the limit in its error", async () => {
+  const { manager, engine } = managerWith(new FakeEngine(), { jobTimeoutMs: 200 });
+  const view = await manager.start(newTurn());
+  const turn = await engine.turn(0);
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(turn.stopped, true);
+  assert.equal(end.record.state, "failed");
+  assert.equal(end.record.errorText, "Timed out after 0s");
+});
+
+Deno.test("cancel: a running job is stopped; a queued one never reaches its engine", async () => {
+  const { manager, engine } = managerWith(new FakeEngine(), { maxConcurrent: 1 });
+  const first = await manager.start(newTurn("first"));
+  const second = await manager.start(newTurn("second"));
+  assert.equal(second.record.state, "queued");
+  assert.equal(second.queuePosition, 1);
+  const queued = await manager.cancel(second.record.id);
+  assert.equal(queued.wasRunning, true);
+  assert.equal(queued.view.record.state, "cancelled");
+  assert.equal(queued.view.record.errorText, "Cancelled by caller");
+  const running = await manager.cancel(first.record.id);
+  assert.equal(running.view.record.state, "cancelled");
+  assert.equal((await engine.turn(0)).stopped, true);
+  assert.equal(engine.turns.length, 1);
+  const again = await manager.cancel(first.record.id);
+  assert.equal(again.wasRunning, false);
+});
+
+Deno.test("followup: the next turn waits for the one before, then resumes its session", async () => {
+  const { manager, engine } = managerWith(new FakeEngine());
+  const first = await manager.start(newTurn("one"));
+  const turn1 = await engine.turn(0);
+  turn1.sink.sessionStarted({});
+  const previous = await manager.latestTurn({ jobId: first.record.id });
+  const second = await manager.followup(previous, "two", {});
+  assert.equal(second.record.turn, 2);
+  assert.equal(second.record.state, "queued");
+  assert.deepEqual(second.activities.at(-1), {
+    kind: "text",
+    text: `Waiting for turn 1 of this session (job ${first.record.id}) to end`,
+  });
+  assert.equal(engine.turns.length, 1);
+  turn1.end();
+  const turn2 = await engine.turn(1);
+  assert.equal(turn2.spec.resume, true);
+  assert.equal(turn2.spec.previousDir, manager.store.dirOf(first.record.id));
+  turn2.end();
+  assert.equal((await manager.wait(second.record.id, 10)).record.state, "completed");
+});
+
+Deno.test("shutdown: running and queued jobs are interrupted with the reason", async () => {
+  const { manager, store } = managerWith(new FakeEngine(), { maxConcurrent: 1 });
+  const running = await manager.start(newTurn());
+  const queued = await manager.start(newTurn());
+  await manager.shutdown("the client closed stdin");
+  for (const id of [running.record.id, queued.record.id]) {
+    const read = await store.read(id);
+    assert.ok(read.kind === "ok");
+    assert.equal(read.record.state, "interrupted");
+    assert.equal(
+      read.record.errorText,
+      "Stopped because the client closed stdin before the job finished; follow up to continue",
+    );
+  }
+  await assert.rejects(manager.start(newTurn()), /shutting down/);
+});
+
+Deno.test("unknown ids are JobErrors that carry the id, not advice", async () => {
+  const { manager } = managerWith(new FakeEngine());
+  for (const id of ["../etc/passwd", "33333333-2222-4333-8444-555555555555"]) {
+    await assert.rejects(manager.get(id), (e: unknown) => {
+      assert.ok(isJobError(e));
+      assert.deepEqual(e.problem, { kind: "unknown-job", id });
+      assert.doesNotMatch(e.message, /delegate_/);
+      return true;
+    });
+  }
+  await assert.rejects(manager.latestTurn({ sessionId: "nope" }), (e: unknown) => {
+    assert.ok(isJobError(e));
+    assert.equal(e.problem.kind, "unknown-session");
+    return true;
+  });
+});
+
+Deno.test("a job whose engine is missing fails with why", async () => {
+  const { manager } = managerWith(new FakeEngine("native"));
+  const view = await manager.start(newTurn());
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(end.record.state, "failed");
+  assert.match(end.record.errorText ?? "", /the claude engine is not available/);
+});

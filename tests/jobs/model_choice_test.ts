@@ -1,0 +1,94 @@
+/** The engine, backend and model of a new job: each refusal is a JobError with its facts. */
+import assert from "node:assert/strict";
+import { OllamaClient } from "../../src/backends/ollama.ts";
+import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
+import { ModelChoice, type ModelRequest } from "../../src/jobs/model_choice.ts";
+import { ModelCatalog } from "../../src/models/catalog.ts";
+import { RetiredModels } from "../../src/models/retired.ts";
+import { tempDir } from "../support/harness.ts";
+
+const settings = {
+  baseUrl: "http://127.0.0.1:9",
+  backends: {
+    lab: { url: "http://lab.example/v1", kind: "openai" as const, apiKeyEnv: "LAB_KEY" },
+  },
+  defaultModel: "",
+  allowedModels: ["qwen3:8b"],
+};
+
+function choice(extra: Partial<typeof settings> = {}): ModelChoice {
+  const s = { ...settings, ...extra };
+  // Nothing here reaches Ollama: the requests below are decided before the catalog asks it.
+  const catalog = new ModelCatalog(
+    new OllamaClient(s.baseUrl),
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    new RetiredModels(tempDir()),
+  );
+  return new ModelChoice(s, catalog, { LAB_KEY: "sk-lab" });
+}
+
+async function refusal(request: ModelRequest, extra = {}): Promise<JobProblem> {
+  try {
+    await choice(extra).choose(request);
+  } catch (e) {
+    assert.ok(isJobError(e), String(e));
+    return e.problem;
+  }
+  throw new Error("no refusal");
+}
+
+Deno.test("ModelChoice: the claude engine takes neither a backend nor files", async () => {
+  assert.deepEqual(await refusal({ engine: "claude", backend: "lab" }), {
+    kind: "needs-native",
+    what: "backend",
+    baseUrl: settings.baseUrl,
+  });
+  assert.deepEqual(await refusal({ engine: "claude", files: ["a.ts"] }), {
+    kind: "needs-native",
+    what: "files",
+    baseUrl: settings.baseUrl,
+  });
+});
+
+Deno.test("ModelChoice: a named backend needs a known name and an allowed model", async () => {
+  assert.deepEqual(await refusal({ engine: "native", backend: "nope" }), {
+    kind: "unknown-backend",
+    name: "nope",
+    configured: ["ollama", "lab"],
+  });
+  assert.deepEqual(await refusal({ engine: "native", backend: "lab" }), {
+    kind: "no-model-for-backend",
+    backend: "lab",
+  });
+  assert.deepEqual(await refusal({ engine: "native", backend: "lab", model: "gpt-x" }), {
+    kind: "model-not-allowed",
+    model: "gpt-x",
+    allowed: ["qwen3:8b"],
+  });
+  assert.deepEqual(
+    await choice().choose({ engine: "native", backend: "lab", model: " qwen3:8b " }),
+    { model: "qwen3:8b", backend: "lab" },
+  );
+  assert.deepEqual(
+    await choice({ defaultModel: "qwen3:8b" }).choose({ engine: "native", backend: "lab" }),
+    { model: "qwen3:8b", backend: "lab" },
+  );
+});
+
+Deno.test("ModelChoice: backends resolve with their own key; inherited names are none", () => {
+  const c = choice();
+  assert.deepEqual(c.backend("lab"), {
+    name: "lab",
+    url: "http://lab.example/v1",
+    kind: "openai",
+    apiKeyEnv: "LAB_KEY",
+    apiKey: "sk-lab",
+  });
+  assert.deepEqual(c.backend(undefined), {
+    name: "ollama",
+    url: settings.baseUrl,
+    kind: "ollama",
+  });
+  assert.equal(c.backend("constructor"), undefined);
+  assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab"]);
+});
