@@ -1,9 +1,4 @@
 import process from "node:process";
-import { doctorMain } from "./cli/doctor.ts";
-import { jobsMain } from "./cli/jobs.ts";
-import { modelsMain } from "./cli/models.ts";
-import { configMain } from "./settings/config_cmd.ts";
-import { serve } from "./server/serve.ts";
 import { VERSION } from "./version.ts";
 
 const HELP = `ollama-delegate ${VERSION}: hand work from a Claude Code session to other models
@@ -29,7 +24,10 @@ Settings: ~/.ollama-mcp/config.json (or $OLLAMA_MCP_CONFIG), ./ollama-mcp.config
 OLLAMA_MCP_* variables. Policy (allowed models, delegation mode) is changed only from a
 terminal, never by a tool the model can call.`;
 
-/** Dispatches a subcommand and returns the process exit code. */
+/**
+ * Dispatches a subcommand and returns the process exit code. Each subcommand's modules are
+ * loaded when it runs, so the server answers `initialize` without the terminal commands'.
+ */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -39,19 +37,19 @@ export async function main(argv: string[]): Promise<number> {
         console.log(HELP);
         return 0;
       }
-      return await serve();
+      return await (await import("./server/serve.ts")).serve();
     }
     case "config": {
-      return configMain(rest);
+      return (await import("./settings/config_cmd.ts")).configMain(rest);
     }
     case "doctor": {
-      return await doctorMain(rest);
+      return await (await import("./cli/doctor.ts")).doctorMain(rest);
     }
     case "jobs": {
-      return await jobsMain(rest);
+      return await (await import("./cli/jobs.ts")).jobsMain(rest);
     }
     case "models": {
-      return await modelsMain(rest);
+      return await (await import("./cli/models.ts")).modelsMain(rest);
     }
     case "--version":
     case "-V":

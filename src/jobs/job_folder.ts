@@ -1,3 +1,6 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
 /**
  * The files the job layer keeps in a job's folder, `<stateDir>/<job id>/`. Each engine keeps
  * its own files there too and alone reads them (see JobFolderReader in engines/types.ts).
@@ -16,3 +19,14 @@ export const JOB_FILES = {
   /** Another process asks the owning server to cancel the job (remote_cancel.ts). */
   cancelRequest: "cancel.request",
 } as const;
+
+/** The state dir's folder of session indexes and turn tickets (session_turns.ts). */
+export const SESSIONS_DIR = ".sessions";
+
+/**
+ * Creates the state dir and its sessions folder, private to the user. Cheap, whatever the
+ * number of jobs: the server does it before it answers `initialize`, to fail early.
+ */
+export function prepareStateDir(stateDir: string): void {
+  mkdirSync(join(stateDir, SESSIONS_DIR), { recursive: true, mode: 0o700 });
+}

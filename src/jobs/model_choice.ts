@@ -14,6 +14,8 @@ import type { ModelCatalog } from "../models/catalog.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 
+export type { ResolvedBackend };
+
 /** What a call asks for. */
 export interface ModelRequest {
   engine: EngineName;

@@ -5,7 +5,6 @@
  */
 import type { Engine } from "../engines/types.ts";
 import { isRunning, selfIdentity } from "../platform/process_identity.ts";
-import { killTree } from "../platform/tree_kill.ts";
 import type { EngineName } from "../settings/types.ts";
 import { KILL_GRACE_MS } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
@@ -29,6 +28,7 @@ export async function reconcile(record: JobRecord, deps: RecoveryDeps): Promise<
   const live = ownedHere ? deps.liveRecord(record.id.toLowerCase()) : undefined;
   if (live) return live;
   if (record.child && (await isRunning(record.child))) {
+    const { killTree } = await import("../platform/tree_kill.ts");
     await killTree(record.child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {});
   }
   const dir = deps.store.dirOf(record.id);

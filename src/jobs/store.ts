@@ -1,9 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
-import { JOB_FILES } from "./job_folder.ts";
+import { JOB_FILES, prepareStateDir, SESSIONS_DIR } from "./job_folder.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
 import { SessionTurns } from "./session_turns.ts";
@@ -35,13 +34,13 @@ export class JobStore {
   readonly turns: SessionTurns;
 
   constructor(readonly stateDir: string) {
-    this.sessionsDir = join(stateDir, ".sessions");
+    this.sessionsDir = join(stateDir, SESSIONS_DIR);
     this.turns = new SessionTurns(this.sessionsDir);
   }
 
   /** Creates the folders once; cheap and independent of how many jobs exist. */
   init(): void {
-    mkdirSync(this.sessionsDir, { recursive: true, mode: 0o700 });
+    prepareStateDir(this.stateDir);
   }
 
   dirOf(id: string): string {

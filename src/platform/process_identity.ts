@@ -1,11 +1,11 @@
 /**
  * Who a process is, in a way that survives pid reuse: its pid plus the OS's start-time token.
  * Job records name their owning server and their delegate this way, so another process can
- * tell whether the one recorded still runs.
+ * tell whether the one recorded still runs. The process table readers load at first use:
+ * the server answers `initialize` without them.
  */
 import process from "node:process";
 import { isWindows, osPlatform } from "./runtime.ts";
-import { isAlive, procSourceFor } from "./tree_kill.ts";
 
 /** A process identity that survives pid reuse: pid plus the OS's start-time token. */
 export interface ProcessIdentity {
@@ -16,6 +16,7 @@ export interface ProcessIdentity {
 /** The identity of `pid`, or undefined when it is gone. Windows gives an empty token. */
 export async function identityOf(pid: number): Promise<ProcessIdentity | undefined> {
   if (isWindows) return { pid, startTime: "" };
+  const { procSourceFor } = await import("./tree_kill.ts");
   const table = await procSourceFor(osPlatform, "read process table").probe([pid]);
   const info = table.get(pid);
   return info ? { pid, startTime: info.startTime } : undefined;
@@ -32,6 +33,7 @@ export function selfIdentity(): Promise<ProcessIdentity> {
 /** Whether the recorded process still runs (same pid and same start time). */
 export async function isRunning(identity: ProcessIdentity): Promise<boolean> {
   if (isWindows) return processExists(identity.pid);
+  const { isAlive } = await import("./tree_kill.ts");
   return await isAlive(identity.pid, identity.startTime || undefined);
 }
 

@@ -42,11 +42,12 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       return textResult("Cannot follow up: pass exactly one of job_id and session_id", true);
     }
     const prompt = await readPrompt(args, deps.serverCwd);
-    const previous = await deps.manager.latestTurn({
+    const { manager, catalog } = await deps.runtime();
+    const previous = await manager.latestTurn({
       ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
       ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
     });
-    if (!deps.catalog.isAllowed(previous.model)) {
+    if (!catalog.isAllowed(previous.model)) {
       return textResult(
         `Cannot follow up: the session's model "${previous.model}" is no longer in the allowed ` +
           `list (${s.allowedModels.join(", ")}). Start a new task with an allowed model`,
@@ -60,7 +61,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       cwd,
       deps.workdirs,
     );
-    const view = await deps.manager.followup(previous, prompt, {
+    const view = await manager.followup(previous, prompt, {
       permissionMode: args.permission_mode,
       allowedTools: args.allowed_tools,
       disallowedTools: args.disallowed_tools,
@@ -76,7 +77,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
 /** delegate_status: state and recent activity, after an optional wait. */
 export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
   return async (args, extra) => {
-    let view = await deps.manager.get(args.job_id);
+    let view = await (await deps.runtime()).manager.get(args.job_id);
     view = await waitFor(deps, view, args.wait_seconds, extra);
     const lines = activityLines(view.activities, args.progress_limit ?? 15);
     const footer = isTerminal(view.record.state)
@@ -94,7 +95,8 @@ export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
 /** delegate_result: the output of a job that ended, after an optional wait. */
 export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
   return async (args, extra) => {
-    const view = await waitFor(deps, await deps.manager.get(args.job_id), args.wait_seconds, extra);
+    const started = await (await deps.runtime()).manager.get(args.job_id);
+    const view = await waitFor(deps, started, args.wait_seconds, extra);
     return jobReply(deps, view);
   };
 }
@@ -102,7 +104,7 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
 /** delegate_cancel: stops a job and every process it started. */
 export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
   return async (args) => {
-    const { view, wasRunning } = await deps.manager.cancel(args.job_id);
+    const { view, wasRunning } = await (await deps.runtime()).manager.cancel(args.job_id);
     if (!wasRunning) {
       return textResult(
         `Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`,
@@ -117,10 +119,11 @@ export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
 /** delegate_list: jobs newest first, grouped by session. */
 export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
   return async (args) => {
-    const { records, corrupt } = await deps.manager.list();
+    const { manager } = await deps.runtime();
+    const { records, corrupt } = await manager.list();
     return textResult(
       renderList(
-        deps.manager.store.stateDir,
+        manager.store.stateDir,
         records,
         corrupt,
         args.state,
@@ -133,18 +136,18 @@ export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
 
 /** delegate_transcript: one page of what a job did; the pager loads at the first call. */
 export function transcriptHandler(
-  deps: { manager: JobManager },
+  jobs: () => Promise<JobManager>,
 ): Handler<z.infer<z.ZodObject<typeof transcriptShape>>> {
   return async (args) => {
     const { transcriptReply } = await import("./transcript_page.ts");
-    return textResult(await transcriptReply(deps.manager, args));
+    return textResult(await transcriptReply(await jobs(), args));
   };
 }
 
 /** delegate_usage: tokens and cost per model and per day. */
 export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
   return async (args) => {
-    const { records } = await deps.manager.list();
+    const { records } = await (await deps.runtime()).manager.list();
     return textResult(
       renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
     );

@@ -21,7 +21,8 @@ export async function waitFor(
   const wait = seconds ?? deps.resolved.settings.defaultWaitSeconds;
   if (wait <= 0 || isTerminal(view.record.state)) return view;
   const token = extra._meta?.progressToken;
-  return await deps.manager.wait(view.record.id, wait, {
+  const { manager } = await deps.runtime();
+  return await manager.wait(view.record.id, wait, {
     signal: extra.signal,
     tickMs: 5000,
     tick: token === undefined ? undefined : (v, elapsed) => {
@@ -59,7 +60,7 @@ export async function jobReply(
     );
   }
   const max = deps.resolved.settings.maxInlineChars;
-  const store = deps.manager.store;
+  const { store } = await deps.runtime();
   const { text: out, length } = await store.readResultText(r.id, max);
   const body = outputBody(out, length, max, store.resultPath(r.id), r.id);
   if (r.state === "completed") {
@@ -92,7 +93,8 @@ export async function startJob(deps: ToolDeps, args: RunArgs): Promise<JobView> 
   );
   const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
   const engine = args.engine ?? s.defaultEngine;
-  const target = await deps.models.choose({
+  const { manager, models } = await deps.runtime();
+  const target = await models.choose({
     engine,
     model: args.model,
     backend: args.backend,
@@ -100,7 +102,7 @@ export async function startJob(deps: ToolDeps, args: RunArgs): Promise<JobView> 
     allowedTools: args.allowed_tools,
   });
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
-  return await deps.manager.start({
+  return await manager.start({
     prompt,
     engine,
     ...(target.backend !== undefined ? { backend: target.backend } : {}),

@@ -1,5 +1,6 @@
 import { OllamaClient } from "../backends/ollama.ts";
-import { ChatClient } from "../backends/openai.ts";
+import type { ResolvedBackend } from "../jobs/model_choice.ts";
+import type { ModelCatalog } from "../models/catalog.ts";
 import type { ShellSandbox } from "../engines/registry.ts";
 import { errorMessage } from "../errors.ts";
 import { formatProblems } from "../settings/load.ts";
@@ -15,8 +16,9 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
   let isError = false;
   let version = "";
   let rows: string[] = [];
+  const { catalog, delegates, models } = await deps.runtime();
   try {
-    const view = await deps.catalog.view();
+    const view = await catalog.view();
     version = `  (Ollama ${view.version})`;
     const width = Math.max(8, ...view.entries.map((e) => e.name.length));
     rows = view.entries.map((e) => {
@@ -36,9 +38,9 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     isError = true;
     rows = [`  ${errorMessage(e)}`];
   }
-  const defaultModel = await deps.catalog.describeDefault();
-  const claudeBinary = await deps.delegates.claudeBinary();
-  const shell = await deps.delegates.nativeShell();
+  const defaultModel = await catalog.describeDefault();
+  const claudeBinary = await delegates.claudeBinary();
+  const shell = await delegates.nativeShell();
   out.push(
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
@@ -52,11 +54,11 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     "Available models:",
     ...rows,
     "",
-    ...(await backendLines(deps)),
+    ...(await backendLines(models.configuredBackends(), catalog)),
     "",
     "Environment injected into delegates (everything else is dropped except a small allowlist):",
   );
-  const env = await deps.delegates.claudeEnv("<model>");
+  const env = await delegates.claudeEnv("<model>");
   for (const [k, v] of Object.entries(env).filter(([k]) => SHOWN.test(k)).sort()) {
     out.push(`  ${k}=${v}`);
   }
@@ -98,8 +100,10 @@ function sandboxText(runner: ShellSandbox): string {
  * `/v1/models` (with its own key only), or why it cannot be reached. Asked in parallel,
  * with a short timeout, so one dead backend does not stall the report.
  */
-async function backendLines(deps: ToolDeps): Promise<string[]> {
-  const backends = deps.models.configuredBackends();
+async function backendLines(
+  backends: readonly ResolvedBackend[],
+  catalog: ModelCatalog,
+): Promise<string[]> {
   if (backends.length === 0) {
     return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
   }
@@ -110,16 +114,9 @@ async function backendLines(deps: ToolDeps): Promise<string[]> {
       return `${head}  NOT USABLE: $${backend.apiKeyEnv} is not set in the server's environment`;
     }
     try {
-      // Ollama lists its models on /api/tags; every other server on /v1/models.
-      const models = backend.kind === "ollama"
-        ? (await new OllamaClient(backend.url, 3000).tags()).map((m) => m.name)
-        : await new ChatClient({
-          baseUrl: backend.url,
-          label: `backend "${name}"`,
-          ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-        }).models(3000);
+      const models = await listedModels(backend);
       const shown = models.slice(0, 30).map((m) =>
-        deps.catalog.isAllowed(m) ? m : `${m} (BLOCKED by allowedModels)`
+        catalog.isAllowed(m) ? m : `${m} (BLOCKED by allowedModels)`
       );
       return `${head}  reachable, ${models.length} model(s)` +
         (shown.length > 0 ? `: ${shown.join(", ")}${models.length > 30 ? ", ..." : ""}` : "");
@@ -128,4 +125,18 @@ async function backendLines(deps: ToolDeps): Promise<string[]> {
     }
   }));
   return ["Native backends (engine: native, backend: <name>):", ...rows];
+}
+
+/** A backend's models: Ollama lists them on /api/tags, every other server on /v1/models. */
+async function listedModels(backend: ResolvedBackend): Promise<string[]> {
+  if (backend.kind === "ollama") {
+    return (await new OllamaClient(backend.url, 3000).tags()).map((m) => m.name);
+  }
+  // The OpenAI-compatible client is the native engine's: loaded when a report needs it.
+  const { ChatClient } = await import("../backends/openai.ts");
+  return await new ChatClient({
+    baseUrl: backend.url,
+    label: `backend "${backend.name}"`,
+    ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+  }).models(3000);
 }

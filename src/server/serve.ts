@@ -2,27 +2,23 @@ import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { OllamaClient } from "../backends/ollama.ts";
-import { createEngines, delegateFacts } from "../engines/registry.ts";
-import type { EngineSetup } from "../engines/types.ts";
 import type { WorkdirPolicy } from "../engines/workdirs.ts";
-import { JobManager } from "../jobs/manager.ts";
-import { ModelChoice } from "../jobs/model_choice.ts";
-import { startBackgroundPrune } from "../jobs/retention.ts";
-import { startBackgroundSweep } from "../jobs/sweep.ts";
-import { JobStore } from "../jobs/store.ts";
-import { ModelCatalog } from "../models/catalog.ts";
-import { RetiredModels } from "../models/retired.ts";
+import { prepareStateDir } from "../jobs/job_folder.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
+import { type Runtime, runtimeLoader } from "./runtime.ts";
 import { ModernEra } from "./modern_era.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
 import { registerTools } from "./tools.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
 const SHUTDOWN_LIMIT_MS = 4000;
+/** After `initialize`: when the job layer loads and recovers the jobs of dead servers. */
+const BACKGROUND_DELAY_MS = 500;
+/** Pruning starts this much later still, so that it never competes with start-up. */
+const PRUNE_DELAY_MS = 1500;
 
 const log = (line: string) => process.stderr.write(`ollama-delegate: ${line}\n`);
 
@@ -50,9 +46,8 @@ export async function serve(): Promise<number> {
   for (const line of formatProblems(resolved.problems)) log(line);
   const s = resolved.settings;
 
-  const store = new JobStore(s.stateDir);
   try {
-    store.init();
+    prepareStateDir(s.stateDir);
   } catch (e) {
     log(
       `Cannot use state dir ${s.stateDir}: ${
@@ -62,33 +57,14 @@ export async function serve(): Promise<number> {
     log("server exiting with code 1: no usable state dir");
     return 1;
   }
-  // In the background, after initialize: a big state dir must not delay the client.
-  startBackgroundPrune(store, s.retainDays, log);
-  const retired = new RetiredModels(s.stateDir);
   const workdirs: WorkdirPolicy = { home: homedir(), workspaceRoots: s.workspaceRoots };
-  const setup: EngineSetup = {
+  const runtime = runtimeLoader({
     settings: s,
     env,
     serverCwd,
     userConfigDir: dirname(resolved.locations.userFile),
     workdirs,
-  };
-  const backendLimits: Record<string, number> = {};
-  for (const [name, spec] of Object.entries(s.backends)) {
-    if (spec.maxConcurrent !== undefined) backendLimits[name] = spec.maxConcurrent;
-  }
-  const manager = new JobManager(store, createEngines(setup), {
-    jobTimeoutMs: s.jobTimeoutMs,
-    maxConcurrent: s.maxConcurrent,
-    backendLimits,
-    log,
-    onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
-  });
-  const catalog = new ModelCatalog(
-    new OllamaClient(s.baseUrl),
-    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
-    retired,
-  );
+  }, log);
   const taskStore = new JobTaskStore();
   const server = new McpServer({ name: SERVER_NAME, version: VERSION }, {
     capabilities: { tasks: TASKS_CAPABILITY },
@@ -97,12 +73,9 @@ export async function serve(): Promise<number> {
   const tools = registerTools(server, {
     taskStore,
     resolved,
-    manager,
-    catalog,
-    models: new ModelChoice(s, catalog, env),
     serverCwd,
     workdirs,
-    delegates: delegateFacts(setup),
+    runtime: runtime.get,
   });
 
   // MCP 2026-07-28 (server/discover, delegate_run as a task) around the SDK's 2025 server.
@@ -115,10 +88,8 @@ export async function serve(): Promise<number> {
     stopping ??= (async () => {
       // Every exit says why on stderr: a server that vanishes silently cannot be debugged.
       log(`stopping: ${why}`);
-      const running = manager.runningCount;
-      if (running > 0) log(`${why}: stopping ${running} running delegate(s)`);
       await Promise.race([
-        manager.shutdown(`the ${why}`),
+        shutdownJobs(runtime.started(), why),
         new Promise((r) => setTimeout(r, SHUTDOWN_LIMIT_MS)),
       ]);
       await server.close().catch(() => {});
@@ -141,17 +112,46 @@ export async function serve(): Promise<number> {
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
   await server.connect(transport);
-  // Jobs of servers that died: interrupted, their delegates stopped, without delaying initialize.
-  void startBackgroundSweep(manager, log);
-  // Without a configured default the default model depends on what Ollama serves: named in
-  // delegate_start's description once known, without delaying initialize.
-  if (!s.defaultModel) {
-    void catalog.defaultModel().then((model) => {
-      if (model) tools.describeDefault(model);
-    }).catch(() => {});
-  }
+  // A moment after `initialize` is answered, the job layer loads. Then, in the background:
+  // jobs of servers that died are interrupted and their delegates stopped; finished jobs
+  // older than retainDays are pruned; and without a configured default model (it then
+  // depends on what Ollama serves), delegate_start's description names the one in force.
+  const later = setTimeout(() => {
+    backgroundWork(runtime.get(), s.retainDays).then((defaultModel) => {
+      if (defaultModel) tools.describeDefault(defaultModel);
+    }).catch((e) => log(`cannot load the job layer: ${(e as Error).message}`));
+  }, BACKGROUND_DELAY_MS);
+  (later as { unref?: () => void }).unref?.();
   const code = await done;
   log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.
   process.exit(code);
+}
+
+/** Stops every delegate of a job layer that was loaded, recording each as interrupted. */
+async function shutdownJobs(runtime: Promise<Runtime> | undefined, why: string): Promise<void> {
+  if (!runtime) return;
+  const { manager } = await runtime;
+  const running = manager.runningCount;
+  if (running > 0) log(`${why}: stopping ${running} running delegate(s)`);
+  await manager.shutdown(`the ${why}`);
+}
+
+/**
+ * Recovers the jobs of dead servers, schedules pruning, and resolves with the default
+ * model in force when none is configured (undefined when one is, or Ollama cannot say).
+ */
+async function backgroundWork(
+  loading: Promise<Runtime>,
+  retainDays: number,
+): Promise<string | undefined> {
+  const [rt, { startBackgroundSweep }, { startBackgroundPrune }] = await Promise.all([
+    loading,
+    import("../jobs/sweep.ts"),
+    import("../jobs/retention.ts"),
+  ]);
+  void startBackgroundSweep(rt.manager, log, 0);
+  startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
+  if (rt.settings.defaultModel) return undefined;
+  return await rt.catalog.defaultModel().catch(() => undefined);
 }

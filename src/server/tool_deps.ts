@@ -1,27 +1,20 @@
 /** What the tool handlers are given, and how each turns its outcome into a tool result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { DelegateFacts } from "../engines/registry.ts";
 import type { WorkdirPolicy } from "../engines/workdirs.ts";
 import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
 import { isJobError } from "../jobs/errors.ts";
-import type { JobManager } from "../jobs/manager.ts";
-import type { ModelChoice } from "../jobs/model_choice.ts";
-import type { ModelCatalog } from "../models/catalog.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
 import { jobProblemText } from "./job_errors.ts";
+import type { Runtime } from "./runtime.ts";
 import type { JobTaskStore } from "./task_store.ts";
 
 export interface ToolDeps {
   resolved: ResolvedSettings;
-  manager: JobManager;
-  catalog: ModelCatalog;
-  /** The engine, backend and model of new jobs, after every policy check. */
-  models: ModelChoice;
   serverCwd: string;
   /** Where delegates may work: checked for cwd and add_dirs of every start and follow-up. */
   workdirs: WorkdirPolicy;
-  /** What `ollama_models` shows about delegates: their binary, env and sandbox. */
-  delegates: DelegateFacts;
+  /** The job layer and model policy, built at the first call that needs them. */
+  runtime(): Promise<Runtime>;
   /** Present when the server offers MCP tasks (delegate_run). */
   taskStore?: JobTaskStore;
 }

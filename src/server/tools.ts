@@ -1,25 +1,29 @@
 /**
  * The MCP tools: each one's name, title, description, input shape and hints, registered
  * with its handler (handlers.ts). In delegation mode off only `ollama_models` is offered.
+ * The handlers load at the first call: tools/list needs only what is here.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobManager } from "../jobs/manager.ts";
 import { descriptions } from "./descriptions.ts";
-import {
-  cancelHandler,
-  followupHandler,
-  listHandler,
-  modelsHandler,
-  resultHandler,
-  startHandler,
-  statusHandler,
-  transcriptHandler,
-  usageHandler,
-} from "./handlers.ts";
-import { jobReply, startJob } from "./job_replies.ts";
 import { registerRunTool } from "./run_tool.ts";
 import { shapes, transcriptShape } from "./shapes.ts";
-import { guarded, type ToolDeps, worded } from "./tool_deps.ts";
+import { guarded, type ToolDeps, type ToolExtra, worded } from "./tool_deps.ts";
+
+type Handlers = typeof import("./handlers.ts");
+type Handler<A> = (args: A, extra: ToolExtra) => Promise<CallToolResult>;
+
+/** The handler `pick` names, loaded at its first call, its failures made tool results. */
+function handler<A>(pick: (h: Handlers) => Handler<A>) {
+  let loaded: Handler<A> | undefined;
+  return guarded<A>(async (args, extra) => {
+    loaded ??= pick(await import("./handlers.ts"));
+    return await loaded(args, extra);
+  });
+}
+
+const replies = () => import("./job_replies.ts");
 
 export type { ToolDeps };
 
@@ -51,7 +55,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       description: desc.ollama_models,
       annotations: READ_ONLY,
     },
-    guarded(modelsHandler(deps)),
+    handler((h) => h.modelsHandler(deps)),
   );
 
   if (s.delegationMode === "off") return { describeDefault() {} };
@@ -64,7 +68,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.start,
       annotations: STARTS_WORK,
     },
-    guarded(startHandler(deps)),
+    handler((h) => h.startHandler(deps)),
   );
   server.registerTool(
     "delegate_followup",
@@ -74,7 +78,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.followup,
       annotations: STARTS_WORK,
     },
-    guarded(followupHandler(deps)),
+    handler((h) => h.followupHandler(deps)),
   );
   server.registerTool(
     "delegate_status",
@@ -84,7 +88,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.status,
       annotations: READ_ONLY,
     },
-    guarded(statusHandler(deps)),
+    handler((h) => h.statusHandler(deps)),
   );
   server.registerTool(
     "delegate_result",
@@ -94,7 +98,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.result,
       annotations: READ_ONLY,
     },
-    guarded(resultHandler(deps)),
+    handler((h) => h.resultHandler(deps)),
   );
   server.registerTool(
     "delegate_cancel",
@@ -109,7 +113,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
         openWorldHint: false,
       },
     },
-    guarded(cancelHandler(deps)),
+    handler((h) => h.cancelHandler(deps)),
   );
   server.registerTool(
     "delegate_list",
@@ -119,9 +123,13 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.list,
       annotations: READ_ONLY,
     },
-    guarded(listHandler(deps)),
+    handler((h) => h.listHandler(deps)),
   );
-  registerTranscriptTool(server, deps, desc.delegate_transcript);
+  registerTranscriptTool(
+    server,
+    async () => (await deps.runtime()).manager,
+    desc.delegate_transcript,
+  );
   server.registerTool(
     "delegate_usage",
     {
@@ -130,15 +138,16 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       inputSchema: shapes.usage,
       annotations: READ_ONLY,
     },
-    guarded(usageHandler(deps)),
+    handler((h) => h.usageHandler(deps)),
   );
   if (deps.taskStore) {
     registerRunTool(server, {
       taskStore: deps.taskStore,
-      start: (args) => worded(startJob(deps, args)),
-      wait: (id, seconds, options) => worded(deps.manager.wait(id, seconds, options)),
-      cancel: (id) => worded(deps.manager.cancel(id)),
-      reply: (view) => jobReply(deps, view),
+      start: async (args) => await worded((await replies()).startJob(deps, args)),
+      wait: async (id, seconds, options) =>
+        await worded((await deps.runtime()).manager.wait(id, seconds, options)),
+      cancel: async (id) => await worded((await deps.runtime()).manager.cancel(id)),
+      reply: async (view) => (await replies()).jobReply(deps, view),
     });
   }
   return {
@@ -154,7 +163,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
 /** delegate_transcript, on its own so that paging can be tried over MCP without the rest. */
 export function registerTranscriptTool(
   server: McpServer,
-  deps: { manager: JobManager },
+  jobs: () => Promise<JobManager>,
   description?: string,
 ): void {
   server.registerTool(
@@ -165,6 +174,6 @@ export function registerTranscriptTool(
       inputSchema: transcriptShape,
       annotations: READ_ONLY,
     },
-    guarded(transcriptHandler(deps)),
+    handler((h) => h.transcriptHandler(jobs)),
   );
 }

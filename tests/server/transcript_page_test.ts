@@ -570,7 +570,7 @@ Deno.test("registerTranscriptTool: over MCP, pages by job id; bad input is an er
   await store.create(record(id), "do it");
   writeFileSync(join(store.dirOf(id), "stream.jsonl"), INIT + turnLines(3) + turnLines(4));
   const server = new McpServer({ name: "t", version: "0" });
-  registerTranscriptTool(server, { manager }, "Page through a job.");
+  registerTranscriptTool(server, () => Promise.resolve(manager), "Page through a job.");
   const [a, b] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: "c", version: "0" });
   await Promise.all([server.connect(a), client.connect(b)]);

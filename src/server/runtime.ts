@@ -1,0 +1,86 @@
+/**
+ * The job layer and the model policy the tools work with, built at the first call that
+ * needs them (or a moment after start-up): the server answers `initialize` without loading
+ * them, nor the engines they drive.
+ */
+import type { DelegateFacts } from "../engines/registry.ts";
+import type { EngineSetup } from "../engines/types.ts";
+import type { JobManager } from "../jobs/manager.ts";
+import type { ModelChoice } from "../jobs/model_choice.ts";
+import type { JobStore } from "../jobs/store.ts";
+import type { ModelCatalog } from "../models/catalog.ts";
+import type { Settings } from "../settings/types.ts";
+
+export interface Runtime {
+  settings: Settings;
+  store: JobStore;
+  manager: JobManager;
+  catalog: ModelCatalog;
+  /** The engine, backend and model of new jobs, after every policy check. */
+  models: ModelChoice;
+  /** What `ollama_models` shows about delegates: their binary, env and sandbox. */
+  delegates: DelegateFacts;
+}
+
+export interface RuntimeLoader {
+  /** The runtime, built at the first call. */
+  get(): Promise<Runtime>;
+  /** The runtime if it was asked for, once built; undefined when nobody asked. */
+  started(): Promise<Runtime> | undefined;
+}
+
+/** A runtime for `setup`, built at the first `get`. */
+export function runtimeLoader(setup: EngineSetup, log: (line: string) => void): RuntimeLoader {
+  let runtime: Promise<Runtime> | undefined;
+  return {
+    get: () => runtime ??= build(setup, log),
+    started: () => runtime,
+  };
+}
+
+async function build(setup: EngineSetup, log: (line: string) => void): Promise<Runtime> {
+  const [
+    { OllamaClient },
+    { createEngines, delegateFacts },
+    { JobManager },
+    { ModelChoice },
+    { JobStore },
+    { ModelCatalog },
+    { RetiredModels },
+  ] = await Promise.all([
+    import("../backends/ollama.ts"),
+    import("../engines/registry.ts"),
+    import("../jobs/manager.ts"),
+    import("../jobs/model_choice.ts"),
+    import("../jobs/store.ts"),
+    import("../models/catalog.ts"),
+    import("../models/retired.ts"),
+  ]);
+  const s = setup.settings;
+  const store = new JobStore(s.stateDir);
+  const retired = new RetiredModels(s.stateDir);
+  const backendLimits: Record<string, number> = {};
+  for (const [name, spec] of Object.entries(s.backends)) {
+    if (spec.maxConcurrent !== undefined) backendLimits[name] = spec.maxConcurrent;
+  }
+  const manager = new JobManager(store, createEngines(setup), {
+    jobTimeoutMs: s.jobTimeoutMs,
+    maxConcurrent: s.maxConcurrent,
+    backendLimits,
+    log,
+    onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
+  });
+  const catalog = new ModelCatalog(
+    new OllamaClient(s.baseUrl),
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    retired,
+  );
+  return {
+    settings: s,
+    store,
+    manager,
+    catalog,
+    models: new ModelChoice(s, catalog, setup.env),
+    delegates: delegateFacts(setup),
+  };
+}
