@@ -5,7 +5,7 @@ import { isTerminal, type JobRecord } from "./record.ts";
 /**
  * What a job cost, from the user's `pricing` table only. Claude Code's own
  * `total_cost_usd` prices every model with Anthropic's table, which means nothing for an
- * Ollama or OpenRouter model (issue 5), so it is never used; a model without a price has
+ * Ollama or OpenRouter model, so it is never used; a model without a price has
  * an unknown cost, never 0.
  */
 export type JobCost =

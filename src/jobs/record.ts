@@ -16,7 +16,10 @@ export function isTerminal(state: JobState): boolean {
   return state !== "queued" && state !== "running";
 }
 
-/** Failed and interrupted jobs are MCP errors everywhere (weakness 3). */
+/**
+ * Failed and interrupted jobs are MCP errors everywhere: a failure returned as a successful
+ * tool result reads to the orchestrator as work done.
+ */
 export function isErrorState(state: JobState): boolean {
   return state === "failed" || state === "interrupted";
 }
@@ -92,12 +95,12 @@ export const jobRecordSchema = z.object({
   })).optional(),
   /** Native engine: files the job created or changed. */
   changedFiles: z.array(z.string()).optional(),
-  /** The record came from a seed-002 `result.json` without a `job.json`. */
+  /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),
 });
 export type JobRecord = z.infer<typeof jobRecordSchema>;
 
-/** The seed's `result.json`, kept for tools that read it. */
+/** claude-ollama-delegate-mcp's `result.json`, kept for tools that read it. */
 export function seedResultJson(job: JobRecord): Record<string, unknown> {
   return {
     id: job.id,
@@ -130,7 +133,7 @@ const legacySchema = z.object({
   turn: z.number().int().min(1).default(1),
   model: z.string().default(""),
   cwd: z.string().default(""),
-  // The seed's four states, plus ours: this also reads back our own result.json.
+  // claude-ollama-delegate-mcp's four states, plus ours: this also reads back our own result.json.
   state: z.enum(JOB_STATES),
   usage: z.object({
     inputTokens: z.number(),
@@ -145,7 +148,7 @@ const legacySchema = z.object({
 });
 
 /**
- * Reads a job folder written by claude-ollama-delegate-mcp (seed 002), which kept only
+ * Reads a job folder written by claude-ollama-delegate-mcp, which kept only
  * `result.json`: users who switch binaries keep their history.
  */
 export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | undefined {
@@ -160,7 +163,8 @@ export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | 
     engine: "claude",
     model: r.model,
     cwd: r.cwd,
-    // A seed job left "running" died with its server: that server kept jobs in memory.
+    // A claude-ollama-delegate-mcp job left "running" died with its server, which kept jobs in
+    // memory only.
     state: r.state === "running" || r.state === "queued" ? "interrupted" : r.state,
     createdAt: r.startedAt,
     startedAt: r.startedAt,

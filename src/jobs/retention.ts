@@ -6,7 +6,10 @@ import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 
 const DAY_MS = 86_400_000;
-/** Server start-up must never wait for pruning (issue 5 item 5). */
+/**
+ * Server start-up must never wait for pruning: removing many job folders can take seconds
+ * while the client waits for the handshake.
+ */
 const BACKGROUND_DELAY_MS = 2000;
 
 export interface PruneOptions {

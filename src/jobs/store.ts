@@ -25,8 +25,9 @@ export type ReadResult =
 const RETRY_UNWRITTEN_MS = 5000;
 
 /**
- * The job folders under `stateDir`: `<id>/job.json` plus the seed's files. Ids are checked
- * before any path is built, so nothing from a tool call reaches outside `stateDir`.
+ * The job folders under `stateDir`: `<id>/job.json` plus claude-ollama-delegate-mcp's files.
+ * Ids are checked before any path is built, so nothing from a tool call reaches outside
+ * `stateDir`.
  */
 export class JobStore {
   readonly sessionsDir: string;
@@ -90,7 +91,10 @@ export class JobStore {
     return next;
   }
 
-  /** Writes the seed's `result.json` and `result.txt` beside the record of a finished job. */
+  /**
+   * Writes claude-ollama-delegate-mcp's `result.json` and `result.txt` beside the record of a
+   * finished job.
+   */
   async writeResult(record: JobRecord, text: string): Promise<void> {
     const dir = this.dirOf(record.id);
     await writeFileAtomic(join(dir, JOB_FILES.result), text);

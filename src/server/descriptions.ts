@@ -13,7 +13,7 @@ export interface DescriptionContext {
 }
 
 // Installed descriptions cost the user context on every turn: all tools together, schemas
-// included, stay under 2,500 tokens in every mode (issue 5; measured by
+// included, stay under 2,500 tokens in every mode (measured by
 // tests/e2e/description_budget_test.ts). Say each thing once, where it matters.
 
 const POLICY =
@@ -57,7 +57,7 @@ function defaultText(ctx: DescriptionContext): string {
     : "a cloud model Ollama serves, else its first model";
 }
 
-/** Tool descriptions, rewritten per delegation mode as in seed 002. */
+/** Tool descriptions, rewritten per delegation mode as claude-ollama-delegate-mcp does. */
 export function descriptions(ctx: DescriptionContext): Record<string, string> {
   return {
     ollama_models:

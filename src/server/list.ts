@@ -4,8 +4,9 @@ import { jobCostText } from "../jobs/cost.ts";
 import { elapsedMs, formatElapsed, jobTokensText } from "../jobs/figures.ts";
 
 /**
- * `delegate_list`: the newest `limit` jobs, grouped by conversation (weakness: the seed
- * only sorted). Conversations are ordered by their newest job, turns by number.
+ * `delegate_list`: the newest `limit` jobs, grouped by conversation, so the turns of one
+ * session read together (a flat list by time interleaves them). Conversations are ordered by
+ * their newest job, turns by number.
  */
 export function renderList(
   stateDir: string,

@@ -6,7 +6,10 @@ import { isTerminal, type JobRecord } from "../jobs/record.ts";
 const LABEL = 12;
 const line = (label: string, value: string) => `${label.padEnd(LABEL)}${value}`;
 
-/** The summary block shared by every job reply (seed 002 layout, additive lines). */
+/**
+ * The summary block shared by every job reply: claude-ollama-delegate-mcp's layout, which
+ * callers already parse, with our lines only added.
+ */
 export function summary(view: JobView, now = Date.now()): string {
   const r = view.record;
   const lines = [
@@ -120,7 +123,7 @@ function cut(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** `  [tool] Bash: ls` lines, as in seed 002. */
+/** `  [tool] Bash: ls` lines, the layout of claude-ollama-delegate-mcp's replies. */
 export function activityLines(activities: readonly Activity[], limit: number): string[] {
   return activities.slice(-limit).map((a) => {
     switch (a.kind) {
@@ -137,7 +140,7 @@ export function activityLines(activities: readonly Activity[], limit: number): s
 /**
  * The output body: the text, cut at `max` with the path of the whole. Given the job's id, the
  * cut note also points at delegate_transcript, where the orchestrator can check the tool
- * calls behind the text without reading the whole file into its context (issue 5).
+ * calls behind the text without reading the whole file into its context.
  */
 export function outputBody(
   text: string,

@@ -8,7 +8,7 @@ import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
 
 // Limits are checked in refinements rather than as JSON Schema keywords: every keyword is
-// sent to the orchestrator with the tool list on each turn (issue 5: descriptions < 2,500
+// sent to the orchestrator with the tool list on each turn (all tools stay under 2,500
 // tokens), and the limits are only there to refuse abuse, not to guide the model.
 
 /** A list of strings, each non-empty and at most `maxChars`, at most `maxItems` of them. */

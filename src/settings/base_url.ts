@@ -5,9 +5,9 @@ export const OLLAMA_DEFAULT_PORT = 11434;
  * Turns any form users put in `OLLAMA_HOST` or `baseUrl` into a URL we can connect to.
  *
  * Ollama accepts `0.0.0.0`, `host`, `host:port`, `:port` and full URLs; a form without a
- * scheme gets Ollama's port 11434. The seed passed most of them through unchanged. A bind-all address is not
- * connectable, so it becomes loopback; a trailing `/v1` (a habit from OpenAI clients) is
- * dropped because every path we call is absolute from the server root.
+ * scheme gets Ollama's port 11434. A bind-all address is not connectable, so it becomes
+ * loopback; a trailing `/v1` (a habit from OpenAI clients) is dropped because every path we
+ * call is absolute from the server root.
  *
  * @throws {TypeError} when the value cannot be a URL, with the reason.
  */

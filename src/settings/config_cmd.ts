@@ -234,8 +234,9 @@ export function runConfig(argv: string[], io: ConfigIo): number {
 }
 
 /**
- * The seed's stranding rule: a change may not leave defaultModel outside the allowlist. The
- * refusal says how to allow the model, in the layer whose list is in force, or pick another.
+ * The stranding rule (claude-ollama-delegate-mcp's too): a change may not leave defaultModel
+ * outside the allowlist. The refusal says how to allow the model, in the layer whose list is in
+ * force, or pick another.
  */
 export function strandedDefault(
   resolved: ResolvedSettings,

@@ -19,7 +19,10 @@ export interface LayerInfo {
   keys: string[];
 }
 
-/** A value that was named and not used; never dropped silently (weakness 16). */
+/**
+ * A value that was named and not used; never dropped silently, or a typo in a setting would
+ * quietly leave its default in force.
+ */
 export interface SettingProblem {
   layer: LayerName;
   /** The file or variable the value came from. */

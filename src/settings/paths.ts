@@ -1,7 +1,10 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
-/** Expands a leading `~` (weakness 7: the seed created a literal `./~` directory). */
+/**
+ * Expands a leading `~`, which only a shell would expand: taken literally it makes a `./~`
+ * directory (as claude-ollama-delegate-mcp did).
+ */
 export function expandHome(path: string, home: string = homedir()): string {
   if (path === "~") return home;
   if (path.startsWith("~/") || path.startsWith("~\\")) return join(home, path.slice(2));

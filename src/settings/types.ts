@@ -5,7 +5,7 @@ import type { z } from "zod";
  * take. fields.ts holds the table of their defaults, variables and validation.
  */
 
-/** How eagerly the orchestrator is told to delegate (seed 002, "Delegation modes"). */
+/** How eagerly the orchestrator is told to delegate; the modes of claude-ollama-delegate-mcp. */
 export const DELEGATION_MODES = ["off", "ondemand", "auto"] as const;
 export type DelegationMode = typeof DELEGATION_MODES[number];
 
@@ -51,10 +51,16 @@ export interface Price {
   outputPerMillion: number;
 }
 
-/** setTimeout fires at once above this (weakness 8), so a longer timeout cannot work. */
+/**
+ * setTimeout fires at once above this (Node.js's timers documentation: a larger delay becomes
+ * 1 ms), so a longer timeout cannot work.
+ */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** Every setting, with its type. Field names are the seed's, so config files carry over. */
+/**
+ * Every setting, with its type. Field names are claude-ollama-delegate-mcp's, so its config
+ * files carry over.
+ */
 export interface Settings {
   baseUrl: string;
   defaultModel: string;

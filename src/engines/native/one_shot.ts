@@ -1,5 +1,5 @@
 /**
- * One-shot with files (seeds 003/004 `delegate_task`): the server reads the files and
+ * One-shot with files (like mcp-delegate's `delegate_task`): the server reads the files and
  * puts them in the prompt, so their bytes never pass through the orchestrator's context.
  * Nothing is cut silently: a file that does not fit or is binary is left out and named.
  */

@@ -12,7 +12,8 @@
  *  3. The program the shim starts (node.exe) splits its command line with the MSVCRT rules.
  * So each argument is quoted for layer 3, then caret-escaped once for each cmd.exe pass. The
  * quotes are caret-escaped too: cmd.exe never enters its quote state inside an argument, so a
- * `\"` (a quote to the CRT, a quote toggle to cmd.exe) cannot flip it: seed 002 weakness 16.
+ * `\"` (a quote to the CRT, a quote toggle to cmd.exe) cannot flip it (the "BatBadBut"
+ * hole: CVE-2024-24576 in Rust, CVE-2024-27980 in Node.js).
  */
 
 import { DelegateError } from "../../errors.ts";

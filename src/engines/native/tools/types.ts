@@ -68,7 +68,10 @@ export interface NativeTool {
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** Files above this are refused by every file tool (issue 3, item 5). */
+/**
+ * Files above this are refused by every file tool: each is held whole in memory, and no model
+ * context could take one anyway.
+ */
 export const MAX_FILE_BYTES = 8 * 1024 * 1024;
 /** Read returns at most this many characters, with a hint for continuing. */
 export const READ_MAX_CHARS = 50_000;
