@@ -12,7 +12,7 @@ import {
 const ID = "11111111-2222-4333-8444-555555555555";
 const SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
 
-/** A result.json as seed 002 wrote it. */
+/** A result.json as claude-ollama-delegate-mcp wrote it. */
 function seedResult(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: ID,

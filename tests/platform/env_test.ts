@@ -102,7 +102,7 @@ Deno.test("allowlistedEnv (Windows): blocked prefixes go in any case", () => {
   assert.deepEqual(allowlistedEnv(parent, true), { SystemRoot: "C:\\Windows" });
 });
 
-Deno.test("allowlist: the seed-002 lists, per platform", () => {
+Deno.test("allowlist: claude-ollama-delegate-mcp's lists, per platform", () => {
   const posix = allowlist(false);
   const win = allowlist(true);
   assert.equal(posix.length, 24);

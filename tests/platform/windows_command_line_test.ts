@@ -113,9 +113,9 @@ Deno.test("a batch file path with spaces, &, parentheses, % and ! is run as give
   assert.deepEqual(unintended(run.events), []);
 });
 
-Deno.test("the model catches the seed's and cross-spawn's holes (each test here can fail)", () => {
+Deno.test("the model catches claude-ollama-delegate-mcp's and cross-spawn's holes (each can fail)", () => {
   const line = (words: string[]) => ["/d", "/s", "/c", `"${words.join(" ")}"`];
-  // Seed 002: arguments without spaces left unquoted and unescaped.
+  // claude-ollama-delegate-mcp: arguments without spaces left unquoted and unescaped.
   const bare = simulateCmd(line(['"C:\\x.cmd"', "a&b"]), HOSTILE_ENV, SHIM);
   assert.ok(unintended(bare.events).some((e) => e.kind === "operator" && e.char === "&"));
   // One caret pass only: `\"` flips cmd.exe's quote state in the shim's pass.

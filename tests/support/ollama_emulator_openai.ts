@@ -1,6 +1,6 @@
 /**
  * The emulator's OpenAI-compatible `POST /v1/chat/completions`, after Ollama's openai/openai.go
- * and middleware/openai.go (protocol-facts A6, A7): the non-streaming `chat.completion` object,
+ * and middleware/openai.go: the non-streaming `chat.completion` object,
  * the `chat.completion.chunk` SSE stream (role in the first delta, content over several chunks,
  * each tool call whole in one delta, a finish chunk with an empty delta, usage only when
  * `stream_options.include_usage`, then `data: [DONE]`), and errors in the OpenAI shape.
@@ -137,7 +137,7 @@ export function createChatCompletions(
       total_tokens: promptTokens + completionTokens,
     };
     const finishReason = calls.length > 0 ? "tool_calls" : "stop";
-    // Ollama's ids are "chatcmpl-" and a random number below 999: not unique (A6).
+    // Ollama's ids are "chatcmpl-" and a random number below 999 (openai/openai.go): not unique.
     const id = `chatcmpl-${Math.floor(Math.random() * 999)}`;
     const created = Math.floor(Date.now() / 1000);
     const head = { id, created, model: body.model, system_fingerprint: "fp_ollama" };

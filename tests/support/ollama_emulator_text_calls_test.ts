@@ -11,7 +11,7 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** Exactly what real-backends.md shows each family writing for `Bash {"command": "ls"}`. */
+/** How each model family writes `Bash {"command": "ls"}` as text, in its chat template's format. */
 const LS: Record<Exclude<TextCallStyle, "structured">, string> = {
   hermes: '<tool_call>\n{"name": "Bash", "arguments": {"command": "ls"}}\n</tool_call>',
   "qwen3-coder":

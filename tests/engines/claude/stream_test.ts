@@ -209,7 +209,7 @@ Deno.test("outcomeOf: exit 0 with a success result is ok", () => {
   });
 });
 
-Deno.test("outcomeOf: exit 0 without a result event is a failure (weakness 11)", () => {
+Deno.test("outcomeOf: exit 0 without a result event is a failure, not a completed job", () => {
   const o = outcomeOf(undefined, 0, null, "");
   assert.equal(o.ok, false);
   assert.equal(o.errorText, "Claude Code exited without a result event; the run did not finish");

@@ -5,7 +5,7 @@ import { shellRunner } from "../../../src/engines/native/sandbox.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 
-Deno.test("turn 1 of a small task fits in 2,000 tokens with every tool schema (issue 3)", () => {
+Deno.test("turn 1 of a small task fits in 2,000 tokens with every tool schema", () => {
   const policy = toolPolicy(
     [...FILE_TOOLS, bashTool(shellRunner("on"))],
     "acceptEdits",
