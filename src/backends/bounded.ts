@@ -14,7 +14,7 @@ export interface ReplyLimits {
   /**
    * One line of an event stream, and the data of one event. Ollama sends each tool call
    * whole in one event, escaped twice (once inside `arguments`, once in the event's JSON),
-   * so this must hold `argumentChars` with room for the escapes.
+   * so this must hold `toolCallChars` with room for the escapes.
    */
   lineBytes: number;
   /**

@@ -31,7 +31,7 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 /**
  * One line of Claude Code's stream-json, read once. Each reader takes what it needs from
  * it: the running turn its activities and result (`streamItems`), delegate_transcript its
- * entries (transcript.ts).
+ * entries (`transcriptEntries` in folder.ts).
  */
 export type StreamEvent =
   | { type: "init"; sessionId?: string; permissionMode?: string; model?: string }
