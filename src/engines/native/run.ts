@@ -29,7 +29,8 @@ import type {
   TurnSpec,
 } from "../types.ts";
 import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
-import { contextCap, ContextFitter, ContextOverflowError } from "./context.ts";
+import { ContextFitter } from "./context.ts";
+import { contextCap, ContextOverflowError } from "./context_budget.ts";
 import {
   backendNames,
   type BackendTable,

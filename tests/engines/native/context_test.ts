@@ -1,15 +1,11 @@
 import assert from "node:assert/strict";
 import type { ChatMessage, ChatRequest, ChatTool } from "../../../src/backends/chat_types.ts";
+import { ContextFitter, RECENT_TOOL_RESULTS } from "../../../src/engines/native/context.ts";
 import {
-  ASSUMED_CONTEXT_TOKENS,
-  contextBucket,
-  contextCap,
-  ContextFitter,
   ContextOverflowError,
   estimateTokens,
-  RECENT_TOOL_RESULTS,
   replyReserve,
-} from "../../../src/engines/native/context.ts";
+} from "../../../src/engines/native/context_budget.ts";
 
 const TOOLS: ChatTool[] = [{
   type: "function",
@@ -57,30 +53,6 @@ function fitter(tokens: number, sizeContext = true) {
 
 const toolContents = (r: ChatRequest) =>
   r.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
-
-Deno.test("contextCap: the smaller of the model's maximum and maxContext, and where it came from", () => {
-  assert.deepEqual(contextCap(32768, 0), { tokens: 32768, source: "model" });
-  assert.deepEqual(contextCap(32768, 16384), { tokens: 16384, source: "setting" });
-  assert.deepEqual(contextCap(8192, 16384), { tokens: 8192, source: "model" });
-  // The setting is all we know when the backend does not report the model's context.
-  assert.deepEqual(contextCap(undefined, 50_000), { tokens: 50_000, source: "setting" });
-  assert.deepEqual(contextCap(undefined, 0), { tokens: ASSUMED_CONTEXT_TOKENS, source: "assumed" });
-});
-
-Deno.test("contextBucket: powers of two from 8k, never below the previous one, at most the cap", () => {
-  assert.equal(contextBucket(100, 131072), 8192);
-  assert.equal(contextBucket(8193, 131072), 16384);
-  assert.equal(contextBucket(40_000, 131072), 65536);
-  assert.equal(contextBucket(40_000, 50_000), 50_000);
-  assert.equal(contextBucket(100, 131072, 32768), 32768, "it never shrinks");
-  assert.equal(contextBucket(100, 4096), 4096, "a model smaller than the first step");
-});
-
-Deno.test("replyReserve: 8k, or a quarter of a small window", () => {
-  assert.equal(replyReserve(131072), 8192);
-  assert.equal(replyReserve(16384), 4096);
-  assert.equal(replyReserve(4096), 1024);
-});
 
 Deno.test("fit: a request that fits goes out unchanged, with num_ctx for Ollama only", () => {
   const messages = conversation(3, 1000);
