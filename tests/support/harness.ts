@@ -7,7 +7,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -88,7 +88,11 @@ export interface ServerOptions {
   claudeBin?: string;
 }
 
-export interface TestServer {
+export interface TestServer extends AsyncDisposable {
+  /**
+   * Its requests (callTool, listTools, request...) fail, once the server has died, with an
+   * error that says how it died and ends with its last stderr lines.
+   */
   client: Client;
   transport: StdioClientTransport;
   pid: number;
@@ -97,6 +101,8 @@ export interface TestServer {
   /** The server's working directory. */
   cwd: string;
   stderr: () => string;
+  /** How the server process ended (`code 1`, `signal SIGKILL`), or undefined while it runs. */
+  exit: () => string | undefined;
   call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
   close(): Promise<void>;
 }
@@ -141,13 +147,16 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     stderr: "pipe",
   });
   let stderr = "";
+  const decoder = new TextDecoder();
   transport.stderr?.on("data", (chunk: Uint8Array) => {
-    stderr += new TextDecoder().decode(chunk);
+    stderr += decoder.decode(chunk, { stream: true });
   });
   const client = new Client({ name: "od-test", version: "1.0.0" });
   await client.connect(transport);
   const pid = transport.pid;
   if (pid === null) throw new Error("server has no pid");
+  const death = watchExit(transport);
+  explainDeath(client, death, () => stderr);
   return {
     client,
     transport,
@@ -156,6 +165,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     stateDir,
     cwd,
     stderr: () => stderr,
+    exit: () => death.how,
     async call(name, args = {}, opts = {}) {
       const raw = await client.callTool({ name, arguments: args }, undefined, {
         timeout: opts.timeoutMs ?? 120_000,
@@ -167,7 +177,92 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     async close() {
       await client.close().catch(() => {});
     },
+    async [Symbol.asyncDispose]() {
+      await client.close().catch(() => {});
+    },
   };
+}
+
+/** How many of the server's last stderr lines a death report quotes. */
+const DEATH_STDERR_LINES = 20;
+
+interface Death {
+  /** `code N` or `signal SIGX`, once the process has exited. */
+  how?: string;
+  /** Settles when the process exits. */
+  exited: Promise<void>;
+}
+
+/**
+ * Follows the server process's exit. The SDK transport keeps its child private and forgets it
+ * once it closes, so the handle is taken now, while the server is known to run.
+ */
+function watchExit(transport: StdioClientTransport): Death {
+  const child = (transport as unknown as { _process?: ChildProcess })._process;
+  const death: Death = { exited: Promise.resolve() };
+  if (!child) return death;
+  const describe = (code: number | null, signal: string | null) =>
+    signal ? `signal ${signal}` : `code ${code}`;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    death.how = describe(child.exitCode, child.signalCode);
+    return death;
+  }
+  death.exited = new Promise((resolve) => {
+    child.once("exit", (code, signal) => {
+      death.how = describe(code, signal);
+      resolve();
+    });
+  });
+  return death;
+}
+
+/**
+ * Makes every request of `client` that fails because the server died say how it died. Without
+ * this a test only sees the SDK's "MCP error -32000: Connection closed" (or "Not connected"),
+ * and the server's own last words are lost.
+ */
+function explainDeath(client: Client, death: Death, stderr: () => string): void {
+  const request = client.request.bind(client);
+  const wrapped = (async (...args: Parameters<Client["request"]>) => {
+    try {
+      return await request(...args);
+    } catch (e) {
+      throw await withDeath(e, death, stderr);
+    }
+  }) as Client["request"];
+  client.request = wrapped;
+}
+
+async function withDeath(e: unknown, death: Death, stderr: () => string): Promise<unknown> {
+  if (death.how === undefined && isConnectionLoss(e)) {
+    // The client hears of the loss when the pipes close; the exit status can come just after.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([death.exited, new Promise((r) => timer = setTimeout(r, 2000))]);
+    clearTimeout(timer);
+  }
+  if (death.how === undefined) return e;
+  // Let stderr's last chunks, already read by the pipe, reach the collector.
+  await new Promise((r) => setTimeout(r, 50));
+  const lines = stderr().trimEnd().split("\n");
+  const tail = lines.slice(-DEATH_STDERR_LINES).map((l) => `  | ${l}`).join("\n");
+  const how = death.how.startsWith("signal")
+    ? `was killed by ${death.how}`
+    : `exited with ${death.how}`;
+  const message = e instanceof Error ? e.message : String(e);
+  return new Error(
+    `${message}: the server ${how}; ` +
+      (stderr().trim() === ""
+        ? "it wrote nothing on stderr"
+        : `its last ${Math.min(lines.length, DEATH_STDERR_LINES)} stderr lines:\n${tail}`),
+    { cause: e },
+  );
+}
+
+/** The errors the SDK client gives when its transport is gone. */
+function isConnectionLoss(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  return (code === -32000 && /Connection closed/.test(e.message)) || e.message === "Not connected";
 }
 
 /** The value of a `label:` line of a reply's summary block. */

@@ -1,0 +1,145 @@
+/**
+ * The usual end-to-end set-up in one value: an Ollama emulator and our real server pointed at
+ * it, in a private HOME and state dir, all stopped when the scene goes out of scope.
+ *
+ *   await using scene = await startScene({ emulator: { models: [...] }, env: { ... } });
+ *   const reply = await scene.call("delegate_start", { ... });
+ *   scene.emulator.messageRequests(); scene.stateDir; scene.home;
+ *
+ * Servers are closed before the emulator, in reverse order of start, whatever the test threw.
+ * A request to a server that died fails with how it died and its last stderr lines
+ * (tests/support/harness.ts).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type CallOptions,
+  type ServerOptions,
+  startServer,
+  tempDir,
+  type TestServer,
+  type ToolReply,
+} from "./harness.ts";
+import {
+  type EmulatorOptions,
+  type OllamaEmulator,
+  startOllamaEmulator,
+} from "./ollama_emulator.ts";
+
+export interface SceneOptions extends ServerOptions {
+  /**
+   * The emulator's options (default: an emulator with the default models). `false` starts
+   * none: the server then gets no base URL unless `baseUrl` names one.
+   */
+  emulator?: EmulatorOptions | false;
+  /**
+   * `false` starts no server yet, for tests that prepare the emulator or the disk first and
+   * then call `scene.startServer()`.
+   */
+  server?: false;
+}
+
+export interface Scene extends AsyncDisposable {
+  /** The emulator (throws when the scene was started with `emulator: false`). */
+  readonly emulator: OllamaEmulator;
+  /** The first server (throws when the scene was started with `server: false`). */
+  readonly server: TestServer;
+  /** The first server's MCP client. */
+  readonly client: Client;
+  /** The first server's pid. */
+  readonly pid: number;
+  /**
+   * The HOME, state dir and working directory every server of the scene shares by default
+   * (startServer's defaults: a new temporary HOME, `<home>/state`, `<home>/project`).
+   */
+  readonly home: string;
+  readonly stateDir: string;
+  readonly cwd: string;
+  /** A tool call to the first server. */
+  call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
+  /** The first server's stderr so far. */
+  stderr(): string;
+  /**
+   * Starts another server, closed with the scene: a restart, or a second server sharing the
+   * state dir. It gets the scene's options, home, state dir, cwd and emulator URL; each field
+   * of `overrides` replaces the scene's (`env` too, whole). The first one started becomes
+   * `scene.server` when the scene was started with `server: false`.
+   */
+  startServer(overrides?: ServerOptions): Promise<TestServer>;
+}
+
+/** Starts the emulator (unless `emulator: false`) and the server (unless `server: false`). */
+export async function startScene(options: SceneOptions = {}): Promise<Scene> {
+  const { emulator: emulatorOptions, server: startNow, ...serverOptions } = options;
+  const emulator = emulatorOptions === false
+    ? undefined
+    : await startOllamaEmulator(emulatorOptions ?? {});
+  // The places are fixed now, so that a test can prepare them before any server starts; the
+  // defaults are startServer's own.
+  const home = serverOptions.home ?? tempDir("od-home-");
+  const stateDir = serverOptions.stateDir ?? join(home, "state");
+  const cwd = serverOptions.cwd ?? join(home, "project");
+  if (serverOptions.cwd === undefined) mkdirSync(cwd, { recursive: true });
+  const servers: TestServer[] = [];
+  const base: ServerOptions = {
+    ...(emulator ? { baseUrl: emulator.url } : {}),
+    ...serverOptions,
+    home,
+    stateDir,
+    cwd,
+  };
+  let first: TestServer | undefined;
+
+  const dispose = async () => {
+    for (const server of servers.reverse()) await server.close();
+    servers.length = 0;
+    await emulator?.close();
+  };
+
+  const launch = async (overrides: ServerOptions = {}): Promise<TestServer> => {
+    const server = await startServer({ ...base, ...overrides });
+    servers.push(server);
+    first ??= server;
+    return server;
+  };
+
+  const need = (): TestServer => {
+    if (!first) {
+      throw new Error(
+        "this scene has no server yet (started with server: false): call startServer()",
+      );
+    }
+    return first;
+  };
+
+  try {
+    if (startNow !== false) await launch();
+  } catch (e) {
+    await dispose();
+    throw e;
+  }
+
+  return {
+    get emulator() {
+      if (!emulator) throw new Error("this scene has no emulator (started with emulator: false)");
+      return emulator;
+    },
+    get server() {
+      return need();
+    },
+    get client() {
+      return need().client;
+    },
+    get pid() {
+      return need().pid;
+    },
+    home,
+    stateDir,
+    cwd,
+    call: (name, args, opts) => need().call(name, args, opts),
+    stderr: () => need().stderr(),
+    startServer: launch,
+    [Symbol.asyncDispose]: dispose,
+  };
+}
