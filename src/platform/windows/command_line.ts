@@ -1,7 +1,8 @@
 /**
  * Building a cmd.exe command line that runs a batch file (`.cmd`/`.bat`, such as npm's
  * `claude.cmd` shim) with arguments that arrive byte for byte. Pure string functions, so they
- * are tested on any OS against the model in tests/platform/support/windows_parse_model.ts.
+ * are tested on any OS against the model in
+ * tests/platform/windows/support/windows_parse_model.ts.
  *
  * Three layers parse such a line, outermost first (qntm.org/cmd, ss64, the "How does CMD.EXE
  * parse scripts" phases on Stack Overflow 4094699):

@@ -3,9 +3,9 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { bashTool } from "../../../src/engines/native/tools/bash.ts";
-import { BASH_KEEP_CHARS, type CommandRun } from "../../../src/engines/native/tools/types.ts";
-import { type Fixture, fixture } from "./tool_fixture.ts";
+import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
+import { BASH_KEEP_CHARS, type CommandRun } from "../../../../src/engines/native/tools/types.ts";
+import { type Fixture, fixture } from "../tool_fixture.ts";
 
 const BWRAP = "/usr/bin/bwrap";
 const hasBwrap = existsSync(BWRAP) && process.platform === "linux";

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { open, readFile, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { editTool } from "../../../src/engines/native/tools/edit.ts";
-import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
-import { readTool } from "../../../src/engines/native/tools/read.ts";
-import { MAX_FILE_BYTES, READ_MAX_CHARS } from "../../../src/engines/native/tools/types.ts";
-import { writeTool } from "../../../src/engines/native/tools/write.ts";
-import { fixture } from "./tool_fixture.ts";
+import { editTool } from "../../../../src/engines/native/tools/edit.ts";
+import { FILE_TOOLS } from "../../../../src/engines/native/tools/index.ts";
+import { readTool } from "../../../../src/engines/native/tools/read.ts";
+import { MAX_FILE_BYTES, READ_MAX_CHARS } from "../../../../src/engines/native/tools/types.ts";
+import { writeTool } from "../../../../src/engines/native/tools/write.ts";
+import { fixture } from "../tool_fixture.ts";
 
 Deno.test("tools: the five file tools in order, compact schemas, read-only flags", () => {
   assert.deepEqual(FILE_TOOLS.map((t) => t.name), ["Read", "Write", "Edit", "Glob", "Grep"]);

@@ -6,7 +6,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { grepTool } from "../../../src/engines/native/tools/grep.ts";
+import { grepTool } from "../../../../src/engines/native/tools/grep.ts";
 
 const [dir = ".", kib = "1024", budget = "20000", pattern = "^(a+)+$"] = Deno.args;
 const line = `${"a".repeat(28)}!\n`;

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { REGEX_FALLBACK_FLAG } from "../../../src/platform/regex_guard.ts";
+import { REGEX_FALLBACK_FLAG } from "../../../../src/platform/regex_guard.ts";
 
 const PROBE = fileURLToPath(new URL("./grep_pacing_probe.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../../deno.json", import.meta.url));
+const CONFIG = fileURLToPath(new URL("../../../../deno.json", import.meta.url));
 
 interface Probe {
   maxGap: number;

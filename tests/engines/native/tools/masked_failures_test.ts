@@ -11,7 +11,7 @@ import {
   MAX_MASKED,
   takeMaskedReport,
   watchFailures,
-} from "../../../src/engines/native/tools/masked_failures.ts";
+} from "../../../../src/engines/native/tools/masked_failures.ts";
 
 const hasBash = existsSync("/bin/bash") && Deno.build.os !== "windows";
 

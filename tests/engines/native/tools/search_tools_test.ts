@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { open, symlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
-import { globTool } from "../../../src/engines/native/tools/glob.ts";
-import { expandBraces, globToRegExp } from "../../../src/engines/native/tools/glob_pattern.ts";
-import { grepTool } from "../../../src/engines/native/tools/grep.ts";
-import { MAX_FILE_BYTES } from "../../../src/engines/native/tools/types.ts";
-import { type Fixture, fixture } from "./tool_fixture.ts";
+import { globTool } from "../../../../src/engines/native/tools/glob.ts";
+import { expandBraces, globToRegExp } from "../../../../src/engines/native/tools/glob_pattern.ts";
+import { grepTool } from "../../../../src/engines/native/tools/grep.ts";
+import { MAX_FILE_BYTES } from "../../../../src/engines/native/tools/types.ts";
+import { type Fixture, fixture } from "../tool_fixture.ts";
 
 Deno.test("glob patterns: **, *, ?, classes, braces, escapes", () => {
   const yes = (p: string, s: string) => assert.ok(globToRegExp(p).test(s), `${p} ~ ${s}`);

@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { editTool } from "../../../src/engines/native/tools/edit.ts";
-import { readTool } from "../../../src/engines/native/tools/read.ts";
-import { writeTool } from "../../../src/engines/native/tools/write.ts";
-import { type Fixture, fixture } from "./tool_fixture.ts";
+import { editTool } from "../../../../src/engines/native/tools/edit.ts";
+import { readTool } from "../../../../src/engines/native/tools/read.ts";
+import { writeTool } from "../../../../src/engines/native/tools/write.ts";
+import { type Fixture, fixture } from "../tool_fixture.ts";
 
 async function withFixture(fn: (f: Fixture, path: string) => Promise<void>): Promise<void> {
   const f = await fixture();

@@ -8,12 +8,12 @@
 import assert from "node:assert/strict";
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { editTool } from "../../../src/engines/native/tools/edit.ts";
-import { globTool } from "../../../src/engines/native/tools/glob.ts";
-import { grepTool } from "../../../src/engines/native/tools/grep.ts";
-import { readTool } from "../../../src/engines/native/tools/read.ts";
-import { writeTool } from "../../../src/engines/native/tools/write.ts";
-import { fixture } from "./tool_fixture.ts";
+import { editTool } from "../../../../src/engines/native/tools/edit.ts";
+import { globTool } from "../../../../src/engines/native/tools/glob.ts";
+import { grepTool } from "../../../../src/engines/native/tools/grep.ts";
+import { readTool } from "../../../../src/engines/native/tools/read.ts";
+import { writeTool } from "../../../../src/engines/native/tools/write.ts";
+import { fixture } from "../tool_fixture.ts";
 
 /** Exchanges two paths in a loop until a stop file appears; prints how many swaps it made. */
 const ATTACKER = `

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isDelegateError } from "../../src/errors.ts";
+import { isDelegateError } from "../../../src/errors.ts";
 import {
   batchCommandLine,
   caretEscape,
@@ -8,9 +8,9 @@ import {
   inertPercent,
   isBatchFile,
   quoteArgument,
-} from "../../src/platform/windows/command_line.ts";
-import { windowsLaunch } from "../../src/platform/windows/launch.ts";
-import { allowlistedEnv } from "../../src/platform/env.ts";
+} from "../../../src/platform/windows/command_line.ts";
+import { windowsLaunch } from "../../../src/platform/windows/launch.ts";
+import { allowlistedEnv } from "../../../src/platform/env.ts";
 import {
   type CmdEnv,
   type CmdEvent,

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import process from "node:process";
-import { allowlistedEnv } from "../../src/platform/env.ts";
-import { currentEnv } from "../../src/platform/runtime.ts";
-import { spawnProcess } from "../../src/platform/spawn.ts";
-import { killTree, procSourceFor } from "../../src/platform/tree_kill.ts";
-import { cmdExePath, system32, windowsEnvValue } from "../../src/platform/windows/system_dir.ts";
-import { taskkillCommand, taskkillReport } from "../../src/platform/windows/taskkill.ts";
+import { allowlistedEnv } from "../../../src/platform/env.ts";
+import { currentEnv } from "../../../src/platform/runtime.ts";
+import { spawnProcess } from "../../../src/platform/spawn.ts";
+import { killTree, procSourceFor } from "../../../src/platform/tree_kill.ts";
+import { cmdExePath, system32, windowsEnvValue } from "../../../src/platform/windows/system_dir.ts";
+import { taskkillCommand, taskkillReport } from "../../../src/platform/windows/taskkill.ts";
 
 const windowsOnly = process.platform !== "win32";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { procfsSource, psSource } from "../../src/platform/posix/proc_source.ts";
-import { isAliveWith } from "../../src/platform/posix/proc_tree.ts";
+import { procfsSource, psSource } from "../../../src/platform/posix/proc_source.ts";
+import { isAliveWith } from "../../../src/platform/posix/proc_tree.ts";
 
 const linux = Deno.build.os === "linux";
 

@@ -13,7 +13,7 @@ import {
   cmdArguments,
   inertPercent,
   quoteArgument,
-} from "../../src/platform/windows/command_line.ts";
+} from "../../../src/platform/windows/command_line.ts";
 import { type CmdEvent, HOSTILE_ENV, simulateCmd } from "./support/windows_parse_model.ts";
 
 const SHIM = '"C:\\Program Files\\nodejs\\node.exe" "C:\\npm\\cli.js"';

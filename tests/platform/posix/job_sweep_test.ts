@@ -8,10 +8,10 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import { setTimeout as delay } from "node:timers/promises";
-import { type ProcRecord, type ProcTable } from "../../src/platform/posix/proc_parse.ts";
-import { sweepJobWith, type SweepSource } from "../../src/platform/posix/job_sweep.ts";
-import type { TreeSignal } from "../../src/platform/posix/proc_tree.ts";
-import { killTree, startTicks, sweepJob } from "../../src/platform/tree_kill.ts";
+import { type ProcRecord, type ProcTable } from "../../../src/platform/posix/proc_parse.ts";
+import { sweepJobWith, type SweepSource } from "../../../src/platform/posix/job_sweep.ts";
+import type { TreeSignal } from "../../../src/platform/posix/proc_tree.ts";
+import { killTree, startTicks, sweepJob } from "../../../src/platform/tree_kill.ts";
 
 const linuxOnly = process.platform !== "linux";
 
