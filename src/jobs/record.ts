@@ -95,6 +95,24 @@ export const jobRecordSchema = z.object({
   })).optional(),
   /** Native engine: files the job created or changed. */
   changedFiles: z.array(z.string()).optional(),
+  /**
+   * isolation "worktree": the session's own git worktree and branch (jobs/worktree.ts). Where
+   * it goes is set when the job starts; gitDir and base once its first turn made it; head,
+   * diffStat and patch after each turn.
+   */
+  worktree: z.object({
+    /** The top level of the user's checkout it was made from. */
+    repo: z.string(),
+    path: z.string(),
+    branch: z.string(),
+    includeUncommitted: z.boolean().optional(),
+    gitDir: z.string().optional(),
+    /** The commit the delegate's work starts from: HEAD, or the commit of carried changes. */
+    base: z.string().optional(),
+    head: z.string().optional(),
+    diffStat: z.string().optional(),
+    patch: z.string().optional(),
+  }).optional(),
   /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),
 });

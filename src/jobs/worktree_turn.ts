@@ -1,0 +1,114 @@
+/**
+ * A job's worktree across its turns: planned when the session starts, made (or checked) when
+ * a turn starts, committed and summed up when it ends, carried to follow-ups.
+ */
+import { join, relative } from "node:path";
+import { errorMessage } from "../errors.ts";
+import { WORKTREES_DIR } from "../engines/worktree_scope.ts";
+import type { JobRecord } from "./record.ts";
+import type { JobStore } from "./store.ts";
+import {
+  commitAll,
+  createWorktree,
+  summarize,
+  unusableReason,
+  type WorktreeRef,
+} from "./worktree.ts";
+
+export type JobWorktree = NonNullable<JobRecord["worktree"]>;
+
+/** The patch of what a job's branch holds beyond its base, in the job folder. */
+export const PATCH_FILE = "changes.patch";
+
+/** Where a session's worktree goes and its branch's name (`delegate/<short session id>`). */
+export function plannedWorktree(
+  stateDir: string,
+  sessionId: string,
+  repo: string,
+  includeUncommitted: boolean,
+): JobWorktree {
+  return {
+    repo,
+    path: join(stateDir, WORKTREES_DIR, sessionId.toLowerCase()),
+    branch: `delegate/${sessionId.slice(0, 8).toLowerCase()}`,
+    ...(includeUncommitted ? { includeUncommitted: true } : {}),
+  };
+}
+
+/** What a follow-up inherits: where the worktree is, not the last turn's results. */
+export function carriedWorktree(previous: JobWorktree): JobWorktree {
+  const { diffStat: _d, patch: _p, head: _h, ...kept } = previous;
+  return kept;
+}
+
+function made(wt: JobWorktree): Required<WorktreeRef> | undefined {
+  return wt.gitDir && wt.base
+    ? { repo: wt.repo, path: wt.path, branch: wt.branch, gitDir: wt.gitDir, base: wt.base }
+    : undefined;
+}
+
+/**
+ * Makes the session's worktree at its first turn, or checks that a follow-up can use it.
+ * Returns the directory the turn works in: the worktree, at the place of the job's cwd in
+ * the checkout. Throws with a reason a job error can carry.
+ */
+export async function prepareWorktree(record: JobRecord, store: JobStore): Promise<string> {
+  const wt = record.worktree!;
+  const ready = made(wt);
+  if (ready) {
+    const reason = await unusableReason(ready);
+    if (reason) throw new Error(reason);
+  } else {
+    let created;
+    try {
+      created = await createWorktree(wt, wt.includeUncommitted === true);
+    } catch (e) {
+      throw new Error(`cannot make a worktree of "${wt.repo}": ${errorMessage(e)}`, { cause: e });
+    }
+    wt.gitDir = created.gitDir;
+    wt.base = created.base;
+    await store.write(record);
+  }
+  return join(wt.path, relative(wt.repo, record.cwd));
+}
+
+/**
+ * Commits what the turn changed to the branch and writes the patch and diff stat into the
+ * record. A failure is a warning on the job, never a lost change: the files stay in the
+ * worktree.
+ */
+export async function finishWorktree(record: JobRecord, store: JobStore): Promise<void> {
+  const wt = record.worktree;
+  const ready = wt && made(wt);
+  if (!wt || !ready) return;
+  try {
+    const preview = record.promptPreview.split("\n")[0]!.slice(0, 72);
+    await commitAll(
+      ready,
+      `ollama-delegate job ${record.id}, turn ${record.turn} (${record.state})\n\n${preview}`,
+    );
+    const patch = join(store.dirOf(record.id), PATCH_FILE);
+    const { head, diffStat } = await summarize(ready, patch);
+    Object.assign(wt, { head, diffStat, patch });
+  } catch (e) {
+    (record.warnings ??= []).push(
+      `cannot commit the turn's changes to ${wt.branch} (${errorMessage(e)}); they are still ` +
+        `in the worktree ${wt.path}`,
+    );
+  }
+}
+
+/**
+ * The commands that take a job's work into the checkout, for the person reading its result:
+ * merge or cherry-pick the branch, or apply the patch (the one to use when the branch's first
+ * commit holds uncommitted changes the checkout still has).
+ */
+export function takeCommands(wt: JobWorktree): string[] {
+  const repo = JSON.stringify(wt.repo);
+  const out = [
+    `git -C ${repo} merge ${wt.branch}`,
+    `git -C ${repo} cherry-pick ${wt.base ?? "<base>"}..${wt.branch}`,
+  ];
+  if (wt.patch) out.push(`git -C ${repo} apply ${JSON.stringify(wt.patch)}`);
+  return out;
+}
