@@ -1,5 +1,6 @@
 import type { Effort, EngineName, PermissionMode, Settings } from "../settings/types.ts";
 import type { WorkdirPolicy } from "./workdirs.ts";
+import type { TurnWorktree } from "./worktree_scope.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =
@@ -83,6 +84,11 @@ export interface TurnSpec {
   resume: boolean;
   model: string;
   cwd: string;
+  /**
+   * Set when cwd lies in the git worktree the server made for this job under its state dir:
+   * the engine accepts it as a working directory and lets git read the repository's `.git`.
+   */
+  worktree?: TurnWorktree;
   options: TurnOptions;
   /** The job folder; the engine writes its transcript here. */
   dir: string;

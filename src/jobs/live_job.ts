@@ -34,6 +34,8 @@ export interface NewTurn {
 export interface JobView {
   record: JobRecord;
   activities: Activity[];
+  /** isolation "worktree": the session's worktree (planned at start, carried by follow-ups). */
+  worktree?: JobRecord["worktree"];
   /** 1-based place in the queue, 0 when not queued here. */
   queuePosition: number;
 }
@@ -91,6 +93,7 @@ export function newRecord(
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
+    ...(turn.worktree ? { worktree: turn.worktree } : {}),
     sessionCreated: false,
     owner,
     toolCalls: 0,

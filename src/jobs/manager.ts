@@ -28,8 +28,15 @@ import { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { finishJob, runJob, type TurnRunDeps } from "./turn_run.ts";
 import { sleep, waitForEnd, type WaitOptions } from "./wait.ts";
+import { carriedWorktree, plannedWorktree } from "./worktree_turn.ts";
 
 export type { JobView, ManagerConfig, NewTurn };
+
+/** isolation "worktree": the checkout the session's worktree is made from. */
+export interface WorktreeRequest {
+  repo: string;
+  includeUncommitted: boolean;
+}
 
 /** Finished jobs kept in memory for fast status; older ones are read back from disk. */
 const FINISHED_KEEP = 200;
@@ -86,8 +93,11 @@ export class JobManager {
   }
 
   /** Starts turn 1 of a new session. */
-  async start(turn: NewTurn): Promise<JobView> {
-    return await this.#launch(turn, { sessionId: newId(), from: 1 });
+  async start(turn: NewTurn, isolation?: WorktreeRequest): Promise<JobView> {
+    const sessionId = newId();
+    const worktree = isolation &&
+      plannedWorktree(this.store.stateDir, sessionId, isolation.repo, isolation.includeUncommitted);
+    return await this.#launch(worktree ? { ...turn, worktree } : turn, { sessionId, from: 1 });
   }
 
   /**
@@ -126,6 +136,7 @@ export class JobManager {
         model: previous.model,
         cwd: previous.cwd,
         options,
+        ...(previous.worktree ? { worktree: carriedWorktree(previous.worktree) } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

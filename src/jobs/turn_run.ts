@@ -13,6 +13,7 @@ import type { QueueLanes } from "./queue.ts";
 import { isTerminal } from "./record.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
+import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
 
 export interface TurnRunDeps {
   store: JobStore;
@@ -78,6 +79,8 @@ async function startTurn(
   else delete record.parentJobId;
   await store.write(record);
   const dir = store.dirOf(record.id);
+  const cwd = record.worktree ? await prepareWorktree(record, store) : record.cwd;
+  const { path, gitDir } = record.worktree ?? {};
   const turn = await deps.engine(record.engine).start(
     {
       jobId: record.id,
@@ -85,7 +88,8 @@ async function startTurn(
       turn: record.turn,
       resume,
       model: record.model,
-      cwd: record.cwd,
+      cwd,
+      ...(path && gitDir ? { worktree: { path, gitDir } } : {}),
       options: record.options,
       dir,
       promptPath: store.promptPath(record.id),
@@ -155,6 +159,9 @@ export async function finishJob(
     shutdownReason: deps.shutdownReason(),
     ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
   });
+  // Only a turn that ran: a follow-up cancelled in the queue must not commit its
+  // predecessor's work in progress.
+  if (outcome && record.startedAt !== undefined) await finishWorktree(record, deps.store);
   try {
     await deps.store.writeFinal(record, outcome?.resultText ?? "");
   } catch (e) {
