@@ -5,7 +5,9 @@
  * (every call answered by a role "tool" message with its id).
  */
 import type { ChatToolCall } from "../../backends/chat_types.ts";
-import { type OfferedTool, recoverTextCalls, type TextCallFormat } from "./text_calls.ts";
+import type { OfferedTool } from "./text_call_arguments.ts";
+import type { TextCallFormat } from "./text_call_formats.ts";
+import { recoverTextCalls } from "./text_calls.ts";
 import type { NativeTool } from "./tools/types.ts";
 
 /** How one recovered call came in, for the loop and the transcript. */

@@ -17,17 +17,12 @@
  * reply, a fenced call must close the reply. Malformed JSON is repaired with `jsonrepair`;
  * arguments are then checked against the tool's schema, and what still fails is returned as
  * an error for the model to correct.
+ *
+ * The formats are read in text_call_formats.ts, the arguments parsed and checked in
+ * text_call_arguments.ts; this module puts them together into the calls of one reply.
  */
-import { jsonrepair } from "jsonrepair";
-import type { JsonSchema } from "./tools/types.ts";
-
-export type TextCallFormat =
-  | "hermes"
-  | "qwen3-coder"
-  | "llama-json"
-  | "python-tag"
-  | "mistral"
-  | "fenced-json";
+import { checkArguments, isObject, type OfferedTool } from "./text_call_arguments.ts";
+import { findTextCalls, type TextCallFormat } from "./text_call_formats.ts";
 
 /** A call recovered from a reply's text. */
 export interface TextCall {
@@ -45,257 +40,8 @@ export interface Recovered {
   text: string;
 }
 
-export interface OfferedTool {
-  name: string;
-  parameters: JsonSchema;
-}
-
 /** Replies longer than this are not searched: no model writes a call into a novel. */
 const MAX_SCAN_CHARS = 200_000;
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Parses JSON, repairing it when it is malformed; undefined when even that fails. */
-function parseLoose(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    try {
-      return JSON.parse(jsonrepair(text));
-    } catch {
-      return undefined;
-    }
-  }
-}
-
-/** Ranges of fenced code blocks and inline code spans, where a call is only an example. */
-function codeRanges(text: string): Array<[number, number]> {
-  const ranges: Array<[number, number]> = [];
-  const fence = /^[ \t]*(```|~~~)[^\n]*\n[\s\S]*?^[ \t]*\1[ \t]*$/gm;
-  for (const m of text.matchAll(fence)) ranges.push([m.index!, m.index! + m[0].length]);
-  const inline = /`[^`\n]+`/g;
-  for (const m of text.matchAll(inline)) {
-    if (!ranges.some(([a, b]) => m.index! >= a && m.index! < b)) {
-      ranges.push([m.index!, m.index! + m[0].length]);
-    }
-  }
-  return ranges;
-}
-
-const inCode = (ranges: Array<[number, number]>, at: number) =>
-  ranges.some(([a, b]) => at >= a && at < b);
-
-/** True when `at` starts a line (only spaces before it on that line). */
-function atLineStart(text: string, at: number): boolean {
-  const lineStart = text.lastIndexOf("\n", at - 1) + 1;
-  return text.slice(lineStart, at).trim() === "";
-}
-
-/** `{name, arguments|parameters}` from a parsed call object, or undefined. */
-function callOf(value: unknown): { name: string; args: unknown } | undefined {
-  if (!isObject(value)) return undefined;
-  const fn = isObject(value.function) ? value.function : value;
-  const name = fn.name;
-  if (typeof name !== "string") return undefined;
-  const args = fn.arguments ?? fn.parameters ?? {};
-  return { name, args: typeof args === "string" ? parseLoose(args) ?? args : args };
-}
-
-/** Converts a Qwen3-Coder parameter's text to the type the schema asks for. */
-function typedValue(raw: string, schema: Json | undefined): unknown {
-  const text = raw.replace(/^\n/, "").replace(/\n$/, "");
-  switch (schema?.type) {
-    case "integer":
-    case "number": {
-      const n = Number(text.trim());
-      return Number.isFinite(n) ? n : text;
-    }
-    case "boolean":
-      return text.trim() === "true" ? true : text.trim() === "false" ? false : text;
-    case "object":
-    case "array":
-      return parseLoose(text) ?? text;
-    default:
-      return text;
-  }
-}
-
-/** Checks arguments against a tool's compact schema; the error text is for the model. */
-export function checkArguments(tool: OfferedTool, args: unknown): string | undefined {
-  if (!isObject(args)) return `arguments for ${tool.name} must be a JSON object`;
-  const props = tool.parameters.properties;
-  const missing = (tool.parameters.required ?? []).filter((k) => !(k in args));
-  if (missing.length > 0) {
-    return `${tool.name} needs ${missing.map((k) => `"${k}"`).join(", ")}`;
-  }
-  for (const [key, value] of Object.entries(args)) {
-    const spec = props[key];
-    if (!spec) {
-      return `${tool.name} has no parameter "${key}" (it takes ${Object.keys(props).join(", ")})`;
-    }
-    const type = spec.type;
-    const ok = type === "string"
-      ? typeof value === "string"
-      : type === "integer"
-      ? Number.isInteger(value)
-      : type === "number"
-      ? typeof value === "number"
-      : type === "boolean"
-      ? typeof value === "boolean"
-      : true;
-    if (!ok) {
-      const kind = String(type);
-      return `${tool.name}: "${key}" must be ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
-    }
-    if (Array.isArray(spec.enum) && !spec.enum.includes(value)) {
-      return `${tool.name}: "${key}" must be one of ${spec.enum.join(", ")}`;
-    }
-  }
-  return undefined;
-}
-
-interface Found {
-  start: number;
-  end: number;
-  calls: Array<{ name: string; args: unknown }>;
-  format: TextCallFormat;
-}
-
-function hermes(text: string, code: Array<[number, number]>): Found[] {
-  const out: Found[] = [];
-  for (const m of text.matchAll(/<tool_call>\s*([\s\S]*?)\s*(?:<\/tool_call>|$)/g)) {
-    if (inCode(code, m.index!) || !atLineStart(text, m.index!)) continue;
-    const body = m[1]!.trim();
-    if (body.startsWith("<function=")) continue; // Qwen3-Coder's own body, read below
-    const call = callOf(parseLoose(body));
-    if (call) {
-      out.push({ start: m.index!, end: m.index! + m[0].length, calls: [call], format: "hermes" });
-    }
-  }
-  return out;
-}
-
-function qwenCoder(text: string, code: Array<[number, number]>, tools: OfferedTool[]): Found[] {
-  const out: Found[] = [];
-  const pattern =
-    /(?:<tool_call>\s*)?<function=([\w.-]+)>([\s\S]*?)<\/function>(?:\s*<\/tool_call>)?/g;
-  for (const m of text.matchAll(pattern)) {
-    if (inCode(code, m.index!) || !atLineStart(text, m.index!)) continue;
-    const name = m[1]!;
-    const schema = tools.find((t) => t.name === name)?.parameters.properties;
-    const args: Json = {};
-    for (const p of m[2]!.matchAll(/<parameter=([\w.-]+)>([\s\S]*?)<\/parameter>/g)) {
-      args[p[1]!] = typedValue(p[2]!, schema?.[p[1]!]);
-    }
-    out.push({
-      start: m.index!,
-      end: m.index! + m[0].length,
-      calls: [{ name, args }],
-      format: "qwen3-coder",
-    });
-  }
-  return out;
-}
-
-function mistral(text: string, code: Array<[number, number]>): Found[] {
-  const at = text.indexOf("[TOOL_CALLS]");
-  if (at === -1 || inCode(code, at) || !atLineStart(text, at)) return [];
-  const rest = text.slice(at + "[TOOL_CALLS]".length).trim();
-  const parsed = parseLoose(rest);
-  const list = Array.isArray(parsed) ? parsed : [parsed];
-  const calls = list.map(callOf).filter((c) => c !== undefined);
-  return calls.length > 0 ? [{ start: at, end: text.length, calls, format: "mistral" }] : [];
-}
-
-/** Llama's end-of-message tokens, which leak into content after a call. */
-const END_TOKENS = /(?:\s*<\|(?:eom_id|eot_id|eom|end)\|>)+\s*$/;
-
-/**
- * Top-level JSON objects in `text`, which must hold nothing else but separators (`;`, `,`,
- * white space) and an optional enclosing list; undefined when anything else is there.
- */
-function objectSequence(text: string): string[] | undefined {
-  let body = text.trim();
-  if (body.startsWith("[") && body.endsWith("]")) body = body.slice(1, -1);
-  const out: string[] = [];
-  let depth = 0;
-  let inString = false;
-  let start = -1;
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (inString) {
-      if (ch === "\\") i++;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"') {
-      if (depth === 0) return undefined;
-      inString = true;
-    } else if (ch === "{") {
-      if (depth++ === 0) start = i;
-    } else if (ch === "}") {
-      if (--depth < 0) return undefined;
-      if (depth === 0) out.push(body.slice(start, i + 1));
-    } else if (depth === 0 && !/[\s;,]/.test(ch)) {
-      return undefined;
-    }
-  }
-  if (depth !== 0) out.push(body.slice(start)); // cut short: jsonrepair may close it
-  return out.length > 0 ? out : undefined;
-}
-
-function callSequence(text: string): Array<{ name: string; args: unknown }> | undefined {
-  const objects = objectSequence(text.replace(END_TOKENS, ""));
-  if (!objects) return undefined;
-  const calls = objects.map((o) => callOf(parseLoose(o)));
-  return calls.every((c) => c !== undefined)
-    ? calls as Array<{ name: string; args: unknown }>
-    : undefined;
-}
-
-/** Llama 3.x: `<|python_tag|>` starting a line, the call (or calls) after it. */
-function pythonTag(text: string, code: Array<[number, number]>): Found[] {
-  const at = text.indexOf("<|python_tag|>");
-  if (at === -1 || inCode(code, at) || !atLineStart(text, at)) return [];
-  const calls = callSequence(text.slice(at + "<|python_tag|>".length));
-  return calls ? [{ start: at, end: text.length, calls, format: "python-tag" }] : [];
-}
-
-/** Llama 3.x: a reply that is nothing but call objects (`;`-separated when several). */
-function wholeReply(text: string): Found[] {
-  const calls = callSequence(text);
-  return calls ? [{ start: 0, end: text.length, calls, format: "llama-json" }] : [];
-}
-
-/** A reply that ends with fenced JSON blocks holding one call each, one after another. */
-function fencedAtEnd(text: string): Found[] {
-  const blocks = [...text.matchAll(/```(?:json)?[ \t]*\n([\s\S]*?)\n[ \t]*```/g)];
-  const found: Found[] = [];
-  let end = text.trimEnd().length;
-  // Walk back from the end while blocks follow each other with only white space between.
-  for (let i = blocks.length - 1; i >= 0; i--) {
-    const m = blocks[i]!;
-    if (text.slice(m.index! + m[0].length, end).trim() !== "") break;
-    const call = callOf(parseLoose(m[1]!.trim()));
-    if (!call) return [];
-    found.unshift({
-      start: m.index!,
-      end: m.index! + m[0].length,
-      calls: [call],
-      format: "fenced-json",
-    });
-    end = m.index!;
-  }
-  if (found.length === 0) return [];
-  const before = text.slice(0, found[0]!.start);
-  // Another block, or prose that presents the block as an example, makes it illustration.
-  if (before.includes("```") || /\b(example|for instance|e\.g\.|format|syntax)\b/i.test(before)) {
-    return [];
-  }
-  return found;
-}
 
 /**
  * The calls written as text in `content`, for the tools in `offered`; undefined when the
@@ -306,14 +52,7 @@ export function recoverTextCalls(
   offered: readonly OfferedTool[],
 ): Recovered | undefined {
   if (offered.length === 0 || content.length > MAX_SCAN_CHARS) return undefined;
-  const code = codeRanges(content);
-  const tools = [...offered];
-  let found = [...hermes(content, code), ...qwenCoder(content, code, tools)];
-  if (found.length === 0) found = mistral(content, code);
-  if (found.length === 0) found = pythonTag(content, code);
-  if (found.length === 0) found = wholeReply(content);
-  if (found.length === 0) found = fencedAtEnd(content);
-  found.sort((a, b) => a.start - b.start);
+  const found = findTextCalls(content, [...offered]);
   const calls: TextCall[] = [];
   for (const f of found) {
     for (const c of f.calls) {

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { checkArguments, recoverTextCalls } from "../../../src/engines/native/text_calls.ts";
-import { readTool } from "../../../src/engines/native/tools/read.ts";
+import { recoverTextCalls } from "../../../src/engines/native/text_calls.ts";
 import { CORPUS_TOOLS, TEXT_CALL_CORPUS } from "../../support/text_call_corpus.ts";
 
 const offered = (names: readonly string[]) => CORPUS_TOOLS.filter((t) => names.includes(t.name));
@@ -54,21 +53,4 @@ Deno.test("recoverTextCalls: a call to a tool not offered, or no tools at all, i
   const text = '<tool_call>\n{"name": "Bash", "arguments": {"command": "rm -rf /"}}\n</tool_call>';
   assert.equal(recoverTextCalls(text, offered(["Read", "Grep"])), undefined);
   assert.equal(recoverTextCalls(text, []), undefined);
-});
-
-Deno.test("checkArguments: required fields, types, enums and unknown names", () => {
-  const read = { name: "Read", parameters: readTool.parameters };
-  assert.equal(checkArguments(read, { file_path: "a" }), undefined);
-  assert.equal(checkArguments(read, { file_path: "a", offset: 2 }), undefined);
-  assert.match(checkArguments(read, { file_path: "a", offset: "2" }) ?? "", /must be an integer/);
-  assert.match(checkArguments(read, { file_path: "a", colour: 1 }) ?? "", /no parameter "colour"/);
-  assert.match(checkArguments(read, []) ?? "", /must be a JSON object/);
-  const grep = {
-    name: "Grep",
-    parameters: {
-      type: "object" as const,
-      properties: { output_mode: { type: "string", enum: ["content", "count"] } },
-    },
-  };
-  assert.match(checkArguments(grep, { output_mode: "all" }) ?? "", /one of content, count/);
 });
