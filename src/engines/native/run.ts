@@ -17,6 +17,7 @@ import {
 } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import { defaultWorkdirPolicy, realContext, refusalOf, type WorkdirPolicy } from "../workdirs.ts";
+import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
@@ -82,6 +83,8 @@ export interface NativeEngineConfig {
   maxContext?: number;
   /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
   keepAlive?: string;
+  /** `<stateDir>/.worktrees`: a turn's cwd may be the worktree the server made there. */
+  worktreesDir?: string;
 }
 
 /** The native engine as the server's settings configure it. */
@@ -104,6 +107,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     workdirs: setup.workdirs,
     maxContext: s.maxContext,
     keepAlive: s.keepAlive,
+    worktreesDir: join(s.stateDir, WORKTREES_DIR),
   });
 }
 
@@ -155,6 +159,8 @@ export class NativeEngine implements Engine {
     // resolved anew and anything may have changed since (a follow-up, a restart).
     const context = await realContext(this.config.workdirs ?? defaultWorkdirPolicy());
     for (const root of roots) {
+      // The server made this worktree for the job, inside its own state dir.
+      if (root === cwd && isServerWorktree(cwd, spec.worktree, this.config.worktreesDir)) continue;
       const refusal = refusalOf(root, context);
       if (refusal) {
         return failed(
@@ -164,7 +170,9 @@ export class NativeEngine implements Engine {
       }
     }
     // As written and as resolved, also when missing: a directory created later stays protected.
-    const protect = await protectedPaths(this.config.protect ?? []);
+    const listed = await protectedPaths(this.config.protect ?? []);
+    const worktree = spec.worktree && await realpath(spec.worktree.path);
+    const protect = worktree ? protectAround(listed, worktree) : listed;
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
@@ -270,6 +278,12 @@ export class NativeEngine implements Engine {
     // Nested repositories and credential stores get the protection the top-level ones get.
     if (before && runner.kind === "bwrap") {
       runner.nested = { readOnly: before.nestedGit, hidden: before.credentials };
+    }
+    // git in the worktree reads the repository's `.git` (its `.git` file points there):
+    // mounted read-only, so the delegate's commands see it but cannot change it.
+    if (spec.worktree && runner.kind === "bwrap") {
+      const readOnly = [...(runner.nested?.readOnly ?? []), commonGitDir(spec.worktree)];
+      runner.nested = { ...runner.nested, readOnly };
     }
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
