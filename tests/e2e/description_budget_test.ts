@@ -1,5 +1,5 @@
 /**
- * Installed tool descriptions cost the user context on every turn (issue 5 item 4): all of
+ * Installed tool descriptions cost the user context on every turn: all of
  * them together, as tools/list delivers them (names, titles, descriptions, input schemas and
  * annotations), must stay under 2,500 tokens in every delegation mode, counted as chars / 4.
  */
