@@ -47,3 +47,26 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
   }
   return [...new Set(rules)];
 }
+
+/**
+ * Extra rules for a turn in the worktree the server made under its state dir, where the
+ * state dir itself cannot be denied whole. Other jobs' folders are denied by their name's
+ * shape (a UUID), so that folders made during the turn are covered too; the user's checkout
+ * and the repository's `.git` may be read (git needs them) but not edited, nor the worktree's
+ * own `.git` file.
+ */
+export function worktreeFileRules(
+  scope: { stateDir: string; checkout: string; worktree: string },
+): string[] {
+  const state = absolute(scope.stateDir);
+  const uuid = "*-*-*-*-*";
+  return [
+    ...both("Read", `${state}/${uuid}`),
+    ...both("Edit", `${state}/${uuid}`),
+    ...both("Read", `${state}/.sessions`),
+    ...both("Edit", `${state}/.sessions`),
+    ...both("Edit", absolute(scope.checkout)),
+    // Also when cwd is a folder below the worktree's top, where the roots' rules do not reach.
+    ...both("Edit", `${absolute(scope.worktree)}/.git`),
+  ];
+}

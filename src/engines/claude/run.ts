@@ -1,5 +1,5 @@
-import { open, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { open, readFile, realpath } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { isWindows, osPlatform } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
@@ -28,7 +28,8 @@ import {
   skipsContextCheck,
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
-import { protectedFileRules } from "./file_rules.ts";
+import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
+import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
 import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
 import { LineSplitter } from "../line_splitter.ts";
 import { parseStreamLine, type ResultEvent } from "./stream.ts";
@@ -81,6 +82,8 @@ export interface ClaudeEngineConfig {
    * Defaults to DEFAULT_CLAUDE_TOOLS.
    */
   claudeTools?: readonly string[];
+  /** The state dir: a turn's cwd may be the worktree the server made in it. */
+  stateDir?: string;
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -95,6 +98,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     protect: [setup.userConfigDir, s.stateDir],
     serverCwd: setup.serverCwd,
     claudeTools: s.claudeTools,
+    stateDir: s.stateDir,
   });
 }
 
@@ -146,6 +150,31 @@ export class ClaudeEngine implements Engine {
     return which(this.config.claudeBin, this.childEnv("x"), cwd);
   }
 
+  /**
+   * What the turn must not read or write: the server's own directories, with the job's own
+   * worktree carved out of the state dir when the turn works in it.
+   */
+  async #protectScope(spec: TurnSpec): Promise<{ protect: string[]; extraRules: string[] }> {
+    const listed = [...(this.config.protect ?? []), this.config.claudeConfigDir];
+    const stateDir = this.config.stateDir;
+    const worktreesDir = stateDir && join(stateDir, WORKTREES_DIR);
+    const cwd = await realpath(spec.cwd).catch(() => spec.cwd);
+    if (!stateDir || !spec.worktree || !isServerWorktree(cwd, spec.worktree, worktreesDir)) {
+      return { protect: listed, extraRules: [] };
+    }
+    const real = (p: string) => realpath(p).catch(() => p);
+    const keep = await real(spec.worktree.path);
+    const gitCommon = commonGitDir(spec.worktree);
+    return {
+      protect: protectAround(await Promise.all(listed.map(real)), keep),
+      extraRules: worktreeFileRules({
+        stateDir: await real(stateDir),
+        checkout: dirname(await real(gitCommon)),
+        worktree: keep,
+      }),
+    };
+  }
+
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
     const env = claudeChildEnv({
@@ -167,19 +196,23 @@ export class ClaudeEngine implements Engine {
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return finished(plan.reason);
+    const guard = await this.#protectScope(spec);
     const sandbox = plan.kind === "on"
       ? sandboxSettings({
         cwd: spec.cwd,
         addDirs: spec.options.addDirs,
         ...(env.HOME ? { home: env.HOME } : {}),
-        protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
+        protect: guard.protect,
       })
       : undefined;
-    const denyRules = protectedFileRules({
-      roots: [spec.cwd, ...spec.options.addDirs],
-      ...(env.HOME ? { home: env.HOME } : {}),
-      protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
-    });
+    const denyRules = [
+      ...protectedFileRules({
+        roots: [spec.cwd, ...spec.options.addDirs],
+        ...(env.HOME ? { home: env.HOME } : {}),
+        protect: guard.protect,
+      }),
+      ...guard.extraRules,
+    ];
     const prompt = await readFile(spec.promptPath);
     const tools = delegateTools(
       this.config.claudeTools ?? DEFAULT_CLAUDE_TOOLS,
