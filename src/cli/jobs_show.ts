@@ -70,6 +70,7 @@ export function recordLines(
     ["state", r.state],
     ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
     ["model", r.model],
+    ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
     ["cwd", r.cwd],
     ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
     ["created", when(r.createdAt)],

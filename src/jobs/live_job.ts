@@ -28,6 +28,8 @@ export interface NewTurn {
   model: string;
   cwd: string;
   options: TurnOptions;
+  /** The named agent the turn runs as. */
+  agent?: string;
 }
 
 /** A job as the server renders it. */
@@ -91,6 +93,7 @@ export function newRecord(
     state: "queued",
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
+    ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
     ...(turn.worktree ? { worktree: turn.worktree } : {}),

@@ -137,6 +137,8 @@ export class JobManager {
         cwd: previous.cwd,
         options,
         ...(previous.worktree ? { worktree: carriedWorktree(previous.worktree) } : {}),
+        // The agent's system prompt is in the inherited options: the turn still runs as it.
+        ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

@@ -52,6 +52,8 @@ export const jobRecordSchema = z.object({
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
   parentJobId: z.string().optional(),
+  /** The named agent whose preset and system prompt the job runs with. */
+  agent: z.string().optional(),
   promptPreview: z.string(),
   options: z.object({
     permissionMode: z.enum(PERMISSION_MODES),

@@ -74,6 +74,9 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       "earlier turns and keeps their restrictions unless overridden. Queued while a turn of " +
       "that session runs. " +
       (ctx.mode === "auto" ? "Verify what it claims." : "Only when the user asked for it."),
+    delegate_review:
+      "Review uncommitted changes (or base...HEAD) in a read-only delegated job: findings in " +
+      "the diff, by severity, and its job_id.",
     delegate_status:
       "State and recent activity of a delegated job; wait_seconds blocks until it ends.",
     delegate_result:

@@ -6,6 +6,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
+import { reviewSection } from "../review/review_file.ts";
+import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 import type { RunArgs } from "./run_tool.ts";
@@ -63,6 +65,15 @@ export async function jobReply(
   const { store } = await deps.runtime();
   const { text: out, length } = await store.readResultText(r.id, max);
   const body = outputBody(out, length, max, store.resultPath(r.id), r.id);
+  const review = r.state === "completed"
+    ? await reviewSection(store.dirOf(r.id), store.resultPath(r.id))
+    : undefined;
+  if (review) {
+    return textResult(
+      `${summary(view)}\n--- review ---\n${review.text}\n\n${followupHint(r.id)}`,
+      review.isError,
+    );
+  }
   if (r.state === "completed") {
     return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
   }
@@ -82,9 +93,11 @@ export async function replyAfterWait(
 }
 
 /** Everything delegate_start and delegate_run do before the job exists, then the start. */
-export async function startJob(deps: ToolDeps, args: RunArgs): Promise<JobView> {
+export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> {
   const s = deps.resolved.settings;
-  const prompt = await readPrompt(args, deps.serverCwd);
+  const prompt = await readPrompt(call, deps.serverCwd);
+  const agent = call.agent === undefined ? undefined : await callAgent(deps, call.agent);
+  const args = agent ? withAgent(deps, agent, call) : call;
   const cwd = await allowedDir(
     args.cwd ?? deps.serverCwd,
     deps.serverCwd,
@@ -120,5 +133,6 @@ export async function startJob(deps: ToolDeps, args: RunArgs): Promise<JobView> 
       addDirs,
       ...(files ? { files } : {}),
     },
+    ...(agent ? { agent: agent.name } : {}),
   });
 }

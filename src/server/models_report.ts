@@ -56,6 +56,8 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     "",
     ...(await backendLines(models.configuredBackends(), catalog)),
     "",
+    ...(await agentLines(deps)),
+    "",
     "Environment injected into delegates (everything else is dropped except a small allowlist):",
   );
   const env = await delegates.claudeEnv("<model>");
@@ -87,6 +89,31 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
       "Claude Code session.",
   );
   return { text: out.join("\n"), isError };
+}
+
+/** One line per agent in force, and one per agent file that cannot be used. */
+async function agentLines(deps: ToolDeps): Promise<string[]> {
+  const [{ listAgents }, { agentPlaces }] = await Promise.all([
+    import("../agents/lookup.ts"),
+    import("./agent_args.ts"),
+  ]);
+  let listed;
+  try {
+    listed = await listAgents(agentPlaces(deps));
+  } catch (e) {
+    return [`Agents: cannot list them (${errorMessage(e)})`];
+  }
+  const width = Math.max(8, ...listed.agents.map((a) => a.name.length));
+  return [
+    "Agents (delegate_start agent: <name>; files: .ollama-delegate/agents/, ~/.ollama-mcp/agents/):",
+    ...listed.agents.map((a) =>
+      `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ${a.engine ?? "default engine"}/` +
+      `${a.model ?? "default model"}${a.description ? `  ${a.description}` : ""}`
+    ),
+    ...listed.problems.map((p) =>
+      `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
+    ),
+  ];
 }
 
 function sandboxText(runner: ShellSandbox): string {

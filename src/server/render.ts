@@ -22,6 +22,7 @@ export function summary(view: JobView, now = Date.now()): string {
         : r.state,
     ),
     line("model:", r.model),
+    ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
       : []),

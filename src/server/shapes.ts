@@ -89,6 +89,19 @@ export const shapes = {
     files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
+    agent: maxChars("agent", 64).optional().describe("Named agent; see ollama_models"),
+    wait_seconds: waitSeconds,
+  },
+  review: {
+    base: maxChars("base", 256).refine(
+      (s) => /^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$/.test(s) && !s.includes(".."),
+      "base is a git ref (a branch, tag or commit), without a leading '-' or '..'",
+    ).optional().describe("Review base...HEAD; default: uncommitted changes"),
+    focus: maxChars("focus", 200).optional().describe('e.g. "security"'),
+    cwd: maxChars("cwd", 4096).optional(),
+    model: maxChars("model", 256).optional(),
+    engine: z.enum(ENGINES).optional(),
+    agent: maxChars("agent", 64).optional(),
     wait_seconds: waitSeconds,
   },
   followup: {

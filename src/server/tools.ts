@@ -7,6 +7,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobManager } from "../jobs/manager.ts";
 import { descriptions } from "./descriptions.ts";
+import type { ReviewArgs } from "./review_tool.ts";
 import { registerRunTool } from "./run_tool.ts";
 import { shapes, transcriptShape } from "./shapes.ts";
 import { guarded, type ToolDeps, type ToolExtra, worded } from "./tool_deps.ts";
@@ -79,6 +80,18 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       annotations: STARTS_WORK,
     },
     handler((h) => h.followupHandler(deps)),
+  );
+  server.registerTool(
+    "delegate_review",
+    {
+      title: "Delegated code review",
+      description: desc.delegate_review,
+      inputSchema: shapes.review,
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    },
+    guarded<ReviewArgs>(async (args, extra) =>
+      await (await import("./review_tool.ts")).reviewHandler(deps)(args, extra)
+    ),
   );
   server.registerTool(
     "delegate_status",

@@ -32,6 +32,11 @@ const PERMISSION_ORDER: Record<PermissionMode, number> = {
   bypassPermissions: 4,
 };
 
+/** How much `mode` lets a delegate do unasked: a higher rank allows more. */
+export function permissionRank(mode: PermissionMode): number {
+  return PERMISSION_ORDER[mode];
+}
+
 /** A project file may pick a mode that allows no more than the one in force below it. */
 export function narrowPermissionMode(
   project: PermissionMode,

@@ -1,0 +1,153 @@
+/**
+ * Named agents: a delegate's preset (engine, model, tools, permission mode, effort) and its
+ * system prompt, kept in a Markdown file whose front matter holds the preset and whose body is
+ * the prompt. This file defines what a valid agent is; lookup.ts finds the files.
+ */
+import {
+  type Effort,
+  EFFORTS,
+  type EngineName,
+  ENGINES,
+  PERMISSION_MODES,
+  type PermissionMode,
+} from "../settings/types.ts";
+import { FrontMatterError, listValue, parseFrontMatter } from "./front_matter.ts";
+
+/** Where an agent came from; a project file wins over a user file, which wins over a built-in. */
+export type AgentSource = "project" | "user" | "built-in";
+
+export interface Agent {
+  name: string;
+  source: AgentSource;
+  /** The file it was read from; absent for a built-in. */
+  path?: string;
+  description?: string;
+  engine?: EngineName;
+  model?: string;
+  /** Tool rules, as allowed_tools takes them (`Read`, `Bash(git *)`). */
+  tools?: string[];
+  permissionMode?: PermissionMode;
+  effort?: Effort;
+  /** The body: added to the delegate's system prompt. */
+  prompt: string;
+}
+
+/** Agent names are file names too: no path can be built from one. */
+export const AGENT_NAME = /^[a-z0-9_-]{1,64}$/;
+/** An agent file is read up to this size; a longer one is refused. */
+export const MAX_AGENT_FILE_BYTES = 64 * 1024;
+/** The body is a system prompt the delegate reads on every request: kept short. */
+export const MAX_AGENT_PROMPT_CHARS = 32_000;
+
+/** Why `name` cannot name an agent, or undefined. */
+export function agentNameProblem(name: string): string | undefined {
+  if (AGENT_NAME.test(name)) return undefined;
+  return `"${name.length > 80 ? `${name.slice(0, 80)}…` : name}" is not an agent name ` +
+    "(1-64 characters: a-z, 0-9, '-' and '_'; never a path)";
+}
+
+/** A problem with an agent file, naming the file and the line. */
+export class AgentFileError extends Error {
+  override name = "AgentFileError";
+  constructor(readonly path: string, readonly line: number, readonly reason: string) {
+    super(`${path}${line > 0 ? `:${line}` : ""}: ${reason}`);
+  }
+}
+
+const KEYS = ["name", "description", "engine", "model", "tools", "permission_mode", "effort"];
+
+/** Parses an agent file's text; throws AgentFileError naming `path` and the line. */
+export function parseAgent(
+  text: string,
+  expected: { name: string; source: AgentSource; path: string },
+): Agent {
+  const { path } = expected;
+  let parsed;
+  try {
+    parsed = parseFrontMatter(text);
+  } catch (e) {
+    if (e instanceof FrontMatterError) throw new AgentFileError(path, e.line, e.message);
+    throw e;
+  }
+  const agent: Agent = { name: expected.name, source: expected.source, path, prompt: "" };
+  for (const { key, value, line } of parsed.entries) {
+    const fail = (reason: string): never => {
+      throw new AgentFileError(path, line, reason);
+    };
+    const oneOf = <T extends string>(values: readonly T[]): T =>
+      (values as readonly string[]).includes(value)
+        ? value as T
+        : fail(`${key} "${value}" is not one of ${values.join(", ")}`);
+    if (value === "") fail(`${key} has no value`);
+    switch (key) {
+      case "name":
+        if (value !== expected.name) {
+          fail(`name "${value}" differs from the file's name "${expected.name}"`);
+        }
+        break;
+      case "description":
+        if (value.length > 200) fail("description is over 200 characters");
+        agent.description = value;
+        break;
+      case "engine":
+        agent.engine = oneOf(ENGINES);
+        break;
+      case "model":
+        if (value.length > 256 || /\s/.test(value)) fail(`model "${value}" is not a model name`);
+        agent.model = value;
+        break;
+      case "tools": {
+        const tools = listValue(value);
+        if (tools.length > 100) fail("tools lists over 100 rules");
+        for (const t of tools) {
+          if (t.length > 500 || t.startsWith("-")) fail(`tools: "${t}" is not a tool rule`);
+        }
+        agent.tools = tools;
+        break;
+      }
+      case "permission_mode":
+        agent.permissionMode = oneOf(PERMISSION_MODES);
+        break;
+      case "effort":
+        agent.effort = oneOf(EFFORTS);
+        break;
+      default:
+        fail(`unknown key "${key}" (known: ${KEYS.join(", ")})`);
+    }
+  }
+  if (parsed.body === "") {
+    throw new AgentFileError(
+      path,
+      parsed.bodyLine,
+      "the body (the agent's system prompt) is empty",
+    );
+  }
+  if (parsed.body.length > MAX_AGENT_PROMPT_CHARS) {
+    throw new AgentFileError(
+      path,
+      parsed.bodyLine,
+      `the body is ${parsed.body.length} characters, over the ${MAX_AGENT_PROMPT_CHARS} a ` +
+        "system prompt may have here",
+    );
+  }
+  agent.prompt = parsed.body;
+  return agent;
+}
+
+/**
+ * The reviewer `delegate_review` uses unless a user or project file named `reviewer.md`
+ * replaces it. Read-only tools; `dontAsk` rather than `plan`, because Claude Code's plan mode
+ * has the model write a plan and ask to leave plan mode, while dontAsk simply refuses whatever
+ * was not pre-approved.
+ */
+export const BUILT_IN_AGENTS: readonly Agent[] = [{
+  name: "reviewer",
+  source: "built-in",
+  description: "Reviews a diff for defects; answers in findings JSON",
+  tools: ["Read", "Grep", "Glob"],
+  permissionMode: "dontAsk",
+  prompt: "You are a careful code reviewer. You review a diff for real defects: bugs, security " +
+    "holes, data loss, races, wrong error handling, missing or wrong tests. You report only " +
+    "what you can support with evidence from the diff or from the files you read; you never " +
+    "invent line numbers. Style preferences are not findings. You change nothing.",
+}];

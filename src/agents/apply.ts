@@ -1,0 +1,133 @@
+/**
+ * An agent applied to a call: the agent's preset is the widest the job may be, and the call's
+ * own parameters may only narrow it (fewer tools, a stricter permission mode). The model and
+ * engine still pass the user's policy afterwards like any call's: an agent file cannot widen
+ * allowedModels or the delegation mode, which it never touches.
+ */
+import { DelegateError } from "../errors.ts";
+import { permissionRank } from "../settings/narrow.ts";
+import type { Effort, EngineName, PermissionMode } from "../settings/types.ts";
+import type { Agent } from "./agent.ts";
+
+/** What a call asks for, in the fields an agent also sets. */
+export interface AgentCall {
+  engine?: EngineName | undefined;
+  model?: string | undefined;
+  allowedTools?: readonly string[] | undefined;
+  permissionMode?: PermissionMode | undefined;
+  effort?: Effort | undefined;
+  appendSystemPrompt?: string | undefined;
+}
+
+/** The call's fields once the agent is applied; undefined = the usual default. */
+export interface AppliedAgent {
+  engine?: EngineName;
+  model?: string;
+  allowedTools?: string[];
+  permissionMode?: PermissionMode;
+  effort?: Effort;
+  appendSystemPrompt: string;
+}
+
+interface Rule {
+  text: string;
+  name: string;
+  pattern?: string;
+}
+
+function parse(text: string): Rule {
+  const m = /^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$/.exec(text);
+  if (!m) return { text: text.trim(), name: text.trim() };
+  return m[2] !== undefined
+    ? { text: `${m[1]}(${m[2].trim()})`, name: m[1]!, pattern: m[2].trim() }
+    : { text: m[1]!, name: m[1]! };
+}
+
+/**
+ * The call's tool rules kept within the agent's: a rule for a tool the agent allows whole
+ * stays; a whole tool the agent allows only with patterns becomes the agent's rules for it;
+ * a pattern the agent does not list itself is refused (patterns cannot be intersected).
+ */
+export function narrowTools(
+  agent: Agent,
+  call: readonly string[] | undefined,
+): string[] | undefined {
+  if (agent.tools === undefined) return call === undefined ? undefined : [...call];
+  if (call === undefined) return [...agent.tools];
+  const own = agent.tools.map(parse);
+  const out: string[] = [];
+  const add = (rule: string) => {
+    if (!out.includes(rule)) out.push(rule);
+  };
+  for (const text of call) {
+    const c = parse(text);
+    const same = own.filter((r) => r.name === c.name);
+    if (same.some((r) => r.pattern === undefined)) add(c.text);
+    else if (c.pattern === undefined && same.length > 0) same.forEach((r) => add(r.text));
+    else if (same.some((r) => r.text === c.text)) add(c.text);
+    else {
+      throw new DelegateError(
+        `Cannot start job: allowed_tools "${text}" is not among agent "${agent.name}"'s tools ` +
+          `(${agent.tools.join(", ") || "none"}); a call may only narrow them. Leave it out, ` +
+          "or use another agent",
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Applies `agent` to `call`. `userMode` is the user's default permission mode: a project's
+ * agent may not allow more than it, as the project settings file may not (a project can come
+ * from anyone; the user's own agent files can).
+ */
+export function applyAgent(agent: Agent, call: AgentCall, userMode: PermissionMode): AppliedAgent {
+  const refuse = (what: string, asked: string, own: string): never => {
+    throw new DelegateError(
+      `Cannot start job: agent "${agent.name}" sets ${what} "${own}", and the call asks for ` +
+        `"${asked}". Leave ${what} out, or use another agent`,
+    );
+  };
+  if (call.engine !== undefined && agent.engine !== undefined && call.engine !== agent.engine) {
+    refuse("engine", call.engine, agent.engine);
+  }
+  if (call.model !== undefined && agent.model !== undefined && call.model !== agent.model) {
+    refuse("model", call.model, agent.model);
+  }
+  const own = agent.permissionMode;
+  if (
+    own !== undefined && agent.source === "project" &&
+    permissionRank(own) > permissionRank(userMode)
+  ) {
+    throw new DelegateError(
+      `Cannot start job: agent "${agent.name}" (${agent.path}) sets permission_mode "${own}", ` +
+        `which allows more than the user's "${userMode}"; a project's agent may only narrow it ` +
+        "(plan < manual, default, dontAsk < acceptEdits < auto < bypassPermissions). Ask the user " +
+        "to change the file, or to copy the agent into their own agents folder",
+    );
+  }
+  if (call.permissionMode !== undefined && own !== undefined) {
+    if (permissionRank(call.permissionMode) > permissionRank(own)) {
+      throw new DelegateError(
+        `Cannot start job: agent "${agent.name}" runs in permission mode "${own}", and ` +
+          `permission_mode "${call.permissionMode}" allows more; a call may only narrow it ` +
+          "(plan < manual, default, dontAsk < acceptEdits < auto < bypassPermissions)",
+      );
+    }
+  }
+  const engine = call.engine ?? agent.engine;
+  const model = call.model ?? agent.model;
+  const allowedTools = narrowTools(agent, call.allowedTools);
+  const permissionMode = call.permissionMode ?? own;
+  const effort = call.effort ?? agent.effort;
+  const extra = call.appendSystemPrompt?.trim();
+  return {
+    ...(engine !== undefined ? { engine } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(allowedTools !== undefined ? { allowedTools } : {}),
+    ...(permissionMode !== undefined ? { permissionMode } : {}),
+    ...(effort !== undefined ? { effort } : {}),
+    // The caller's addition comes after the agent's, so it reads as the task's own note.
+    appendSystemPrompt: extra ? `${agent.prompt}\n\n${extra}` : agent.prompt,
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * Where agents are found: the project's `.ollama-delegate/agents/<name>.md` (the project is the
+ * server's working directory, where the user started Claude Code, as for the project settings
+ * file), then the user's `<config dir>/agents/<name>.md`, then the built-ins. A file replaces
+ * an agent of the same name further down.
+ *
+ * A project can come from anyone (a cloned repository), so its files are opened without
+ * following symlinks at any step: an agent file cannot make the server read, and send to a
+ * model as a system prompt, a file from elsewhere (`agents/x.md -> ~/.aws/credentials`).
+ */
+import { realpath } from "node:fs/promises";
+import { join } from "node:path";
+import { DelegateError } from "../errors.ts";
+import { readCapped } from "../platform/bytes.ts";
+import { type BeneathDir, openEntryBeneath } from "../platform/beneath.ts";
+import {
+  type Agent,
+  AgentFileError,
+  agentNameProblem,
+  type AgentSource,
+  BUILT_IN_AGENTS,
+  MAX_AGENT_FILE_BYTES,
+  parseAgent,
+} from "./agent.ts";
+
+/** The two directories agent files are read from. */
+export interface AgentPlaces {
+  /** The project directory; its agents are in `.ollama-delegate/agents/`. */
+  projectDir: string;
+  /** The user's config directory (`~/.ollama-mcp`); its agents are in `agents/`. */
+  userConfigDir: string;
+}
+
+/** An agent file that could not be used, for listings. */
+export interface AgentProblem {
+  name: string;
+  source: AgentSource;
+  path: string;
+  reason: string;
+}
+
+const PROJECT_PATH = [".ollama-delegate", "agents"];
+const USER_PATH = ["agents"];
+
+function codeOf(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Opens `base/parts...` without following a symlink; undefined when a part is missing. */
+async function openDirs(base: string, parts: readonly string[]): Promise<BeneathDir | undefined> {
+  let real: string;
+  try {
+    real = await realpath(base);
+  } catch (e) {
+    if (codeOf(e) === "ENOENT") return undefined;
+    throw e;
+  }
+  const opened = await openEntryBeneath(real, { roots: [real] });
+  if (!("dir" in opened)) {
+    await opened.file.handle.close();
+    return undefined;
+  }
+  let dir = opened.dir;
+  for (const part of parts) {
+    let next: BeneathDir;
+    try {
+      next = await dir.openDir(part);
+    } catch (e) {
+      await dir.close();
+      const code = codeOf(e);
+      if (code === "ENOENT") return undefined;
+      if (code === "ELOOP" || code === "ENOTDIR") {
+        throw new AgentFileError(
+          join(dir.real, part),
+          0,
+          "is a symlink or not a directory; agent directories must be real directories",
+        );
+      }
+      throw e;
+    }
+    await dir.close();
+    dir = next;
+  }
+  return dir;
+}
+
+async function readAgentFile(
+  dir: BeneathDir,
+  name: string,
+  source: AgentSource,
+): Promise<Agent | undefined> {
+  const file = `${name}.md`;
+  const path = join(dir.real, file);
+  let opened;
+  try {
+    opened = await dir.openFile(file);
+  } catch (e) {
+    const code = codeOf(e);
+    if (code === "ENOENT") return undefined;
+    const reason = code === "ELOOP"
+      ? "is a symlink; agent files must be regular files"
+      : `cannot be read (${(e as Error).message})`;
+    throw new AgentFileError(path, 0, reason);
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readCapped(opened.handle, MAX_AGENT_FILE_BYTES);
+  } finally {
+    await opened.handle.close().catch(() => {});
+  }
+  if (bytes.length > MAX_AGENT_FILE_BYTES) {
+    throw new AgentFileError(path, 0, `is over ${MAX_AGENT_FILE_BYTES} bytes`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new AgentFileError(path, 0, "is not UTF-8 text");
+  }
+  return parseAgent(text, { name, source, path });
+}
+
+const places = (p: AgentPlaces): Array<[AgentSource, string, readonly string[]]> => [
+  ["project", p.projectDir, PROJECT_PATH],
+  ["user", p.userConfigDir, USER_PATH],
+];
+
+/**
+ * The agent called `name`: the project's file, else the user's, else a built-in; undefined
+ * when there is none. Throws AgentFileError for a file that exists and is not a valid agent
+ * (a broken file never falls through to one further down: the user meant that file).
+ */
+export async function findAgent(name: string, where: AgentPlaces): Promise<Agent | undefined> {
+  const problem = agentNameProblem(name);
+  if (problem) throw new RangeError(problem);
+  for (const [source, base, parts] of places(where)) {
+    const dir = await openDirs(base, parts);
+    if (!dir) continue;
+    try {
+      const agent = await readAgentFile(dir, name, source);
+      if (agent) return agent;
+    } finally {
+      await dir.close();
+    }
+  }
+  return BUILT_IN_AGENTS.find((a) => a.name === name);
+}
+
+/** Every agent in force (one per name) and the files that could not be used. */
+export async function listAgents(
+  where: AgentPlaces,
+): Promise<{ agents: Agent[]; problems: AgentProblem[] }> {
+  const byName = new Map<string, Agent>();
+  const problems: AgentProblem[] = [];
+  for (const [source, base, parts] of places(where)) {
+    let dir: BeneathDir | undefined;
+    try {
+      dir = await openDirs(base, parts);
+    } catch (e) {
+      if (!(e instanceof AgentFileError)) throw e;
+      problems.push({ name: "", source, path: e.path, reason: e.reason });
+      continue;
+    }
+    if (!dir) continue;
+    try {
+      const entries = (await dir.list()).filter((e) => e.name.endsWith(".md"))
+        .sort((a, b) => a.name.localeCompare(b.name)).slice(0, 200);
+      for (const entry of entries) {
+        const name = entry.name.slice(0, -3);
+        const path = join(dir.real, entry.name);
+        if (agentNameProblem(name)) {
+          problems.push({ name, source, path, reason: agentNameProblem(name)! });
+          continue;
+        }
+        if (byName.has(name)) continue;
+        try {
+          const agent = await readAgentFile(dir, name, source);
+          if (agent) byName.set(name, agent);
+        } catch (e) {
+          if (!(e instanceof AgentFileError)) throw e;
+          problems.push({ name, source, path, reason: e.message });
+          // A broken file still shadows the agents of that name further down.
+          byName.set(name, { name, source, path, prompt: "" });
+        }
+      }
+    } finally {
+      await dir.close();
+    }
+  }
+  for (const agent of BUILT_IN_AGENTS) if (!byName.has(agent.name)) byName.set(agent.name, agent);
+  const broken = new Set(problems.map((p) => p.path));
+  const agents = [...byName.values()].filter((a) => !(a.path && broken.has(a.path)));
+  return { agents: agents.sort((a, b) => a.name.localeCompare(b.name)), problems };
+}
+
+/** The agent called `name`, or a DelegateError that says what is wrong and what to do. */
+export async function requireAgent(name: string, where: AgentPlaces): Promise<Agent> {
+  const problem = agentNameProblem(name);
+  if (problem) throw new DelegateError(`Cannot use agent: ${problem}`);
+  let agent: Agent | undefined;
+  try {
+    agent = await findAgent(name, where);
+  } catch (e) {
+    if (!(e instanceof AgentFileError)) throw e;
+    throw new DelegateError(
+      `Cannot use agent "${name}": ${e.message}. Ask the user to fix the file`,
+      { cause: e },
+    );
+  }
+  if (agent) return agent;
+  const { agents } = await listAgents(where).catch(() => ({ agents: [] as Agent[] }));
+  throw new DelegateError(
+    `Cannot use agent "${name}": there is no such agent (known: ${
+      agents.map((a) => a.name).join(", ") || "none"
+    }). Agent files are ${join(where.projectDir, ...PROJECT_PATH, `${name}.md`)} or ` +
+      `${join(where.userConfigDir, ...USER_PATH, `${name}.md`)}; see ollama_models`,
+  );
+}

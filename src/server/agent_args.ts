@@ -1,0 +1,44 @@
+/**
+ * A call's arguments with its named agent applied (src/agents/): the agent's preset fills what
+ * the call leaves out, and the call may only narrow it.
+ */
+import { dirname } from "node:path";
+import type { Agent } from "../agents/agent.ts";
+import { applyAgent } from "../agents/apply.ts";
+import { type AgentPlaces, requireAgent } from "../agents/lookup.ts";
+import type { RunArgs } from "./run_tool.ts";
+import type { ToolDeps } from "./tool_deps.ts";
+
+/** Where this server reads agent files: the project (its own cwd) and the user's config dir. */
+export function agentPlaces(deps: ToolDeps): AgentPlaces {
+  return {
+    projectDir: deps.serverCwd,
+    userConfigDir: dirname(deps.resolved.locations.userFile),
+  };
+}
+
+/** The agent a call names, read now (a file edited since the last call counts). */
+export function callAgent(deps: ToolDeps, name: string): Promise<Agent> {
+  return requireAgent(name, agentPlaces(deps));
+}
+
+/** `args` with `agent` applied; throws a DelegateError when the call would widen it. */
+export function withAgent<A extends Partial<RunArgs>>(deps: ToolDeps, agent: Agent, args: A): A {
+  const applied = applyAgent(agent, {
+    engine: args.engine,
+    model: args.model,
+    allowedTools: args.allowed_tools,
+    permissionMode: args.permission_mode,
+    effort: args.effort,
+    appendSystemPrompt: args.append_system_prompt,
+  }, deps.resolved.settings.defaultPermissionMode);
+  return {
+    ...args,
+    engine: applied.engine,
+    model: applied.model,
+    allowed_tools: applied.allowedTools,
+    permission_mode: applied.permissionMode,
+    effort: applied.effort,
+    append_system_prompt: applied.appendSystemPrompt,
+  };
+}

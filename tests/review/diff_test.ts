@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { computeDiff, fitDiff, parseDiff } from "../../src/review/diff.ts";
+import { tempDir } from "../support/harness.ts";
+
+const SAMPLE = [
+  "diff --git a/src/a.ts b/src/a.ts",
+  "index 1..2 100644",
+  "--- a/src/a.ts",
+  "+++ b/src/a.ts",
+  "@@ -1,3 +1,4 @@",
+  " one",
+  "-two",
+  "+TWO",
+  "+2b",
+  " three",
+  "@@ -10,2 +11,2 @@ function f() {",
+  " ten",
+  "-eleven",
+  "+ELEVEN",
+  "\\ No newline at end of file",
+  "diff --git a/gone.txt b/gone.txt",
+  "deleted file mode 100644",
+  "--- a/gone.txt",
+  "+++ /dev/null",
+  "@@ -1 +0,0 @@",
+  "-bye",
+  "diff --git a/img.png b/img.png",
+  "Binary files a/img.png and b/img.png differ",
+  "",
+].join("\n");
+
+Deno.test("diff: files, their new-side lines in hunks, and binaries", () => {
+  const files = parseDiff(SAMPLE);
+  assert.deepEqual(files.map((f) => f.path), ["src/a.ts", "gone.txt", "img.png"]);
+  const [a, gone, img] = files;
+  assert.deepEqual(a!.lines, [[1, 4], [11, 12]]);
+  assert.equal(a!.added, 3);
+  assert.equal(a!.removed, 2);
+  assert.ok(a!.text.startsWith("diff --git a/src/a.ts") && a!.text.includes("+ELEVEN"));
+  assert.deepEqual(gone!.lines, []);
+  assert.equal(gone!.removed, 1);
+  assert.equal(img!.binary, true);
+});
+
+Deno.test("diff: the budget leaves out whole files, secrets and binaries, and names them", () => {
+  const files = parseDiff(
+    SAMPLE + [
+      "diff --git a/.env b/.env",
+      "--- a/.env",
+      "+++ b/.env",
+      "@@ -1 +1 @@",
+      "-KEY=1",
+      "+KEY=2",
+      "",
+    ].join("\n"),
+  );
+  const fit = fitDiff(files, 1000);
+  assert.deepEqual(fit.sent.map((f) => f.path), ["src/a.ts", "gone.txt"]);
+  assert.deepEqual(fit.notSent.map((n) => n.path), ["img.png", ".env"]);
+  assert.match(fit.notSent[1]!.reason, /looks like a secret/);
+  const small = fitDiff(files, 30);
+  assert.deepEqual(small.sent.map((f) => f.path), ["gone.txt"]);
+  assert.match(small.notSent[0]!.reason, /^about \d+ tokens, over the remaining budget of 30$/);
+});
+
+function git(cwd: string, ...args: string[]) {
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
+}
+
+Deno.test("diff: uncommitted changes with untracked files; base...HEAD; hooks never run", async () => {
+  const repo = tempDir("od-review-");
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "a.txt"), "1\n2\n3\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "one");
+  git(repo, "checkout", "-q", "-b", "topic");
+  writeFileSync(join(repo, "a.txt"), "1\n2\n3\n4\n");
+  git(repo, "commit", "-q", "-am", "two");
+  // A repository's config naming a program: the review must not run it.
+  const marker = join(repo, "..", `fsmonitor-ran-${crypto.randomUUID()}`);
+  writeFileSync(join(repo, "monitor.sh"), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+  git(repo, "config", "core.fsmonitor", join(repo, "monitor.sh"));
+  writeFileSync(join(repo, "a.txt"), "1\nTWO\n3\n4\n");
+  writeFileSync(join(repo, "new.txt"), "fresh\n");
+  symlinkSync("/etc/passwd", join(repo, "link"));
+  mkdirSync(join(repo, "sub"));
+  const uncommitted = await computeDiff(join(repo, "sub"));
+  assert.equal(uncommitted.label, "uncommitted changes");
+  const byPath = new Map(uncommitted.files.map((f) => [f.path, f]));
+  assert.deepEqual([...byPath.keys()].sort(), ["a.txt", "monitor.sh", "new.txt"]);
+  assert.deepEqual(byPath.get("a.txt")!.lines, [[1, 4]]);
+  assert.deepEqual(byPath.get("new.txt")!.lines, [[1, 1]]);
+  const range = await computeDiff(repo, "main");
+  assert.equal(range.label, "main...HEAD");
+  assert.deepEqual(range.files.map((f) => [f.path, f.lines]), [["a.txt", [[1, 4]]]]);
+  await assert.rejects(() => computeDiff(repo, "nope"), /base "nope" names no commit/);
+  await assert.rejects(() => computeDiff(tempDir("od-norepo-")), /is not in a git repository/);
+  assert.equal(existsSync(marker), false, "the repository's fsmonitor command ran");
+});
