@@ -2,6 +2,7 @@
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
 import type { EngineName } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
+import type { QueueDetail } from "./queue.ts";
 import type { JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
@@ -15,6 +16,11 @@ export interface ManagerConfig {
   maxConcurrent: number;
   /** Per-backend limits on top of maxConcurrent (native engine). */
   backendLimits?: Record<string, number>;
+  /**
+   * Where each backend's limit is shared with the user's other servers (`<stateDir>/.slots`);
+   * the default Ollama's limit there is maxConcurrent. Unset: limits of this process only.
+   */
+  slotsDir?: string;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   log?: (line: string) => void;
@@ -40,6 +46,8 @@ export interface JobView {
   worktree?: JobRecord["worktree"];
   /** 1-based place in the queue, 0 when not queued here. */
   queuePosition: number;
+  /** While it waits for its backend's shared slots: its place and who holds them. */
+  queue?: QueueDetail;
 }
 
 /** Why this process stopped a job before its engine ended the turn. */

@@ -20,7 +20,8 @@ import {
   newRecord,
   type NewTurn,
 } from "./live_job.ts";
-import { QueueLanes } from "./queue.ts";
+import { Admission } from "./admission.ts";
+import { LocalGate, QueueLanes } from "./queue.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
@@ -61,7 +62,16 @@ export class JobManager {
     engines: Partial<Record<EngineName, Engine>>,
     config: ManagerConfig,
   ) {
-    this.#lanes = new QueueLanes(config.maxConcurrent, config.backendLimits);
+    const backendLimits = config.backendLimits ?? {};
+    this.#lanes = new QueueLanes(
+      config.maxConcurrent,
+      config.slotsDir
+        ? new Admission(config.slotsDir, {
+          defaultLimit: config.maxConcurrent,
+          backendLimits,
+        }, { log: (line) => config.log?.(line) })
+        : new LocalGate(backendLimits),
+    );
     const liveRecord = (id: string) => this.#live.get(id)?.record;
     this.#recovery = { store, engines, liveRecord };
     this.#sessions = new SessionOrder(store, {
@@ -207,15 +217,21 @@ export class JobManager {
     const activities = engine
       ? await engine.recentActivity(this.store.dirOf(key), ACTIVITY_KEEP).catch(() => [])
       : [];
-    return { record, activities, queuePosition: 0 };
+    // A job another server queued: where it stands in its backend's shared line.
+    const queue = record.state === "queued"
+      ? await this.#lanes.gate.describe(record.id, record.backend)
+      : undefined;
+    return { record, activities, queuePosition: queue?.position ?? 0, ...(queue ? { queue } : {}) };
   }
 
   #view(live: LiveJob): JobView {
     const { id, backend } = live.record;
+    const queue = this.#lanes.gate.detail(id);
     return {
       record: live.record,
       activities: live.activities,
       queuePosition: this.#lanes.position(id, backend),
+      ...(queue ? { queue } : {}),
     };
   }
 

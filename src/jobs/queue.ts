@@ -45,20 +45,95 @@ export class SlotQueue {
   }
 }
 
+/** Who holds one of a backend's slots, as a job's status shows it. */
+export interface SlotHolder {
+  jobId: string;
+  /** The server process that runs the job. */
+  pid: number;
+  /** Whether that is the process asking. */
+  here: boolean;
+}
+
+/** Where a job waiting for a backend stands: its place in line and who holds the slots. */
+export interface QueueDetail {
+  backend: string;
+  /** 1-based place in the backend's line. */
+  position: number;
+  limit: number;
+  holders: SlotHolder[];
+}
+
 /**
- * The lines a job waits in before it runs: its backend's own lane (a per-backend limit),
- * then the global one (maxConcurrent). The backend's slot comes first, so a job waiting for
- * its backend holds no global slot.
+ * The per-backend limit a job passes before the global one: in this process only
+ * (LocalGate), or shared by every server of the user through the state dir (admission.ts).
  */
-export class QueueLanes {
-  readonly #global: SlotQueue;
+export interface BackendGate {
+  /** Resolves true once the job holds a slot of its backend; false when it left the line. */
+  enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean>;
+  /** Gives back the slot job `id` holds. */
+  exit(id: string, backend: string | undefined): void;
+  /** Takes a waiting job out of the line; true when it was waiting. */
+  leave(id: string, backend: string | undefined): boolean;
+  /** 1-based place in the backend's line, 0 when not waiting there. */
+  position(id: string, backend: string | undefined): number;
+  /** What a waiting job of this process last saw of its backend's line. */
+  detail(id: string): QueueDetail | undefined;
+  /** The same for a job of any process, read from where the line is kept. */
+  describe(id: string, backend: string | undefined): Promise<QueueDetail | undefined>;
+}
+
+/** Per-backend limits kept in this process only (the `jobs` commands, tests). */
+export class LocalGate implements BackendGate {
   readonly #backends = new Map<string, SlotQueue>();
 
-  constructor(maxConcurrent: number, backendLimits: Record<string, number> = {}) {
-    this.#global = new SlotQueue(maxConcurrent);
+  constructor(backendLimits: Record<string, number> = {}) {
     for (const [name, limit] of Object.entries(backendLimits)) {
       this.#backends.set(name, new SlotQueue(limit));
     }
+  }
+
+  async enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean> {
+    const lane = this.#lane(backend);
+    return lane ? await take(lane, id, placed) : true;
+  }
+
+  exit(_id: string, backend: string | undefined): void {
+    this.#lane(backend)?.release();
+  }
+
+  leave(id: string, backend: string | undefined): boolean {
+    return this.#lane(backend)?.leave(id) ?? false;
+  }
+
+  position(id: string, backend: string | undefined): number {
+    return this.#lane(backend)?.position(id) ?? 0;
+  }
+
+  detail(): QueueDetail | undefined {
+    return undefined;
+  }
+
+  describe(): Promise<QueueDetail | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  #lane(backend: string | undefined): SlotQueue | undefined {
+    return backend ? this.#backends.get(backend) : undefined;
+  }
+}
+
+/**
+ * The lines a job waits in before it runs: its backend's (the gate), then the global one
+ * (maxConcurrent, this process). The backend's slot comes first, so a job waiting for its
+ * backend holds no global slot. The price: a job that got its backend's slot while this
+ * process's global slots are all taken (by jobs on other backends) holds that slot idle
+ * until one of them ends.
+ */
+export class QueueLanes {
+  readonly #global: SlotQueue;
+
+  constructor(maxConcurrent: number, readonly gate: BackendGate = new LocalGate()) {
+    this.#global = new SlotQueue(maxConcurrent);
   }
 
   /**
@@ -66,33 +141,28 @@ export class QueueLanes {
    * left the line (`leave`), and then it holds no slot.
    */
   async enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean> {
-    const lane = this.#lane(backend);
-    if (lane && !(await take(lane, id, placed))) return false;
+    if (!(await this.gate.enter(id, backend, placed))) return false;
     if (!(await take(this.#global, id, placed))) {
-      lane?.release();
+      this.gate.exit(id, backend);
       return false;
     }
     return true;
   }
 
-  /** Gives back the slots of a job that entered. */
-  exit(backend: string | undefined): void {
+  /** Gives back the slots of job `id`, which entered. */
+  exit(backend: string | undefined, id: string): void {
     this.#global.release();
-    this.#lane(backend)?.release();
+    this.gate.exit(id, backend);
   }
 
   /** Takes a waiting job out of its line; true when it was waiting. */
   leave(id: string, backend: string | undefined): boolean {
-    return (this.#lane(backend)?.leave(id) ?? false) || this.#global.leave(id);
+    return this.gate.leave(id, backend) || this.#global.leave(id);
   }
 
   /** 1-based place in whichever line the job waits in, 0 when it waits in none. */
   position(id: string, backend: string | undefined): number {
-    return (backend ? this.#lane(backend)?.position(id) : 0) || this.#global.position(id);
-  }
-
-  #lane(backend: string | undefined): SlotQueue | undefined {
-    return backend ? this.#backends.get(backend) : undefined;
+    return this.gate.position(id, backend) || this.#global.position(id);
   }
 }
 

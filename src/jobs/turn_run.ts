@@ -55,7 +55,7 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
     outcome = failedTurn(`Cannot run job: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
-    deps.lanes.exit(record.backend);
+    deps.lanes.exit(record.backend, record.id);
   }
   await finishJob(live, outcome, deps);
 }

@@ -3,6 +3,7 @@
  * needs them (or a moment after start-up): the server answers `initialize` without loading
  * them, nor the engines they drive.
  */
+import { join } from "node:path";
 import type { DelegateFacts } from "../engines/registry.ts";
 import type { EngineSetup } from "../engines/types.ts";
 import type { JobManager } from "../jobs/manager.ts";
@@ -67,6 +68,8 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
     backendLimits,
+    // Every server of the user shares each backend's limit through the state dir.
+    slotsDir: join(s.stateDir, ".slots"),
     log,
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { QueueLanes, SlotQueue } from "../../src/jobs/queue.ts";
+import { LocalGate, QueueLanes, SlotQueue } from "../../src/jobs/queue.ts";
 
 /** Lets every settled promise run its callbacks. */
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -103,7 +103,7 @@ Deno.test("SlotQueue: a released slot with nobody waiting is free for the next c
 });
 
 Deno.test("QueueLanes: a backend's own limit comes first and holds no global slot", async () => {
-  const lanes = new QueueLanes(2, { lab: 1 });
+  const lanes = new QueueLanes(2, new LocalGate({ lab: 1 }));
   const placed: string[] = [];
   const enter = (id: string, backend?: string) => lanes.enter(id, backend, () => placed.push(id));
   assert.equal(await enter("a", "lab"), true);
@@ -117,7 +117,7 @@ Deno.test("QueueLanes: a backend's own limit comes first and holds no global slo
   await tick();
   assert.equal(lanes.position("d", undefined), 1);
   // a ends: its global slot goes to d, its lab slot to b, which then waits for a global one.
-  lanes.exit("lab");
+  lanes.exit("lab", "a");
   assert.equal(await d, true);
   await tick();
   assert.equal(lanes.position("b", "lab"), 1);
@@ -125,6 +125,6 @@ Deno.test("QueueLanes: a backend's own limit comes first and holds no global slo
   assert.equal(await b, false);
   assert.equal(lanes.leave("b", "lab"), false);
   // b gave its lab slot back when it left: once c ends, e gets both at once.
-  lanes.exit(undefined);
+  lanes.exit(undefined, "c");
   assert.equal(await enter("e", "lab"), true);
 });

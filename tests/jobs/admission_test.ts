@@ -1,0 +1,287 @@
+/**
+ * The shared line per backend across real processes: this test process and children that run
+ * the same module (tests/jobs/support/admission_child.ts) on one folder, as the servers of
+ * several Claude Code sessions do on one state dir.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Admission, backendFolder } from "../../src/jobs/admission.ts";
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "support", "admission_child.ts");
+const WAIT_MS = 30_000;
+
+/** A second process using the line, driven line by line. */
+class Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<void>;
+
+  constructor(dir: string, limit: number) {
+    this.proc = spawn("deno", ["run", "-A", CHILD, dir, String(limit)], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let rest = "";
+    this.proc.stdout!.on("data", (chunk: Uint8Array) => {
+      rest += new TextDecoder().decode(chunk);
+      const parts = rest.split("\n");
+      rest = parts.pop()!;
+      this.lines.push(...parts);
+    });
+    this.exited = new Promise((r) => this.proc.on("exit", () => r()));
+  }
+
+  send(line: string): void {
+    this.proc.stdin!.write(`${line}\n`);
+  }
+
+  /** The first line starting with `prefix`, once it came. */
+  async line(prefix: string, timeoutMs = WAIT_MS): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const found = this.lines.find((l) => l.startsWith(prefix));
+      if (found !== undefined) return found;
+      await sleep(20);
+    }
+    throw new Error(`no "${prefix}" from child ${this.proc.pid} in ${timeoutMs} ms: ${this.lines}`);
+  }
+
+  has(prefix: string): boolean {
+    return this.lines.some((l) => l.startsWith(prefix));
+  }
+
+  async kill(): Promise<void> {
+    this.proc.kill("SIGKILL");
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    this.proc.stdin!.end();
+    this.proc.kill("SIGTERM");
+    await this.exited;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const uuid = () => crypto.randomUUID();
+const lineDir = (root: string) => join(root, "ollama");
+const slotFiles = (root: string) => readdirSync(lineDir(root)).filter((f) => f.startsWith("slot-"));
+const ticketFiles = (root: string) =>
+  readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
+
+function gate(root: string, limit: number): Admission {
+  return new Admission(root, { defaultLimit: limit, backendLimits: {} }, { pollMs: 40 });
+}
+
+async function withChildren(
+  root: string,
+  limit: number,
+  count: number,
+  fn: (children: Child[]) => Promise<void>,
+): Promise<void> {
+  const children = Array.from({ length: count }, () => new Child(root, limit));
+  try {
+    await Promise.all(children.map((c) => c.line("ready")));
+    await fn(children);
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+  }
+}
+
+Deno.test("admission: another process's held slots count; a release lets this one in", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  await withChildren(root, 2, 1, async ([other]) => {
+    const [a, b] = [uuid(), uuid()];
+    other!.send(`enter ${a}`);
+    other!.send(`enter ${b}`);
+    await other!.line(`held ${a}`);
+    await other!.line(`held ${b}`);
+    const here = gate(root, 2);
+    const mine = uuid();
+    let placed = false;
+    let granted: boolean | undefined;
+    void here.enter(mine, undefined, () => (placed = true)).then((ok) => (granted = ok));
+    await sleep(600);
+    assert.equal(placed, true);
+    assert.equal(granted, undefined, "this process waits while the other holds both slots");
+    const detail = here.detail(mine)!;
+    assert.equal(detail.backend, "ollama");
+    assert.equal(detail.position, 1);
+    assert.equal(detail.limit, 2);
+    assert.deepEqual(
+      detail.holders.map((h) => [h.jobId, h.pid, h.here]).sort(),
+      [[a, other!.proc.pid, false], [b, other!.proc.pid, false]].sort(),
+    );
+    other!.send(`exit ${a}`);
+    const deadline = Date.now() + WAIT_MS;
+    while (granted === undefined && Date.now() < deadline) await sleep(20);
+    assert.equal(granted, true);
+    assert.equal(slotFiles(root).length, 2);
+    // Files are the user's own: 0700 folders, 0600 files.
+    assert.equal(statSync(root).mode & 0o777, 0o700);
+    assert.equal(statSync(lineDir(root)).mode & 0o777, 0o700);
+    for (const f of slotFiles(root)) {
+      assert.equal(statSync(join(lineDir(root), f)).mode & 0o777, 0o600, f);
+    }
+    here.exit(mine, undefined);
+    assert.equal(slotFiles(root).length, 1);
+  });
+});
+
+Deno.test("admission: two processes claiming a free slot at the same moment: one wins", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  await withChildren(root, 1, 2, async ([b, c]) => {
+    for (let round = 0; round < 30; round++) {
+      const [idB, idC] = [uuid(), uuid()];
+      const at = Date.now() + 150;
+      b!.send(`enter ${idB} ${at}`);
+      c!.send(`enter ${idC} ${at}`);
+      const first = await Promise.race([
+        b!.line(`held ${idB}`).then(() => ({ winner: b!, id: idB, loser: c!, other: idC })),
+        c!.line(`held ${idC}`).then(() => ({ winner: c!, id: idC, loser: b!, other: idB })),
+      ]);
+      await sleep(100);
+      assert.equal(first.loser.has(`held ${first.other}`), false, `round ${round}: both won`);
+      first.winner.send(`exit ${first.id}`);
+      await first.loser.line(`held ${first.other}`);
+      first.loser.send(`exit ${first.other}`);
+      await first.loser.line(`released ${first.other}`);
+    }
+  });
+});
+
+Deno.test("admission: the slot of a killed process is taken over", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const doomed = new Child(root, 1);
+  await doomed.line("ready");
+  const held = uuid();
+  doomed.send(`enter ${held}`);
+  await doomed.line(`held ${held}`);
+  await doomed.kill();
+  assert.deepEqual(slotFiles(root), [`slot-0-${held}.json`], "the dead holder's file is left");
+  const here = gate(root, 1);
+  const mine = uuid();
+  const granted = await Promise.race([
+    here.enter(mine, undefined, () => {}),
+    sleep(WAIT_MS).then(() => "still waiting"),
+  ]);
+  assert.equal(granted, true);
+  assert.deepEqual(slotFiles(root), [`slot-0-${mine}.json`]);
+  here.exit(mine, undefined);
+});
+
+Deno.test("admission: two processes racing for one stale slot: exactly one wins", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const doomed = new Child(root, 1);
+  await doomed.line("ready");
+  const dead = uuid();
+  doomed.send(`enter ${dead}`);
+  await doomed.line(`held ${dead}`);
+  await doomed.kill();
+  // What a server killed while holding the slot leaves behind, planted again for each round.
+  const left = JSON.parse(readFileSync(join(lineDir(root), `slot-0-${dead}.json`), "utf8"));
+  await withChildren(root, 1, 2, async ([b, c]) => {
+    for (let round = 0; round < 20; round++) {
+      const stale = uuid();
+      if (round > 0) {
+        writeFileSync(
+          join(lineDir(root), `slot-0-${stale}.json`),
+          JSON.stringify({ ...left, jobId: stale }),
+        );
+      }
+      const [idB, idC] = [uuid(), uuid()];
+      const at = Date.now() + 150;
+      b!.send(`enter ${idB} ${at}`);
+      c!.send(`enter ${idC} ${at}`);
+      const first = await Promise.race([
+        b!.line(`held ${idB}`).then(() => ({ winner: b!, id: idB, loser: c!, other: idC })),
+        c!.line(`held ${idC}`).then(() => ({ winner: c!, id: idC, loser: b!, other: idB })),
+      ]);
+      await sleep(100);
+      assert.equal(first.loser.has(`held ${first.other}`), false, `round ${round}: both won`);
+      assert.deepEqual(slotFiles(root), [`slot-0-${first.id}.json`], "the stale file is gone");
+      first.winner.send(`exit ${first.id}`);
+      await first.loser.line(`held ${first.other}`);
+      first.loser.send(`exit ${first.other}`);
+      await first.loser.line(`released ${first.other}`);
+    }
+  });
+});
+
+Deno.test("admission: a job that leaves the line while waiting holds nothing and is out of line", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  await withChildren(root, 1, 1, async ([other]) => {
+    const theirs = uuid();
+    other!.send(`enter ${theirs}`);
+    await other!.line(`held ${theirs}`);
+    const here = gate(root, 1);
+    const [first, second] = [uuid(), uuid()];
+    const outcome: Record<string, boolean> = {};
+    void here.enter(first, undefined, () => {}).then((ok) => (outcome[first] = ok));
+    await sleep(100);
+    void here.enter(second, undefined, () => {}).then((ok) => (outcome[second] = ok));
+    await sleep(400);
+    assert.equal(here.position(first), 1);
+    assert.equal(here.position(second), 2);
+    assert.equal(here.leave(first), true);
+    await sleep(300);
+    assert.equal(outcome[first], false);
+    assert.equal(here.leave(first), false, "leaving twice does nothing");
+    assert.deepEqual(ticketFiles(root), [`wait-${second}.json`]);
+    assert.deepEqual(slotFiles(root), [`slot-0-${theirs}.json`], "no slot was taken or freed");
+    assert.equal(here.position(second), 1);
+    other!.send(`exit ${theirs}`);
+    const deadline = Date.now() + WAIT_MS;
+    while (outcome[second] === undefined && Date.now() < deadline) await sleep(20);
+    assert.equal(outcome[second], true);
+    assert.deepEqual(slotFiles(root), [`slot-0-${second}.json`]);
+    assert.deepEqual(ticketFiles(root), []);
+    here.exit(second, undefined);
+  });
+});
+
+Deno.test("admission: FIFO across processes: an earlier ticket of another process goes first", async () => {
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  await withChildren(root, 1, 2, async ([holder, early]) => {
+    const held = uuid();
+    holder!.send(`enter ${held}`);
+    await holder!.line(`held ${held}`);
+    const before = uuid();
+    early!.send(`enter ${before}`);
+    await early!.line(`waiting ${before}`);
+    const here = gate(root, 1);
+    const mine = uuid();
+    let granted = false;
+    void here.enter(mine, undefined, () => {}).then((ok) => (granted = ok));
+    await sleep(300);
+    assert.equal(here.position(mine), 2);
+    holder!.send(`exit ${held}`);
+    await early!.line(`held ${before}`);
+    await sleep(500);
+    assert.equal(granted, false, "the later ticket waited for the earlier one");
+    early!.send(`exit ${before}`);
+    const deadline = Date.now() + WAIT_MS;
+    while (!granted && Date.now() < deadline) await sleep(20);
+    assert.equal(granted, true);
+    here.exit(mine, undefined);
+  });
+});
+
+Deno.test("admission: backend names become safe folder names; unlimited backends pass", async () => {
+  assert.equal(backendFolder("lab-1.gpu"), "backend-lab-1.gpu");
+  assert.match(backendFolder("../../etc"), /^backend-x[0-9a-f]{16}$/);
+  assert.match(backendFolder(".."), /^backend-x[0-9a-f]{16}$/);
+  assert.notEqual(backendFolder("a/b"), backendFolder("a\\b"));
+  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const here = new Admission(root, { defaultLimit: 1, backendLimits: { lab: 1 } });
+  // A backend without a limit of its own has no shared line: nothing is written.
+  assert.equal(await here.enter(uuid(), "free", () => {}), true);
+  assert.deepEqual(readdirSync(root), []);
+  const id = uuid();
+  assert.equal(await here.enter(id, "lab", () => {}), true);
+  assert.deepEqual(readdirSync(join(root, "backend-lab")), [`slot-0-${id}.json`]);
+  here.exit(id, "lab");
+});
