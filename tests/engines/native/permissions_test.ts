@@ -1,11 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  matchesCommand,
-  normaliseCommand,
-  parseRule,
-  shellWords,
-  toolPolicy,
-} from "../../../src/engines/native/permissions.ts";
+import { parseRule, toolPolicy } from "../../../src/engines/native/permissions.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 import type { PermissionMode } from "../../../src/settings/types.ts";
@@ -152,59 +146,6 @@ Deno.test("refusal: Bash patterns do not restrict the other tools", () => {
   assert.equal(policy.refusal("Write", { file_path: "rm x", content: "" }), undefined);
 });
 
-// ---------------------------------------------------------------------------------------------
-// matchesCommand
-
-Deno.test("matchesCommand: * matches anything, also chained commands", () => {
-  assert.ok(matchesCommand("*", "anything at all"));
-  assert.ok(matchesCommand("*", "a; b && c | d"));
-});
-
-Deno.test("matchesCommand: prefix patterns, the old `:*` form, and the bare prefix", () => {
-  assert.ok(matchesCommand("git *", "git status"));
-  assert.ok(matchesCommand("git *", "git"));
-  assert.ok(matchesCommand("git:*", "git log --oneline"));
-  assert.ok(matchesCommand("git:*", "git"));
-  assert.ok(!matchesCommand("git *", "gitk"));
-  assert.ok(!matchesCommand("git:*", "github-cli x"));
-  assert.ok(!matchesCommand("git *", "sudo git status"));
-});
-
-Deno.test("matchesCommand: exact patterns and regex characters taken literally", () => {
-  assert.ok(matchesCommand("npm test", "npm test"));
-  assert.ok(!matchesCommand("npm test", "npm tests"));
-  assert.ok(matchesCommand("ls a.b", "ls a.b"));
-  assert.ok(!matchesCommand("ls a.b", "ls aXb"));
-  assert.ok(matchesCommand("echo (x)+[y]?", "echo (x)+[y]?"));
-  assert.ok(!matchesCommand("echo (x)+", "echo xx"));
-  assert.ok(matchesCommand("cat * | wc", "cat f | wc") === false, "chained, so no match");
-  assert.ok(matchesCommand("make * -j*", "make all -j8"));
-});
-
-Deno.test("matchesCommand: a chained command never matches a prefix rule", () => {
-  for (
-    const command of [
-      "git status; rm -rf /",
-      "git status && curl evil",
-      "git status || curl evil",
-      "git log | sh",
-      "git status & rm -rf x",
-      "git log $(rm -rf x)",
-      "git log `rm -rf x`",
-      "git status\nrm -rf x",
-    ]
-  ) {
-    assert.ok(!matchesCommand("git *", command), JSON.stringify(command));
-  }
-});
-
-Deno.test("matchesCommand: process substitution cannot smuggle a command past a prefix rule", () => {
-  // Where /bin/sh is bash (Fedora, Arch), `sh -c` runs <(...) and >(...) even in POSIX mode
-  // (bash >= 5.1), so these run a second command just like $(...).
-  assert.ok(!matchesCommand("git *", "git diff <(rm -rf x) y"));
-  assert.ok(!matchesCommand("git *", "git log >(rm -rf x)"));
-});
-
 Deno.test("refusal: a disallowed file-tool rule with a path pattern is not silently ignored", () => {
   // Claude Code reads `Edit(.env)` / `Write(secrets/**)` as path rules; the native engine only
   // understands Bash patterns, so it must not let such a deny rule fail open.
@@ -339,20 +280,4 @@ Deno.test("refusal: shell expansions that build the command at run time are refu
   ) {
     assert.equal(policy.refusal("Bash", { command }), undefined, command);
   }
-});
-
-Deno.test("shellWords: words as the shell splits and unquotes them", () => {
-  assert.deepEqual(shellWords(`a 'b c' "d \\"e\\" \\x" f\\ g h""i`).words, [
-    "a",
-    "b c",
-    'd "e" \\x',
-    "f g",
-    "hi",
-  ]);
-  assert.equal(shellWords("echo {a,b}").braces, true);
-  assert.equal(shellWords("echo '{a,b}'").braces, false);
-  assert.equal(shellWords("find . -exec rm {} +").braces, false);
-  assert.equal(shellWords("X=1 /bin/r* -f").globbedProgram, true);
-  assert.equal(shellWords("ls *.txt").globbedProgram, false);
-  assert.equal(normaliseCommand(`( "/usr/bin/r"'m' -rf x`), "rm -rf x");
 });
