@@ -75,8 +75,8 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       "that session runs. " +
       (ctx.mode === "auto" ? "Verify what it claims." : "Only when the user asked for it."),
     delegate_review:
-      "Review uncommitted changes (or base...HEAD) in a read-only delegated job: findings in " +
-      "the diff, by severity, and its job_id.",
+      "Review uncommitted changes, or base...HEAD, in a read-only job; returns findings in the " +
+      "diff by severity.",
     delegate_status:
       "State and recent activity of a delegated job; wait_seconds blocks until it ends.",
     delegate_result:

@@ -96,13 +96,17 @@ export const shapes = {
     base: maxChars("base", 256).refine(
       (s) => /^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$/.test(s) && !s.includes(".."),
       "base is a git ref (a branch, tag or commit), without a leading '-' or '..'",
-    ).optional().describe("Review base...HEAD; default: uncommitted changes"),
-    focus: maxChars("focus", 200).optional().describe('e.g. "security"'),
+    ).optional(),
+    focus: maxChars("focus", 200).optional(),
     cwd: maxChars("cwd", 4096).optional(),
     model: maxChars("model", 256).optional(),
     engine: z.enum(ENGINES).optional(),
     agent: maxChars("agent", 64).optional(),
-    wait_seconds: waitSeconds,
+    // Checked in a refinement: delegate_start's wait_seconds already tells what it means.
+    wait_seconds: z.number().refine(
+      (n) => n >= 0 && n <= 600,
+      "wait_seconds must be 0-600; poll with delegate_status for longer waits",
+    ).optional(),
   },
   followup: {
     job_id: maxChars("job_id", 256).optional().describe("A job of the session to continue"),

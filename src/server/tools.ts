@@ -84,10 +84,10 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
   server.registerTool(
     "delegate_review",
     {
-      title: "Delegated code review",
+      title: "Code review",
       description: desc.delegate_review,
       inputSchema: shapes.review,
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+      annotations: { destructiveHint: false, openWorldHint: true },
     },
     guarded<ReviewArgs>(async (args, extra) =>
       await (await import("./review_tool.ts")).reviewHandler(deps)(args, extra)
