@@ -2,6 +2,7 @@ import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
 const line = (label: string, value: string) => `${label.padEnd(LABEL)}${value}`;
@@ -21,6 +22,7 @@ export function summary(view: JobView, now = Date.now()): string {
         ? `queued (${view.queuePosition} in line)`
         : r.state,
     ),
+    ...(r.state === "queued" && view.queue ? queueLines(view.queue, line) : []),
     line("model:", r.model),
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     ...(r.engine === "native"

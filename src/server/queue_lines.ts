@@ -1,0 +1,49 @@
+/**
+ * What a job waiting for its backend's shared slots shows in its summary: its place in line
+ * and who holds the slots, so that the orchestrator can tell a busy GPU from a stuck job.
+ */
+import type { QueueDetail } from "../jobs/queue.ts";
+
+/** Holders named on the line; the rest are counted. */
+const SHOWN = 8;
+
+/**
+ * `queue:` and `held by:` lines, e.g.
+ * `queue:      2nd in line for backend "ollama" (4 of 4 slots held: 3 by other sessions, 1 here)`
+ * `held by:    <id> here; <id>, <id> in server pid 4242`
+ */
+export function queueLines(
+  q: QueueDetail,
+  line: (label: string, value: string) => string,
+): string[] {
+  const here = q.holders.filter((h) => h.here).length;
+  const other = q.holders.length - here;
+  const parts = [
+    ...(other > 0 ? [`${other} by other session${other === 1 ? "" : "s"}`] : []),
+    ...(here > 0 ? [`${here} here`] : []),
+  ];
+  const held = `${q.holders.length} of ${q.limit} slot${q.limit === 1 ? "" : "s"} held` +
+    (parts.length > 0 ? `: ${parts.join(", ")}` : "");
+  const lines = [
+    line("queue:", `${ordinal(q.position)} in line for backend "${q.backend}" (${held})`),
+  ];
+  if (q.holders.length === 0) return lines;
+  const groups = new Map<string, string[]>();
+  for (const h of q.holders.slice(0, SHOWN)) {
+    const where = h.here ? "here" : `in server pid ${h.pid}`;
+    groups.set(where, [...(groups.get(where) ?? []), h.jobId]);
+  }
+  const more = q.holders.length > SHOWN ? `; +${q.holders.length - SHOWN} more` : "";
+  const text = [...groups].map(([where, ids]) => `${ids.join(", ")} ${where}`).join("; ");
+  lines.push(line("held by:", text + more));
+  return lines;
+}
+
+/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st... */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13
+    ? "th"
+    : ({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
