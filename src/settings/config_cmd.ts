@@ -36,6 +36,8 @@ Options:
   --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, or milliseconds
   --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
   --engine <claude|native>         defaultEngine: which engine runs a task by default
+  --isolation <none|worktree>      defaultIsolation: worktree = each task in its own git
+                                   worktree and branch (delegate/<id>), merged by you
   --sandbox <on|off>               sandbox: native Bash in bubblewrap (user scope only)
   --retain-days <n>                retainDays: prune finished jobs older than n days (0 = never)
   --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
@@ -98,6 +100,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "job-timeout": { type: "string" },
         "max-concurrent": { type: "string" },
         engine: { type: "string" },
+        isolation: { type: "string" },
         sandbox: { type: "string" },
         "retain-days": { type: "string" },
         "workspace-root": { type: "string", multiple: true },

@@ -17,6 +17,7 @@ export const FLAG_TO_KEY = {
   "job-timeout": "jobTimeoutMs",
   "max-concurrent": "maxConcurrent",
   engine: "defaultEngine",
+  isolation: "defaultIsolation",
   sandbox: "sandbox",
   "retain-days": "retainDays",
   "sandbox-max-processes": "sandboxMaxProcesses",

@@ -29,6 +29,7 @@ import {
   DELEGATION_MODES,
   ENGINES,
   type FieldSpec,
+  ISOLATIONS,
   MAX_TIMER_MS,
   PERMISSION_MODES,
   type SettingKey,
@@ -161,6 +162,15 @@ export const FIELDS = [
     schema: z.enum(ENGINES),
     fromEnv: (t) => t.trim(),
     meaning: "Engine when a call names none: claude (Claude Code) or native (built-in loop)",
+  }),
+  field({
+    key: "defaultIsolation",
+    env: ["OLLAMA_MCP_DEFAULT_ISOLATION"],
+    default: "none",
+    schema: z.enum(ISOLATIONS),
+    fromEnv: (t) => t.trim(),
+    meaning: "isolation when a call names none: none (work in cwd) or worktree (own git " +
+      "worktree and branch)",
   }),
   field({
     key: "backends",

@@ -23,6 +23,9 @@ export type PermissionMode = typeof PERMISSION_MODES[number];
 
 /** Which engine runs a delegated task. */
 export const ENGINES = ["claude", "native"] as const;
+/** Where a job works: in the given directory, or in its own git worktree and branch. */
+export const ISOLATIONS = ["none", "worktree"] as const;
+export type Isolation = typeof ISOLATIONS[number];
 
 /** How hard a model may think: `reasoning_effort` (OpenAI-compatible) or `think` (Ollama). */
 export const EFFORTS = ["off", "low", "high", "max"] as const;
@@ -75,6 +78,7 @@ export interface Settings {
   maxConcurrent: number;
   defaultWaitSeconds: number;
   defaultEngine: EngineName;
+  defaultIsolation: Isolation;
   backends: Record<string, BackendSpec>;
   sandbox: "on" | "off";
   pricing: Record<string, Price>;

@@ -52,6 +52,7 @@ Deno.test("config refuses bad backends and user-only settings in the project fil
       [["--backend", "x=http://h", "--scope", "project"], /Cannot set backends in the project/],
       [["--sandbox", "maybe"], /Cannot set sandbox/],
       [["--engine", "gpt"], /Cannot set defaultEngine/],
+      [["--isolation", "box"], /Cannot set defaultIsolation/],
       [["--price", "m=cheap"], /model=input\/output/],
       [["--retain-days=-1"], /Cannot set retainDays/],
     ];
@@ -74,6 +75,8 @@ Deno.test("config --price, --engine, --sandbox and --retain-days write their set
       "qwen3-coder:480b-cloud=0.5/2",
       "--engine",
       "native",
+      "--isolation",
+      "worktree",
       "--sandbox",
       "off",
       "--retain-days",
@@ -82,6 +85,7 @@ Deno.test("config --price, --engine, --sandbox and --retain-days write their set
     assert.equal(r.code, 0);
     assert.deepEqual(readJson(sb.userFile), {
       defaultEngine: "native",
+      defaultIsolation: "worktree",
       sandbox: "off",
       retainDays: 7,
       pricing: { "qwen3-coder:480b-cloud": { inputPerMillion: 0.5, outputPerMillion: 2 } },

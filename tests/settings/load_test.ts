@@ -22,6 +22,7 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     maxConcurrent: [["OLLAMA_MCP_MAX_CONCURRENT"], 4],
     defaultWaitSeconds: [["OLLAMA_MCP_DEFAULT_WAIT"], 0],
     defaultEngine: [["OLLAMA_MCP_DEFAULT_ENGINE"], "claude"],
+    defaultIsolation: [["OLLAMA_MCP_DEFAULT_ISOLATION"], "none"],
     backends: [["OLLAMA_MCP_BACKENDS"], {}],
     sandbox: [["OLLAMA_MCP_SANDBOX"], "on"],
     pricing: [["OLLAMA_MCP_PRICING"], {}],
@@ -61,6 +62,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       maxConcurrent: 4,
       defaultWaitSeconds: 0,
       defaultEngine: "claude",
+      defaultIsolation: "none",
       backends: {},
       sandbox: "on",
       pricing: {},
@@ -140,6 +142,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_MAX_CONCURRENT: "8",
       OLLAMA_MCP_DEFAULT_WAIT: "30",
       OLLAMA_MCP_DEFAULT_ENGINE: "native",
+      OLLAMA_MCP_DEFAULT_ISOLATION: " worktree",
       OLLAMA_MCP_BACKENDS: '{"gpu":{"url":"gpu:8000","apiKeyEnv":"GPU_KEY"}}',
       OLLAMA_MCP_SANDBOX: "off",
       OLLAMA_MCP_PRICING: '{"b:7b":{"inputPerMillion":1,"outputPerMillion":2}}',
@@ -169,6 +172,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       maxConcurrent: 8,
       defaultWaitSeconds: 30,
       defaultEngine: "native",
+      defaultIsolation: "worktree",
       backends: { gpu: { url: "http://gpu:8000", kind: "openai", apiKeyEnv: "GPU_KEY" } },
       sandbox: "off",
       pricing: { "b:7b": { inputPerMillion: 1, outputPerMillion: 2 } },
@@ -185,7 +189,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 26);
+    assert.equal(r.layers[3]?.keys.length, 27);
   });
 });
 
