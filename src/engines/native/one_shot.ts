@@ -5,7 +5,8 @@
  */
 import type { OpenedFile } from "../../platform/beneath.ts";
 import { DelegateError } from "../../errors.ts";
-import { displayPath, openConfined } from "./tools/confine.ts";
+import { openConfined } from "./tools/confine.ts";
+import { displayPath } from "./tools/real_paths.ts";
 import { readCapped } from "./tools/file_io.ts";
 import { MAX_FILE_BYTES } from "./tools/types.ts";
 import { estimateTokens } from "./prompt.ts";

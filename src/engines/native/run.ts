@@ -54,7 +54,7 @@ import { toolPolicy } from "./permissions.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
 import { bashTool } from "./tools/bash.ts";
-import { protectedPaths } from "./tools/confine.ts";
+import { protectedPaths } from "./tools/real_paths.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 
 export interface NativeEngineConfig {

@@ -7,7 +7,7 @@
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
-import { isInsideRoots } from "./tools/confine.ts";
+import { isInsideRoots } from "./tools/real_paths.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
 
 /** Host-run names that are directories when they exist; the others are files. */

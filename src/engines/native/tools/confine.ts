@@ -4,11 +4,12 @@
  * lead outside them), and every name it goes by on the way is held to the policy: the server's
  * own directories, credential stores, host-run paths (for writes), secret files (for reads) and
  * the user's path rules, on the path as resolved as well as on the path as written.
+ *
+ * The policy is in path_policy.ts, where a path lies in real_paths.ts; this module turns the
+ * path a model gives into an open file or a clear refusal.
  */
-import { lstat, readlink, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { resolve } from "node:path";
 import {
-  type BeneathCheck,
   type BeneathDir,
   BeneathError,
   openBeneath,
@@ -17,170 +18,11 @@ import {
   type OpenMode,
   resolveBeneath,
 } from "../../../platform/beneath.ts";
-import { isWindows } from "../../../platform/runtime.ts";
-import {
-  credentialRefusal,
-  HOST_RUN_PATHS,
-  readRefusal,
-  writeRefusal,
-} from "../../protected_paths.ts";
 import { fsErrorText, PathRefused, ToolFailure } from "./fields.ts";
+import { type ConfineScope, pathPolicy, type PathPurpose } from "./path_policy.ts";
+import { isInsideRoots, realpathLoose } from "./real_paths.ts";
 
 export { PathRefused };
-
-/** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
-export type PathPurpose = "read" | "write" | "list";
-
-/** The roots a path must stay inside and the policy held to every path; a subset of ToolContext. */
-export interface ConfineScope {
-  cwd: string;
-  roots: readonly string[];
-  /** Paths inside the roots that stay off limits: the server's own settings and records. */
-  protect?: readonly string[];
-  /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
-  allowSecretFiles?: readonly string[];
-  /**
-   * The user's path rules (`Read(secrets/**)`...) applied to a path as resolved: why `tool`
-   * may not reach the real path, or undefined. `final` is false for directories on the way.
-   */
-  pathRefusal?(tool: string, real: string, final: boolean): string | undefined;
-}
-
-/** True when `path` is `root` or below it; `/a/bc` is not below `/a/b` (prefix trick). */
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  if (rel === "") return true;
-  if (isAbsolute(rel)) return false; // another drive on Windows
-  return rel !== ".." && !rel.startsWith(`..${sep}`);
-}
-
-/** True when `path` lies in one of `roots`. */
-export function isInsideRoots(roots: readonly string[], path: string): boolean {
-  return roots.some((root) => isInside(root, path));
-}
-
-/** A real path as the model should see it: relative to cwd when inside it. */
-export function displayPath(real: string, cwd: string): string {
-  if (!isInside(cwd, real)) return real;
-  const rel = relative(cwd, real);
-  return rel === "" ? "." : rel.split(sep).join("/");
-}
-
-/** Symlink hops followed while resolving a path outside the roots (Linux allows 40). */
-const MAX_LINK_HOPS = 40;
-
-function isMissing(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return code === "ENOENT" || code === "ENOTDIR";
-}
-
-/**
- * realpath for a path whose tail may not exist yet: the nearest existing ancestor is resolved
- * and the rest appended, a dangling symlink on the way followed by hand.
- */
-export async function realpathLoose(abs: string, hops = 0): Promise<string> {
-  try {
-    return await realpath(abs);
-  } catch (e) {
-    if (!isMissing(e)) throw e;
-  }
-  const parent = dirname(abs);
-  if (parent === abs) return abs;
-  const realParent = await realpathLoose(parent, hops);
-  const candidate = resolve(realParent, basename(abs));
-  let isLink = false;
-  try {
-    isLink = (await lstat(candidate)).isSymbolicLink();
-  } catch (e) {
-    if (!isMissing(e)) throw e;
-  }
-  if (!isLink) return candidate;
-  if (hops >= MAX_LINK_HOPS) throw new Error(`too many levels of symbolic links at "${candidate}"`);
-  return realpathLoose(resolve(realParent, await readlink(candidate)), hops + 1);
-}
-
-/**
- * The server's own directories as the file tools compare them: each as written and as it
- * resolves, also when it does not exist yet, so a directory created later is protected too.
- */
-export async function protectedPaths(paths: readonly string[]): Promise<string[]> {
-  const out = new Set<string>();
-  for (const path of paths) {
-    const abs = resolve(path);
-    out.add(abs);
-    out.add(await realpathLoose(abs).catch(() => abs));
-  }
-  return [...out];
-}
-
-const OWN_FILES = "it is part of ollama-delegate's own settings or job records";
-
-/**
- * A relative path as a case-insensitive filesystem (macOS, Windows, casefolded ext4) would
- * match it: `.GIT/config` is `.git/config` there, and Windows drops trailing dots and spaces
- * (`.git./config`). Refusing the folded name on a case-sensitive system costs only odd names.
- */
-function folded(rel: string): string[] {
-  return rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".")
-    .map((p) => p.toLowerCase().replace(/[. ]+$/, "") || p);
-}
-
-function hostRunFolded(rel: string): string | undefined {
-  const parts = folded(rel);
-  const entry = HOST_RUN_PATHS.find((e) => {
-    const want = folded(e);
-    return want.length <= parts.length && want.every((p, i) => parts[i] === p);
-  });
-  return entry === undefined ? undefined : writeRefusal(entry);
-}
-
-/** Why `rel` (relative to a root) must not be written, read (a file) or entered. */
-function refusalIn(rel: string, purpose: PathPurpose, final: boolean, allow: readonly string[]) {
-  // An NTFS stream (`.envrc:x`, `.git:$DATA`) names the file before the colon.
-  if (isWindows && rel.includes(":")) return `"${rel}" names an NTFS stream, which is refused`;
-  const fold = folded(rel).join("/");
-  if (purpose === "write") {
-    return writeRefusal(rel) ?? hostRunFolded(rel) ?? credentialRefusal(fold);
-  }
-  if (purpose === "read" && final) {
-    return readRefusal(rel, allow) ??
-      readRefusal(fold, allow.map((a) => a.toLowerCase()));
-  }
-  return credentialRefusal(rel) ?? credentialRefusal(fold);
-}
-
-/** Inside one of the server's directories, in any case (see folded). */
-function isProtected(protect: readonly string[], real: string): boolean {
-  const lower = real.toLowerCase();
-  return protect.some((p) => isInside(p, real) || isInside(p.toLowerCase(), lower));
-}
-
-/**
- * The policy held to every path a walk reaches (directories on the way with final=false): the
- * server's own directories; credential stores; for writes, host-run paths; for reads of a file,
- * secret files; then the user's path rules.
- */
-export function pathPolicy(scope: ConfineScope, purpose: PathPurpose, tool: string): BeneathCheck {
-  return (real, final) => {
-    if (scope.protect && isProtected(scope.protect, real)) return OWN_FILES;
-    for (const root of scope.roots) {
-      if (!isInside(root, real)) continue;
-      const why = refusalIn(relative(root, real), purpose, final, scope.allowSecretFiles ?? []);
-      if (why !== undefined) return why;
-    }
-    return scope.pathRefusal?.(tool, real, final);
-  };
-}
-
-/** Why a file reached by a walk must not be read (a secret file), or undefined. */
-export function secretRefusal(scope: ConfineScope, real: string): string | undefined {
-  for (const root of scope.roots) {
-    if (!isInside(root, real)) continue;
-    const why = refusalIn(relative(root, real), "read", true, scope.allowSecretFiles ?? []);
-    if (why !== undefined) return why;
-  }
-  return undefined;
-}
 
 function verbPurpose(purpose: PathPurpose): string {
   return purpose === "list" ? "read" : purpose;

@@ -1,6 +1,7 @@
 import { isAbsolute, join, relative, sep } from "node:path";
 import type { BeneathDir } from "../../../platform/beneath.ts";
-import { openSearchBase, pathPolicy, PathRefused } from "./confine.ts";
+import { openSearchBase, PathRefused } from "./confine.ts";
+import { pathPolicy } from "./path_policy.ts";
 import { guard, optionalString, requireString, ToolFailure } from "./fields.ts";
 import { globToRegExp, hasMagic } from "./glob_pattern.ts";
 import type { NativeTool, ToolContext, ToolResult } from "./types.ts";

@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import type { OpenedFile } from "../../../platform/beneath.ts";
-import { displayPath, pathPolicy, secretRefusal } from "./confine.ts";
+import { pathPolicy, secretRefusal } from "./path_policy.ts";
+import { displayPath } from "./real_paths.ts";
 import {
   FieldError,
   guard,

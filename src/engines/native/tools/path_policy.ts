@@ -1,0 +1,102 @@
+/**
+ * The policy the file tools hold every path to, on the path as resolved: the server's own
+ * directories, credential stores, host-run paths (for writes), secret files (for reads) and the
+ * user's path rules, with names folded as a case-insensitive filesystem would match them.
+ */
+import { relative } from "node:path";
+import type { BeneathCheck } from "../../../platform/beneath.ts";
+import { isWindows } from "../../../platform/runtime.ts";
+import {
+  credentialRefusal,
+  HOST_RUN_PATHS,
+  readRefusal,
+  writeRefusal,
+} from "../../protected_paths.ts";
+import { isInside } from "./real_paths.ts";
+
+/** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
+export type PathPurpose = "read" | "write" | "list";
+
+/** The roots a path must stay inside and the policy held to every path; a subset of ToolContext. */
+export interface ConfineScope {
+  cwd: string;
+  roots: readonly string[];
+  /** Paths inside the roots that stay off limits: the server's own settings and records. */
+  protect?: readonly string[];
+  /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
+  /**
+   * The user's path rules (`Read(secrets/**)`...) applied to a path as resolved: why `tool`
+   * may not reach the real path, or undefined. `final` is false for directories on the way.
+   */
+  pathRefusal?(tool: string, real: string, final: boolean): string | undefined;
+}
+
+const OWN_FILES = "it is part of ollama-delegate's own settings or job records";
+
+/**
+ * A relative path as a case-insensitive filesystem (macOS, Windows, casefolded ext4) would
+ * match it: `.GIT/config` is `.git/config` there, and Windows drops trailing dots and spaces
+ * (`.git./config`). Refusing the folded name on a case-sensitive system costs only odd names.
+ */
+function folded(rel: string): string[] {
+  return rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".")
+    .map((p) => p.toLowerCase().replace(/[. ]+$/, "") || p);
+}
+
+function hostRunFolded(rel: string): string | undefined {
+  const parts = folded(rel);
+  const entry = HOST_RUN_PATHS.find((e) => {
+    const want = folded(e);
+    return want.length <= parts.length && want.every((p, i) => parts[i] === p);
+  });
+  return entry === undefined ? undefined : writeRefusal(entry);
+}
+
+/** Why `rel` (relative to a root) must not be written, read (a file) or entered. */
+function refusalIn(rel: string, purpose: PathPurpose, final: boolean, allow: readonly string[]) {
+  // An NTFS stream (`.envrc:x`, `.git:$DATA`) names the file before the colon.
+  if (isWindows && rel.includes(":")) return `"${rel}" names an NTFS stream, which is refused`;
+  const fold = folded(rel).join("/");
+  if (purpose === "write") {
+    return writeRefusal(rel) ?? hostRunFolded(rel) ?? credentialRefusal(fold);
+  }
+  if (purpose === "read" && final) {
+    return readRefusal(rel, allow) ??
+      readRefusal(fold, allow.map((a) => a.toLowerCase()));
+  }
+  return credentialRefusal(rel) ?? credentialRefusal(fold);
+}
+
+/** Inside one of the server's directories, in any case (see folded). */
+function isProtected(protect: readonly string[], real: string): boolean {
+  const lower = real.toLowerCase();
+  return protect.some((p) => isInside(p, real) || isInside(p.toLowerCase(), lower));
+}
+
+/**
+ * The policy held to every path a walk reaches (directories on the way with final=false): the
+ * server's own directories; credential stores; for writes, host-run paths; for reads of a file,
+ * secret files; then the user's path rules.
+ */
+export function pathPolicy(scope: ConfineScope, purpose: PathPurpose, tool: string): BeneathCheck {
+  return (real, final) => {
+    if (scope.protect && isProtected(scope.protect, real)) return OWN_FILES;
+    for (const root of scope.roots) {
+      if (!isInside(root, real)) continue;
+      const why = refusalIn(relative(root, real), purpose, final, scope.allowSecretFiles ?? []);
+      if (why !== undefined) return why;
+    }
+    return scope.pathRefusal?.(tool, real, final);
+  };
+}
+
+/** Why a file reached by a walk must not be read (a secret file), or undefined. */
+export function secretRefusal(scope: ConfineScope, real: string): string | undefined {
+  for (const root of scope.roots) {
+    if (!isInside(root, real)) continue;
+    const why = refusalIn(relative(root, real), "read", true, scope.allowSecretFiles ?? []);
+    if (why !== undefined) return why;
+  }
+  return undefined;
+}
