@@ -1,0 +1,193 @@
+/**
+ * Named agents end to end: agent files in the user's config dir and in the project (the
+ * server's cwd), applied by delegate_start over MCP, listed by ollama_models, shown by the jobs
+ * console, and out of a delegate's reach.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ChatRequestView } from "../support/ollama_emulator.ts";
+import { field, serverCommand, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+
+const FAST = [
+  "---",
+  "description: Quick native helper",
+  "engine: native",
+  "model: qwen3:8b",
+  "tools: Read, Grep",
+  "permission_mode: default",
+  "---",
+  "You are FAST-AGENT. Answer in one line.",
+  "",
+].join("\n");
+
+function userAgent(home: string, name: string, text: string) {
+  mkdirSync(join(home, ".ollama-mcp", "agents"), { recursive: true });
+  writeFileSync(join(home, ".ollama-mcp", "agents", `${name}.md`), text);
+}
+
+function projectAgent(project: string, name: string, text: string) {
+  mkdirSync(join(project, ".ollama-delegate", "agents"), { recursive: true });
+  writeFileSync(join(project, ".ollama-delegate", "agents", `${name}.md`), text);
+}
+
+const systemOf = (view: ChatRequestView) =>
+  String((view.messages[0] as { content?: unknown }).content ?? "");
+
+Deno.test("agents: delegate_start with an agent runs its engine, model, tools and prompt", async () => {
+  const seen: ChatRequestView[] = [];
+  const home = tempDir("od-home-");
+  userAgent(home, "fast", FAST);
+  await using scene = await startScene({
+    home,
+    emulator: {
+      chatScript: (view) => {
+        seen.push(view);
+        return undefined;
+      },
+    },
+  });
+  const work = tempDir("od-agent-work-");
+  const r = await scene.call("delegate_start", {
+    agent: "fast",
+    prompt: "@reply fine\nsay something",
+    append_system_prompt: "CALLER-NOTE",
+    cwd: work,
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(field(r.text, "state"), "completed", r.text);
+  assert.equal(field(r.text, "agent"), "fast");
+  assert.equal(field(r.text, "model"), "qwen3:8b");
+  assert.equal(field(r.text, "engine"), "native (backend ollama)");
+  assert.equal(field(r.text, "permission"), "default");
+  const view = seen.at(-1)!;
+  assert.equal(view.model, "qwen3:8b");
+  assert.deepEqual([...view.tools].sort(), ["Grep", "Read"]);
+  const system = systemOf(view);
+  assert.ok(system.indexOf("FAST-AGENT") < system.indexOf("CALLER-NOTE"), system);
+  const id = field(r.text, "job_id")!;
+  const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+  assert.equal(record.agent, "fast");
+
+  // A narrower call is fine: one of the agent's tools.
+  const narrow = await scene.call("delegate_start", {
+    agent: "fast",
+    prompt: "@reply ok\nnarrow",
+    allowed_tools: ["Read"],
+    cwd: work,
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(narrow.isError, false, narrow.text);
+  assert.deepEqual(seen.at(-1)!.tools, ["Read"]);
+
+  // The jobs console shows the agent too.
+  const { command, args } = serverCommand();
+  const argv = args.at(-1) === "serve" ? args.slice(0, -1) : args;
+  const shown = execFileSync(command, [...argv, "jobs", "show", id], {
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: home,
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+      NO_COLOR: "1",
+      OLLAMA_MCP_STATE_DIR: scene.stateDir,
+    },
+    encoding: "utf8",
+  });
+  assert.match(shown, /^agent +fast$/m);
+});
+
+Deno.test("agents: a call cannot widen an agent, nor pass the user's allowed models", async () => {
+  const home = tempDir("od-home-");
+  userAgent(home, "fast", FAST);
+  userAgent(home, "other", FAST.replace("model: qwen3:8b", "model: gpt-oss:120b-cloud"));
+  await using scene = await startScene({
+    home,
+    userConfig: { allowedModels: ["qwen3:8b"] },
+  });
+  const work = tempDir("od-agent-work-");
+  const before = scene.emulator.nativeChatRequests().length;
+  const wider = await scene.call("delegate_start", {
+    agent: "fast",
+    prompt: "x",
+    allowed_tools: ["Read", "Bash"],
+    cwd: work,
+  });
+  assert.equal(wider.isError, true);
+  assert.match(wider.text, /allowed_tools "Bash" is not among agent "fast"'s tools \(Read, Grep\)/);
+  const mode = await scene.call("delegate_start", {
+    agent: "fast",
+    prompt: "x",
+    permission_mode: "bypassPermissions",
+    cwd: work,
+  });
+  assert.equal(mode.isError, true);
+  assert.match(mode.text, /runs in permission mode "default".*allows more/);
+  const model = await scene.call("delegate_start", { agent: "other", prompt: "x", cwd: work });
+  assert.equal(model.isError, true);
+  assert.match(model.text, /"gpt-oss:120b-cloud" is not in the allowed list \(qwen3:8b\)/);
+  for (const bad of ["../fast", "nobody"]) {
+    const r = await scene.call("delegate_start", { agent: bad, prompt: "x", cwd: work });
+    assert.equal(r.isError, true, bad);
+    assert.match(r.text, bad === "nobody" ? /no such agent/ : /is not an agent name/);
+  }
+  // Nothing ran for any refused call.
+  assert.equal(scene.emulator.nativeChatRequests().length, before);
+});
+
+Deno.test("agents: ollama_models lists each agent in one line, and broken files", async () => {
+  const home = tempDir("od-home-");
+  userAgent(home, "fast", FAST);
+  const project = join(home, "project");
+  projectAgent(
+    project,
+    "reviewer",
+    "---\ndescription: Project reviewer\nmodel: qwen3:8b\n---\nReview strictly.\n",
+  );
+  projectAgent(project, "broken", "---\nflavour: x\n---\nbody\n");
+  await using scene = await startScene({ home, cwd: project });
+  const r = await scene.call("ollama_models");
+  const lines = r.text.split("\n");
+  const agentLine = (name: string) => lines.find((l) => l.trimStart().startsWith(`${name} `));
+  assert.match(agentLine("fast") ?? "", /\[user\] +native\/qwen3:8b +Quick native helper$/);
+  assert.match(
+    agentLine("reviewer") ?? "",
+    /\[project\] +default engine\/qwen3:8b +Project reviewer$/,
+  );
+  assert.match(
+    r.text,
+    /x broken +\[project\] +INVALID: .*broken\.md:2: unknown key "flavour"/,
+  );
+});
+
+Deno.test("agents: a native delegate cannot write the project's agent files", async () => {
+  await using scene = await startScene();
+  const work = tempDir("od-agent-work-");
+  projectAgent(work, "helper", FAST);
+  const agents = join(work, ".ollama-delegate", "agents");
+  const r = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen3:8b",
+    prompt: '@tool Write {"file_path":".ollama-delegate/agents/planted.md","content":"x"}\n' +
+      '@tool Edit {"file_path":".ollama-delegate/agents/helper.md","old_string":"FAST-AGENT",' +
+      '"new_string":"EVIL"}\n' +
+      "@bash echo evil > .ollama-delegate/agents/shell.md; echo evil >> " +
+      ".ollama-delegate/agents/helper.md; echo rc=$?\nplant",
+    permission_mode: "bypassPermissions",
+    cwd: work,
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(field(r.text, "state"), "completed", r.text);
+  assert.equal(existsSync(join(agents, "planted.md")), false, "Write planted an agent");
+  assert.equal(existsSync(join(agents, "shell.md")), false, "Bash planted an agent");
+  assert.equal(readFileSync(join(agents, "helper.md"), "utf8"), FAST, "an agent file changed");
+  const id = field(r.text, "job_id")!;
+  const results = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8").trim()
+    .split("\n").map((l) => JSON.parse(l)).filter((e) => e.kind === "tool_result");
+  assert.equal(results[0].isError, true);
+  assert.match(results[0].text, /"\.ollama-delegate" is run or trusted by the host/);
+  assert.equal(results[1].isError, true);
+  assert.match(results[2].text, /rc=1/);
+});
