@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { startServer } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const BUDGET_CHARS = 2500 * 4;
 const MODES = ["off", "ondemand", "auto"] as const;
@@ -17,20 +17,17 @@ const POLICY = {
 };
 
 async function measure(mode: string, userConfig?: Record<string, unknown>) {
-  const server = await startServer({
+  await using scene = await startScene({
+    emulator: false,
     env: { OLLAMA_MCP_DELEGATION_MODE: mode },
     // Nothing listens here: tools/list must not need Ollama.
     baseUrl: "http://127.0.0.1:9",
     ...(userConfig ? { userConfig } : {}),
   });
-  try {
-    const { tools } = (await server.client.listTools()) as { tools: Tool[] };
-    const chars = JSON.stringify(tools).length;
-    const perTool = tools.map((t) => `${t.name} ${JSON.stringify(t).length}`).join(", ");
-    return { names: tools.map((t) => t.name), chars, perTool };
-  } finally {
-    await server.close();
-  }
+  const { tools } = (await scene.client.listTools()) as { tools: Tool[] };
+  const chars = JSON.stringify(tools).length;
+  const perTool = tools.map((t) => `${t.name} ${JSON.stringify(t).length}`).join(", ");
+  return { names: tools.map((t) => t.name), chars, perTool };
 }
 
 for (const mode of MODES) {

@@ -13,8 +13,8 @@ import {
   type Task,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { alive, field, startServer, tempDir, type TestServer, until } from "../support/harness.ts";
+import { alive, field, tempDir, type TestServer, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const MODEL = "qwen3:8b";
 
@@ -39,245 +39,207 @@ function onlyJobId(server: TestServer): string | undefined {
 const jobIdOf = (task: Task) => /\bjob (\S+)/.exec(task.statusMessage ?? "")?.[1];
 
 Deno.test("delegate_run is listed with optional task support", async () => {
-  const server = await startServer();
-  try {
-    const caps = server.client.getServerCapabilities();
-    assert.ok(caps?.tasks?.requests?.tools?.call, "the server advertises task-augmented calls");
-    assert.ok(caps?.tasks?.cancel, "the server advertises tasks/cancel");
-    const { tools } = await server.client.listTools();
-    const run = tools.find((t: Tool) => t.name === "delegate_run");
-    assert.ok(run, "delegate_run is listed");
-    assert.equal(run.execution?.taskSupport, "optional");
-    assert.ok((run.description ?? "").length <= 300, "short description");
-    assert.equal("wait_seconds" in (run.inputSchema.properties ?? {}), false);
-    const start = tools.find((t: Tool) => t.name === "delegate_start");
-    assert.equal(start?.execution?.taskSupport ?? "forbidden", "forbidden");
-  } finally {
-    await server.close();
-  }
+  await using scene = await startScene({ emulator: false });
+  const caps = scene.client.getServerCapabilities();
+  assert.ok(caps?.tasks?.requests?.tools?.call, "the server advertises task-augmented calls");
+  assert.ok(caps?.tasks?.cancel, "the server advertises tasks/cancel");
+  const { tools } = await scene.client.listTools();
+  const run = tools.find((t: Tool) => t.name === "delegate_run");
+  assert.ok(run, "delegate_run is listed");
+  assert.equal(run.execution?.taskSupport, "optional");
+  assert.ok((run.description ?? "").length <= 300, "short description");
+  assert.equal("wait_seconds" in (run.inputSchema.properties ?? {}), false);
+  const start = tools.find((t: Tool) => t.name === "delegate_start");
+  assert.equal(start?.execution?.taskSupport ?? "forbidden", "forbidden");
 });
 
 Deno.test("a task-capable client gets a task, polls it to completed and reads the result", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const created = await server.client.request(
-      {
-        method: "tools/call",
-        params: {
-          name: "delegate_run",
-          arguments: { prompt: "@reply done-by-task", model: MODEL, cwd: work },
-          task: { ttl: 600_000 },
-        },
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const created = await scene.client.request(
+    {
+      method: "tools/call",
+      params: {
+        name: "delegate_run",
+        arguments: { prompt: "@reply done-by-task", model: MODEL, cwd: work },
+        task: { ttl: 600_000 },
       },
-      CreateTaskResultSchema,
-    );
-    const taskId = created.task.taskId;
-    assert.equal(created.task.status, "working");
-    const jobId = jobIdOf(created.task);
-    assert.ok(jobId, `the status names the job: ${created.task.statusMessage}`);
-    assert.ok(existsSync(join(server.stateDir, jobId, "job.json")));
+    },
+    CreateTaskResultSchema,
+  );
+  const taskId = created.task.taskId;
+  assert.equal(created.task.status, "working");
+  const jobId = jobIdOf(created.task);
+  assert.ok(jobId, `the status names the job: ${created.task.statusMessage}`);
+  assert.ok(existsSync(join(scene.stateDir, jobId, "job.json")));
 
-    const done = await until(
-      async () => {
-        const task = await server.client.experimental.tasks.getTask(taskId);
-        return task.status === "working" ? undefined : task;
-      },
-      120_000,
-      "the task to finish",
-    );
-    assert.equal(done.status, "completed", done.statusMessage);
+  const done = await until(
+    async () => {
+      const task = await scene.client.experimental.tasks.getTask(taskId);
+      return task.status === "working" ? undefined : task;
+    },
+    120_000,
+    "the task to finish",
+  );
+  assert.equal(done.status, "completed", done.statusMessage);
 
-    const result = await server.client.experimental.tasks.getTaskResult(
-      taskId,
-      CallToolResultSchema,
-    );
-    assert.equal(result.isError ?? false, false);
-    const text = textOf(result);
-    assert.equal(field(text, "job_id"), jobId);
-    assert.equal(field(text, "state"), "completed");
-    assert.match(text, /--- output ---\ndone-by-task\n/);
-    const same = await server.call("delegate_result", { job_id: jobId });
-    assert.equal(same.text, text, "tasks/result gives what delegate_result gives");
-    assert.equal(jobRecord(server, jobId).state, "completed");
+  const result = await scene.client.experimental.tasks.getTaskResult(
+    taskId,
+    CallToolResultSchema,
+  );
+  assert.equal(result.isError ?? false, false);
+  const text = textOf(result);
+  assert.equal(field(text, "job_id"), jobId);
+  assert.equal(field(text, "state"), "completed");
+  assert.match(text, /--- output ---\ndone-by-task\n/);
+  const same = await scene.call("delegate_result", { job_id: jobId });
+  assert.equal(same.text, text, "tasks/result gives what delegate_result gives");
+  assert.equal(jobRecord(scene.server, jobId).state, "completed");
 
-    const { tasks } = await server.client.experimental.tasks.listTasks();
-    assert.ok(tasks.some((t: Task) => t.taskId === taskId && t.status === "completed"));
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const { tasks } = await scene.client.experimental.tasks.listTasks();
+  assert.ok(tasks.some((t: Task) => t.taskId === taskId && t.status === "completed"));
 });
 
 Deno.test("callToolStream runs delegate_run as a task to its result", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const kinds: string[] = [];
-    let final = "";
-    for await (
-      const message of server.client.experimental.tasks.callToolStream(
-        {
-          name: "delegate_run",
-          arguments: { prompt: "@reply streamed", model: MODEL, cwd: work },
-        },
-        CallToolResultSchema,
-        { task: {}, timeout: 120_000 },
-      )
-    ) {
-      kinds.push(message.type);
-      if (message.type === "result") final = textOf(message.result as { content: [] });
-      if (message.type === "error") throw message.error;
-    }
-    assert.equal(kinds[0], "taskCreated");
-    assert.equal(kinds.at(-1), "result");
-    assert.match(final, /--- output ---\nstreamed\n/);
-  } finally {
-    await server.close();
-    await emu.close();
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const kinds: string[] = [];
+  let final = "";
+  for await (
+    const message of scene.client.experimental.tasks.callToolStream(
+      {
+        name: "delegate_run",
+        arguments: { prompt: "@reply streamed", model: MODEL, cwd: work },
+      },
+      CallToolResultSchema,
+      { task: {}, timeout: 120_000 },
+    )
+  ) {
+    kinds.push(message.type);
+    if (message.type === "result") final = textOf(message.result as { content: [] });
+    if (message.type === "error") throw message.error;
   }
+  assert.equal(kinds[0], "taskCreated");
+  assert.equal(kinds.at(-1), "result");
+  assert.match(final, /--- output ---\nstreamed\n/);
 });
 
 Deno.test("tasks/cancel cancels the job and stops its delegate", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const created = await server.client.request(
-      {
-        method: "tools/call",
-        params: {
-          name: "delegate_run",
-          arguments: { prompt: "@hang", model: MODEL, cwd: work },
-          task: {},
-        },
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const created = await scene.client.request(
+    {
+      method: "tools/call",
+      params: {
+        name: "delegate_run",
+        arguments: { prompt: "@hang", model: MODEL, cwd: work },
+        task: {},
       },
-      CreateTaskResultSchema,
-    );
-    const taskId = created.task.taskId;
-    const jobId = jobIdOf(created.task)!;
-    // The delegate is live once it has asked the model and its pid is recorded.
-    const childPid = await until(
-      () => {
-        const child = jobRecord(server, jobId).child as { pid?: number } | undefined;
-        return emu.messageRequests().length > 0 && child?.pid ? child.pid : undefined;
-      },
-      60_000,
-      "the delegate to call the model",
-    );
-    assert.ok(alive(childPid));
+    },
+    CreateTaskResultSchema,
+  );
+  const taskId = created.task.taskId;
+  const jobId = jobIdOf(created.task)!;
+  // The delegate is live once it has asked the model and its pid is recorded.
+  const childPid = await until(
+    () => {
+      const child = jobRecord(scene.server, jobId).child as { pid?: number } | undefined;
+      return scene.emulator.messageRequests().length > 0 && child?.pid ? child.pid : undefined;
+    },
+    60_000,
+    "the delegate to call the model",
+  );
+  assert.ok(alive(childPid));
 
-    const cancelled = await server.client.experimental.tasks.cancelTask(taskId);
-    assert.equal(cancelled.status, "cancelled");
-    // The reply comes once the job's end is recorded and its process is gone.
-    const record = jobRecord(server, jobId);
-    assert.equal(record.state, "cancelled");
-    assert.equal(alive(childPid), false, `delegate pid ${childPid} survived`);
+  const cancelled = await scene.client.experimental.tasks.cancelTask(taskId);
+  assert.equal(cancelled.status, "cancelled");
+  // The reply comes once the job's end is recorded and its process is gone.
+  const record = jobRecord(scene.server, jobId);
+  assert.equal(record.state, "cancelled");
+  assert.equal(alive(childPid), false, `delegate pid ${childPid} survived`);
 
-    const task = await server.client.experimental.tasks.getTask(taskId);
-    assert.equal(task.status, "cancelled");
-    const result = await server.client.experimental.tasks.getTaskResult(
-      taskId,
-      CallToolResultSchema,
-    );
-    assert.equal(result.isError, true);
-    assert.equal(field(textOf(result), "state"), "cancelled");
-    assert.match(textOf(result), /--- partial output ---/);
+  const task = await scene.client.experimental.tasks.getTask(taskId);
+  assert.equal(task.status, "cancelled");
+  const result = await scene.client.experimental.tasks.getTaskResult(
+    taskId,
+    CallToolResultSchema,
+  );
+  assert.equal(result.isError, true);
+  assert.equal(field(textOf(result), "state"), "cancelled");
+  assert.match(textOf(result), /--- partial output ---/);
 
-    await assert.rejects(
-      server.client.experimental.tasks.cancelTask(taskId),
-      (e: Error) => e instanceof McpError && (e as McpError).code === -32602,
-      "a finished task cannot be cancelled again",
-    );
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await assert.rejects(
+    scene.client.experimental.tasks.cancelTask(taskId),
+    (e: Error) => e instanceof McpError && (e as McpError).code === -32602,
+    "a finished task cannot be cancelled again",
+  );
 });
 
 Deno.test("a plain call blocks until the job ends and reports progress", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const progress: Array<{ progress: number; message?: string }> = [];
-    const reply = await server.call(
-      "delegate_run",
-      { prompt: "@delay 12000\n@reply slow-but-done", model: MODEL, cwd: work },
-      { onprogress: (p) => progress.push(p), timeoutMs: 120_000 },
-    );
-    assert.equal(reply.isError, false, reply.text);
-    assert.equal(field(reply.text, "state"), "completed");
-    assert.match(reply.text, /--- output ---\nslow-but-done\n/);
-    const jobId = field(reply.text, "job_id")!;
-    assert.ok(progress.length >= 1, "progress notifications arrived");
-    for (let i = 1; i < progress.length; i++) {
-      assert.ok(progress[i]!.progress > progress[i - 1]!.progress, "progress increases");
-    }
-    assert.match(progress[0]!.message ?? "", new RegExp(`^job ${jobId} running`));
-  } finally {
-    await server.close();
-    await emu.close();
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const progress: Array<{ progress: number; message?: string }> = [];
+  const reply = await scene.call(
+    "delegate_run",
+    { prompt: "@delay 12000\n@reply slow-but-done", model: MODEL, cwd: work },
+    { onprogress: (p) => progress.push(p), timeoutMs: 120_000 },
+  );
+  assert.equal(reply.isError, false, reply.text);
+  assert.equal(field(reply.text, "state"), "completed");
+  assert.match(reply.text, /--- output ---\nslow-but-done\n/);
+  const jobId = field(reply.text, "job_id")!;
+  assert.ok(progress.length >= 1, "progress notifications arrived");
+  for (let i = 1; i < progress.length; i++) {
+    assert.ok(progress[i]!.progress > progress[i - 1]!.progress, "progress increases");
   }
+  assert.match(progress[0]!.message ?? "", new RegExp(`^job ${jobId} running`));
 });
 
 Deno.test("a job that cannot start gives the error text, with or without a task", async () => {
-  const server = await startServer();
-  try {
-    const reply = await server.call("delegate_run", { prompt: "  " });
-    assert.equal(reply.isError, true);
-    assert.match(reply.text, /^Cannot use an empty prompt/);
-    const created = await server.client.request(
-      {
-        method: "tools/call",
-        params: { name: "delegate_run", arguments: { prompt: "  " }, task: {} },
-      },
-      CreateTaskResultSchema,
-    );
-    assert.equal(created.task.status, "failed");
-    const result = await server.client.experimental.tasks.getTaskResult(
-      created.task.taskId,
-      CallToolResultSchema,
-    );
-    assert.equal(result.isError, true);
-    assert.match(textOf(result), /^Cannot use an empty prompt/);
-  } finally {
-    await server.close();
-  }
+  await using scene = await startScene({ emulator: false });
+  const reply = await scene.call("delegate_run", { prompt: "  " });
+  assert.equal(reply.isError, true);
+  assert.match(reply.text, /^Cannot use an empty prompt/);
+  const created = await scene.client.request(
+    {
+      method: "tools/call",
+      params: { name: "delegate_run", arguments: { prompt: "  " }, task: {} },
+    },
+    CreateTaskResultSchema,
+  );
+  assert.equal(created.task.status, "failed");
+  const result = await scene.client.experimental.tasks.getTaskResult(
+    created.task.taskId,
+    CallToolResultSchema,
+  );
+  assert.equal(result.isError, true);
+  assert.match(textOf(result), /^Cannot use an empty prompt/);
 });
 
 Deno.test("cancelling a plain call cancels its job", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const abort = new AbortController();
-    const call = server.client.callTool(
-      { name: "delegate_run", arguments: { prompt: "@hang", model: MODEL, cwd: work } },
-      undefined,
-      { signal: abort.signal, timeout: 120_000 },
-    );
-    const rejected = assert.rejects(call);
-    const jobId = await until(
-      () => (emu.messageRequests().length > 0 ? onlyJobId(server) : undefined),
-      60_000,
-      "the delegate to call the model",
-    );
-    abort.abort("test gives up");
-    await rejected;
-    const state = await until(
-      () => {
-        const s = jobRecord(server, jobId).state as string;
-        return s === "running" || s === "queued" ? undefined : s;
-      },
-      15_000,
-      "the job to end",
-    );
-    assert.equal(state, "cancelled");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const abort = new AbortController();
+  const call = scene.client.callTool(
+    { name: "delegate_run", arguments: { prompt: "@hang", model: MODEL, cwd: work } },
+    undefined,
+    { signal: abort.signal, timeout: 120_000 },
+  );
+  const rejected = assert.rejects(call);
+  const jobId = await until(
+    () => (scene.emulator.messageRequests().length > 0 ? onlyJobId(scene.server) : undefined),
+    60_000,
+    "the delegate to call the model",
+  );
+  abort.abort("test gives up");
+  await rejected;
+  const state = await until(
+    () => {
+      const s = jobRecord(scene.server, jobId).state as string;
+      return s === "running" || s === "queued" ? undefined : s;
+    },
+    15_000,
+    "the job to end",
+  );
+  assert.equal(state, "cancelled");
 });

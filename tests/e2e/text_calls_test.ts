@@ -8,9 +8,10 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator, type TextCallStyle } from "../support/ollama_emulator.ts";
+import { type TextCallStyle } from "../support/ollama_emulator.ts";
 import { TEXT_CALL_STYLES } from "../support/ollama_emulator_text_calls.ts";
-import { field, startServer, tempDir } from "../support/harness.ts";
+import { field, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const STYLES = TEXT_CALL_STYLES.filter((s): s is TextCallStyle => s !== "structured");
 const modelOf = (style: TextCallStyle) => `${style}-coder:7b`;
@@ -18,51 +19,48 @@ const modelOf = (style: TextCallStyle) => `${style}-coder:7b`;
 const FORMAT: Record<string, string> = { "qwen3-coder-bare": "qwen3-coder" };
 
 Deno.test("text calls: a call written as text in each format runs in the sandbox, is counted as recovered and answered", async () => {
-  const emu = await startOllamaEmulator({
-    models: STYLES.map((style) => ({ name: modelOf(style), toolCallStyle: style })),
+  await using scene = await startScene({
+    emulator: {
+      models: STYLES.map((style) => ({ name: modelOf(style), toolCallStyle: style })),
+    },
+    server: false,
   });
-  const server = await startServer({
-    baseUrl: emu.url,
-    userConfig: { backends: { compat: { url: emu.url, kind: "openai" } } },
+  await scene.startServer({
+    userConfig: { backends: { compat: { url: scene.emulator.url, kind: "openai" } } },
   });
-  try {
-    for (const backend of ["ollama", "compat"]) {
-      for (const style of STYLES) {
-        const work = tempDir("od-textcall-");
-        const reply = await server.call("delegate_start", {
-          engine: "native",
-          backend,
-          model: modelOf(style),
-          wait_seconds: 90,
-          cwd: work,
-          prompt: `@bash echo made-by-${style} > out.txt && cat out.txt\n` +
-            "@reply I wrote out.txt.\nwrite out.txt",
-        });
-        const what = `${style} over ${backend}`;
-        assert.equal(field(reply.text, "state"), "completed", `${what}\n${reply.text}`);
-        // The command really ran: the file is on disk.
-        assert.equal(readFileSync(join(work, "out.txt"), "utf8"), `made-by-${style}\n`, what);
-        assert.equal(field(reply.text, "tool calls"), "1 (1 recovered from text)", what);
-        assert.equal(field(reply.text, "commands"), "1 run", what);
-        assert.match(reply.text, /--- output ---\nI wrote out\.txt\./, what);
-        const id = field(reply.text, "job_id")!;
-        const transcript = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8")
-          .trim().split("\n").map((l) => JSON.parse(l));
-        const call = transcript.find((e) => e.kind === "tool_call");
-        assert.equal(call.name, "Bash", what);
-        assert.equal(call.recovered, FORMAT[style] ?? style, what);
-        const result = transcript.find((e) => e.kind === "tool_result");
-        assert.equal(result.id, call.id, what);
-        assert.match(result.text, new RegExp(`^exit code 0 .*\\nmade-by-${style}\\n`), what);
-      }
+  for (const backend of ["ollama", "compat"]) {
+    for (const style of STYLES) {
+      const work = tempDir("od-textcall-");
+      const reply = await scene.call("delegate_start", {
+        engine: "native",
+        backend,
+        model: modelOf(style),
+        wait_seconds: 90,
+        cwd: work,
+        prompt: `@bash echo made-by-${style} > out.txt && cat out.txt\n` +
+          "@reply I wrote out.txt.\nwrite out.txt",
+      });
+      const what = `${style} over ${backend}`;
+      assert.equal(field(reply.text, "state"), "completed", `${what}\n${reply.text}`);
+      // The command really ran: the file is on disk.
+      assert.equal(readFileSync(join(work, "out.txt"), "utf8"), `made-by-${style}\n`, what);
+      assert.equal(field(reply.text, "tool calls"), "1 (1 recovered from text)", what);
+      assert.equal(field(reply.text, "commands"), "1 run", what);
+      assert.match(reply.text, /--- output ---\nI wrote out\.txt\./, what);
+      const id = field(reply.text, "job_id")!;
+      const transcript = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
+        .trim().split("\n").map((l) => JSON.parse(l));
+      const call = transcript.find((e) => e.kind === "tool_call");
+      assert.equal(call.name, "Bash", what);
+      assert.equal(call.recovered, FORMAT[style] ?? style, what);
+      const result = transcript.find((e) => e.kind === "tool_result");
+      assert.equal(result.id, call.id, what);
+      assert.match(result.text, new RegExp(`^exit code 0 .*\\nmade-by-${style}\\n`), what);
     }
-    // Both APIs were used, each for every format's two requests.
-    assert.equal(emu.nativeChatRequests().length, 2 * STYLES.length);
-    assert.equal(emu.chatRequests().length, 2 * STYLES.length);
-  } finally {
-    await server.close();
-    await emu.close();
   }
+  // Both APIs were used, each for every format's two requests.
+  assert.equal(scene.emulator.nativeChatRequests().length, 2 * STYLES.length);
+  assert.equal(scene.emulator.chatRequests().length, 2 * STYLES.length);
 });
 
 Deno.test("text calls: prose that quotes a call is the answer; nothing runs and nothing is counted", async () => {
@@ -70,29 +68,25 @@ Deno.test("text calls: prose that quotes a call is the answer; nothing runs and 
     '<tool_call>{"name": "Bash", "arguments": {"command": "touch quoted.txt"}}</tool_call> ' +
     "and the server runs it. The same call in a fenced example:\n\n```json\n" +
     '{"name": "Bash", "arguments": {"command": "touch fenced.txt"}}\n```\n\nThat is the format.';
-  const emu = await startOllamaEmulator({
-    models: [{ name: "qwen2.5:7b", toolCallStyle: "hermes" }],
-    chatScript: () => ({ kind: "text", text: answer }),
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: "qwen2.5:7b", toolCallStyle: "hermes" }],
+      chatScript: () => ({ kind: "text", text: answer }),
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-textcall-");
-    const reply = await server.call("delegate_start", {
-      engine: "native",
-      model: "qwen2.5:7b",
-      wait_seconds: 60,
-      cwd: work,
-      prompt: "how do text tool calls look?",
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(existsSync(join(work, "quoted.txt")), false);
-    assert.equal(existsSync(join(work, "fenced.txt")), false);
-    assert.match(field(reply.text, "tool calls") ?? "", /^0 /);
-    assert.equal(field(reply.text, "commands"), undefined);
-    assert.ok(reply.text.includes(`--- output ---\n${answer}`), reply.text);
-    assert.equal(emu.nativeChatRequests().length, 1);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-textcall-");
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen2.5:7b",
+    wait_seconds: 60,
+    cwd: work,
+    prompt: "how do text tool calls look?",
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(existsSync(join(work, "quoted.txt")), false);
+  assert.equal(existsSync(join(work, "fenced.txt")), false);
+  assert.match(field(reply.text, "tool calls") ?? "", /^0 /);
+  assert.equal(field(reply.text, "commands"), undefined);
+  assert.ok(reply.text.includes(`--- output ---\n${answer}`), reply.text);
+  assert.equal(scene.emulator.nativeChatRequests().length, 1);
 });
