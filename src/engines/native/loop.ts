@@ -4,21 +4,14 @@
  * wrote as text are recovered and run the same way (recovery.ts). As max_turns nears, the last
  * tool result counts down, and the last request goes without tools so the model must answer
  * (turns.ts). It also stops on cancel (the caller aborts `signal`) and when the model loops;
- * a stop before the final answer keeps what the model wrote, marked as partial.
+ * a stop before the final answer keeps what the model wrote, marked as partial. Each call is
+ * run by loop_tool_calls.ts.
  */
-import type {
-  ChatBackend,
-  ChatMessage,
-  ChatReply,
-  ChatRequest,
-  ChatToolCall,
-} from "../../backends/openai.ts";
-import { describeCall } from "../tool_detail.ts";
-import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
-import type { ToolPolicy } from "./permissions.ts";
+import type { ChatBackend, ChatMessage, ChatReply, ChatRequest } from "../../backends/openai.ts";
+import type { PermissionDenial } from "../types.ts";
+import { answerRest, runCall, type ToolCallDeps } from "./loop_tool_calls.ts";
 import { chatTools } from "./prompt.ts";
-import { offeredTools, type RecoveredCall, recoveredCallError, recoverReply } from "./recovery.ts";
-import type { ToolContext } from "./tools/types.ts";
+import { offeredTools, recoverReply } from "./recovery.ts";
 import { countdownLine, partialText } from "./turns.ts";
 
 /** The default and the hard cap of model requests per turn (issue 3, item 2). */
@@ -36,7 +29,7 @@ const REPEATED_CALLS = 3;
  */
 export const MAX_TURN_GROWTH_CHARS = 4_000_000;
 
-export interface LoopDeps {
+export interface LoopDeps extends ToolCallDeps {
   client: ChatBackend;
   /**
    * The last step before each request goes out (context.ts: fits it to the model's context,
@@ -45,18 +38,10 @@ export interface LoopDeps {
    */
   prepare?(request: ChatRequest): ChatRequest;
   model: string;
-  policy: ToolPolicy;
-  ctx: ToolContext;
   maxTurns: number;
   signal: AbortSignal;
-  activity(a: Activity): void;
-  /** A tool call; `recovered` when the model wrote it as text. */
-  toolCall(info?: { recovered?: boolean }): void;
   /** A `warning:` line for the job (the turn limit made the model answer without tools). */
   warning?(text: string): void;
-  transcript(entry: TranscriptEntry): void;
-  /** Appends messages to the durable history as they are made. */
-  remember(messages: ChatMessage[]): void;
 }
 
 export interface LoopResult {
@@ -203,97 +188,6 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       deps.remember([toolMessage]);
     }
   }
-}
-
-type ToolMessage = Extract<ChatMessage, { role: "tool" }>;
-
-async function runCall(
-  call: ChatToolCall,
-  deps: LoopDeps,
-  result: LoopResult,
-  recovered: RecoveredCall | undefined,
-): Promise<ToolMessage> {
-  const name = call.function.name;
-  deps.toolCall(recovered ? { recovered: true } : undefined);
-  let input: Record<string, unknown>;
-  let answer: { text: string; isError: boolean };
-  const marks = recovered ? { recovered: recovered.format } : {};
-  if (recovered) {
-    input = recovered.input;
-    if (recovered.error) {
-      // Arguments that do not fit the tool go back to the model, which can correct them.
-      const tool = offeredTools(deps.policy.tools).find((t) => t.name === name);
-      answer = { text: recoveredCallError(recovered.error, tool), isError: true };
-      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
-      deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
-      return finish();
-    }
-  } else {
-    try {
-      const args = call.function.arguments;
-      const parsed = args.trim() === "" ? {} : JSON.parse(args);
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-        throw new Error("arguments must be a JSON object");
-      }
-      input = parsed as Record<string, unknown>;
-    } catch (e) {
-      input = {};
-      answer = {
-        text: `Error: the arguments of ${name} are not valid JSON (${(e as Error).message}). ` +
-          `Call it again with a JSON object`,
-        isError: true,
-      };
-      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
-      deps.transcript({ kind: "tool_call", id: call.id, name, input: call.function.arguments });
-      return finish();
-    }
-  }
-  deps.activity({ kind: "tool", name, detail: describeCall(name, input) });
-  deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
-  const refusal = deps.policy.refusal(name, input);
-  if (refusal) {
-    result.denials.push({ tool: name, detail: describeCall(name, input) });
-    answer = { text: refusal, isError: true };
-    return finish();
-  }
-  const tool = deps.policy.tools.find((t) => t.name === name)!;
-  try {
-    const out = await tool.run(input, deps.ctx);
-    answer = { text: out.text, isError: out.isError ?? false };
-  } catch (e) {
-    answer = { text: `Error: ${name} failed: ${(e as Error).message}`, isError: true };
-  }
-  return finish();
-
-  function finish(): ToolMessage {
-    if (answer.isError) deps.activity({ kind: "error", text: `${name}: ${answer.text}` });
-    deps.transcript({
-      kind: "tool_result",
-      id: call.id,
-      name,
-      text: answer.text,
-      isError: answer.isError,
-    });
-    return { role: "tool", tool_call_id: call.id, name, content: answer.text };
-  }
-}
-
-function answerRest(
-  messages: ChatMessage[],
-  deps: LoopDeps,
-  calls: readonly ChatToolCall[],
-  from: ChatToolCall,
-  text: string,
-): void {
-  const rest = calls.slice(calls.indexOf(from));
-  const answers: ChatMessage[] = rest.map((c) => ({
-    role: "tool",
-    tool_call_id: c.id,
-    name: c.function.name,
-    content: text,
-  }));
-  messages.push(...answers);
-  deps.remember(answers);
 }
 
 /** Arguments compared by value, so key order and spacing do not hide a loop. */

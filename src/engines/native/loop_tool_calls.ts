@@ -1,0 +1,118 @@
+/**
+ * Running the tool calls of one model reply in the native loop: one call from its arguments
+ * (structured or recovered from text) through the permission policy to the tool and back as a
+ * `role: "tool"` message, with activity and transcript entries on the way; and the answers for
+ * calls left unrun when the loop stops, since every call needs an answer for the history to
+ * stay valid.
+ */
+import type { ChatMessage, ChatToolCall } from "../../backends/openai.ts";
+import { describeCall } from "../tool_detail.ts";
+import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
+import type { ToolPolicy } from "./permissions.ts";
+import { offeredTools, type RecoveredCall, recoveredCallError } from "./recovery.ts";
+import type { ToolContext } from "./tools/types.ts";
+
+/** What running a tool call needs from the loop's caller. */
+export interface ToolCallDeps {
+  policy: ToolPolicy;
+  ctx: ToolContext;
+  activity(a: Activity): void;
+  /** A tool call; `recovered` when the model wrote it as text. */
+  toolCall(info?: { recovered?: boolean }): void;
+  transcript(entry: TranscriptEntry): void;
+  /** Appends messages to the durable history as they are made. */
+  remember(messages: ChatMessage[]): void;
+}
+
+type ToolMessage = Extract<ChatMessage, { role: "tool" }>;
+
+/** Runs one call and returns its answer for the conversation; refusals go into `result`. */
+export async function runCall(
+  call: ChatToolCall,
+  deps: ToolCallDeps,
+  result: { denials: PermissionDenial[] },
+  recovered: RecoveredCall | undefined,
+): Promise<ToolMessage> {
+  const name = call.function.name;
+  deps.toolCall(recovered ? { recovered: true } : undefined);
+  let input: Record<string, unknown>;
+  let answer: { text: string; isError: boolean };
+  const marks = recovered ? { recovered: recovered.format } : {};
+  if (recovered) {
+    input = recovered.input;
+    if (recovered.error) {
+      // Arguments that do not fit the tool go back to the model, which can correct them.
+      const tool = offeredTools(deps.policy.tools).find((t) => t.name === name);
+      answer = { text: recoveredCallError(recovered.error, tool), isError: true };
+      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
+      deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
+      return finish();
+    }
+  } else {
+    try {
+      const args = call.function.arguments;
+      const parsed = args.trim() === "" ? {} : JSON.parse(args);
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+        throw new Error("arguments must be a JSON object");
+      }
+      input = parsed as Record<string, unknown>;
+    } catch (e) {
+      input = {};
+      answer = {
+        text: `Error: the arguments of ${name} are not valid JSON (${(e as Error).message}). ` +
+          `Call it again with a JSON object`,
+        isError: true,
+      };
+      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
+      deps.transcript({ kind: "tool_call", id: call.id, name, input: call.function.arguments });
+      return finish();
+    }
+  }
+  deps.activity({ kind: "tool", name, detail: describeCall(name, input) });
+  deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
+  const refusal = deps.policy.refusal(name, input);
+  if (refusal) {
+    result.denials.push({ tool: name, detail: describeCall(name, input) });
+    answer = { text: refusal, isError: true };
+    return finish();
+  }
+  const tool = deps.policy.tools.find((t) => t.name === name)!;
+  try {
+    const out = await tool.run(input, deps.ctx);
+    answer = { text: out.text, isError: out.isError ?? false };
+  } catch (e) {
+    answer = { text: `Error: ${name} failed: ${(e as Error).message}`, isError: true };
+  }
+  return finish();
+
+  function finish(): ToolMessage {
+    if (answer.isError) deps.activity({ kind: "error", text: `${name}: ${answer.text}` });
+    deps.transcript({
+      kind: "tool_result",
+      id: call.id,
+      name,
+      text: answer.text,
+      isError: answer.isError,
+    });
+    return { role: "tool", tool_call_id: call.id, name, content: answer.text };
+  }
+}
+
+/** Answers `from` and the calls after it with `text`, without running them. */
+export function answerRest(
+  messages: ChatMessage[],
+  deps: Pick<ToolCallDeps, "remember">,
+  calls: readonly ChatToolCall[],
+  from: ChatToolCall,
+  text: string,
+): void {
+  const rest = calls.slice(calls.indexOf(from));
+  const answers: ChatMessage[] = rest.map((c) => ({
+    role: "tool",
+    tool_call_id: c.id,
+    name: c.function.name,
+    content: text,
+  }));
+  messages.push(...answers);
+  deps.remember(answers);
+}
