@@ -78,7 +78,7 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       "Review uncommitted changes, or base...HEAD, in a read-only job; returns findings in the " +
       "diff by severity.",
     delegate_status:
-      "State and recent activity of a delegated job; wait_seconds blocks until it ends.",
+      "State and recent activity of delegated jobs: job_id, or up to 20 job_ids (wait any/all).",
     delegate_result:
       "Final output of a delegated job, with tool-call count and permission denials; zero tool " +
       "calls means unverified. Long output is cut; see what it did with delegate_transcript.",

@@ -13,6 +13,7 @@ import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
 import { activityLines, pollHint, summary } from "./render.ts";
 import type { shapes, transcriptShape } from "./shapes.ts";
+import { statusMany } from "./status_many.ts";
 import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
 
 type ArgsOf<K extends keyof typeof shapes> = z.infer<z.ZodObject<(typeof shapes)[K]>>;
@@ -77,6 +78,9 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
 /** delegate_status: state and recent activity, after an optional wait. */
 export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
   return async (args, extra) => {
+    if (args.job_id === undefined || args.job_ids !== undefined || args.wait !== undefined) {
+      return await statusMany(deps, args, extra);
+    }
     let view = await (await deps.runtime()).manager.get(args.job_id);
     view = await waitFor(deps, view, args.wait_seconds, extra);
     const lines = activityLines(view.activities, args.progress_limit ?? 15);

@@ -19,7 +19,7 @@ export function queueLines(
   const here = q.holders.filter((h) => h.here).length;
   const other = q.holders.length - here;
   const parts = [
-    ...(other > 0 ? [`${other} by other session${other === 1 ? "" : "s"}`] : []),
+    ...(other === 1 ? ["1 by another session"] : other > 1 ? [`${other} by other sessions`] : []),
     ...(here > 0 ? [`${here} here`] : []),
   ];
   const held = `${q.holders.length} of ${q.limit} slot${q.limit === 1 ? "" : "s"} held` +

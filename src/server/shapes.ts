@@ -123,11 +123,14 @@ export const shapes = {
     wait_seconds: waitSeconds,
   },
   status: {
-    job_id: z.string(),
+    job_id: z.string().optional(),
+    // Described in delegate_status's description: each description here costs every turn.
+    job_ids: stringList("job_ids", 20, 256).optional(),
+    wait: z.enum(["any", "all"]).optional(),
     wait_seconds: waitSeconds,
     progress_limit: z.number().int().min(1, "progress_limit must be at least 1")
       .max(100, "progress_limit must be at most 100").optional()
-      .describe("Activity lines to show (1-100, default 15)"),
+      .describe("Activity lines (default 15)"),
   },
   result: { job_id: z.string(), wait_seconds: waitSeconds },
   cancel: { job_id: z.string() },
