@@ -144,7 +144,8 @@ export const FIELDS = [
     default: 4,
     schema: intIn(1, 64),
     fromEnv: asNumber,
-    meaning: "Delegates running at once; more are queued",
+    meaning: "Delegates running at once per server, and on the default Ollama for all of " +
+      "the user's servers together; more are queued",
     projectNarrow: narrowNumber,
   }),
   field({
