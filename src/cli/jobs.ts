@@ -196,7 +196,9 @@ export function renderJobsTable(
     out.push(style.bold(`  ${pad(HEAD).join("  ")}  PROMPT`));
     for (const rows of groups) {
       const first = rows[0]!.record;
-      out.push(style.dim(`session ${first.sessionId}  cwd ${first.cwd}`));
+      const wt = rows.at(-1)!.record.worktree;
+      const isolated = wt ? `  branch ${wt.branch}  worktree ${wt.path}` : "";
+      out.push(style.dim(`session ${first.sessionId}  cwd ${first.cwd}${isolated}`));
       for (const { record, cells } of rows) {
         const padded = pad(cells);
         // Colour the padded state cell only, so the columns stay aligned.

@@ -56,6 +56,7 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
         `conversation index file(s).`,
     );
   }
+  for (const w of report.worktrees) out.push(`  ${w.note}`);
   const counts = new Map<string, number>();
   for (const k of report.kept) counts.set(k.reason, (counts.get(k.reason) ?? 0) + 1);
   if (counts.size > 0) {

@@ -5,6 +5,7 @@ import { folderReader } from "../engines/registry.ts";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
+import { worktreeText } from "../jobs/worktree_text.ts";
 import type { Price } from "../settings/types.ts";
 import {
   humanDuration,
@@ -98,7 +99,10 @@ export function recordLines(
     rows.push(["server pid", String(r.owner.pid)]);
   }
   if (r.errorText && r.state !== "completed") rows.push(["error", r.errorText]);
-  return rows.map(([label, value]) => `${label.padEnd(12)}${value}`);
+  return [
+    ...rows.map(([label, value]) => `${label.padEnd(12)}${value}`),
+    ...worktreeText(r, 12),
+  ];
 }
 
 /** `jobs show ID`. */

@@ -42,7 +42,9 @@ export interface NewTurn {
 export interface JobView {
   record: JobRecord;
   activities: Activity[];
-  /** isolation "worktree": the session's worktree (planned at start, carried by follow-ups). */
+  /** isolation "worktree" at a session's start: the checkout its worktree is made from. */
+  isolation?: { repo: string; includeUncommitted: boolean };
+  /** The session's worktree (planned at start, carried by follow-ups). */
   worktree?: JobRecord["worktree"];
   /** 1-based place in the queue, 0 when not queued here. */
   queuePosition: number;

@@ -33,12 +33,6 @@ import { carriedWorktree, plannedWorktree } from "./worktree_turn.ts";
 
 export type { JobView, ManagerConfig, NewTurn };
 
-/** isolation "worktree": the checkout the session's worktree is made from. */
-export interface WorktreeRequest {
-  repo: string;
-  includeUncommitted: boolean;
-}
-
 /** Finished jobs kept in memory for fast status; older ones are read back from disk. */
 const FINISHED_KEEP = 200;
 /** Grace during shutdown, so that the whole exit stays within 5 s. */
@@ -103,11 +97,12 @@ export class JobManager {
   }
 
   /** Starts turn 1 of a new session. */
-  async start(turn: NewTurn, isolation?: WorktreeRequest): Promise<JobView> {
+  async start(turn: NewTurn): Promise<JobView> {
     const sessionId = newId();
+    const { isolation, ...rest } = turn;
     const worktree = isolation &&
       plannedWorktree(this.store.stateDir, sessionId, isolation.repo, isolation.includeUncommitted);
-    return await this.#launch(worktree ? { ...turn, worktree } : turn, { sessionId, from: 1 });
+    return await this.#launch(worktree ? { ...rest, worktree } : rest, { sessionId, from: 1 });
   }
 
   /**

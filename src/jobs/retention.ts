@@ -4,6 +4,7 @@ import { isValidId } from "./ids.ts";
 import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
+import { removeWorktree } from "./worktree.ts";
 
 const DAY_MS = 86_400_000;
 /**
@@ -47,6 +48,11 @@ export interface PruneReport {
   sessionsRemoved: string[];
   /** Folders that could not be removed. */
   failed: Array<{ id: string; reason: string }>;
+  /**
+   * Worktrees of removed conversations: each removed with what it held committed to its
+   * branch, which stays unless it is merged; `note` says which.
+   */
+  worktrees: Array<{ sessionId: string; path: string; branch: string; note: string }>;
 }
 
 /**
@@ -69,6 +75,7 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
     corrupt: [],
     sessionsRemoved: [],
     failed: [],
+    worktrees: [],
   };
 
   const bySession = new Map<string, Array<{ record: JobRecord; keep?: KeepReason }>>();
@@ -118,6 +125,8 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
         continue;
       }
     }
+    // The worktree goes first: when it cannot, the records that point at it stay.
+    if (!(await pruneWorktree(sessionId, turns.map((t) => t.record), report))) continue;
     for (const { record } of turns) {
       const id = record.id.toLowerCase();
       if (!report.dryRun) {
@@ -141,6 +150,33 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
 
   await pruneSessionIndex(store, removedIds, report);
   return report;
+}
+
+/** Removes a conversation's worktree (dry run: says it would); false when that failed. */
+async function pruneWorktree(
+  sessionId: string,
+  turns: readonly JobRecord[],
+  report: PruneReport,
+): Promise<boolean> {
+  const wt = turns.map((r) => r.worktree).filter((w) => w?.gitDir && w.base).at(-1);
+  if (!wt?.gitDir || !wt.base) return true;
+  const ref = { repo: wt.repo, path: wt.path, branch: wt.branch, gitDir: wt.gitDir, base: wt.base };
+  if (report.dryRun) {
+    const note = `worktree ${wt.path} would be removed; branch ${wt.branch} kept unless merged`;
+    report.worktrees.push({ sessionId, path: wt.path, branch: wt.branch, note });
+    return true;
+  }
+  try {
+    const done = await removeWorktree(ref, `conversation ${sessionId}`);
+    report.worktrees.push({ sessionId, path: wt.path, branch: wt.branch, note: done.note });
+    return true;
+  } catch (e) {
+    report.failed.push({
+      id: sessionId,
+      reason: `cannot remove its worktree ${wt.path} (${(e as Error).message}); its jobs are kept`,
+    });
+    return false;
+  }
 }
 
 async function keepReason(record: JobRecord, cutoff: number): Promise<KeepReason | undefined> {
@@ -233,6 +269,7 @@ export function startBackgroundPrune(
             (report.failed.length > 0 ? `; could not remove ${report.failed.length}` : ""),
         );
       }
+      for (const w of report.worktrees) log(`retention: ${w.note}`);
       if (report.corrupt.length > 0) {
         log(
           `retention: skipped ${report.corrupt.length} unreadable job record(s), e.g. ` +

@@ -9,6 +9,7 @@ import { isTerminal } from "../jobs/record.ts";
 import { reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
+import { worktreeRequest } from "./isolation_args.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 import type { RunArgs } from "./run_tool.ts";
 import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
@@ -115,12 +116,19 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     allowedTools: args.allowed_tools,
   });
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
+  const isolation = await worktreeRequest(
+    args.isolation ?? s.defaultIsolation,
+    args.include_uncommitted,
+    cwd,
+    manager.store.stateDir,
+  );
   return await manager.start({
     prompt,
     engine,
     ...(target.backend !== undefined ? { backend: target.backend } : {}),
     model: target.model,
     cwd,
+    ...(isolation ? { isolation } : {}),
     options: {
       permissionMode: args.permission_mode ?? s.defaultPermissionMode,
       ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),

@@ -2,6 +2,7 @@ import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { worktreeText } from "../jobs/worktree_text.ts";
 import { queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
@@ -29,6 +30,7 @@ export function summary(view: JobView, now = Date.now()): string {
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
       : []),
     line("cwd:", r.cwd),
+    ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
   ];
   if (r.usage) {

@@ -2,7 +2,7 @@
  * zod shapes of the tool inputs: the single source of truth for names and ranges.
  */
 import { z } from "zod";
-import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
+import { EFFORTS, ENGINES, ISOLATIONS, PERMISSION_MODES } from "../settings/types.ts";
 
 /** The longest prompt we accept, inline or from a file. */
 export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
@@ -89,6 +89,8 @@ export const shapes = {
     files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
+    isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git worktree and branch"),
+    include_uncommitted: z.boolean().optional().describe("worktree: copy uncommitted changes"),
     agent: maxChars("agent", 64).optional().describe("Named agent; see ollama_models"),
     wait_seconds: waitSeconds,
   },
