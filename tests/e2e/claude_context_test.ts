@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type OllamaEmulator, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator } from "../support/ollama_emulator.ts";
 import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const WAIT = 150;
 const CALL = { timeoutMs: 200_000 };
@@ -25,12 +26,8 @@ async function withServer(
   fn: (server: TestServer) => Promise<void>,
   env: Record<string, string> = {},
 ): Promise<void> {
-  const server = await startServer({ baseUrl: emu.url, env });
-  try {
-    await fn(server);
-  } finally {
-    await server.close();
-  }
+  await using server = await startServer({ baseUrl: emu.url, env });
+  await fn(server);
 }
 
 /** Loads the model as `ollama run` would (no num_ctx): it gets the server's context. */
@@ -44,99 +41,95 @@ async function load(emu: OllamaEmulator, model: string): Promise<void> {
 }
 
 Deno.test("lean claude engine: the first request stays under 6,000 tokens with the default tools", async () => {
-  const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b" }] });
-  try {
-    await withServer(emu, async (server) => {
-      const reply = await server.call("delegate_start", {
-        prompt: "@reply done",
-        model: "qwen3:8b",
-        cwd: tempDir("od-ctx-"),
-        wait_seconds: WAIT,
-      }, CALL);
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      const first = emu.messageRequests()[0];
-      assert.ok(first, "Claude Code sent a request");
-      const tokens = Math.ceil(first.bodyText.length / 4);
-      // Claude Code 2.1.332 sends about 12.3k with its whole tool set, 5.3k with these six.
-      assert.ok(tokens < 6_000, `first request is ${tokens} tokens (chars/4)`);
-      assert.deepEqual(toolNames(first.json), SIX);
-      // Its sandbox, on where bubblewrap is, describes itself in about 1.9k more: measured by
-      // bench/first_request_bench.ts, off here so that this measures the tools.
-    }, { OLLAMA_MCP_SANDBOX: "off" });
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({
+    emulator: { models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  await withServer(scene.emulator, async (server) => {
+    const reply = await server.call("delegate_start", {
+      prompt: "@reply done",
+      model: "qwen3:8b",
+      cwd: tempDir("od-ctx-"),
+      wait_seconds: WAIT,
+    }, CALL);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const first = scene.emulator.messageRequests()[0];
+    assert.ok(first, "Claude Code sent a request");
+    const tokens = Math.ceil(first.bodyText.length / 4);
+    // Claude Code 2.1.332 sends about 12.3k with its whole tool set, 5.3k with these six.
+    assert.ok(tokens < 6_000, `first request is ${tokens} tokens (chars/4)`);
+    assert.deepEqual(toolNames(first.json), SIX);
+    // Its sandbox, on where bubblewrap is, describes itself in about 1.9k more: measured by
+    // bench/first_request_bench.ts, off here so that this measures the tools.
+  }, { OLLAMA_MCP_SANDBOX: "off" });
 });
 
 Deno.test("lean claude engine: allowed_tools narrows the tools and never widens them", async () => {
-  const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b" }] });
-  try {
-    await withServer(emu, async (server) => {
-      const narrowed = await server.call("delegate_start", {
-        prompt: "@reply narrowed",
-        model: "qwen3:8b",
-        cwd: tempDir("od-ctx-"),
-        allowed_tools: ["Bash(git status)", "Read", "WebFetch", "Agent"],
-        disallowed_tools: ["Read"],
-        wait_seconds: WAIT,
-      }, CALL);
-      assert.equal(field(narrowed.text, "state"), "completed", narrowed.text);
-      assert.deepEqual(toolNames(emu.messageRequests().at(-1)!.json), ["Bash"]);
-    }, { OLLAMA_MCP_CLAUDE_TOOLS: "Bash,Read,Grep" });
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({
+    emulator: { models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  await withServer(scene.emulator, async (server) => {
+    const narrowed = await server.call("delegate_start", {
+      prompt: "@reply narrowed",
+      model: "qwen3:8b",
+      cwd: tempDir("od-ctx-"),
+      allowed_tools: ["Bash(git status)", "Read", "WebFetch", "Agent"],
+      disallowed_tools: ["Read"],
+      wait_seconds: WAIT,
+    }, CALL);
+    assert.equal(field(narrowed.text, "state"), "completed", narrowed.text);
+    assert.deepEqual(toolNames(scene.emulator.messageRequests().at(-1)!.json), ["Bash"]);
+  }, { OLLAMA_MCP_CLAUDE_TOOLS: "Bash,Read,Grep" });
 });
 
 Deno.test("lean claude engine: read-only permission modes still refuse a write", async () => {
-  const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b" }] });
-  try {
-    await withServer(emu, async (server) => {
-      for (const mode of ["plan", "dontAsk", "manual"]) {
-        const work = tempDir("od-ctx-");
-        const reply = await server.call("delegate_start", {
-          prompt: "@bash touch written-by-delegate\nplease",
-          model: "qwen3:8b",
-          cwd: work,
-          permission_mode: mode,
-          wait_seconds: WAIT,
-        }, CALL);
-        assert.equal(field(reply.text, "state"), "completed", `${mode}: ${reply.text}`);
-        assert.equal(existsSync(join(work, "written-by-delegate")), false, mode);
-        assert.match(field(reply.text, "denied") ?? "", /^1: Bash/, `${mode}: ${reply.text}`);
-        assert.deepEqual(toolNames(emu.messageRequests().at(-1)!.json), SIX, mode);
-      }
-    });
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({
+    emulator: { models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  await withServer(scene.emulator, async (server) => {
+    for (const mode of ["plan", "dontAsk", "manual"]) {
+      const work = tempDir("od-ctx-");
+      const reply = await server.call("delegate_start", {
+        prompt: "@bash touch written-by-delegate\nplease",
+        model: "qwen3:8b",
+        cwd: work,
+        permission_mode: mode,
+        wait_seconds: WAIT,
+      }, CALL);
+      assert.equal(field(reply.text, "state"), "completed", `${mode}: ${reply.text}`);
+      assert.equal(existsSync(join(work, "written-by-delegate")), false, mode);
+      assert.match(field(reply.text, "denied") ?? "", /^1: Bash/, `${mode}: ${reply.text}`);
+      assert.deepEqual(toolNames(scene.emulator.messageRequests().at(-1)!.json), SIX, mode);
+    }
+  });
 });
 
 Deno.test("claude context: a model loaded with a 4096 context is refused before Claude Code starts", async () => {
-  const emu = await startOllamaEmulator({ contextMode: "real", models: [{ name: "qwen3:8b" }] });
-  try {
-    await load(emu, "qwen3:8b");
-    assert.equal(emu.loadedModels().models[0]?.context_length, 4096);
-    await withServer(emu, async (server) => {
-      const reply = await server.call("delegate_start", {
-        prompt: "@reply should never run",
-        model: "qwen3:8b",
-        cwd: tempDir("od-ctx-"),
-        wait_seconds: WAIT,
-      }, CALL);
-      assert.equal(field(reply.text, "state"), "failed", reply.text);
-      const error = field(reply.text, "error") ?? "";
-      assert.match(error, /^context_overflow: Cannot start the claude engine with qwen3:8b/);
-      assert.match(error, /loaded with a context of 4,096 tokens/);
-      assert.match(error, /every request Claude Code sends is about [\d,]+ tokens/);
-      assert.match(error, /OLLAMA_CONTEXT_LENGTH=32768/);
-      assert.match(error, /ollama-delegate models derive qwen3:8b --ctx 32768/);
-      assert.match(error, /engine: "native"/);
-      assert.equal(emu.messageRequests().length, 0, "Claude Code never reached the model");
-    });
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({
+    emulator: { contextMode: "real", models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  await load(scene.emulator, "qwen3:8b");
+  assert.equal(scene.emulator.loadedModels().models[0]?.context_length, 4096);
+  await withServer(scene.emulator, async (server) => {
+    const reply = await server.call("delegate_start", {
+      prompt: "@reply should never run",
+      model: "qwen3:8b",
+      cwd: tempDir("od-ctx-"),
+      wait_seconds: WAIT,
+    }, CALL);
+    assert.equal(field(reply.text, "state"), "failed", reply.text);
+    const error = field(reply.text, "error") ?? "";
+    assert.match(error, /^context_overflow: Cannot start the claude engine with qwen3:8b/);
+    assert.match(error, /loaded with a context of 4,096 tokens/);
+    assert.match(error, /every request Claude Code sends is about [\d,]+ tokens/);
+    assert.match(error, /OLLAMA_CONTEXT_LENGTH=32768/);
+    assert.match(error, /ollama-delegate models derive qwen3:8b --ctx 32768/);
+    assert.match(error, /engine: "native"/);
+    assert.equal(scene.emulator.messageRequests().length, 0, "Claude Code never reached the model");
+  });
 });
 
 /** A job on a model Ollama loads with 4096 on its first request: the prompt is cut. */
@@ -178,27 +171,25 @@ async function assertCutJob(emu: OllamaEmulator, loadedAfter: boolean): Promise<
 }
 
 Deno.test("claude context: a prompt Ollama cut on first load leaves a warning and a failed job", async () => {
-  const emu = await startOllamaEmulator({ contextMode: "real", models: [{ name: "qwen3:8b" }] });
-  try {
-    assert.equal(emu.loadedModels().models.length, 0);
-    await assertCutJob(emu, true);
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({
+    emulator: { contextMode: "real", models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  assert.equal(scene.emulator.loadedModels().models.length, 0);
+  await assertCutJob(scene.emulator, true);
 });
 
 Deno.test("claude context: the cut is seen from the reported tokens when the model is unloaded after", async () => {
   // keep_alive 0: /api/ps lists nothing after the turn, so only Ollama's usage report tells.
-  const emu = await startOllamaEmulator({
-    contextMode: "real",
-    keepAlive: 0,
-    models: [{ name: "qwen3:8b" }],
+  await using scene = await startScene({
+    emulator: {
+      contextMode: "real",
+      keepAlive: 0,
+      models: [{ name: "qwen3:8b" }],
+    },
+    server: false,
   });
-  try {
-    await assertCutJob(emu, false);
-  } finally {
-    await emu.close();
-  }
+  await assertCutJob(scene.emulator, false);
 });
 
 Deno.test("claude context: no refusal and no warning when the context holds the requests", async () => {
@@ -207,31 +198,30 @@ Deno.test("claude context: no refusal and no warning when the context holds the 
     { what: "Modelfile num_ctx, not loaded", numCtx: 32_768, preload: false },
   ];
   for (const setup of setups) {
-    const emu = await startOllamaEmulator({
-      contextMode: "real",
-      ...(setup.serverContextLength ? { serverContextLength: setup.serverContextLength } : {}),
-      models: [{ name: "qwen3:8b", ...(setup.numCtx ? { numCtx: setup.numCtx } : {}) }],
+    await using scene = await startScene({
+      emulator: {
+        contextMode: "real",
+        ...(setup.serverContextLength ? { serverContextLength: setup.serverContextLength } : {}),
+        models: [{ name: "qwen3:8b", ...(setup.numCtx ? { numCtx: setup.numCtx } : {}) }],
+      },
+      server: false,
     });
-    try {
-      if (setup.preload) await load(emu, "qwen3:8b");
-      await withServer(emu, async (server) => {
-        const reply = await server.call("delegate_start", {
-          prompt: "@reply the task arrived",
-          model: "qwen3:8b",
-          cwd: tempDir("od-ctx-"),
-          wait_seconds: WAIT,
-        }, CALL);
-        assert.equal(field(reply.text, "state"), "completed", `${setup.what}: ${reply.text}`);
-        assert.equal(field(reply.text, "warning"), undefined, `${setup.what}: ${reply.text}`);
-        assert.equal(emu.contextRecords.some((r) => r.truncated), false, setup.what);
-        assert.equal(emu.loadedModels().models[0]?.context_length, 32_768, setup.what);
-        const result = await server.call("delegate_result", {
-          job_id: field(reply.text, "job_id")!,
-        }, CALL);
-        assert.match(result.text, /the task arrived/, setup.what);
-      });
-    } finally {
-      await emu.close();
-    }
+    if (setup.preload) await load(scene.emulator, "qwen3:8b");
+    await withServer(scene.emulator, async (server) => {
+      const reply = await server.call("delegate_start", {
+        prompt: "@reply the task arrived",
+        model: "qwen3:8b",
+        cwd: tempDir("od-ctx-"),
+        wait_seconds: WAIT,
+      }, CALL);
+      assert.equal(field(reply.text, "state"), "completed", `${setup.what}: ${reply.text}`);
+      assert.equal(field(reply.text, "warning"), undefined, `${setup.what}: ${reply.text}`);
+      assert.equal(scene.emulator.contextRecords.some((r) => r.truncated), false, setup.what);
+      assert.equal(scene.emulator.loadedModels().models[0]?.context_length, 32_768, setup.what);
+      const result = await server.call("delegate_result", {
+        job_id: field(reply.text, "job_id")!,
+      }, CALL);
+      assert.match(result.text, /the task arrived/, setup.what);
+    });
   }
 });

@@ -17,8 +17,9 @@ import {
 import { join } from "node:path";
 import process from "node:process";
 import { execFileSync } from "node:child_process";
-import { type Reply, startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { alive, CLAUDE_BIN, field, startServer, tempDir, until } from "../support/harness.ts";
+import { type Reply } from "../support/ollama_emulator.ts";
+import { alive, CLAUDE_BIN, field, tempDir, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 import { which } from "../../src/platform/which.ts";
 
 const MODEL = "qwen3:8b";
@@ -65,43 +66,37 @@ Deno.test({
   name: "claude: planted settings files never run their hooks in a later delegate",
   ignore: !linux,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { work, outside } = layout();
-    const server = await startServer({ baseUrl: emu.url, cwd: work });
-    try {
-      // What an earlier delegate (or anything else with write access) could leave behind.
-      const hook = (event: string) => [{
-        hooks: [{ type: "command", command: `echo ran > '${join(outside, event)}'` }],
-      }];
-      const planted = {
-        hooks: {
-          SessionStart: hook("SessionStart"),
-          UserPromptSubmit: hook("UserPromptSubmit"),
-          PreToolUse: [{ matcher: "*", ...hook("PreToolUse")[0] }],
-        },
-      };
-      mkdirSync(join(work, ".claude"));
-      writeFileSync(join(work, ".claude", "settings.json"), JSON.stringify(planted));
-      writeFileSync(join(work, ".claude", "settings.local.json"), JSON.stringify(planted));
-      // The delegates' own CLAUDE_CONFIG_DIR is not read for settings either: a delegate
-      // running unconfined could write there.
-      const configDir = join(server.home, ".ollama-mcp", "claude");
-      mkdirSync(configDir, { recursive: true });
-      writeFileSync(join(configDir, "settings.json"), JSON.stringify(planted));
-      const reply = await server.call("delegate_start", {
-        prompt: "@bash echo delegate-ran > out.txt",
-        model: MODEL,
-        cwd: work,
-        allowed_tools: ["Bash"],
-        wait_seconds: 120,
-      }, { timeoutMs: 180_000 });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "delegate-ran\n");
-      assert.deepEqual(readdirSync(outside), [], "no planted hook ran");
-    } finally {
-      await server.close();
-      await emu.close();
-    }
+    await using scene = await startScene({ cwd: work });
+    // What an earlier delegate (or anything else with write access) could leave behind.
+    const hook = (event: string) => [{
+      hooks: [{ type: "command", command: `echo ran > '${join(outside, event)}'` }],
+    }];
+    const planted = {
+      hooks: {
+        SessionStart: hook("SessionStart"),
+        UserPromptSubmit: hook("UserPromptSubmit"),
+        PreToolUse: [{ matcher: "*", ...hook("PreToolUse")[0] }],
+      },
+    };
+    mkdirSync(join(work, ".claude"));
+    writeFileSync(join(work, ".claude", "settings.json"), JSON.stringify(planted));
+    writeFileSync(join(work, ".claude", "settings.local.json"), JSON.stringify(planted));
+    // The delegates' own CLAUDE_CONFIG_DIR is not read for settings either: a delegate
+    // running unconfined could write there.
+    const configDir = join(scene.home, ".ollama-mcp", "claude");
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(join(configDir, "settings.json"), JSON.stringify(planted));
+    const reply = await scene.call("delegate_start", {
+      prompt: "@bash echo delegate-ran > out.txt",
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Bash"],
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "delegate-ran\n");
+    assert.deepEqual(readdirSync(outside), [], "no planted hook ran");
   },
 });
 
@@ -109,47 +104,37 @@ Deno.test({
   name: "claude: git in a delegate ignores a planted core.fsmonitor and pre-commit hook",
   ignore: !linux,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { work, outside } = layout();
     // Unconfined Bash: nothing but the delegate's git settings stands in the way here.
-    const server = await startServer({
-      baseUrl: emu.url,
+    await using scene = await startScene({ cwd: work, env: { OLLAMA_MCP_SANDBOX: "off" } });
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "pipe" });
+    git("init", "-q");
+    git(
+      "-c",
+      "user.email=t@t",
+      "-c",
+      "user.name=t",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "one",
+    );
+    git("config", "core.fsmonitor", `touch '${join(outside, "fsmonitor")}'; false`);
+    const hook = join(work, ".git", "hooks", "pre-commit");
+    writeFileSync(hook, `#!/bin/sh\ntouch '${join(outside, "pre-commit")}'\n`);
+    chmodSync(hook, 0o755);
+    const reply = await scene.call("delegate_start", {
+      prompt: "@bash git status --short; git -c user.email=d@d -c user.name=d commit -q " +
+        "--allow-empty -m two; echo rc=$?",
+      model: MODEL,
       cwd: work,
-      env: { OLLAMA_MCP_SANDBOX: "off" },
-    });
-    try {
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "pipe" });
-      git("init", "-q");
-      git(
-        "-c",
-        "user.email=t@t",
-        "-c",
-        "user.name=t",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "one",
-      );
-      git("config", "core.fsmonitor", `touch '${join(outside, "fsmonitor")}'; false`);
-      const hook = join(work, ".git", "hooks", "pre-commit");
-      writeFileSync(hook, `#!/bin/sh\ntouch '${join(outside, "pre-commit")}'\n`);
-      chmodSync(hook, 0o755);
-      const reply = await server.call("delegate_start", {
-        prompt: "@bash git status --short; git -c user.email=d@d -c user.name=d commit -q " +
-          "--allow-empty -m two; echo rc=$?",
-        model: MODEL,
-        cwd: work,
-        allowed_tools: ["Bash"],
-        wait_seconds: 120,
-      }, { timeoutMs: 180_000 });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      assert.equal(git("rev-list", "--count", "HEAD").toString().trim(), "2", "git did run");
-      assert.deepEqual(readdirSync(outside), [], "neither fsmonitor nor the hook ran");
-    } finally {
-      await server.close();
-      await emu.close();
-    }
+      allowed_tools: ["Bash"],
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(git("rev-list", "--count", "HEAD").toString().trim(), "2", "git did run");
+    assert.deepEqual(readdirSync(outside), [], "neither fsmonitor nor the hook ran");
   },
 });
 
@@ -160,61 +145,58 @@ Deno.test({
     const { work, outside, extra } = layout();
     // The model first asks for a plain command, then for one outside the sandbox.
     const escape = `echo z > '${join(outside, "unsandboxed")}'`;
-    const emu = await startOllamaEmulator({
-      script: (req): Reply | undefined => {
-        if (req.tools.length === 0 || req.lastToolResult === undefined) return undefined;
-        if (req.messages.length > 4) return { kind: "text", text: "done" };
-        return {
-          kind: "tool_use",
-          name: "Bash",
-          input: { command: escape, description: "escape", dangerouslyDisableSandbox: true },
-        };
+    await using scene = await startScene({
+      emulator: {
+        script: (req): Reply | undefined => {
+          if (req.tools.length === 0 || req.lastToolResult === undefined) return undefined;
+          if (req.messages.length > 4) return { kind: "text", text: "done" };
+          return {
+            kind: "tool_use",
+            name: "Bash",
+            input: { command: escape, description: "escape", dangerouslyDisableSandbox: true },
+          };
+        },
       },
+      cwd: work,
     });
-    const server = await startServer({ baseUrl: emu.url, cwd: work });
-    try {
-      // Claude Code's permission rules already refuse a visible `> /elsewhere`; a script
-      // hides its writes from them, so only the sandbox stands in the way.
-      writeFileSync(
-        join(work, "attack.sh"),
-        [
-          `echo a > '${join(outside, "evil")}'`,
-          `echo b > '${join(extra, "ok-extra")}'`,
-          "echo c > ok-cwd",
-          "echo d > .envrc",
-          "mkdir -p .git/hooks",
-          "echo e > .git/hooks/pre-commit",
-          "mkdir -p .claude",
-          "echo f > .claude/settings.json",
-          "env | grep -E '^(GIT_CONFIG_|OLLAMA_DELEGATE_TURN)' | sort > env.txt",
-        ].join("\n") + "\n",
-      );
-      const command = "sh attack.sh";
-      const reply = await server.call("delegate_start", {
-        prompt: `@bash ${command}`,
-        model: MODEL,
-        cwd: work,
-        add_dirs: [extra],
-        allowed_tools: ["Bash"],
-        wait_seconds: 120,
-      }, { timeoutMs: 180_000 });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      assert.equal(readFileSync(join(work, "ok-cwd"), "utf8"), "c\n", "cwd is writable");
-      assert.equal(readFileSync(join(extra, "ok-extra"), "utf8"), "b\n", "add_dirs too");
-      assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
-      for (const path of [".envrc", ".git/hooks/pre-commit", ".claude/settings.json"]) {
-        const text = existsSync(join(work, path)) ? readFileSync(join(work, path), "utf8") : "";
-        assert.equal(/^[def]\n$/.test(text), false, `${path} was written`);
-      }
-      // Inside the sandbox the delegate's git settings and the turn's marker still hold.
-      const env = readFileSync(join(work, "env.txt"), "utf8");
-      assert.match(env, /^GIT_CONFIG_KEY_0=core\.fsmonitor$/m);
-      assert.match(env, /^GIT_CONFIG_VALUE_1=\/dev\/null$/m);
-      assert.match(env, /^OLLAMA_DELEGATE_TURN=\S+$/m);
-    } finally {
-      await server.close();
-      await emu.close();
+    // Claude Code's permission rules already refuse a visible `> /elsewhere`; a script
+    // hides its writes from them, so only the sandbox stands in the way.
+    writeFileSync(
+      join(work, "attack.sh"),
+      [
+        `echo a > '${join(outside, "evil")}'`,
+        `echo b > '${join(extra, "ok-extra")}'`,
+        "echo c > ok-cwd",
+        "echo d > .envrc",
+        "mkdir -p .git/hooks",
+        "echo e > .git/hooks/pre-commit",
+        "mkdir -p .claude",
+        "echo f > .claude/settings.json",
+        "env | grep -E '^(GIT_CONFIG_|OLLAMA_DELEGATE_TURN)' | sort > env.txt",
+      ].join("\n") + "\n",
+    );
+    const command = "sh attack.sh";
+    const reply = await scene.call("delegate_start", {
+      prompt: `@bash ${command}`,
+      model: MODEL,
+      cwd: work,
+      add_dirs: [extra],
+      allowed_tools: ["Bash"],
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(readFileSync(join(work, "ok-cwd"), "utf8"), "c\n", "cwd is writable");
+    assert.equal(readFileSync(join(extra, "ok-extra"), "utf8"), "b\n", "add_dirs too");
+    assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
+    for (const path of [".envrc", ".git/hooks/pre-commit", ".claude/settings.json"]) {
+      const text = existsSync(join(work, path)) ? readFileSync(join(work, path), "utf8") : "";
+      assert.equal(/^[def]\n$/.test(text), false, `${path} was written`);
     }
+    // Inside the sandbox the delegate's git settings and the turn's marker still hold.
+    const env = readFileSync(join(work, "env.txt"), "utf8");
+    assert.match(env, /^GIT_CONFIG_KEY_0=core\.fsmonitor$/m);
+    assert.match(env, /^GIT_CONFIG_VALUE_1=\/dev\/null$/m);
+    assert.match(env, /^OLLAMA_DELEGATE_TURN=\S+$/m);
   },
 });
 
@@ -258,12 +240,11 @@ Deno.test({
   name: "claude: nothing a delegate started with setsid -f or nohup & outlives the job",
   ignore: !linux,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { work } = layout();
-    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    await using scene = await startScene({ cwd: work, env: UNSANDBOXED });
     let pids: number[] = [];
     try {
-      const reply = await server.call("delegate_start", {
+      const reply = await scene.call("delegate_start", {
         prompt: leaveBehind(work),
         model: MODEL,
         cwd: work,
@@ -277,8 +258,6 @@ Deno.test({
       assert.deepEqual(processesMentioning(join(work, "f")), []);
     } finally {
       killAll([...pids, ...processesMentioning(join(work, "f"))]);
-      await server.close();
-      await emu.close();
     }
   },
 });
@@ -287,11 +266,10 @@ Deno.test({
   name: "claude: in Claude Code's sandbox too, nothing started with setsid -f or nohup & survives",
   ignore: !hasBwrap,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { work } = layout();
-    const server = await startServer({ baseUrl: emu.url, cwd: work });
+    await using scene = await startScene({ cwd: work });
     try {
-      const reply = await server.call("delegate_start", {
+      const reply = await scene.call("delegate_start", {
         prompt: leaveBehind(work),
         model: MODEL,
         cwd: work,
@@ -304,8 +282,6 @@ Deno.test({
       assert.deepEqual(processesMentioning(join(work, "f")), []);
     } finally {
       killAll(processesMentioning(join(work, "f")));
-      await server.close();
-      await emu.close();
     }
   },
 });
@@ -315,11 +291,14 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const { work } = layout();
-    const emu = await startOllamaEmulator({ script: thenHang(work) });
-    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    await using scene = await startScene({
+      emulator: { script: thenHang(work) },
+      cwd: work,
+      env: UNSANDBOXED,
+    });
     let pids: number[] = [];
     try {
-      const started = await server.call("delegate_start", {
+      const started = await scene.call("delegate_start", {
         prompt: "leave something behind",
         model: MODEL,
         cwd: work,
@@ -335,14 +314,12 @@ Deno.test({
         120_000,
         "the processes left behind",
       );
-      const cancelled = await server.call("delegate_cancel", { job_id: id });
+      const cancelled = await scene.call("delegate_cancel", { job_id: id });
       assert.equal(field(cancelled.text, "state"), "cancelled", cancelled.text);
       for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the cancel`);
       assert.deepEqual(processesMentioning(join(work, "f")), []);
     } finally {
       killAll([...pids, ...processesMentioning(join(work, "f"))]);
-      await server.close();
-      await emu.close();
     }
   },
 });
@@ -352,11 +329,14 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const { work } = layout();
-    const emu = await startOllamaEmulator({ script: thenHang(work) });
-    const server = await startServer({ baseUrl: emu.url, cwd: work, env: UNSANDBOXED });
+    await using scene = await startScene({
+      emulator: { script: thenHang(work) },
+      cwd: work,
+      env: UNSANDBOXED,
+    });
     let pids: number[] = [];
     try {
-      await server.call("delegate_start", {
+      await scene.call("delegate_start", {
         prompt: "leave something behind",
         model: MODEL,
         cwd: work,
@@ -371,14 +351,12 @@ Deno.test({
         120_000,
         "the processes left behind",
       );
-      await server.close();
-      await until(() => !alive(server.pid) || undefined, 15_000, "the server to exit");
+      await scene.server.close();
+      await until(() => !alive(scene.pid) || undefined, 15_000, "the server to exit");
       for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
       assert.deepEqual(processesMentioning(join(work, "f")), []);
     } finally {
       killAll([...pids, ...processesMentioning(join(work, "f"))]);
-      await server.close();
-      await emu.close();
     }
   },
 });
@@ -387,7 +365,6 @@ Deno.test({
   name: "claude: a relative PATH entry cannot choose which claude runs",
   ignore: !linux,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { base, work, outside } = layout();
     // The server runs in a project whose node_modules/.bin has a claude of its own (the
     // lookup used to find it there), and the job's cwd holds a planted one at the same
@@ -402,29 +379,23 @@ Deno.test({
     const bin = join(base, "bin");
     mkdirSync(bin);
     symlinkSync(CLAUDE_BIN, join(bin, "claude"));
-    const server = await startServer({
-      baseUrl: emu.url,
+    await using scene = await startScene({
       cwd: serverDir,
       claudeBin: "claude",
       env: { PATH: `node_modules/.bin::${bin}:${systemPath.PATH}` },
     });
-    try {
-      const reply = await server.call("delegate_start", {
-        prompt: '@bash echo "$PATH" > path.txt',
-        model: MODEL,
-        cwd: work,
-        allowed_tools: ["Bash"],
-        wait_seconds: 120,
-      }, { timeoutMs: 180_000 });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      assert.deepEqual(readdirSync(outside), [], "the planted claude never ran");
-      // The delegate's own commands see no relative PATH entry either.
-      const path = readFileSync(join(work, "path.txt"), "utf8").trim();
-      assert.ok(path.split(":").every((d) => d.startsWith("/")), path);
-    } finally {
-      await server.close();
-      await emu.close();
-    }
+    const reply = await scene.call("delegate_start", {
+      prompt: '@bash echo "$PATH" > path.txt',
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Bash"],
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.deepEqual(readdirSync(outside), [], "the planted claude never ran");
+    // The delegate's own commands see no relative PATH entry either.
+    const path = readFileSync(join(work, "path.txt"), "utf8").trim();
+    assert.ok(path.split(":").every((d) => d.startsWith("/")), path);
   },
 });
 
@@ -432,7 +403,6 @@ Deno.test({
   name: "claude: with bubblewrap but no socat, a delegate is refused with what to install",
   ignore: !hasBwrap,
   async fn() {
-    const emu = await startOllamaEmulator();
     const { base, work } = layout();
     // A PATH with bwrap and the server's own runtime, and no socat.
     const bin = join(base, "bin");
@@ -442,24 +412,19 @@ Deno.test({
     // The Node pass starts the server as `node ...`.
     const node = which("node", systemPath, "/");
     if (node) symlinkSync(node, join(bin, "node"));
-    const server = await startServer({ baseUrl: emu.url, cwd: work, env: { PATH: bin } });
-    try {
-      const reply = await server.call("delegate_start", {
-        prompt: "@bash echo should-not-run > out.txt",
-        model: MODEL,
-        cwd: work,
-        allowed_tools: ["Bash"],
-        wait_seconds: 60,
-      });
-      assert.equal(field(reply.text, "state"), "failed", reply.text);
-      assert.match(reply.text, /socat/);
-      assert.match(reply.text, /config --sandbox off/);
-      assert.equal(existsSync(join(work, "out.txt")), false);
-      assert.equal(emu.messageRequests().length, 0, "Claude Code was not started");
-    } finally {
-      await server.close();
-      await emu.close();
-    }
+    await using scene = await startScene({ cwd: work, env: { PATH: bin } });
+    const reply = await scene.call("delegate_start", {
+      prompt: "@bash echo should-not-run > out.txt",
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Bash"],
+      wait_seconds: 60,
+    });
+    assert.equal(field(reply.text, "state"), "failed", reply.text);
+    assert.match(reply.text, /socat/);
+    assert.match(reply.text, /config --sandbox off/);
+    assert.equal(existsSync(join(work, "out.txt")), false);
+    assert.equal(scene.emulator.messageRequests().length, 0, "Claude Code was not started");
   },
 });
 
@@ -479,54 +444,53 @@ Deno.test({
     ];
     const home = tempDir("od-home-");
     const secret = () => join(home, ".ssh", "id_rsa");
-    // One Write per target, then a Read of the home's private key, then an answer that
-    // carries the last tool result back for the assertion.
-    const emu = await startOllamaEmulator({
-      script: (req): Reply | undefined => {
-        if (req.tools.length === 0) return undefined;
-        const done = req.messages.filter((m) =>
-          JSON.stringify(m).includes('"type":"tool_result"')
-        ).length;
-        const target = targets[done];
-        if (target !== undefined) {
-          return {
-            kind: "tool_use",
-            name: "Write",
-            input: { file_path: join(work, target), content: "planted\n" },
-          };
-        }
-        if (done === targets.length) {
-          return { kind: "tool_use", name: "Read", input: { file_path: secret() } };
-        }
-        return { kind: "text", text: `last: ${req.lastToolResult ?? ""}` };
-      },
-    });
     // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server
     // never passes on: the test's own stand-in for `claude` sets it.
     const wrapper = join(tempDir("od-wrap-"), "claude");
     writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
-    const server = await startServer({ baseUrl: emu.url, cwd: work, home, claudeBin: wrapper });
-    try {
-      mkdirSync(join(home, ".ssh"), { recursive: true });
-      writeFileSync(secret(), "PRIVATE-KEY-MATERIAL\n");
-      const reply = await server.call("delegate_start", {
-        prompt: "set things up",
-        model: MODEL,
-        cwd: work,
-        permission_mode: "bypassPermissions",
-        wait_seconds: 150,
-      }, { timeoutMs: 200_000 });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-      for (const target of targets) {
-        assert.equal(existsSync(join(work, target)), false, `${target} was written`);
-      }
-      const wire = emu.messageRequests().map((r) => r.bodyText).join("\n");
-      assert.doesNotMatch(wire, /PRIVATE-KEY-MATERIAL/, "the key reached the model");
-      // The Read was attempted and refused (its result is the answer's last tool result).
-      assert.match(reply.text, /last: .*(denied|permission)/i, reply.text);
-    } finally {
-      await server.close();
-      await emu.close();
+    await using scene = await startScene({
+      emulator: {
+        // One Write per target, then a Read of the home's private key, then an answer that
+        // carries the last tool result back for the assertion.
+        script: (req): Reply | undefined => {
+          if (req.tools.length === 0) return undefined;
+          const done = req.messages.filter((m) =>
+            JSON.stringify(m).includes('"type":"tool_result"')
+          ).length;
+          const target = targets[done];
+          if (target !== undefined) {
+            return {
+              kind: "tool_use",
+              name: "Write",
+              input: { file_path: join(work, target), content: "planted\n" },
+            };
+          }
+          if (done === targets.length) {
+            return { kind: "tool_use", name: "Read", input: { file_path: secret() } };
+          }
+          return { kind: "text", text: `last: ${req.lastToolResult ?? ""}` };
+        },
+      },
+      cwd: work,
+      home,
+      claudeBin: wrapper,
+    });
+    mkdirSync(join(home, ".ssh"), { recursive: true });
+    writeFileSync(secret(), "PRIVATE-KEY-MATERIAL\n");
+    const reply = await scene.call("delegate_start", {
+      prompt: "set things up",
+      model: MODEL,
+      cwd: work,
+      permission_mode: "bypassPermissions",
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    for (const target of targets) {
+      assert.equal(existsSync(join(work, target)), false, `${target} was written`);
     }
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    assert.doesNotMatch(wire, /PRIVATE-KEY-MATERIAL/, "the key reached the model");
+    // The Read was attempted and refused (its result is the answer's last tool result).
+    assert.match(reply.text, /last: .*(denied|permission)/i, reply.text);
   },
 });

@@ -63,25 +63,32 @@ export interface Scene extends AsyncDisposable {
   /**
    * Starts another server, closed with the scene: a restart, or a second server sharing the
    * state dir. It gets the scene's options, home, state dir, cwd and emulator URL; each field
-   * of `overrides` replaces the scene's (`env` too, whole). The first one started becomes
+   * of `overrides` replaces the scene's (`env` too, whole), and another `home` brings its own
+   * default state dir and cwd. The first one started becomes
    * `scene.server` when the scene was started with `server: false`.
    */
   startServer(overrides?: ServerOptions): Promise<TestServer>;
+  /**
+   * Starts another emulator (a second backend, a decoy), closed with the scene after its
+   * servers. Servers still default to `scene.emulator`'s URL.
+   */
+  startEmulator(options?: EmulatorOptions): Promise<OllamaEmulator>;
 }
 
 /** Starts the emulator (unless `emulator: false`) and the server (unless `server: false`). */
 export async function startScene(options: SceneOptions = {}): Promise<Scene> {
   const { emulator: emulatorOptions, server: startNow, ...serverOptions } = options;
-  const emulator = emulatorOptions === false
-    ? undefined
-    : await startOllamaEmulator(emulatorOptions ?? {});
   // The places are fixed now, so that a test can prepare them before any server starts; the
   // defaults are startServer's own.
   const home = serverOptions.home ?? tempDir("od-home-");
   const stateDir = serverOptions.stateDir ?? join(home, "state");
   const cwd = serverOptions.cwd ?? join(home, "project");
   if (serverOptions.cwd === undefined) mkdirSync(cwd, { recursive: true });
+  const emulator = emulatorOptions === false
+    ? undefined
+    : await startOllamaEmulator(emulatorOptions ?? {});
   const servers: TestServer[] = [];
+  const extraEmulators: OllamaEmulator[] = [];
   const base: ServerOptions = {
     ...(emulator ? { baseUrl: emulator.url } : {}),
     ...serverOptions,
@@ -92,13 +99,27 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
   let first: TestServer | undefined;
 
   const dispose = async () => {
-    for (const server of servers.reverse()) await server.close();
+    // Everything is stopped even when one of them fails to; the first failure is reported.
+    const failures: unknown[] = [];
+    const stop = async (what: { close(): Promise<void> } | undefined) => {
+      await what?.close().catch((e) => failures.push(e));
+    };
+    for (const server of servers.reverse()) await stop(server);
     servers.length = 0;
-    await emulator?.close();
+    for (const extra of extraEmulators.reverse()) await stop(extra);
+    extraEmulators.length = 0;
+    await stop(emulator);
+    if (failures.length > 0) throw failures[0];
   };
 
   const launch = async (overrides: ServerOptions = {}): Promise<TestServer> => {
-    const server = await startServer({ ...base, ...overrides });
+    const options = { ...base, ...overrides };
+    if (overrides.home !== undefined && overrides.home !== home) {
+      // Another HOME brings its own default state dir and working directory, as in startServer.
+      options.stateDir = overrides.stateDir ?? serverOptions.stateDir;
+      options.cwd = overrides.cwd ?? serverOptions.cwd;
+    }
+    const server = await startServer(options);
     servers.push(server);
     first ??= server;
     return server;
@@ -140,6 +161,11 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     call: (name, args, opts) => need().call(name, args, opts),
     stderr: () => need().stderr(),
     startServer: launch,
+    startEmulator: async (emulatorOptions = {}) => {
+      const extra = await startOllamaEmulator(emulatorOptions);
+      extraEmulators.push(extra);
+      return extra;
+    },
     [Symbol.asyncDispose]: dispose,
   };
 }
