@@ -34,6 +34,10 @@ export interface NewTurn {
   model: string;
   cwd: string;
   options: TurnOptions;
+  /** isolation "worktree" at a session's start: the checkout its worktree is made from. */
+  isolation?: { repo: string; includeUncommitted: boolean };
+  /** The session's worktree (planned at start, carried by follow-ups). */
+  worktree?: JobRecord["worktree"];
   /** The named agent the turn runs as. */
   agent?: string;
 }
@@ -42,10 +46,6 @@ export interface NewTurn {
 export interface JobView {
   record: JobRecord;
   activities: Activity[];
-  /** isolation "worktree" at a session's start: the checkout its worktree is made from. */
-  isolation?: { repo: string; includeUncommitted: boolean };
-  /** The session's worktree (planned at start, carried by follow-ups). */
-  worktree?: JobRecord["worktree"];
   /** 1-based place in the queue, 0 when not queued here. */
   queuePosition: number;
   /** While it waits for its backend's shared slots: its place and who holds them. */
