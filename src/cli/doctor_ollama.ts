@@ -1,33 +1,19 @@
-/** `doctor` checks of the Ollama endpoint: reachable, models, default model, context, retired. */
+/**
+ * `doctor` checks of the Ollama endpoint: reachable, models, default model, context, retired.
+ * The context check is in doctor_ollama_context.ts.
+ */
 import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud, ModelCatalog } from "../models/catalog.ts";
 import { sameModel } from "../models/names.ts";
 import { RetiredModels } from "../models/retired.ts";
-import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Settings } from "../settings/types.ts";
-import {
-  type Check,
-  fetchJson,
-  HTTP_TIMEOUT_MS,
-  isObject,
-  NEEDED_CONTEXT,
-  RAISE_CONTEXT_HINT,
-  withoutAdvice,
-} from "./doctor_check.ts";
+import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./doctor_check.ts";
+import { contextCheck } from "./doctor_ollama_context.ts";
 import type { EngineNeed } from "./engine_prompt.ts";
-import { effectiveContext, loadedContexts, sourceText, tokensLabel } from "./model_context.ts";
-import { derivedName } from "./models_derive.ts";
 
 const START_OLLAMA_HINT = `Start Ollama with "ollama serve" (or the Ollama app); if it listens ` +
   `elsewhere, run ollama-delegate config --base-url <url> or set OLLAMA_MCP_BASE_URL`;
-
-const CLOUD_CONTEXT_HINT = `A cloud model always runs with its full context, which cannot be ` +
-  `raised: pick one with at least ${NEEDED_CONTEXT} tokens (ollama-delegate config ` +
-  `--default-model <model>)`;
-
-const PICK_LONGER_HINT = `Pick a model with a longer context: ollama-delegate config ` +
-  `--default-model <model> (ollama-delegate models list shows each model's maximum)`;
 
 /** Models whose capabilities /api/tags left out are asked about one by one, up to this many. */
 const MAX_SHOW_CALLS = 20;
@@ -163,157 +149,6 @@ function modelsCheck(rows: ModelRow[]): Check {
       withTools.map((r) => r.name).join(", ")
     }`,
   };
-}
-
-/**
- * The context the default model gets, against the default engine's prompt (below it, Ollama
- * cuts every request) and the 64k coding agents need. Ollama gives a local model `num_ctx`
- * from its Modelfile, else the server's OLLAMA_CONTEXT_LENGTH, else a default by VRAM
- * (4k-32k), which the API does not report until the model is loaded. The native engine asks
- * for a context with every request on Ollama, so for it only the model's maximum and the
- * maxContext setting count.
- */
-async function contextCheck(
-  s: Settings,
-  need: EngineNeed,
-  model: string,
-  models: OllamaModel[],
-): Promise<Check> {
-  const base = { id: "model.context", title: "Context length" };
-  const show = await fetchJson(`${s.baseUrl}/api/show`, {
-    method: "POST",
-    body: JSON.stringify({ model }),
-  });
-  if (!show.ok || !isObject(show.body)) {
-    return {
-      ...base,
-      status: "warn",
-      summary: `cannot read the context length of "${model}": ${show.ok ? "no answer" : show.why}`,
-      hint: RAISE_CONTEXT_HINT,
-    };
-  }
-  const maxContext = modelContextLength(show.body.model_info);
-  const parameters = typeof show.body.parameters === "string" ? show.body.parameters : "";
-  const numCtx = Number(/^\s*num_ctx\s+(\d+)/m.exec(parameters)?.[1] ?? NaN) || undefined;
-  const loaded = (await loadedContexts(s.baseUrl)).find((m) => sameModel(m.name, model))
-    ?.contextLength;
-  const listed = models.find((m) => sameModel(m.name, model));
-  const cloud = listed ? isCloud(listed) : /[:-]cloud$/.test(model);
-  const context = effectiveContext({
-    ...(maxContext !== undefined ? { max: maxContext } : {}),
-    ...(numCtx !== undefined ? { numCtx } : {}),
-    ...(loaded !== undefined ? { loaded } : {}),
-    cloud,
-  });
-  const { engine, promptTokens: prompt, requiredContext: required } = need;
-  const details = {
-    model,
-    cloud,
-    needed: NEEDED_CONTEXT,
-    engine,
-    enginePromptTokens: prompt,
-    engineRequiredContext: required,
-    contextSource: context.source,
-    ...(maxContext !== undefined ? { modelContextLength: maxContext } : {}),
-    ...(numCtx !== undefined ? { numCtx } : {}),
-    ...(loaded !== undefined ? { loadedContextLength: loaded } : {}),
-    ...(context.effective !== undefined ? { effectiveContextLength: context.effective } : {}),
-  };
-  // What to make: 64k, or the model's whole context when that is less.
-  const target = Math.min(NEEDED_CONTEXT, maxContext ?? NEEDED_CONTEXT);
-  const derived = derivedName(model, target);
-  const deriveHint = `Derive a copy that Ollama runs with ${tokensLabel(target)}: ` +
-    `ollama-delegate models derive ${model} --ctx ${tokensLabel(target)}, then ` +
-    `ollama-delegate config --default-model ${derived}` +
-    (s.allowedModels.length > 0 ? ` (and add it to --allow)` : "") +
-    (engine === "claude" ? `; or use engine "native", which sets the context per request` : "");
-  const localHint = `${deriveHint}. Or, for every model: ${RAISE_CONTEXT_HINT}`;
-  const warn = (summary: string, hint = cloud ? CLOUD_CONTEXT_HINT : localHint): Check => ({
-    ...base,
-    status: "warn",
-    summary,
-    hint,
-    details,
-  });
-  const engineText = `the ${engine} engine's prompt (about ${prompt} tokens per request)`;
-  const claudeText = `the ${required} tokens the claude engine needs (its prompt is about ` +
-    `${prompt} tokens per request, plus room to answer)`;
-  if (maxContext !== undefined && maxContext < required) {
-    return warn(
-      `"${model}" supports a context of ${maxContext} tokens, less than ` +
-        (engine === "claude" ? claudeText : engineText),
-      PICK_LONGER_HINT,
-    );
-  }
-  if (!cloud && engine === "claude" && context.effective !== undefined) {
-    if (context.effective < required) {
-      return warn(
-        `"${model}" runs with a context of ${context.effective} tokens ` +
-          `(${sourceText(context)}), less than ${claudeText}: the claude engine refuses it ` +
-          `while it is loaded so, since Ollama would cut Claude Code's own instructions`,
-      );
-    }
-  }
-  if (maxContext !== undefined && maxContext < NEEDED_CONTEXT) {
-    const room = !cloud && engine === "claude" &&
-      (context.effective === undefined || context.effective < maxContext);
-    return warn(
-      `"${model}" supports a context of ${maxContext} tokens; coding agents need ` +
-        `${NEEDED_CONTEXT}`,
-      cloud ? CLOUD_CONTEXT_HINT : room ? localHint : PICK_LONGER_HINT,
-    );
-  }
-  if (!cloud && engine === "native") {
-    // The native engine picks num_ctx per request, up to the model's maximum and maxContext.
-    const cap = s.maxContext > 0 ? Math.min(s.maxContext, maxContext ?? s.maxContext) : maxContext;
-    if (cap !== undefined && cap < NEEDED_CONTEXT) {
-      return warn(
-        `the native engine may ask Ollama for at most ${cap} tokens for "${model}" ` +
-          `(maxContext ${s.maxContext}); coding agents need ${NEEDED_CONTEXT}`,
-        `Raise it if your GPU has room: ollama-delegate config --max-context 64k`,
-      );
-    }
-    return {
-      ...base,
-      status: "pass",
-      summary: `"${model}" supports ${maxContext ?? "an unknown number of"} tokens; the ` +
-        `native engine asks Ollama for the context each request needs`,
-      details,
-    };
-  }
-  if (context.effective === undefined) {
-    return warn(
-      `"${model}" supports ${maxContext ?? "an unknown number of"} tokens, but Ollama runs it ` +
-        `with its server default (4k-32k by VRAM) unless OLLAMA_CONTEXT_LENGTH or num_ctx ` +
-        `raises it, and that default is not visible until the model is loaded; at ` +
-        `${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens ${engineText} would be cut`,
-    );
-  }
-  if (context.effective < NEEDED_CONTEXT) {
-    return warn(
-      `"${model}" runs with a context of ${context.effective} tokens ` +
-        `(${sourceText(context)}); coding agents need ${NEEDED_CONTEXT}`,
-    );
-  }
-  return {
-    ...base,
-    status: "pass",
-    summary: `"${model}" runs with a context of ${context.effective} tokens (at least ` +
-      `${NEEDED_CONTEXT})`,
-    details,
-  };
-}
-
-/** `<arch>.context_length` from /api/show model_info, for the model's own architecture. */
-function modelContextLength(info: unknown): number | undefined {
-  if (!isObject(info)) return undefined;
-  const arch = info["general.architecture"];
-  const own = typeof arch === "string" ? info[`${arch}.context_length`] : undefined;
-  if (typeof own === "number") return own;
-  for (const [key, value] of Object.entries(info)) {
-    if (key.endsWith(".context_length") && typeof value === "number") return value;
-  }
-  return undefined;
 }
 
 /** Cloud models that answered "was retired" (HTTP 410) and that settings still name. */
