@@ -1,0 +1,144 @@
+/**
+ * The files of one backend's shared line, `<stateDir>/.slots/<backend>/`:
+ *
+ *   slot-<i>-<job id>.json  a held slot, i in 0..limit-1
+ *   wait-<job id>.json      a ticket: a job waiting, with the time it queued
+ *
+ * Each holds `{ jobId, owner: {pid, startTime}, since, seq }` and is written whole (a temp
+ * file renamed into place), mode 0600 in a 0700 folder, so a reader never sees half a file.
+ * A file whose owner process is gone is stale: a scan ignores and removes it. Names are
+ * unique to their job, so removing a dead owner's file never removes a fresh one.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { unlinkSync } from "node:fs";
+import { chmod, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { ProcessIdentity } from "../platform/process_identity.ts";
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const FILE = /^(?:slot-(\d{1,4})|wait)-([0-9a-f-]{36})\.json$/;
+/** A temp file this old was left by a writer that died between write and rename. */
+const TEMP_STALE_MS = 60_000;
+
+/** A slot or a ticket, as its file says. */
+export interface Entry {
+  /** The slot index; undefined for a ticket. */
+  index?: number;
+  jobId: string;
+  owner: ProcessIdentity;
+  since: number;
+  /** Order within its process, for jobs queued in the same millisecond. */
+  seq: number;
+}
+
+/** One backend's line on disk. */
+export class LineFolder {
+  /** What each file holds: its content never changes once in place, so it is read once. */
+  #known = new Map<string, Entry | null>();
+
+  constructor(readonly name: string, readonly dir: string, readonly limit: number) {}
+
+  /** Creates the folder; folders made earlier by another umask are narrowed to their owner. */
+  async prepare(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(dirname(this.dir), 0o700).catch(() => {});
+    await chmod(this.dir, 0o700).catch(() => {});
+  }
+
+  /** The live slots (by index) and tickets (in line order); stale files are removed. */
+  async scan(isAlive: (owner: ProcessIdentity) => Promise<boolean>): Promise<{
+    slots: Entry[];
+    tickets: Entry[];
+  }> {
+    const slots: Entry[] = [];
+    const tickets: Entry[] = [];
+    const seen = new Map<string, Entry | null>();
+    for (const file of await readdir(this.dir)) {
+      if (file.startsWith(".tmp-")) {
+        const age = await stat(join(this.dir, file)).then((s) => Date.now() - s.mtimeMs, () => 0);
+        if (age > TEMP_STALE_MS) this.remove(file);
+        continue;
+      }
+      const match = FILE.exec(file);
+      if (!match) continue;
+      let entry = this.#known.get(file);
+      if (entry === undefined) {
+        const text = await readFile(join(this.dir, file), "utf8").catch(() => undefined);
+        if (text === undefined) continue;
+        entry = parseEntry(text, match);
+      }
+      if (!entry) {
+        seen.set(file, null);
+      } else if (await isAlive(entry.owner)) {
+        seen.set(file, entry);
+        (entry.index === undefined ? tickets : slots).push(entry);
+      } else {
+        this.remove(file);
+      }
+    }
+    this.#known = seen;
+    tickets.sort((a, b) => (before(a, b) ? -1 : 1));
+    slots.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+    return { slots, tickets };
+  }
+
+  async write(file: string, content: Entry): Promise<void> {
+    const temp = join(this.dir, `.tmp-${randomUUID()}`);
+    await writeFile(temp, JSON.stringify(content), { flag: "wx", mode: 0o600 });
+    await rename(temp, join(this.dir, file));
+  }
+
+  /** Synchronous, so that a cancel or a turn's end gives the slot back before anything else. */
+  remove(file: string): void {
+    try {
+      unlinkSync(join(this.dir, file));
+    } catch {
+      // Gone already: a stale file another server removed first, or a cancelled ticket.
+    }
+  }
+}
+
+export const slotFile = (index: number, jobId: string) => `slot-${index}-${jobId}.json`;
+export const ticketFile = (jobId: string) => `wait-${jobId}.json`;
+
+/**
+ * The folder of a named backend. Names come from the user's settings and are already
+ * letters, digits, '.', '_' and '-'; anything else still never becomes a path.
+ */
+export function backendFolder(name: string): string {
+  if (NAME.test(name)) return `backend-${name}`;
+  return `backend-x${createHash("sha256").update(name).digest("hex").slice(0, 16)}`;
+}
+
+/** Line order: queue time, then order within one process, then pid and job id. */
+export function before(a: Entry, b: Entry): boolean {
+  if (a.since !== b.since) return a.since < b.since;
+  if (a.owner.pid === b.owner.pid && a.seq !== b.seq) return a.seq < b.seq;
+  if (a.owner.pid !== b.owner.pid) return a.owner.pid < b.owner.pid;
+  return a.jobId < b.jobId;
+}
+
+export function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
+  return a.pid === b.pid && a.startTime === b.startTime;
+}
+
+function parseEntry(text: string, match: RegExpExecArray): Entry | null {
+  try {
+    const v = JSON.parse(text) as Partial<Entry>;
+    const owner = v.owner as Partial<ProcessIdentity> | undefined;
+    if (
+      typeof v.jobId !== "string" || v.jobId !== match[2] || typeof owner?.pid !== "number" ||
+      typeof owner.startTime !== "string" || typeof v.since !== "number" ||
+      typeof v.seq !== "number"
+    ) return null;
+    return {
+      ...(match[1] !== undefined ? { index: Number(match[1]) } : {}),
+      jobId: v.jobId,
+      owner: { pid: owner.pid, startTime: owner.startTime },
+      since: v.since,
+      seq: v.seq,
+    };
+  } catch {
+    return null;
+  }
+}
