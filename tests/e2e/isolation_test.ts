@@ -5,14 +5,9 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type OllamaEmulator, startOllamaEmulator } from "../support/ollama_emulator.ts";
-import {
-  envRecordingClaude,
-  field,
-  parseEnvDump,
-  startServer,
-  tempDir,
-} from "../support/harness.ts";
+import { type OllamaEmulator } from "../support/ollama_emulator.ts";
+import { envRecordingClaude, field, parseEnvDump, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const POISON = {
   ANTHROPIC_API_KEY: "sk-ant-poison-env-key",
@@ -47,57 +42,50 @@ function assertCleanWire(emu: OllamaEmulator, decoy: OllamaEmulator, secrets: st
 }
 
 Deno.test("a poisoned parent environment never reaches the delegate or the wire", async () => {
-  const emu = await startOllamaEmulator();
-  const decoy = await startOllamaEmulator();
+  await using scene = await startScene({ server: false });
+  const decoy = await scene.startEmulator();
   const dump = join(tempDir("od-dump-"), "env.txt");
-  const server = await startServer({
-    baseUrl: emu.url,
+  await scene.startServer({
     env: { ...POISON, ANTHROPIC_BASE_URL: decoy.url, FOO_NOT_ALLOWLISTED: "foo-value" },
     claudeBin: envRecordingClaude(dump),
   });
-  try {
-    const work = tempDir("od-work-");
-    const reply = await server.call("delegate_start", {
-      prompt: "@bash env > env.txt",
-      model: "qwen3:8b",
-      cwd: work,
-      allowed_tools: ["Bash"],
-      wait_seconds: 90,
-    });
-    assert.equal(reply.isError, false, reply.text);
-    assert.equal(field(reply.text, "state"), "completed");
-    // What the server handed to the delegate process itself.
-    const child = parseEnvDump(readFileSync(dump, "utf8"));
-    for (const name of [...Object.keys(POISON), "FOO_NOT_ALLOWLISTED"]) {
-      if (name === "ANTHROPIC_API_KEY") continue;
-      if (name === "ANTHROPIC_AUTH_TOKEN" || name === "ANTHROPIC_CUSTOM_HEADERS") continue;
-      if (name === "ANTHROPIC_MODEL" || name === "CLAUDE_CODE_USE_BEDROCK") continue;
-      assert.equal(child.get(name), undefined, `${name} reached the delegate`);
-    }
-    assert.equal(child.get("ANTHROPIC_API_KEY"), "");
-    assert.equal(child.get("ANTHROPIC_AUTH_TOKEN"), "ollama");
-    assert.equal(child.get("ANTHROPIC_MODEL"), "qwen3:8b");
-    assert.equal(child.get("CLAUDE_CODE_USE_BEDROCK"), "0");
-    assert.equal(child.get("ANTHROPIC_BASE_URL"), emu.url);
-    assert.equal(child.get("CLAUDE_CODE_ATTRIBUTION_HEADER"), "0");
-    // And what its own Bash tool saw.
-    const shell = readFileSync(join(work, "env.txt"), "utf8");
-    for (const value of Object.values(POISON).filter((v) => v.length > 5)) {
-      assert.ok(!shell.includes(value), `"${value}" reached the delegate's shell`);
-    }
-    assert.match(shell, new RegExp(`^ANTHROPIC_BASE_URL=${emu.url}$`, "m"));
-    assertCleanWire(emu, decoy, Object.values(POISON).filter((v) => v.length > 5));
-  } finally {
-    await server.close();
-    await emu.close();
-    await decoy.close();
+  const work = tempDir("od-work-");
+  const reply = await scene.call("delegate_start", {
+    prompt: "@bash env > env.txt",
+    model: "qwen3:8b",
+    cwd: work,
+    allowed_tools: ["Bash"],
+    wait_seconds: 90,
+  });
+  assert.equal(reply.isError, false, reply.text);
+  assert.equal(field(reply.text, "state"), "completed");
+  // What the server handed to the delegate process itself.
+  const child = parseEnvDump(readFileSync(dump, "utf8"));
+  for (const name of [...Object.keys(POISON), "FOO_NOT_ALLOWLISTED"]) {
+    if (name === "ANTHROPIC_API_KEY") continue;
+    if (name === "ANTHROPIC_AUTH_TOKEN" || name === "ANTHROPIC_CUSTOM_HEADERS") continue;
+    if (name === "ANTHROPIC_MODEL" || name === "CLAUDE_CODE_USE_BEDROCK") continue;
+    assert.equal(child.get(name), undefined, `${name} reached the delegate`);
   }
+  assert.equal(child.get("ANTHROPIC_API_KEY"), "");
+  assert.equal(child.get("ANTHROPIC_AUTH_TOKEN"), "ollama");
+  assert.equal(child.get("ANTHROPIC_MODEL"), "qwen3:8b");
+  assert.equal(child.get("CLAUDE_CODE_USE_BEDROCK"), "0");
+  assert.equal(child.get("ANTHROPIC_BASE_URL"), scene.emulator.url);
+  assert.equal(child.get("CLAUDE_CODE_ATTRIBUTION_HEADER"), "0");
+  // And what its own Bash tool saw.
+  const shell = readFileSync(join(work, "env.txt"), "utf8");
+  for (const value of Object.values(POISON).filter((v) => v.length > 5)) {
+    assert.ok(!shell.includes(value), `"${value}" reached the delegate's shell`);
+  }
+  assert.match(shell, new RegExp(`^ANTHROPIC_BASE_URL=${scene.emulator.url}$`, "m"));
+  assertCleanWire(scene.emulator, decoy, Object.values(POISON).filter((v) => v.length > 5));
 });
 
 Deno.test("poisoned user and project settings.json cannot redirect the delegate", async () => {
-  const emu = await startOllamaEmulator();
-  const decoy = await startOllamaEmulator();
   const home = tempDir("od-home-");
+  await using scene = await startScene({ home, server: false });
+  const decoy = await scene.startEmulator();
   const poisoned = {
     model: "opus",
     env: {
@@ -116,72 +104,56 @@ Deno.test("poisoned user and project settings.json cannot redirect the delegate"
   mkdirSync(join(work, ".claude"), { recursive: true });
   writeFileSync(join(work, ".claude", "settings.json"), JSON.stringify(poisoned));
   writeFileSync(join(work, ".claude", "settings.local.json"), JSON.stringify(poisoned));
-  const server = await startServer({
-    home,
-    baseUrl: emu.url,
-    userConfig: { claudeConfigDir: join(home, ".claude") },
+  await scene.startServer({ userConfig: { claudeConfigDir: join(home, ".claude") } });
+  const reply = await scene.call("delegate_start", {
+    prompt: "@bash env > env.txt",
+    model: "qwen3:8b",
+    cwd: work,
+    allowed_tools: ["Bash"],
+    wait_seconds: 90,
   });
-  try {
-    const reply = await server.call("delegate_start", {
-      prompt: "@bash env > env.txt",
-      model: "qwen3:8b",
-      cwd: work,
-      allowed_tools: ["Bash"],
-      wait_seconds: 90,
-    });
-    assert.equal(reply.isError, false, reply.text);
-    assert.equal(field(reply.text, "state"), "completed");
-    const env = readFileSync(join(work, "env.txt"), "utf8");
-    assert.match(env, new RegExp(`^ANTHROPIC_BASE_URL=${emu.url}$`, "m"));
-    assert.match(env, /^ANTHROPIC_MODEL=qwen3:8b$/m);
-    assertCleanWire(emu, decoy, [
-      "sk-ant-poison-settings-key",
-      "poison-settings-token",
-      "poison-settings-header",
-      "poison-model-from-settings",
-    ]);
-  } finally {
-    await server.close();
-    await emu.close();
-    await decoy.close();
-  }
+  assert.equal(reply.isError, false, reply.text);
+  assert.equal(field(reply.text, "state"), "completed");
+  const env = readFileSync(join(work, "env.txt"), "utf8");
+  assert.match(env, new RegExp(`^ANTHROPIC_BASE_URL=${scene.emulator.url}$`, "m"));
+  assert.match(env, /^ANTHROPIC_MODEL=qwen3:8b$/m);
+  assertCleanWire(scene.emulator, decoy, [
+    "sk-ant-poison-settings-key",
+    "poison-settings-token",
+    "poison-settings-header",
+    "poison-model-from-settings",
+  ]);
 });
 
 Deno.test("a prompt full of shell metacharacters arrives byte for byte", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
+  await using scene = await startScene();
   const canary = join(tempDir("od-canary-"), "pwned");
   const prompt = `Summarise this: $(touch ${canary}) \`touch ${canary}\` 'single' "double" ` +
     `; & | > < * ? ~ ! # %PATH% ^ \\ \\" -p --help\n\tnext line ünïcödé 🚀 \${HOME} $HOME`;
+  const work = tempDir("od-work-");
+  const reply = await scene.call("delegate_start", {
+    prompt,
+    model: "qwen3:8b",
+    cwd: work,
+    wait_seconds: 90,
+  });
+  assert.equal(reply.isError, false, reply.text);
+  const id = field(reply.text, "job_id")!;
+  assert.equal(readFileSync(join(scene.stateDir, id, "prompt.txt"), "utf8"), prompt);
+  const first = scene.emulator.messageRequests()[0]!.json as {
+    messages: Array<{ role: string; content: unknown }>;
+  };
+  const user = first.messages.find((m) => m.role === "user")!;
+  const blocks = Array.isArray(user.content)
+    ? user.content
+    : [{ type: "text", text: user.content }];
+  const texts = (blocks as Array<{ type: string; text?: string }>).map((b) => b.text);
+  assert.ok(texts.includes(prompt), `prompt not found verbatim in ${JSON.stringify(texts)}`);
+  let pwned = true;
   try {
-    const work = tempDir("od-work-");
-    const reply = await server.call("delegate_start", {
-      prompt,
-      model: "qwen3:8b",
-      cwd: work,
-      wait_seconds: 90,
-    });
-    assert.equal(reply.isError, false, reply.text);
-    const id = field(reply.text, "job_id")!;
-    assert.equal(readFileSync(join(server.stateDir, id, "prompt.txt"), "utf8"), prompt);
-    const first = emu.messageRequests()[0]!.json as {
-      messages: Array<{ role: string; content: unknown }>;
-    };
-    const user = first.messages.find((m) => m.role === "user")!;
-    const blocks = Array.isArray(user.content)
-      ? user.content
-      : [{ type: "text", text: user.content }];
-    const texts = (blocks as Array<{ type: string; text?: string }>).map((b) => b.text);
-    assert.ok(texts.includes(prompt), `prompt not found verbatim in ${JSON.stringify(texts)}`);
-    let pwned = true;
-    try {
-      readFileSync(canary);
-    } catch {
-      pwned = false;
-    }
-    assert.equal(pwned, false, "a substitution in the prompt was executed");
-  } finally {
-    await server.close();
-    await emu.close();
+    readFileSync(canary);
+  } catch {
+    pwned = false;
   }
+  assert.equal(pwned, false, "a substitution in the prompt was executed");
 });

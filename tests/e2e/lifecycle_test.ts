@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
+import { alive, field, tempDir, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 /** A Bash tool call that starts a child, a setsid grandchild and a TERM-deaf one, then waits. */
 const TREE =
@@ -34,183 +34,158 @@ async function treePids(work: string): Promise<number[]> {
 }
 
 Deno.test("cancel stops the delegate and every process its Bash tool started", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url, env: HOST_PIDS });
-  try {
-    const work = tempDir("od-work-");
-    const started = await server.call("delegate_start", {
-      prompt: TREE,
-      model: "qwen3:8b",
-      cwd: work,
-      allowed_tools: ["Bash"],
-    });
-    const id = field(started.text, "job_id")!;
-    const pids = await treePids(work);
-    const t0 = Date.now();
-    const cancelled = await server.call("delegate_cancel", { job_id: id });
-    const took = Date.now() - t0;
-    assert.equal(cancelled.isError, false, cancelled.text);
-    assert.equal(field(cancelled.text, "state"), "cancelled");
-    assert.match(field(cancelled.text, "exit") ?? "", /^(signal SIG(TERM|KILL)|code \d+)$/);
-    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived the cancel`);
-    // One of the three ignores SIGTERM, so the grace period (3 s) is spent.
-    assert.ok(took < 3000 + 1500, `cancel took ${took} ms`);
-    const again = await server.call("delegate_cancel", { job_id: id });
-    assert.equal(again.text, `Job ${id} was already cancelled; nothing to cancel.`);
-    const result = await server.call("delegate_result", { job_id: id });
-    assert.equal(result.isError, true);
-    assert.match(result.text, /--- partial output ---/);
-    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
-    assert.equal(record.state, "cancelled");
-    assert.ok(record.exitCode !== undefined || record.signal, "the exit is recorded");
-    // The cancelled delegate's session survives: a follow-up resumes it with its history.
-    emu.setScript((req) =>
-      req.lastUserText.includes("after cancel") ? { kind: "text", text: "resumed" } : undefined
-    );
-    const before = emu.messageRequests().length;
-    const next = await server.call("delegate_followup", {
-      job_id: id,
-      prompt: "after cancel",
-      wait_seconds: 90,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    const history = emu.messageRequests()[before]!.bodyText;
-    assert.ok(history.includes("sleep 301"), "turn 1 is in the resumed history");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene({ env: HOST_PIDS });
+  const work = tempDir("od-work-");
+  const started = await scene.call("delegate_start", {
+    prompt: TREE,
+    model: "qwen3:8b",
+    cwd: work,
+    allowed_tools: ["Bash"],
+  });
+  const id = field(started.text, "job_id")!;
+  const pids = await treePids(work);
+  const t0 = Date.now();
+  const cancelled = await scene.call("delegate_cancel", { job_id: id });
+  const took = Date.now() - t0;
+  assert.equal(cancelled.isError, false, cancelled.text);
+  assert.equal(field(cancelled.text, "state"), "cancelled");
+  assert.match(field(cancelled.text, "exit") ?? "", /^(signal SIG(TERM|KILL)|code \d+)$/);
+  for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived the cancel`);
+  // One of the three ignores SIGTERM, so the grace period (3 s) is spent.
+  assert.ok(took < 3000 + 1500, `cancel took ${took} ms`);
+  const again = await scene.call("delegate_cancel", { job_id: id });
+  assert.equal(again.text, `Job ${id} was already cancelled; nothing to cancel.`);
+  const result = await scene.call("delegate_result", { job_id: id });
+  assert.equal(result.isError, true);
+  assert.match(result.text, /--- partial output ---/);
+  const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+  assert.equal(record.state, "cancelled");
+  assert.ok(record.exitCode !== undefined || record.signal, "the exit is recorded");
+  // The cancelled delegate's session survives: a follow-up resumes it with its history.
+  scene.emulator.setScript((req) =>
+    req.lastUserText.includes("after cancel") ? { kind: "text", text: "resumed" } : undefined
+  );
+  const before = scene.emulator.messageRequests().length;
+  const next = await scene.call("delegate_followup", {
+    job_id: id,
+    prompt: "after cancel",
+    wait_seconds: 90,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  const history = scene.emulator.messageRequests()[before]!.bodyText;
+  assert.ok(history.includes("sleep 301"), "turn 1 is in the resumed history");
 });
 
 Deno.test("a server killed mid-job leaves an interrupted job whose session can continue", async () => {
-  const emu = await startOllamaEmulator();
-  emu.setScript((req) =>
-    req.lastUserText.includes("carry on") ? { kind: "text", text: "resumed answer" } : undefined
-  );
-  const home = tempDir("od-home-");
-  const first = await startServer({ baseUrl: emu.url, home, env: HOST_PIDS });
+  await using scene = await startScene({
+    emulator: {
+      script: (req) =>
+        req.lastUserText.includes("carry on")
+          ? { kind: "text", text: "resumed answer" }
+          : undefined,
+    },
+    env: HOST_PIDS,
+  });
+  const first = scene.server;
   const work = tempDir("od-work-");
-  let id = "";
-  let pids: number[] = [];
-  try {
-    const started = await first.call("delegate_start", {
-      prompt: TREE,
-      model: "qwen3:8b",
-      cwd: work,
-      allowed_tools: ["Bash"],
-    });
-    id = field(started.text, "job_id")!;
-    pids = await treePids(work);
-    Deno.kill(first.pid, "SIGKILL");
-    await until(() => !alive(first.pid) || undefined, 5000, "the server to die");
-  } finally {
-    await first.close();
-  }
-  const second = await startServer({ baseUrl: emu.url, home, env: HOST_PIDS });
-  try {
-    const status = await second.call("delegate_status", { job_id: id });
-    assert.equal(status.isError, true, status.text);
-    assert.equal(field(status.text, "state"), "interrupted");
-    assert.match(status.text, /stopped before it finished/);
-    assert.match(status.text, /\[tool\] Bash: sh -c/, "activity is read back from the transcript");
-    assert.equal(field(status.text, "tool calls"), "1");
-    for (const pid of pids) assert.equal(alive(pid), false, `orphan ${pid} was left running`);
-    const list = await second.call("delegate_list", {});
-    assert.match(list.text, new RegExp(`interrupted +turn 1 .*job ${id}`));
-    const next = await second.call("delegate_followup", {
-      job_id: id,
-      prompt: "carry on",
-      wait_seconds: 90,
-    });
-    assert.equal(next.isError, false, next.text);
-    assert.equal(field(next.text, "state"), "completed");
-    assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)$/);
-    assert.match(next.text, /resumed answer/);
-  } finally {
-    await second.close();
-    await emu.close();
-  }
+  const started = await first.call("delegate_start", {
+    prompt: TREE,
+    model: "qwen3:8b",
+    cwd: work,
+    allowed_tools: ["Bash"],
+  });
+  const id = field(started.text, "job_id")!;
+  const pids = await treePids(work);
+  Deno.kill(first.pid, "SIGKILL");
+  await until(() => !alive(first.pid) || undefined, 5000, "the server to die");
+  await first.close();
+  const second = await scene.startServer();
+  const status = await second.call("delegate_status", { job_id: id });
+  assert.equal(status.isError, true, status.text);
+  assert.equal(field(status.text, "state"), "interrupted");
+  assert.match(status.text, /stopped before it finished/);
+  assert.match(status.text, /\[tool\] Bash: sh -c/, "activity is read back from the transcript");
+  assert.equal(field(status.text, "tool calls"), "1");
+  for (const pid of pids) assert.equal(alive(pid), false, `orphan ${pid} was left running`);
+  const list = await second.call("delegate_list", {});
+  assert.match(list.text, new RegExp(`interrupted +turn 1 .*job ${id}`));
+  const next = await second.call("delegate_followup", {
+    job_id: id,
+    prompt: "carry on",
+    wait_seconds: 90,
+  });
+  assert.equal(next.isError, false, next.text);
+  assert.equal(field(next.text, "state"), "completed");
+  assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)$/);
+  assert.match(next.text, /resumed answer/);
 });
 
 Deno.test("when the client closes stdin the server stops its delegates, records them and exits", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url, env: HOST_PIDS });
-  try {
-    const work = tempDir("od-work-");
-    const started = await server.call("delegate_start", {
-      prompt: TREE,
-      model: "qwen3:8b",
-      cwd: work,
-      allowed_tools: ["Bash"],
-    });
-    const id = field(started.text, "job_id")!;
-    const pids = await treePids(work);
-    const t0 = Date.now();
-    // End the server's stdin the way a departing client does, without the SDK's close(),
-    // which would send SIGTERM after 2 s and hide whether EOF alone is enough.
-    const child =
-      (server.transport as unknown as { _process: { stdin: { end(): void } } })._process;
-    child.stdin.end();
-    await until(() => !alive(server.pid) || undefined, 5000, "the server to exit on stdin EOF");
-    const took = Date.now() - t0;
-    assert.ok(took < 5000, `exit took ${took} ms`);
-    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
-    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
-    assert.equal(record.state, "interrupted");
-    assert.match(record.errorText, /client closed stdin/);
-  } finally {
-    await emu.close();
-  }
+  await using scene = await startScene({ env: HOST_PIDS });
+  const work = tempDir("od-work-");
+  const started = await scene.call("delegate_start", {
+    prompt: TREE,
+    model: "qwen3:8b",
+    cwd: work,
+    allowed_tools: ["Bash"],
+  });
+  const id = field(started.text, "job_id")!;
+  const pids = await treePids(work);
+  const t0 = Date.now();
+  // End the server's stdin the way a departing client does, without the SDK's close(),
+  // which would send SIGTERM after 2 s and hide whether EOF alone is enough.
+  const child =
+    (scene.server.transport as unknown as { _process: { stdin: { end(): void } } })._process;
+  child.stdin.end();
+  await until(() => !alive(scene.pid) || undefined, 5000, "the server to exit on stdin EOF");
+  const took = Date.now() - t0;
+  assert.ok(took < 5000, `exit took ${took} ms`);
+  for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} outlived the server`);
+  const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+  assert.equal(record.state, "interrupted");
+  assert.match(record.errorText, /client closed stdin/);
 });
 
 Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the queue", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({
-    baseUrl: emu.url,
+  await using scene = await startScene({
     env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "2000", OLLAMA_MCP_MAX_CONCURRENT: "1" },
   });
-  try {
-    const work = tempDir("od-work-");
-    const slow = await server.call("delegate_start", {
-      prompt: "@delay 60000\nnever answers in time",
-      model: "qwen3:8b",
-      cwd: work,
-    });
-    assert.equal(field(slow.text, "state"), "running", slow.text);
-    // The queue is shared by both engines. The queued job is a native one: it finishes in
-    // milliseconds, so the 2 s limit tests the timeout and not Claude Code's start-up time on
-    // a loaded machine.
-    const queued = await server.call("delegate_start", {
-      prompt: "@reply quick\nquick one",
-      engine: "native",
-      model: "qwen3:8b",
-      cwd: work,
-    });
-    assert.equal(field(queued.text, "state"), "queued (1 in line)", queued.text);
-    const timedOut = await server.call("delegate_result", {
-      job_id: field(slow.text, "job_id")!,
-      wait_seconds: 30,
-    });
-    assert.equal(timedOut.isError, true);
-    assert.equal(field(timedOut.text, "state"), "failed");
-    assert.equal(field(timedOut.text, "error"), "Timed out after 2s");
-    const next = await server.call("delegate_result", {
-      job_id: field(queued.text, "job_id")!,
-      wait_seconds: 60,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-work-");
+  const slow = await scene.call("delegate_start", {
+    prompt: "@delay 60000\nnever answers in time",
+    model: "qwen3:8b",
+    cwd: work,
+  });
+  assert.equal(field(slow.text, "state"), "running", slow.text);
+  // The queue is shared by both engines. The queued job is a native one: it finishes in
+  // milliseconds, so the 2 s limit tests the timeout and not Claude Code's start-up time on
+  // a loaded machine.
+  const queued = await scene.call("delegate_start", {
+    prompt: "@reply quick\nquick one",
+    engine: "native",
+    model: "qwen3:8b",
+    cwd: work,
+  });
+  assert.equal(field(queued.text, "state"), "queued (1 in line)", queued.text);
+  const timedOut = await scene.call("delegate_result", {
+    job_id: field(slow.text, "job_id")!,
+    wait_seconds: 30,
+  });
+  assert.equal(timedOut.isError, true);
+  assert.equal(field(timedOut.text, "state"), "failed");
+  assert.equal(field(timedOut.text, "error"), "Timed out after 2s");
+  const next = await scene.call("delegate_result", {
+    job_id: field(queued.text, "job_id")!,
+    wait_seconds: 60,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
 });
 
 Deno.test("delegate_cancel stops a job that another server sharing the state dir runs", async () => {
-  const emu = await startOllamaEmulator();
-  const home = tempDir("od-home-");
   const work = tempDir("od-work-");
-  const owner = await startServer({ baseUrl: emu.url, home, cwd: work });
-  const other = await startServer({ baseUrl: emu.url, home, cwd: work });
+  await using scene = await startScene({ cwd: work });
+  const owner = scene.server;
+  const other = await scene.startServer();
   let stopped = false;
   try {
     const start = (prompt: string) =>
@@ -262,8 +237,5 @@ Deno.test("delegate_cancel stops a job that another server sharing the state dir
     throw e;
   } finally {
     if (stopped) Deno.kill(owner.pid, "SIGCONT");
-    await other.close();
-    await owner.close();
-    await emu.close();
   }
 });

@@ -6,97 +6,78 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir } from "../support/harness.ts";
+import { field, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 60 };
 
 Deno.test("native: a Bash call writes a file in cwd; the server records the command and the file", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: "@bash echo made-by-native > out.txt && exit 0\nwrite the file",
-      cwd: work,
-    });
-    assert.equal(reply.isError, false, reply.text);
-    assert.equal(field(reply.text, "state"), "completed");
-    assert.equal(field(reply.text, "engine"), "native (backend ollama)");
-    assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "made-by-native\n");
-    assert.equal(field(reply.text, "tool calls"), "1");
-    assert.equal(field(reply.text, "commands"), "1 run");
-    assert.equal(field(reply.text, "files"), "1 changed: out.txt");
-    const id = field(reply.text, "job_id")!;
-    const record = JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
-    assert.equal(record.engine, "native");
-    assert.equal(record.commands[0].exitCode, 0);
-    const transcript = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8");
-    assert.match(transcript, /"kind":"tool_call".*"name":"Bash"/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash echo made-by-native > out.txt && exit 0\nwrite the file",
+    cwd: work,
+  });
+  assert.equal(reply.isError, false, reply.text);
+  assert.equal(field(reply.text, "state"), "completed");
+  assert.equal(field(reply.text, "engine"), "native (backend ollama)");
+  assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "made-by-native\n");
+  assert.equal(field(reply.text, "tool calls"), "1");
+  assert.equal(field(reply.text, "commands"), "1 run");
+  assert.equal(field(reply.text, "files"), "1 changed: out.txt");
+  const id = field(reply.text, "job_id")!;
+  const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+  assert.equal(record.engine, "native");
+  assert.equal(record.commands[0].exitCode, 0);
+  const transcript = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8");
+  assert.match(transcript, /"kind":"tool_call".*"name":"Bash"/);
 });
 
 Deno.test("native: failing commands are reported apart from the model's answer", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: "@bash true\n@bash exit 2\n@reply all tests pass\nrun the tests",
-      cwd: tempDir("od-native-"),
-    });
-    assert.equal(field(reply.text, "state"), "completed");
-    assert.equal(field(reply.text, "commands"), "2 run, 1 failed (exit 2: exit 2)");
-    assert.match(reply.text, /--- output ---\nall tests pass/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash true\n@bash exit 2\n@reply all tests pass\nrun the tests",
+    cwd: tempDir("od-native-"),
+  });
+  assert.equal(field(reply.text, "state"), "completed");
+  assert.equal(field(reply.text, "commands"), "2 run, 1 failed (exit 2: exit 2)");
+  assert.match(reply.text, /--- output ---\nall tests pass/);
 });
 
 Deno.test("native: writes to ../x and through a symlink out of cwd are refused", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const root = tempDir("od-native-");
-    const work = join(root, "work");
-    const outside = join(root, "outside");
-    mkdirSync(work);
-    mkdirSync(outside);
-    symlinkSync(outside, join(work, "link"));
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: '@tool Write {"file_path":"../x","content":"escape"}\n' +
-        '@tool Write {"file_path":"link/y","content":"escape"}\n' +
-        '@tool Write {"file_path":"ok.txt","content":"fine"}\nwrite',
-      cwd: work,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(existsSync(join(root, "x")), false);
-    assert.equal(existsSync(join(outside, "y")), false);
-    assert.equal(readFileSync(join(work, "ok.txt"), "utf8"), "fine");
-    const id = field(reply.text, "job_id")!;
-    const transcript = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8")
-      .trim().split("\n").map((l) => JSON.parse(l));
-    const results = transcript.filter((e) => e.kind === "tool_result");
-    assert.equal(results.length, 3);
-    assert.equal(results[0].isError, true);
-    assert.match(results[0].text, /"\.\." segments are not allowed/);
-    assert.equal(results[1].isError, true);
-    assert.match(results[1].text, /outside the allowed directories/);
-    assert.equal(results[2].isError, false);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const root = tempDir("od-native-");
+  const work = join(root, "work");
+  const outside = join(root, "outside");
+  mkdirSync(work);
+  mkdirSync(outside);
+  symlinkSync(outside, join(work, "link"));
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: '@tool Write {"file_path":"../x","content":"escape"}\n' +
+      '@tool Write {"file_path":"link/y","content":"escape"}\n' +
+      '@tool Write {"file_path":"ok.txt","content":"fine"}\nwrite',
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(existsSync(join(root, "x")), false);
+  assert.equal(existsSync(join(outside, "y")), false);
+  assert.equal(readFileSync(join(work, "ok.txt"), "utf8"), "fine");
+  const id = field(reply.text, "job_id")!;
+  const transcript = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
+    .trim().split("\n").map((l) => JSON.parse(l));
+  const results = transcript.filter((e) => e.kind === "tool_result");
+  assert.equal(results.length, 3);
+  assert.equal(results[0].isError, true);
+  assert.match(results[0].text, /"\.\." segments are not allowed/);
+  assert.equal(results[1].isError, true);
+  assert.match(results[1].text, /outside the allowed directories/);
+  assert.equal(results[2].isError, false);
 });
 
 Deno.test("native: the sandbox keeps /tmp and $HOME writes, the network and secrets away", async () => {
-  const emu = await startOllamaEmulator();
   const secrets = {
     OPENAI_API_KEY: "sk-poison-openai",
     AWS_SECRET_ACCESS_KEY: "poison-aws",
@@ -104,270 +85,228 @@ Deno.test("native: the sandbox keeps /tmp and $HOME writes, the network and secr
     ANTHROPIC_API_KEY: "poison-anthropic",
     ANTHROPIC_AUTH_TOKEN: "poison-anthropic-token",
   };
-  const server = await startServer({ baseUrl: emu.url, env: secrets });
-  try {
-    const work = tempDir("od-native-");
-    const tag = crypto.randomUUID();
-    const command = `echo x > /tmp/od-${tag}; echo y > "$HOME/od-${tag}"; env > env.txt; ` +
-      `if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' 2>/dev/null; then echo NET-OPEN; ` +
-      `else echo NET-CLOSED; fi`;
-    const before = emu.requests.length;
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: `@bash ${command}\nprobe`,
-      cwd: work,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.match(reply.text, /NET-CLOSED/);
-    assert.doesNotMatch(reply.text, /NET-OPEN/);
-    assert.equal(existsSync(`/tmp/od-${tag}`), false);
-    assert.equal(existsSync(join(server.home, `od-${tag}`)), false);
-    const env = readFileSync(join(work, "env.txt"), "utf8");
-    for (const [name, value] of Object.entries(secrets)) {
-      assert.doesNotMatch(env, new RegExp(name), `${name} reached the sandbox`);
-      for (const req of emu.nativeChatRequests()) {
-        assert.equal(req.bodyText.includes(value), false, `${name} reached a request`);
-        assert.equal(JSON.stringify(req.headers).includes(value), false);
-      }
+  await using scene = await startScene({ env: secrets });
+  const work = tempDir("od-native-");
+  const tag = crypto.randomUUID();
+  const command = `echo x > /tmp/od-${tag}; echo y > "$HOME/od-${tag}"; env > env.txt; ` +
+    `if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${scene.emulator.port}' 2>/dev/null; then echo NET-OPEN; ` +
+    `else echo NET-CLOSED; fi`;
+  const before = scene.emulator.requests.length;
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: `@bash ${command}\nprobe`,
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.match(reply.text, /NET-CLOSED/);
+  assert.doesNotMatch(reply.text, /NET-OPEN/);
+  assert.equal(existsSync(`/tmp/od-${tag}`), false);
+  assert.equal(existsSync(join(scene.home, `od-${tag}`)), false);
+  const env = readFileSync(join(work, "env.txt"), "utf8");
+  for (const [name, value] of Object.entries(secrets)) {
+    assert.doesNotMatch(env, new RegExp(name), `${name} reached the sandbox`);
+    for (const req of scene.emulator.nativeChatRequests()) {
+      assert.equal(req.bodyText.includes(value), false, `${name} reached a request`);
+      assert.equal(JSON.stringify(req.headers).includes(value), false);
     }
-    // Only chat requests reached the emulator while the job ran: the sandbox made none.
-    assert.ok(
-      emu.requests.slice(before).every((r) =>
-        r.path === "/v1/chat/completions" ||
-        r.path.startsWith("/api/")
-      ),
-    );
-    assert.ok(emu.nativeChatRequests().every((r) => r.headers.authorization === undefined));
-  } finally {
-    await server.close();
-    await emu.close();
   }
+  // Only chat requests reached the emulator while the job ran: the sandbox made none.
+  assert.ok(
+    scene.emulator.requests.slice(before).every((r) =>
+      r.path === "/v1/chat/completions" ||
+      r.path.startsWith("/api/")
+    ),
+  );
+  assert.ok(
+    scene.emulator.nativeChatRequests().every((r) => r.headers.authorization === undefined),
+  );
 });
 
 Deno.test("native: the same tool call three times in a row ends the run as a loop", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    writeFileSync(join(work, "a.txt"), "hello\n");
-    const read = '@tool Read {"file_path":"a.txt"}';
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: `${read}\n${read}\n${read}\n${read}\n@reply never\nread it`,
-      cwd: work,
-    });
-    assert.equal(reply.isError, true);
-    assert.equal(field(reply.text, "state"), "failed");
-    assert.match(
-      field(reply.text, "error") ?? "",
-      /called Read with the same arguments 3 times in a row \(loop detected\)/,
-    );
-    // Two reads ran; the third was not executed and the fourth never asked for.
-    assert.equal(emu.nativeChatRequests().length, 3);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  writeFileSync(join(work, "a.txt"), "hello\n");
+  const read = '@tool Read {"file_path":"a.txt"}';
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: `${read}\n${read}\n${read}\n${read}\n@reply never\nread it`,
+    cwd: work,
+  });
+  assert.equal(reply.isError, true);
+  assert.equal(field(reply.text, "state"), "failed");
+  assert.match(
+    field(reply.text, "error") ?? "",
+    /called Read with the same arguments 3 times in a row \(loop detected\)/,
+  );
+  // Two reads ran; the third was not executed and the fourth never asked for.
+  assert.equal(scene.emulator.nativeChatRequests().length, 3);
 });
 
 Deno.test("native: HTTP 503 is retried, then the run succeeds", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: "@fail 503 2\n@reply recovered\nanswer",
-      cwd: tempDir("od-native-"),
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.match(reply.text, /--- output ---\nrecovered/);
-    assert.equal(emu.nativeChatRequests().length, 3);
-    const status = await server.call("delegate_status", { job_id: field(reply.text, "job_id") });
-    assert.match(status.text, /HTTP 503 from ollama; retry 1/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@fail 503 2\n@reply recovered\nanswer",
+    cwd: tempDir("od-native-"),
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.match(reply.text, /--- output ---\nrecovered/);
+  assert.equal(scene.emulator.nativeChatRequests().length, 3);
+  const status = await scene.call("delegate_status", { job_id: field(reply.text, "job_id") });
+  assert.match(status.text, /HTTP 503 from ollama; retry 1/);
 });
 
 Deno.test("native: endpoint errors become job errors naming the backend and model", async () => {
-  const emu = await startOllamaEmulator({
-    models: [{ name: "qwen3:8b" }, { name: "old:cloud", retiredText: "old was retired at X" }],
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: "qwen3:8b" }, { name: "old:cloud", retiredText: "old was retired at X" }],
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const reply = await server.call("delegate_start", {
-      ...native,
-      model: "old:cloud",
-      prompt: "hi",
-      cwd: tempDir("od-native-"),
-    });
-    assert.equal(field(reply.text, "state"), "failed");
-    assert.match(
-      field(reply.text, "error") ?? "",
-      new RegExp(
-        `Model "old:cloud" was retired \\(Ollama at ${emu.url}, HTTP 410: old was retired`,
-      ),
-    );
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    model: "old:cloud",
+    prompt: "hi",
+    cwd: tempDir("od-native-"),
+  });
+  assert.equal(field(reply.text, "state"), "failed");
+  assert.match(
+    field(reply.text, "error") ?? "",
+    new RegExp(
+      `Model "old:cloud" was retired \\(Ollama at ${scene.emulator.url}, HTTP 410: old was retired`,
+    ),
+  );
 });
 
 Deno.test("native: cancel stops a request mid-stream and a command mid-run", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const hung = await server.call("delegate_start", {
-      ...native,
-      wait_seconds: 0,
-      prompt: "@hang\nthink forever",
-      cwd: tempDir("od-native-"),
-    });
-    const hungId = field(hung.text, "job_id")!;
-    await waitForChat(emu, 1);
-    const t0 = performance.now();
-    const cancelled = await server.call("delegate_cancel", { job_id: hungId });
-    assert.match(cancelled.text, /Cancelled job/);
-    assert.ok(performance.now() - t0 < 3000, "cancel of a hung request took too long");
-    assert.equal(field(cancelled.text, "state"), "cancelled");
+  await using scene = await startScene();
+  const hung = await scene.call("delegate_start", {
+    ...native,
+    wait_seconds: 0,
+    prompt: "@hang\nthink forever",
+    cwd: tempDir("od-native-"),
+  });
+  const hungId = field(hung.text, "job_id")!;
+  await waitForChat(scene.emulator, 1);
+  const t0 = performance.now();
+  const cancelled = await scene.call("delegate_cancel", { job_id: hungId });
+  assert.match(cancelled.text, /Cancelled job/);
+  assert.ok(performance.now() - t0 < 3000, "cancel of a hung request took too long");
+  assert.equal(field(cancelled.text, "state"), "cancelled");
 
-    const tag = `${Math.floor(Math.random() * 1e6)}`;
-    const running = await server.call("delegate_start", {
-      ...native,
-      wait_seconds: 0,
-      prompt: `@bash sh -c 'sleep 4${tag}; :' & wait\nrun it`,
-      cwd: tempDir("od-native-"),
-    });
-    const runningId = field(running.text, "job_id")!;
-    await until(() => pgrep(`sleep 4${tag}`).length > 0, 10_000);
-    const stopped = await server.call("delegate_cancel", { job_id: runningId });
-    assert.equal(field(stopped.text, "state"), "cancelled");
-    assert.deepEqual(pgrep(`sleep 4${tag}`), [], "the sandboxed command outlived the cancel");
-    const record = JSON.parse(
-      readFileSync(join(server.stateDir, runningId, "job.json"), "utf8"),
-    );
-    assert.equal(record.commands.length, 1);
-    assert.notEqual(record.commands[0].exitCode, 0);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const tag = `${Math.floor(Math.random() * 1e6)}`;
+  const running = await scene.call("delegate_start", {
+    ...native,
+    wait_seconds: 0,
+    prompt: `@bash sh -c 'sleep 4${tag}; :' & wait\nrun it`,
+    cwd: tempDir("od-native-"),
+  });
+  const runningId = field(running.text, "job_id")!;
+  await until(() => pgrep(`sleep 4${tag}`).length > 0, 10_000);
+  const stopped = await scene.call("delegate_cancel", { job_id: runningId });
+  assert.equal(field(stopped.text, "state"), "cancelled");
+  assert.deepEqual(pgrep(`sleep 4${tag}`), [], "the sandboxed command outlived the cancel");
+  const record = JSON.parse(
+    readFileSync(join(scene.stateDir, runningId, "job.json"), "utf8"),
+  );
+  assert.equal(record.commands.length, 1);
+  assert.notEqual(record.commands[0].exitCode, 0);
 });
 
 Deno.test("native: a follow-up after a server restart resumes the conversation", async () => {
-  const emu = await startOllamaEmulator();
-  const home = tempDir("od-home-");
+  await using scene = await startScene();
   const work = tempDir("od-native-");
-  let server = await startServer({ baseUrl: emu.url, home });
-  let firstId: string;
-  try {
-    const first = await server.call("delegate_start", {
-      ...native,
-      prompt: "@bash echo remembered-output\nremember this",
-      cwd: work,
-    });
-    assert.equal(field(first.text, "state"), "completed", first.text);
-    firstId = field(first.text, "job_id")!;
-  } finally {
-    await server.close();
-  }
-  server = await startServer({ baseUrl: emu.url, home });
-  try {
-    const next = await server.call("delegate_followup", {
-      job_id: firstId,
-      prompt: "@reply second turn done\nand now?",
-      wait_seconds: 60,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)/);
-    assert.equal(field(next.text, "engine"), "native (backend ollama)");
-    const last = emu.nativeChatRequests().at(-1)!.json as { messages: Array<{ content: string }> };
-    const contents = last.messages.map((m) => m.content ?? "");
-    assert.ok(contents.some((c) => c.includes("remember this")), "turn 1's prompt is missing");
-    assert.ok(contents.some((c) => c.includes("remembered-output")), "turn 1's tool result");
-    assert.ok(contents.at(-1)!.includes("and now?"));
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const first = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash echo remembered-output\nremember this",
+    cwd: work,
+  });
+  assert.equal(field(first.text, "state"), "completed", first.text);
+  const firstId = field(first.text, "job_id")!;
+  await scene.server.close();
+  const server = await scene.startServer();
+  const next = await server.call("delegate_followup", {
+    job_id: firstId,
+    prompt: "@reply second turn done\nand now?",
+    wait_seconds: 60,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  assert.match(field(next.text, "session_id") ?? "", /\(turn 2\)/);
+  assert.equal(field(next.text, "engine"), "native (backend ollama)");
+  const last = scene.emulator.nativeChatRequests().at(-1)!.json as {
+    messages: Array<{ content: string }>;
+  };
+  const contents = last.messages.map((m) => m.content ?? "");
+  assert.ok(contents.some((c) => c.includes("remember this")), "turn 1's prompt is missing");
+  assert.ok(contents.some((c) => c.includes("remembered-output")), "turn 1's tool result");
+  assert.ok(contents.at(-1)!.includes("and now?"));
 });
 
 Deno.test("native: one-shot with files inlines text files and lists binary and over-budget ones", async () => {
-  const emu = await startOllamaEmulator({
-    models: [{ name: "small:7b", contextLength: 8192 }],
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: "small:7b", contextLength: 8192 }],
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
-    writeFileSync(join(work, "image.bin"), new Uint8Array([0x89, 0x50, 0, 1, 2, 3]));
-    writeFileSync(join(work, "huge.txt"), "word ".repeat(20_000));
-    const reply = await server.call("delegate_start", {
-      engine: "native",
-      model: "small:7b",
-      allowed_tools: [],
-      files: ["notes.md", "image.bin", "huge.txt"],
-      prompt: "@reply summarised\nsummarise the files",
-      cwd: work,
-      wait_seconds: 60,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    const requests = emu.nativeChatRequests();
-    assert.equal(requests.length, 1, "a one-shot makes exactly one completion");
-    const body = requests[0]!.json as { tools?: unknown; messages: Array<{ content: string }> };
-    assert.equal(body.tools, undefined);
-    const user = body.messages.at(-1)!.content;
-    assert.match(user, /<file path="notes\.md">\nthe secret word is pineapple\n<\/file>/);
-    assert.doesNotMatch(user, /word word word/);
-    assert.match(user, /image\.bin \(binary \(6 bytes\)\)/);
-    assert.match(user, /huge\.txt \(about 2501\d tokens, over the budget/);
-    const status = await server.call("delegate_status", { job_id: field(reply.text, "job_id") });
-    assert.match(status.text, /\[tool\] files: 1 inlined .*2 skipped/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-native-");
+  writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
+  writeFileSync(join(work, "image.bin"), new Uint8Array([0x89, 0x50, 0, 1, 2, 3]));
+  writeFileSync(join(work, "huge.txt"), "word ".repeat(20_000));
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "small:7b",
+    allowed_tools: [],
+    files: ["notes.md", "image.bin", "huge.txt"],
+    prompt: "@reply summarised\nsummarise the files",
+    cwd: work,
+    wait_seconds: 60,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const requests = scene.emulator.nativeChatRequests();
+  assert.equal(requests.length, 1, "a one-shot makes exactly one completion");
+  const body = requests[0]!.json as { tools?: unknown; messages: Array<{ content: string }> };
+  assert.equal(body.tools, undefined);
+  const user = body.messages.at(-1)!.content;
+  assert.match(user, /<file path="notes\.md">\nthe secret word is pineapple\n<\/file>/);
+  assert.doesNotMatch(user, /word word word/);
+  assert.match(user, /image\.bin \(binary \(6 bytes\)\)/);
+  assert.match(user, /huge\.txt \(about 2501\d tokens, over the budget/);
+  const status = await scene.call("delegate_status", { job_id: field(reply.text, "job_id") });
+  assert.match(status.text, /\[tool\] files: 1 inlined .*2 skipped/);
 });
 
 Deno.test("native: a one-shot whose files exceed the model's context is refused with the numbers", async () => {
-  const emu = await startOllamaEmulator({
-    models: [{ name: "small:7b", contextLength: 8192 }],
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: "small:7b", contextLength: 8192 }],
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    const files = ["a", "b", "c"].map((n) => {
-      writeFileSync(join(work, `${n}.txt`), "x".repeat(7000));
-      return `${n}.txt`;
-    });
-    const reply = await server.call("delegate_start", {
-      engine: "native",
-      model: "small:7b",
-      allowed_tools: [],
-      files,
-      prompt: "summarise",
-      cwd: work,
-      wait_seconds: 60,
-    });
-    assert.equal(field(reply.text, "state"), "failed");
-    assert.match(
-      field(reply.text, "error") ?? "",
-      /the files need about \d+\+ tokens .* "small:7b" has a context of 8192 tokens/,
-    );
-    assert.equal(emu.nativeChatRequests().length, 0);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-native-");
+  const files = ["a", "b", "c"].map((n) => {
+    writeFileSync(join(work, `${n}.txt`), "x".repeat(7000));
+    return `${n}.txt`;
+  });
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "small:7b",
+    allowed_tools: [],
+    files,
+    prompt: "summarise",
+    cwd: work,
+    wait_seconds: 60,
+  });
+  assert.equal(field(reply.text, "state"), "failed");
+  assert.match(
+    field(reply.text, "error") ?? "",
+    /the files need about \d+\+ tokens .* "small:7b" has a context of 8192 tokens/,
+  );
+  assert.equal(scene.emulator.nativeChatRequests().length, 0);
 });
 
 Deno.test("native: a backend's API key goes to that backend only, never to another or a sandbox", async () => {
-  const a = await startOllamaEmulator();
-  const b = await startOllamaEmulator();
-  const server = await startServer({
-    baseUrl: b.url,
+  await using scene = await startScene({ server: false });
+  const a = await scene.startEmulator();
+  const b = scene.emulator;
+  const server = await scene.startServer({
     env: { LAB_KEY: "sk-lab-secret" },
     userConfig: {
       backends: {
@@ -376,89 +315,77 @@ Deno.test("native: a backend's API key goes to that backend only, never to anoth
       },
     },
   });
-  try {
-    const work = tempDir("od-native-");
-    const onLab = await server.call("delegate_start", {
-      ...native,
-      backend: "lab",
-      prompt: "@bash env > env-lab.txt\nrun",
-      cwd: work,
-    });
-    assert.equal(field(onLab.text, "state"), "completed", onLab.text);
-    assert.equal(field(onLab.text, "engine"), "native (backend lab)");
-    const onPlain = await server.call("delegate_start", {
-      ...native,
-      backend: "plain",
-      prompt: "@reply plain\nanswer",
-      cwd: work,
-    });
-    assert.equal(field(onPlain.text, "state"), "completed", onPlain.text);
-    const onDefault = await server.call("delegate_start", {
-      ...native,
-      prompt: "@reply default\nanswer",
-      cwd: work,
-    });
-    assert.equal(field(onDefault.text, "state"), "completed", onDefault.text);
+  const work = tempDir("od-native-");
+  const onLab = await server.call("delegate_start", {
+    ...native,
+    backend: "lab",
+    prompt: "@bash env > env-lab.txt\nrun",
+    cwd: work,
+  });
+  assert.equal(field(onLab.text, "state"), "completed", onLab.text);
+  assert.equal(field(onLab.text, "engine"), "native (backend lab)");
+  const onPlain = await server.call("delegate_start", {
+    ...native,
+    backend: "plain",
+    prompt: "@reply plain\nanswer",
+    cwd: work,
+  });
+  assert.equal(field(onPlain.text, "state"), "completed", onPlain.text);
+  const onDefault = await server.call("delegate_start", {
+    ...native,
+    prompt: "@reply default\nanswer",
+    cwd: work,
+  });
+  assert.equal(field(onDefault.text, "state"), "completed", onDefault.text);
 
-    assert.ok(a.chatRequests().length >= 2);
-    for (const req of a.chatRequests()) {
-      assert.equal(req.headers.authorization, "Bearer sk-lab-secret");
-    }
-    // "plain" speaks OpenAI's API, the default Ollama its native one, both on b.
-    assert.equal(b.chatRequests().length, 1);
-    assert.equal(b.nativeChatRequests().length, 1);
-    for (const req of b.requests) {
-      assert.equal(JSON.stringify(req.headers).includes("sk-lab-secret"), false);
-    }
-    assert.equal(readFileSync(join(work, "env-lab.txt"), "utf8").includes("sk-lab-secret"), false);
-
-    const models = await server.call("ollama_models");
-    assert.match(
-      models.text,
-      new RegExp(`  lab  ${a.url}  \\[openai\\]  reachable, \\d+ model\\(s\\): .*qwen3:8b`),
-    );
-    assert.match(models.text, new RegExp(`  plain  ${b.url}  \\[openai\\]  reachable`));
-    // The listing, and the job's look-up of the model's context.
-    const listings = a.requests.filter((r) => r.path === "/v1/models");
-    assert.equal(listings.length, 2);
-    for (const r of listings) assert.equal(r.headers.authorization, "Bearer sk-lab-secret");
-
-    const unknown = await server.call("delegate_start", {
-      ...native,
-      backend: "nope",
-      prompt: "x",
-    });
-    assert.equal(unknown.isError, true);
-    assert.match(unknown.text, /there is no backend "nope". Configured: ollama, lab, plain/);
-  } finally {
-    await server.close();
-    await a.close();
-    await b.close();
+  assert.ok(a.chatRequests().length >= 2);
+  for (const req of a.chatRequests()) {
+    assert.equal(req.headers.authorization, "Bearer sk-lab-secret");
   }
+  // "plain" speaks OpenAI's API, the default Ollama its native one, both on b.
+  assert.equal(b.chatRequests().length, 1);
+  assert.equal(b.nativeChatRequests().length, 1);
+  for (const req of b.requests) {
+    assert.equal(JSON.stringify(req.headers).includes("sk-lab-secret"), false);
+  }
+  assert.equal(readFileSync(join(work, "env-lab.txt"), "utf8").includes("sk-lab-secret"), false);
+
+  const models = await server.call("ollama_models");
+  assert.match(
+    models.text,
+    new RegExp(`  lab  ${a.url}  \\[openai\\]  reachable, \\d+ model\\(s\\): .*qwen3:8b`),
+  );
+  assert.match(models.text, new RegExp(`  plain  ${b.url}  \\[openai\\]  reachable`));
+  // The listing, and the job's look-up of the model's context.
+  const listings = a.requests.filter((r) => r.path === "/v1/models");
+  assert.equal(listings.length, 2);
+  for (const r of listings) assert.equal(r.headers.authorization, "Bearer sk-lab-secret");
+
+  const unknown = await server.call("delegate_start", {
+    ...native,
+    backend: "nope",
+    prompt: "x",
+  });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.text, /there is no backend "nope". Configured: ollama, lab, plain/);
 });
 
 Deno.test("native: read-only permission modes offer only Read, Glob and Grep", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    const reply = await server.call("delegate_start", {
-      ...native,
-      permission_mode: "plan",
-      prompt: '@tool Write {"file_path":"x.txt","content":"no"}\n@reply done\nwrite',
-      cwd: work,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(existsSync(join(work, "x.txt")), false);
-    assert.match(field(reply.text, "denied") ?? "", /^1: Write\(x\.txt\)/);
-    const body = emu.nativeChatRequests()[0]!.json as {
-      tools: Array<{ function: { name: string } }>;
-    };
-    assert.deepEqual(body.tools.map((t) => t.function.name), ["Read", "Glob", "Grep"]);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    permission_mode: "plan",
+    prompt: '@tool Write {"file_path":"x.txt","content":"no"}\n@reply done\nwrite',
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(existsSync(join(work, "x.txt")), false);
+  assert.match(field(reply.text, "denied") ?? "", /^1: Write\(x\.txt\)/);
+  const body = scene.emulator.nativeChatRequests()[0]!.json as {
+    tools: Array<{ function: { name: string } }>;
+  };
+  assert.deepEqual(body.tools.map((t) => t.function.name), ["Read", "Glob", "Grep"]);
 });
 
 function pgrep(pattern: string): number[] {
@@ -491,192 +418,158 @@ async function waitForChat(
 }
 
 Deno.test("native: with sandbox off in the user's config the same probe reaches the network, still without secrets", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({
-    baseUrl: emu.url,
+  await using scene = await startScene({
     env: { OPENAI_API_KEY: "sk-poison-openai" },
     userConfig: { sandbox: "off" },
   });
-  try {
-    const work = tempDir("od-native-");
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: `@bash env > env.txt; if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' ` +
-        `2>/dev/null; then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
-      cwd: work,
-    });
-    assert.match(reply.text, /NET-OPEN/);
-    assert.doesNotMatch(readFileSync(join(work, "env.txt"), "utf8"), /OPENAI_API_KEY/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-native-");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: `@bash env > env.txt; if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${scene.emulator.port}' ` +
+      `2>/dev/null; then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
+    cwd: work,
+  });
+  assert.match(reply.text, /NET-OPEN/);
+  assert.doesNotMatch(readFileSync(join(work, "env.txt"), "utf8"), /OPENAI_API_KEY/);
 });
 
 Deno.test("native: a sandbox setting in the project file is ignored", async () => {
-  const emu = await startOllamaEmulator();
   const project = tempDir("od-project-");
   writeFileSync(join(project, "ollama-mcp.config.json"), JSON.stringify({ sandbox: "off" }));
-  const server = await startServer({ baseUrl: emu.url, cwd: project });
-  try {
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: `@bash if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${emu.port}' 2>/dev/null; ` +
-        `then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
-      cwd: project,
-    });
-    assert.match(reply.text, /NET-CLOSED/);
-    assert.match(
-      server.stderr(),
-      /sandbox in .*ollama-mcp\.config\.json \(project layer\): not honoured/,
-    );
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene({ cwd: project });
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: `@bash if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${scene.emulator.port}' 2>/dev/null; ` +
+      `then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
+    cwd: project,
+  });
+  assert.match(reply.text, /NET-CLOSED/);
+  assert.match(
+    scene.stderr(),
+    /sandbox in .*ollama-mcp\.config\.json \(project layer\): not honoured/,
+  );
 });
 
 Deno.test("native: a backend's maxConcurrent queues its jobs while other backends run", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({
-    baseUrl: emu.url,
-    userConfig: { backends: { one: { url: emu.url, kind: "ollama", maxConcurrent: 1 } } },
+  await using scene = await startScene({
+    server: false,
   });
-  try {
-    const models = await server.call("ollama_models");
-    assert.match(
-      models.text,
-      new RegExp(`  one  ${emu.url}  \\[ollama\\]  reachable, 2 model\\(s\\): qwen3:8b`),
-    );
-    const work = tempDir("od-native-");
-    const start = (backend?: string) =>
-      server.call("delegate_start", {
-        ...native,
-        ...(backend ? { backend } : {}),
-        wait_seconds: 0,
-        prompt: `@hang\nwait ${crypto.randomUUID()}`,
-        cwd: work,
-      });
-    const first = await start("one");
-    const second = await start("one");
-    const other = await start();
-    await waitForChat(emu, 2);
-    assert.equal(field(second.text, "state"), "queued (1 in line)");
-    const otherStatus = await server.call("delegate_status", {
-      job_id: field(other.text, "job_id"),
+  await scene.startServer({
+    userConfig: {
+      backends: { one: { url: scene.emulator.url, kind: "ollama", maxConcurrent: 1 } },
+    },
+  });
+  const models = await scene.call("ollama_models");
+  assert.match(
+    models.text,
+    new RegExp(`  one  ${scene.emulator.url}  \\[ollama\\]  reachable, 2 model\\(s\\): qwen3:8b`),
+  );
+  const work = tempDir("od-native-");
+  const start = (backend?: string) =>
+    scene.call("delegate_start", {
+      ...native,
+      ...(backend ? { backend } : {}),
+      wait_seconds: 0,
+      prompt: `@hang\nwait ${crypto.randomUUID()}`,
+      cwd: work,
     });
-    assert.equal(field(otherStatus.text, "state"), "running");
-    const firstId = field(first.text, "job_id")!;
-    await server.call("delegate_cancel", { job_id: firstId });
-    await waitForChat(emu, 3);
-    const secondStatus = await server.call("delegate_status", {
-      job_id: field(second.text, "job_id"),
-    });
-    assert.equal(field(secondStatus.text, "state"), "running");
-    for (const r of [second, other]) {
-      await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
-    }
-  } finally {
-    await server.close();
-    await emu.close();
+  const first = await start("one");
+  const second = await start("one");
+  const other = await start();
+  await waitForChat(scene.emulator, 2);
+  assert.equal(field(second.text, "state"), "queued (1 in line)");
+  const otherStatus = await scene.call("delegate_status", {
+    job_id: field(other.text, "job_id"),
+  });
+  assert.equal(field(otherStatus.text, "state"), "running");
+  const firstId = field(first.text, "job_id")!;
+  await scene.call("delegate_cancel", { job_id: firstId });
+  await waitForChat(scene.emulator, 3);
+  const secondStatus = await scene.call("delegate_status", {
+    job_id: field(second.text, "job_id"),
+  });
+  assert.equal(field(secondStatus.text, "state"), "running");
+  for (const r of [second, other]) {
+    await scene.call("delegate_cancel", { job_id: field(r.text, "job_id") });
   }
 });
 
 Deno.test("native: a pathological Grep pattern or glob from the model cannot freeze the server", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    writeFileSync(join(work, "a.txt"), `${"a".repeat(40)}!\n`);
-    writeFileSync(join(work, `${"a".repeat(40)}.txt`), "x\n");
-    const started = performance.now();
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: '@tool Grep {"pattern":"^(a+)+$","output_mode":"content"}\n' +
-        `@tool Glob {"pattern":"${"*a".repeat(14)}*b"}\n@reply done\nsearch`,
-      cwd: work,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.ok(performance.now() - started < 20_000, "the server was blocked");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  writeFileSync(join(work, "a.txt"), `${"a".repeat(40)}!\n`);
+  writeFileSync(join(work, `${"a".repeat(40)}.txt`), "x\n");
+  const started = performance.now();
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: '@tool Grep {"pattern":"^(a+)+$","output_mode":"content"}\n' +
+      `@tool Glob {"pattern":"${"*a".repeat(14)}*b"}\n@reply done\nsearch`,
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.ok(performance.now() - started < 20_000, "the server was blocked");
 });
 
 Deno.test("native: the server's settings and job records stay out of reach, and / is refused", async () => {
-  const emu = await startOllamaEmulator();
   // $HOME itself is refused as a cwd; a project directory still holds the server's own files
   // when the user put them there.
   const project = tempDir("od-native-");
   const config = join(project, ".ollama-mcp", "config.json");
   mkdirSync(join(project, ".ollama-mcp"));
   writeFileSync(config, JSON.stringify({ maxConcurrent: 3 }));
-  const server = await startServer({
-    baseUrl: emu.url,
+  await using scene = await startScene({
     stateDir: join(project, "state"),
     env: { OLLAMA_MCP_CONFIG: config },
   });
-  try {
-    const before = readFileSync(config, "utf8");
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: '@tool Write {"file_path":".ollama-mcp/config.json","content":"{}"}\n' +
-        '@tool Read {"file_path":"state/x"}\n' +
-        '@bash ls state | wc -l; echo \'{"sandbox":"off"}\' > .ollama-mcp/config.json; ' +
-        "cat .ollama-mcp/config.json\nprobe",
-      cwd: project,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(readFileSync(config, "utf8"), before, "the user config was changed");
-    const id = field(reply.text, "job_id")!;
-    const results = readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8")
-      .trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.kind === "tool_result");
-    assert.match(results[0].text, /ollama-delegate's own settings or job records/);
-    assert.match(results[1].text, /ollama-delegate's own settings or job records/);
-    // Inside the sandbox the state dir is an empty tmpfs: no job of anyone is visible.
-    // (The write that follows fails or lands in a tmpfs: either way the file is unchanged.)
-    assert.match(results[2].text, /exit code \d+[^\n]*\n0\n/);
+  const before = readFileSync(config, "utf8");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: '@tool Write {"file_path":".ollama-mcp/config.json","content":"{}"}\n' +
+      '@tool Read {"file_path":"state/x"}\n' +
+      '@bash ls state | wc -l; echo \'{"sandbox":"off"}\' > .ollama-mcp/config.json; ' +
+      "cat .ollama-mcp/config.json\nprobe",
+    cwd: project,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(readFileSync(config, "utf8"), before, "the user config was changed");
+  const id = field(reply.text, "job_id")!;
+  const results = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
+    .trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.kind === "tool_result");
+  assert.match(results[0].text, /ollama-delegate's own settings or job records/);
+  assert.match(results[1].text, /ollama-delegate's own settings or job records/);
+  // Inside the sandbox the state dir is an empty tmpfs: no job of anyone is visible.
+  // (The write that follows fails or lands in a tmpfs: either way the file is unchanged.)
+  assert.match(results[2].text, /exit code \d+[^\n]*\n0\n/);
 
-    const root = await server.call("delegate_start", { ...native, prompt: "hi", cwd: "/" });
-    assert.equal(root.isError, true);
-    assert.match(root.text, /^Cannot use cwd "\/": "\/" is the root of the file system/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const root = await scene.call("delegate_start", { ...native, prompt: "hi", cwd: "/" });
+  assert.equal(root.isError, true);
+  assert.match(root.text, /^Cannot use cwd "\/": "\/" is the root of the file system/);
 });
 
 Deno.test("native: a follow-up does not resend one-shot files and uses its own system prompt", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-native-");
-    writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
-    const first = await server.call("delegate_start", {
-      ...native,
-      allowed_tools: [],
-      files: ["notes.md"],
-      prompt: "@reply noted\nread the notes",
-      cwd: work,
-    });
-    assert.equal(field(first.text, "state"), "completed", first.text);
-    const next = await server.call("delegate_followup", {
-      job_id: field(first.text, "job_id"),
-      prompt: "@reply again\nand the word?",
-      append_system_prompt: "Answer in one word.",
-      wait_seconds: 60,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    const body = emu.nativeChatRequests().at(-1)!.json as {
-      messages: Array<{ role: string; content: string }>;
-    };
-    const all = body.messages.map((m) => m.content ?? "").join("\n");
-    assert.equal(all.split("pineapple").length - 1, 1, "the file was sent twice");
-    assert.equal(body.messages.filter((m) => m.role === "system").length, 1);
-    assert.match(body.messages[0]!.content, /Answer in one word\.$/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  writeFileSync(join(work, "notes.md"), "the secret word is pineapple\n");
+  const first = await scene.call("delegate_start", {
+    ...native,
+    allowed_tools: [],
+    files: ["notes.md"],
+    prompt: "@reply noted\nread the notes",
+    cwd: work,
+  });
+  assert.equal(field(first.text, "state"), "completed", first.text);
+  const next = await scene.call("delegate_followup", {
+    job_id: field(first.text, "job_id"),
+    prompt: "@reply again\nand the word?",
+    append_system_prompt: "Answer in one word.",
+    wait_seconds: 60,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  const body = scene.emulator.nativeChatRequests().at(-1)!.json as {
+    messages: Array<{ role: string; content: string }>;
+  };
+  const all = body.messages.map((m) => m.content ?? "").join("\n");
+  assert.equal(all.split("pineapple").length - 1, 1, "the file was sent twice");
+  assert.equal(body.messages.filter((m) => m.role === "system").length, 1);
+  assert.match(body.messages[0]!.content, /Answer in one word\.$/);
 });
