@@ -91,7 +91,7 @@ export const shapes = {
     ),
     isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git worktree and branch"),
     include_uncommitted: z.boolean().optional().describe("worktree: copy uncommitted changes"),
-    agent: maxChars("agent", 64).optional().describe("Named agent; see ollama_models"),
+    agent: maxChars("agent", 64).optional(),
     wait_seconds: waitSeconds,
   },
   review: {

@@ -87,7 +87,6 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       title: "Code review",
       description: desc.delegate_review,
       inputSchema: shapes.review,
-      annotations: { destructiveHint: false, openWorldHint: true },
     },
     guarded<ReviewArgs>(async (args, extra) =>
       await (await import("./review_tool.ts")).reviewHandler(deps)(args, extra)
