@@ -1,0 +1,215 @@
+/**
+ * isolation "worktree" end to end: the real server over stdio makes each job a git worktree
+ * on its own branch under the state dir, the delegates (native in real bubblewrap, claude as
+ * the real Claude Code CLI) write there, the server commits each turn, and the user's checkout
+ * stays as it was. The Ollama emulator scripts the models' tool calls.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { field, tempDir } from "../support/harness.ts";
+import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
+import type { MessagesRequestView, Reply } from "../support/ollama_emulator_messages_script.ts";
+import { startScene } from "../support/scene.ts";
+import { cliEnv, runCli } from "../cli/jobs_support.ts";
+
+const linux = process.platform === "linux";
+const native = { engine: "native", model: "qwen3:8b", isolation: "worktree", wait_seconds: 120 };
+const LONG = { timeoutMs: 240_000 };
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
+  });
+
+/** A repository with one commit, and an uncommitted change the delegates must not see. */
+function repository(): string {
+  const repo = realpathSync(tempDir("od-wt-repo-"));
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "shared.txt"), "original\n");
+  git(repo, "add", "-A");
+  git(repo, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "first");
+  writeFileSync(join(repo, "wip.txt"), "the user's own work in progress\n");
+  return repo;
+}
+
+/** `git status` and the bytes of every file the test looks at, to compare before and after. */
+function checkoutState(repo: string): string {
+  return git(repo, "status", "--porcelain", "--untracked-files=all") +
+    readFileSync(join(repo, "shared.txt"), "utf8") + readFileSync(join(repo, "wip.txt"), "utf8") +
+    git(repo, "rev-parse", "HEAD");
+}
+
+const write = (path: string, content: string) =>
+  `@tool Write ${JSON.stringify({ file_path: path, content })}`;
+
+Deno.test({
+  name: "worktree: two native delegates at once end on two branches; the checkout is untouched",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene();
+    const repo = repository();
+    const before = checkoutState(repo);
+    const [a, b] = await Promise.all(["A", "B"].map((who) =>
+      scene.call("delegate_start", {
+        ...native,
+        cwd: repo,
+        prompt: `${write("shared.txt", `from ${who}\n`)}\n@reply wrote ${who}\nwrite it`,
+      }, LONG)
+    ));
+    for (const [reply, who] of [[a!, "A"], [b!, "B"]] as const) {
+      assert.equal(reply.isError, false, reply.text);
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+      const branch = field(reply.text, "branch")!.split(" ")[0]!;
+      const worktree = field(reply.text, "worktree")!;
+      assert.match(branch, /^delegate\/[0-9a-f]{8}$/);
+      assert.ok(worktree.startsWith(join(scene.stateDir, ".worktrees")), worktree);
+      assert.equal(git(repo, "show", `${branch}:shared.txt`), `from ${who}\n`);
+      assert.match(git(repo, "log", "-1", "--format=%an|%s", branch), /^ollama-delegate\|.*turn 1/);
+      // What the reply tells the orchestrator to do with it.
+      assert.match(reply.text, /shared\.txt \| 2 \+-/);
+      const patch = field(reply.text, "patch")!;
+      assert.match(readFileSync(patch, "utf8"), new RegExp(`\\+from ${who}`));
+      assert.ok(reply.text.includes(`git -C "${repo}" merge ${branch}`), reply.text);
+      assert.ok(reply.text.includes(`git -C "${repo}" apply "${patch}"`), reply.text);
+      // The user's uncommitted file was not carried over (include_uncommitted not set).
+      assert.equal(existsSync(join(worktree, "wip.txt")), false);
+    }
+    assert.notEqual(field(a!.text, "branch"), field(b!.text, "branch"));
+    assert.equal(checkoutState(repo), before, "the user's checkout changed");
+  },
+});
+
+Deno.test({
+  name: "worktree: a native delegate's git works in its worktree, .git stays read-only",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene();
+    const repo = repository();
+    const probe = "git status --short --branch 2>&1; " +
+      "(echo 'gitdir: /tmp/evil' > .git) 2>/dev/null && echo WROTE-GIT-FILE || echo git-file-ro; " +
+      'touch "$(git rev-parse --git-common-dir)/pwn" 2>/dev/null && echo WROTE-COMMON || ' +
+      "echo common-ro; git commit -qm x --allow-empty 2>/dev/null && echo COMMITTED || echo no-commit";
+    const reply = await scene.call("delegate_start", {
+      ...native,
+      cwd: repo,
+      include_uncommitted: true,
+      prompt: `@bash ${probe}\nprobe git`,
+    }, LONG);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const branch = field(reply.text, "branch")!.split(" ")[0]!;
+    assert.match(reply.text, new RegExp(`## ${branch}`), "git status ran in the worktree");
+    assert.match(reply.text, /git-file-ro/);
+    assert.match(reply.text, /common-ro/);
+    assert.match(reply.text, /no-commit/);
+    assert.doesNotMatch(reply.text, /WROTE-|COMMITTED/);
+    assert.equal(existsSync(join(repo, ".git", "pwn")), false);
+    // include_uncommitted: the base commit holds the user's untracked file.
+    assert.match(field(reply.text, "branch")!, /your uncommitted changes/);
+    assert.equal(git(repo, "show", `${branch}:wip.txt`), "the user's own work in progress\n");
+  },
+});
+
+/** The follow-up turn writes a second file; turn 1 follows its prompt's directives. */
+function followupScript(view: ChatRequestView): ChatReply | undefined {
+  const messages = view.messages as Array<{ role: string; content?: unknown }>;
+  const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+  const text = JSON.stringify(messages[lastUser]?.content ?? "");
+  if (!text.includes("SECOND-TURN")) return undefined;
+  const toolsSince = messages.slice(lastUser).some((m) => m.role === "tool");
+  return toolsSince ? { kind: "text", text: "second turn done" } : {
+    kind: "tool_calls",
+    calls: [{ name: "Write", arguments: { file_path: "second.txt", content: "turn two\n" } }],
+  };
+}
+
+Deno.test({
+  name: "worktree: a follow-up continues in the same worktree; prune removes it, keeps the branch",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({ emulator: { chatScript: followupScript } });
+    const repo = repository();
+    const first = await scene.call("delegate_start", {
+      ...native,
+      cwd: repo,
+      prompt: `${write("first.txt", "turn one\n")}\nwrite`,
+    }, LONG);
+    assert.equal(field(first.text, "state"), "completed", first.text);
+    const worktree = field(first.text, "worktree")!;
+    const branch = field(first.text, "branch")!.split(" ")[0]!;
+    const second = await scene.call("delegate_followup", {
+      job_id: field(first.text, "job_id"),
+      prompt: "SECOND-TURN: write the second file",
+      wait_seconds: 120,
+    }, LONG);
+    assert.equal(field(second.text, "state"), "completed", second.text);
+    assert.equal(field(second.text, "worktree"), worktree);
+    assert.equal(git(repo, "show", `${branch}:first.txt`), "turn one\n");
+    assert.equal(git(repo, "show", `${branch}:second.txt`), "turn two\n");
+    assert.match(git(repo, "log", "--format=%s", branch), /turn 2 \(completed\)\n.*turn 1 /);
+    assert.match(second.text, /2 files changed/, "the diff is against the session's base");
+
+    // Outside a repository the call is refused before any job exists.
+    const plain = tempDir("od-wt-plain-");
+    const refused = await scene.call("delegate_start", { ...native, cwd: plain, prompt: "x" });
+    assert.equal(refused.isError, true);
+    assert.match(refused.text, /Cannot use isolation "worktree": cwd ".*" is not in a git repo/);
+
+    // Prune: the server that owns the jobs must be gone first.
+    await scene.server.close();
+    const run = await runCli(cliEnv({ stateDir: scene.stateDir }), [
+      "jobs",
+      "prune",
+      "--older-than",
+      "0m",
+    ]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, new RegExp(`branch ${branch} kept \\(not merged\\)`));
+    assert.equal(existsSync(worktree), false, "the worktree is gone");
+    assert.equal(git(repo, "show", `${branch}:second.txt`), "turn two\n", "the branch stays");
+    assert.doesNotMatch(git(repo, "worktree", "list"), /\.worktrees/);
+  },
+});
+
+/** One Write into the working directory Claude Code reports, then an answer. */
+function claudeWrite(req: MessagesRequestView): Reply | undefined {
+  if (req.tools.length === 0) return undefined;
+  if (req.lastToolResult !== undefined) return { kind: "text", text: "wrote it" };
+  const where = req.system + JSON.stringify(req.messages);
+  const cwd = /Primary working directory: ([^\s\\"]+)/.exec(where)?.[1];
+  if (!cwd) return { kind: "text", text: "no working directory in the system prompt" };
+  return {
+    kind: "tool_use",
+    name: "Write",
+    input: { file_path: join(cwd, "claude.txt"), content: "by claude\n" },
+  };
+}
+
+Deno.test({
+  name: "worktree: a claude delegate writes in its worktree and the server commits it",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { script: claudeWrite },
+    });
+    const repo = repository();
+    const before = checkoutState(repo);
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      model: "qwen3:8b",
+      isolation: "worktree",
+      cwd: repo,
+      prompt: "write claude.txt",
+      wait_seconds: 150,
+    }, { timeoutMs: 240_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const branch = field(reply.text, "branch")!.split(" ")[0]!;
+    assert.equal(git(repo, "show", `${branch}:claude.txt`), "by claude\n", reply.text);
+    assert.equal(existsSync(join(repo, "claude.txt")), false);
+    assert.equal(checkoutState(repo), before);
+  },
+});
