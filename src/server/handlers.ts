@@ -11,6 +11,7 @@ import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import { jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
+import { queuePlaces } from "./queue_lines.ts";
 import { activityLines, pollHint, summary } from "./render.ts";
 import type { shapes, transcriptShape } from "./shapes.ts";
 import { statusMany } from "./status_many.ts";
@@ -133,6 +134,7 @@ export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
         args.state,
         args.limit ?? 20,
         deps.resolved.settings.pricing,
+        await queuePlaces(manager, records),
       ),
     );
   };

@@ -16,6 +16,8 @@ export function renderList(
   limit: number,
   /** The `pricing` setting; a job with usage shows its tokens and cost (unknown without a price). */
   pricing: Readonly<Record<string, Price>> = {},
+  /** Where queued jobs stand, by id: `2nd in line for backend "ollama"`. */
+  places: ReadonlyMap<string, string> = new Map(),
 ): string {
   const picked = records.filter((r) => state === undefined || r.state === state).slice(0, limit);
   const sessions = new Map<string, JobRecord[]>();
@@ -44,7 +46,8 @@ export function renderList(
         `  ${r.state.padEnd(11)} turn ${String(r.turn).padEnd(3)} ${
           formatElapsed(elapsedMs(r)).padStart(8)
         }` +
-          `  job ${r.id}  "${shown}"` + jobUsageSuffix(r, pricing),
+          `  job ${r.id}  "${shown}"` + jobUsageSuffix(r, pricing) +
+          (places.has(r.id) ? `  (${places.get(r.id)})` : ""),
       );
     }
   }

@@ -2,7 +2,9 @@
  * What a job waiting for its backend's shared slots shows in its summary: its place in line
  * and who holds the slots, so that the orchestrator can tell a busy GPU from a stuck job.
  */
+import type { JobManager } from "../jobs/manager.ts";
 import type { QueueDetail } from "../jobs/queue.ts";
+import type { JobRecord } from "../jobs/record.ts";
 
 /** Holders named on the line; the rest are counted. */
 const SHOWN = 8;
@@ -46,4 +48,20 @@ export function ordinal(n: number): string {
     ? "th"
     : ({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th";
   return `${n}${suffix}`;
+}
+
+/** For delegate_list: where each queued job stands, `2nd in line for backend "ollama"`. */
+export async function queuePlaces(
+  manager: JobManager,
+  records: readonly JobRecord[],
+): Promise<Map<string, string>> {
+  const places = new Map<string, string>();
+  for (const r of records) {
+    if (r.state !== "queued") continue;
+    const view = await manager.get(r.id).catch(() => undefined);
+    if (!view || view.queuePosition === 0) continue;
+    const backend = view.queue ? ` for backend "${view.queue.backend}"` : "";
+    places.set(r.id, `${ordinal(view.queuePosition)} in line${backend}`);
+  }
+  return places;
 }

@@ -50,6 +50,8 @@ Deno.test("two sessions with maxConcurrent 1: the second one's job waits for the
   );
   assert.equal(field(waiting, "held by"), `${a} in server pid ${one.pid}`);
 
+  const list = await two.call("delegate_list", {});
+  assert.match(list.text, new RegExp(`job ${b}  ".*"  \\(1st in line for backend "ollama"\\)`));
   // The first session sees the other's job waiting behind its own, read from the state dir.
   const seen = await one.call("delegate_status", { job_id: b });
   assert.equal(field(seen.text, "state"), "queued (1 in line)", seen.text);

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import type { JobRecord } from "../../src/jobs/record.ts";
+import { renderList } from "../../src/server/list.ts";
 import { ordinal, queueLines } from "../../src/server/queue_lines.ts";
 
 const line = (label: string, value: string) => `${label.padEnd(12)}${value}`;
@@ -42,4 +44,35 @@ Deno.test("ordinal: English suffixes, teens included", () => {
     [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(ordinal),
     ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th"],
   );
+});
+
+Deno.test("renderList: a queued job's line ends with where it stands", () => {
+  const record = (id: string, state: JobRecord["state"]): JobRecord => ({
+    format: 1,
+    id,
+    sessionId: A,
+    turn: 1,
+    engine: "claude",
+    model: "qwen3-coder",
+    cwd: "/work",
+    state,
+    createdAt: 1_700_000_000_000,
+    promptPreview: "p",
+    options: { permissionMode: "auto", addDirs: [] },
+    sessionCreated: false,
+    toolCalls: 0,
+    permissionDenials: [],
+  });
+  const text = renderList(
+    "/s",
+    [record(B, "queued"), record(C, "running")],
+    [],
+    undefined,
+    20,
+    {},
+    new Map([[B, '1st in line for backend "ollama"']]),
+  );
+  const lines = text.split("\n");
+  assert.ok(lines.find((l) => l.includes(B))!.endsWith('"p"  (1st in line for backend "ollama")'));
+  assert.match(lines.find((l) => l.includes(C))!, /"p"$/);
 });
