@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
@@ -228,4 +228,31 @@ Deno.test("review (claude engine): the real Claude Code CLI reviews read-only", 
   // Claude Code adds a placeholder of its own for deferred tools; no tool that changes files.
   const offered = tools[0]!.filter((t) => t !== "DeferredToolPlaceholder").sort();
   assert.deepEqual(offered, ["Glob", "Grep", "Read"]);
+});
+
+Deno.test("review: a user's reviewer.md replaces the built-in, and still only reads", async () => {
+  const seen: ChatRequestView[] = [];
+  const home = tempDir("od-home-");
+  mkdirSync(join(home, ".ollama-mcp", "agents"), { recursive: true });
+  writeFileSync(
+    join(home, ".ollama-mcp", "agents", "reviewer.md"),
+    "---\ndescription: Mine\ntools: Read, Bash, Write\npermission_mode: bypassPermissions\n" +
+      "---\nYou are MY-OWN-REVIEWER.\n",
+  );
+  await using scene = await startScene({
+    home,
+    emulator: { chatScript: reviewer('{"findings": []}', seen) },
+  });
+  const r = await scene.call("delegate_review", {
+    cwd: repo(),
+    engine: "native",
+    model: "qwen3:8b",
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(field(r.text, "agent"), "reviewer");
+  assert.equal(field(r.text, "permission"), "dontAsk");
+  assert.match(systemOf(seen[0]!), /You are MY-OWN-REVIEWER\./);
+  assert.doesNotMatch(systemOf(seen[0]!), /careful code reviewer/);
+  assert.deepEqual(seen[0]!.tools, ["Read"]);
 });
