@@ -53,7 +53,7 @@ function rec(over: Partial<JobRecord> = {}): JobRecord {
   };
 }
 
-Deno.test("recordFromSeedResult: a completed seed job becomes a legacy record", () => {
+Deno.test("recordFromSeedResult: a completed claude-ollama-delegate-mcp job becomes a legacy record", () => {
   const r = recordFromSeedResult(seedResult(), "Summarise the repo");
   assert.deepEqual(r, {
     format: 1,
@@ -141,7 +141,7 @@ Deno.test("recordFromSeedResult: rejects garbage", () => {
   for (const raw of bad) assert.equal(recordFromSeedResult(raw, "p"), undefined, String(raw));
 });
 
-Deno.test("seedResultJson: the seed's fields, with ours mapped onto them", () => {
+Deno.test("seedResultJson: claude-ollama-delegate-mcp's fields, with ours mapped onto them", () => {
   const usage = {
     inputTokens: 10,
     outputTokens: 2,
@@ -184,7 +184,7 @@ Deno.test("seedResultJson: isError for failed, interrupted and cancelled only", 
   assert.equal(seedResultJson(rec({ state: "failed", errorText: "e" })).errorText, "e");
 });
 
-Deno.test("seedResultJson round-trips through recordFromSeedResult for seed states", () => {
+Deno.test("seedResultJson round-trips through recordFromSeedResult for the finished states claude-ollama-delegate-mcp knows", () => {
   for (const state of ["completed", "failed", "cancelled"] as const) {
     const back = recordFromSeedResult(
       JSON.parse(JSON.stringify(seedResultJson(rec({ state, exitCode: 1, errorText: "e" })))),
