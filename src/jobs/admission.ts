@@ -191,14 +191,16 @@ export class Admission implements BackendGate {
 
   /** The line of a backend with a shared limit; one object per backend, for its cache. */
   #line(backend: string | undefined): LineFolder | undefined {
-    const key = backend ?? "";
+    const own = backend !== undefined && Object.hasOwn(this.limits.backendLimits, backend);
+    // A native job that names "ollama" without such a backend configured runs on the default.
+    const key = backend === undefined || (backend === DEFAULT_NAME && !own) ? "" : backend;
     let line = this.#lines.get(key);
     if (line) return line;
-    if (backend === undefined) {
+    if (key === "") {
       line = new LineFolder(DEFAULT_NAME, join(this.dir, DEFAULT_NAME), this.limits.defaultLimit);
-    } else if (Object.hasOwn(this.limits.backendLimits, backend)) {
-      const limit = this.limits.backendLimits[backend]!;
-      line = new LineFolder(backend, join(this.dir, backendFolder(backend)), limit);
+    } else if (own) {
+      const limit = this.limits.backendLimits[key]!;
+      line = new LineFolder(key, join(this.dir, backendFolder(key)), limit);
     } else {
       return undefined;
     }

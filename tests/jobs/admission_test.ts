@@ -284,4 +284,14 @@ Deno.test("admission: backend names become safe folder names; unlimited backends
   assert.equal(await here.enter(id, "lab", () => {}), true);
   assert.deepEqual(readdirSync(join(root, "backend-lab")), [`slot-0-${id}.json`]);
   here.exit(id, "lab");
+  // "ollama" named by a native job without such a backend configured is the default Ollama.
+  const named = uuid();
+  assert.equal(await here.enter(named, "ollama", () => {}), true);
+  assert.deepEqual(readdirSync(join(root, "ollama")), [`slot-0-${named}.json`]);
+  let waited = false;
+  const next = here.enter(uuid(), undefined, () => (waited = true));
+  await sleep(300);
+  assert.equal(waited, true, "the default's one slot is taken");
+  here.exit(named, "ollama");
+  assert.equal(await next, true);
 });
