@@ -92,7 +92,18 @@ export function reviewHandler(deps: ToolDeps) {
         : REVIEW_MODE,
     });
     const { store } = await deps.runtime();
-    await writeReview(store.dirOf(view.record.id), reviewRecord(diff, fit, args.focus));
+    const id = view.record.id;
+    try {
+      await writeReview(store.dirOf(id), reviewRecord(diff, fit, args.focus));
+    } catch (e) {
+      // The job runs all the same; without the file its reply is the reviewer's raw text.
+      throw new DelegateError(
+        `Review job ${id} started, but its diff's line map could not be saved in ` +
+          `${store.dirOf(id)} (${(e as Error).message}), so its findings cannot be checked. ` +
+          `Read its raw reply with delegate_result({ job_id: "${id}" })`,
+        { cause: e },
+      );
+    }
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Review started.\n");
   };
 }
