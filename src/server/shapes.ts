@@ -65,7 +65,7 @@ export const shapes = {
       "Ollama model; defaults to the configured default",
     ),
     cwd: maxChars("cwd", 4096).optional().describe(
-      "Working directory of the delegate (must exist)",
+      "The delegate's working directory",
     ),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
     allowed_tools: toolRules().optional().describe(
@@ -89,8 +89,9 @@ export const shapes = {
     files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
-    isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git worktree and branch"),
-    include_uncommitted: z.boolean().optional().describe("worktree: copy uncommitted changes"),
+    // Self-explaining names without descriptions: every description costs each turn's budget.
+    isolation: z.enum(ISOLATIONS).optional(),
+    include_uncommitted: z.boolean().optional(),
     agent: maxChars("agent", 64).optional(),
     wait_seconds: waitSeconds,
   },
