@@ -118,3 +118,32 @@ Deno.test("status of jobs of two sessions at once: wait all returns once both en
   assert.equal(both.isError, false, both.text);
   assert.equal(both.text.split("\n")[0], `2 of 2 finished: ${a}, ${b}`);
 });
+
+Deno.test("a job waiting in the shared line, cancelled from the other session, leaves it", async () => {
+  await using scene = await startScene({ env: { OLLAMA_MCP_MAX_CONCURRENT: "1" } });
+  const one = scene.server;
+  const two = await scene.startServer();
+  const work = tempDir("od-queue-");
+  const first = await one.call("delegate_start", {
+    ...native,
+    prompt: `@hang\nhold the GPU ${crypto.randomUUID()}`,
+    cwd: work,
+  });
+  const a = field(first.text, "job_id")!;
+  await until(() => scene.emulator.nativeChatRequests().length >= 1, 30_000, "job A's request");
+  const second = await two.call("delegate_start", {
+    ...native,
+    prompt: `@reply never\nnot needed ${crypto.randomUUID()}`,
+    cwd: work,
+  });
+  const b = field(second.text, "job_id")!;
+  const line = join(scene.stateDir, ".slots", "ollama");
+  await until(() => readdirSync(line).includes(`wait-${b}.json`), 30_000, "job B's ticket");
+  const cancelled = await one.call("delegate_cancel", { job_id: b });
+  assert.equal(field(cancelled.text, "state"), "cancelled", cancelled.text);
+  assert.deepEqual(readdirSync(line), [`slot-0-${a}.json`], "B left the line, A keeps its slot");
+  const still = await one.call("delegate_status", { job_id: a });
+  assert.equal(field(still.text, "state"), "running");
+  await one.call("delegate_cancel", { job_id: a });
+  assert.equal(scene.emulator.nativeChatRequests().length, 1, "B never reached the model");
+});
