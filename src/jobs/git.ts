@@ -62,6 +62,8 @@ export interface GitOptions {
   cwd: string;
   /** Pins the repository: a `.git` file a delegate rewrote is never followed. */
   gitDir?: string;
+  /** Pins the common dir too: the `commondir` file in gitDir is not followed either. */
+  commonDir?: string;
   workTree?: string;
   stdin?: Uint8Array;
   /** Extra `-c` settings, e.g. emptied filter drivers. */
@@ -97,6 +99,7 @@ export async function git(args: readonly string[], options: GitOptions): Promise
     // Read-only commands in the user's checkout must not rewrite its index either.
     GIT_OPTIONAL_LOCKS: "0",
     ...(options.gitDir ? { GIT_DIR: options.gitDir } : {}),
+    ...(options.commonDir ? { GIT_COMMON_DIR: options.commonDir } : {}),
     ...(options.workTree ? { GIT_WORK_TREE: options.workTree } : {}),
   };
   const full = [...[...SAFE_CONFIG, ...(options.config ?? [])].flatMap((c) => ["-c", c]), ...args];

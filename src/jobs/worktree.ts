@@ -5,8 +5,17 @@
  * jobs are pruned. Every command goes through git.ts, which keeps what the delegate wrote
  * from running anything on the host.
  */
-import { copyFile, lstat, mkdir, readlink, stat, symlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  readFile,
+  readlink,
+  realpath,
+  stat,
+  symlink,
+} from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { HOST_RUN_PATHS } from "../engines/protected_paths.ts";
 import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
 
@@ -23,6 +32,28 @@ export interface WorktreeRef {
 }
 
 const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTHOR.email}`];
+
+/**
+ * How the server runs git in a worktree: its git dir named, so that a rewritten `.git` file
+ * is not followed, and only once its `commondir` still leads to the repository (git follows
+ * that file even when GIT_COMMON_DIR is set, and a config it led to could run commands).
+ * Delegates cannot write either place; this holds should that ever change.
+ */
+async function pinned(wt: Required<WorktreeRef>) {
+  const common = join(wt.gitDir, "..", "..");
+  const named = (await readFile(join(wt.gitDir, "commondir"), "utf8").catch(() => "")).trim();
+  const real = (p: string) => realpath(p).catch(() => p);
+  if (named === "" || (await real(resolve(wt.gitDir, named))) !== (await real(common))) {
+    throw new GitError(
+      [],
+      null,
+      "",
+      `the worktree's git dir "${wt.gitDir}" no longer points at its repository (commondir ` +
+        `is "${named}"); git was not run there`,
+    );
+  }
+  return { cwd: wt.path, gitDir: wt.gitDir, commonDir: common, workTree: wt.path };
+}
 
 /** The top level of the git checkout holding `dir`, found without git; undefined outside one. */
 export async function findCheckout(dir: string): Promise<string | undefined> {
@@ -88,9 +119,7 @@ async function carryUncommitted(repo: string, wt: Required<WorktreeRef>): Promis
   );
   if (diff.stdout.trim() !== "") {
     await git(["apply", "--binary", "--whitespace=nowarn", "-"], {
-      cwd: wt.path,
-      gitDir: wt.gitDir,
-      workTree: wt.path,
+      ...await pinned(wt),
       stdin: new TextEncoder().encode(diff.stdout),
     });
   }
@@ -115,9 +144,20 @@ export async function commitAll(
   wt: Required<WorktreeRef>,
   message: string,
 ): Promise<string | undefined> {
-  const run = { cwd: wt.path, gitDir: wt.gitDir, workTree: wt.path };
+  const run = await pinned(wt);
   const config = [...await emptiedFilters(wt.gitDir, wt.path), ...author];
   const skip = HOST_RUN_PATHS.filter((n) => n !== ".git").map((n) => `:(top,exclude)${n}`);
+  // The worktree's HEAD says which branch a commit goes to: it must still be the job's own.
+  const head = await git(["symbolic-ref", "-q", "HEAD"], { ...run, okCodes: [1] });
+  if (head.stdout.trim() !== `refs/heads/${wt.branch}`) {
+    throw new GitError(
+      [],
+      null,
+      "",
+      `the worktree's HEAD no longer names branch ${wt.branch} ` +
+        `(it is "${head.stdout.trim() || "detached"}"); nothing was committed`,
+    );
+  }
   await git(["add", "-A", "--", ".", ...skip], { ...run, config });
   const staged = await git(["diff", "--cached", "--quiet", "--no-ext-diff"], {
     ...run,
@@ -134,7 +174,7 @@ export async function summarize(
   wt: Required<WorktreeRef>,
   patchPath: string,
 ): Promise<{ head: string; diffStat: string }> {
-  const run = { cwd: wt.path, gitDir: wt.gitDir, workTree: wt.path };
+  const run = await pinned(wt);
   const head = (await git(["rev-parse", "HEAD"], run)).stdout.trim();
   const flags = ["--no-textconv", "--no-ext-diff", "--no-color"];
   const stat = await git(["diff", "--stat=100", ...flags, wt.base, head], run);
@@ -153,9 +193,7 @@ export async function unusableReason(wt: Required<WorktreeRef>): Promise<string 
       `git -C "${wt.repo}" worktree unlock "${wt.path}", then follow up again`;
   }
   const status = await git(["status", "--porcelain", "--untracked-files=all"], {
-    cwd: wt.path,
-    gitDir: wt.gitDir,
-    workTree: wt.path,
+    ...await pinned(wt),
     config: await emptiedFilters(wt.gitDir, wt.path),
   });
   if (status.stdout.trim() !== "") {

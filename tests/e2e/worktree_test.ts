@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { field, tempDir } from "../support/harness.ts";
+import { CLAUDE_BIN, field, tempDir } from "../support/harness.ts";
 import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
 import type { MessagesRequestView, Reply } from "../support/ollama_emulator_messages_script.ts";
 import { startScene } from "../support/scene.ts";
@@ -211,5 +211,100 @@ Deno.test({
     assert.equal(git(repo, "show", `${branch}:claude.txt`), "by claude\n", reply.text);
     assert.equal(existsSync(join(repo, "claude.txt")), false);
     assert.equal(checkoutState(repo), before);
+  },
+});
+
+Deno.test({
+  name: "worktree: a claude delegate in bypass mode cannot touch the checkout, .git or other jobs",
+  ignore: !linux,
+  async fn() {
+    const repo = repository();
+    const home = tempDir("od-home-");
+    const stateDir = join(home, "state");
+    // A job folder there before the turn, and one made while it runs.
+    const earlier = join(stateDir, "0e000000-0000-4000-8000-000000000001");
+    const during = join(stateDir, "0e000000-0000-4000-8000-000000000002");
+    mkdirSync(earlier, { recursive: true });
+    writeFileSync(join(earlier, "prompt.txt"), "SECRET-OF-AN-EARLIER-JOB\n");
+    // Claude Code makes the repository's .git writable for a session in a linked worktree:
+    // a config or hook written there would run at the user's next git command, and the
+    // worktree's HEAD steers the server's commits.
+    const gitTamper = (cwd: string) => {
+      const gitDir = readFileSync(join(cwd, ".git"), "utf8").replace("gitdir:", "").trim();
+      const script = `printf '[alias]\\n\\tst = !touch /tmp/pwn\\n' >> '${repo}/.git/config'; ` +
+        `echo 'ref: refs/heads/main' > '${gitDir}/HEAD'; ` +
+        `echo '#!/bin/sh' > '${repo}/.git/hooks/post-checkout'; echo tried`;
+      // Encoded, so that only the sandbox, not Claude Code's reading of the command, stops it.
+      return `echo ${btoa(script)} | base64 -d | sh`;
+    };
+    const steps = (cwd: string): Reply[] => [
+      {
+        kind: "tool_use",
+        name: "Write",
+        input: { file_path: join(repo, "planted.txt"), content: "x" },
+      },
+      {
+        kind: "tool_use",
+        name: "Write",
+        input: { file_path: join(cwd, ".git"), content: "gitdir: /tmp/x\n" },
+      },
+      { kind: "tool_use", name: "Read", input: { file_path: join(earlier, "prompt.txt") } },
+      { kind: "tool_use", name: "Read", input: { file_path: join(during, "prompt.txt") } },
+      {
+        kind: "tool_use",
+        name: "Bash",
+        input: { command: gitTamper(cwd), description: "tamper with git" },
+      },
+      {
+        kind: "tool_use",
+        name: "Write",
+        input: { file_path: join(cwd, "ok.txt"), content: "fine\n" },
+      },
+    ];
+    // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server
+    // never passes on: the test's own stand-in for `claude` sets it.
+    const wrapper = join(tempDir("od-wrap-"), "claude");
+    writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+    await using scene = await startScene({
+      home,
+      stateDir,
+      claudeBin: wrapper,
+      emulator: {
+        script: (req): Reply | undefined => {
+          if (req.tools.length === 0) return undefined;
+          const where = req.system + JSON.stringify(req.messages);
+          const cwd = /Primary working directory: ([^\s\\"]+)/.exec(where)?.[1] ?? "/nowhere";
+          const done = req.messages.filter((m) =>
+            JSON.stringify(m).includes('"type":"tool_result"')
+          ).length;
+          if (done === 3) {
+            mkdirSync(during, { recursive: true });
+            writeFileSync(join(during, "prompt.txt"), "SECRET-OF-A-JOB-MADE-DURING-THE-TURN\n");
+          }
+          return steps(cwd)[done] ?? { kind: "text", text: "finished" };
+        },
+      },
+    });
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      model: "qwen3:8b",
+      isolation: "worktree",
+      permission_mode: "bypassPermissions",
+      cwd: repo,
+      prompt: "try everything",
+      wait_seconds: 150,
+    }, { timeoutMs: 240_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const worktree = field(reply.text, "worktree")!;
+    const branch = field(reply.text, "branch")!.split(" ")[0]!;
+    assert.equal(git(repo, "show", `${branch}:ok.txt`), "fine\n", "the allowed write happened");
+    assert.equal(existsSync(join(repo, "planted.txt")), false, "the checkout was written");
+    assert.match(readFileSync(join(worktree, ".git"), "utf8"), /^gitdir: .*\.git\/worktrees\//);
+    assert.doesNotMatch(readFileSync(join(repo, ".git", "config"), "utf8"), /alias/);
+    assert.equal(existsSync(join(repo, ".git", "hooks", "post-checkout")), false);
+    assert.equal(git(worktree, "symbolic-ref", "HEAD").trim(), `refs/heads/${branch}`);
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    assert.doesNotMatch(wire, /SECRET-OF-AN-EARLIER-JOB/);
+    assert.doesNotMatch(wire, /SECRET-OF-A-JOB-MADE-DURING-THE-TURN/);
   },
 });

@@ -146,3 +146,30 @@ Deno.test("worktree: a locked, changed or missing worktree cannot take a turn; n
   );
   assert.equal(await findCheckout("/"), undefined);
 });
+
+Deno.test("worktree: a rewritten .git file, commondir or HEAD never steers the server's git", async () => {
+  const { repo: r, state } = repo();
+  const wt = await createWorktree(ref(r, state), false);
+  // A repository of the delegate's making, whose config would run a command on the host.
+  const evil = join(state, "evil");
+  sh(state, "init", "-q", evil);
+  const marker = join(state, "PWNED");
+  sh(evil, "config", "core.fsmonitor", `touch ${marker}; false`);
+  sh(evil, "config", "core.hooksPath", join(evil, "hooks"));
+  writeFileSync(join(wt.path, ".git"), `gitdir: ${join(evil, ".git")}\n`);
+  writeFileSync(join(wt.gitDir, "commondir"), `${join(evil, ".git")}\n`);
+  writeFileSync(join(wt.path, "x.txt"), "x\n");
+  await assert.rejects(commitAll(wt, "turn"), /no longer points at its repository/);
+  assert.equal(existsSync(marker), false);
+  // With commondir intact, a rewritten .git file alone is not followed.
+  writeFileSync(join(wt.gitDir, "commondir"), "../..\n");
+  await commitAll(wt, "turn");
+  assert.equal(existsSync(marker), false);
+  assert.equal(sh(r, "show", "delegate/s1:x.txt"), "x\n", "committed to the job's branch");
+  // HEAD moved to the user's branch: nothing is committed there.
+  writeFileSync(join(wt.gitDir, "HEAD"), "ref: refs/heads/main\n");
+  writeFileSync(join(wt.path, "y.txt"), "y\n");
+  const main = sh(r, "rev-parse", "main");
+  await assert.rejects(commitAll(wt, "turn 2"), /HEAD no longer names branch delegate\/s1/);
+  assert.equal(sh(r, "rev-parse", "main"), main);
+});

@@ -154,22 +154,27 @@ export class ClaudeEngine implements Engine {
    * What the turn must not read or write: the server's own directories, with the job's own
    * worktree carved out of the state dir when the turn works in it.
    */
-  async #protectScope(spec: TurnSpec): Promise<{ protect: string[]; extraRules: string[] }> {
+  async #protectScope(
+    spec: TurnSpec,
+  ): Promise<{ protect: string[]; extraRules: string[]; readOnly: string[] }> {
     const listed = [...(this.config.protect ?? []), this.config.claudeConfigDir];
     const stateDir = this.config.stateDir;
     const worktreesDir = stateDir && join(stateDir, WORKTREES_DIR);
     const cwd = await realpath(spec.cwd).catch(() => spec.cwd);
     if (!stateDir || !spec.worktree || !isServerWorktree(cwd, spec.worktree, worktreesDir)) {
-      return { protect: listed, extraRules: [] };
+      return { protect: listed, extraRules: [], readOnly: [] };
     }
     const real = (p: string) => realpath(p).catch(() => p);
     const keep = await real(spec.worktree.path);
-    const gitCommon = commonGitDir(spec.worktree);
+    const gitCommon = await real(commonGitDir(spec.worktree));
     return {
+      // The worktree's own git dir lies below it: its HEAD and commondir steer the server's
+      // commits, so they stay read-only like the rest.
+      readOnly: [gitCommon, await real(spec.worktree.gitDir)],
       protect: protectAround(await Promise.all(listed.map(real)), keep),
       extraRules: worktreeFileRules({
         stateDir: await real(stateDir),
-        checkout: dirname(await real(gitCommon)),
+        checkout: dirname(gitCommon),
         worktree: keep,
       }),
     };
@@ -203,6 +208,7 @@ export class ClaudeEngine implements Engine {
         addDirs: spec.options.addDirs,
         ...(env.HOME ? { home: env.HOME } : {}),
         protect: guard.protect,
+        readOnly: guard.readOnly,
       })
       : undefined;
     const denyRules = [

@@ -82,6 +82,11 @@ export interface SandboxScope {
   home?: string;
   /** The server's own settings, records and Claude Code config: never read or written. */
   protect: readonly string[];
+  /**
+   * Read but never written: the repository's `.git` of a job's worktree, which Claude Code
+   * itself makes writable when its working directory is a linked worktree.
+   */
+  readOnly?: readonly string[];
 }
 
 /** The `sandbox` settings for a turn whose plan is "on". */
@@ -90,6 +95,7 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
   const denyWrite = [
     ...roots.flatMap((root) => HOST_RUN_PATHS.map((entry) => join(root, entry))),
     ...scope.protect,
+    ...(scope.readOnly ?? []),
   ];
   const denyRead = [
     ...(scope.home ? CREDENTIAL_PATHS.map((entry) => join(scope.home!, entry)) : []),
