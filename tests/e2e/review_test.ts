@@ -223,11 +223,14 @@ Deno.test("review (claude engine): the real Claude Code CLI reviews read-only", 
   assert.equal(field(r.text, "state"), "completed", r.text);
   assert.match(r.text, /^findings: +1 \(1 high\)$/m);
   assert.match(r.text, /^dropped: +1 finding outside the diff \(app\.ts:99\)$/m);
-  assert.ok(systems.length >= 1);
-  assert.match(systems[0]!, /You are a careful code reviewer/);
+  // Claude Code may send side requests with the same first message (without tools, or with
+  // its own system prompt): the delegate's turn is the one with tools.
+  assert.ok(systems.some((s) => /You are a careful code reviewer/.test(s)), systems.join("\n--\n"));
   // Claude Code adds a placeholder of its own for deferred tools; no tool that changes files.
-  const offered = tools[0]!.filter((t) => t !== "DeferredToolPlaceholder").sort();
-  assert.deepEqual(offered, ["Glob", "Grep", "Read"]);
+  const offered = tools.map((t) => t.filter((n) => n !== "DeferredToolPlaceholder").sort())
+    .filter((t) => t.length > 0);
+  assert.ok(offered.length >= 1, JSON.stringify(tools));
+  for (const t of offered) assert.deepEqual(t, ["Glob", "Grep", "Read"]);
 });
 
 Deno.test("review: a user's reviewer.md replaces the built-in, and still only reads", async () => {
