@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { contentText } from "../support/ollama_emulator_chat_script.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir, until } from "../support/harness.ts";
+import { field, tempDir, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b" };
 
@@ -59,109 +59,115 @@ function lastUser(messages: unknown[]): string {
 
 Deno.test("a disk that fills up mid-job fails the job, keeps its output and writes it later", async () => {
   const disk = smallDisk(4 * 1024 * 1024);
-  const emu = await startOllamaEmulator();
   const work = tempDir("od-work-");
   writeFileSync(join(work, "notes.txt"), "the notes\n");
   const answer = `FINAL-ANSWER ${"all work and no play ".repeat(1500)}`;
   let filler = "";
-  emu.setChatScript((view) => {
-    if (lastUser(view.messages).includes("after the disk was freed")) {
-      return { kind: "text", text: "continued fine" };
-    }
-    if (view.toolResults.length === 0) {
-      return {
-        kind: "tool_calls",
-        calls: [{ name: "Read", arguments: { file_path: "notes.txt" } }],
-      };
-    }
-    // The job is mid-way: its conversation and transcript are being written. Now the disk
-    // fills, before the model's long answer arrives.
-    filler = fill(disk.dir);
-    return { kind: "text", text: answer };
-  });
-  const server = await startServer({ baseUrl: emu.url, stateDir: disk.dir, cwd: work });
   try {
-    const reply = await server.call("delegate_start", {
-      ...native,
-      prompt: "read the notes",
-      cwd: work,
-      wait_seconds: 120,
-    });
-    assert.ok(filler, "the disk was filled");
-    assert.equal(field(reply.text, "state"), "failed", reply.text);
-    assert.equal(reply.isError, true);
-    assert.match(field(reply.text, "error") ?? "", /no space left on device/i);
-    assert.match(field(reply.text, "error") ?? "", /free (disk )?space/);
-    // The answer is not lost: it is served from memory until it can be written.
-    assert.match(reply.text, /--- partial output ---\nFINAL-ANSWER all work/);
-    const id = field(reply.text, "job_id")!;
-    const dir = join(disk.dir, id);
-    assert.equal(existsSync(join(dir, "result.txt")), false, "nothing could be written yet");
-    // The conversation file was cut back to its last whole entry.
-    const saved = wholeLines(join(dir, "messages.jsonl")) as Array<{ role: string }>;
-    assert.ok(saved.length >= 2, "the entries written before the disk filled are kept");
-    wholeLines(join(dir, "transcript.jsonl"));
-
-    rmSync(filler);
-    const record = await until(
-      () => {
-        const r = JSON.parse(readFileSync(join(dir, "job.json"), "utf8"));
-        return r.state === "running" ? undefined : r;
+    // In a block of its own: the server must be gone before the disk is unmounted.
+    await using scene = await startScene({
+      emulator: {
+        chatScript: (view) => {
+          if (lastUser(view.messages).includes("after the disk was freed")) {
+            return { kind: "text", text: "continued fine" };
+          }
+          if (view.toolResults.length === 0) {
+            return {
+              kind: "tool_calls",
+              calls: [{ name: "Read", arguments: { file_path: "notes.txt" } }],
+            };
+          }
+          // The job is mid-way: its conversation and transcript are being written. Now the disk
+          // fills, before the model's long answer arrives.
+          filler = fill(disk.dir);
+          return { kind: "text", text: answer };
+        },
       },
-      30_000,
-      "the job's end to be written once space is back",
-    );
-    assert.equal(record.state, "failed");
-    assert.match(record.errorText, /no space left on device/i);
-    assert.match(readFileSync(join(dir, "result.txt"), "utf8"), /^FINAL-ANSWER all work/);
-
-    // A follow-up continues from what was saved, and says nothing was repaired: it was whole.
-    const next = await server.call("delegate_followup", {
-      job_id: id,
-      prompt: "after the disk was freed",
-      wait_seconds: 120,
+      stateDir: disk.dir,
+      cwd: work,
     });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    assert.match(next.text, /--- output ---\ncontinued fine/);
-  } catch (e) {
-    console.error(server.stderr());
-    throw e;
+    try {
+      const reply = await scene.call("delegate_start", {
+        ...native,
+        prompt: "read the notes",
+        cwd: work,
+        wait_seconds: 120,
+      });
+      assert.ok(filler, "the disk was filled");
+      assert.equal(field(reply.text, "state"), "failed", reply.text);
+      assert.equal(reply.isError, true);
+      assert.match(field(reply.text, "error") ?? "", /no space left on device/i);
+      assert.match(field(reply.text, "error") ?? "", /free (disk )?space/);
+      // The answer is not lost: it is served from memory until it can be written.
+      assert.match(reply.text, /--- partial output ---\nFINAL-ANSWER all work/);
+      const id = field(reply.text, "job_id")!;
+      const dir = join(disk.dir, id);
+      assert.equal(existsSync(join(dir, "result.txt")), false, "nothing could be written yet");
+      // The conversation file was cut back to its last whole entry.
+      const saved = wholeLines(join(dir, "messages.jsonl")) as Array<{ role: string }>;
+      assert.ok(saved.length >= 2, "the entries written before the disk filled are kept");
+      wholeLines(join(dir, "transcript.jsonl"));
+
+      rmSync(filler);
+      const record = await until(
+        () => {
+          const r = JSON.parse(readFileSync(join(dir, "job.json"), "utf8"));
+          return r.state === "running" ? undefined : r;
+        },
+        30_000,
+        "the job's end to be written once space is back",
+      );
+      assert.equal(record.state, "failed");
+      assert.match(record.errorText, /no space left on device/i);
+      assert.match(readFileSync(join(dir, "result.txt"), "utf8"), /^FINAL-ANSWER all work/);
+
+      // A follow-up continues from what was saved, and says nothing was repaired: it was whole.
+      const next = await scene.call("delegate_followup", {
+        job_id: id,
+        prompt: "after the disk was freed",
+        wait_seconds: 120,
+      });
+      assert.equal(field(next.text, "state"), "completed", next.text);
+      assert.match(next.text, /--- output ---\ncontinued fine/);
+    } catch (e) {
+      console.error(scene.stderr());
+      throw e;
+    }
   } finally {
-    await server.close();
-    await emu.close();
     disk.unmount();
   }
 });
 
 Deno.test("a conversation cut mid-entry is resumed from its last complete entry, and the reply says so", async () => {
-  const emu = await startOllamaEmulator();
   const work = tempDir("od-work-");
   writeFileSync(join(work, "notes.txt"), "the notes\n");
-  emu.setChatScript((view) => {
-    if (lastUser(view.messages).includes("carry on")) return { kind: "text", text: "carried on" };
-    if (view.toolResults.length === 0) {
-      return {
-        kind: "tool_calls",
-        calls: [{ name: "Read", arguments: { file_path: "notes.txt" } }],
-      };
-    }
-    return { kind: "text", text: "TURN-ONE-ANSWER" };
+  await using scene = await startScene({
+    emulator: {
+      chatScript: (view) => {
+        if (lastUser(view.messages).includes("carry on")) {
+          return { kind: "text", text: "carried on" };
+        }
+        if (view.toolResults.length === 0) {
+          return {
+            kind: "tool_calls",
+            calls: [{ name: "Read", arguments: { file_path: "notes.txt" } }],
+          };
+        }
+        return { kind: "text", text: "TURN-ONE-ANSWER" };
+      },
+    },
+    cwd: work,
   });
-  const home = tempDir("od-home-");
-  const first = await startServer({ baseUrl: emu.url, home, cwd: work });
-  let id = "";
-  try {
-    const reply = await first.call("delegate_start", {
-      ...native,
-      prompt: "read the notes",
-      cwd: work,
-      wait_seconds: 120,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    id = field(reply.text, "job_id")!;
-  } finally {
-    await first.close();
-  }
+  const first = scene.server;
+  const reply = await first.call("delegate_start", {
+    ...native,
+    prompt: "read the notes",
+    cwd: work,
+    wait_seconds: 120,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const id = field(reply.text, "job_id")!;
+  await first.close();
   // What a crash or a full disk leaves: the tool result's line cut in half, and (a disk that
   // had room again) the answer written after it.
   const path = join(first.stateDir, id, "messages.jsonl");
@@ -171,33 +177,28 @@ Deno.test("a conversation cut mid-entry is resumed from its last complete entry,
   const torn = [...lines.slice(0, cut), lines[cut]!.slice(0, 25), ...lines.slice(cut + 1)];
   writeFileSync(path, torn.join("\n") + "\n");
 
-  const second = await startServer({ baseUrl: emu.url, home, cwd: work });
-  try {
-    const before = emu.nativeChatRequests().length;
-    const next = await second.call("delegate_followup", {
-      job_id: id,
-      prompt: "carry on",
-      wait_seconds: 120,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    assert.match(
-      next.text,
-      /--- output ---\n\[history repaired\] The conversation the previous turn saved \(.*messages\.jsonl\) was cut off mid-entry.*: this turn continues from its last complete entry \(\d+ kept; 2 cut or after the cut/,
-    );
-    assert.match(next.text, /carried on/);
-    const sent = emu.nativeChatRequests()[before]!.bodyText;
-    assert.ok(sent.includes("read the notes"), "the entries before the cut are resumed");
-    assert.ok(!sent.includes("TURN-ONE-ANSWER"), "nothing after the cut is resumed");
-    assert.ok(sent.includes("Not run: the job was stopped"), "the cut call is answered");
-    const nextId = field(next.text, "job_id")!;
-    wholeLines(join(second.stateDir, nextId, "messages.jsonl"));
-    const status = await second.call("delegate_status", { job_id: nextId });
-    assert.match(status.text, /\[error\] The conversation the previous turn saved .* was cut off/);
-    // The transcript keeps the note for later readers (another server, delegate_transcript).
-    const transcript = readFileSync(join(second.stateDir, nextId, "transcript.jsonl"), "utf8");
-    assert.match(transcript, /\[history repaired\] The conversation the previous turn saved/);
-  } finally {
-    await second.close();
-    await emu.close();
-  }
+  const second = await scene.startServer();
+  const before = scene.emulator.nativeChatRequests().length;
+  const next = await second.call("delegate_followup", {
+    job_id: id,
+    prompt: "carry on",
+    wait_seconds: 120,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  assert.match(
+    next.text,
+    /--- output ---\n\[history repaired\] The conversation the previous turn saved \(.*messages\.jsonl\) was cut off mid-entry.*: this turn continues from its last complete entry \(\d+ kept; 2 cut or after the cut/,
+  );
+  assert.match(next.text, /carried on/);
+  const sent = scene.emulator.nativeChatRequests()[before]!.bodyText;
+  assert.ok(sent.includes("read the notes"), "the entries before the cut are resumed");
+  assert.ok(!sent.includes("TURN-ONE-ANSWER"), "nothing after the cut is resumed");
+  assert.ok(sent.includes("Not run: the job was stopped"), "the cut call is answered");
+  const nextId = field(next.text, "job_id")!;
+  wholeLines(join(second.stateDir, nextId, "messages.jsonl"));
+  const status = await second.call("delegate_status", { job_id: nextId });
+  assert.match(status.text, /\[error\] The conversation the previous turn saved .* was cut off/);
+  // The transcript keeps the note for later readers (another server, delegate_transcript).
+  const transcript = readFileSync(join(second.stateDir, nextId, "transcript.jsonl"), "utf8");
+  assert.match(transcript, /\[history repaired\] The conversation the previous turn saved/);
 });

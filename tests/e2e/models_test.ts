@@ -1,181 +1,157 @@
 /** Model checks at start, retired cloud models, progress while waiting, honest counts. */
 import assert from "node:assert/strict";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir, until } from "../support/harness.ts";
+import { field, tempDir, type TestServer, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b7c4d1e)";
 
 Deno.test("a retired cloud model is remembered, flagged, refused and never auto-picked", async () => {
-  const emu = await startOllamaEmulator({
-    models: [{ name: "glm-4.7:cloud", retiredText: RETIRED }, { name: "gpt-oss:120b-cloud" }, {
-      name: "qwen3:8b",
-    }],
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: "glm-4.7:cloud", retiredText: RETIRED }, { name: "gpt-oss:120b-cloud" }, {
+        name: "qwen3:8b",
+      }],
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const models = await server.call("ollama_models");
-    assert.match(models.text, /Default model: +glm-4\.7:cloud \(auto\)/, "first cloud model");
-    const failed = await server.call("delegate_start", {
-      prompt: "hi",
-      cwd: work,
-      wait_seconds: 90,
-    });
-    assert.equal(failed.isError, true, failed.text);
-    assert.equal(field(failed.text, "state"), "failed");
-    assert.equal(field(failed.text, "model"), "glm-4.7:cloud");
-    assert.match(failed.text, /was retired/);
-    const after = await server.call("ollama_models");
-    assert.match(after.text, /x glm-4\.7:cloud +\[cloud\] .*RETIRED: .*was retired at 2026-07-15/);
-    assert.match(after.text, /Default model: +gpt-oss:120b-cloud \(auto\)/);
-    const refused = await server.call("delegate_start", { prompt: "hi", model: "glm-4.7:cloud" });
-    assert.equal(refused.isError, true);
-    assert.match(refused.text, /model "glm-4\.7:cloud" was retired by Ollama \(.*2026-07-15/);
-    const picked = await server.call("delegate_start", {
-      prompt: "hi",
-      cwd: work,
-      wait_seconds: 90,
-    });
-    assert.equal(field(picked.text, "model"), "gpt-oss:120b-cloud", picked.text);
-    assert.equal(field(picked.text, "state"), "completed");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  const work = tempDir("od-work-");
+  const models = await scene.call("ollama_models");
+  assert.match(models.text, /Default model: +glm-4\.7:cloud \(auto\)/, "first cloud model");
+  const failed = await scene.call("delegate_start", {
+    prompt: "hi",
+    cwd: work,
+    wait_seconds: 90,
+  });
+  assert.equal(failed.isError, true, failed.text);
+  assert.equal(field(failed.text, "state"), "failed");
+  assert.equal(field(failed.text, "model"), "glm-4.7:cloud");
+  assert.match(failed.text, /was retired/);
+  const after = await scene.call("ollama_models");
+  assert.match(after.text, /x glm-4\.7:cloud +\[cloud\] .*RETIRED: .*was retired at 2026-07-15/);
+  assert.match(after.text, /Default model: +gpt-oss:120b-cloud \(auto\)/);
+  const refused = await scene.call("delegate_start", { prompt: "hi", model: "glm-4.7:cloud" });
+  assert.equal(refused.isError, true);
+  assert.match(refused.text, /model "glm-4\.7:cloud" was retired by Ollama \(.*2026-07-15/);
+  const picked = await scene.call("delegate_start", {
+    prompt: "hi",
+    cwd: work,
+    wait_seconds: 90,
+  });
+  assert.equal(field(picked.text, "model"), "gpt-oss:120b-cloud", picked.text);
+  assert.equal(field(picked.text, "state"), "completed");
 });
 
 Deno.test("cloud-suffixed models pass unlisted and `llama3` equals `llama3:latest`", async () => {
-  const emu = await startOllamaEmulator({
-    models: [{ name: "llama3:latest" }, { name: "unlisted-here:cloud" }],
+  await using scene = await startScene({
+    emulator: { models: [{ name: "llama3:latest" }, { name: "unlisted-here:cloud" }] },
+    server: false,
   });
-  emu.setModels([{ name: "llama3:latest" }]);
-  const server = await startServer({
-    baseUrl: emu.url,
-    userConfig: { allowedModels: ["llama3", "kimi-k3:cloud"] },
+  scene.emulator.setModels([{ name: "llama3:latest" }]);
+  await scene.startServer({ userConfig: { allowedModels: ["llama3", "kimi-k3:cloud"] } });
+  const work = tempDir("od-work-");
+  const ok = await scene.call("delegate_start", {
+    prompt: "hi",
+    cwd: work,
+    model: "llama3:latest",
+    wait_seconds: 90,
   });
-  try {
-    const work = tempDir("od-work-");
-    const ok = await server.call("delegate_start", {
-      prompt: "hi",
-      cwd: work,
-      model: "llama3:latest",
-      wait_seconds: 90,
-    });
-    assert.equal(field(ok.text, "state"), "completed", ok.text);
-    // Not listed by Ollama, but a cloud name: accepted, and Ollama's own 404 reaches the job.
-    const cloud = await server.call("delegate_start", {
-      prompt: "hi",
-      cwd: work,
-      model: "kimi-k3:cloud",
-      wait_seconds: 120,
-    });
-    assert.equal(field(cloud.text, "model"), "kimi-k3:cloud");
-    assert.equal(cloud.isError, true, cloud.text);
-    assert.doesNotMatch(cloud.text, /has no model/);
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  assert.equal(field(ok.text, "state"), "completed", ok.text);
+  // Not listed by Ollama, but a cloud name: accepted, and Ollama's own 404 reaches the job.
+  const cloud = await scene.call("delegate_start", {
+    prompt: "hi",
+    cwd: work,
+    model: "kimi-k3:cloud",
+    wait_seconds: 120,
+  });
+  assert.equal(field(cloud.text, "model"), "kimi-k3:cloud");
+  assert.equal(cloud.isError, true, cloud.text);
+  assert.doesNotMatch(cloud.text, /has no model/);
 });
 
 Deno.test("a blocking wait sends progress notifications and every tool call is counted", async () => {
-  const emu = await startOllamaEmulator();
   const calls = 230;
-  emu.setScript((req) => {
-    const done = JSON.stringify(req.messages).split('"tool_result"').length - 1;
-    if (done < calls) return { kind: "tool_use", name: "Bash", input: { command: `true ${done}` } };
-    return { kind: "text", text: `ran ${done} commands` };
+  await using scene = await startScene({
+    emulator: {
+      script: (req) => {
+        const done = JSON.stringify(req.messages).split('"tool_result"').length - 1;
+        if (done < calls) {
+          return { kind: "tool_use", name: "Bash", input: { command: `true ${done}` } };
+        }
+        return { kind: "text", text: `ran ${done} commands` };
+      },
+    },
   });
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const progress: Array<{ progress: number; message?: string }> = [];
-    const reply = await server.call("delegate_start", {
-      prompt: "run many commands",
-      cwd: tempDir("od-work-"),
-      model: "qwen3:8b",
-      allowed_tools: ["Bash"],
-      wait_seconds: 300,
-    }, { onprogress: (p) => progress.push(p), timeoutMs: 320_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(field(reply.text, "tool calls"), String(calls), "no ring-buffer cap");
-    assert.match(reply.text, new RegExp(`ran ${calls} commands`));
-    assert.ok(progress.length >= 1, "at least one progress notification while blocked");
-    const id = field(reply.text, "job_id")!;
-    assert.ok(progress.every((p) => p.message?.includes(id)), JSON.stringify(progress));
-    for (let i = 1; i < progress.length; i++) {
-      assert.ok(progress[i]!.progress > progress[i - 1]!.progress);
-    }
-  } finally {
-    await server.close();
-    await emu.close();
+  const progress: Array<{ progress: number; message?: string }> = [];
+  const reply = await scene.call("delegate_start", {
+    prompt: "run many commands",
+    cwd: tempDir("od-work-"),
+    model: "qwen3:8b",
+    allowed_tools: ["Bash"],
+    wait_seconds: 300,
+  }, { onprogress: (p) => progress.push(p), timeoutMs: 320_000 });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(field(reply.text, "tool calls"), String(calls), "no ring-buffer cap");
+  assert.match(reply.text, new RegExp(`ran ${calls} commands`));
+  assert.ok(progress.length >= 1, "at least one progress notification while blocked");
+  const id = field(reply.text, "job_id")!;
+  assert.ok(progress.every((p) => p.message?.includes(id)), JSON.stringify(progress));
+  for (let i = 1; i < progress.length; i++) {
+    assert.ok(progress[i]!.progress > progress[i - 1]!.progress);
   }
 });
 
 Deno.test("a completed job without tool calls is flagged unverified; a failed one is an error", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const work = tempDir("od-work-");
-    const plain = await server.call("delegate_start", {
-      prompt: "what is in this repo?",
-      cwd: work,
-      model: "qwen3:8b",
-      wait_seconds: 90,
-    });
-    assert.equal(plain.isError, false);
-    assert.match(
-      plain.text,
-      /^tool calls: 0 {3}<- answered without using any tools; treat factual claims as unverified$/m,
-    );
-    emu.setScript(() => ({ kind: "error", status: 400, message: "something the model rejected" }));
-    const failed = await server.call("delegate_start", {
-      prompt: "this will fail",
-      cwd: work,
-      model: "qwen3:8b",
-      wait_seconds: 120,
-    });
-    assert.equal(failed.isError, true, failed.text);
-    assert.equal(field(failed.text, "state"), "failed");
-    assert.match(failed.text, /^tool calls: 0$/m, "no unverified note on a failed job");
-    const status = await server.call("delegate_status", { job_id: field(failed.text, "job_id")! });
-    assert.equal(status.isError, true, "failed is an error everywhere");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  await using scene = await startScene();
+  const work = tempDir("od-work-");
+  const plain = await scene.call("delegate_start", {
+    prompt: "what is in this repo?",
+    cwd: work,
+    model: "qwen3:8b",
+    wait_seconds: 90,
+  });
+  assert.equal(plain.isError, false);
+  assert.match(
+    plain.text,
+    /^tool calls: 0 {3}<- answered without using any tools; treat factual claims as unverified$/m,
+  );
+  scene.emulator.setScript(() => ({
+    kind: "error",
+    status: 400,
+    message: "something the model rejected",
+  }));
+  const failed = await scene.call("delegate_start", {
+    prompt: "this will fail",
+    cwd: work,
+    model: "qwen3:8b",
+    wait_seconds: 120,
+  });
+  assert.equal(failed.isError, true, failed.text);
+  assert.equal(field(failed.text, "state"), "failed");
+  assert.match(failed.text, /^tool calls: 0$/m, "no unverified note on a failed job");
+  const status = await scene.call("delegate_status", { job_id: field(failed.text, "job_id")! });
+  assert.equal(status.isError, true, "failed is an error everywhere");
 });
 
 Deno.test("delegate_start's description names the real default model once Ollama is asked", async () => {
-  const emu = await startOllamaEmulator();
-  const description = async (server: Awaited<ReturnType<typeof startServer>>) => {
+  await using scene = await startScene({ server: false });
+  const description = async (server: TestServer) => {
     const { tools } = await server.client.listTools();
     return tools.find((t: { name: string }) => t.name === "delegate_start")?.description ?? "";
   };
   // A local model allowed: the default is local, not "the first allowed cloud model".
-  const local = await startServer({
-    baseUrl: emu.url,
-    userConfig: { allowedModels: ["qwen3:8b"] },
-  });
-  try {
-    await until(
-      async () => (await description(local)).includes("Default: qwen3:8b."),
-      30_000,
-      "the description to name qwen3:8b",
-    );
-    assert.doesNotMatch(await description(local), /cloud model/);
-  } finally {
-    await local.close();
-  }
-  // No list: a cloud model Ollama serves comes first.
-  const any = await startServer({ baseUrl: emu.url });
-  try {
-    await until(
-      async () => (await description(any)).includes("Default: gpt-oss:120b-cloud."),
-      30_000,
-      "the description to name the cloud model",
-    );
-  } finally {
-    await any.close();
-    await emu.close();
-  }
+  const local = await scene.startServer({ userConfig: { allowedModels: ["qwen3:8b"] } });
+  await until(
+    async () => (await description(local)).includes("Default: qwen3:8b."),
+    30_000,
+    "the description to name qwen3:8b",
+  );
+  assert.doesNotMatch(await description(local), /cloud model/);
+  await local.close();
+  // No list: a cloud model Ollama serves comes first. (A HOME of its own: the first server's
+  // holds the list in its config file.)
+  const any = await scene.startServer({ home: tempDir("od-home-") });
+  await until(
+    async () => (await description(any)).includes("Default: gpt-oss:120b-cloud."),
+    30_000,
+    "the description to name the cloud model",
+  );
 });

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
+import { alive, field, tempDir, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 /**
  * The test follows the pid that `echo $!` prints; inside a sandbox that pid belongs to the
@@ -24,11 +24,9 @@ function readRecord(stateDir: string, id: string) {
 }
 
 Deno.test("a restarted server stops the delegates a killed server left and marks their jobs interrupted", async () => {
-  const emu = await startOllamaEmulator();
-  const home = tempDir("od-home-");
   const work = tempDir("od-work-");
-  const first = await startServer({ baseUrl: emu.url, home, cwd: work, env: HOST_PIDS });
-  let id = "";
+  await using scene = await startScene({ cwd: work, env: HOST_PIDS });
+  const first = scene.server;
   let claude = 0;
   let sleeper = 0;
   try {
@@ -38,7 +36,7 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
       cwd: work,
       allowed_tools: ["Bash"],
     });
-    id = field(started.text, "job_id")!;
+    const id = field(started.text, "job_id")!;
     [claude, sleeper] = await until(
       () => {
         const child = readRecord(first.stateDir, id).child?.pid;
@@ -52,16 +50,13 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
     );
     Deno.kill(first.pid, "SIGKILL");
     await until(() => !alive(first.pid) || undefined, 5000, "the server to die");
-  } finally {
     await first.close();
-  }
-  // Still there once their server is gone: nothing else would stop them.
-  assert.ok(alive(claude) && alive(sleeper), "the orphans outlived their server");
-  assert.equal(readRecord(first.stateDir, id).state, "running");
+    // Still there once their server is gone: nothing else would stop them.
+    assert.ok(alive(claude) && alive(sleeper), "the orphans outlived their server");
+    assert.equal(readRecord(first.stateDir, id).state, "running");
 
-  const t0 = Date.now();
-  const second = await startServer({ baseUrl: emu.url, home, cwd: work, env: HOST_PIDS });
-  try {
+    const t0 = Date.now();
+    const second = await scene.startServer();
     // No tool call names the job: the server finds it on its own.
     await until(
       () => (!alive(claude) && !alive(sleeper)) || undefined,
@@ -84,8 +79,6 @@ Deno.test("a restarted server stops the delegates a killed server left and marks
     await until(() => logged.test(second.stderr()) || undefined, 10_000, "the sweep's log line");
     console.log(`orphans stopped ${took} ms after the new server was started`);
   } finally {
-    await second.close();
-    await emu.close();
     // Only when the test failed: do not leave what it started running.
     for (const pid of [claude, sleeper]) if (pid > 0 && alive(pid)) Deno.kill(pid, "SIGKILL");
   }

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir } from "../support/harness.ts";
+import { field, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 function git(cwd: string, ...args: string[]): void {
   execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
@@ -19,73 +19,65 @@ function git(cwd: string, ...args: string[]): void {
 }
 
 Deno.test("planted fsmonitor, git hooks and Claude Code settings never run on the host or in a later delegate", async () => {
-  const emu = await startOllamaEmulator();
-  const server = await startServer({ baseUrl: emu.url });
-  try {
-    const top = tempDir("od-planted-");
-    const work = join(top, "proj");
-    mkdirSync(work);
-    git(work, "init", "-q", ".");
-    writeFileSync(join(work, "a.txt"), "a\n");
-    git(work, "add", "a.txt");
-    git(work, "commit", "-qm", "first");
-    const markers = join(top, "markers");
-    mkdirSync(markers);
-    const touch = (name: string) => `touch ${join(markers, name)}`;
-    const settings = JSON.stringify({
-      hooks: {
-        SessionStart: [{ hooks: [{ type: "command", command: touch("session-start") }] }],
-        UserPromptSubmit: [{ hooks: [{ type: "command", command: touch("prompt-submit") }] }],
-      },
-    });
-    const attack = [
-      `@bash git config core.fsmonitor '${touch("fsmonitor")}'`,
-      `@bash printf '#!/bin/sh\\n${touch("pre-commit")}\\n' > .git/hooks/pre-commit && ` +
-      `chmod +x .git/hooks/pre-commit`,
-      `@bash mkdir -p .claude && printf '%s' '${settings}' > .claude/settings.json`,
-      `@bash echo '${touch("direnv")}' > .envrc`,
-      `@tool Write {"file_path":".claude/settings.local.json","content":${
-        JSON.stringify(settings)
-      }}`,
-      `@tool Write {"file_path":".git/config","content":"[core]\\n\\tfsmonitor = ${
-        touch("fsmonitor")
-      }\\n"}`,
-      "@bash echo legit > b.txt",
-      "@reply planted",
-    ].join("\n");
-    const configBefore = readFileSync(join(work, ".git", "config"), "utf8");
-    const reply = await server.call("delegate_start", {
-      engine: "native",
-      model: "qwen3:8b",
-      prompt: `${attack}\nset up the project`,
-      cwd: work,
-      wait_seconds: 120,
-    });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    // Every planting command failed and the server saw the real exit codes.
-    assert.match(field(reply.text, "commands") ?? "", /^5 run, 4 failed/, reply.text);
-    assert.equal(readFileSync(join(work, "b.txt"), "utf8"), "legit\n", "ordinary work still works");
-    assert.equal(readFileSync(join(work, ".git", "config"), "utf8"), configBefore);
-    assert.ok(!existsSync(join(work, ".git", "hooks", "pre-commit")));
-    assert.ok(!existsSync(join(work, ".claude")), "no .claude folder, not even an empty one");
-    assert.ok(!existsSync(join(work, ".envrc")));
+  await using scene = await startScene();
+  const top = tempDir("od-planted-");
+  const work = join(top, "proj");
+  mkdirSync(work);
+  git(work, "init", "-q", ".");
+  writeFileSync(join(work, "a.txt"), "a\n");
+  git(work, "add", "a.txt");
+  git(work, "commit", "-qm", "first");
+  const markers = join(top, "markers");
+  mkdirSync(markers);
+  const touch = (name: string) => `touch ${join(markers, name)}`;
+  const settings = JSON.stringify({
+    hooks: {
+      SessionStart: [{ hooks: [{ type: "command", command: touch("session-start") }] }],
+      UserPromptSubmit: [{ hooks: [{ type: "command", command: touch("prompt-submit") }] }],
+    },
+  });
+  const attack = [
+    `@bash git config core.fsmonitor '${touch("fsmonitor")}'`,
+    `@bash printf '#!/bin/sh\\n${touch("pre-commit")}\\n' > .git/hooks/pre-commit && ` +
+    `chmod +x .git/hooks/pre-commit`,
+    `@bash mkdir -p .claude && printf '%s' '${settings}' > .claude/settings.json`,
+    `@bash echo '${touch("direnv")}' > .envrc`,
+    `@tool Write {"file_path":".claude/settings.local.json","content":${JSON.stringify(settings)}}`,
+    `@tool Write {"file_path":".git/config","content":"[core]\\n\\tfsmonitor = ${
+      touch("fsmonitor")
+    }\\n"}`,
+    "@bash echo legit > b.txt",
+    "@reply planted",
+  ].join("\n");
+  const configBefore = readFileSync(join(work, ".git", "config"), "utf8");
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen3:8b",
+    prompt: `${attack}\nset up the project`,
+    cwd: work,
+    wait_seconds: 120,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  // Every planting command failed and the server saw the real exit codes.
+  assert.match(field(reply.text, "commands") ?? "", /^5 run, 4 failed/, reply.text);
+  assert.equal(readFileSync(join(work, "b.txt"), "utf8"), "legit\n", "ordinary work still works");
+  assert.equal(readFileSync(join(work, ".git", "config"), "utf8"), configBefore);
+  assert.ok(!existsSync(join(work, ".git", "hooks", "pre-commit")));
+  assert.ok(!existsSync(join(work, ".claude")), "no .claude folder, not even an empty one");
+  assert.ok(!existsSync(join(work, ".envrc")));
 
-    // The user's next git commands on the host run nothing.
-    git(work, "status");
-    git(work, "add", "b.txt");
-    git(work, "commit", "-qm", "second");
+  // The user's next git commands on the host run nothing.
+  git(work, "status");
+  git(work, "add", "b.txt");
+  git(work, "commit", "-qm", "second");
 
-    // The next delegate there, on the claude engine with the real CLI, runs no planted hook.
-    const next = await server.call("delegate_start", {
-      prompt: "@reply hello\nsay hello",
-      model: "qwen3:8b",
-      cwd: work,
-      wait_seconds: 120,
-    });
-    assert.equal(field(next.text, "state"), "completed", next.text);
-    assert.deepEqual(Deno.readDirSync(markers).toArray(), [], "no planted command ran");
-  } finally {
-    await server.close();
-    await emu.close();
-  }
+  // The next delegate there, on the claude engine with the real CLI, runs no planted hook.
+  const next = await scene.call("delegate_start", {
+    prompt: "@reply hello\nsay hello",
+    model: "qwen3:8b",
+    cwd: work,
+    wait_seconds: 120,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  assert.deepEqual(Deno.readDirSync(markers).toArray(), [], "no planted command ran");
 });

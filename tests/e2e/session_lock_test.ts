@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { contentText } from "../support/ollama_emulator_chat_script.ts";
-import { type OllamaEmulator, startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
+import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import { field, tempDir, type TestServer } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
 
 /** Long enough that turns running at once would overlap, short enough for a loaded machine. */
 const ANSWER_DELAY_MS = 1500;
@@ -167,22 +168,16 @@ async function withServers(
   engineEnv: Record<string, string>,
   body: (servers: TestServer[], work: string, emu: OllamaEmulator) => Promise<void>,
 ): Promise<void> {
-  const emu = await startOllamaEmulator();
-  scriptAnswers(emu);
-  const home = tempDir("od-home-");
   const work = tempDir("od-work-");
+  await using scene = await startScene({ cwd: work, env: engineEnv, server: false });
+  scriptAnswers(scene.emulator);
   const servers: TestServer[] = [];
   try {
-    for (let i = 0; i < count; i++) {
-      servers.push(await startServer({ baseUrl: emu.url, home, cwd: work, env: engineEnv }));
-    }
-    await body(servers, work, emu);
+    for (let i = 0; i < count; i++) servers.push(await scene.startServer());
+    await body(servers, work, scene.emulator);
   } catch (e) {
     for (const s of servers) console.error(`server ${s.pid} stderr:\n${s.stderr()}`);
     throw e;
-  } finally {
-    for (const s of servers) await s.close();
-    await emu.close();
   }
 }
 
