@@ -6,8 +6,14 @@
  *   const reply = await scene.call("delegate_start", { ... });
  *   scene.emulator.messageRequests(); scene.stateDir; scene.home;
  *
- * Servers are closed before the emulator, in reverse order of start, whatever the test threw.
- * A request to a server that died fails with how it died and its last stderr lines
+ * Other shapes: `emulator: false` for a server alone; `server: false`, then
+ * `scene.startServer({ userConfig: ... scene.emulator.url ... })` when the server's options need
+ * the emulator or the disk must be prepared first; `await scene.server.close()` then
+ * `scene.startServer()` for a restart on the same state dir; `scene.startEmulator()` for a
+ * second backend or a decoy.
+ *
+ * Servers are closed first, in reverse order of start, then the emulators, whatever the test
+ * threw. A request to a server that died fails with how it died and its last stderr lines
  * (tests/support/harness.ts).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -64,8 +70,8 @@ export interface Scene extends AsyncDisposable {
    * Starts another server, closed with the scene: a restart, or a second server sharing the
    * state dir. It gets the scene's options, home, state dir, cwd and emulator URL; each field
    * of `overrides` replaces the scene's (`env` too, whole), and another `home` brings its own
-   * default state dir and cwd. The first one started becomes
-   * `scene.server` when the scene was started with `server: false`.
+   * default state dir and cwd. The first one started becomes `scene.server` when the scene was
+   * started with `server: false`.
    */
   startServer(overrides?: ServerOptions): Promise<TestServer>;
   /**
