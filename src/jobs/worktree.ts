@@ -223,6 +223,15 @@ export async function removeWorktree(
   label: string,
 ): Promise<RemovedWorktree> {
   const out: RemovedWorktree = { path: wt.path, branch: wt.branch, branchDeleted: false, note: "" };
+  if (!(await isDir(wt.repo))) {
+    throw new GitError(
+      [],
+      null,
+      "",
+      `its repository "${wt.repo}" is gone, so ${wt.path} holds the only copy of the job's ` +
+        "work; remove that folder yourself once you no longer need it",
+    );
+  }
   if (await isDir(wt.path)) {
     const rescued = await commitAll(wt, `uncommitted work of ${label}, saved at removal`);
     if (rescued) out.rescued = rescued;

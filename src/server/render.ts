@@ -1,3 +1,4 @@
+import { join, relative } from "node:path";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
@@ -68,7 +69,8 @@ export function summary(view: JobView, now = Date.now()): string {
   }
   if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
   if (r.changedFiles && r.changedFiles.length > 0) {
-    const shown = r.changedFiles.slice(0, 10).map((f) => relativeTo(f, r.cwd));
+    const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
+    const shown = r.changedFiles.slice(0, 10).map((f) => relativeTo(f, base));
     const more = r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : "";
     lines.push(line("files:", `${r.changedFiles.length} changed: ${shown.join(", ")}${more}`));
   }

@@ -67,6 +67,7 @@ Deno.test({
       const branch = field(reply.text, "branch")!.split(" ")[0]!;
       const worktree = field(reply.text, "worktree")!;
       assert.match(branch, /^delegate\/[0-9a-f]{8}$/);
+      assert.equal(field(reply.text, "files"), "1 changed: shared.txt");
       assert.ok(worktree.startsWith(join(scene.stateDir, ".worktrees")), worktree);
       assert.equal(git(repo, "show", `${branch}:shared.txt`), `from ${who}\n`);
       assert.match(git(repo, "log", "-1", "--format=%an|%s", branch), /^ollama-delegate\|.*turn 1/);

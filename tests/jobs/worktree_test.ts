@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -120,6 +127,14 @@ Deno.test("worktree: removal keeps an unmerged branch, saves stray work, deletes
   assert.equal(removed.branchDeleted, false);
   assert.match(removed.note, /branch delegate\/a kept \(not merged\)/);
   assert.equal(sh(r, "show", "delegate/a:left.txt"), "left by a dead server\n");
+
+  // A repository that is gone: its worktree holds the only copy, so it stays.
+  const c = await createWorktree(ref(r, state, "c"), false);
+  const moved = `${r}-moved`;
+  renameSync(r, moved);
+  await assert.rejects(removeWorktree(c, "job l"), /is gone, so .* holds the only copy/);
+  assert.equal(existsSync(c.path), true);
+  renameSync(moved, r);
 
   const b = await createWorktree(ref(r, state, "b"), false);
   const gone = await removeWorktree(b, "job k");
