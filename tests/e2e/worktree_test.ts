@@ -159,6 +159,10 @@ Deno.test({
     const refused = await scene.call("delegate_start", { ...native, cwd: plain, prompt: "x" });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /Cannot use isolation "worktree": cwd ".*" is not in a git repo/);
+    const { wait_seconds: _, ...runArgs } = native;
+    const runRefused = await scene.call("delegate_run", { ...runArgs, cwd: plain, prompt: "x" });
+    assert.equal(runRefused.isError, true);
+    assert.match(runRefused.text, /Cannot use isolation "worktree"/);
 
     // Prune: the server that owns the jobs must be gone first.
     await scene.server.close();
