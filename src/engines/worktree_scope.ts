@@ -6,7 +6,9 @@
  */
 import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { isValidId } from "../jobs/ids.ts";
+
+/** A session id (a UUID): the only name the server gives a worktree's folder. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The state dir's folder of job worktrees. */
 export const WORKTREES_DIR = ".worktrees";
@@ -43,7 +45,7 @@ export function isServerWorktree(
     return false;
   }
   const rel = relative(dir, top);
-  return isValidId(rel) && inside(top, cwd);
+  return SESSION_ID.test(rel) && inside(top, cwd);
 }
 
 /** The repository's common git directory, which git inside the worktree reads. */
