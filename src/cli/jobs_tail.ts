@@ -221,7 +221,10 @@ export async function jobsTail(
   const start = await backlog(path);
   const backlogLines = start.lines.flatMap((l) => activityLinesOf(read, l));
   io.out(
-    style.dim(`--- job ${record.id} (${record.engine}, ${record.model}): ${record.state} ---`),
+    style.dim(
+      `--- job ${record.id} (${record.engine}, ${record.model}` +
+        `${record.agent !== undefined ? `, agent ${record.agent}` : ""}): ${record.state} ---`,
+    ),
   );
   print(lastLines(backlogLines, first));
   const follower = new FileFollower(

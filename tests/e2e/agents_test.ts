@@ -86,17 +86,20 @@ Deno.test("agents: delegate_start with an agent runs its engine, model, tools an
   // The jobs console shows the agent too.
   const { command, args } = serverCommand();
   const argv = args.at(-1) === "serve" ? args.slice(0, -1) : args;
-  const shown = execFileSync(command, [...argv, "jobs", "show", id], {
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: home,
-      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
-      NO_COLOR: "1",
-      OLLAMA_MCP_STATE_DIR: scene.stateDir,
-    },
-    encoding: "utf8",
-  });
-  assert.match(shown, /^agent +fast$/m);
+  const env = {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: home,
+    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
+    NO_COLOR: "1",
+    OLLAMA_MCP_STATE_DIR: scene.stateDir,
+  };
+  const jobs = (...rest: string[]) =>
+    execFileSync(command, [...argv, "jobs", ...rest], { env, encoding: "utf8", timeout: 60_000 });
+  assert.match(jobs("show", id), /^agent +fast$/m);
+  assert.match(
+    jobs("tail", id, "--no-status"),
+    /^--- job \S+ \(native, qwen3:8b, agent fast\): completed ---$/m,
+  );
 });
 
 Deno.test("agents: a call cannot widen an agent, nor pass the user's allowed models", async () => {
