@@ -258,6 +258,16 @@ Deno.test({
       {
         kind: "tool_use",
         name: "Bash",
+        // Encoded, so that only the sandbox, not Claude Code's reading of the command, stops it.
+        input: {
+          command: `echo ${btoa(`cat '${during}/prompt.txt' '${earlier}/prompt.txt'`)} | ` +
+            "base64 -d | sh",
+          description: "read other jobs",
+        },
+      },
+      {
+        kind: "tool_use",
+        name: "Bash",
         input: { command: gitTamper(cwd), description: "tamper with git" },
       },
       {

@@ -156,7 +156,12 @@ export class ClaudeEngine implements Engine {
    */
   async #protectScope(
     spec: TurnSpec,
-  ): Promise<{ protect: string[]; extraRules: string[]; readOnly: string[] }> {
+  ): Promise<{
+    protect: string[];
+    extraRules: string[];
+    readOnly: string[];
+    hiddenExcept?: { dir: string; keep: string };
+  }> {
     const listed = [...(this.config.protect ?? []), this.config.claudeConfigDir];
     const stateDir = this.config.stateDir;
     const worktreesDir = stateDir && join(stateDir, WORKTREES_DIR);
@@ -171,6 +176,7 @@ export class ClaudeEngine implements Engine {
       // The worktree's own git dir lies below it: its HEAD and commondir steer the server's
       // commits, so they stay read-only like the rest.
       readOnly: [gitCommon, await real(spec.worktree.gitDir)],
+      hiddenExcept: { dir: await real(stateDir), keep },
       protect: protectAround(await Promise.all(listed.map(real)), keep),
       extraRules: worktreeFileRules({
         stateDir: await real(stateDir),
@@ -209,6 +215,7 @@ export class ClaudeEngine implements Engine {
         ...(env.HOME ? { home: env.HOME } : {}),
         protect: guard.protect,
         readOnly: guard.readOnly,
+        ...(guard.hiddenExcept ? { hiddenExcept: guard.hiddenExcept } : {}),
       })
       : undefined;
     const denyRules = [

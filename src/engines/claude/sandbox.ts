@@ -22,7 +22,7 @@ export interface ClaudeSandboxSettings {
   failIfUnavailable: true;
   allowUnsandboxedCommands: false;
   autoAllowBashIfSandboxed: false;
-  filesystem: { denyWrite: string[]; denyRead: string[] };
+  filesystem: { denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
 }
 
 export type ClaudeSandboxPlan =
@@ -87,6 +87,12 @@ export interface SandboxScope {
    * itself makes writable when its working directory is a linked worktree.
    */
   readOnly?: readonly string[];
+  /**
+   * A directory hidden whole except one folder in it (`sandbox.filesystem.allowRead` wins
+   * over denyRead): the state dir around a job's worktree, so that job folders made while the
+   * turn runs are hidden too.
+   */
+  hiddenExcept?: { dir: string; keep: string };
 }
 
 /** The `sandbox` settings for a turn whose plan is "on". */
@@ -100,13 +106,18 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
   const denyRead = [
     ...(scope.home ? CREDENTIAL_PATHS.map((entry) => join(scope.home!, entry)) : []),
     ...scope.protect,
+    ...(scope.hiddenExcept ? [scope.hiddenExcept.dir] : []),
   ];
   return {
     enabled: true,
     failIfUnavailable: true,
     allowUnsandboxedCommands: false,
     autoAllowBashIfSandboxed: false,
-    filesystem: { denyWrite: unique(denyWrite), denyRead: unique(denyRead) },
+    filesystem: {
+      denyWrite: unique(denyWrite),
+      denyRead: unique(denyRead),
+      ...(scope.hiddenExcept ? { allowRead: [scope.hiddenExcept.keep] } : {}),
+    },
   };
 }
 
