@@ -25,6 +25,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { JobTaskStore } from "./task_store.ts";
+import { leanToolList } from "./tools.ts";
 import {
   complete,
   detailedTask,
@@ -105,7 +106,11 @@ export class ModernEra implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const m = message as Json;
+    let m = message as Json;
+    if (isRecord(m.result) && Array.isArray(m.result.tools)) {
+      m = { ...m, result: leanToolList(m.result) };
+      message = m as JSONRPCMessage;
+    }
     if ("id" in m && !("method" in m)) {
       const id = m.id as Id;
       const method = this.#forwarded.get(id);

@@ -89,17 +89,17 @@ export const shapes = {
     files: stringList("files", 200, 4096).optional().describe(
       "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
     ),
-    // Self-explaining names without descriptions: every description costs each turn's budget.
-    isolation: z.enum(ISOLATIONS).optional(),
+    // Few words each: every description costs the orchestrator's context on each turn.
+    isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git branch"),
     include_uncommitted: z.boolean().optional(),
-    agent: maxChars("agent", 64).optional(),
+    agent: maxChars("agent", 64).optional().describe("named agent, see ollama_models"),
     wait_seconds: waitSeconds,
   },
   review: {
     base: maxChars("base", 256).refine(
       (s) => /^[A-Za-z0-9_][A-Za-z0-9._/@{}~^+-]*$/.test(s) && !s.includes(".."),
       "base is a git ref (a branch, tag or commit), without a leading '-' or '..'",
-    ).optional(),
+    ).optional().describe("else uncommitted changes"),
     focus: maxChars("focus", 200).optional(),
     cwd: maxChars("cwd", 4096).optional(),
     model: maxChars("model", 256).optional(),

@@ -25,6 +25,9 @@ async function measure(mode: string, userConfig?: Record<string, unknown>) {
     ...(userConfig ? { userConfig } : {}),
   });
   const { tools } = (await scene.client.listTools()) as { tools: Tool[] };
+  for (const t of tools) {
+    assert.ok(!("$schema" in t.inputSchema), `${t.name} sends a $schema line: ${t.inputSchema}`);
+  }
   const chars = JSON.stringify(tools).length;
   const perTool = tools.map((t) => `${t.name} ${JSON.stringify(t).length}`).join(", ");
   return { names: tools.map((t) => t.name), chars, perTool };
