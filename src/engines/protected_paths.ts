@@ -3,12 +3,13 @@
  * mode. Both the native engine's file tools and its bubblewrap sandbox enforce it; README's
  * "Security model" documents it. Three kinds:
  *
- * - Host-run paths: files at the top of a working directory that the user's own tools run or
- *   trust later, outside any sandbox. A delegate that could write `.git/config` would get its
+ * - Host-run paths: files in a working directory that the user's own tools run or trust later,
+ *   outside any sandbox. A delegate that could write `.git/config` would get its
  *   `core.fsmonitor` command run by the user's next `git status` (git-config(1),
  *   "core.fsmonitor"); `.git/hooks/*` run at the next commit; `.claude/settings.json` hooks run
  *   in the next Claude Code session there; `.envrc` runs on `cd` with direnv. Read-only to
- *   delegates, also when they do not exist yet.
+ *   delegates at any depth below a writable directory (a delegate working in `~/code` must not
+ *   reach `~/code/proj/.git/hooks`), and at the top also when they do not exist yet.
  * - Credential paths: where programs keep keys and tokens (`~/.ssh`, `~/.aws`...). Hidden and
  *   refused wherever they appear inside a delegate's directories.
  * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them,
@@ -18,8 +19,11 @@
 import { posix } from "node:path";
 
 /**
- * Names at the top of a writable directory that something on the host runs or trusts later.
- * Directories are protected with everything below them.
+ * Names that something on the host runs or trusts later, wherever they are below a writable
+ * directory: depth does not matter, because git, Claude Code, direnv, mise, hook managers and
+ * editors honour these files in whichever folder they are run or opened in, and the user may
+ * run them in any project below a delegate's working directory. Directories are protected
+ * with everything below them. Each entry is a single name (one path part).
  */
 export const HOST_RUN_PATHS: readonly string[] = [
   // git: config (core.fsmonitor, core.hooksPath, filters, aliases) and hooks run on the
@@ -49,6 +53,35 @@ export const HOST_RUN_PATHS: readonly string[] = [
   "ollama-mcp.config.json",
   ".ollama-delegate",
 ];
+
+/** The host-run names that are directories when they exist; the others are files. */
+export const HOST_RUN_DIRS: ReadonlySet<string> = new Set([
+  ".git",
+  ".claude",
+  ".vscode",
+  ".idea",
+  ".devcontainer",
+  ".husky",
+  ".ollama-delegate",
+]);
+
+const HOST_RUN_NAMES: ReadonlySet<string> = new Set(HOST_RUN_PATHS);
+
+/** True when `name` (one path part) is a host-run name. */
+export function isHostRunName(name: string): boolean {
+  return HOST_RUN_NAMES.has(name);
+}
+
+/**
+ * The host-run path a relative path is or lies below, at any depth, as written up to and
+ * including the host-run part (`proj/.git` for `proj/.git/hooks/pre-commit`); undefined when
+ * no part of it is a host-run name.
+ */
+export function hostRunPart(relPath: string): string | undefined {
+  const rel = parts(relPath);
+  const at = rel.findIndex((p) => HOST_RUN_NAMES.has(p));
+  return at < 0 ? undefined : rel.slice(0, at + 1).join("/");
+}
 
 /** Names of directories and files that hold credentials, refused at any depth. */
 export const CREDENTIAL_PATHS: readonly string[] = [
@@ -115,18 +148,21 @@ function under(rel: string[], entry: string): boolean {
   return e.length <= rel.length && e.every((p, i) => rel[i] === p);
 }
 
+/** The refusal for writing at or below the host-run path `path` (as the model should see it). */
+export function hostRunRefusal(path: string): string {
+  return `"${path}" is run or trusted by the host's own tools later (git, Claude Code, ` +
+    "editors, direnv), so delegates may not change it; ask the user to make this change";
+}
+
 /**
  * Why a path relative to a writable root must not be written, or undefined. Host-run paths
- * count only at the top of the root; credential paths at any depth.
+ * and credential paths count at any depth.
  */
 export function writeRefusal(relPath: string): string | undefined {
   const rel = parts(relPath);
   if (rel.length === 0) return undefined;
-  const hostRun = HOST_RUN_PATHS.find((entry) => under(rel, entry));
-  if (hostRun !== undefined) {
-    return `"${hostRun}" is run or trusted by the host's own tools later (git, Claude Code, ` +
-      "editors, direnv), so delegates may not change it; ask the user to make this change";
-  }
+  const hostRun = hostRunPart(relPath);
+  if (hostRun !== undefined) return hostRunRefusal(hostRun);
   return credentialRefusal(relPath);
 }
 

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import {
   credentialRefusal,
+  hostRunPart,
   isSecretFileName,
   readRefusal,
   writeRefusal,
 } from "../../src/engines/protected_paths.ts";
 
-Deno.test("writeRefusal: host-run paths at the top of a root, with everything below them", () => {
+Deno.test("writeRefusal: host-run paths at any depth, with everything below them", () => {
   for (
     const path of [
       ".git",
@@ -25,9 +26,26 @@ Deno.test("writeRefusal: host-run paths at the top of a root, with everything be
   ) {
     assert.match(writeRefusal(path) ?? "", /host's own tools/, path);
   }
-  // Only at the top: a nested CLAUDE.md or docs/.vscode is ordinary project content.
-  for (const path of ["src/CLAUDE.md", "docs/.vscode/x", "gitconfig", ".gitignore", "src/a.ts"]) {
+  // git, Claude Code, direnv and editors honour these in any folder they run in: a delegate
+  // working in a folder of projects must not reach `proj/.git/hooks`.
+  const nested: [string, string][] = [
+    ["proj/.git/hooks/pre-commit", "proj/.git"],
+    ["proj/.git", "proj/.git"],
+    ["a/b/.claude/settings.json", "a/b/.claude"],
+    ["src/CLAUDE.md", "src/CLAUDE.md"],
+    ["docs/.vscode/x", "docs/.vscode"],
+    ["sub/.envrc", "sub/.envrc"],
+    ["x/y/lefthook.yml", "x/y/lefthook.yml"],
+    ["srv/.ollama-delegate/agents/a.md", "srv/.ollama-delegate"],
+    ["srv/ollama-mcp.config.json", "srv/ollama-mcp.config.json"],
+  ];
+  for (const [path, named] of nested) {
+    assert.equal(hostRunPart(path), named, path);
+    assert.match(writeRefusal(path) ?? "", new RegExp(`^"${named}" is run or trusted`), path);
+  }
+  for (const path of ["gitconfig", ".gitignore", "src/a.ts", "docs/claude.md.txt", "a/.github/x"]) {
     assert.equal(writeRefusal(path), undefined, path);
+    assert.equal(hostRunPart(path), undefined, path);
   }
 });
 

@@ -7,8 +7,9 @@
  * costs a capped walk and says it was capped.
  */
 import { lstat, readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { CREDENTIAL_PATHS } from "../protected_paths.ts";
+import { join, relative, sep } from "node:path";
+import { CREDENTIAL_PATHS, hostRunPart } from "../protected_paths.ts";
+import { isInside } from "./tools/real_paths.ts";
 
 /** Entries looked at in the project's own files; beyond this the comparison is partial. */
 const MAX_ENTRIES = 20_000;
@@ -123,4 +124,31 @@ export function changedBetween(before: Snapshot, after: Snapshot): string[] {
     if (old === undefined ? !partial : old !== sig) out.push(path);
   }
   return out.sort();
+}
+
+/** Planted paths named in the warning; the rest are counted. */
+const PLANTED_SHOWN = 5;
+
+/**
+ * The warning for files created or changed at a host-run path at any depth (`proj/.envrc`,
+ * `sub/.git/hooks/post-checkout`), or none. The sandbox keeps the existing ones read-only, but
+ * one a command creates where none existed (a new `.envrc` in a subfolder) cannot be mounted
+ * beforehand, and git, Claude Code, direnv or an editor would run it on the host later: the
+ * orchestrator is told, whatever else the list of changed files shows. Paths are shown
+ * relative to the first root (cwd).
+ */
+export function plantedWarnings(changed: readonly string[], roots: readonly string[]): string[] {
+  const planted = changed.filter((path) =>
+    roots.some((root) => isInside(root, path) && hostRunPart(relative(root, path)) !== undefined)
+  );
+  if (planted.length === 0) return [];
+  const cwd = roots[0]!;
+  const shown = planted.slice(0, PLANTED_SHOWN).map((path) =>
+    isInside(cwd, path) ? relative(cwd, path).split(sep).join("/") : path
+  );
+  const more = planted.length > PLANTED_SHOWN ? `, +${planted.length - PLANTED_SHOWN} more` : "";
+  return [
+    `planted: ${shown.join(", ")}${more} (files that git, Claude Code, direnv or editors run ` +
+    "on the host, outside any sandbox: check them before working in that folder)",
+  ];
 }

@@ -29,7 +29,7 @@ import type {
   TurnSink,
   TurnSpec,
 } from "../types.ts";
-import { changedBetween, type Snapshot, snapshot } from "./changes.ts";
+import { changedBetween, plantedWarnings, type Snapshot, snapshot } from "./changes.ts";
 import { ContextFitter } from "./context.ts";
 import { contextCap, ContextOverflowError } from "./context_budget.ts";
 import {
@@ -353,6 +353,9 @@ export class NativeEngine implements Engine {
     if (before) {
       const after = await snapshot(roots);
       for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
+      for (const text of plantedWarnings(changedBetween(before, after), roots)) {
+        sink.warning?.(text);
+      }
       const capped = before.capped || after.capped;
       if (capped) {
         sink.activity({

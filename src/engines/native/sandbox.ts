@@ -5,6 +5,7 @@
  * refused (fail closed); running unconfined needs `sandbox: "off"` set by the user.
  */
 import { mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { lstat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -13,6 +14,7 @@ import { minimalShellEnv } from "../../platform/env.ts";
 import { writeFileAtomicSync } from "../../platform/atomic_write.ts";
 import { canLimitPidsWithCgroup, createPidsCgroup } from "../../platform/posix/pids_cgroup.ts";
 import { HOST_RUN_PATHS } from "../protected_paths.ts";
+import { type HostRunScan, scanHostRun } from "../host_run_scan.ts";
 import { isLinux, isRoot } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout, type SandboxLimits } from "./bwrap_args.ts";
@@ -49,6 +51,8 @@ export interface BwrapRunner {
   runDir?: string;
   /** Set by the engine once it has walked the job's directories. */
   nested?: NestedPaths;
+  /** The nested host-run paths found in `key` (the writable dirs), kept for the turn. */
+  hostRun?: { key: string; scan: HostRunScan; sigs: Map<string, string> };
 }
 
 /** Where the shell runs, or why it cannot. */
@@ -114,6 +118,45 @@ export interface CommandRequest {
 export interface ShellResult extends CommandResult {
   /** Protected paths that were created or replaced during the command (should be none). */
   protectedChanged: string[];
+  /** Why the command was not started (nothing ran), for the model and the job's record. */
+  refused?: string;
+}
+
+/** `dev:ino` of each path, or "missing". */
+async function signatures(paths: readonly string[]): Promise<Map<string, string>> {
+  const sigs = await Promise.all(
+    paths.map((p) => lstat(p).then((s) => `${s.dev}:${s.ino}`, () => "missing")),
+  );
+  return new Map(paths.map((p, i) => [p, sigs[i]!]));
+}
+
+/**
+ * The host-run paths below the top of the writable dirs, found once per turn and found again
+ * when one of them was moved or replaced since (a delegate's `mv proj proj2` would otherwise
+ * leave `proj2/.git` unmounted in its next command). A scan that stopped early is kept for the
+ * turn: its commands are refused.
+ */
+async function nestedHostRun(runner: BwrapRunner, writable: readonly string[]) {
+  const key = writable.join("\0");
+  const kept = runner.hostRun;
+  if (kept && kept.key === key) {
+    if (kept.scan.incomplete) return kept.scan;
+    const now = await signatures([...kept.sigs.keys()]);
+    if ([...now].every(([p, sig]) => sig !== "missing" && kept.sigs.get(p) === sig)) {
+      return kept.scan;
+    }
+  }
+  const scan = await scanHostRun(writable);
+  runner.hostRun = { key, scan, sigs: await signatures(scan.paths) };
+  return scan;
+}
+
+/** The refusal when the nested host-run paths could not all be found. */
+export function scanRefusal(incomplete: string): string {
+  return `Bash is refused for this turn: ${incomplete}, so the sandbox cannot find and make ` +
+    "read-only every nested .git, .claude, .envrc or other file the host runs later. Start " +
+    "the job with a narrower cwd (the project folder itself rather than a folder holding " +
+    "many projects), or use Read, Write and Edit";
 }
 
 let privateRunDir: string | undefined;
@@ -177,7 +220,27 @@ export async function runShell(
   const root = isRoot();
   const runDir = runner.runDir ?? defaultRunDir();
   const limits = runner.limits ?? DEFAULT_LIMITS;
-  const mounts = protectedMounts(req.writable, runner.nested ?? {}, req.hide ?? []);
+  const nested = await nestedHostRun(runner, req.writable);
+  if (nested.incomplete) {
+    const reason = scanRefusal(nested.incomplete);
+    return {
+      exitCode: null,
+      signal: null,
+      durationMs: 0,
+      output: "",
+      droppedChars: 0,
+      timedOut: false,
+      aborted: false,
+      refused: reason,
+      protectedChanged: [],
+    };
+  }
+  const readOnly = [...(runner.nested?.readOnly ?? []), ...nested.paths];
+  const mounts = protectedMounts(
+    req.writable,
+    { ...runner.nested, readOnly },
+    req.hide ?? [],
+  );
   const layout: SandboxLayout = {
     cwd: req.cwd,
     writable: req.writable,

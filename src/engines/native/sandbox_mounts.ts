@@ -6,20 +6,9 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_DIRS, HOST_RUN_PATHS } from "../protected_paths.ts";
 import { isInsideRoots } from "./tools/real_paths.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
-
-/** Host-run names that are directories when they exist; the others are files. */
-const HOST_RUN_DIRS = new Set([
-  ".git",
-  ".claude",
-  ".vscode",
-  ".idea",
-  ".devcontainer",
-  ".husky",
-  ".ollama-delegate",
-]);
 
 export interface ProtectedMounts {
   /** Existing paths bound read-only onto themselves. */
@@ -94,8 +83,13 @@ export function protectedMounts(
     }
   }
   for (const path of nested.readOnly ?? []) {
-    if (once(path) && kindOf(path) !== "missing" && kindOf(path) !== "link") {
-      out.readOnly.push(path);
+    if (!once(path)) continue;
+    const kind = kindOf(path);
+    if (kind === "dir" || kind === "file") out.readOnly.push(path);
+    else if (kind === "link") {
+      // As at the top: the link's target is made read-only when it is writable here.
+      const target = linkTargetInside(path, writable);
+      if (target && once(target.path)) out.readOnly.push(target.path);
     }
   }
   for (const path of nested.hidden ?? []) {

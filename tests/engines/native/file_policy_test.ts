@@ -76,10 +76,27 @@ Deno.test("Write and Edit refuse every host-run path, also before it exists", as
     const extra = await writeTool.run({ file_path: join(f.extra, ".envrc"), content: "x" }, f.ctx);
     assert.match(extra.text, HOST_RUN);
     await missing(join(f.extra, ".envrc"));
-    // A name deeper down is an ordinary file.
-    const deep = await writeTool.run({ file_path: "docs/CLAUDE.md", content: "x" }, f.ctx);
-    assert.equal(deep.isError, undefined, deep.text);
-    assert.deepEqual(f.changed, [join(f.cwd, "docs/CLAUDE.md")]);
+    // Deeper down too: git, Claude Code, direnv and editors honour them in any folder, and
+    // cwd may be a folder of projects. The refusal names the path down to the host-run part.
+    for (
+      const [path, named] of [
+        ["docs/CLAUDE.md", "docs/CLAUDE.md"] as const,
+        ["proj/.git/hooks/pre-commit", "proj/.git"],
+        ["proj/.claude/settings.json", "proj/.claude"],
+        ["a/b/.envrc", "a/b/.envrc"],
+        ["proj/.GIT/config", "proj/.GIT"],
+        ["srv/.ollama-delegate/agents/x.md", "srv/.ollama-delegate"],
+      ]
+    ) {
+      const w = await writeTool.run({ file_path: path, content: "x" }, f.ctx);
+      assert.equal(w.isError, true, path);
+      assert.match(w.text, new RegExp(`"${named.replace(/\./g, "\\.")}" ${HOST_RUN.source}`));
+      const e = await editTool.run({ file_path: path, old_string: "", new_string: "x" }, f.ctx);
+      assert.match(e.text, HOST_RUN, path);
+    }
+    const ordinary = await writeTool.run({ file_path: "docs/notes.md", content: "x" }, f.ctx);
+    assert.equal(ordinary.isError, undefined, ordinary.text);
+    assert.deepEqual(f.changed, [join(f.cwd, "docs/notes.md")]);
   });
 });
 

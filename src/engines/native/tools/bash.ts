@@ -47,6 +47,10 @@ export function bashTool(runner: ShellRunner): NativeTool {
         ...(ctx.protect ? { hide: ctx.protect } : {}),
         ...(ctx.processStarted ? { onSpawn: ctx.processStarted } : {}),
       });
+      if (result.refused) {
+        ctx.commandRun({ command, exitCode: null, durationMs: 0, refused: result.refused });
+        return { text: result.refused, isError: true };
+      }
       const report = watched
         ? takeMaskedReport(result.output, watched)
         : { output: result.output, masked: [], more: 0 };

@@ -9,6 +9,7 @@ import { isWindows } from "../../../platform/runtime.ts";
 import {
   credentialRefusal,
   HOST_RUN_PATHS,
+  hostRunRefusal,
   readRefusal,
   writeRefusal,
 } from "../../protected_paths.ts";
@@ -44,13 +45,13 @@ function folded(rel: string): string[] {
     .map((p) => p.toLowerCase().replace(/[. ]+$/, "") || p);
 }
 
+const FOLDED_HOST_RUN = new Set(HOST_RUN_PATHS.map((name) => folded(name).join("/")));
+
+/** The host-run refusal for `rel` with its names folded (see folded), at any depth. */
 function hostRunFolded(rel: string): string | undefined {
-  const parts = folded(rel);
-  const entry = HOST_RUN_PATHS.find((e) => {
-    const want = folded(e);
-    return want.length <= parts.length && want.every((p, i) => parts[i] === p);
-  });
-  return entry === undefined ? undefined : writeRefusal(entry);
+  const original = rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".");
+  const at = folded(rel).findIndex((p) => FOLDED_HOST_RUN.has(p));
+  return at < 0 ? undefined : hostRunRefusal(original.slice(0, at + 1).join("/"));
 }
 
 /** Why `rel` (relative to a root) must not be written, read (a file) or entered. */
