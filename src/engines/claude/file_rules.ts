@@ -3,8 +3,10 @@
  * from the protected paths, whatever its permission mode: deny rules are consulted before
  * any mode, bypassPermissions included. Claude Code checks path rules only for Edit (which
  * covers every tool that edits files) and Read; an absolute path is written with a leading
- * `//` (a single `/` would be relative to a settings file). Its sandbox guards Bash; these
- * rules guard the tools that do not run through it, on every OS.
+ * `//` (a single `/` would be relative to a settings file). Host-run paths are denied at any
+ * depth below each root (a `**` pattern), as protected_paths.ts says why. Its sandbox guards
+ * Bash; these rules guard the tools that do not run through it, on every OS (and Claude Code
+ * also holds a plain redirection in a Bash command, `echo x > proj/.envrc`, to them).
  */
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
 
@@ -33,7 +35,12 @@ const both = (tool: string, path: string) => [`${tool}(${path})`, `${tool}(${pat
 export function protectedFileRules(scope: FileRuleScope): string[] {
   const rules: string[] = [];
   for (const root of scope.roots) {
-    for (const name of HOST_RUN_PATHS) rules.push(...both("Edit", `${absolute(root)}/${name}`));
+    for (const name of HOST_RUN_PATHS) {
+      // At any depth (gitignore-style `**/`): cwd may be a folder of projects, and each
+      // project's `.git/hooks` or `.claude/settings.json` runs when the user works there.
+      rules.push(...both("Edit", `${absolute(root)}/${name}`));
+      rules.push(...both("Edit", `${absolute(root)}/**/${name}`));
+    }
   }
   const credentialHomes = scope.home ? [scope.home] : [];
   for (const home of credentialHomes) {

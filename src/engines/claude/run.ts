@@ -30,7 +30,7 @@ import {
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
 import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
-import { findSandboxTools, planSandbox, sandboxSettings } from "./sandbox.ts";
+import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
 import { LineSplitter } from "../line_splitter.ts";
 import { parseStreamLine, type ResultEvent } from "./stream.ts";
 
@@ -207,7 +207,8 @@ export class ClaudeEngine implements Engine {
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return finished(plan.reason);
-    const guard = await this.#protectScope(spec);
+    const roots = [spec.cwd, ...spec.options.addDirs];
+    const guard = await withNestedHostRun(await this.#protectScope(spec), plan, roots);
     const sandbox = plan.kind === "on"
       ? sandboxSettings({
         cwd: spec.cwd,

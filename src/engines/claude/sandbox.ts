@@ -10,10 +10,13 @@
  * - `autoAllowBashIfSandboxed: false`: the sandbox confines commands, it does not approve
  *   them; `allowed_tools` and the permission mode decide as before;
  * - the paths that the host runs or trusts later, and the server's own files, are read-only
- *   inside every writable directory; credential stores and the server's files are unreadable.
+ *   inside every writable directory, also the ones that exist deeper down (a project's `.git`
+ *   when cwd is a folder of projects, found by host_run_scan.ts); credential stores and the
+ *   server's files are unreadable.
  */
 import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { scanHostRun } from "../host_run_scan.ts";
 import { which } from "../../platform/which.ts";
 
 /** The `sandbox` block of Claude Code's settings (the keys we set). */
@@ -123,4 +126,23 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
 
 function unique(paths: string[]): string[] {
   return [...new Set(paths)];
+}
+
+/**
+ * `guard` with the host-run paths that exist below the top of `roots` added to its read-only
+ * paths, when Claude Code's sandbox is on (`plan`). Claude Code's sandbox on Linux takes
+ * literal paths, so they are found beforehand by the same bounded scan as the native
+ * engine's. When the scan cannot cover the roots (too many or too deep folders), the roots
+ * themselves become read-only to commands (fail closed): Bash can still read and run, and the
+ * file tools still edit, held by the deny rules, which match any depth by pattern.
+ */
+export async function withNestedHostRun<G extends { readOnly: string[] }>(
+  guard: G,
+  plan: ClaudeSandboxPlan,
+  roots: readonly string[],
+): Promise<G> {
+  if (plan.kind !== "on") return guard;
+  const scan = await scanHostRun(roots);
+  const added = scan.incomplete ? [...roots] : scan.paths;
+  return { ...guard, readOnly: [...guard.readOnly, ...added] };
 }

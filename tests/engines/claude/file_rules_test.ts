@@ -19,6 +19,11 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
       "Read(//home/u/.config/gcloud/**)",
       "Read(//home/u/.ollama-mcp/jobs/**)",
       "Edit(//home/u/.ollama-mcp/jobs)",
+      // At any depth below each root: cwd may be a folder of projects.
+      "Edit(//w/proj/**/.git)",
+      "Edit(//w/proj/**/.git/**)",
+      "Edit(//w/extra/**/.envrc)",
+      "Edit(//w/extra/**/.ollama-delegate/**)",
     ]
   ) {
     assert.ok(rules.includes(rule), rule);

@@ -3,6 +3,7 @@ import {
   findSandboxTools,
   planSandbox,
   sandboxSettings,
+  withNestedHostRun,
 } from "../../../src/engines/claude/sandbox.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../../src/engines/protected_paths.ts";
 
@@ -80,4 +81,31 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("withNestedHostRun: nested host-run paths become read-only when the sandbox is on", async () => {
+  const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "claude_nested_" }));
+  try {
+    await Deno.mkdir(`${top}/proj/.git/hooks`, { recursive: true });
+    await Deno.mkdir(`${top}/sub`);
+    await Deno.writeTextFile(`${top}/sub/.envrc`, "x");
+    const on = planSandbox("on", TOOLS, "linux");
+    const guard = await withNestedHostRun({ readOnly: ["/repo/.git"] }, on, [top]);
+    assert.deepEqual(guard.readOnly, ["/repo/.git", `${top}/proj/.git`, `${top}/sub/.envrc`]);
+    const s = sandboxSettings({ cwd: top, addDirs: [], protect: [], readOnly: guard.readOnly });
+    assert.ok(s.filesystem.denyWrite.includes(`${top}/proj/.git`));
+    // Off: Claude Code's sandbox is not used, nothing to scan for.
+    const off = await withNestedHostRun({ readOnly: [] }, planSandbox("off", TOOLS, "linux"), [
+      top,
+    ]);
+    assert.deepEqual(off.readOnly, []);
+    // Too deep to scan: the whole root is read-only to commands (fail closed).
+    await Deno.mkdir(`${top}/${Array.from({ length: 17 }, (_, i) => `d${i}`).join("/")}`, {
+      recursive: true,
+    });
+    const closed = await withNestedHostRun({ readOnly: [] }, on, [top]);
+    assert.deepEqual(closed.readOnly, [top]);
+  } finally {
+    await Deno.remove(top, { recursive: true });
+  }
 });
