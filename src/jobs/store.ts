@@ -109,15 +109,16 @@ export class JobStore {
   #retry: ReturnType<typeof setInterval> | undefined;
 
   /**
-   * Writes the end of a job: `job.json`, then the result files. When that fails (a full
+   * Writes the end of a job: the result files, then `job.json`, so that whoever reads an
+   * ended record (another server, `jobs tail`) finds its result in place. When that fails (a full
    * disk), the record and text are kept in memory, served by `read` and `readResultText`,
    * and written again every few seconds until it works; the error is rethrown.
    */
   async writeFinal(record: JobRecord, text: string): Promise<void> {
     const id = record.id.toLowerCase();
     try {
-      await this.write(record);
       await this.writeResult(record, text);
+      await this.write(record);
       this.#unwritten.delete(id);
     } catch (e) {
       this.#unwritten.set(id, { record, text });
@@ -131,8 +132,8 @@ export class JobStore {
   async #writeUnwritten(): Promise<void> {
     for (const [id, { record, text }] of this.#unwritten) {
       try {
-        await this.write(record);
         await this.writeResult(record, text);
+        await this.write(record);
         this.#unwritten.delete(id);
       } catch {
         // Still failing: try again on the next tick.
