@@ -1,9 +1,14 @@
 /**
- * Runs git for the server, in the user's repository and in worktrees a delegate wrote. The
- * delegate controls every file of its worktree, so nothing git reads from there may run a
- * program on the host: hooks and fsmonitor are off, the filter drivers the repository's
- * config defines are emptied (a planted `.gitattributes` could name one, gitattributes(5)
- * "filter"), diffs never run textconv or an external diff, and commits are never signed.
+ * Runs git for the server, in the user's repository, in worktrees a delegate wrote, and for
+ * reviews (one runner for all of them). The delegate controls every file of its worktree, so
+ * nothing git reads from there may run a program on the host: hooks and fsmonitor are off,
+ * the filter drivers the repository's config defines are emptied (a planted `.gitattributes`
+ * could name one, gitattributes(5) "filter"), diffs never run textconv or an external diff,
+ * and commits are never signed. Nor does git descend into a repository a delegate made inside
+ * the worktree: that repository's own config is the delegate's and may name a filter, and
+ * `git status` or `git diff` against the work tree run it for a gitlink's submodule unless
+ * told `--ignore-submodules=all` on the command line (a `.gitmodules` entry overrides the
+ * config setting); callers add that flag, and the server never stages a gitlink.
  * The environment is built from scratch and the user's global and system config are not
  * read (they may define more drivers); the repository's own config, which no delegate can
  * write, still applies.
@@ -11,7 +16,9 @@
 import process from "node:process";
 import { DelegateError } from "../errors.ts";
 import { concatBytes } from "../platform/bytes.ts";
+import { isWindows } from "../platform/runtime.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
+import { killTree } from "../platform/tree_kill.ts";
 import { which } from "../platform/which.ts";
 
 /** Output kept from one git command; a diff or a file list beyond it is an error, not a crash. */
@@ -24,6 +31,10 @@ const SAFE_CONFIG = [
   "commit.gpgSign=false",
   "tag.gpgSign=false",
   "core.pager=cat",
+  // Neither descends into submodules nor summarizes them (the flag above still matters).
+  "submodule.recurse=false",
+  "status.submoduleSummary=false",
+  "diff.submodule=short",
 ];
 
 /** The server's own identity for the commits it makes: works without any user git config. */
@@ -37,6 +48,8 @@ export class GitError extends DelegateError {
     readonly code: number | null,
     readonly stderr: string,
     message?: string,
+    /** Why, when git did not simply fail: too much output, too slow, or not installed. */
+    readonly reason?: "too-big" | "timeout" | "missing",
   ) {
     super(
       message ??
@@ -70,6 +83,12 @@ export interface GitOptions {
   config?: readonly string[];
   /** Exit codes that are answers, not failures (`diff --quiet` exits 1 for "differs"). */
   okCodes?: readonly number[];
+  /** Every exit code is an answer: the caller reads `code` itself. */
+  anyCode?: boolean;
+  /** Output kept, at most (default 64 MiB); more is a GitError with reason "too-big". */
+  maxBytes?: number;
+  /** Killed (with its children) after this long: a GitError with reason "timeout". */
+  timeoutMs?: number;
 }
 
 export interface GitOutput {
@@ -80,6 +99,15 @@ export interface GitOutput {
 
 /** Runs `git <args>`; throws GitError when it cannot start or exits with another code. */
 export async function git(args: readonly string[], options: GitOptions): Promise<GitOutput> {
+  const out = await gitBytes(args, options);
+  return { code: out.code, stdout: new TextDecoder().decode(out.stdout), stderr: out.stderr };
+}
+
+/** As `git`, with stdout as bytes (a diff of binary files is not text). */
+export async function gitBytes(
+  args: readonly string[],
+  options: GitOptions,
+): Promise<{ code: number; stdout: Uint8Array; stderr: string }> {
   const command = findGit();
   if (!command) {
     throw new GitError(
@@ -87,7 +115,8 @@ export async function git(args: readonly string[], options: GitOptions): Promise
       null,
       "",
       "git is not installed (not found in /usr/bin, /bin, /usr/local/bin or PATH); " +
-        "worktree isolation needs it",
+        "worktree isolation and reviews need it",
+      "missing",
     );
   }
   const env: Record<string, string> = {
@@ -111,34 +140,65 @@ export async function git(args: readonly string[], options: GitOptions): Promise
       cwd: options.cwd,
       env,
       ...(options.stdin ? { stdin: options.stdin } : {}),
+      // With a time limit, its own process group: the timeout ends git and what it started.
+      detached: options.timeoutMs !== undefined && !isWindows,
     });
   } catch (e) {
     const why = e instanceof SpawnError ? e.code : String(e);
     throw new GitError(args, null, why, `Cannot run git (${command}): ${why}`);
   }
-  const [stdout, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr)]);
-  const status = await child.status;
+  let timedOut = false;
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    killTree(child.pid, { graceMs: 500 }).catch(() => child.kill("SIGKILL"));
+  }, options.timeoutMs);
+  const max = options.maxBytes ?? MAX_OUTPUT;
+  let stdout: Uint8Array | undefined;
+  let stderr: Uint8Array | undefined;
+  let status;
+  try {
+    [stdout, stderr] = await Promise.all([
+      collect(child.stdout, max, () => child.kill("SIGKILL")),
+      collect(child.stderr, MAX_OUTPUT),
+    ]);
+    status = await child.status;
+  } finally {
+    clearTimeout(timer);
+  }
   const text = (b: Uint8Array | undefined) => (b ? new TextDecoder().decode(b) : "");
+  if (timedOut) {
+    const s = options.timeoutMs! / 1000;
+    throw new GitError(args, status.code, "", `git ${args[0]} took over ${s} s`, "timeout");
+  }
   if (stdout === undefined) {
-    throw new GitError(args, status.code, "", `git ${args[0]} wrote over ${MAX_OUTPUT} bytes`);
+    throw new GitError(args, status.code, "", `git ${args[0]} wrote over ${max} bytes`, "too-big");
   }
   const code = status.code ?? -1;
-  if (code !== 0 && !(options.okCodes ?? []).includes(code)) {
+  if (code !== 0 && !options.anyCode && !(options.okCodes ?? []).includes(code)) {
     throw new GitError(args, status.code, text(stderr));
   }
-  return { code, stdout: text(stdout), stderr: text(stderr) };
+  return { code, stdout, stderr: text(stderr) };
 }
 
-/** A stream's bytes, or undefined past MAX_OUTPUT (the rest is drained, not kept). */
-async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array | undefined> {
+/**
+ * A stream's bytes, or undefined past `max` (then `onOver` runs once, and the rest is
+ * drained, not kept).
+ */
+async function collect(
+  stream: ReadableStream<Uint8Array>,
+  max: number,
+  onOver?: () => void,
+): Promise<Uint8Array | undefined> {
   const parts: Uint8Array[] = [];
   let size = 0;
   let over = false;
   for await (const chunk of stream) {
     if (over) continue;
     size += chunk.length;
-    if (size > MAX_OUTPUT) over = true;
-    else parts.push(chunk);
+    if (size > max) {
+      over = true;
+      onOver?.();
+    } else parts.push(chunk);
   }
   return over ? undefined : concatBytes(parts, size);
 }
@@ -147,10 +207,10 @@ async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array |
  * `-c filter.<name>.clean=` (and process, smudge) for every filter driver the repository's
  * config defines: git runs none of them then, whatever `.gitattributes` a delegate wrote.
  */
-export async function emptiedFilters(gitDir: string, cwd: string): Promise<string[]> {
+export async function emptiedFilters(gitDir: string | undefined, cwd: string): Promise<string[]> {
   const out = await git(["config", "--name-only", "--get-regexp", "^filter\\."], {
     cwd,
-    gitDir,
+    ...(gitDir ? { gitDir } : {}),
     okCodes: [1],
   });
   const names = new Set<string>();

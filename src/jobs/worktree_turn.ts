@@ -8,8 +8,9 @@ import { WORKTREES_DIR } from "../engines/worktree_scope.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import {
-  commitAll,
+  commitChanges,
   createWorktree,
+  notCommittedNote,
   summarize,
   unusableReason,
   type WorktreeRef,
@@ -67,6 +68,7 @@ export async function prepareWorktree(record: JobRecord, store: JobStore): Promi
     }
     wt.gitDir = created.gitDir;
     wt.base = created.base;
+    if (created.notes.length > 0) (record.warnings ??= []).push(...created.notes);
     await store.write(record);
   }
   return join(wt.path, relative(wt.repo, record.cwd));
@@ -83,10 +85,13 @@ export async function finishWorktree(record: JobRecord, store: JobStore): Promis
   if (!wt || !ready) return;
   try {
     const preview = record.promptPreview.split("\n")[0]!.slice(0, 72);
-    await commitAll(
+    const done = await commitChanges(
       ready,
       `ollama-delegate job ${record.id}, turn ${record.turn} (${record.state})\n\n${preview}`,
     );
+    for (const path of done.notCommitted) {
+      (record.warnings ??= []).push(notCommittedNote(path, wt.path, "the delegate made it"));
+    }
     const patch = join(store.dirOf(record.id), PATCH_FILE);
     const { head, diffStat } = await summarize(ready, patch);
     Object.assign(wt, { head, diffStat, patch });

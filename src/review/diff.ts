@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { readRefusal } from "../engines/protected_paths.ts";
 import { estimateTokens } from "../engines/native/prompt.ts";
 import { DelegateError } from "../errors.ts";
-import { gitText, runGit } from "./git.ts";
+import { gitText, reviewConfig, runGit } from "./git.ts";
 
 export interface FileDiff {
   /** Relative to the repository's top, `/`-separated. */
@@ -31,6 +31,9 @@ const DIFF_OPTIONS = [
   "--no-ext-diff",
   "--no-textconv",
   "--no-renames",
+  // Never into a repository inside the reviewed one (its config may name a filter); only
+  // the flag holds, a `.gitmodules` entry overrides the config setting.
+  "--ignore-submodules=all",
   "--src-prefix=a/",
   "--dst-prefix=b/",
   "-U3",
@@ -165,33 +168,43 @@ export async function computeDiff(cwd: string, base?: string): Promise<ReviewDif
     );
   }
   const root = new TextDecoder().decode(top.stdout).trim();
+  const config = await reviewConfig(root);
   if (base !== undefined) {
-    const ok = await runGit(root, ["rev-parse", "--verify", "--quiet", `${base}^{commit}`]);
+    const ok = await runGit(root, ["rev-parse", "--verify", "--quiet", `${base}^{commit}`], {
+      config,
+    });
     if (ok.code !== 0) {
       throw new DelegateError(
         `Cannot review: base "${base}" names no commit in ${root}. Pass a branch, tag or commit`,
       );
     }
-    const text = await gitText(root, ["diff", ...DIFF_OPTIONS, `${base}...HEAD`, "--"], "git diff");
+    const range = ["diff", ...DIFF_OPTIONS, `${base}...HEAD`, "--"];
+    const text = await gitText(root, range, "git diff", config);
     return { root, label: `${base}...HEAD`, files: parseDiff(text) };
   }
-  const head = await runGit(root, ["rev-parse", "--verify", "--quiet", "HEAD"]);
+  const head = await runGit(root, ["rev-parse", "--verify", "--quiet", "HEAD"], { config });
   // A repository without a commit yet: everything is new, compared with the empty tree.
   const against = head.code === 0
     ? "HEAD"
-    : (await gitText(root, ["hash-object", "-t", "tree", "/dev/null"], "git hash-object")).trim();
-  const text = await gitText(root, ["diff", ...DIFF_OPTIONS, against, "--"], "git diff");
+    : (await gitText(root, ["hash-object", "-t", "tree", "/dev/null"], "git hash-object", config))
+      .trim();
+  const text = await gitText(root, ["diff", ...DIFF_OPTIONS, against, "--"], "git diff", config);
   const files = parseDiff(text);
   const untracked = (await gitText(
     root,
     ["ls-files", "--others", "--exclude-standard", "-z"],
     "git ls-files",
+    config,
   )).split("\0").filter((p) => p !== "");
   for (const path of untracked.slice(0, MAX_UNTRACKED)) {
     // Only regular files: a symlink's diff is its target's name, and a FIFO would block.
     const info = await lstat(join(root, path)).catch(() => undefined);
     if (!info?.isFile()) continue;
-    const r = await runGit(root, ["diff", ...DIFF_OPTIONS, "--no-index", "--", "/dev/null", path]);
+    const r = await runGit(
+      root,
+      ["diff", ...DIFF_OPTIONS, "--no-index", "--", "/dev/null", path],
+      { config },
+    );
     // --no-index exits 1 when the files differ, which they do.
     if (r.code !== 0 && r.code !== 1) continue;
     files.push(...parseDiff(new TextDecoder().decode(r.stdout)));
