@@ -4,8 +4,8 @@
  * read-only too: a delegate working in `~/code` must not reach `~/code/proj/.git/hooks`.
  *
  * Bounded, and honest about it: the walk looks only at directories, never descends into a
- * host-run directory once found nor into `node_modules` or credential stores, and stops after
- * a number of directories or beyond a depth. A scan that stopped early says why, and the
+ * host-run directory once found nor below `node_modules` or into credential stores, and stops
+ * after a number of directories or beyond a depth. A scan that stopped early says why, and the
  * caller must then not start a sandbox that relies on it (fail closed): a `.git` it did not
  * reach would stay writable. Asynchronous, a bounded number of directories at a time, so a
  * large tree does not hold up the server's event loop.
@@ -41,6 +41,16 @@ export interface HostRunScan {
 /** Directories never descended into: dependencies (large, not where users run git). */
 const PRUNED = new Set(["node_modules", ...CREDENTIAL_PATHS.filter((p) => !p.includes("/"))]);
 
+/** Pruned directories whose own entries are still looked at (see scanHostRun). */
+const PEEKED = new Set(["node_modules"]);
+
+/** A directory to read; `peek`: look at its entries but descend no further. */
+interface Pending {
+  dir: string;
+  depth: number;
+  peek?: boolean;
+}
+
 /** Directories read at once. */
 const BATCH = 32;
 
@@ -58,11 +68,11 @@ export async function scanHostRun(
 ): Promise<HostRunScan> {
   const found = new Set<string>();
   const rootSet = new Set(roots);
-  let queue = roots.map((dir) => ({ dir, depth: 0 }));
+  let queue: Pending[] = roots.map((dir) => ({ dir, depth: 0 }));
   let dirs = 0;
   const uid = process.getuid?.();
   while (queue.length > 0) {
-    const next: { dir: string; depth: number }[] = [];
+    const next: Pending[] = [];
     for (let i = 0; i < queue.length; i += BATCH) {
       const batch = queue.slice(i, i + BATCH);
       if (dirs + batch.length > bounds.maxDirs) {
@@ -75,9 +85,9 @@ export async function scanHostRun(
         };
       }
       dirs += batch.length;
-      const listed = await Promise.all(batch.map(async ({ dir, depth }) => {
+      const listed = await Promise.all(batch.map(async ({ dir, depth, peek }) => {
         try {
-          return { dir, depth, entries: await readdir(dir, { withFileTypes: true }) };
+          return { dir, depth, peek, entries: await readdir(dir, { withFileTypes: true }) };
         } catch (e) {
           const code = codeOf(e);
           if (code === "ENOENT" || code === "ENOTDIR") return { dir, depth, entries: [] };
@@ -88,7 +98,7 @@ export async function scanHostRun(
           return { dir, depth, entries: [], error: `"${dir}" could not be read (${code})` };
         }
       }));
-      for (const { dir, depth, entries, error } of listed) {
+      for (const { dir, depth, peek, entries, error } of listed) {
         if (error) return { paths: [...found].sort(), dirs, incomplete: error };
         for (const entry of entries) {
           const path = join(dir, entry.name);
@@ -96,7 +106,13 @@ export async function scanHostRun(
             if (!rootSet.has(dir)) found.add(path);
             continue;
           }
-          if (!entry.isDirectory() || PRUNED.has(entry.name) || rootSet.has(path)) continue;
+          if (peek || !entry.isDirectory() || rootSet.has(path)) continue;
+          if (PRUNED.has(entry.name)) {
+            // Its own entries are still looked at, not descended into: a project renamed to
+            // `node_modules` (by an earlier turn's command) keeps its `.git` right there.
+            if (PEEKED.has(entry.name)) next.push({ dir: path, depth: depth + 1, peek: true });
+            continue;
+          }
           if (depth + 1 > bounds.maxDepth) {
             return {
               paths: [...found].sort(),

@@ -53,7 +53,7 @@ Deno.test("scanHostRun: finds nested host-run dirs, files and links at any depth
   });
 });
 
-Deno.test("scanHostRun: does not descend into host-run dirs, node_modules or credential stores", async () => {
+Deno.test("scanHostRun: does not descend into host-run dirs, below node_modules or into credential stores", async () => {
   await withTree(async (top) => {
     // Each of these would be reported if the scan looked inside.
     await put(join(top, "proj/.git/modules/sub/.envrc"));
@@ -65,8 +65,9 @@ Deno.test("scanHostRun: does not descend into host-run dirs, node_modules or cre
     }
     const scan = await scanHostRun([top]);
     assert.deepEqual(scan.paths, [join(top, "proj/.claude"), join(top, "proj/.git")]);
-    // top, proj: the pruned folders were never read.
-    assert.equal(scan.dirs, 2);
+    // top, proj, and node_modules's own entries (a project renamed to node_modules keeps its
+    // .git there): the other pruned folders and those below node_modules were never read.
+    assert.equal(scan.dirs, 3);
   });
 });
 

@@ -5,9 +5,9 @@
  * refused (fail closed); running unconfined needs `sandbox: "off"` set by the user.
  */
 import { mkdirSync, mkdtempSync, statSync } from "node:fs";
-import { lstat } from "node:fs/promises";
+import { lstat, readdir, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import process from "node:process";
 import { type CommandResult, runCommand, shellCommand } from "../../platform/command_run.ts";
 import { minimalShellEnv } from "../../platform/env.ts";
@@ -22,9 +22,11 @@ import { PlaceholderRegistry } from "./placeholders.ts";
 import {
   changedHostRunPaths,
   hostRunState,
+  type ProtectedMounts,
   protectedMounts,
   rootOnlySystemFiles,
 } from "./sandbox_mounts.ts";
+import { displayPath, isInsideRoots } from "./tools/real_paths.ts";
 
 export type SandboxMode = "on" | "off";
 export { bwrapArgs, DEFAULT_LIMITS, type SandboxLimits };
@@ -51,8 +53,22 @@ export interface BwrapRunner {
   runDir?: string;
   /** Set by the engine once it has walked the job's directories. */
   nested?: NestedPaths;
-  /** The nested host-run paths found in `key` (the writable dirs), kept for the turn. */
-  hostRun?: { key: string; scan: HostRunScan; sigs: Map<string, string> };
+  /**
+   * The nested host-run paths found in `key` (the writable dirs) at the turn's first command,
+   * and what every protected path inside them was then (`watched`): kept for the turn, never
+   * scanned again. `moved` is set, for the rest of the turn, once one of them changed.
+   */
+  hostRun?: HostRunWatch;
+}
+
+/** What a turn's sandbox found and watches; see BwrapRunner.hostRun. */
+export interface HostRunWatch {
+  key: string;
+  scan: HostRunScan;
+  /** Protected path -> its signature when first mounted (see `signatures`). */
+  watched?: Map<string, string>;
+  /** The refusal for the rest of the turn once a watched path moved or was replaced. */
+  moved?: string;
 }
 
 /** Where the shell runs, or why it cannot. */
@@ -122,33 +138,87 @@ export interface ShellResult extends CommandResult {
   refused?: string;
 }
 
-/** `dev:ino` of each path, or "missing". */
-async function signatures(paths: readonly string[]): Promise<Map<string, string>> {
-  const sigs = await Promise.all(
-    paths.map((p) => lstat(p).then((s) => `${s.dev}:${s.ino}`, () => "missing")),
-  );
-  return new Map(paths.map((p, i) => [p, sigs[i]!]));
+/**
+ * What each path is, to notice one the sandbox could no longer find: the folder it is in
+ * (inode and real path: a renamed folder is gone, a new one has another inode, one swapped for
+ * a link to it has another real path) and the path itself (its type; for a folder or a link
+ * also its inode, a link being replaceable inside the sandbox since only its target is
+ * mounted). A regular file's own inode is left out: the sandbox keeps it from being renamed
+ * or removed (EBUSY), and the user saving it on the host (write, then rename) must not stop
+ * the delegate. An empty file or folder counts as absent, as in hostRunState: it may be
+ * another sandbox's placeholder, which that sandbox removes when its command ends.
+ */
+async function signatures(paths: Iterable<string>): Promise<Map<string, string>> {
+  const list = [...paths];
+  const identity = async (p: string) => {
+    const parent = dirname(p);
+    const [folder, real] = await Promise.all([lstat(parent), realpath(parent)]);
+    const where = ` in ${folder.dev}:${folder.ino} ${real}`;
+    const info = await lstat(p).catch(() => undefined);
+    if (!info) return `absent${where}`;
+    if (info.isFile()) return (info.size === 0 ? "absent" : "file") + where;
+    if (info.isDirectory() && (await readdir(p)).length === 0) return `absent${where}`;
+    const type = info.isDirectory() ? "dir" : info.isSymbolicLink() ? "link" : "other";
+    return `${type} ${info.dev}:${info.ino}${where}`;
+  };
+  const sigs = await Promise.all(list.map((p) => identity(p).catch(() => "gone")));
+  return new Map(list.map((p, i) => [p, sigs[i]!]));
+}
+
+/** The watched paths that are no longer what they were, sorted. */
+async function movedPaths(watch: HostRunWatch): Promise<string[]> {
+  if (!watch.watched) return [];
+  const now = await signatures(watch.watched.keys());
+  return [...now].filter(([p, sig]) => watch.watched!.get(p) !== sig).map(([p]) => p).sort();
 }
 
 /**
- * The host-run paths below the top of the writable dirs, found once per turn and found again
- * when one of them was moved or replaced since (a delegate's `mv proj proj2` would otherwise
- * leave `proj2/.git` unmounted in its next command). A scan that stopped early is kept for the
- * turn: its commands are refused.
+ * The host-run paths below the top of the writable dirs, found once per turn, at its first
+ * command. Never scanned again within the turn: a scan leaves out `node_modules`, so a project
+ * moved there (`mv proj node_modules`) would not be found, and its `.git` would be writable in
+ * the next command. Instead every protected path is watched (see `watchMounts`), and Bash is
+ * refused once one moved. A scan that stopped early is kept for the turn too: its commands
+ * are refused.
  */
 async function nestedHostRun(runner: BwrapRunner, writable: readonly string[]) {
   const key = writable.join("\0");
-  const kept = runner.hostRun;
-  if (kept && kept.key === key) {
-    if (kept.scan.incomplete) return kept.scan;
-    const now = await signatures([...kept.sigs.keys()]);
-    if ([...now].every(([p, sig]) => sig !== "missing" && kept.sigs.get(p) === sig)) {
-      return kept.scan;
-    }
-  }
-  const scan = await scanHostRun(writable);
-  runner.hostRun = { key, scan, sigs: await signatures(scan.paths) };
-  return scan;
+  if (runner.hostRun?.key !== key) runner.hostRun = { key, scan: await scanHostRun(writable) };
+  return runner.hostRun;
+}
+
+/**
+ * Records, at the turn's first command, what every protected path the sandbox mounts over
+ * inside the writable dirs is: its nested and top-level host-run paths, their link targets,
+ * and the hidden credential stores and server dirs. A read-only mount keeps a path from being
+ * renamed (EBUSY) but not its folder (`mv proj x`): the mount moves along inside that command,
+ * but the next command's sandbox would find nothing to mount at the old path.
+ */
+async function watchMounts(
+  watch: HostRunWatch,
+  mounts: ProtectedMounts,
+  writable: readonly string[],
+): Promise<void> {
+  if (watch.watched) return;
+  const paths = [
+    ...watch.scan.paths,
+    ...mounts.readOnly,
+    ...mounts.masks.map((m) => m.path),
+  ].filter((p) => isInsideRoots(writable, p) && !writable.includes(p));
+  watch.watched = await signatures(new Set(paths));
+}
+
+/** The refusal once protected paths moved, for every later command of the turn. */
+export function movedRefusal(moved: readonly string[], cwd: string): string {
+  const shown = moved.slice(0, 5).map((p) => displayPath(p, cwd));
+  const more = moved.length > 5 ? ` (+${moved.length - 5} more)` : "";
+  return `Bash is refused for the rest of this turn: ${shown.join(", ")}${more} ` +
+    `${moved.length === 1 ? "was" : "were"} moved, replaced or removed since the turn's ` +
+    "first command (or a folder holding them was renamed). The sandbox keeps these paths " +
+    "(git config and hooks, Claude Code settings, .envrc and other files the host runs " +
+    "later, or hidden credential stores) read-only or hidden where they were, and cannot " +
+    "follow them elsewhere. Read, Write and Edit still work. The user should check where " +
+    "they went (and move them back) before running git or Claude Code there, then follow up " +
+    "on the job or start a new one";
 }
 
 /** The refusal when the nested host-run paths could not all be found. */
@@ -220,9 +290,14 @@ export async function runShell(
   const root = isRoot();
   const runDir = runner.runDir ?? defaultRunDir();
   const limits = runner.limits ?? DEFAULT_LIMITS;
-  const nested = await nestedHostRun(runner, req.writable);
-  if (nested.incomplete) {
-    const reason = scanRefusal(nested.incomplete);
+  const watch = await nestedHostRun(runner, req.writable);
+  const nested = watch.scan;
+  if (!watch.moved) {
+    const moved = await movedPaths(watch);
+    if (moved.length > 0) watch.moved = movedRefusal(moved, req.cwd);
+  }
+  const refusal = nested.incomplete ? scanRefusal(nested.incomplete) : watch.moved;
+  if (refusal) {
     return {
       exitCode: null,
       signal: null,
@@ -231,7 +306,7 @@ export async function runShell(
       droppedChars: 0,
       timedOut: false,
       aborted: false,
-      refused: reason,
+      refused: refusal,
       protectedChanged: [],
     };
   }
@@ -241,6 +316,7 @@ export async function runShell(
     { ...runner.nested, readOnly },
     req.hide ?? [],
   );
+  await watchMounts(watch, mounts, req.writable);
   const layout: SandboxLayout = {
     cwd: req.cwd,
     writable: req.writable,
@@ -272,10 +348,11 @@ export async function runShell(
     await release();
     await cgroup?.remove();
   }
-  return {
-    ...result,
-    protectedChanged: changedHostRunPaths(before, hostRunState(req.writable)),
-  };
+  // Checked here too, so that the command that moved them is the one the reply names.
+  const moved = await movedPaths(watch);
+  if (moved.length > 0) watch.moved ??= movedRefusal(moved, req.cwd);
+  const changed = changedHostRunPaths(before, hostRunState(req.writable));
+  return { ...result, protectedChanged: [...new Set([...changed, ...moved])] };
 }
 
 /** How the sandbox's limits are enforced on this machine, in words. */

@@ -1,17 +1,18 @@
 /**
  * The real bubblewrap sandbox with a working directory that holds several projects: the
  * host-run paths of the projects below it (`proj/.git`, `proj/.claude`, `sub/.envrc`) are as
- * read-only inside as the top-level ones, also after the delegate moves a project, and a tree
- * too large to scan gets no sandbox at all rather than one with holes.
+ * read-only inside as the top-level ones; once a command moves one of them (or a folder above
+ * it) the turn's shell is refused rather than left with a hole; and a tree too large to scan
+ * gets no sandbox at all.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { type BwrapRunner, runShell } from "../../../src/engines/native/sandbox.ts";
-import { SCAN_BOUNDS } from "../../../src/engines/host_run_scan.ts";
+import { SCAN_BOUNDS, scanHostRun } from "../../../src/engines/host_run_scan.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import type { ToolContext } from "../../../src/engines/native/tools/types.ts";
 
@@ -86,21 +87,126 @@ bwrapTest(
   },
 );
 
-bwrapTest("sandbox: a project moved by one command is found again in the next", async () => {
-  await withFolder(async (top) => {
-    const code = await projects(top);
-    const run = runner(top);
-    const moved = await runShell(run, request(code, "mv proj proj2"));
-    assert.equal(moved.exitCode, 0, moved.output);
-    const write = await runShell(run, request(code, "echo x > proj2/.git/config"));
-    assert.notEqual(write.exitCode, 0, write.output);
-    assert.doesNotMatch(readFileSync(join(code, "proj2/.git/config"), "utf8"), /^x$/m);
-    // Swapped for a new, empty project of the same name: the moved one stays protected.
-    await runShell(run, request(code, "mv proj2 proj3 && mkdir -p proj2/.git"));
-    const again = await runShell(run, request(code, "echo x > proj3/.git/config"));
-    assert.notEqual(again.exitCode, 0, again.output);
-  });
-});
+/** A runner and a command runner for one turn in `code`. */
+function turn(top: string, code: string) {
+  const run = runner(top);
+  return (command: string) => runShell(run, request(code, command));
+}
+
+const MOVED =
+  /^Bash is refused for the rest of this turn: (.+) (was|were) moved, replaced or removed/;
+
+bwrapTest(
+  "sandbox: a project moved into node_modules by one command: Bash is refused for the rest of the turn",
+  async () => {
+    await withFolder(async (top) => {
+      const code = await projects(top);
+      const config = readFileSync(join(code, "proj/.git/config"), "utf8");
+      const shell = turn(top, code);
+      const moved = await shell("mv proj node_modules");
+      assert.equal(moved.exitCode, 0, moved.output);
+      // The command that moved it is told at once.
+      assert.ok(
+        moved.protectedChanged.includes(join(code, "proj/.git")),
+        moved.protectedChanged.join(),
+      );
+      const write = await shell("echo '[core] fsmonitor = evil' >> node_modules/.git/config");
+      assert.equal(write.exitCode, null);
+      assert.match(write.refused ?? "", MOVED);
+      assert.match(write.refused ?? "", /proj\/\.claude, proj\/\.git/);
+      assert.match(write.refused ?? "", /follow up on the job or start a new one$/);
+      // Sticky: moving it back does not open the shell again.
+      const back = await shell("mv node_modules proj");
+      assert.match(back.refused ?? "", MOVED);
+      assert.equal(readFileSync(join(code, "node_modules/.git/config"), "utf8"), config);
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox: renaming a folder above a project, or swapping it for a link, refuses Bash",
+  async () => {
+    for (
+      const swap of [
+        "mv code code2",
+        "mv code code2 && ln -s code2 code",
+        'mv code code2 && ln -s "$PWD/code2" code',
+      ]
+    ) {
+      await withFolder(async (top) => {
+        await projects(join(top, "inner"));
+        const cwd = join(top, "inner");
+        const shell = turn(top, cwd);
+        const moved = await shell(swap);
+        assert.equal(moved.exitCode, 0, moved.output);
+        const write = await shell(
+          "echo x >> code2/proj/.git/config; echo x >> code/proj/.git/config",
+        );
+        assert.match(write.refused ?? "", MOVED, swap);
+        assert.match(write.refused ?? "", /code\/proj\/\.git/, swap);
+        assert.doesNotMatch(
+          readFileSync(join(cwd, "code2/proj/.git/config"), "utf8"),
+          /^x$/m,
+          swap,
+        );
+      });
+    }
+  },
+);
+
+bwrapTest(
+  "sandbox: a mounted .git cannot be renamed itself; the turn's shell keeps working",
+  async () => {
+    await withFolder(async (top) => {
+      const code = await projects(top);
+      const shell = turn(top, code);
+      const rename = await shell("mv proj/.git proj/.git2");
+      assert.notEqual(rename.exitCode, 0, rename.output);
+      assert.match(rename.output, /busy/i);
+      const ok = await shell("echo ok > proj/src/a.txt");
+      assert.equal(ok.refused, undefined);
+      assert.equal(ok.exitCode, 0, ok.output);
+    });
+  },
+);
+
+bwrapTest(
+  "sandbox: the user saving a nested host-run file on the host (write, then rename) does not stop Bash",
+  async () => {
+    await withFolder(async (top) => {
+      const code = await projects(top);
+      await writeFile(join(code, "proj/CLAUDE.md"), "rules\n");
+      const shell = turn(top, code);
+      assert.equal((await shell("true")).exitCode, 0);
+      await writeFile(join(code, "proj/CLAUDE.md.tmp"), "new rules\n");
+      await rename(join(code, "proj/CLAUDE.md.tmp"), join(code, "proj/CLAUDE.md"));
+      const next = await shell("echo x >> proj/CLAUDE.md");
+      assert.equal(next.refused, undefined);
+      assert.notEqual(next.exitCode, 0, "still read-only");
+      assert.equal(readFileSync(join(code, "proj/CLAUDE.md"), "utf8"), "new rules\n");
+    });
+  },
+);
+
+bwrapTest(
+  "scan: a project an earlier turn renamed to node_modules has its host-run paths found",
+  async () => {
+    await withFolder(async (top) => {
+      const code = await projects(top);
+      await rename(join(code, "proj"), join(code, "node_modules"));
+      await mkdir(join(code, "node_modules", "dep", ".git"), { recursive: true });
+      const scan = await scanHostRun([code]);
+      assert.equal(scan.incomplete, undefined);
+      assert.ok(scan.paths.includes(join(code, "node_modules/.git")), scan.paths.join());
+      assert.ok(scan.paths.includes(join(code, "node_modules/.claude")), scan.paths.join());
+      // Still not descended into: dependencies' own folders are left out.
+      assert.ok(!scan.paths.includes(join(code, "node_modules/dep/.git")), scan.paths.join());
+      // And the next turn's sandbox keeps it read-only.
+      const write = await turn(top, code)("echo x >> node_modules/.git/config");
+      assert.notEqual(write.exitCode, 0, write.output);
+    });
+  },
+);
 
 bwrapTest(
   "sandbox: a tree deeper than the scan's bound is refused, nothing runs, and says why",
