@@ -100,3 +100,40 @@ Deno.test("diff: uncommitted changes with untracked files; base...HEAD; hooks ne
   await assert.rejects(() => computeDiff(tempDir("od-norepo-")), /is not in a git repository/);
   assert.equal(existsSync(marker), false, "the repository's fsmonitor command ran");
 });
+
+Deno.test("diff: a repository inside the reviewed one, or the repository's own filter, never runs a filter", async () => {
+  const repo = tempDir("od-review-embedded-");
+  const marker = join(repo, "..", `filter-ran-${crypto.randomUUID()}`);
+  const ownMarker = `${marker}-own`;
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "a.txt"), "1\n");
+  // A repository inside, committed as a gitlink, whose own config names a filter that its
+  // own .gitattributes applies: `git diff HEAD` would descend into it and run the filter.
+  const sub = join(repo, "sub");
+  mkdirSync(sub);
+  git(sub, "init", "-q");
+  writeFileSync(join(sub, "f.txt"), "hi\n");
+  writeFileSync(join(sub, ".gitattributes"), "* filter=x\n");
+  git(sub, "add", ".");
+  git(sub, "commit", "-q", "-m", "x");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "one");
+  git(repo, "checkout", "-q", "-b", "topic");
+  // A .gitmodules asking git to look inside whatever its config says.
+  writeFileSync(join(repo, ".gitmodules"), '[submodule "sub"]\n\tpath = sub\n\tignore = none\n');
+  // A .gitattributes in the reviewed changes naming a filter of the repository's own config.
+  writeFileSync(join(repo, ".gitattributes"), "a.txt filter=y\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "two");
+  // The filters last: the setup's own git commands must not run them.
+  git(sub, "config", "filter.x.clean", `touch ${marker}; cat`);
+  git(repo, "config", "filter.y.clean", `touch ${ownMarker}; cat`);
+  writeFileSync(join(sub, "f.txt"), "changed, and longer than before\n");
+  writeFileSync(join(repo, "a.txt"), "1\n2, longer than before\n");
+  const uncommitted = await computeDiff(repo);
+  const range = await computeDiff(repo, "main");
+  assert.equal(existsSync(marker), false, "the inner repository's filter ran on the server");
+  assert.equal(existsSync(ownMarker), false, "the repository's own filter ran on the server");
+  assert.deepEqual(uncommitted.files.map((f) => f.path), ["a.txt"]);
+  assert.deepEqual(range.files.map((f) => f.path).sort(), [".gitattributes", ".gitmodules"]);
+});
