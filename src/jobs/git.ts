@@ -16,6 +16,7 @@
 import process from "node:process";
 import { DelegateError } from "../errors.ts";
 import { concatBytes } from "../platform/bytes.ts";
+import { minimalShellEnv } from "../platform/env.ts";
 import { isWindows } from "../platform/runtime.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
@@ -65,11 +66,15 @@ let gitPath: { path: string | undefined } | undefined;
 /** git, from the system's directories first and only then the server's PATH. */
 export function findGit(): string | undefined {
   gitPath ??= {
-    path: which("git", { PATH: "/usr/bin:/bin:/usr/local/bin" }, "/") ??
-      which("git", { PATH: process.env.PATH ?? "" }, "/"),
+    path: isWindows
+      ? which("git", minimalShellEnv(), process.cwd())
+      : which("git", { PATH: POSIX_PATH }, "/") ??
+        which("git", { PATH: process.env.PATH ?? "" }, "/"),
   };
   return gitPath.path;
 }
+
+const POSIX_PATH = "/usr/bin:/bin:/usr/local/bin";
 
 export interface GitOptions {
   cwd: string;
@@ -120,7 +125,8 @@ export async function gitBytes(
     );
   }
   const env: Record<string, string> = {
-    PATH: "/usr/bin:/bin:/usr/local/bin",
+    // Windows needs its system variables (SystemRoot...) to start git at all.
+    ...(isWindows ? minimalShellEnv() : { PATH: POSIX_PATH }),
     LC_ALL: "C",
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
