@@ -150,10 +150,19 @@ export interface ShellResult extends CommandResult {
  */
 async function signatures(paths: Iterable<string>): Promise<Map<string, string>> {
   const list = [...paths];
+  // Looked up once per folder: a project's .git, .claude and CLAUDE.md share theirs.
+  const folders = new Map<string, Promise<string>>();
+  const folderOf = (parent: string) => {
+    let found = folders.get(parent);
+    if (!found) {
+      found = Promise.all([lstat(parent), realpath(parent)])
+        .then(([info, real]) => ` in ${info.dev}:${info.ino} ${real}`);
+      folders.set(parent, found);
+    }
+    return found;
+  };
   const identity = async (p: string) => {
-    const parent = dirname(p);
-    const [folder, real] = await Promise.all([lstat(parent), realpath(parent)]);
-    const where = ` in ${folder.dev}:${folder.ino} ${real}`;
+    const where = await folderOf(dirname(p));
     const info = await lstat(p).catch(() => undefined);
     if (!info) return `absent${where}`;
     if (info.isFile()) return (info.size === 0 ? "absent" : "file") + where;
