@@ -29,15 +29,33 @@ export type ParsedFindings =
   }
   | { ok: false; reason: string };
 
-const MAX_CLAIM = 2000;
-const MAX_EVIDENCE = 4000;
-const MAX_FINDINGS = 500;
+const MAX_CLAIM = 1000;
+const MAX_EVIDENCE = 1000;
+const MAX_FILE = 512;
+const MAX_FINDINGS = 200;
+/** Findings JSON is small: a reply is read as findings up to this many characters. */
+const MAX_PARSED_CHARS = 256 * 1024;
+
+/**
+ * The body of the first fenced code block (```json ... ```), found by plain scanning: a
+ * regular expression for it takes time that grows with the square of a reply made of
+ * backticks, and the reply is the model's, to be treated as hostile.
+ */
+function fencedBody(text: string): string | undefined {
+  const open = text.indexOf("```");
+  if (open < 0) return undefined;
+  const lineEnd = text.indexOf("\n", open + 3);
+  if (lineEnd < 0) return undefined;
+  const close = text.indexOf("```", lineEnd + 1);
+  return close < 0 ? undefined : text.slice(lineEnd + 1, close);
+}
 
 /** The JSON candidates in a reply, most literal first, each with how it was found. */
-function candidates(text: string): Array<[string, string | undefined]> {
+function candidates(reply: string): Array<[string, string | undefined]> {
+  const text = reply.slice(0, MAX_PARSED_CHARS);
   const out: Array<[string, string | undefined]> = [[text.trim(), undefined]];
-  const fenced = /```(?:json)?[^\n]*\n([\s\S]*?)```/i.exec(text);
-  if (fenced) out.push([fenced[1]!.trim(), "taken from a fenced code block"]);
+  const fenced = fencedBody(text);
+  if (fenced !== undefined) out.push([fenced.trim(), "taken from a fenced code block"]);
   const first = text.search(/[[{]/);
   const last = Math.max(text.lastIndexOf("}"), text.lastIndexOf("]"));
   if (first >= 0 && last > first) {
@@ -81,7 +99,9 @@ function asFinding(raw: unknown): Finding | undefined {
   const severity = typeof r.severity === "string" ? r.severity.trim().toLowerCase() : "";
   const claim = typeof r.claim === "string" ? r.claim.trim() : "";
   const evidence = typeof r.evidence === "string" ? r.evidence.trim() : "";
-  if (file === "" || file.length > 4096 || !Number.isInteger(line) || line < 1) return undefined;
+  if (file === "" || file.length > MAX_FILE || !Number.isInteger(line) || line < 1) {
+    return undefined;
+  }
   if (!(SEVERITIES as readonly string[]).includes(severity) || claim === "") return undefined;
   return {
     file,

@@ -102,6 +102,7 @@ export function renderReview(
   record: ReviewRecord,
   reply: string,
   replyPath: string,
+  maxChars: number,
 ): { text: string; isError: boolean } {
   const sent = Object.keys(record.lines).length;
   const head = [
@@ -128,7 +129,7 @@ export function renderReview(
     .filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`);
   head.push(`findings:   ${kept.length}${counts.length > 0 ? ` (${counts.join(", ")})` : ""}`);
   if (dropped.length > 0) {
-    const shown = dropped.slice(0, 5).map((f) => `${f.file}:${f.line}`).join(", ");
+    const shown = dropped.slice(0, 5).map((f) => `${shown80(f.file)}:${f.line}`).join(", ");
     head.push(
       `dropped:    ${plural(dropped.length, "finding")} outside the diff (${shown}` +
         `${dropped.length > 5 ? ", ..." : ""})`,
@@ -142,14 +143,37 @@ export function renderReview(
     );
   }
   if (parsed.repaired) head.push(`repaired:   the reply was not plain JSON (${parsed.repaired})`);
-  return { text: [...head, "", ...kept.map(findingText)].join("\n").trimEnd(), isError: false };
+  const text = [...head, "", ...kept.map(findingText)].join("\n").trimEnd();
+  if (text.length <= maxChars) return { text, isError: false };
+  const cut = text.lastIndexOf("\n", maxChars);
+  return {
+    text: `${text.slice(0, cut > 0 ? cut : maxChars)}\n[... ${
+      text.length - (cut > 0 ? cut : maxChars)
+    } more characters of findings: the reviewer's reply is ${replyPath}]`,
+    isError: false,
+  };
+}
+
+/**
+ * What the reviewer wrote, as one line of plain text: its words reach the orchestrator's
+ * reply, so they must not add lines of their own (a forged `findings: 0`) or terminal
+ * control sequences.
+ */
+function oneLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ")
+    .trim();
+}
+
+/** A file name the reviewer gave that matched no file of the diff, shortened for a list. */
+function shown80(file: string): string {
+  const line = oneLine(file);
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
 
 function findingText(f: Finding, i: number): string {
-  const evidence = f.evidence ? `\n   evidence: ${f.evidence.replace(/\s*\n\s*/g, " ")}` : "";
-  return `${i + 1}. [${f.severity}] ${f.file}:${f.line}  ${
-    f.claim.replace(/\s*\n\s*/g, " ")
-  }${evidence}`;
+  const evidence = f.evidence ? `\n   evidence: ${oneLine(f.evidence)}` : "";
+  return `${i + 1}. [${f.severity}] ${oneLine(f.file)}:${f.line}  ${oneLine(f.claim)}${evidence}`;
 }
 
 /** The reviewer's reply is read up to this size; findings JSON is far smaller. */
@@ -162,6 +186,7 @@ const MAX_REPLY_BYTES = 1024 * 1024;
 export async function reviewSection(
   dir: string,
   replyPath: string,
+  maxChars: number,
 ): Promise<{ text: string; isError: boolean } | undefined> {
   const record = await readReview(dir);
   if (!record) return undefined;
@@ -176,5 +201,5 @@ export async function reviewSection(
   } catch {
     // No reply text: rendered as "not findings JSON" with the path.
   }
-  return renderReview(record, reply, replyPath);
+  return renderReview(record, reply, replyPath, maxChars);
 }

@@ -67,7 +67,7 @@ export async function jobReply(
   const { text: out, length } = await store.readResultText(r.id, max);
   const body = outputBody(out, length, max, store.resultPath(r.id), r.id);
   const review = r.state === "completed"
-    ? await reviewSection(store.dirOf(r.id), store.resultPath(r.id))
+    ? await reviewSection(store.dirOf(r.id), store.resultPath(r.id), max)
     : undefined;
   if (review) {
     return textResult(
