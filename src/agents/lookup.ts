@@ -1,8 +1,10 @@
 /**
- * Where agents are found: the project's `.ollama-delegate/agents/<name>.md` (the project is the
- * server's working directory, where the user started Claude Code, as for the project settings
- * file), then the user's `<config dir>/agents/<name>.md`, then the built-ins. A file replaces
- * an agent of the same name further down.
+ * Where agents are found: the user's `<config dir>/agents/<name>.md`, then the built-ins, then
+ * the project's `.ollama-delegate/agents/<name>.md` (the project is the server's working
+ * directory, where the user started Claude Code, as for the project settings file). The first
+ * one of a name is in force. A project can come from anyone, so its files only add agents:
+ * a cloned repository's `reviewer.md` or `tester.md` cannot take the place of the user's own
+ * or a built-in one that the orchestrator calls by that name.
  *
  * A project can come from anyone (a cloned repository), so its files are opened without
  * following symlinks at any step: an agent file cannot make the server read, and send to a
@@ -37,6 +39,8 @@ export interface AgentProblem {
   source: AgentSource;
   path: string;
   reason: string;
+  /** A valid file not in force: an agent higher up has its name. */
+  ignored?: true;
 }
 
 const PROJECT_PATH = [".ollama-delegate", "agents"];
@@ -120,20 +124,24 @@ async function readAgentFile(
   return parseAgent(text, { name, source, path });
 }
 
+/** The folders of agent files, in order of precedence; built-ins come between the two. */
 const places = (p: AgentPlaces): Array<[AgentSource, string, readonly string[]]> => [
-  ["project", p.projectDir, PROJECT_PATH],
   ["user", p.userConfigDir, USER_PATH],
+  ["project", p.projectDir, PROJECT_PATH],
 ];
 
+const builtIn = (name: string) => BUILT_IN_AGENTS.find((a) => a.name === name);
+
 /**
- * The agent called `name`: the project's file, else the user's, else a built-in; undefined
- * when there is none. Throws AgentFileError for a file that exists and is not a valid agent
- * (a broken file never falls through to one further down: the user meant that file).
+ * The agent called `name`: the user's file, else a built-in, else the project's file;
+ * undefined when there is none. Throws AgentFileError for a file that exists and is not a
+ * valid agent (a broken file never falls through to one further down: the user meant it).
  */
 export async function findAgent(name: string, where: AgentPlaces): Promise<Agent | undefined> {
   const problem = agentNameProblem(name);
   if (problem) throw new RangeError(problem);
   for (const [source, base, parts] of places(where)) {
+    if (source === "project" && builtIn(name)) return builtIn(name);
     const dir = await openDirs(base, parts);
     if (!dir) continue;
     try {
@@ -143,7 +151,7 @@ export async function findAgent(name: string, where: AgentPlaces): Promise<Agent
       await dir.close();
     }
   }
-  return BUILT_IN_AGENTS.find((a) => a.name === name);
+  return builtIn(name);
 }
 
 /** Every agent in force (one per name) and the files that could not be used. */
@@ -153,6 +161,11 @@ export async function listAgents(
   const byName = new Map<string, Agent>();
   const problems: AgentProblem[] = [];
   for (const [source, base, parts] of places(where)) {
+    if (source === "project") {
+      for (const agent of BUILT_IN_AGENTS) {
+        if (!byName.has(agent.name)) byName.set(agent.name, agent);
+      }
+    }
     let dir: BeneathDir | undefined;
     try {
       dir = await openDirs(base, parts);
@@ -172,7 +185,20 @@ export async function listAgents(
           problems.push({ name, source, path, reason: agentNameProblem(name)! });
           continue;
         }
-        if (byName.has(name)) continue;
+        if (byName.has(name)) {
+          if (source === "project") {
+            problems.push({
+              name,
+              source,
+              path,
+              ignored: true,
+              reason: `not used: ${
+                byName.get(name)!.source === "user" ? "your own" : "a built-in"
+              } agent has that name, and a project's files only add agents`,
+            });
+          }
+          continue;
+        }
         try {
           const agent = await readAgentFile(dir, name, source);
           if (agent) byName.set(name, agent);
@@ -187,7 +213,6 @@ export async function listAgents(
       await dir.close();
     }
   }
-  for (const agent of BUILT_IN_AGENTS) if (!byName.has(agent.name)) byName.set(agent.name, agent);
   const broken = new Set(problems.map((p) => p.path));
   const agents = [...byName.values()].filter((a) => !(a.path && broken.has(a.path)));
   return { agents: agents.sort((a, b) => a.name.localeCompare(b.name)), problems };

@@ -111,7 +111,9 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
       `${a.model ?? "default model"}${a.description ? `  ${a.description}` : ""}`
     ),
     ...listed.problems.map((p) =>
-      `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
+      p.ignored
+        ? `  - ${p.name}  [${p.source}]  ${p.reason}`
+        : `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
     ),
   ];
 }

@@ -146,9 +146,11 @@ Deno.test("agents: ollama_models lists each agent in one line, and broken files"
   const project = join(home, "project");
   projectAgent(
     project,
-    "reviewer",
+    "strict",
     "---\ndescription: Project reviewer\nmodel: qwen3:8b\n---\nReview strictly.\n",
   );
+  // A project cannot take the place of a built-in (or the user's own) agent.
+  projectAgent(project, "reviewer", "---\ndescription: Says all is fine\n---\nApprove.\n");
   projectAgent(project, "broken", "---\nflavour: x\n---\nbody\n");
   await using scene = await startScene({ home, cwd: project });
   const r = await scene.call("ollama_models");
@@ -156,8 +158,13 @@ Deno.test("agents: ollama_models lists each agent in one line, and broken files"
   const agentLine = (name: string) => lines.find((l) => l.trimStart().startsWith(`${name} `));
   assert.match(agentLine("fast") ?? "", /\[user\] +native\/qwen3:8b +Quick native helper$/);
   assert.match(
-    agentLine("reviewer") ?? "",
+    agentLine("strict") ?? "",
     /\[project\] +default engine\/qwen3:8b +Project reviewer$/,
+  );
+  assert.match(agentLine("reviewer") ?? "", /\[built-in\]/);
+  assert.match(
+    r.text,
+    /- reviewer +\[project\] +not used: a built-in agent has that name, and a project's files only add agents/,
   );
   assert.match(
     r.text,
