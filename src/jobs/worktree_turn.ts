@@ -7,14 +7,9 @@ import { errorMessage } from "../errors.ts";
 import { WORKTREES_DIR } from "../engines/worktree_scope.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
-import {
-  commitChanges,
-  createWorktree,
-  notCommittedNote,
-  summarize,
-  unusableReason,
-  type WorktreeRef,
-} from "./worktree.ts";
+import { createWorktree, summarize, unusableReason } from "./worktree.ts";
+import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
+import type { WorktreeRef } from "./worktree_ref.ts";
 
 export type JobWorktree = NonNullable<JobRecord["worktree"]>;
 

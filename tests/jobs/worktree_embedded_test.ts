@@ -20,12 +20,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  commitChanges,
   createWorktree,
   removeWorktree,
   summarize,
   unusableReason,
 } from "../../src/jobs/worktree.ts";
+import { commitChanges } from "../../src/jobs/worktree_commit.ts";
 
 const sh = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {

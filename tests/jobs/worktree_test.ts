@@ -11,13 +11,13 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  commitAll,
   createWorktree,
   findCheckout,
   removeWorktree,
   summarize,
   unusableReason,
 } from "../../src/jobs/worktree.ts";
+import { commitAll } from "../../src/jobs/worktree_commit.ts";
 
 const sh = (cwd: string, ...args: string[]) =>
   execFileSync("git", args, { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: cwd } });
