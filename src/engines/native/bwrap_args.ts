@@ -1,6 +1,6 @@
 /**
  * bubblewrap's command line for one sandboxed command: what is mounted where, who the command
- * runs as and under which limits. Pure: sandbox.ts decides the inputs and runs it.
+ * runs as and under which limits. Pure: sandbox_run.ts decides the inputs and runs it.
  */
 import { lstatSync, readlinkSync, statSync } from "node:fs";
 import { fieldOf } from "../../settings/fields.ts";

@@ -9,11 +9,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import {
-  type BwrapRunner,
-  type CommandRequest,
-  runShell,
-} from "../../../src/engines/native/sandbox.ts";
+import type { BwrapRunner } from "../../../src/engines/native/sandbox.ts";
+import { type CommandRequest, runShell } from "../../../src/engines/native/sandbox_run.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 
 const BWRAP = "/usr/bin/bwrap";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { runShell } from "../../../src/engines/native/sandbox.ts";
+import { runShell } from "../../../src/engines/native/sandbox_run.ts";
 import { sessionOfStat } from "../../../src/platform/posix/session.ts";
 
 const BWRAP = "/usr/bin/bwrap";

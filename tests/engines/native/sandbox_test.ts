@@ -5,13 +5,12 @@ import { join } from "node:path";
 import process from "node:process";
 import {
   bwrapArgs,
-  type CommandRequest,
   findBwrap,
   INSTALL_BWRAP_HINT,
-  probeSandbox,
-  runShell,
   shellRunner,
 } from "../../../src/engines/native/sandbox.ts";
+import { probeSandbox } from "../../../src/engines/native/sandbox_probe.ts";
+import { type CommandRequest, runShell } from "../../../src/engines/native/sandbox_run.ts";
 import { TailBuffer } from "../../../src/platform/command_run.ts";
 
 const BWRAP = "/usr/bin/bwrap";

@@ -1,4 +1,5 @@
-import { DEFAULT_LIMITS, runShell, type ShellRunner } from "../sandbox.ts";
+import { DEFAULT_LIMITS, type ShellRunner } from "../sandbox.ts";
+import { runShell } from "../sandbox_run.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
