@@ -2,7 +2,8 @@
  * The job manager: what the server and the `jobs` commands ask of jobs. It holds the jobs
  * this process runs (the live map) and hands each concern to its own module: turn_run.ts
  * runs a turn and records its end, queue.ts the lines jobs wait in, session_order.ts one turn
- * per session, recovery.ts jobs whose server died, remote_cancel.ts cancels across processes.
+ * per session, recovery.ts jobs whose server died, remote_cancel.ts cancels across processes,
+ * job_reads.ts reads the jobs it does not hold from disk.
  */
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
@@ -11,7 +12,6 @@ import type { EngineName } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
 import {
-  ACTIVITY_KEEP,
   type JobView,
   KILL_GRACE_MS,
   type LiveJob,
@@ -22,6 +22,7 @@ import {
 } from "./live_job.ts";
 import { Admission } from "./admission.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
+import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
@@ -200,23 +201,7 @@ export class JobManager {
     const live = isValidId(id) ? this.#live.get(key) : undefined;
     if (live) return this.#view(live);
     if (!isValidId(id)) throw new JobError({ kind: "unknown-job", id });
-    const read = await this.store.read(key);
-    if (read.kind === "missing") throw new JobError({ kind: "unknown-job", id });
-    if (read.kind === "corrupt") {
-      throw new DelegateError(
-        `Cannot read job ${id}: ${read.reason}. Its folder is ${this.store.dirOf(key)}`,
-      );
-    }
-    const record = await reconcile(read.record, this.#recovery);
-    const engine = this.#recovery.engines[record.engine];
-    const activities = engine
-      ? await engine.recentActivity(this.store.dirOf(key), ACTIVITY_KEEP).catch(() => [])
-      : [];
-    // A job another server queued: where it stands in its backend's shared line.
-    const queue = record.state === "queued"
-      ? await this.#lanes.gate.describe(record.id, record.backend)
-      : undefined;
-    return { record, activities, queuePosition: queue?.position ?? 0, ...(queue ? { queue } : {}) };
+    return await viewFromDisk(id, this.#recovery, this.#lanes.gate);
   }
 
   #view(live: LiveJob): JobView {
@@ -267,24 +252,8 @@ export class JobManager {
   }
 
   /** Every record on disk, newest first; unreadable ones are reported in `corrupt`. */
-  async list(): Promise<{ records: JobRecord[]; corrupt: Array<{ id: string; reason: string }> }> {
-    const records: JobRecord[] = [];
-    const corrupt: Array<{ id: string; reason: string }> = [];
-    for (const id of await this.store.ids()) {
-      const live = this.#live.get(id);
-      if (live) {
-        records.push(live.record);
-        continue;
-      }
-      const read = await this.store.read(id).catch((e) => ({
-        kind: "corrupt" as const,
-        reason: String(e),
-      }));
-      if (read.kind === "ok") records.push(await reconcile(read.record, this.#recovery));
-      else if (read.kind === "corrupt") corrupt.push({ id, reason: read.reason });
-    }
-    records.sort((a, b) => b.createdAt - a.createdAt);
-    return { records, corrupt };
+  list(): Promise<{ records: JobRecord[]; corrupt: Array<{ id: string; reason: string }> }> {
+    return listRecords(this.#recovery);
   }
 
   /**
