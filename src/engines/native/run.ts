@@ -1,23 +1,20 @@
 /**
  * The native engine: turns run in-process as our own agent loop, over Ollama's native chat API
  * for Ollama backends (the only one of Ollama's that sets the context per request) and over
- * OpenAI-compatible chat completions for the others. Each job folder holds `messages.jsonl` (the whole conversation so far, so a
- * follow-up resumes it, also after a restart) and `transcript.jsonl` (what was done).
+ * OpenAI-compatible chat completions for the others. Each job folder holds `messages.jsonl`
+ * (the whole conversation so far, so a follow-up resumes it, also after a restart) and
+ * `transcript.jsonl` (what was done).
+ *
+ * A turn's directories come from turn_scope.ts, its client from model_connection.ts, what its
+ * shell may touch and changed from shell_watch.ts, its outcome from turn_outcome.ts; this
+ * module puts the turn together.
  */
-import { readFile, realpath, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { OllamaClient } from "../../backends/ollama.ts";
-import { OllamaChatClient } from "../../backends/ollama_chat.ts";
-import {
-  type ChatBackend,
-  ChatClient,
-  type ChatClientOptions,
-  type ChatEffort,
-  type ChatMessage,
-} from "../../backends/openai.ts";
+import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import { defaultWorkdirPolicy, realContext, refusalOf, type WorkdirPolicy } from "../workdirs.ts";
-import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
+import type { WorkdirPolicy } from "../workdirs.ts";
+import { WORKTREES_DIR } from "../worktree_scope.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
@@ -29,9 +26,8 @@ import type {
   TurnSink,
   TurnSpec,
 } from "../types.ts";
-import { changedBetween, plantedWarnings, type Snapshot, snapshot } from "./changes.ts";
 import { ContextFitter } from "./context.ts";
-import { contextCap, ContextOverflowError } from "./context_budget.ts";
+import { contextCap } from "./context_budget.ts";
 import {
   backendNames,
   type BackendTable,
@@ -39,23 +35,20 @@ import {
   resolveBackend,
   type ResolvedBackend,
 } from "./backend.ts";
-import {
-  endpointError,
-  failed,
-  missingKeyError,
-  statusOf,
-  unknownBackendError,
-} from "./failures.ts";
+import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
 import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
-import { JsonlWriter, line, readHistory, settleWriters, withRepairNote } from "./history.ts";
+import { JsonlWriter, line, readHistory, settleWriters } from "./history.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
+import { connectModel, usableEffort } from "./model_connection.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { reportShellChanges, watchShell } from "./shell_watch.ts";
 import { bashTool } from "./tools/bash.ts";
-import { protectedPaths } from "./tools/real_paths.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
+import { loopFailure, loopOutcome } from "./turn_outcome.ts";
+import { turnScope } from "./turn_scope.ts";
 
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
@@ -153,26 +146,9 @@ export class NativeEngine implements Engine {
     const backend = this.backend(spec.backend);
     if (!backend) return failed(unknownBackendError(spec.backend, this.backendNames()));
     if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
-    const cwd = await realpath(spec.cwd);
-    const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
-    // The server checked these already; judged again here because the directories are
-    // resolved anew and anything may have changed since (a follow-up, a restart).
-    const context = await realContext(this.config.workdirs ?? defaultWorkdirPolicy());
-    for (const root of roots) {
-      // The server made this worktree for the job, inside its own state dir.
-      if (root === cwd && isServerWorktree(cwd, spec.worktree, this.config.worktreesDir)) continue;
-      const refusal = refusalOf(root, context);
-      if (refusal) {
-        return failed(
-          `Cannot run job: the native engine makes cwd and add_dirs writable, and "${root}" ` +
-            `is refused: ${refusal.reason}. Use a project directory`,
-        );
-      }
-    }
-    // As written and as resolved, also when missing: a directory created later stays protected.
-    const listed = await protectedPaths(this.config.protect ?? []);
-    const worktree = spec.worktree && await realpath(spec.worktree.path);
-    const protect = worktree ? protectAround(listed, worktree) : listed;
+    const scope = await turnScope(spec, this.config);
+    if ("refused" in scope) return failed(scope.refused);
+    const { cwd, roots, protect } = scope;
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
@@ -186,39 +162,11 @@ export class NativeEngine implements Engine {
     );
     const prompt = await readFile(spec.promptPath, "utf8");
 
-    const common: ChatClientOptions = {
-      baseUrl: backend.url,
-      label: backend.name === DEFAULT_BACKEND
-        ? `Ollama (${backend.url})`
-        : `backend "${backend.name}"`,
-      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+    const { client, model, loadedContext } = await connectModel(backend, spec.model, {
       ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
-      onRetry: ({ attempt, waitMs, reason }) =>
-        sink.activity({
-          kind: "error",
-          text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
-        }),
-    };
-    let client: ChatBackend;
-    let model: { contextLength?: number; capabilities?: string[] } | undefined;
-    let loadedContext: number | undefined;
-    if (backend.kind === "ollama") {
-      const keepAlive = this.config.keepAlive;
-      client = new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
-      const ollama = new OllamaClient(backend.url);
-      // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
-      [model, loadedContext] = await Promise.all([
-        ollama.show(spec.model).catch(() => undefined),
-        ollama.ps()
-          .then((loaded) => loaded.find((m) => sameModel(m.name, spec.model))?.contextLength)
-          .catch(() => undefined),
-      ]);
-    } else {
-      const openai = new ChatClient(common);
-      client = openai;
-      const contextLength = await openai.contextLength(spec.model).catch(() => undefined);
-      model = contextLength !== undefined ? { contextLength } : undefined;
-    }
+      ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
+      sink,
+    });
     const cap = contextCap(model?.contextLength, this.config.maxContext ?? 0);
     const effort = usableEffort(spec.options.effort, model?.capabilities);
 
@@ -273,18 +221,7 @@ export class NativeEngine implements Engine {
       transcript.push({ kind: "text", text: `[history repaired] ${repair}` });
     }
 
-    const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
-    let before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
-    // Nested repositories and credential stores get the protection the top-level ones get.
-    if (before && runner.kind === "bwrap") {
-      runner.nested = { readOnly: before.nestedGit, hidden: before.credentials };
-    }
-    // git in the worktree reads the repository's `.git` (its `.git` file points there):
-    // mounted read-only, so the delegate's commands see it but cannot change it.
-    if (spec.worktree && runner.kind === "bwrap") {
-      const readOnly = [...(runner.nested?.readOnly ?? []), commonGitDir(spec.worktree)];
-      runner.nested = { ...runner.nested, readOnly };
-    }
+    let before = await watchShell(policy, runner, roots, spec.worktree);
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap,
@@ -327,46 +264,12 @@ export class NativeEngine implements Engine {
           for (const m of added) writer.push(m);
         },
       });
-      outcome = {
-        ok: result.ok,
-        resultText: withRepairNote(result.text, repair),
-        ...(result.errorText ? { errorText: result.errorText } : {}),
-        usage: {
-          inputTokens: result.inputTokens,
-          outputTokens: result.outputTokens,
-          cacheReadTokens: 0,
-          cacheCreationTokens: 0,
-          numTurns: result.turns,
-          durationMs: Math.round(performance.now() - started),
-        },
-        exitCode: null,
-        signal: null,
-        permissionDenials: result.denials,
-      };
+      outcome = loopOutcome(result, repair, started);
     } catch (e) {
-      outcome = signal.aborted
-        ? failed("Stopped before the model answered")
-        : e instanceof ContextOverflowError
-        ? failed(e.message)
-        : failed(endpointError(e, backend, spec.model), statusOf(e));
+      outcome = loopFailure(e, signal.aborted, backend, spec.model);
     }
     if (before) {
-      const after = await snapshot(roots);
-      for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
-      for (const text of plantedWarnings(changedBetween(before, after), roots)) {
-        sink.warning?.(text);
-      }
-      const capped = before.capped || after.capped;
-      if (capped) {
-        sink.activity({
-          kind: "error",
-          text: (capped === "project"
-            ? "The job's directories hold over 20,000 entries"
-            : "The job's version control and dependency folders hold over 200,000 entries") +
-            ": the list of changed files covers Write and Edit calls and only part of what " +
-            "commands changed",
-        });
-      }
+      await reportShellChanges(before, roots, sink);
       before = undefined;
     }
     return await settleWriters(outcome, [writer, transcript]);
@@ -379,24 +282,6 @@ export class NativeEngine implements Engine {
   facts(dir: string): Promise<TurnFacts> {
     return nativeFolder.facts(dir);
   }
-}
-
-/** Ollama names a model without a tag as `:latest`. */
-function sameModel(a: string, b: string): boolean {
-  const full = (name: string) => (/:[^/]*$/.test(name) ? name : `${name}:latest`);
-  return full(a) === full(b);
-}
-
-/**
- * The effort to send. A model that Ollama says cannot think gets none but "off": Ollama
- * refuses `think` for it (HTTP 400 "does not support thinking").
- */
-function usableEffort(
-  effort: ChatEffort | undefined,
-  capabilities: readonly string[] | undefined,
-): ChatEffort | undefined {
-  if (effort === undefined || effort === "off" || capabilities === undefined) return effort;
-  return capabilities.includes("thinking") ? effort : undefined;
 }
 
 export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
