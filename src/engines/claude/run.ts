@@ -1,22 +1,26 @@
-import { open, readFile, realpath } from "node:fs/promises";
+/**
+ * The claude engine: each turn runs as a `claude -p` child pointed at Ollama, with an
+ * environment built from scratch, the server's directories protected, Claude Code's own
+ * sandbox where it can run, and a turn refused before it starts when the loaded model's
+ * context would cut its prompt. The child itself is run by child.ts, its outcome read by
+ * outcome.ts.
+ */
+import { readFile, realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { isWindows, osPlatform } from "../../platform/runtime.ts";
-import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
-import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
+import { osPlatform } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
-import {
-  type Activity,
-  type Engine,
-  type EngineSetup,
-  failedTurn,
-  type RunningTurn,
-  type TurnFacts,
-  type TurnOutcome,
-  type TurnSink,
-  type TurnSpec,
+import type {
+  Activity,
+  Engine,
+  EngineSetup,
+  RunningTurn,
+  TurnFacts,
+  TurnSink,
+  TurnSpec,
 } from "../types.ts";
-import { claudeFolder, STDERR_FILE, STREAM_FILE } from "./folder.ts";
+import { startChild, turnMarker } from "./child.ts";
+import { claudeFolder } from "./folder.ts";
 import { OllamaClient } from "../../backends/ollama.ts";
 import { DEFAULT_CLAUDE_TOOLS } from "../../settings/types.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
@@ -31,37 +35,10 @@ import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
 import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
 import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
-import { LineSplitter } from "../line_splitter.ts";
-import { parseStreamLine, type ResultEvent } from "./stream.ts";
+import { failedStart, judged } from "./outcome.ts";
 
-/** Longest stdout line we parse (bigger ones stay on disk unparsed). */
-const MAX_PARSED_LINE = 32 * 1024 * 1024;
-/**
- * How long Claude Code itself may take to exit once everything it started is gone. It
- * writes each message of its session file as it goes, so a follow-up still resumes; its
- * own shutdown (about 1.5 s after SIGTERM) is not worth holding a cancel for.
- */
-const ROOT_GRACE_MS = 500;
-/** stderr kept for the error text of a failed job. */
-const STDERR_TAIL = 20_000;
-/**
- * How long what a turn left running gets between SIGTERM and SIGKILL once Claude Code has
- * exited: nothing a delegate started may outlive its turn.
- */
-const LEFTOVER_GRACE_MS = 1000;
 /** How long asking Ollama which models are loaded may hold up a turn's start or end. */
 const PS_TIMEOUT_MS = 3000;
-/** The environment entry that marks every process of a turn (see platform/posix/job_sweep.ts). */
-export const TURN_MARKER = "OLLAMA_DELEGATE_TURN";
-
-/**
- * The marker of one turn. It is derived, not random, so that a server that starts after
- * another died can still find what that one's delegates left. Forging it gains a delegate
- * nothing: a process carrying another turn's marker is only ended with that turn.
- */
-export function turnMarker(jobId: string, turn: number): { name: string; value: string } {
-  return { name: TURN_MARKER, value: `${jobId}.${turn}` };
-}
 
 export interface ClaudeEngineConfig {
   claudeBin: string;
@@ -199,14 +176,14 @@ export class ClaudeEngine implements Engine {
     // look the name up again in the job's working directory.
     const command = which(this.config.claudeBin, env, this.serverCwd);
     if (!command) {
-      return finished(
+      return failedStart(
         `Cannot start Claude Code: "${this.config.claudeBin}" was not found on the delegate's ` +
           `PATH (only its absolute entries are searched). Install Claude Code, or set its ` +
           `absolute path with ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
       );
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
-    if (plan.kind === "refused") return finished(plan.reason);
+    if (plan.kind === "refused") return failedStart(plan.reason);
     const roots = [spec.cwd, ...spec.options.addDirs];
     const guard = await withNestedHostRun(await this.#protectScope(spec), plan, roots);
     const sandbox = plan.kind === "on"
@@ -245,167 +222,24 @@ export class ClaudeEngine implements Engine {
       loadedContext: await this.#loadedContext(spec.model),
       estimate,
     });
-    if (refusal) return finished(refusal);
+    if (refusal) return failedStart(refusal);
     const args = claudeArgs(
       spec,
       pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules),
       tools,
     );
-    let child: SpawnedProcess;
-    try {
-      child = await spawnProcess({
-        command,
-        args,
-        cwd: spec.cwd,
-        env,
-        stdin: prompt,
-        detached: true,
-      });
-    } catch (e) {
-      const why = e instanceof SpawnError ? e.code : (e as Error).message;
-      return finished(`Cannot start Claude Code "${command}": ${why}`);
-    }
-    sink.childStarted(child.pid);
-    // The child leads a session of its own (detached); its pid is that session's id.
-    const rootStart = await startTicks(child.pid).catch(() => undefined);
-    const scope: JobScope = {
-      ...(isWindows ? {} : { sessionId: child.pid }),
-      marker,
-      ...(rootStart !== undefined ? { notBeforeTicks: rootStart } : {}),
-    };
-    let swept: Promise<void> | undefined;
-    const sweep = (graceMs: number) =>
-      swept ??= sweepJob(scope, { graceMs }).then(() => {}, () => {});
-    const streamFile = await open(join(spec.dir, STREAM_FILE), "a");
-    const stderrFile = await open(join(spec.dir, STDERR_FILE), "a");
-    let result: ResultEvent | undefined;
-    const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
-      for (const item of parseStreamLine(line)) {
-        if (item.type === "init") {
-          sink.sessionStarted({
-            ...(item.permissionMode ? { permissionMode: item.permissionMode } : {}),
-            ...(item.model ? { model: item.model } : {}),
-          });
-        } else if (item.type === "activity") {
-          if (item.toolCall) sink.toolCall();
-          sink.activity(item.activity);
-        } else {
-          result = item.result;
-        }
-      }
-    });
-    const pumpStdout = (async () => {
-      for await (const chunk of child.stdout) {
-        await streamFile.write(chunk);
-        splitter.push(chunk);
-      }
-      splitter.end();
-    })();
-    let stderrTail = "";
-    const pumpStderr = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stderr) {
-        await stderrFile.write(chunk);
-        stderrTail = (stderrTail + decoder.decode(chunk, { stream: true })).slice(-STDERR_TAIL);
-      }
-    })();
-    const done = (async (): Promise<TurnOutcome> => {
-      const status = await child.status;
-      // Nothing the delegate started outlives its turn: what left the tree (setsid -f, a
-      // double fork) is found by session and marker.
-      await sweep(LEFTOVER_GRACE_MS);
-      // A grandchild can keep the pipes open after claude exits; its output is not ours.
-      await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
-      await streamFile.close();
-      await stderrFile.close();
-      const outcome = outcomeOf(result, status.code, status.signal, stderrTail);
-      const verdict = outcome.usage && judgeTurn({
-        model: spec.model,
-        estimate,
-        usage: outcome.usage,
-        loadedContext: await this.#loadedContext(spec.model),
-      });
-      return verdict ? judged(outcome, verdict, sink) : outcome;
-    })();
-    return {
-      done,
-      async stop(graceMs: number) {
-        await killTree(child.pid, { graceMs, rootGraceMs: Math.min(graceMs, ROOT_GRACE_MS) });
-        await child.status;
-        await sweep(Math.min(graceMs, LEFTOVER_GRACE_MS));
+    return await startChild(
+      { command, args, cwd: spec.cwd, env, stdin: prompt, dir: spec.dir, marker },
+      sink,
+      async (outcome) => {
+        const verdict = outcome.usage && judgeTurn({
+          model: spec.model,
+          estimate,
+          usage: outcome.usage,
+          loadedContext: await this.#loadedContext(spec.model),
+        });
+        return verdict ? judged(outcome, verdict, sink) : outcome;
       },
-    };
+    );
   }
-}
-
-/**
- * A turn whose prompts Ollama cut fails: the model answered without all of its instructions,
- * tools or task, so its answer is no result. What it said stays as partial output beside the
- * warning. A turn whose requests only reached the loaded context keeps its state, with the
- * warning beside it.
- */
-function judged(
-  outcome: TurnOutcome,
-  verdict: NonNullable<ReturnType<typeof judgeTurn>>,
-  sink: TurnSink,
-): TurnOutcome {
-  sink.warning?.(verdict.warning);
-  if (verdict.kind !== "cut" || !outcome.ok) return outcome;
-  return {
-    ...outcome,
-    ok: false,
-    errorText: "context_overflow: Ollama cut this job's prompt to fit the model's context " +
-      "(see the warning); what the model answered was written without the whole of it",
-  };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    (t as unknown as { unref?: () => void }).unref?.();
-  });
-}
-
-function finished(errorText: string): RunningTurn {
-  return { done: Promise.resolve(failedTurn(errorText)), stop: () => Promise.resolve() };
-}
-
-/** Exit 0 without a result event is a failure: the run did not finish. */
-export function outcomeOf(
-  result: ResultEvent | undefined,
-  exitCode: number | null,
-  signal: string | null,
-  stderrTail: string,
-): TurnOutcome {
-  const base = { exitCode, signal, permissionDenials: result?.permissionDenials ?? [] };
-  if (result) {
-    const ok = !result.isError && exitCode === 0;
-    const outcome: TurnOutcome = {
-      ...base,
-      ok,
-      resultText: result.text,
-      usage: result.usage,
-      ...(result.apiErrorStatus !== undefined ? { apiErrorStatus: result.apiErrorStatus } : {}),
-    };
-    if (!ok) {
-      outcome.errorText = result.isError
-        ? (result.errors.join("; ") || result.text || `Claude Code reported ${result.subtype}`)
-        : exitText(exitCode, signal, stderrTail);
-    }
-    return outcome;
-  }
-  return {
-    ...base,
-    ok: false,
-    resultText: "",
-    errorText: exitCode === 0
-      ? "Claude Code exited without a result event; the run did not finish"
-      : exitText(exitCode, signal, stderrTail),
-  };
-}
-
-function exitText(code: number | null, signal: string | null, stderrTail: string): string {
-  const tail = stderrTail.trim();
-  if (tail) return tail;
-  return signal ? `claude was ended by ${signal}` : `claude exited with code ${code}`;
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { outcomeOf } from "../../../src/engines/claude/run.ts";
+import { outcomeOf } from "../../../src/engines/claude/outcome.ts";
 import { LineSplitter } from "../../../src/engines/line_splitter.ts";
 import {
   parseStreamLine,

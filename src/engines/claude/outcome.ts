@@ -1,0 +1,74 @@
+/**
+ * What a Claude Code turn ends with: its outcome from the stream's result event and the exit
+ * status, a turn failed before its child started, and a turn whose prompt Ollama cut (judged
+ * by context_check.ts) failed although Claude Code reported success.
+ */
+import { failedTurn, type RunningTurn, type TurnOutcome, type TurnSink } from "../types.ts";
+import type { judgeTurn } from "./context_check.ts";
+import type { ResultEvent } from "./stream.ts";
+
+/** Exit 0 without a result event is a failure: the run did not finish. */
+export function outcomeOf(
+  result: ResultEvent | undefined,
+  exitCode: number | null,
+  signal: string | null,
+  stderrTail: string,
+): TurnOutcome {
+  const base = { exitCode, signal, permissionDenials: result?.permissionDenials ?? [] };
+  if (result) {
+    const ok = !result.isError && exitCode === 0;
+    const outcome: TurnOutcome = {
+      ...base,
+      ok,
+      resultText: result.text,
+      usage: result.usage,
+      ...(result.apiErrorStatus !== undefined ? { apiErrorStatus: result.apiErrorStatus } : {}),
+    };
+    if (!ok) {
+      outcome.errorText = result.isError
+        ? (result.errors.join("; ") || result.text || `Claude Code reported ${result.subtype}`)
+        : exitText(exitCode, signal, stderrTail);
+    }
+    return outcome;
+  }
+  return {
+    ...base,
+    ok: false,
+    resultText: "",
+    errorText: exitCode === 0
+      ? "Claude Code exited without a result event; the run did not finish"
+      : exitText(exitCode, signal, stderrTail),
+  };
+}
+
+function exitText(code: number | null, signal: string | null, stderrTail: string): string {
+  const tail = stderrTail.trim();
+  if (tail) return tail;
+  return signal ? `claude was ended by ${signal}` : `claude exited with code ${code}`;
+}
+
+/**
+ * A turn whose prompts Ollama cut fails: the model answered without all of its instructions,
+ * tools or task, so its answer is no result. What it said stays as partial output beside the
+ * warning. A turn whose requests only reached the loaded context keeps its state, with the
+ * warning beside it.
+ */
+export function judged(
+  outcome: TurnOutcome,
+  verdict: NonNullable<ReturnType<typeof judgeTurn>>,
+  sink: TurnSink,
+): TurnOutcome {
+  sink.warning?.(verdict.warning);
+  if (verdict.kind !== "cut" || !outcome.ok) return outcome;
+  return {
+    ...outcome,
+    ok: false,
+    errorText: "context_overflow: Ollama cut this job's prompt to fit the model's context " +
+      "(see the warning); what the model answered was written without the whole of it",
+  };
+}
+
+/** A turn that failed before Claude Code started: nothing runs, nothing to stop. */
+export function failedStart(errorText: string): RunningTurn {
+  return { done: Promise.resolve(failedTurn(errorText)), stop: () => Promise.resolve() };
+}
