@@ -14,7 +14,10 @@ import { chatTools } from "./prompt.ts";
 import { offeredTools, recoverReply } from "./recovery.ts";
 import { countdownLine, partialText } from "./turns.ts";
 
-/** The default and the hard cap of model requests per turn (issue 3, item 2). */
+/**
+ * The default and the hard cap of model requests per turn: the default leaves room for a task of
+ * a few files, and the cap bounds what one turn can spend when a model never stops calling tools.
+ */
 export const DEFAULT_MAX_TURNS = 25;
 export const MAX_TURNS_CAP = 100;
 /** The same call with the same arguments this many times in a row is a loop. */
