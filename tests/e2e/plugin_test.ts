@@ -58,8 +58,9 @@ Deno.test("plugin: the manifests agree with the program's version and the CLI va
     assert.ok(report.includes(part), `${part} in ${report}`);
   }
   assert.ok(
-    report.includes("ollama-delegate:cancel") &&
+    report.includes("ollama-delegate:cancel") && report.includes("ollama-delegate:review") &&
       report.includes("agents: ollama-delegate:delegator"),
+    report,
   );
 });
 
