@@ -18,7 +18,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { execFileSync } from "node:child_process";
 import { type Reply } from "../support/ollama_emulator.ts";
-import { alive, CLAUDE_BIN, field, tempDir, until } from "../support/harness.ts";
+import { alive, CLAUDE_BIN, field, sandboxClaude, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { which } from "../../src/platform/which.ts";
 
@@ -446,8 +446,7 @@ Deno.test({
     const secret = () => join(home, ".ssh", "id_rsa");
     // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server
     // never passes on: the test's own stand-in for `claude` sets it.
-    const wrapper = join(tempDir("od-wrap-"), "claude");
-    writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+    const wrapper = sandboxClaude();
     await using scene = await startScene({
       emulator: {
         // One Write per target, then a Read of the home's private key, then an answer that

@@ -44,11 +44,11 @@ function assertCleanWire(emu: OllamaEmulator, decoy: OllamaEmulator, secrets: st
 Deno.test("a poisoned parent environment never reaches the delegate or the wire", async () => {
   await using scene = await startScene({ server: false });
   const decoy = await scene.startEmulator();
-  const dump = join(tempDir("od-dump-"), "env.txt");
   await scene.startServer({
     env: { ...POISON, ANTHROPIC_BASE_URL: decoy.url, FOO_NOT_ALLOWLISTED: "foo-value" },
-    claudeBin: envRecordingClaude(dump),
+    claudeBin: envRecordingClaude("env.txt"),
   });
+  const dump = join(scene.home, ".ollama-mcp", "claude", "env.txt");
   const work = tempDir("od-work-");
   const reply = await scene.call("delegate_start", {
     prompt: "@bash env > env.txt",

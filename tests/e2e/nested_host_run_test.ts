@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Reply } from "../support/ollama_emulator.ts";
-import { CLAUDE_BIN, field, tempDir } from "../support/harness.ts";
+import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const MODEL = "qwen3:8b";
@@ -116,8 +116,7 @@ Deno.test("claude delegate in a folder of projects, bypassPermissions: nested .g
   const f = folderOfProjects("od-nested-claude-");
   // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server never
   // passes on: the test's own stand-in for `claude` sets it.
-  const wrapper = join(tempDir("od-wrap-"), "claude");
-  writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+  const wrapper = sandboxClaude();
   const steps: { name: string; input: Record<string, unknown> }[] = [
     {
       name: "Write",
@@ -203,8 +202,7 @@ Deno.test("claude delegate in a folder of projects, bypassPermissions: nested .g
 Deno.test("claude delegate in a tree too deep to scan: its commands cannot write the tree (fail closed), its file tools still can", async () => {
   const f = folderOfProjects("od-nested-deep-");
   mkdirSync(join(f.code, ...Array.from({ length: 17 }, (_, i) => `d${i}`)), { recursive: true });
-  const wrapper = join(tempDir("od-wrap-"), "claude");
-  writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+  const wrapper = sandboxClaude();
   const steps: { name: string; input: Record<string, unknown> }[] = [
     { name: "Bash", input: { command: `echo ok > ${join(f.proj, "src", "c.txt")}` } },
     { name: "Write", input: { file_path: join(f.proj, "src", "b.txt"), content: "ok\n" } },

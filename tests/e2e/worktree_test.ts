@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { CLAUDE_BIN, field, tempDir } from "../support/harness.ts";
+import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
 import type { MessagesRequestView, Reply } from "../support/ollama_emulator_messages_script.ts";
 import { startScene } from "../support/scene.ts";
@@ -278,8 +278,7 @@ Deno.test({
     ];
     // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server
     // never passes on: the test's own stand-in for `claude` sets it.
-    const wrapper = join(tempDir("od-wrap-"), "claude");
-    writeFileSync(wrapper, `#!/bin/sh\nIS_SANDBOX=1 exec '${CLAUDE_BIN}' "$@"\n`, { mode: 0o755 });
+    const wrapper = sandboxClaude();
     await using scene = await startScene({
       home,
       stateDir,

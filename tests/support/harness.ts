@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -297,18 +297,38 @@ export function alive(pid: number): boolean {
 }
 
 /**
- * A stand-in `claudeBin` that records the environment the server gave the delegate, then
- * becomes the real CLI (exec keeps the pid), so tests can see exactly what crossed.
+ * A stand-in `claudeBin`: a shell script that runs `prelude`, then becomes the real CLI (exec
+ * keeps the pid). On Linux a delegate runs in a jail that holds only the folder of its CLI's
+ * real file, so the script lives in a folder of its own under `.tools/wrappers/` with a hard
+ * link to the real CLI beside it (same file system, no copy).
  */
-export function envRecordingClaude(dumpPath: string): string {
-  const dir = tempDir("od-wrap-");
+export function claudeWrapper(prelude: string): string {
+  const parent = join(REPO, ".tools", "wrappers");
+  mkdirSync(parent, { recursive: true });
+  const dir = mkdtempSync(join(parent, "w-"));
+  linkSync(CLAUDE_BIN, join(dir, "claude-real"));
   const script = join(dir, "claude");
   writeFileSync(
     script,
-    `#!/bin/sh\n/usr/bin/env > '${dumpPath}'\nexec '${CLAUDE_BIN}' "$@"\n`,
+    `#!/bin/sh\n${prelude}\nexec "$(dirname "$0")/claude-real" "$@"\n`,
     { mode: 0o755 },
   );
   return script;
+}
+
+/** A stand-in `claudeBin` that runs the real CLI with IS_SANDBOX=1 (bypassPermissions as root). */
+export function sandboxClaude(): string {
+  return claudeWrapper("export IS_SANDBOX=1");
+}
+
+/**
+ * A stand-in `claudeBin` that records the environment the server gave the delegate, then
+ * becomes the real CLI, so tests can see exactly what crossed. The record goes to
+ * `$CLAUDE_CONFIG_DIR/<name>`, the one folder of the server's that a jailed delegate has; read
+ * it with `readFileSync(join(<claudeConfigDir>, name))`.
+ */
+export function envRecordingClaude(name = "delegate-env.txt"): string {
+  return claudeWrapper(`/usr/bin/env > "$CLAUDE_CONFIG_DIR/${name}"`);
 }
 
 /** Parses `env` output into a map (values may not contain newlines here). */

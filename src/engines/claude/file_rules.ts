@@ -7,7 +7,14 @@
  * depth below each root (a `**` pattern), as protected_paths.ts says why. Its sandbox guards
  * Bash; these rules guard the tools that do not run through it, on every OS (and Claude Code
  * also holds a plain redirection in a Bash command, `echo x > proj/.envrc`, to them).
+ *
+ * `$HOME` is denied by default: everything in it but the way down to a root (deny rules
+ * outrank allow rules, so the roots are carved out by naming what lies beside them, level by
+ * level). On Linux the jail (jail.ts) already keeps `$HOME` out of sight; elsewhere these
+ * rules are the line, and a token file a new tool adds tomorrow is covered all the same.
  */
+import { readdirSync } from "node:fs";
+import { join, relative, sep } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
 
 export interface FileRuleScope {
@@ -17,6 +24,45 @@ export interface FileRuleScope {
   home?: string;
   /** The server's own settings, records and Claude Code config. */
   protect: readonly string[];
+  /** Denied to Read too: as root, the system files only root may read. */
+  unreadable?: readonly string[];
+}
+
+/** Most entries beside the way to the roots that are named one by one (see besideRoots). */
+const MAX_BESIDE = 400;
+
+function inside(outer: string, inner: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
+}
+
+/**
+ * `dir` when no root lies in it; else its entries beside the way down to the roots, level by
+ * level, the roots themselves left out. Bounded: past MAX_BESIDE entries the rest of a level
+ * is not named (Linux's jail still hides it; the doc says so for other systems).
+ */
+export function besideRoots(dir: string, roots: readonly string[], max = MAX_BESIDE): string[] {
+  const within = roots.filter((r) => inside(dir, r));
+  if (within.length === 0) return [dir];
+  if (within.some((r) => r === dir)) return [];
+  const out: string[] = [];
+  const walk = (at: string) => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(at);
+    } catch {
+      return;
+    }
+    for (const name of names.sort()) {
+      if (out.length >= max) return;
+      const path = join(at, name);
+      if (within.some((r) => r === path)) continue;
+      if (within.some((r) => inside(path, r))) walk(path);
+      else out.push(path);
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 /** `//abs/path`, with Windows drive paths in the `//c/...` form Claude Code documents. */
@@ -42,12 +88,21 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
       rules.push(...both("Edit", `${absolute(root)}/**/${name}`));
     }
   }
-  const credentialHomes = scope.home ? [scope.home] : [];
-  for (const home of credentialHomes) {
+  // Credential stores inside the roots, at any depth.
+  for (const root of scope.roots) {
     for (const entry of CREDENTIAL_PATHS) {
-      const path = `${absolute(home)}/${entry}`;
-      rules.push(...both("Read", path), ...both("Edit", path));
+      for (const path of [`${absolute(root)}/${entry}`, `${absolute(root)}/**/${entry}`]) {
+        rules.push(...both("Read", path), ...both("Edit", path));
+      }
     }
+  }
+  if (scope.home) {
+    for (const path of besideRoots(scope.home, scope.roots)) {
+      rules.push(...both("Read", absolute(path)), ...both("Edit", absolute(path)));
+    }
+  }
+  for (const path of scope.unreadable ?? []) {
+    rules.push(...both("Read", absolute(path)));
   }
   for (const dir of scope.protect) {
     rules.push(...both("Read", absolute(dir)), ...both("Edit", absolute(dir)));

@@ -8,8 +8,11 @@
 import { readFile, realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { osPlatform } from "../../platform/runtime.ts";
-import { which } from "../../platform/which.ts";
+import { isRoot, osPlatform } from "../../platform/runtime.ts";
+import { searchPath, which } from "../../platform/which.ts";
+import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
+import { jailArgs } from "./jail.ts";
+import { planJail } from "./jail_plan.ts";
 import type {
   Activity,
   Engine,
@@ -37,6 +40,9 @@ import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "..
 import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
 import { failedStart, judged } from "./outcome.ts";
 
+/** The jail's /tmp when no setting says (the native sandbox's default). */
+const DEFAULT_TMP_MB = 512;
+
 /** How long asking Ollama which models are loaded may hold up a turn's start or end. */
 const PS_TIMEOUT_MS = 3000;
 
@@ -61,6 +67,8 @@ export interface ClaudeEngineConfig {
   claudeTools?: readonly string[];
   /** The state dir: a turn's cwd may be the worktree the server made in it. */
   stateDir?: string;
+  /** Size (MiB) of the jail's private /tmp and $HOME (the `sandboxTmpMb` setting). */
+  tmpMb?: number;
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -76,6 +84,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     serverCwd: setup.serverCwd,
     claudeTools: s.claudeTools,
     stateDir: s.stateDir,
+    tmpMb: s.sandboxTmpMb,
   });
 }
 
@@ -185,22 +194,44 @@ export class ClaudeEngine implements Engine {
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return failedStart(plan.reason);
     const roots = [spec.cwd, ...spec.options.addDirs];
-    const guard = await withNestedHostRun(await this.#protectScope(spec), plan, roots);
+    const scoped = await this.#protectScope(spec);
+    const guard = await withNestedHostRun(scoped, plan, roots);
+    // Where Claude Code's sandbox runs (Linux with bubblewrap), the whole CLI runs in our jail
+    // too: its own file tools are not confined by its sandbox.
+    const jail = plan.kind === "on"
+      ? planJail({
+        cwd: spec.cwd,
+        addDirs: spec.options.addDirs,
+        command,
+        pathDirs: searchPath(env),
+        configDir: this.config.claudeConfigDir,
+        ...(env.HOME ? { home: env.HOME } : {}),
+        protect: guard.protect,
+        readOnly: scoped.readOnly,
+        // A scan that could not cover the roots adds the roots themselves: Claude Code's
+        // sandbox then keeps commands from writing; the file tools are held by the rules.
+        nestedHostRun: guard.readOnly.slice(scoped.readOnly.length).filter((p) =>
+          !roots.includes(p)
+        ),
+        tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
+      })
+      : undefined;
     const sandbox = plan.kind === "on"
       ? sandboxSettings({
         cwd: spec.cwd,
         addDirs: spec.options.addDirs,
-        ...(env.HOME ? { home: env.HOME } : {}),
-        protect: guard.protect,
+        // In the jail only the config dir of what the server keeps is there to protect.
+        protect: jail ? [this.config.claudeConfigDir] : guard.protect,
         readOnly: guard.readOnly,
-        ...(guard.hiddenExcept ? { hiddenExcept: guard.hiddenExcept } : {}),
+        jailed: jail !== undefined,
       })
       : undefined;
     const denyRules = [
       ...protectedFileRules({
-        roots: [spec.cwd, ...spec.options.addDirs],
+        roots,
         ...(env.HOME ? { home: env.HOME } : {}),
         protect: guard.protect,
+        ...(isRoot() ? { unreadable: rootOnlySystemFiles().map((m) => m.path) } : {}),
       }),
       ...guard.extraRules,
     ];
@@ -228,8 +259,12 @@ export class ClaudeEngine implements Engine {
       pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules),
       tools,
     );
+    const launch = jail && plan.kind === "on"
+      // The real file: the jail holds its folder, not the links that led to it.
+      ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
+      : { command, args };
     return await startChild(
-      { command, args, cwd: spec.cwd, env, stdin: prompt, dir: spec.dir, marker },
+      { ...launch, cwd: spec.cwd, env, stdin: prompt, dir: spec.dir, marker },
       sink,
       async (outcome) => {
         const verdict = outcome.usage && judgeTurn({

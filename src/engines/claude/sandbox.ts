@@ -25,6 +25,8 @@ export interface ClaudeSandboxSettings {
   failIfUnavailable: true;
   allowUnsandboxedCommands: false;
   autoAllowBashIfSandboxed: false;
+  /** Set when Claude Code itself runs in our jail (jail.ts), where a fresh /proc cannot be mounted. */
+  enableWeakerNestedSandbox?: true;
   filesystem: { denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
 }
 
@@ -96,6 +98,11 @@ export interface SandboxScope {
    * turn runs are hidden too.
    */
   hiddenExcept?: { dir: string; keep: string };
+  /**
+   * Claude Code runs inside our jail (jail.ts): its sandbox nests in it, and `$HOME` there is
+   * an empty tmpfs, so no credential store needs naming.
+   */
+  jailed?: boolean;
 }
 
 /** The `sandbox` settings for a turn whose plan is "on". */
@@ -107,7 +114,9 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
     ...(scope.readOnly ?? []),
   ];
   const denyRead = [
-    ...(scope.home ? CREDENTIAL_PATHS.map((entry) => join(scope.home!, entry)) : []),
+    ...(scope.home && !scope.jailed
+      ? CREDENTIAL_PATHS.map((entry) => join(scope.home!, entry))
+      : []),
     ...scope.protect,
     ...(scope.hiddenExcept ? [scope.hiddenExcept.dir] : []),
   ];
@@ -116,6 +125,7 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
     failIfUnavailable: true,
     allowUnsandboxedCommands: false,
     autoAllowBashIfSandboxed: false,
+    ...(scope.jailed ? { enableWeakerNestedSandbox: true as const } : {}),
     filesystem: {
       denyWrite: unique(denyWrite),
       denyRead: unique(denyRead),

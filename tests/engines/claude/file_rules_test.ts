@@ -14,9 +14,13 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
       "Edit(//w/proj/.envrc)",
       "Edit(//w/extra/CLAUDE.md)",
       "Edit(//w/extra/.claude/**)",
-      "Read(//home/u/.ssh/**)",
-      "Edit(//home/u/.aws)",
-      "Read(//home/u/.config/gcloud/**)",
+      // $HOME holds no root: denied whole, whatever a new tool keeps in it.
+      "Read(//home/u)",
+      "Read(//home/u/**)",
+      "Edit(//home/u/**)",
+      // Credential stores inside a root, at any depth.
+      "Read(//w/proj/.ssh/**)",
+      "Read(//w/extra/**/.aws)",
       "Read(//home/u/.ollama-mcp/jobs/**)",
       "Edit(//home/u/.ollama-mcp/jobs)",
       // At any depth below each root: cwd may be a folder of projects.
@@ -29,7 +33,9 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
     assert.ok(rules.includes(rule), rule);
   }
   // Reading host-run files is fine; only their edits are refused.
-  assert.ok(!rules.some((r) => r.startsWith("Read(//w/proj")));
+  assert.ok(
+    !rules.some((r) => /^Read\(\/\/w\/proj\/\.git(\/|\))/.test(r) || r === "Read(//w/proj)"),
+  );
   assert.equal(new Set(rules).size, rules.length);
 });
 

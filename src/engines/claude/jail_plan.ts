@@ -1,0 +1,103 @@
+/**
+ * The inputs of one turn's jail (jail.ts), read from the disk: real paths of the roots, what
+ * the CLI needs, the host-run paths to hold read-only, the credential stores and server
+ * folders to hide, and as root the system files only root may read.
+ */
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { isRoot } from "../../platform/runtime.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
+import {
+  cliFiles,
+  etcLinkTargets,
+  type JailLayout,
+  type JailMask,
+  outermost,
+  within,
+} from "./jail.ts";
+
+export interface JailInputs {
+  cwd: string;
+  addDirs: readonly string[];
+  /** The CLI as resolved for the child (absolute). */
+  command: string;
+  /** The child's PATH entries, for a script's `#!/usr/bin/env node`. */
+  pathDirs: readonly string[];
+  /** The delegates' CLAUDE_CONFIG_DIR: mounted writable (sessions, settings). */
+  configDir: string;
+  /** The delegate's HOME (an empty tmpfs inside). */
+  home?: string;
+  /** The server's own folders: hidden when a root holds them. */
+  protect: readonly string[];
+  /** Read-only besides: a worktree's repository git dir. */
+  readOnly: readonly string[];
+  /** Host-run paths found below the top of the roots (host_run_scan.ts), held read-only. */
+  nestedHostRun: readonly string[];
+  tmpMb: number;
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function kindOf(path: string): "file" | "dir" | undefined {
+  try {
+    const info = statSync(path);
+    return info.isDirectory() ? "dir" : info.isFile() ? "file" : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The jail for one turn. Creates the config dir when it is missing (it must be mounted). */
+export function planJail(inputs: JailInputs): JailLayout {
+  const cwd = real(inputs.cwd);
+  const roots = outermost([cwd, ...inputs.addDirs.map(real)]);
+  mkdirSync(inputs.configDir, { recursive: true, mode: 0o700 });
+  const configDir = real(inputs.configDir);
+  // Host-run paths are held read-only by the kernel, links followed: `.claude -> tools/claude`
+  // makes tools/claude read-only too, whichever name a tool writes through.
+  // Only real paths inside the roots: a link out (`.claude -> ~/.claude`) must not bring the
+  // user's own folder into the jail, not even read-only.
+  const readOnlyInside = new Set<string>();
+  const hold = (path: string) => {
+    const target = real(path);
+    if (kindOf(target) !== undefined && roots.some((r) => within(r, target))) {
+      readOnlyInside.add(target);
+    }
+  };
+  for (const root of roots) for (const name of HOST_RUN_PATHS) hold(join(root, name));
+  for (const path of inputs.nestedHostRun) hold(path);
+  const masks: JailMask[] = [];
+  const seen = new Set<string>();
+  const hide = (path: string) => {
+    const target = real(path);
+    const kind = kindOf(target);
+    if (!kind || seen.has(target) || !roots.some((r) => within(r, target))) return;
+    if (roots.includes(target) || target === configDir) return;
+    seen.add(target);
+    masks.push({ path: target, kind });
+  };
+  for (const root of roots) for (const entry of CREDENTIAL_PATHS) hide(join(root, entry));
+  for (const dir of inputs.protect) if (!within(dir, configDir)) hide(dir);
+  return {
+    cwd,
+    writable: [...roots, ...(roots.some((r) => within(r, configDir)) ? [] : [configDir])],
+    readOnly: [
+      ...cliFiles(inputs.command, inputs.pathDirs),
+      ...etcLinkTargets(),
+      ...inputs.readOnly.map(real).filter((p) => existsSync(p)),
+    ],
+    readOnlyInside: [...readOnlyInside],
+    masks,
+    ...(inputs.home && isAbsolute(inputs.home) ? { home: inputs.home } : {}),
+    root: isRoot(),
+    ...(isRoot() ? { systemMasks: rootOnlySystemFiles() } : {}),
+    tmpMb: inputs.tmpMb,
+  };
+}
