@@ -35,7 +35,7 @@ export interface NewTurn {
   cwd: string;
   options: TurnOptions;
   /** isolation "worktree" at a session's start: the checkout its worktree is made from. */
-  isolation?: { repo: string; includeUncommitted: boolean };
+  isolation?: { repo: string; includeUncommitted: boolean; allowSecretFiles?: readonly string[] };
   /** The session's worktree (planned at start, carried by follow-ups). */
   worktree?: JobRecord["worktree"];
   /** The named agent the turn runs as. */

@@ -101,8 +101,13 @@ export class JobManager {
   async start(turn: NewTurn): Promise<JobView> {
     const sessionId = newId();
     const { isolation, ...rest } = turn;
-    const worktree = isolation &&
-      plannedWorktree(this.store.stateDir, sessionId, isolation.repo, isolation.includeUncommitted);
+    const worktree = isolation && plannedWorktree(
+      this.store.stateDir,
+      sessionId,
+      isolation.repo,
+      isolation.includeUncommitted,
+      isolation.allowSecretFiles,
+    );
     return await this.#launch(worktree ? { ...rest, worktree } : rest, { sessionId, from: 1 });
   }
 

@@ -111,9 +111,15 @@ export const jobRecordSchema = z.object({
     gitDir: z.string().optional(),
     /** The commit the delegate's work starts from: HEAD, or the commit of carried changes. */
     base: z.string().optional(),
+    /** Secret-looking file names the user allows (`allowSecretFiles`), at the session's start. */
+    allowSecretFiles: z.array(z.string()).optional(),
+    /** When `base` holds carried changes: the checkout's HEAD below it, and its diff stat. */
+    carried: z.object({ from: z.string(), stat: z.string() }).optional(),
     head: z.string().optional(),
     diffStat: z.string().optional(),
     patch: z.string().optional(),
+    /** What the turn's commit left in the worktree: repositories (`sub/`), host-run paths, secrets. */
+    leftOut: z.array(z.string()).optional(),
   }).optional(),
   /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),

@@ -167,7 +167,7 @@ async function pruneWorktree(
     return true;
   }
   try {
-    const done = await removeWorktree(ref, `conversation ${sessionId}`);
+    const done = await removeWorktree(ref, `conversation ${sessionId}`, wt.allowSecretFiles);
     report.worktrees.push({ sessionId, path: wt.path, branch: wt.branch, note: done.note });
     return true;
   } catch (e) {

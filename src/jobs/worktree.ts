@@ -7,13 +7,15 @@
  *
  * Its parts: worktree_ref.ts (where it is, how git is run there), worktree_carry.ts (the
  * user's uncommitted changes copied in at creation), worktree_commit.ts (the server's commits,
- * which never stage a repository the delegate made inside the worktree).
+ * which never stage a repository the delegate made inside the worktree), worktree_policy.ts
+ * (the host-run paths and secret files neither carried nor committed).
  */
 import { lstat, mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptiedFilters, git, GitError } from "./git.ts";
 import { carryUncommitted } from "./worktree_carry.ts";
 import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
+import { leftOutKind, notCommittedFilesNote } from "./worktree_policy.ts";
 import { pinned, type WorktreeRef } from "./worktree_ref.ts";
 
 /** The top level of the git checkout holding `dir`, found without git; undefined outside one. */
@@ -41,16 +43,24 @@ function inLine<T>(repo: string, work: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** The commit of carried changes: the checkout's HEAD it sits on, and its `--stat` text. */
+export interface Carried {
+  from: string;
+  stat: string;
+}
+
 /**
  * Makes the worktree at `ref.path` on the new branch `ref.branch` from the repository's HEAD.
  * With `includeUncommitted`, the user's uncommitted changes (tracked, and untracked files that
- * are not ignored) are copied in and committed first. The user's checkout is only read.
+ * are not ignored; never host-run paths nor secret files) are copied in and committed first,
+ * as the branch's base commit, described in `carried`. The user's checkout is only read.
  * Returns the ref with its git directory and base commit.
  */
 export async function createWorktree(
   ref: WorktreeRef,
   includeUncommitted: boolean,
-): Promise<Required<WorktreeRef> & { notes: string[] }> {
+  allowSecretFiles: readonly string[] = [],
+): Promise<Required<WorktreeRef> & { notes: string[]; carried?: Carried }> {
   const { repo, path, branch } = ref;
   const top = (await git(["rev-parse", "--show-toplevel"], { cwd: repo })).stdout.trim();
   if (top === "") throw new GitError([], null, "", `"${repo}" is not a git checkout`);
@@ -64,17 +74,41 @@ export async function createWorktree(
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   await inLine(repo, () => git(["worktree", "add", "-b", branch, path, "HEAD"], { cwd: repo }));
   const gitDir = (await git(["rev-parse", "--absolute-git-dir"], { cwd: path })).stdout.trim();
-  const made = { repo, path, branch, gitDir, base: head.stdout.trim(), notes: [] as string[] };
+  const from = head.stdout.trim();
+  const made: Required<WorktreeRef> & { notes: string[]; carried?: Carried } = {
+    repo,
+    path,
+    branch,
+    gitDir,
+    base: from,
+    notes: [],
+  };
   if (includeUncommitted) {
-    made.notes.push(...await carryUncommitted(repo, made));
-    const carried = await commitChanges(made, `uncommitted changes of ${repo} at start`);
-    made.base = carried.commit ?? made.base;
+    made.notes.push(...await carryUncommitted(repo, made, allowSecretFiles));
+    const carried = await commitChanges(
+      made,
+      `uncommitted changes of ${repo} at start`,
+      allowSecretFiles,
+    );
     made.notes.push(
       ...carried.notCommitted.map((p) => notCommittedNote(p, made.path, "made while copying")),
     );
+    if (carried.leftOut.length > 0) {
+      made.notes.push(notCommittedFilesNote(carried.leftOut, made.path));
+    }
+    if (carried.commit) {
+      made.base = carried.commit;
+      const stat = await git(["diff", "--stat=100", ...DIFF_FLAGS, from, carried.commit], {
+        ...await pinned(made),
+      });
+      made.carried = { from, stat: stat.stdout.trimEnd() };
+    }
   }
   return made;
 }
+
+/** Diffs show what git stores: no program a delegate's files could name runs. */
+const DIFF_FLAGS = ["--no-textconv", "--no-ext-diff", "--no-color", "--ignore-submodules=all"];
 
 /** What a worktree holds beyond its base: the `--stat` text and the patch written to a file. */
 export async function summarize(
@@ -83,14 +117,19 @@ export async function summarize(
 ): Promise<{ head: string; diffStat: string }> {
   const run = await pinned(wt);
   const head = (await git(["rev-parse", "HEAD"], run)).stdout.trim();
-  const flags = ["--no-textconv", "--no-ext-diff", "--no-color", "--ignore-submodules=all"];
-  const stat = await git(["diff", "--stat=100", ...flags, wt.base, head], run);
-  await git(["diff", "--binary", ...flags, `--output=${patchPath}`, wt.base, head], run);
+  const stat = await git(["diff", "--stat=100", ...DIFF_FLAGS, wt.base, head], run);
+  await git(["diff", "--binary", ...DIFF_FLAGS, `--output=${patchPath}`, wt.base, head], run);
   return { head, diffStat: stat.stdout.trimEnd() };
 }
 
-/** Why a worktree cannot take another turn (gone, locked, or changed since), or undefined. */
-export async function unusableReason(wt: Required<WorktreeRef>): Promise<string | undefined> {
+/**
+ * Why a worktree cannot take another turn (gone, locked, or changed since), or undefined.
+ * What the server leaves uncommitted on purpose (and said so) does not count.
+ */
+export async function unusableReason(
+  wt: Required<WorktreeRef>,
+  allowSecretFiles: readonly string[] = [],
+): Promise<string | undefined> {
   if (!(await isDir(wt.path))) {
     return `its worktree "${wt.path}" no longer exists. Start a new task; the work so far is ` +
       `on branch ${wt.branch}`;
@@ -105,7 +144,7 @@ export async function unusableReason(wt: Required<WorktreeRef>): Promise<string 
     ["status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"],
     { ...await pinned(wt), config: await emptiedFilters(wt.gitDir, wt.path) },
   );
-  const changed = uncommittedPaths(status.stdout);
+  const changed = uncommittedPaths(status.stdout, allowSecretFiles);
   if (changed > 0) {
     return `its worktree "${wt.path}" has changes that no turn committed (${changed} paths). ` +
       `Commit or discard them there (git -C "${wt.path}" status), then follow up again`;
@@ -115,9 +154,10 @@ export async function unusableReason(wt: Required<WorktreeRef>): Promise<string 
 
 /**
  * Paths in `git status --porcelain -z` output, less repositories inside the worktree
- * (`?? sub/`): commitChanges leaves those out on purpose and said so when it did.
+ * (`?? sub/`), host-run paths and secret files: commitChanges leaves those out on purpose and
+ * said so when it did.
  */
-function uncommittedPaths(porcelain: string): number {
+function uncommittedPaths(porcelain: string, allowSecretFiles: readonly string[]): number {
   const entries = porcelain.split("\0");
   let count = 0;
   for (let i = 0; i < entries.length; i++) {
@@ -126,6 +166,7 @@ function uncommittedPaths(porcelain: string): number {
     // A rename or copy is followed by its source path.
     if (entry[0] === "R" || entry[0] === "C") i++;
     if (entry.startsWith("?? ") && entry.endsWith("/")) continue;
+    if (leftOutKind(entry.slice(3), allowSecretFiles) !== undefined) continue;
     count++;
   }
   return count;
@@ -139,6 +180,8 @@ export interface RemovedWorktree {
   rescued?: string;
   /** Repositories inside the worktree: never committed, so removed with it. */
   notKept?: string[];
+  /** Host-run paths and secret files: never committed, so removed with it. */
+  filesNotKept?: string[];
   branchDeleted: boolean;
   note: string;
 }
@@ -150,6 +193,7 @@ export interface RemovedWorktree {
 export async function removeWorktree(
   wt: Required<WorktreeRef>,
   label: string,
+  allowSecretFiles: readonly string[] = [],
 ): Promise<RemovedWorktree> {
   const out: RemovedWorktree = { path: wt.path, branch: wt.branch, branchDeleted: false, note: "" };
   if (!(await isDir(wt.repo))) {
@@ -162,9 +206,14 @@ export async function removeWorktree(
     );
   }
   if (await isDir(wt.path)) {
-    const saved = await commitChanges(wt, `uncommitted work of ${label}, saved at removal`);
+    const saved = await commitChanges(
+      wt,
+      `uncommitted work of ${label}, saved at removal`,
+      allowSecretFiles,
+    );
     if (saved.commit) out.rescued = saved.commit;
     if (saved.notCommitted.length > 0) out.notKept = saved.notCommitted;
+    if (saved.leftOut.length > 0) out.filesNotKept = saved.leftOut.map((l) => l.path);
     await inLine(
       wt.repo,
       () => git(["worktree", "remove", "--force", "--force", wt.path], { cwd: wt.repo }),
@@ -184,6 +233,10 @@ export async function removeWorktree(
   if (out.notKept) {
     out.note += `; not kept (git repositories of their own inside the worktree, which the ` +
       `server never commits, removed with it): ${out.notKept.map((p) => `${p}/`).join(", ")}`;
+  }
+  if (out.filesNotKept) {
+    out.note += `; not kept (host-run or secret files, which the server never commits, ` +
+      `removed with it): ${out.filesNotKept.join(", ")}`;
   }
   return out;
 }

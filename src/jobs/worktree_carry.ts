@@ -1,7 +1,9 @@
 /**
  * The user's uncommitted changes carried into a new worktree (include_uncommitted): tracked
  * changes applied as a patch, untracked files copied without following a symlink at any step,
- * and links copied as links. The user's checkout is only read.
+ * and links copied as links. Host-run paths and secret files (worktree_policy.ts) are left in
+ * the checkout, tracked or not: the delegate would read them and the branch would hold them.
+ * The user's checkout is only read.
  */
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, symlink } from "node:fs/promises";
@@ -9,6 +11,7 @@ import { dirname, join } from "node:path";
 import { errorMessage } from "../errors.ts";
 import { openBeneath } from "../platform/beneath.ts";
 import { git } from "./git.ts";
+import { type LeftOut, leftOutKind, notCarriedNote } from "./worktree_policy.ts";
 import { pinned, type WorktreeRef } from "./worktree_ref.ts";
 
 /**
@@ -18,16 +21,43 @@ import { pinned, type WorktreeRef } from "./worktree_ref.ts";
  * symlink at any step: one swapped in after the listing is skipped, never followed to a
  * file elsewhere (whose bytes would land in this worktree, for this delegate to read).
  */
-export async function carryUncommitted(repo: string, wt: Required<WorktreeRef>): Promise<string[]> {
+export async function carryUncommitted(
+  repo: string,
+  wt: Required<WorktreeRef>,
+  allowSecretFiles: readonly string[] = [],
+): Promise<string[]> {
   const notes: string[] = [];
+  const leftOut: LeftOut[] = [];
+  const keep = (rel: string) => {
+    const kind = leftOutKind(rel, allowSecretFiles);
+    if (kind) leftOut.push({ path: rel, kind });
+    return kind === undefined;
+  };
   const diff = await git(
-    ["diff", "HEAD", "--binary", "--no-textconv", "--no-ext-diff", "--ignore-submodules=all"],
+    [
+      "diff",
+      "HEAD",
+      "--binary",
+      "--no-renames",
+      "--no-textconv",
+      "--no-ext-diff",
+      "--ignore-submodules=all",
+    ],
     { cwd: repo },
   );
   if (diff.stdout.trim() !== "") {
-    await git(["apply", "--binary", "--whitespace=nowarn", "-"], {
-      ...await pinned(wt),
-      stdin: new TextEncoder().encode(diff.stdout),
+    const patch = new TextEncoder().encode(diff.stdout);
+    const run = await pinned(wt);
+    // The files this very patch changes (the checkout may change meanwhile), each kept or
+    // left out by name: a left-out file's changed bytes never reach the worktree.
+    const listed = await git(["apply", "--numstat", "-z", "-"], { ...run, stdin: patch });
+    const files = listed.stdout.split("\0").filter((e) => e !== "").map((e) =>
+      e.split("\t").slice(2).join("\t")
+    );
+    const excluded = files.filter((p) => !keep(p)).map((p) => `--exclude=${literalGlob(p)}`);
+    await git(["apply", "--binary", "--whitespace=nowarn", ...excluded, "-"], {
+      ...run,
+      stdin: patch,
     });
   }
   const others = await git(["ls-files", "--others", "--exclude-standard", "-z"], { cwd: repo });
@@ -39,6 +69,7 @@ export async function carryUncommitted(repo: string, wt: Required<WorktreeRef>):
       skipped("a git repository of its own; the server never commits one");
       continue;
     }
+    if (!keep(rel)) continue;
     const from = join(root, rel);
     const to = join(wt.path, rel);
     const info = await lstat(from).catch(() => undefined);
@@ -57,7 +88,13 @@ export async function carryUncommitted(repo: string, wt: Required<WorktreeRef>):
     const why = await copyNoFollow(root, from, to);
     if (why) skipped(why);
   }
-  return notes;
+  const note = notCarriedNote(leftOut);
+  return note ? [note, ...notes] : notes;
+}
+
+/** `path` as a git wildmatch pattern that matches only itself. */
+function literalGlob(path: string): string {
+  return path.replace(/[\\*?[\]]/g, "\\$&");
 }
 
 /**

@@ -7,10 +7,13 @@
  * gitlink it would make `git status` there, ours or Claude Code's own at a follow-up's start,
  * descend into it and read its config, which is the delegate's and may name a filter that
  * runs on the host. Its files stay in the worktree and the turn says they were not committed.
+ * Nor is a host-run path or a secret file at any depth (worktree_policy.ts): staged with the
+ * rest, each is unstaged again before the commit, and stays in the worktree.
  */
 import { join } from "node:path";
 import { HOST_RUN_PATHS } from "../engines/protected_paths.ts";
 import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
+import { type LeftOut, leftOutKind } from "./worktree_policy.ts";
 import { pinned, type WorktreeRef } from "./worktree_ref.ts";
 
 const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTHOR.email}`];
@@ -36,18 +39,24 @@ export interface Committed {
   commit?: string;
   /** Repositories inside the worktree, left out (relative paths, no trailing `/`). */
   notCommitted: string[];
+  /** Changed host-run paths and secret files, left out (sorted by path). */
+  leftOut: LeftOut[];
 }
 
 /**
  * Commits everything changed in the worktree to its branch, as the server. Host-run paths
- * are left out: delegates cannot write them, so what is there are the sandbox's empty mount
- * points. So are repositories inside the worktree, and no gitlink is ever committed: one git
- * staged anyway (a repository made while this ran) is unstaged again, and should one still
- * be staged after that, nothing is committed (an error).
+ * at the top are not even staged: delegates cannot write them there, so what is there are
+ * the sandbox's empty mount points. Below the top a delegate can make them (`sub/.claude/`,
+ * `docs/CLAUDE.md`), and with secret files (by the file tools' read policy and
+ * `allowSecretFiles`) they are unstaged again and reported. So are repositories inside the
+ * worktree, and no gitlink is ever committed: one git staged anyway (a repository made while
+ * this ran) is unstaged again. Should any of these still be staged after that, nothing is
+ * committed (an error).
  */
 export async function commitChanges(
   wt: Required<WorktreeRef>,
   message: string,
+  allowSecretFiles: readonly string[] = [],
 ): Promise<Committed> {
   const run = await pinned(wt);
   const config = [...await emptiedFilters(wt.gitDir, wt.path), ...author];
@@ -71,32 +80,43 @@ export async function commitChanges(
     config,
     stdin: nulList(pathspecs),
   });
-  const links = await stagedGitlinks(run, config);
-  if (links.length > 0) {
+  const unwanted = (entries: Staged[]) => {
+    const links = entries.filter((e) => e.mode === GITLINK).map((e) => e.path);
+    const leftOut = entries.flatMap(({ path }) => {
+      const kind = leftOutKind(path, allowSecretFiles);
+      return kind ? [{ path, kind }] : [];
+    });
+    return { links, leftOut };
+  };
+  const first = unwanted(await stagedEntries(run, config));
+  const unstage = [...new Set([...first.links, ...first.leftOut.map((l) => l.path)])];
+  if (unstage.length > 0) {
     await git(["reset", "-q", "--no-refresh", "--pathspec-from-file=-", "--pathspec-file-nul"], {
       ...run,
       config,
-      stdin: nulList(links.map((p) => `:(top,literal)${p}`)),
+      stdin: nulList(unstage.map((p) => `:(top,literal)${p}`)),
     });
-    const left = await stagedGitlinks(run, config);
-    if (left.length > 0) {
+    const left = unwanted(await stagedEntries(run, config));
+    if (left.links.length > 0 || left.leftOut.length > 0) {
+      const named = [...left.links, ...left.leftOut.map((l) => l.path)].join(", ");
       throw new GitError(
         [],
         null,
         "",
-        `${left.join(", ")} stayed staged as a git repository of its own (a gitlink), which ` +
-          `the server never commits; nothing was committed`,
+        `${named} stayed staged (a git repository of its own, a host-run path or a secret ` +
+          `file), which the server never commits; nothing was committed`,
       );
     }
   }
-  const notCommitted = [...new Set([...embedded, ...links])].sort();
+  const notCommitted = [...new Set([...embedded, ...first.links])].sort();
+  const leftOut = first.leftOut.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const staged = await git(
     ["diff", "--cached", "--quiet", "--no-ext-diff", "--ignore-submodules=none"],
     { ...run, config, okCodes: [1] },
   );
-  if (staged.code === 0) return { notCommitted };
+  if (staged.code === 0) return { notCommitted, leftOut };
   await git(["commit", "--no-verify", "-q", "-m", message], { ...run, config });
-  return { commit: (await git(["rev-parse", "HEAD"], run)).stdout.trim(), notCommitted };
+  return { commit: (await git(["rev-parse", "HEAD"], run)).stdout.trim(), notCommitted, leftOut };
 }
 
 const nulList = (items: readonly string[]) => new TextEncoder().encode(items.join("\0"));
@@ -115,23 +135,31 @@ async function embeddedRepos(
   return out.stdout.split("\0").filter((p) => p.endsWith("/")).map((p) => p.slice(0, -1));
 }
 
+const GITLINK = "160000";
+
+/** A staged change against HEAD: its path and new mode (`000000` when deleted). */
+interface Staged {
+  path: string;
+  mode: string;
+}
+
 /**
- * Paths staged as gitlinks (mode 160000) that HEAD does not hold as they are. Index against
- * HEAD only: no work tree, so no repository inside it, is read.
+ * What the index changes against HEAD, path by path. Index against HEAD only: no work tree,
+ * so no repository inside it, is read.
  */
-async function stagedGitlinks(
+async function stagedEntries(
   run: Awaited<ReturnType<typeof pinned>>,
   config: readonly string[],
-): Promise<string[]> {
+): Promise<Staged[]> {
   const out = await git(
     ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames", "--ignore-submodules=none"],
     { ...run, config },
   );
   const parts = out.stdout.split("\0");
-  const links: string[] = [];
+  const entries: Staged[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     // ":<old mode> <new mode> <old id> <new id> <status>", then the path.
-    if (parts[i]!.split(" ")[1] === "160000") links.push(parts[i + 1]!);
+    entries.push({ path: parts[i + 1]!, mode: parts[i]!.split(" ")[1]! });
   }
-  return links;
+  return entries;
 }

@@ -21,19 +21,34 @@ export function worktreeRows(r: JobRecord): Array<[string, string]> {
     })`
     : " (made when the job starts)";
   const rows: Array<[string, string]> = [["worktree", wt.path], ["branch", wt.branch + base]];
+  // The base commit is on the branch too: a merge brings it in with the delegate's changes.
+  if (wt.carried && wt.base) {
+    rows.push([
+      "base",
+      `${wt.base.slice(0, 10)}, the branch's first commit, on your HEAD ` +
+      `${wt.carried.from.slice(0, 10)}: your uncommitted changes, carried over (not the ` +
+      "delegate's; merging the branch brings them in too)\n" + statText(wt.carried.stat),
+    ]);
+  }
   if (!wt.head) return rows;
-  const stat = (wt.diffStat ?? "").split("\n").filter((l) => l.trim() !== "");
-  if (stat.length === 0) {
+  const stat = statText(wt.diffStat ?? "");
+  if (stat === "") {
     rows.push(["changes", "none: the branch holds nothing beyond its base"]);
     return rows;
   }
-  const shown = stat.length > STAT_LINES + 1
-    ? [...stat.slice(0, STAT_LINES), `... ${stat.length - 1 - STAT_LINES} more files`, stat.at(-1)!]
-    : stat;
-  rows.push(["changes", shown.map((l) => l.trim()).join("\n")]);
+  rows.push(["changes", stat]);
   if (wt.patch) rows.push(["patch", wt.patch]);
   rows.push(["take it", takeCommands(wt).join("\n")]);
   return rows;
+}
+
+/** A `--stat` text, trimmed, at most STAT_LINES files and its summary line. */
+function statText(text: string): string {
+  const stat = text.split("\n").filter((l) => l.trim() !== "");
+  const shown = stat.length > STAT_LINES + 1
+    ? [...stat.slice(0, STAT_LINES), `... ${stat.length - 1 - STAT_LINES} more files`, stat.at(-1)!]
+    : stat;
+  return shown.map((l) => l.trim()).join("\n");
 }
 
 /** The rows as text: labels padded to `width`, continuation lines indented to match. */

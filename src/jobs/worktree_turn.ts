@@ -9,6 +9,7 @@ import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import { createWorktree, summarize, unusableReason } from "./worktree.ts";
 import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
+import { notCommittedFilesNote } from "./worktree_policy.ts";
 import type { WorktreeRef } from "./worktree_ref.ts";
 
 export type JobWorktree = NonNullable<JobRecord["worktree"]>;
@@ -22,18 +23,20 @@ export function plannedWorktree(
   sessionId: string,
   repo: string,
   includeUncommitted: boolean,
+  allowSecretFiles: readonly string[] = [],
 ): JobWorktree {
   return {
     repo,
     path: join(stateDir, WORKTREES_DIR, sessionId.toLowerCase()),
     branch: `delegate/${sessionId.slice(0, 8).toLowerCase()}`,
     ...(includeUncommitted ? { includeUncommitted: true } : {}),
+    ...(allowSecretFiles.length > 0 ? { allowSecretFiles: [...allowSecretFiles] } : {}),
   };
 }
 
 /** What a follow-up inherits: where the worktree is, not the last turn's results. */
 export function carriedWorktree(previous: JobWorktree): JobWorktree {
-  const { diffStat: _d, patch: _p, head: _h, ...kept } = previous;
+  const { diffStat: _d, patch: _p, head: _h, leftOut: _l, ...kept } = previous;
   return kept;
 }
 
@@ -52,17 +55,18 @@ export async function prepareWorktree(record: JobRecord, store: JobStore): Promi
   const wt = record.worktree!;
   const ready = made(wt);
   if (ready) {
-    const reason = await unusableReason(ready);
+    const reason = await unusableReason(ready, wt.allowSecretFiles);
     if (reason) throw new Error(reason);
   } else {
     let created;
     try {
-      created = await createWorktree(wt, wt.includeUncommitted === true);
+      created = await createWorktree(wt, wt.includeUncommitted === true, wt.allowSecretFiles);
     } catch (e) {
       throw new Error(`cannot make a worktree of "${wt.repo}": ${errorMessage(e)}`, { cause: e });
     }
     wt.gitDir = created.gitDir;
     wt.base = created.base;
+    if (created.carried) wt.carried = created.carried;
     if (created.notes.length > 0) (record.warnings ??= []).push(...created.notes);
     await store.write(record);
   }
@@ -83,10 +87,17 @@ export async function finishWorktree(record: JobRecord, store: JobStore): Promis
     const done = await commitChanges(
       ready,
       `ollama-delegate job ${record.id}, turn ${record.turn} (${record.state})\n\n${preview}`,
+      wt.allowSecretFiles,
     );
     for (const path of done.notCommitted) {
       (record.warnings ??= []).push(notCommittedNote(path, wt.path, "the delegate made it"));
     }
+    if (done.leftOut.length > 0) {
+      (record.warnings ??= []).push(notCommittedFilesNote(done.leftOut, wt.path));
+    }
+    const leftOut = [...done.notCommitted.map((p) => `${p}/`), ...done.leftOut.map((l) => l.path)];
+    if (leftOut.length > 0) wt.leftOut = leftOut.sort();
+    else delete wt.leftOut;
     const patch = join(store.dirOf(record.id), PATCH_FILE);
     const { head, diffStat } = await summarize(ready, patch);
     Object.assign(wt, { head, diffStat, patch });
@@ -100,15 +111,24 @@ export async function finishWorktree(record: JobRecord, store: JobStore): Promis
 
 /**
  * The commands that take a job's work into the checkout, for the person reading its result:
- * merge or cherry-pick the branch, or apply the patch (the one to use when the branch's first
- * commit holds uncommitted changes the checkout still has).
+ * merge or cherry-pick the branch, or apply the patch. When the branch's first commit holds
+ * carried changes (which the checkout still has uncommitted) the patch comes first, and the
+ * merge says it brings that commit in too. When the turn left files out of the branch, a
+ * comment line comes first, so nobody takes the branch believing it holds everything.
  */
 export function takeCommands(wt: JobWorktree): string[] {
   const repo = JSON.stringify(wt.repo);
-  const out = [
-    `git -C ${repo} merge ${wt.branch}`,
-    `git -C ${repo} cherry-pick ${wt.base ?? "<base>"}..${wt.branch}`,
-  ];
-  if (wt.patch) out.push(`git -C ${repo} apply ${JSON.stringify(wt.patch)}`);
+  const merge = `git -C ${repo} merge ${wt.branch}`;
+  const pick = `git -C ${repo} cherry-pick ${wt.base ?? "<base>"}..${wt.branch}`;
+  const apply = wt.patch ? [`git -C ${repo} apply ${JSON.stringify(wt.patch)}`] : [];
+  const out = wt.carried
+    ? [...apply, pick, `${merge}   # also brings in the base commit (your uncommitted changes)`]
+    : [merge, pick, ...apply];
+  const left = wt.leftOut ?? [];
+  if (left.length > 0) {
+    const shown = left.slice(0, 5).join(", ") + (left.length > 5 ? ` (+${left.length - 5})` : "");
+    const see = '(see the "not committed" warnings)';
+    out.unshift(`# not on the branch, so none of these bring them in: ${shown} ${see}`);
+  }
   return out;
 }

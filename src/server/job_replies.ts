@@ -128,7 +128,8 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ...(target.backend !== undefined ? { backend: target.backend } : {}),
     model: target.model,
     cwd,
-    ...(isolation ? { isolation } : {}),
+    // What the worktree may carry and commit follows the same secret-file policy as reads.
+    ...(isolation ? { isolation: { ...isolation, allowSecretFiles: s.allowSecretFiles } } : {}),
     options: {
       permissionMode: args.permission_mode ?? s.defaultPermissionMode,
       ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),

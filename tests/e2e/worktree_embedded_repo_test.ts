@@ -78,6 +78,7 @@ Deno.test({
     assert.equal(field(second.text, "state"), "completed", second.text);
     // The turn's reply names what it left out; the branch holds the rest.
     assert.match(first.text, /not committed: sub\/ is a git repository of its own/, first.text);
+    assert.match(field(first.text, "take it")!, /^# not on the branch.*: sub\/ /);
     assert.equal(git(repo, "show", `${branch}:ok.txt`), "more\n");
     assert.equal(git(repo, "ls-tree", "-r", "--name-only", branch), "a.txt\nok.txt\n");
   },
