@@ -3,6 +3,7 @@ import { costOf, jobCostText } from "../jobs/cost.ts";
 import { isJobError } from "../jobs/errors.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../jobs/record.ts";
 import { elapsedMs, jobTotalTokens } from "../jobs/figures.ts";
+import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
 import {
   compactCount,
@@ -178,7 +179,7 @@ export function renderJobsTable(
           r.id.slice(0, 8),
           r.state,
           r.engine,
-          r.model,
+          escapeLine(r.model),
           String(r.turn),
           humanDuration(elapsedMs(r, now)),
           r.usage ? compactCount(jobTotalTokens(r)) : "-",
@@ -197,8 +198,10 @@ export function renderJobsTable(
     for (const rows of groups) {
       const first = rows[0]!.record;
       const wt = rows.at(-1)!.record.worktree;
-      const isolated = wt ? `  branch ${wt.branch}  worktree ${wt.path}` : "";
-      out.push(style.dim(`session ${first.sessionId}  cwd ${first.cwd}${isolated}`));
+      const isolated = wt
+        ? `  branch ${escapeLine(wt.branch)}  worktree ${quotePath(wt.path)}`
+        : "";
+      out.push(style.dim(`session ${first.sessionId}  cwd ${quotePath(first.cwd)}${isolated}`));
       for (const { record, cells } of rows) {
         const padded = pad(cells);
         // Colour the padded state cell only, so the columns stay aligned.
@@ -214,7 +217,7 @@ export function renderJobsTable(
   }
   if (corrupt.length > 0) {
     out.push("", "Unreadable job records (skipped):");
-    for (const c of corrupt) out.push(`  ${c.id}: ${c.reason}`);
+    for (const c of corrupt) out.push(`  ${c.id}: ${escapeLine(c.reason)}`);
   }
   return out.join("\n");
 }

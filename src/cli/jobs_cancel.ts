@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { escapeLine } from "../platform/plain_text.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import {
@@ -107,7 +108,7 @@ function cancelMessage(r: CancelOutcome, record: JobRecord): string {
         `its delegate processes are stopped.`;
     case "ended-otherwise":
       return `Job ${r.id} ended as ${record.state} before the cancel took effect` +
-        (record.errorText ? `: ${record.errorText}` : ".");
+        (record.errorText ? `: ${escapeLine(record.errorText)}` : ".");
     case "still-running":
       return `Asked server pid ${r.ownerPid ?? "?"} to cancel job ${r.id}, but it is still ` +
         `${record.state} after ${seconds}s. The request stays in place; check again with ` +

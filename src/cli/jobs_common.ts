@@ -4,6 +4,7 @@ import type { JobProblem } from "../jobs/errors.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { isValidId } from "../jobs/ids.ts";
+import { flattenLine } from "../platform/plain_text.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
 import type { Settings } from "../settings/types.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
@@ -236,7 +237,7 @@ export function parseCount(flag: string, text: string | undefined, min = 1): num
 /** Text cut to `max` characters on one line. */
 export function oneLine(text: string, max: number): string {
   const first = text.split("\n").find((l) => l.trim() !== "") ?? "";
-  const flat = first.replace(/\s+/g, " ").trim();
+  const flat = flattenLine(first);
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
 }
 

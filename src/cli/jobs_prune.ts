@@ -2,6 +2,7 @@ import { parseArgs } from "node:util";
 import { usageTotals } from "../jobs/cost.ts";
 import { pruneJobs } from "../jobs/retention.ts";
 import { recordsInDays, renderUsage } from "../jobs/usage_report.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import {
   humanAge,
   type JobsContext,
@@ -48,7 +49,10 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
     `(older than ${humanAge(olderThanMs)}) from ${ctx.store.stateDir}`,
   ];
   for (const r of report.removed) {
-    out.push(`  ${r.id}  ${r.state.padEnd(11)} ${new Date(r.endedAt).toISOString()}  ${r.model}`);
+    out.push(
+      `  ${r.id}  ${r.state.padEnd(11)} ${new Date(r.endedAt).toISOString()}  ` +
+        escapeLine(r.model),
+    );
   }
   if (report.sessionsRemoved.length > 0) {
     out.push(
@@ -56,7 +60,7 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
         `conversation index file(s).`,
     );
   }
-  for (const w of report.worktrees) out.push(`  ${w.note}`);
+  for (const w of report.worktrees) out.push(`  ${escapeLine(w.note)}`);
   const counts = new Map<string, number>();
   for (const k of report.kept) counts.set(k.reason, (counts.get(k.reason) ?? 0) + 1);
   if (counts.size > 0) {
@@ -64,11 +68,11 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
   }
   if (report.corrupt.length > 0) {
     out.push("Unreadable job records (skipped, not removed):");
-    for (const c of report.corrupt) out.push(`  ${c.id}: ${c.reason}`);
+    for (const c of report.corrupt) out.push(`  ${c.id}: ${escapeLine(c.reason)}`);
   }
   if (report.failed.length > 0) {
     out.push("Could not remove:");
-    for (const f of report.failed) out.push(`  ${f.id}: ${f.reason}`);
+    for (const f of report.failed) out.push(`  ${f.id}: ${escapeLine(f.reason)}`);
   }
   io.out(out.join("\n"));
   return report.failed.length > 0 ? 1 : 0;

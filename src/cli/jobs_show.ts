@@ -6,6 +6,7 @@ import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
+import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { Price } from "../settings/types.ts";
 import {
   humanDuration,
@@ -58,7 +59,11 @@ export function costLine(record: JobRecord, pricing: Readonly<Record<string, Pri
   }
 }
 
-/** The record's fields as `label  value` lines. */
+/**
+ * The record's fields as `label  value` lines. Values hold a delegate's file names, a
+ * backend's errors, model names: each is escaped onto its line, so none can add lines or send
+ * the terminal a control sequence.
+ */
 export function recordLines(
   record: JobRecord,
   pricing: Readonly<Record<string, Price>>,
@@ -72,7 +77,7 @@ export function recordLines(
     ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
     ["model", r.model],
     ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
-    ["cwd", r.cwd],
+    ["cwd", quotePath(r.cwd)],
     ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
     ["created", when(r.createdAt)],
     ["started", when(r.startedAt)],
@@ -91,7 +96,7 @@ export function recordLines(
   if (r.changedFiles && r.changedFiles.length > 0) {
     rows.push([
       "changed",
-      r.changedFiles.slice(0, 10).join(", ") +
+      r.changedFiles.slice(0, 10).map(quotePath).join(", ") +
       (r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : ""),
     ]);
   }
@@ -100,7 +105,7 @@ export function recordLines(
   }
   if (r.errorText && r.state !== "completed") rows.push(["error", r.errorText]);
   return [
-    ...rows.map(([label, value]) => `${label.padEnd(12)}${value}`),
+    ...rows.map(([label, value]) => `${label.padEnd(12)}${escapeLine(value)}`),
     ...worktreeText(r, 12),
   ];
 }
@@ -146,12 +151,17 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   out[2] = `${"state".padEnd(12)}${style.state(record.state)}`;
   const promptText = prompt?.text ?? "";
   out.push("", style.bold(`--- prompt (${prompt?.size ?? 0} bytes) ---`));
-  out.push(promptText.length > HEAD_CHARS ? `${promptText.slice(0, HEAD_CHARS)}…` : promptText);
+  out.push(
+    escapeBlock(
+      promptText.length > HEAD_CHARS ? `${promptText.slice(0, HEAD_CHARS)}…` : promptText,
+    ),
+  );
   const shown = result.length > HEAD_CHARS
     ? `first ${HEAD_CHARS} of ${result.length} chars`
     : `${result.length} chars`;
   out.push("", style.bold(`--- result (${shown}) ---`));
-  out.push(result.length === 0 ? "(no result text yet)" : result.text);
+  // The delegate's answer keeps its lines; what would drive the terminal is escaped.
+  out.push(result.length === 0 ? "(no result text yet)" : escapeBlock(result.text));
   out.push("", style.bold("--- files ---"));
   for (const [label, path] of Object.entries(files)) {
     const exists = await stat(path).then(() => true, () => false);

@@ -7,6 +7,7 @@ import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../jobs/figures.ts";
+import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
 import {
   humanDuration,
   type JobsContext,
@@ -39,16 +40,22 @@ export interface TailOptions {
  */
 export type ActivityLine = { line: string; said?: string } | { end: true };
 
-/** What `jobs tail` prints for one event of a job's activity file. */
+/**
+ * What `jobs tail` prints for one event of a job's activity file. Everything in an event is
+ * the delegate's or its backend's, and goes to a terminal: escaped, so that it cannot clear
+ * the screen, retitle the window or write lines that pass for the console's own.
+ */
 export function activityLine(event: LiveEvent): ActivityLine {
   switch (event.kind) {
     case "init":
       return {
-        line: `[init] session started` + (event.model ? `, model ${event.model}` : "") +
-          (event.permissionMode ? `, permission ${event.permissionMode}` : ""),
+        line: `[init] session started` + (event.model ? `, model ${escapeLine(event.model)}` : "") +
+          (event.permissionMode ? `, permission ${escapeLine(event.permissionMode)}` : ""),
       };
     case "tool":
-      return { line: `[tool] ${event.name}${event.detail ? `: ${flat(event.detail, 300)}` : ""}` };
+      return {
+        line: `[tool] ${flat(event.name, 80)}${event.detail ? `: ${flat(event.detail, 300)}` : ""}`,
+      };
     case "text":
       return { line: labelled("[text]", event.text), said: event.text };
     case "error":
@@ -70,13 +77,13 @@ export function activityLinesOf(
 }
 
 function flat(text: string, max: number): string {
-  const f = text.replace(/\s+/g, " ").trim();
+  const f = flattenLine(text);
   return f.length > max ? `${f.slice(0, max - 1)}…` : f;
 }
 
 /** A label followed by multi-line text, later lines indented under the first. */
 function labelled(label: string, text: string): string {
-  const cut = text.length > TEXT_SHOWN ? `${text.slice(0, TEXT_SHOWN)}…` : text;
+  const cut = escapeBlock(text.length > TEXT_SHOWN ? `${text.slice(0, TEXT_SHOWN)}…` : text);
   return `${label} ${cut.trim().split("\n").join(`\n${" ".repeat(label.length + 1)}`)}`;
 }
 
@@ -222,8 +229,9 @@ export async function jobsTail(
   const backlogLines = start.lines.flatMap((l) => activityLinesOf(read, l));
   io.out(
     style.dim(
-      `--- job ${record.id} (${record.engine}, ${record.model}` +
-        `${record.agent !== undefined ? `, agent ${record.agent}` : ""}): ${record.state} ---`,
+      `--- job ${record.id} (${record.engine}, ${escapeLine(record.model)}` +
+        `${record.agent !== undefined ? `, agent ${escapeLine(record.agent)}` : ""}): ` +
+        `${record.state} ---`,
     ),
   );
   print(lastLines(backlogLines, first));
@@ -272,10 +280,12 @@ export async function jobsTail(
   const said = held?.said.trim();
   if (held && !(said && result.text.includes(said))) io.out(held.line);
   io.out(style.bold(`--- ${figures.join(" · ")} ---`));
-  if (record.errorText && record.state !== "completed") io.out(`error: ${record.errorText}`);
+  if (record.errorText && record.state !== "completed") {
+    io.out(`error: ${escapeLine(record.errorText)}`);
+  }
   if (result.length === 0) io.out("(no result text)");
   else {
-    io.out(result.text);
+    io.out(escapeBlock(result.text));
     if (result.length > RESULT_SHOWN) {
       io.out(
         `... [first ${RESULT_SHOWN} of ${result.length} chars; all: ${ctx.store.resultPath(id)}]`,

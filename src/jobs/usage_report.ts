@@ -5,6 +5,7 @@
 import { totalsCostText, type UsageTotals, usageTotals } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
 import type { Price } from "../settings/types.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -29,7 +30,8 @@ export function recordsInDays(
 function totalsLine(t: UsageTotals, width: number): string {
   const prompt = t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens;
   const noUsage = t.noUsageJobs > 0 ? `  (${t.noUsageJobs} without usage)` : "";
-  return `  ${t.key.padEnd(width)}  ${String(t.jobs).padStart(4)} job${t.jobs === 1 ? " " : "s"}` +
+  const key = escapeLine(t.key).padEnd(width);
+  return `  ${key}  ${String(t.jobs).padStart(4)} job${t.jobs === 1 ? " " : "s"}` +
     `  in ${String(prompt).padStart(9)}  out ${String(t.outputTokens).padStart(8)}` +
     `  turns ${String(t.numTurns).padStart(4)}  cost ${totalsCostText(t)}${noUsage}`;
 }
@@ -51,13 +53,13 @@ export function renderUsage(
   const out = [`Usage over ${span}: ${picked.length} job${picked.length === 1 ? "" : "s"}`];
   if (picked.length === 0) return out.join("\n");
   const report = usageTotals(picked, pricing);
-  const width = Math.max(10, ...report.byModel.map((t) => t.key.length));
+  const width = Math.max(10, ...report.byModel.map((t) => escapeLine(t.key).length));
   out.push("", "By model:");
   for (const t of report.byModel) out.push(totalsLine(t, width));
   out.push("", "By day:");
   for (const t of report.byDay) out.push(totalsLine(t, width));
   out.push("", "Total:", totalsLine(report.total, width));
-  const unpriced = report.byModel.filter((t) => t.unpricedJobs > 0).map((t) => t.key);
+  const unpriced = report.byModel.filter((t) => t.unpricedJobs > 0).map((t) => escapeLine(t.key));
   out.push(
     "",
     "in = prompt tokens (fresh + cache), all charged at the input price. Cost uses the " +

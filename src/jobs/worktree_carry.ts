@@ -10,6 +10,7 @@ import { lstat, mkdir, open, readlink, realpath, symlink } from "node:fs/promise
 import { dirname, join } from "node:path";
 import { errorMessage } from "../errors.ts";
 import { openBeneath } from "../platform/beneath.ts";
+import { quotePath } from "../platform/plain_text.ts";
 import { git } from "./git.ts";
 import { type LeftOut, leftOutKind, notCarriedNote } from "./worktree_policy.ts";
 import { pinned, type WorktreeRef } from "./worktree_ref.ts";
@@ -63,7 +64,7 @@ export async function carryUncommitted(
   const others = await git(["ls-files", "--others", "--exclude-standard", "-z"], { cwd: repo });
   const root = await realpath(repo);
   for (const rel of others.stdout.split("\0").filter((p) => p !== "")) {
-    const skipped = (why: string) => notes.push(`not carried over: ${rel} (${why})`);
+    const skipped = (why: string) => notes.push(`not carried over: ${quotePath(rel)} (${why})`);
     // git lists a repository inside the checkout as `sub/`, without its files.
     if (rel.endsWith("/")) {
       skipped("a git repository of its own; the server never commits one");

@@ -12,6 +12,7 @@
  */
 import { join } from "node:path";
 import { HOST_RUN_PATHS } from "../engines/protected_paths.ts";
+import { quotePath } from "../platform/plain_text.ts";
 import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
 import { type LeftOut, leftOutKind } from "./worktree_policy.ts";
 import { pinned, type WorktreeRef } from "./worktree_ref.ts";
@@ -20,9 +21,9 @@ const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTH
 
 /** The note for a repository inside a worktree that was left out of its branch. */
 export function notCommittedNote(path: string, worktree: string, how: string): string {
-  return `not committed: ${path}/ is a git repository of its own (${how}); the server never ` +
-    `commits one (git would read its config, which may run programs on the host). Its ` +
-    `files stay in ${join(worktree, path)}, not on the branch`;
+  return `not committed: ${quotePath(`${path}/`)} is a git repository of its own (${how}); the ` +
+    `server never commits one (git would read its config, which may run programs on the ` +
+    `host). Its files stay in ${quotePath(join(worktree, path))}, not on the branch`;
 }
 
 /** As commitChanges; returns only the new commit, or undefined when nothing changed. */

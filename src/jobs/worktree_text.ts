@@ -2,6 +2,7 @@
  * A job's worktree in words, the same for the MCP reply and the terminal: where it is, its
  * branch, what changed against the base and how to take it.
  */
+import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { JobRecord } from "./record.ts";
 import { takeCommands } from "./worktree_turn.ts";
 
@@ -20,7 +21,10 @@ export function worktreeRows(r: JobRecord): Array<[string, string]> {
       wt.includeUncommitted ? ": HEAD plus your uncommitted changes" : ""
     })`
     : " (made when the job starts)";
-  const rows: Array<[string, string]> = [["worktree", wt.path], ["branch", wt.branch + base]];
+  const rows: Array<[string, string]> = [
+    ["worktree", quotePath(wt.path)],
+    ["branch", wt.branch + base],
+  ];
   // The base commit is on the branch too: a merge brings it in with the delegate's changes.
   if (wt.carried && wt.base) {
     rows.push([
@@ -37,7 +41,7 @@ export function worktreeRows(r: JobRecord): Array<[string, string]> {
     return rows;
   }
   rows.push(["changes", stat]);
-  if (wt.patch) rows.push(["patch", wt.patch]);
+  if (wt.patch) rows.push(["patch", quotePath(wt.patch)]);
   rows.push(["take it", takeCommands(wt).join("\n")]);
   return rows;
 }
@@ -51,10 +55,14 @@ function statText(text: string): string {
   return shown.map((l) => l.trim()).join("\n");
 }
 
-/** The rows as text: labels padded to `width`, continuation lines indented to match. */
+/**
+ * The rows as text: labels padded to `width`, continuation lines indented to match, each line
+ * escaped (git quotes the names in its diff stat, but the checkout's own path is the user's).
+ */
 export function worktreeText(r: JobRecord, width: number, label = (l: string) => l): string[] {
   return worktreeRows(r).map(([name, value]) =>
-    value.split("\n").map((v, i) => (i === 0 ? label(name).padEnd(width) : " ".repeat(width)) + v)
-      .join("\n")
+    value.split("\n").map((v, i) =>
+      (i === 0 ? label(name).padEnd(width) : " ".repeat(width)) + escapeLine(v)
+    ).join("\n")
   );
 }

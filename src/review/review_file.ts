@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { readCapped } from "../platform/bytes.ts";
+import { flattenLine, quotePath } from "../platform/plain_text.ts";
 import type { Budgeted, ReviewDiff } from "./diff.ts";
 import { checkFindings, type Finding, parseFindings } from "./findings.ts";
 
@@ -107,10 +108,10 @@ export function renderReview(
   const sent = Object.keys(record.lines).length;
   const head = [
     `reviewed:   ${plural(sent, "file")} (+${record.added} -${record.removed}) of ` +
-    `${record.label}${record.focus ? `, focus: ${record.focus}` : ""}`,
+    `${flattenLine(record.label)}${record.focus ? `, focus: ${flattenLine(record.focus)}` : ""}`,
   ];
   if (record.notSent.length > 0) {
-    const shown = record.notSent.slice(0, 10).map((n) => `${n.path} (${n.reason})`);
+    const shown = record.notSent.slice(0, 10).map((n) => `${quotePath(n.path)} (${n.reason})`);
     const more = record.notSent.length > 10 ? `; +${record.notSent.length - 10} more` : "";
     head.push(`not sent:   ${record.notSent.length}: ${shown.join("; ")}${more}`);
   }
@@ -154,26 +155,21 @@ export function renderReview(
   };
 }
 
-/**
- * What the reviewer wrote, as one line of plain text: its words reach the orchestrator's
- * reply, so they must not add lines of their own (a forged `findings: 0`) or terminal
- * control sequences.
- */
-function oneLine(text: string): string {
-  // deno-lint-ignore no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ")
-    .trim();
-}
-
 /** A file name the reviewer gave that matched no file of the diff, shortened for a list. */
 function shown80(file: string): string {
-  const line = oneLine(file);
+  const line = quotePath(file);
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
 
+/**
+ * What the reviewer wrote reaches the orchestrator's reply: each finding stays on its line,
+ * its file quoted as git quotes paths, its words flattened, so that it can add no line of its
+ * own (a forged `findings: 0`) and no terminal control sequence.
+ */
 function findingText(f: Finding, i: number): string {
-  const evidence = f.evidence ? `\n   evidence: ${oneLine(f.evidence)}` : "";
-  return `${i + 1}. [${f.severity}] ${oneLine(f.file)}:${f.line}  ${oneLine(f.claim)}${evidence}`;
+  const evidence = f.evidence ? `\n   evidence: ${flattenLine(f.evidence)}` : "";
+  return `${i + 1}. [${f.severity}] ${quotePath(f.file)}:${f.line}  ${flattenLine(f.claim)}` +
+    evidence;
 }
 
 /** The reviewer's reply is read up to this size; findings JSON is far smaller. */

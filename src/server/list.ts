@@ -2,6 +2,7 @@ import type { JobRecord, JobState } from "../jobs/record.ts";
 import type { Price } from "../settings/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { elapsedMs, formatElapsed, jobTokensText } from "../jobs/figures.ts";
+import { escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 
 /**
  * `delegate_list`: the newest `limit` jobs, grouped by conversation, so the turns of one
@@ -38,9 +39,12 @@ export function renderList(
   }
   for (const [sessionId, turns] of sessions) {
     const first = turns[0]!;
-    out.push("", `session ${sessionId}  model ${first.model}  cwd ${first.cwd}`);
+    out.push(
+      "",
+      `session ${sessionId}  model ${escapeLine(first.model)}  cwd ${quotePath(first.cwd)}`,
+    );
     for (const r of [...turns].sort((a, b) => a.turn - b.turn)) {
-      const prompt = r.promptPreview.replace(/\s+/g, " ").trim();
+      const prompt = flattenLine(r.promptPreview);
       const shown = prompt.length > 70 ? `${prompt.slice(0, 70)}…` : prompt;
       out.push(
         `  ${r.state.padEnd(11)} turn ${String(r.turn).padEnd(3)} ${
@@ -53,7 +57,7 @@ export function renderList(
   }
   if (corrupt.length > 0) {
     out.push("", "Unreadable job records (skipped):");
-    for (const c of corrupt) out.push(`  ${c.id}: ${c.reason}`);
+    for (const c of corrupt) out.push(`  ${c.id}: ${escapeLine(c.reason)}`);
   }
   return out.join("\n");
 }

@@ -3,6 +3,7 @@ import type { ResolvedBackend } from "../jobs/model_choice.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { ShellSandbox } from "../engines/registry.ts";
 import { errorMessage } from "../errors.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import { formatProblems } from "../settings/load.ts";
 import type { ToolDeps } from "./tool_deps.ts";
 
@@ -20,15 +21,16 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
   try {
     const view = await catalog.view();
     version = `  (Ollama ${view.version})`;
-    const width = Math.max(8, ...view.entries.map((e) => e.name.length));
+    // Names and errors come from the backend: escaped, so none can add lines to the report.
+    const width = Math.max(8, ...view.entries.map((e) => escapeLine(e.name).length));
     rows = view.entries.map((e) => {
       const blocked = !e.allowed;
       const notes: string[] = [];
       if (e.capabilities) notes.push(e.capabilities.includes("tools") ? "tools" : "NO tools");
       if (e.contextLength) notes.push(`ctx ${e.contextLength}`);
-      if (e.retired) notes.push(`RETIRED: ${e.retired}`);
+      if (e.retired) notes.push(`RETIRED: ${escapeLine(e.retired)}`);
       if (blocked) notes.push("BLOCKED by allowedModels");
-      return `  ${blocked || e.retired ? "x" : " "} ${e.name.padEnd(width)}  ${
+      return `  ${blocked || e.retired ? "x" : " "} ${escapeLine(e.name).padEnd(width)}  ${
         e.cloud ? "[cloud]" : "[local]"
       }` +
         (notes.length > 0 ? `  ${notes.join(", ")}` : "");
@@ -36,7 +38,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     if (rows.length === 0) rows = ["  (none: pull one, e.g. ollama pull qwen3.5:397b-cloud)"];
   } catch (e) {
     isError = true;
-    rows = [`  ${errorMessage(e)}`];
+    rows = [`  ${escapeLine(errorMessage(e))}`];
   }
   const defaultModel = await catalog.describeDefault();
   const claudeBinary = await delegates.claudeBinary();
@@ -45,7 +47,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
-    `Default model:    ${defaultModel}`,
+    `Default model:    ${escapeLine(defaultModel)}`,
     `Permission mode:  ${s.defaultPermissionMode}`,
     `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
@@ -101,20 +103,22 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
   try {
     listed = await listAgents(agentPlaces(deps));
   } catch (e) {
-    return [`Agents: cannot list them (${errorMessage(e)})`];
+    return [`Agents: cannot list them (${escapeLine(errorMessage(e))})`];
   }
   const width = Math.max(8, ...listed.agents.map((a) => a.name.length));
+  const agents = listed.agents.map((a) =>
+    `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ${a.engine ?? "default engine"}/` +
+    `${a.model ?? "default model"}${a.description ? `  ${a.description}` : ""}`
+  );
+  const problems = listed.problems.map((p) =>
+    p.ignored
+      ? `  - ${p.name}  [${p.source}]  ${p.reason}`
+      : `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
+  );
   return [
     "Agents (delegate_start agent: <name>; files: .ollama-delegate/agents/, ~/.ollama-mcp/agents/):",
-    ...listed.agents.map((a) =>
-      `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ${a.engine ?? "default engine"}/` +
-      `${a.model ?? "default model"}${a.description ? `  ${a.description}` : ""}`
-    ),
-    ...listed.problems.map((p) =>
-      p.ignored
-        ? `  - ${p.name}  [${p.source}]  ${p.reason}`
-        : `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
-    ),
+    // A project's agent files may be a delegate's: their names and words are escaped.
+    ...[...agents, ...problems].map(escapeLine),
   ];
 }
 
@@ -145,12 +149,12 @@ async function backendLines(
     try {
       const models = await listedModels(backend);
       const shown = models.slice(0, 30).map((m) =>
-        catalog.isAllowed(m) ? m : `${m} (BLOCKED by allowedModels)`
+        catalog.isAllowed(m) ? escapeLine(m) : `${escapeLine(m)} (BLOCKED by allowedModels)`
       );
       return `${head}  reachable, ${models.length} model(s)` +
         (shown.length > 0 ? `: ${shown.join(", ")}${models.length > 30 ? ", ..." : ""}` : "");
     } catch (e) {
-      return `${head}  UNREACHABLE: ${errorMessage(e)}`;
+      return `${head}  UNREACHABLE: ${escapeLine(errorMessage(e))}`;
     }
   }));
   return ["Native backends (engine: native, backend: <name>):", ...rows];

@@ -4,10 +4,15 @@ import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
+import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
-const line = (label: string, value: string) => `${label.padEnd(LABEL)}${value}`;
+/**
+ * One line of the block. Values carry a delegate's file names and commands, a backend's error
+ * texts and model names: escaped here, so that no value can add a line of its own.
+ */
+const line = (label: string, value: string) => `${label.padEnd(LABEL)}${escapeLine(value)}`;
 
 /**
  * The summary block shared by every job reply: claude-ollama-delegate-mcp's layout, which
@@ -30,7 +35,7 @@ export function summary(view: JobView, now = Date.now()): string {
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
       : []),
-    line("cwd:", r.cwd),
+    line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
   ];
@@ -70,7 +75,7 @@ export function summary(view: JobView, now = Date.now()): string {
   if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
   if (r.changedFiles && r.changedFiles.length > 0) {
     const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
-    const shown = r.changedFiles.slice(0, 10).map((f) => relativeTo(f, base));
+    const shown = r.changedFiles.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));
     const more = r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : "";
     lines.push(line("files:", `${r.changedFiles.length} changed: ${shown.join(", ")}${more}`));
   }
@@ -125,21 +130,29 @@ function permissionText(r: JobRecord): string {
   return same ? requested : `${effective} (requested ${requested})`;
 }
 
+/** A command or a path, escaped on one line (its line breaks shown), then cut to `max`. */
 function cut(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return cutTo(escapeLine(text.trim()), max);
 }
+
+/** Prose (the model's words, an error), flattened to one line, then cut to `max`. */
+function cutProse(text: string, max: number): string {
+  return cutTo(flattenLine(text), max);
+}
+
+const cutTo = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
 
 /** `  [tool] Bash: ls` lines, the layout of claude-ollama-delegate-mcp's replies. */
 export function activityLines(activities: readonly Activity[], limit: number): string[] {
   return activities.slice(-limit).map((a) => {
     switch (a.kind) {
       case "tool":
-        return `  [tool] ${a.name}${a.detail ? `: ${cut(a.detail, 160)}` : ""}`;
+        return `  [tool] ${cut(a.name, 80)}${a.detail ? `: ${cutProse(a.detail, 160)}` : ""}`;
       case "text":
-        return `  [text] ${cut(a.text, 400)}`;
+        return `  [text] ${cutProse(a.text, 400)}`;
       case "error":
-        return `  [error] ${cut(a.text, 400)}`;
+        return `  [error] ${cutProse(a.text, 400)}`;
     }
   });
 }
@@ -147,7 +160,9 @@ export function activityLines(activities: readonly Activity[], limit: number): s
 /**
  * The output body: the text, cut at `max` with the path of the whole. Given the job's id, the
  * cut note also points at delegate_transcript, where the orchestrator can check the tool
- * calls behind the text without reading the whole file into its context.
+ * calls behind the text without reading the whole file into its context. The model's lines
+ * stay lines (it comes after the block's `--- output ---` line, so it cannot extend the
+ * block); terminal controls, lone CRs and line separators in it are escaped.
  */
 export function outputBody(
   text: string,
@@ -157,11 +172,12 @@ export function outputBody(
   jobId?: string,
 ): string {
   if (fullLength === 0 || text.trim() === "") return "(delegated session produced no text output)";
-  if (fullLength <= max) return text;
+  if (fullLength <= max) return escapeBlock(text);
+  const shown = escapeBlock(text.slice(0, max));
   if (jobId === undefined) {
-    return `${text.slice(0, max)}\n\n... [truncated at ${max} chars; full output: ${resultPath}]`;
+    return `${shown}\n\n... [truncated at ${max} chars; full output: ${resultPath}]`;
   }
-  return `${text.slice(0, max)}\n\n... [truncated at ${max} of ${fullLength} chars; full output: ` +
+  return `${shown}\n\n... [truncated at ${max} of ${fullLength} chars; full output: ` +
     `${resultPath}. To check the tool calls and results behind it, page through ` +
     `delegate_transcript({ job_id: "${jobId}" })]`;
 }

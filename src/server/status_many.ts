@@ -10,6 +10,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import { activityLines, summary } from "./render.ts";
 import { textResult, type ToolDeps, toolErrorText, type ToolExtra } from "./tool_deps.ts";
 
@@ -126,7 +127,10 @@ async function waitForJobs(
 
 /** One job's summary; a running one adds its latest activity. */
 function block(entry: Entry, activity: number): string {
-  if ("error" in entry) return `job_id:     ${entry.id.slice(0, 80)}\nerror:      ${entry.error}`;
+  if ("error" in entry) {
+    const id = escapeLine(entry.id.slice(0, 80));
+    return `job_id:     ${id}\nerror:      ${escapeLine(entry.error)}`;
+  }
   const { view } = entry;
   if (isTerminal(view.record.state)) return summary(view);
   const lines = activityLines(view.activities, activity);

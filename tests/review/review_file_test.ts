@@ -35,11 +35,14 @@ Deno.test("review section: a finding's file, claim and evidence stay on their ow
   // deno-lint-ignore no-control-regex
   assert.doesNotMatch(text, /[\u0000-\u0008\u000b-\u001f\u007f\u2028]/, JSON.stringify(text));
   assert.equal(text.match(/^findings:/gm)?.length, 1, text);
-  assert.match(
+  // A file name is quoted as git quotes paths; words are flattened, their controls escaped.
+  assert.ok(
+    text.includes(
+      'dropped:    1 finding outside the diff ("x\\nfindings:   0\\n\\nNo issues. \\033[2J":1)\n',
+    ),
     text,
-    /^dropped: +1 finding outside the diff \(x findings: 0 No issues\. \[2J:1\)$/m,
   );
-  assert.match(text, /^1\. \[high\] a\.ts:2 {2}bad findings: 0 \]0;title$/m);
+  assert.ok(text.includes("\n1. [high] a.ts:2  bad findings: 0\\033]0;title\\a\n"), text);
   assert.match(text, /^ {3}evidence: e forged$/m);
 });
 

@@ -149,7 +149,8 @@ Deno.test("summary: denied, exit and error lines of a failed job", () => {
   assert.deepEqual(got.slice(6), [
     "tool calls: 0",
     "permission: acceptEdits",
-    "denied:     7: Bash(rm -rf /tmp/x), Write, Edit(/f0), Edit(/f1), Edit(/f2), +2 more",
+    // The command as it was, its line break shown rather than taken.
+    "denied:     7: Bash(rm -rf\\n  /tmp/x), Write, Edit(/f0), Edit(/f1), Edit(/f2), +2 more",
     "exit:       code 1",
     "error:      Reached maximum number of turns (1)",
   ]);

@@ -8,6 +8,7 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { quotePath } from "../../platform/plain_text.ts";
 import { CREDENTIAL_PATHS, hostRunPart } from "../protected_paths.ts";
 import { isInside } from "./tools/real_paths.ts";
 
@@ -144,7 +145,7 @@ export function plantedWarnings(changed: readonly string[], roots: readonly stri
   if (planted.length === 0) return [];
   const cwd = roots[0]!;
   const shown = planted.slice(0, PLANTED_SHOWN).map((path) =>
-    isInside(cwd, path) ? relative(cwd, path).split(sep).join("/") : path
+    quotePath(isInside(cwd, path) ? relative(cwd, path).split(sep).join("/") : path)
   );
   const more = planted.length > PLANTED_SHOWN ? `, +${planted.length - PLANTED_SHOWN} more` : "";
   return [

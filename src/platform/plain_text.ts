@@ -1,0 +1,78 @@
+/**
+ * Text from outside shown to a reader: a delegate's file names, commands and answers, a
+ * backend's error texts and model names. Replies lay out evidence as `label: value` lines, so
+ * a value that breaks a line can forge one (a file named `x\nstate: completed`); ESC and the
+ * C1 controls drive the terminal that shows them; bidirectional overrides reorder what a
+ * reader sees without changing the bytes (CVE-2021-42574). Such characters are shown as C
+ * escapes instead, the way git shows file names (`"ok.txt\nstate: x"`, `\033`).
+ *
+ * It lives in platform/, below every layer that words outside text (an engine naming planted
+ * files, jobs/, review/, both front ends), so there is one rule for all of them.
+ */
+
+/** Beyond the controls: the line and paragraph separators, and the bidi marks and overrides. */
+const FORMAT = "\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
+/** C0 controls, DEL, C1 controls (NEL among them), and FORMAT. */
+const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${FORMAT}]`);
+const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
+/** The same, minus the newline and tab a multi-line text keeps; CR only where it ends a line. */
+const UNSAFE_IN_BLOCK = new RegExp(
+  `\\r(?!\\n)|[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f${FORMAT}]`,
+  "g",
+);
+
+/** The short escapes of C and git; every other character is shown as its UTF-8 bytes in octal. */
+const SHORT: Readonly<Record<string, string>> = {
+  "\x07": "\\a",
+  "\b": "\\b",
+  "\t": "\\t",
+  "\n": "\\n",
+  "\v": "\\v",
+  "\f": "\\f",
+  "\r": "\\r",
+};
+
+const encoder = new TextEncoder();
+
+function escapeChar(c: string): string {
+  const short = SHORT[c];
+  if (short !== undefined) return short;
+  let out = "";
+  for (const byte of encoder.encode(c)) out += `\\${byte.toString(8).padStart(3, "0")}`;
+  return out;
+}
+
+/**
+ * `text` on one line with nothing a terminal acts on: every unsafe character as a C escape.
+ * Backslashes are left alone, so the result is safe but not reversible (a literal `\n` in a
+ * command looks like an escaped newline), and escaping twice changes nothing.
+ */
+export function escapeLine(text: string): string {
+  return text.replace(UNSAFE_ALL, escapeChar);
+}
+
+/**
+ * Prose (a model's words, a prompt's first line) on one line: runs of white space, line
+ * breaks included, become one space, then what is left unsafe is escaped.
+ */
+export function flattenLine(text: string): string {
+  return escapeLine(text.replace(/\s+/g, " ").trim());
+}
+
+/**
+ * Multi-line text (a model's answer) with its lines and tabs kept and everything else unsafe
+ * escaped: a lone CR, the separators, ESC. A CR before a newline stays (Windows line ends).
+ */
+export function escapeBlock(text: string): string {
+  return text.replace(UNSAFE_IN_BLOCK, escapeChar);
+}
+
+/**
+ * A path as git shows one: as it is when plain, else in double quotes with `"`, `\` and the
+ * unsafe characters escaped (`"ok.txt\nstate: x"`). Other non-ASCII characters stay readable,
+ * as with git's `core.quotePath` off.
+ */
+export function quotePath(path: string): string {
+  if (!UNSAFE.test(path) && !path.includes('"') && !path.includes("\\")) return path;
+  return `"${path.replace(/[\\"]/g, (c) => `\\${c}`).replace(UNSAFE_ALL, escapeChar)}"`;
+}

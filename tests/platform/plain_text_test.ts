@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { escapeBlock, escapeLine, flattenLine, quotePath } from "../../src/platform/plain_text.ts";
+import { tempDir } from "../support/harness.ts";
+
+const ESC = "\u001b";
+
+Deno.test("escapeLine: every control, separator and bidi control becomes a C escape", () => {
+  assert.equal(escapeLine("plain text, café \\n stays"), "plain text, café \\n stays");
+  assert.equal(
+    escapeLine(`a\nb\rc\td${ESC}[2J\u0007\u0000\u007f`),
+    "a\\nb\\rc\\td\\033[2J\\a\\000\\177",
+  );
+  // C1 (NEL), the line and paragraph separators, and the bidi controls of Trojan Source.
+  assert.equal(
+    escapeLine("\u0085\u009b\u2028\u2029\u202e\u2066\u200f\u061c"),
+    "\\302\\205\\302\\233\\342\\200\\250\\342\\200\\251\\342\\200\\256\\342\\201\\246" +
+      "\\342\\200\\217\\330\\234",
+  );
+  // Escaping twice changes nothing: what is escaped holds nothing to escape.
+  const once = escapeLine(`x\ny${ESC}`);
+  assert.equal(escapeLine(once), once);
+});
+
+Deno.test("flattenLine: white space runs become one space, the rest is escaped", () => {
+  assert.equal(flattenLine("  one\n\n two\u2028three\t "), "one two three");
+  assert.equal(flattenLine(`red ${ESC}[31m\u0007`), "red \\033[31m\\a");
+});
+
+Deno.test("escapeBlock: lines and tabs stay, the rest is escaped", () => {
+  assert.equal(escapeBlock("a\n\tb\r\nc"), "a\n\tb\r\nc");
+  assert.equal(escapeBlock(`a\rb${ESC}c\u2028d\f`), "a\\rb\\033c\\342\\200\\250d\\f");
+});
+
+Deno.test("quotePath: git's quoting of the same names", () => {
+  const repo = tempDir("od-quote-");
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
+  git("init", "-q");
+  // ASCII names: git quotes them the same whatever core.quotePath says.
+  const ascii = [
+    "plain.txt",
+    "ok.txt\nstate:      completed",
+    `e${ESC}[2Jx`,
+    'q"uote',
+    "back\\slash",
+    "tab\tand\rcr\u0007\u007f",
+  ];
+  // Names whose only non-ASCII characters are unsafe: git with core.quotePath on.
+  const unsafe = ["u\u2028v", "rlo\u202etxt.exe", "nel\u0085"];
+  for (const name of [...ascii, ...unsafe]) writeFileSync(join(repo, name), "");
+  git("add", "-A");
+  const listed = (quote: boolean) =>
+    git("-c", `core.quotePath=${quote}`, "ls-files").split("\n").filter((l) => l !== "").sort();
+  // With core.quotePath off, git leaves every non-ASCII character alone, the unsafe ones too.
+  assert.deepEqual(listed(false), [...ascii.map(quotePath), ...unsafe].sort());
+  assert.deepEqual(listed(true), [...ascii, ...unsafe].map(quotePath).sort());
+  assert.equal(quotePath("plain.txt"), "plain.txt");
+  // Other non-ASCII names stay readable (git's core.quotePath off).
+  assert.equal(quotePath("café/ü.txt"), "café/ü.txt");
+});
