@@ -80,13 +80,13 @@ try {
   console.log(`first request, chars/4 (${TASK.length}-character task, model ${MODEL})`);
   console.log(`${"".padEnd(56)} ${"body".padStart(6)}          ${"prompt".padStart(6)}`);
   for (const sandbox of ["off", "on"]) {
-    const [full] = await measure({
-      OLLAMA_MCP_CLAUDE_TOOLS: "default",
-      OLLAMA_MCP_SANDBOX: sandbox,
-    }, [{}]);
+    const full = { OLLAMA_MCP_CLAUDE_HARNESS: "full", OLLAMA_MCP_SANDBOX: sandbox };
+    const [whole] = await measure({ ...full, OLLAMA_MCP_CLAUDE_TOOLS: "default" }, [{}]);
+    const [six] = await measure(full, [{}]);
     const [lean] = await measure({ OLLAMA_MCP_SANDBOX: sandbox }, [{}]);
-    row(`claude, Claude Code's whole set, sandbox ${sandbox}`, full!);
-    row(`claude, --tools ${DEFAULT_CLAUDE_TOOLS.join(",")}, sandbox ${sandbox}`, lean!);
+    row(`claude full, Claude Code's whole set, sandbox ${sandbox}`, whole!);
+    row(`claude full, --tools ${DEFAULT_CLAUDE_TOOLS.join(",")}, sandbox ${sandbox}`, six!);
+    row(`claude lean (default: --bare, Bash,Read,Edit), sandbox ${sandbox}`, lean!);
   }
   const [native] = await measure({}, [{ engine: "native" }]);
   row("native", native!);
@@ -107,22 +107,25 @@ try {
       "WebFetch",
       "WebSearch",
     ];
-    const env = { OLLAMA_MCP_CLAUDE_TOOLS: known.join(","), OLLAMA_MCP_SANDBOX: "off" };
+    const env = {
+      OLLAMA_MCP_CLAUDE_TOOLS: known.join(","),
+      OLLAMA_MCP_SANDBOX: "off",
+      OLLAMA_MCP_CLAUDE_HARNESS: "full",
+    };
     const [none, pair, ...single] = await measure(env, [
       { allowed_tools: [] },
       { allowed_tools: ["Read", "Edit"] },
       ...known.map((t) => ({ allowed_tools: [t] })),
     ]);
-    const [leanOff, plan] = await measure({ OLLAMA_MCP_SANDBOX: "off" }, [
+    const fullEnv = { OLLAMA_MCP_CLAUDE_HARNESS: "full" };
+    const [leanOff, plan] = await measure({ ...fullEnv, OLLAMA_MCP_SANDBOX: "off" }, [
       {},
       { permission_mode: "plan" },
     ]);
-    const [leanOn] = await measure({ OLLAMA_MCP_SANDBOX: "on" }, [{}]);
+    const [leanOn] = await measure({ ...fullEnv, OLLAMA_MCP_SANDBOX: "on" }, [{}]);
     const [whole] = await measure(
-      { OLLAMA_MCP_CLAUDE_TOOLS: "default", OLLAMA_MCP_SANDBOX: "off" },
-      [
-        {},
-      ],
+      { ...fullEnv, OLLAMA_MCP_CLAUDE_TOOLS: "default", OLLAMA_MCP_SANDBOX: "off" },
+      [{}],
     );
     const read = single[known.indexOf("Read")]!.promptTokens - none!.promptTokens;
     const edit = single[known.indexOf("Edit")]!.promptTokens - none!.promptTokens;
@@ -139,6 +142,32 @@ try {
     console.log(`  planMode              ${plan!.promptTokens - leanOff!.promptTokens}`);
     console.log(`  sandbox               ${leanOn!.promptTokens - leanOff!.promptTokens}`);
     console.log(`  (lean, sandbox off    ${leanOff!.promptTokens}; on ${leanOn!.promptTokens})`);
+
+    // The lean harness: Claude Code's minimal mode offers Bash, Read and Edit.
+    const leanTools = ["Bash", "Read", "Edit"];
+    const [lNone, lPair, ...lSingle] = await measure({ OLLAMA_MCP_SANDBOX: "off" }, [
+      { allowed_tools: [] },
+      { allowed_tools: ["Read", "Edit"] },
+      ...leanTools.map((t) => ({ allowed_tools: [t] })),
+    ]);
+    const [lAll, lPlan] = await measure({ OLLAMA_MCP_SANDBOX: "off" }, [
+      {},
+      { permission_mode: "plan" },
+    ]);
+    const [lOn] = await measure({ OLLAMA_MCP_SANDBOX: "on" }, [{}]);
+    const lRead = lSingle[0 + 1]!.promptTokens - lNone!.promptTokens;
+    const lEdit = lSingle[2]!.promptTokens - lNone!.promptTokens;
+    const lAny = lRead + lEdit - (lPair!.promptTokens - lNone!.promptTokens);
+    console.log("\nCLAUDE_LEAN_PROMPT_TOKENS (prompt tokens, sandbox off unless said):");
+    console.log(`  base (no tools)       ${lNone!.promptTokens - Math.ceil(TASK.length / 4)}`);
+    console.log(`  anyTool               ${lAny}`);
+    leanTools.forEach((t, i) => {
+      const size = lSingle[i]!.promptTokens - lNone!.promptTokens - lAny;
+      console.log(`  ${t.padEnd(21)} ${Math.max(0, size)}`);
+    });
+    console.log(`  planMode              ${lPlan!.promptTokens - lAll!.promptTokens}`);
+    console.log(`  sandbox               ${lOn!.promptTokens - lAll!.promptTokens}`);
+    console.log(`  (lean, sandbox off    ${lAll!.promptTokens}; on ${lOn!.promptTokens})`);
   }
 } finally {
   await emu.close();

@@ -19,7 +19,7 @@ import {
   stateDirCheck,
 } from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
-import { engineNeed } from "./engine_prompt.ts";
+import { engineNeed, requestSizeCheck } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
 import { renderProbeJson, renderProbeText } from "./probe_render.ts";
@@ -32,6 +32,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   State dir         writable
   Claude Code CLI   found on the delegate's PATH, and answers --version
   Ollama            reachable at baseUrl; its version
+  Request size      tokens one request of each engine carries (claude: by claudeHarness and
+                    its sandbox), and whether Ollama's default 4,096-token context holds it
   Models            listed, which support tools
   Default model     available, allowed, not retired, supports tools
   Context length    of the default model: enough for the default engine's prompt, and
@@ -89,6 +91,7 @@ export async function runDoctor(
     stateDirCheck(s.stateDir),
     claude,
     claudeSandboxCheck(s.sandbox, childEnv),
+    requestSizeCheck(s, env),
     ...ollama,
   ];
   checks.push(sandbox, ...backends);

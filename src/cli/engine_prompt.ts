@@ -6,8 +6,9 @@
 import { osPlatform } from "../platform/runtime.ts";
 import { estimatePromptTokens, requiredContext } from "../engines/claude/context_check.ts";
 import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
-import { NATIVE_PROMPT_TOKENS } from "../models/prompt_sizes.ts";
-import type { EngineName, Settings } from "../settings/types.ts";
+import { NATIVE_PROMPT_TOKENS, OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
+import type { Check } from "./doctor_check.ts";
+import { type EngineName, LEAN_CLAUDE_TOOLS, type Settings } from "../settings/types.ts";
 
 export interface EngineNeed {
   engine: EngineName;
@@ -31,11 +32,53 @@ export function engineNeed(
     return { engine, promptTokens: NATIVE_PROMPT_TOKENS, requiredContext: NATIVE_PROMPT_TOKENS };
   }
   const sandbox = planSandbox(s.sandbox, findSandboxTools(env), osPlatform).kind === "on";
+  const lean = s.claudeHarness === "lean";
   const promptTokens = estimatePromptTokens({
-    tools: s.claudeTools,
+    tools: lean ? s.claudeTools.filter((t) => LEAN_CLAUDE_TOOLS.includes(t)) : s.claudeTools,
+    lean,
     permissionMode: s.defaultPermissionMode,
     taskChars: 0,
     sandbox,
   });
   return { engine, promptTokens, requiredContext: requiredContext(promptTokens) };
+}
+
+/**
+ * `doctor`'s "Request size" line: what one request of each engine carries with the settings
+ * in force, and whether a local model loaded with Ollama's smallest default context (4,096
+ * tokens, GPUs under 24 GiB) holds it. A warning when the claude engine's does not.
+ */
+export function requestSizeCheck(s: Settings, env: Record<string, string>): Check {
+  const claude = engineNeed("claude", s, env);
+  const native = engineNeed("native", s, env);
+  const sandbox = planSandbox(s.sandbox, findSandboxTools(env), osPlatform).kind === "on";
+  const harness = `${s.claudeHarness} harness, Claude Code's sandbox ${sandbox ? "on" : "off"}`;
+  const fits = claude.requiredContext <= OLLAMA_SMALLEST_DEFAULT_CONTEXT;
+  const summary = `claude: about ${claude.promptTokens} tokens a request (${harness}); ` +
+    `native: about ${native.promptTokens}; ` +
+    (fits
+      ? `both fit a model loaded with Ollama's default ${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens`
+      : `a model loaded with Ollama's default ${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens cannot ` +
+        `hold the claude engine's ${claude.requiredContext}`);
+  return {
+    id: "requests",
+    title: "Request size",
+    status: fits ? "pass" : "warn",
+    summary,
+    ...(fits ? {} : {
+      hint: s.claudeHarness === "full"
+        ? "Use the lean harness (ollama-delegate config --claude-harness lean), load models " +
+          "with more context (ollama-delegate models derive <model> --ctx 64k), or use engine " +
+          '"native"'
+        : "Load models with more context (ollama-delegate models derive <model> --ctx 64k), " +
+          'or use engine "native"',
+    }),
+    details: {
+      claudeHarness: s.claudeHarness,
+      claudeSandbox: sandbox,
+      claudePromptTokens: claude.promptTokens,
+      claudeRequiredContext: claude.requiredContext,
+      nativePromptTokens: native.promptTokens,
+    },
+  };
 }

@@ -59,6 +59,9 @@ Options:
   --claude-tools <A,B,...|default> claudeTools: the Claude Code tools a claude delegate gets
                                    (default Bash,Read,Edit,Write,Glob,Grep; each tool's schema is
                                    resent on every request; user scope only)
+  --claude-harness <lean|full>     claudeHarness: lean = Claude Code's minimal mode (--bare:
+                                   Bash, Read, Edit, a short prompt, ~1k tokens a request);
+                                   full = its whole harness and every claudeTools tool (~5-7k)
   --backend <name=url>             add or replace a native backend (user scope only); with
       --backend-kind <ollama|openai>     its kind (default openai),
       --api-key-env <VAR>                the server env variable holding its API key,
@@ -112,6 +115,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "max-context": { type: "string" },
         "keep-alive": { type: "string" },
         "claude-tools": { type: "string" },
+        "claude-harness": { type: "string" },
         backend: { type: "string" },
         "backend-kind": { type: "string" },
         "api-key-env": { type: "string" },

@@ -27,6 +27,7 @@ export const FLAG_TO_KEY = {
   "max-context": "maxContext",
   "keep-alive": "keepAlive",
   "claude-tools": "claudeTools",
+  "claude-harness": "claudeHarness",
 } as const satisfies Record<string, SettingKey>;
 export type ChangeFlag = keyof typeof FLAG_TO_KEY;
 

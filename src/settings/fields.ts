@@ -25,6 +25,7 @@ import {
 } from "./narrow.ts";
 import {
   type BackendSpec,
+  CLAUDE_HARNESSES,
   DEFAULT_CLAUDE_TOOLS,
   DELEGATION_MODES,
   ENGINES,
@@ -295,6 +296,15 @@ export const FIELDS = [
       .min(1).max(64),
     fromEnv: asList,
     meaning: "Tools a claude delegate gets (--tools); allowed_tools narrows, never widens",
+    userOnly: true,
+  }),
+  field({
+    key: "claudeHarness",
+    env: ["OLLAMA_MCP_CLAUDE_HARNESS"],
+    default: "lean",
+    schema: z.enum(CLAUDE_HARNESSES),
+    fromEnv: (t) => t.trim(),
+    meaning: "claude delegates: lean (--bare, Bash/Read/Edit, ~1k tokens a request) or full",
     userOnly: true,
   }),
 ] as const satisfies readonly FieldSpec[];

@@ -33,6 +33,17 @@ export type Effort = typeof EFFORTS[number];
 
 /** The tools a claude delegate is given by default (`--tools`); the rest is prompt weight. */
 export const DEFAULT_CLAUDE_TOOLS = ["Bash", "Read", "Edit", "Write", "Glob", "Grep"];
+
+/**
+ * How a claude delegate's Claude Code runs: `lean` is its minimal mode (`--bare`: no hooks,
+ * plugins, memory or CLAUDE.md discovery, a short system prompt of ours, the tools Bash, Read
+ * and Edit), small enough for a local model loaded with 4,096 tokens of context; `full` is the
+ * whole harness (its own system prompt, every tool in `claudeTools`).
+ */
+export const CLAUDE_HARNESSES = ["lean", "full"] as const;
+export type ClaudeHarness = typeof CLAUDE_HARNESSES[number];
+/** The tools Claude Code offers in its minimal mode (`--bare`); `--tools` can only narrow them. */
+export const LEAN_CLAUDE_TOOLS = ["Bash", "Read", "Edit"];
 export type EngineName = typeof ENGINES[number];
 
 /** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
@@ -92,6 +103,7 @@ export interface Settings {
   maxContext: number;
   keepAlive: string;
   claudeTools: string[];
+  claudeHarness: ClaudeHarness;
 }
 export type SettingKey = keyof Settings;
 

@@ -74,7 +74,10 @@ async function emulator() {
 Deno.test("doctor --probe --json: call kinds per engine path, Ollama's speeds, seconds per turn, errors", async () => {
   const emu = await emulator();
   try {
-    const ctx = cliEnv({ env: { OLLAMA_MCP_BASE_URL: emu.url } });
+    // Claude Code's full harness, whose prompt a 4,096-token context cannot hold.
+    const ctx = cliEnv({
+      env: { OLLAMA_MCP_BASE_URL: emu.url, OLLAMA_MCP_CLAUDE_HARNESS: "full" },
+    });
     const run = await runCli(ctx, ["doctor", "--probe", "--json", "--timeout", "3"]);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     const report = JSON.parse(run.stdout) as {

@@ -395,7 +395,8 @@ Deno.test("doctor: a model loaded with less context than Claude Code's prompt ge
     });
     assert.equal(load.status, 200);
     await load.body?.cancel();
-    const userConfig = { defaultModel: "qwen3-coder:30b" };
+    // Claude Code's full harness: its prompt does not fit 4,096 tokens.
+    const userConfig = { defaultModel: "qwen3-coder:30b", claudeHarness: "full" };
     const run = await doctor({ baseUrl: emu.url, userConfig });
     assert.equal(run.code, 0, "a short context is a warning");
     assert.match(

@@ -36,6 +36,7 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     maxContext: [["OLLAMA_MCP_MAX_CONTEXT"], 0],
     keepAlive: [["OLLAMA_MCP_KEEP_ALIVE"], ""],
     claudeTools: [["OLLAMA_MCP_CLAUDE_TOOLS"], ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]],
+    claudeHarness: [["OLLAMA_MCP_CLAUDE_HARNESS"], "lean"],
   });
 });
 
@@ -76,6 +77,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       maxContext: 0,
       keepAlive: "",
       claudeTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
+      claudeHarness: "lean",
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -156,6 +158,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_MAX_CONTEXT: "65536",
       OLLAMA_MCP_KEEP_ALIVE: "30m",
       OLLAMA_MCP_CLAUDE_TOOLS: "Read, Grep",
+      OLLAMA_MCP_CLAUDE_HARNESS: "full",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -186,10 +189,11 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       maxContext: 65536,
       keepAlive: "30m",
       claudeTools: ["Read", "Grep"],
+      claudeHarness: "full",
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 27);
+    assert.equal(r.layers[3]?.keys.length, 28);
   });
 });
 

@@ -22,10 +22,14 @@ export function claudeArgs(
   spec: TurnSpec,
   pinnedSettings: string,
   tools: readonly string[],
+  lean = false,
 ): string[] {
   const o = spec.options;
   const args = [
     "-p",
+    // Claude Code's minimal mode and our own short system prompt: about 1k tokens a request
+    // instead of 5-7k, so a local model loaded with Ollama's default 4,096 tokens has room.
+    ...(lean ? ["--bare", `--system-prompt=${LEAN_SYSTEM_PROMPT}`] : []),
     "--output-format=stream-json",
     "--verbose",
     "--strict-mcp-config",
@@ -46,6 +50,18 @@ export function claudeArgs(
   for (const dir of o.addDirs) args.push(`--add-dir=${dir}`);
   return args;
 }
+
+/**
+ * The system prompt of a lean delegate (`claudeHarness` "lean"): who it is working for, what
+ * its tools are for, and what its report must say. Written for small local models: short,
+ * concrete, no policy they cannot act on.
+ */
+export const LEAN_SYSTEM_PROMPT =
+  "You are a delegate: another coding agent gave you the task in the user message. Work in " +
+  "the current directory with your tools: Bash runs shell commands (also to create files, " +
+  "search and list), Read reads a file, Edit changes part of a file you have read. Do the " +
+  "task, then check it by running it. End with a short report: what you changed, the " +
+  "commands you ran to check it and what they showed. Never claim what you did not check.";
 
 /**
  * The tool names of permission rules as Claude Code reads them: a rule is `Name` or

@@ -60,6 +60,22 @@ export const CLAUDE_PROMPT_TOKENS = {
 } as const;
 
 /**
+ * The same for the lean harness (`claudeHarness` "lean": `--bare` and our short system
+ * prompt), measured the same way (`--table`).
+ */
+export const CLAUDE_LEAN_PROMPT_TOKENS = {
+  /** Claude Code's two short leading blocks, our system prompt and the first message. */
+  base: 178,
+  anyTool: 1,
+  tools: { Bash: 388, Read: 288, Edit: 157 } as Readonly<Record<string, number>>,
+  unknownTool: 500,
+  /** Minimal mode sends no plan-mode reminder. */
+  planMode: 0,
+  /** No sandbox system message in minimal mode; the Bash description grows. */
+  sandbox: 208,
+} as const;
+
+/**
  * Headroom over the measured size: Claude Code's reminders grow with the working directory and
  * date, tokenizers count JSON differently from chars/4, and the model needs room to answer.
  */
@@ -88,11 +104,14 @@ export function estimatePromptTokens(input: {
   appendChars?: number;
   /** Claude Code's sandbox confines Bash in this turn. */
   sandbox?: boolean;
+  /** The lean harness (`--bare`); else Claude Code's full one. */
+  lean?: boolean;
 }): number {
-  const t = CLAUDE_PROMPT_TOKENS;
+  const t = input.lean ? CLAUDE_LEAN_PROMPT_TOKENS : CLAUDE_PROMPT_TOKENS;
   let tokens = t.base + chars4(input.taskChars) + chars4(input.appendChars ?? 0);
-  if (input.tools.includes("default")) tokens = Math.max(tokens - t.base, 0) + t.defaultSet;
-  else if (input.tools.length > 0) {
+  if (!input.lean && input.tools.includes("default")) {
+    tokens = Math.max(tokens - t.base, 0) + CLAUDE_PROMPT_TOKENS.defaultSet;
+  } else if (input.tools.length > 0) {
     tokens += t.anyTool;
     for (const name of input.tools) tokens += t.tools[name] ?? t.unknownTool;
   }

@@ -11,6 +11,8 @@ export interface ClaudeEnvInput {
   claudeConfigDir: string;
   /** An entry every process of the turn inherits, so that all of them can be found. */
   marker?: { name: string; value: string };
+  /** Claude Code's minimal mode (`--bare`), which takes its key from ANTHROPIC_API_KEY only. */
+  lean?: boolean;
 }
 
 /**
@@ -35,12 +37,17 @@ export const GIT_SAFETY_ENV: Readonly<Record<string, string>> = {
  * the `env` block of user and project settings.json over its own environment
  * (ollama/ollama#16097) and only flag settings outrank those files.
  */
-export function ollamaValues(baseUrl: string, model: string): Record<string, string> {
+export function ollamaValues(
+  baseUrl: string,
+  model: string,
+  lean = false,
+): Record<string, string> {
   return {
     ANTHROPIC_BASE_URL: baseUrl,
     ANTHROPIC_AUTH_TOKEN: "ollama",
-    // Empty, so Claude Code sends no x-api-key header (apiKeySource "none").
-    ANTHROPIC_API_KEY: "",
+    // Empty, so Claude Code sends no x-api-key header (apiKeySource "none"); in its minimal
+    // mode (`--bare`) the key is the only credential it reads, and Ollama ignores its value.
+    ANTHROPIC_API_KEY: lean ? "ollama" : "",
     ANTHROPIC_CUSTOM_HEADERS: "",
     ANTHROPIC_MODEL: model,
     ANTHROPIC_DEFAULT_OPUS_MODEL: model,
@@ -84,7 +91,7 @@ export function claudeChildEnv(
   }
   return {
     ...inherited,
-    ...ollamaValues(input.baseUrl, input.model),
+    ...ollamaValues(input.baseUrl, input.model, input.lean),
     // The delegate's own config home: the user's hooks, plugins, MCP servers and login
     // in ~/.claude stay out of delegated runs.
     CLAUDE_CONFIG_DIR: input.claudeConfigDir,
@@ -103,10 +110,11 @@ export function pinnedSettings(
   model: string,
   sandbox?: ClaudeSandboxSettings,
   denyRules: readonly string[] = [],
+  lean = false,
 ): string {
   return JSON.stringify({
     model,
-    env: ollamaValues(baseUrl, model),
+    env: ollamaValues(baseUrl, model, lean),
     ...(denyRules.length > 0 ? { permissions: { deny: denyRules } } : {}),
     ...(sandbox ? { sandbox } : {}),
   });

@@ -25,7 +25,11 @@ import type {
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
 import { OllamaClient } from "../../backends/ollama.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../../settings/types.ts";
+import {
+  type ClaudeHarness,
+  DEFAULT_CLAUDE_TOOLS,
+  LEAN_CLAUDE_TOOLS,
+} from "../../settings/types.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
 import {
   estimatePromptTokens,
@@ -65,6 +69,8 @@ export interface ClaudeEngineConfig {
    * Defaults to DEFAULT_CLAUDE_TOOLS.
    */
   claudeTools?: readonly string[];
+  /** "lean" (default): Claude Code's minimal mode (`--bare`) and our short prompt; or "full". */
+  harness?: ClaudeHarness;
   /** The state dir: a turn's cwd may be the worktree the server made in it. */
   stateDir?: string;
   /** Size (MiB) of the jail's private /tmp and $HOME (the `sandboxTmpMb` setting). */
@@ -83,6 +89,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     protect: [setup.userConfigDir, s.stateDir],
     serverCwd: setup.serverCwd,
     claudeTools: s.claudeTools,
+    harness: s.claudeHarness,
     stateDir: s.stateDir,
     tmpMb: s.sandboxTmpMb,
   });
@@ -113,7 +120,18 @@ export class ClaudeEngine implements Engine {
       baseUrl: this.config.baseUrl,
       model,
       claudeConfigDir: this.config.claudeConfigDir,
+      lean: this.#lean,
     });
+  }
+
+  get #lean(): boolean {
+    return (this.config.harness ?? "lean") === "lean";
+  }
+
+  /** The tools a delegate may be shown: claudeTools, within what the harness offers. */
+  get #offered(): string[] {
+    const configured = this.config.claudeTools ?? DEFAULT_CLAUDE_TOOLS;
+    return this.#lean ? configured.filter((t) => LEAN_CLAUDE_TOOLS.includes(t)) : [...configured];
   }
 
   /**
@@ -180,6 +198,7 @@ export class ClaudeEngine implements Engine {
       model: spec.model,
       claudeConfigDir: this.config.claudeConfigDir,
       marker,
+      lean: this.#lean,
     });
     // Resolved once, to an absolute path, and exactly that file is spawned: the OS must not
     // look the name up again in the job's working directory.
@@ -237,7 +256,7 @@ export class ClaudeEngine implements Engine {
     ];
     const prompt = await readFile(spec.promptPath);
     const tools = delegateTools(
-      this.config.claudeTools ?? DEFAULT_CLAUDE_TOOLS,
+      this.#offered,
       spec.options.allowedTools,
       spec.options.disallowedTools,
     );
@@ -247,6 +266,7 @@ export class ClaudeEngine implements Engine {
       taskChars: new TextDecoder().decode(prompt).length,
       appendChars: spec.options.appendSystemPrompt?.length ?? 0,
       sandbox: sandbox !== undefined,
+      lean: this.#lean,
     });
     const refusal = refusalText({
       model: spec.model,
@@ -256,8 +276,9 @@ export class ClaudeEngine implements Engine {
     if (refusal) return failedStart(refusal);
     const args = claudeArgs(
       spec,
-      pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules),
+      pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules, this.#lean),
       tools,
+      this.#lean,
     );
     const launch = jail && plan.kind === "on"
       // The real file: the jail holds its folder, not the links that led to it.
