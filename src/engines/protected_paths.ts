@@ -105,11 +105,29 @@ export const CREDENTIAL_PATHS: readonly string[] = [
 
 /**
  * Secret files inside a project, by file name (`*` matches any run of characters). Templates
- * such as `.env.example` are not secrets and stay readable.
+ * such as `.env.example` are not secrets and stay readable. Names only where the format's
+ * purpose is to hold secrets: not `secret.yaml` or `secrets.yaml`, which are as often Helm or
+ * Kubernetes templates the delegate is asked to work on.
  */
 export const SECRET_FILE_PATTERNS: readonly string[] = [
   ".env",
   ".env.*",
+  // dotenv files by another name (`app.env`, `prod.env`: docker compose's env_file).
+  "*.env",
+  // direnv's file exports tokens as often as it sets paths (it is host-run too).
+  ".envrc",
+  ".envrc.*",
+  // Cloudflare Wrangler's local secrets; act's local GitHub Actions secrets.
+  ".dev.vars",
+  ".dev.vars.*",
+  ".secrets",
+  // Terraform: variable values (passwords, tokens) and state, which holds every secret set.
+  "*.tfvars",
+  "*.tfvars.json",
+  "*.tfstate.backup",
+  // Passwords of PostgreSQL and of Apache's basic auth (hashes, crackable offline).
+  ".pgpass",
+  ".htpasswd",
   "*.pem",
   "*.key",
   "*.p12",
@@ -117,6 +135,10 @@ export const SECRET_FILE_PATTERNS: readonly string[] = [
   "*.jks",
   "*.keystore",
   "*.kdbx",
+  // PuTTY keys, PKCS#8 keys (Apple's AuthKey_*.p8), Kerberos keytabs.
+  "*.ppk",
+  "*.p8",
+  "*.keytab",
   "id_rsa*",
   "id_dsa*",
   "id_ecdsa*",
@@ -201,7 +223,14 @@ export function readRefusal(
     `'${name}'\``;
 }
 
-/** True when a file name matches one of the secret-file patterns (templates excepted). */
+/**
+ * True when a file name (one path part) matches one of the secret-file patterns and the user
+ * has not allowed it, templates excepted. Case is folded as the file tools fold it (a
+ * case-insensitive filesystem opens `.ENV` as `.env`, and on any system it is a dotenv file).
+ */
 export function isSecretFileName(name: string, allowSecretFiles: readonly string[] = []): boolean {
-  return readRefusal(name, allowSecretFiles) !== undefined && credentialRefusal(name) === undefined;
+  const secret = (n: string, allow: readonly string[]) =>
+    readRefusal(n, allow) !== undefined && credentialRefusal(n) === undefined;
+  return secret(name, allowSecretFiles) ||
+    secret(name.toLowerCase(), allowSecretFiles.map((a) => a.toLowerCase()));
 }
