@@ -9,7 +9,8 @@ import type { TurnSink } from "../types.ts";
 import { commonGitDir, type TurnWorktree } from "../worktree_scope.ts";
 import { changedBetween, plantedWarnings, type Snapshot, snapshot } from "./changes.ts";
 import type { ToolPolicy } from "./permissions.ts";
-import type { ShellRunner } from "./sandbox.ts";
+import type { GuardIdentities } from "../guard_identities.ts";
+import type { BwrapRunner, ShellRunner } from "./sandbox.ts";
 
 /**
  * Prepares `runner` for the turn and, when the turn may run commands, takes the snapshot the
@@ -20,6 +21,7 @@ export async function watchShell(
   runner: ShellRunner,
   roots: readonly string[],
   worktree: TurnWorktree | undefined,
+  guard?: GuardIdentities,
 ): Promise<Snapshot | undefined> {
   const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
   const before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
@@ -33,7 +35,29 @@ export async function watchShell(
     const readOnly = [...(runner.nested?.readOnly ?? []), commonGitDir(worktree)];
     runner.nested = { ...runner.nested, readOnly };
   }
+  if (guard && runner.kind === "bwrap") guardShell(runner, roots, guard);
   return before;
+}
+
+/**
+ * What the turn-start identities (guard_identities.ts) add to the sandbox: host-run files
+ * under other names read-only (link targets, other hard links; placeholders where a link
+ * leads to nothing yet), secret files shown empty. Their walk is the one the sandbox would
+ * make at the first command, so it is handed over rather than made again; when it stopped
+ * early, or could not find every hard link, the turn's commands are refused (fail closed).
+ */
+function guardShell(runner: BwrapRunner, roots: readonly string[], guard: GuardIdentities) {
+  const incomplete = guard.incomplete ?? guard.pathsIncomplete;
+  runner.hostRun = {
+    key: roots.join("\0"),
+    scan: incomplete ? { ...guard.scan, incomplete } : guard.scan,
+  };
+  runner.nested = {
+    ...runner.nested,
+    readOnly: [...(runner.nested?.readOnly ?? []), ...guard.hostRunPaths],
+    secrets: guard.secretPaths,
+    missing: guard.hostRunMissing,
+  };
 }
 
 /**
