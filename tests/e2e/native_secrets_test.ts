@@ -6,7 +6,7 @@
  * what they are. Nothing secret reaches the model.
  */
 import assert from "node:assert/strict";
-import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -107,4 +107,24 @@ Deno.test("native: allowSecretFiles lets the sandbox and the file tools read the
   assert.match(results[0].text, /poison-dotenv/);
   assert.doesNotMatch(results[0].text, /poison-key/);
   assert.match(results[1].text, /poison-dotenv/);
+});
+
+Deno.test("native: more secret files than the sandbox hides refuses Bash, naming the way out", async () => {
+  await using scene = await startScene();
+  const work = tempDir("od-native-secrets-many-");
+  mkdirSync(join(work, "fixtures"));
+  for (let i = 0; i <= 500; i++) writeFileSync(join(work, "fixtures", `c${i}.pem`), "cert\n");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash echo ran > ran.txt\n@reply done\nprobe",
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const results = transcriptOf(scene.stateDir, field(reply.text, "job_id")!)
+    .filter((e) => e.kind === "tool_result");
+  assert.match(
+    results[0].text,
+    /^Bash is refused for this turn: the job's directories hold 501 secret-looking files .* more than the 500 the sandbox hides .*--allow-secret-file/,
+  );
+  assert.equal(existsSync(join(work, "ran.txt")), false);
 });
