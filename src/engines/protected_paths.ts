@@ -152,11 +152,20 @@ export const SECRET_FILE_PATTERNS: readonly string[] = [
 /** File names that match a secret pattern but are meant to be shared. */
 const SECRET_TEMPLATES = /\.(example|sample|template|dist|defaults?)$|\.pub$/i;
 
+/** Compiled patterns: a turn's walk tests every file name in the project against each. */
+const compiled = new Map<string, RegExp>();
+
 function nameMatches(name: string, pattern: string): boolean {
   if (!pattern.includes("*")) return name === pattern;
-  const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${body}$`).test(name);
+  let regex = compiled.get(pattern);
+  if (!regex) {
+    const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    regex = new RegExp(`^${body}$`);
+    // Bounded by the patterns in use: ours, and the user's (at most 100 by the settings).
+    if (compiled.size < 1000) compiled.set(pattern, regex);
+  }
+  return regex.test(name);
 }
 
 /** `path` split into its `/`-separated parts, without empty or `.` parts. */
@@ -230,7 +239,9 @@ export function readRefusal(
  */
 export function isSecretFileName(name: string, allowSecretFiles: readonly string[] = []): boolean {
   const secret = (n: string, allow: readonly string[]) =>
-    readRefusal(n, allow) !== undefined && credentialRefusal(n) === undefined;
+    !SECRET_TEMPLATES.test(n) && SECRET_FILE_PATTERNS.some((p) => nameMatches(n, p)) &&
+    !allow.some((p) => nameMatches(n, p));
+  const lower = name.toLowerCase();
   return secret(name, allowSecretFiles) ||
-    secret(name.toLowerCase(), allowSecretFiles.map((a) => a.toLowerCase()));
+    (lower !== name && secret(lower, allowSecretFiles.map((a) => a.toLowerCase())));
 }
