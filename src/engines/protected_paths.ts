@@ -12,9 +12,12 @@
  *   reach `~/code/proj/.git/hooks`), and at the top also when they do not exist yet.
  * - Credential paths: where programs keep keys and tokens (`~/.ssh`, `~/.aws`...). Hidden and
  *   refused wherever they appear inside a delegate's directories.
- * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them,
- *   because what a delegate reads is sent to its model's provider, unless the user allows them
- *   by name (`allowSecretFiles`).
+ * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them and
+ *   the sandbox hides them, because what a delegate reads is sent to its model's provider,
+ *   unless the user allows them by name (`allowSecretFiles`).
+ *
+ * These are names; guard_identities.ts finds the same files under other names (links, hard
+ * links) by device and inode.
  */
 import { posix } from "node:path";
 

@@ -226,7 +226,8 @@ export const FIELDS = [
     default: [],
     schema: z.array(z.string().trim().min(1).max(256)).max(100),
     fromEnv: asList,
-    meaning: "Secret-looking file names (.env, *.pem...) the native file tools may read anyway",
+    meaning: "Secret-looking file names (.env, *.pem...) delegates may read anyway (file tools, " +
+      "sandboxed commands, review diffs)",
     userOnly: true,
   }),
   field({
