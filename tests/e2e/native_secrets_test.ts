@@ -90,6 +90,21 @@ Deno.test("native: sandboxed cat .env server.key reads nothing; host-run files u
   }
   assert.equal(readFileSync(join(work, "CLAUDE.md"), "utf8"), "House rules.\n");
   assert.equal(readFileSync(join(work, "tools/claude/settings.json"), "utf8"), "{}\n");
+
+  // The one-shot's files: the hard link is left out and named, the other file inlined.
+  const before = scene.emulator.nativeChatRequests().length;
+  const oneShot = await scene.call("delegate_start", {
+    ...native,
+    allowed_tools: [],
+    files: ["notes.txt", "tools/claude/settings.json"],
+    prompt: "@reply summarised\nsummarise the files",
+    cwd: work,
+  });
+  assert.equal(field(oneShot.text, "state"), "completed", oneShot.text);
+  const user = scene.emulator.nativeChatRequests().slice(before).map((r) => r.bodyText).join("");
+  assert.match(user, /<file path=\\"tools\/claude\/settings\.json\\">/);
+  assert.match(user, /notes\.txt \(Refused to read \\"\S*notes\.txt\\": it is the secret file/);
+  assert.doesNotMatch(user, /poison-/);
 });
 
 Deno.test("native: allowSecretFiles lets the sandbox and the file tools read the names it lists", async () => {
