@@ -95,6 +95,12 @@ export const LINK_SEARCH_FILES = 100_000;
 
 /** Inside a `.git`: folders with nothing the host runs, and most of the entries. */
 const GIT_BULK = new Set(["objects", "lfs", "refs", "logs", "rr-cache"]);
+/**
+ * Claude Code's worktrees, `.claude/worktrees/<name>` (`claude --worktree`): checkouts of the
+ * project, thousands of files and nothing of `.claude`'s own.
+ */
+const CLAUDE_WORKTREES = "worktrees";
+
 /** Never walked for other hard links: dependencies, and credential stores (hidden whole). */
 const PRUNED = new Set(["node_modules", ...CREDENTIAL_PATHS.filter((p) => !p.includes("/"))]);
 
@@ -179,11 +185,17 @@ class Collector {
     if (!s) return;
     this.hostRun.set(identityKey(s), owner);
     if (s.isFile() && s.nlink > 1) this.link(s, "hostRun");
-    if (s.isDirectory()) await this.hostRunDir(real, owner, basename(owner) === ".git");
+    if (s.isDirectory()) await this.hostRunDir(real, owner);
   }
 
   /** Inside a host-run directory: hard-linked files, links elsewhere, secret files. */
-  async hostRunDir(dir: string, owner: string, git: boolean): Promise<void> {
+  async hostRunDir(dir: string, owner: string): Promise<void> {
+    const name = basename(owner);
+    // Folders with nothing the host runs: git's bulk at any depth (also in `modules/x`), and
+    // `.claude/worktrees` at the top of `.claude`.
+    const skipped = (at: string, entry: string) =>
+      (name === ".git" && GIT_BULK.has(entry)) ||
+      (name === ".claude" && at === dir && entry === CLAUDE_WORKTREES);
     const pending = [dir];
     while (pending.length > 0) {
       const at = pending.pop()!;
@@ -206,7 +218,7 @@ class Collector {
         }
         const path = join(at, entry.name);
         if (entry.isDirectory()) {
-          if (!(git && GIT_BULK.has(entry.name))) pending.push(path);
+          if (!skipped(at, entry.name)) pending.push(path);
           continue;
         }
         if (isSecretFileName(entry.name, this.allow)) await this.secretFile(path);

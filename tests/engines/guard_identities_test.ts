@@ -167,3 +167,21 @@ Deno.test("guard: a bound reached makes it incomplete, and the checks fail close
     assert.match(links.pathsIncomplete ?? "", /over 3 files to look through for other hard links/);
   });
 });
+
+Deno.test("guard: git's object store and Claude Code's worktrees are not walked as host-run content", async () => {
+  await withTree(async (top) => {
+    for (let i = 0; i < 30; i++) {
+      await put(join(top, `.git/objects/a${i}/obj`));
+      await put(join(top, `.git/modules/sub/refs/heads/b${i}`));
+      await put(join(top, `.claude/worktrees/w/src/f${i}.ts`));
+    }
+    await put(join(top, ".claude/skills/worktrees/s.md"));
+    await put(join(top, "x.txt"));
+    await link(join(top, "x.txt"), join(top, ".claude/skills/worktrees/hard.md"));
+    const g = await collectGuardIdentities([top], { maxHostRunEntries: 20 });
+    assert.equal(g.incomplete, undefined);
+    // Below `.claude/skills`, a folder of that name is walked as any other.
+    assert.equal(g.hostRun.get(await key(join(top, "x.txt"))), join(top, ".claude"));
+    assert.deepEqual(g.hostRunPaths, [join(top, "x.txt")]);
+  });
+});
