@@ -98,10 +98,14 @@ export async function collectGuardIdentities(
   if (!pathsIncomplete && c.linked.size > 0) {
     pathsIncomplete = await c.otherLinks(options.maxLinkSearchFiles ?? LINK_SEARCH_FILES);
   }
-  // What a host-run name protects already (a hard link's other name inside `.vscode`).
+  // What a host-run name protects already (a hard link's other name inside `.vscode`; a link
+  // to a missing file in `.claude`, where no placeholder could be mounted read-only anyway).
   const named = [...top, ...scan.paths];
   for (const path of [...c.hostRunPaths]) {
     if (insideAny(named, path)) c.hostRunPaths.delete(path);
+  }
+  for (const path of [...c.hostRunMissing.keys()]) {
+    if (insideAny(named, path)) c.hostRunMissing.delete(path);
   }
   return {
     roots,

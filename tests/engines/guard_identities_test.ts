@@ -83,6 +83,9 @@ Deno.test("guard: a host-run link to what does not exist yet protects the path i
   await withTree(async (top) => {
     await symlink("AGENTS.md", join(top, "CLAUDE.md"));
     await symlink("docs/claude", join(top, ".claude"));
+    // Inside a host-run folder the name protects it already.
+    await mkdir(join(top, ".vscode"));
+    await symlink(".vscode/mcp.json", join(top, ".mcp.json"));
     const g = await collectGuardIdentities([top]);
     const byPath = [...g.hostRunMissing].sort((a, b) => a.path < b.path ? -1 : 1);
     assert.deepEqual(byPath, [

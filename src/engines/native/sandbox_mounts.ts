@@ -89,6 +89,15 @@ export function protectedMounts(
       }
     }
   }
+  for (const placeholder of nested.missing ?? []) {
+    // A host-run link leading where nothing is yet (`CLAUDE.md -> AGENTS.md`): the command
+    // must not create it there, as it must not create a missing `.envrc`. Before the
+    // read-only paths, which list it too (and skip it, missing).
+    const top = highestMissing(placeholder.path, writable);
+    if (top !== undefined && once(top)) {
+      out.placeholders.push(top === placeholder.path ? placeholder : { path: top, kind: "dir" });
+    }
+  }
   for (const path of nested.readOnly ?? []) {
     if (!once(path)) continue;
     const kind = kindOf(path);
@@ -97,14 +106,6 @@ export function protectedMounts(
       // As at the top: the link's target is made read-only when it is writable here.
       const target = linkTargetInside(path, writable);
       if (target && once(target.path)) out.readOnly.push(target.path);
-    }
-  }
-  for (const placeholder of nested.missing ?? []) {
-    // A host-run link leading where nothing is yet (`CLAUDE.md -> AGENTS.md`): the command
-    // must not create it there, as it must not create a missing `.envrc`.
-    const top = highestMissing(placeholder.path, writable);
-    if (top !== undefined && once(top)) {
-      out.placeholders.push(top === placeholder.path ? placeholder : { path: top, kind: "dir" });
     }
   }
   for (const path of nested.hidden ?? []) {
