@@ -8,7 +8,8 @@
  * after a number of directories or beyond a depth. A scan that stopped early says why, and the
  * caller must then not start a sandbox that relies on it (fail closed): a `.git` it did not
  * reach would stay writable. Asynchronous, a bounded number of directories at a time, so a
- * large tree does not hold up the server's event loop.
+ * large tree does not hold up the server's event loop. The same walk can list secret files
+ * by name (guard_identities.ts), so a turn reads its directories once.
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -34,8 +35,18 @@ export interface HostRunScan {
   paths: string[];
   /** Directories read. */
   dirs: number;
+  /**
+   * Entries (files, links, anything not a directory) whose name `ScanOptions.secret` picked,
+   * at any depth, the top of the roots included (absolute, sorted); empty without it.
+   */
+  secrets: string[];
   /** Why the scan stopped before it covered the roots; absent when it covered them. */
   incomplete?: string;
+}
+
+export interface ScanOptions {
+  /** Picks the secret files to list by name, in the same walk (guard_identities.ts). */
+  secret?: (name: string) => boolean;
 }
 
 /** Directories never descended into: dependencies (large, not where users run git). */
@@ -65,8 +76,16 @@ function codeOf(e: unknown): string | undefined {
 export async function scanHostRun(
   roots: readonly string[],
   bounds: ScanBounds = SCAN_BOUNDS,
+  options: ScanOptions = {},
 ): Promise<HostRunScan> {
   const found = new Set<string>();
+  const secrets = new Set<string>();
+  const result = (dirs: number, incomplete?: string): HostRunScan => ({
+    paths: [...found].sort(),
+    secrets: [...secrets].sort(),
+    dirs,
+    ...(incomplete !== undefined ? { incomplete } : {}),
+  });
   const rootSet = new Set(roots);
   let queue: Pending[] = roots.map((dir) => ({ dir, depth: 0 }));
   let dirs = 0;
@@ -76,13 +95,12 @@ export async function scanHostRun(
     for (let i = 0; i < queue.length; i += BATCH) {
       const batch = queue.slice(i, i + BATCH);
       if (dirs + batch.length > bounds.maxDirs) {
-        return {
-          paths: [...found].sort(),
+        return result(
           dirs,
-          incomplete: `the job's directories hold over ${
+          `the job's directories hold over ${
             bounds.maxDirs.toLocaleString("en-US")
           } folders (dependencies left out)`,
-        };
+        );
       }
       dirs += batch.length;
       const listed = await Promise.all(batch.map(async ({ dir, depth, peek }) => {
@@ -99,9 +117,11 @@ export async function scanHostRun(
         }
       }));
       for (const { dir, depth, peek, entries, error } of listed) {
-        if (error) return { paths: [...found].sort(), dirs, incomplete: error };
+        if (error) return result(dirs, error);
         for (const entry of entries) {
           const path = join(dir, entry.name);
+          // `.envrc` is both: host-run, and read as a secret.
+          if (!entry.isDirectory() && options.secret?.(entry.name)) secrets.add(path);
           if (isHostRunName(entry.name)) {
             if (!rootSet.has(dir)) found.add(path);
             continue;
@@ -114,12 +134,11 @@ export async function scanHostRun(
             continue;
           }
           if (depth + 1 > bounds.maxDepth) {
-            return {
-              paths: [...found].sort(),
+            return result(
               dirs,
-              incomplete: `the job's directories are nested deeper than ${bounds.maxDepth} ` +
+              `the job's directories are nested deeper than ${bounds.maxDepth} ` +
                 `folders ("${path}")`,
-            };
+            );
           }
           next.push({ dir: path, depth: depth + 1 });
         }
@@ -127,5 +146,5 @@ export async function scanHostRun(
     }
     queue = next;
   }
-  return { paths: [...found].sort(), dirs };
+  return result(dirs);
 }

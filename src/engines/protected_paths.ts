@@ -12,9 +12,12 @@
  *   reach `~/code/proj/.git/hooks`), and at the top also when they do not exist yet.
  * - Credential paths: where programs keep keys and tokens (`~/.ssh`, `~/.aws`...). Hidden and
  *   refused wherever they appear inside a delegate's directories.
- * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them,
- *   because what a delegate reads is sent to its model's provider, unless the user allows them
- *   by name (`allowSecretFiles`).
+ * - Secret files inside a project (`.env`, private keys): the file tools refuse to read them and
+ *   the sandbox hides them, because what a delegate reads is sent to its model's provider,
+ *   unless the user allows them by name (`allowSecretFiles`).
+ *
+ * These are names; guard_identities.ts finds the same files under other names (links, hard
+ * links) by device and inode.
  */
 import { posix } from "node:path";
 
@@ -105,11 +108,29 @@ export const CREDENTIAL_PATHS: readonly string[] = [
 
 /**
  * Secret files inside a project, by file name (`*` matches any run of characters). Templates
- * such as `.env.example` are not secrets and stay readable.
+ * such as `.env.example` are not secrets and stay readable. Names only where the format's
+ * purpose is to hold secrets: not `secret.yaml` or `secrets.yaml`, which are as often Helm or
+ * Kubernetes templates the delegate is asked to work on.
  */
 export const SECRET_FILE_PATTERNS: readonly string[] = [
   ".env",
   ".env.*",
+  // dotenv files by another name (`app.env`, `prod.env`: docker compose's env_file).
+  "*.env",
+  // direnv's file exports tokens as often as it sets paths (it is host-run too).
+  ".envrc",
+  ".envrc.*",
+  // Cloudflare Wrangler's local secrets; act's local GitHub Actions secrets.
+  ".dev.vars",
+  ".dev.vars.*",
+  ".secrets",
+  // Terraform: variable values (passwords, tokens) and state, which holds every secret set.
+  "*.tfvars",
+  "*.tfvars.json",
+  "*.tfstate.backup",
+  // Passwords of PostgreSQL and of Apache's basic auth (hashes, crackable offline).
+  ".pgpass",
+  ".htpasswd",
   "*.pem",
   "*.key",
   "*.p12",
@@ -117,6 +138,10 @@ export const SECRET_FILE_PATTERNS: readonly string[] = [
   "*.jks",
   "*.keystore",
   "*.kdbx",
+  // PuTTY keys, PKCS#8 keys (Apple's AuthKey_*.p8), Kerberos keytabs.
+  "*.ppk",
+  "*.p8",
+  "*.keytab",
   "id_rsa*",
   "id_dsa*",
   "id_ecdsa*",
@@ -130,11 +155,20 @@ export const SECRET_FILE_PATTERNS: readonly string[] = [
 /** File names that match a secret pattern but are meant to be shared. */
 const SECRET_TEMPLATES = /\.(example|sample|template|dist|defaults?)$|\.pub$/i;
 
+/** Compiled patterns: a turn's walk tests every file name in the project against each. */
+const compiled = new Map<string, RegExp>();
+
 function nameMatches(name: string, pattern: string): boolean {
   if (!pattern.includes("*")) return name === pattern;
-  const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${body}$`).test(name);
+  let regex = compiled.get(pattern);
+  if (!regex) {
+    const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    regex = new RegExp(`^${body}$`);
+    // Bounded by the patterns in use: ours, and the user's (at most 100 by the settings).
+    if (compiled.size < 1000) compiled.set(pattern, regex);
+  }
+  return regex.test(name);
 }
 
 /** `path` split into its `/`-separated parts, without empty or `.` parts. */
@@ -201,7 +235,16 @@ export function readRefusal(
     `'${name}'\``;
 }
 
-/** True when a file name matches one of the secret-file patterns (templates excepted). */
+/**
+ * True when a file name (one path part) matches one of the secret-file patterns and the user
+ * has not allowed it, templates excepted. Case is folded as the file tools fold it (a
+ * case-insensitive filesystem opens `.ENV` as `.env`, and on any system it is a dotenv file).
+ */
 export function isSecretFileName(name: string, allowSecretFiles: readonly string[] = []): boolean {
-  return readRefusal(name, allowSecretFiles) !== undefined && credentialRefusal(name) === undefined;
+  const secret = (n: string, allow: readonly string[]) =>
+    !SECRET_TEMPLATES.test(n) && SECRET_FILE_PATTERNS.some((p) => nameMatches(n, p)) &&
+    !allow.some((p) => nameMatches(n, p));
+  const lower = name.toLowerCase();
+  return secret(name, allowSecretFiles) ||
+    (lower !== name && secret(lower, allowSecretFiles.map((a) => a.toLowerCase())));
 }

@@ -13,7 +13,7 @@
  * `check`, so a policy sees every name a path goes by, not only the last one.
  */
 import { constants, type Stats } from "node:fs";
-import { type FileHandle, lstat, mkdir, open, readlink } from "node:fs/promises";
+import { type FileHandle, lstat, mkdir, open, readlink, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type Anchor, type HeldDir, systemAnchor } from "./beneath_anchor.ts";
 import { type BeneathDir, BeneathError, heldDir, type OpenedFile } from "./beneath_dir.ts";
@@ -36,6 +36,11 @@ export interface BeneathOptions {
   /** Real absolute paths. The delegate must not be able to change their ancestors. */
   roots: readonly string[];
   check?: BeneathCheck;
+  /**
+   * Says why the walk may not go on through a directory, judged by what it is: called with
+   * the stat of every directory held (roots included), whatever name reached it.
+   */
+  checkDir?: (info: Stats, real: string) => string | undefined;
   /** For tests: how directories are held (default: the system's). */
   anchor?: Anchor;
 }
@@ -86,6 +91,14 @@ async function reach(path: string, options: BeneathOptions, missing: Missing): P
     const why = options.check?.(real, final);
     if (why !== undefined) throw new BeneathError("refused", why, real);
   };
+  // The directory as held (its descriptor on Linux), so a swap after the walk entered it
+  // changes nothing.
+  const judge = async (held: HeldDir) => {
+    if (!options.checkDir) return;
+    const info = held.handle ? await held.handle.stat() : await stat(held.real);
+    const why = options.checkDir(info, held.real);
+    if (why !== undefined) throw new BeneathError("refused", why, held.real);
+  };
   let target = path;
   let hops = 0;
   for (;;) {
@@ -98,6 +111,7 @@ async function reach(path: string, options: BeneathOptions, missing: Missing): P
     let dir = await anchor.root(root);
     let next: string | undefined;
     try {
+      await judge(dir);
       for (let i = 0; i < names.length; i++) {
         const name = names[i]!;
         const last = i === names.length - 1;
@@ -157,6 +171,7 @@ async function reach(path: string, options: BeneathOptions, missing: Missing): P
         }
         await anchor.release(dir);
         dir = sub;
+        await judge(dir);
       }
       if (next === undefined) {
         const reached: Reached = { dir, real: root };

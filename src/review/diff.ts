@@ -6,9 +6,9 @@
  */
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import { readRefusal } from "../engines/protected_paths.ts";
 import { estimateTokens } from "../engines/native/prompt.ts";
 import { DelegateError } from "../errors.ts";
+import { linkedSecrets, secretReason } from "./diff_secrets.ts";
 import { gitText, reviewConfig, runGit } from "./git.ts";
 
 export interface FileDiff {
@@ -21,6 +21,11 @@ export interface FileDiff {
   added: number;
   removed: number;
   binary: boolean;
+  /**
+   * Why the file is a secret though its name does not say so (a hard link to `.env`), or
+   * that its content was never read (an untracked secret); its diff is then empty.
+   */
+  secret?: string;
 }
 
 /** Untracked files added to a review of uncommitted changes, at most. */
@@ -158,8 +163,16 @@ export interface ReviewDiff {
   files: FileDiff[];
 }
 
-/** The diff of `base...HEAD`, or of every uncommitted change (untracked files too). */
-export async function computeDiff(cwd: string, base?: string): Promise<ReviewDiff> {
+/**
+ * The diff of `base...HEAD`, or of every uncommitted change (untracked files too). An
+ * untracked secret file (by name, `allowSecretFiles` excepted) is never read: it is listed
+ * with an empty diff, as is a changed file that is a secret under another name (a hard link).
+ */
+export async function computeDiff(
+  cwd: string,
+  base?: string,
+  allowSecretFiles: readonly string[] = [],
+): Promise<ReviewDiff> {
   const top = await runGit(cwd, ["rev-parse", "--show-toplevel"]);
   if (top.code !== 0) {
     throw new DelegateError(
@@ -200,6 +213,11 @@ export async function computeDiff(cwd: string, base?: string): Promise<ReviewDif
     // Only regular files: a symlink's diff is its target's name, and a FIFO would block.
     const info = await lstat(join(root, path)).catch(() => undefined);
     if (!info?.isFile()) continue;
+    const secret = secretReason(path, allowSecretFiles);
+    if (secret !== undefined) {
+      files.push(withheld(path, secret));
+      continue;
+    }
     const r = await runGit(
       root,
       ["diff", ...DIFF_OPTIONS, "--no-index", "--", "/dev/null", path],
@@ -209,11 +227,25 @@ export async function computeDiff(cwd: string, base?: string): Promise<ReviewDif
     if (r.code !== 0 && r.code !== 1) continue;
     files.push(...parseDiff(new TextDecoder().decode(r.stdout)));
   }
+  const linked = await linkedSecrets(
+    root,
+    files.filter((f) => f.secret === undefined).map((f) => f.path),
+    allowSecretFiles,
+  );
+  for (const [i, file] of files.entries()) {
+    const reason = linked.get(file.path);
+    if (reason !== undefined) files[i] = withheld(file.path, reason);
+  }
   const label = "uncommitted changes" +
     (untracked.length > MAX_UNTRACKED
       ? ` (the first ${MAX_UNTRACKED} of ${untracked.length} untracked files)`
       : "");
   return { root, label, files };
+}
+
+/** A file listed by name only: its content stays out of the review. */
+function withheld(path: string, reason: string): FileDiff {
+  return { path, text: "", lines: [], added: 0, removed: 0, binary: false, secret: reason };
 }
 
 export interface Budgeted {
@@ -236,9 +268,9 @@ export function fitDiff(
   const notSent: Budgeted["notSent"] = [];
   let used = 0;
   for (const file of files) {
-    const secret = readRefusal(file.path, allowSecretFiles);
+    const secret = file.secret ?? secretReason(file.path, allowSecretFiles);
     if (secret !== undefined) {
-      notSent.push({ path: file.path, reason: secret.split(",")[0]! });
+      notSent.push({ path: file.path, reason: secret });
       continue;
     }
     if (file.binary) {

@@ -58,7 +58,7 @@ export function reviewHandler(deps: ToolDeps) {
       deps.workdirs,
     );
     const agent = await callAgent(deps, args.agent ?? "reviewer");
-    const diff = await computeDiff(cwd, args.base);
+    const diff = await computeDiff(cwd, args.base, deps.resolved.settings.allowSecretFiles);
     if (diff.files.length === 0) {
       throw new DelegateError(
         `Nothing to review: ${diff.label} in ${diff.root} ${

@@ -43,9 +43,9 @@ Options:
   --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
                                    (repeat it, or a comma list; none = anywhere allowed; user
                                    scope only). $HOME and system directories stay refused
-  --allow-secret-file <name>       allowSecretFiles: secret-looking files (.env, *.pem...) the
-                                   native file tools may read anyway (repeat it, or a comma
-                                   list; none = no exceptions; user scope only)
+  --allow-secret-file <name>       allowSecretFiles: secret-looking files (.env, *.pem...)
+                                   delegates may read anyway, with file tools and commands (repeat
+                                   it, or a comma list; none = no exceptions; user scope only)
   --sandbox-max-processes <n>      sandboxMaxProcesses: processes per sandboxed command
   --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory per sandboxed process
   --sandbox-max-file <MiB>         sandboxMaxFileMb: largest file a sandboxed command writes

@@ -227,8 +227,8 @@ export const FIELDS = [
     default: [],
     schema: z.array(z.string().trim().min(1).max(256)).max(100),
     fromEnv: asList,
-    meaning: "Secret-looking file names (.env, *.pem...) the native file tools may read anyway " +
-      "and worktrees may carry and commit",
+    meaning: "Secret-looking file names (.env, *.pem...) delegates may read anyway (file tools, " +
+      "sandboxed commands, review diffs) and worktrees may carry and commit",
     userOnly: true,
   }),
   field({

@@ -115,5 +115,5 @@ Deno.test("scanHostRun: fails closed beyond its depth limit", async () => {
 
 Deno.test("scanHostRun: a missing root is empty, not an error", async () => {
   const scan = await scanHostRun(["/nonexistent/od-scan-root"]);
-  assert.deepEqual(scan, { paths: [], dirs: 1 });
+  assert.deepEqual(scan, { paths: [], secrets: [], dirs: 1 });
 });

@@ -93,3 +93,54 @@ Deno.test("readRefusal: secret files unless templates or allowed by name", () =>
   // Allowing a name never opens a credential store.
   assert.ok(readRefusal(".ssh/config", ["config"]));
 });
+
+Deno.test("isSecretFileName: the widened names (dotenv by other names, direnv, Terraform, Wrangler)", () => {
+  for (
+    const name of [
+      ".envrc",
+      ".envrc.private",
+      "app.env",
+      "prod.env",
+      ".dev.vars",
+      ".dev.vars.staging",
+      ".secrets",
+      "prod.tfvars",
+      "x.auto.tfvars",
+      "prod.tfvars.json",
+      "terraform.tfstate.backup",
+      ".pgpass",
+      ".htpasswd",
+      "putty.ppk",
+      "AuthKey_ABC123.p8",
+      "service.keytab",
+      ".ENV",
+      "App.ENV",
+    ]
+  ) {
+    assert.ok(isSecretFileName(name), name);
+  }
+  // Templates, code and manifests that are usually what the delegate is asked to work on.
+  for (
+    const name of [
+      ".env.example",
+      "app.env.sample",
+      ".envrc.example",
+      "prod.tfvars.example",
+      ".dev.vars.example",
+      "environment.ts",
+      "env.go",
+      "main.tf",
+      "variables.tf",
+      "secrets.yaml",
+      "secret.yaml",
+      "envrc.md",
+    ]
+  ) {
+    assert.equal(isSecretFileName(name), false, name);
+  }
+  // `.envrc` is host-run (never written) and a secret (never read).
+  assert.match(writeRefusal(".envrc") ?? "", /host's own tools/);
+  assert.match(readRefusal(".envrc") ?? "", /looks like a secret \(\.envrc\)/);
+  assert.equal(isSecretFileName("app.env", ["*.env"]), false);
+  assert.equal(isSecretFileName("APP.ENV", ["app.env"]), false);
+});

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { computeDiff, fitDiff, parseDiff } from "../../src/review/diff.ts";
 import { tempDir } from "../support/harness.ts";
@@ -136,4 +136,47 @@ Deno.test("diff: a repository inside the reviewed one, or the repository's own f
   assert.equal(existsSync(ownMarker), false, "the repository's own filter ran on the server");
   assert.deepEqual(uncommitted.files.map((f) => f.path), ["a.txt"]);
   assert.deepEqual(range.files.map((f) => f.path).sort(), [".gitattributes", ".gitmodules"]);
+});
+
+Deno.test("diff: untracked secret files and hard links to them are named, never diffed or sent", async () => {
+  const repo = tempDir("od-review-secrets-");
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "a.txt"), "1\n");
+  writeFileSync(join(repo, "notes.txt"), "old notes\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "one");
+  writeFileSync(join(repo, "a.txt"), "1\n2\n");
+  writeFileSync(join(repo, ".env.local"), "DB_PASSWORD=poison-local\n");
+  writeFileSync(join(repo, "app.env"), "TOKEN=poison-app-env\n");
+  mkdirSync(join(repo, "infra"));
+  writeFileSync(join(repo, "infra", "prod.tfvars"), 'db_password = "poison-tfvars"\n');
+  writeFileSync(join(repo, ".dev.vars"), "API_KEY=poison-dev-vars\n");
+  // `.env` ignored, as it usually is; a tracked file and an untracked one made hard links of it.
+  writeFileSync(join(repo, ".gitignore"), ".env\n");
+  writeFileSync(join(repo, ".env"), "STRIPE=poison-dotenv\n");
+  rmSync(join(repo, "notes.txt"));
+  linkSync(join(repo, ".env"), join(repo, "notes.txt"));
+  linkSync(join(repo, ".env"), join(repo, "todo.md"));
+  const diff = await computeDiff(repo);
+  const byPath = new Map(diff.files.map((f) => [f.path, f]));
+  for (const path of [".env.local", "app.env", "infra/prod.tfvars", ".dev.vars"]) {
+    assert.equal(byPath.get(path)?.text, "", path);
+    assert.match(byPath.get(path)!.secret ?? "", /looks like a secret/, path);
+  }
+  for (const path of ["notes.txt", "todo.md"]) {
+    assert.equal(byPath.get(path)?.text, "", path);
+    assert.equal(byPath.get(path)!.secret, 'the same file as the secret ".env" (a hard link)');
+  }
+  assert.doesNotMatch(diff.files.map((f) => f.text).join(""), /poison-/);
+  const fit = fitDiff(diff.files, 100_000);
+  assert.deepEqual(fit.sent.map((f) => f.path).sort(), [".gitignore", "a.txt"]);
+  assert.deepEqual(
+    fit.notSent.map((n) => n.path).sort(),
+    [".dev.vars", ".env.local", "app.env", "infra/prod.tfvars", "notes.txt", "todo.md"],
+  );
+  // Allowed names are diffed as any file.
+  const allowed = await computeDiff(repo, undefined, ["app.env"]);
+  const appEnv = allowed.files.find((f) => f.path === "app.env")!;
+  assert.equal(appEnv.secret, undefined);
+  assert.match(appEnv.text, /poison-app-env/);
 });

@@ -157,6 +157,11 @@ export function bwrapArgs(
   const mounts = layout.mounts;
   for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
   for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
+  // A mask inside a read-only folder (a `.env` in `.devcontainer`) again: that bind covered it.
+  const readOnly = mounts?.readOnly ?? [];
+  for (const mask of mounts?.masks ?? []) {
+    if (readOnly.some((dir) => mask.path.startsWith(`${dir}/`))) args.push(...maskArgs(mask));
+  }
   for (const placeholder of mounts?.placeholders ?? []) args.push(...maskArgs(placeholder));
   args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
   return args;

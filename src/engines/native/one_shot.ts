@@ -5,6 +5,7 @@
  */
 import type { OpenedFile } from "../../platform/beneath.ts";
 import { DelegateError } from "../../errors.ts";
+import type { GuardIdentities } from "../guard_identities.ts";
 import { openConfined } from "./tools/confine.ts";
 import { displayPath } from "./tools/real_paths.ts";
 import { readCapped } from "./tools/file_io.ts";
@@ -32,6 +33,8 @@ export async function inlineFiles(options: {
   protect?: readonly string[];
   /** Secret-looking file names the user lets delegates read (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /** The turn's protected files by identity: a secret under another name is left out. */
+  guard?: GuardIdentities;
   /** The user's Read path rules, applied to each file as it resolves (see ToolContext). */
   pathRefusal?(tool: string, real: string, final: boolean): string | undefined;
   /** The model's context length, when the backend told us. */
@@ -56,6 +59,7 @@ export async function inlineFiles(options: {
           roots: options.roots,
           ...(options.protect ? { protect: options.protect } : {}),
           ...(options.allowSecretFiles ? { allowSecretFiles: options.allowSecretFiles } : {}),
+          ...(options.guard ? { guard: options.guard } : {}),
           ...(options.pathRefusal ? { pathRefusal: options.pathRefusal } : {}),
         },
         { mode: "read", tool: "Read", verb: "read" },

@@ -13,6 +13,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
+import { collectGuardIdentities } from "../guard_identities.ts";
 import type { WorkdirPolicy } from "../workdirs.ts";
 import { WORKTREES_DIR } from "../worktree_scope.ts";
 import type { BackendSpec } from "../../settings/types.ts";
@@ -149,6 +150,10 @@ export class NativeEngine implements Engine {
     const scope = await turnScope(spec, this.config);
     if ("refused" in scope) return failed(scope.refused);
     const { cwd, roots, protect } = scope;
+    // What the protected files are, whatever names they go by, before the model acts.
+    const guard = await collectGuardIdentities(roots, {
+      allowSecretFiles: this.config.allowSecretFiles ?? [],
+    });
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
@@ -180,6 +185,7 @@ export class NativeEngine implements Engine {
         roots,
         protect,
         allowSecretFiles: this.config.allowSecretFiles ?? [],
+        guard,
         pathRefusal: policy.pathRefusal,
         model: spec.model,
         ...(contextTokens !== undefined ? { contextTokens } : {}),
@@ -221,7 +227,15 @@ export class NativeEngine implements Engine {
       transcript.push({ kind: "text", text: `[history repaired] ${repair}` });
     }
 
-    let before = await watchShell(policy, runner, roots, spec.worktree);
+    if (guard.incomplete) {
+      sink.activity({
+        kind: "error",
+        text: `The job's directories could not all be checked for links to protected files ` +
+          `(${guard.incomplete}): Write and Edit are refused this turn, and Read skips files ` +
+          "with other hard links",
+      });
+    }
+    let before = await watchShell(policy, runner, roots, spec.worktree, guard);
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap,
@@ -248,6 +262,7 @@ export class NativeEngine implements Engine {
           roots,
           protect,
           allowSecretFiles: this.config.allowSecretFiles ?? [],
+          guard,
           pathRefusal: policy.pathRefusal,
           signal,
           fileChanged: (path) => sink.fileChanged?.(path),

@@ -7,6 +7,7 @@
  * in place, sandbox_probe.ts is `doctor`'s check.
  */
 import process from "node:process";
+import type { Placeholder } from "./placeholders.ts";
 import type { HostRunWatch } from "./sandbox_watch.ts";
 import { isLinux } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
@@ -26,6 +27,13 @@ export interface NestedPaths {
   readOnly?: readonly string[];
   /** Hidden: credential stores inside the project. */
   hidden?: readonly string[];
+  /**
+   * Secret files (guard_identities.ts's `secretPaths`: by name, link targets, other hard
+   * links): shown as empty files, unless the user allowed their names.
+   */
+  secrets?: readonly string[];
+  /** Host-run link targets that do not exist yet: empty read-only placeholders. */
+  missing?: readonly Placeholder[];
 }
 
 /** bubblewrap, with what a job's commands are limited to. */

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_DIRS, HOST_RUN_PATHS } from "../protected_paths.ts";
 import { isInsideRoots } from "./tools/real_paths.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
+import type { NestedPaths } from "./sandbox.ts";
 
 export interface ProtectedMounts {
   /** Existing paths bound read-only onto themselves. */
@@ -48,13 +49,19 @@ function linkTargetInside(path: string, writable: readonly string[]): Placeholde
  */
 export function protectedMounts(
   writable: readonly string[],
-  nested: { readOnly?: readonly string[]; hidden?: readonly string[] } = {},
+  nested: NestedPaths = {},
   /** The server's own directories: hidden when they lie in a writable dir, also if missing. */
   serverDirs: readonly string[] = [],
 ): ProtectedMounts {
   const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [] };
   const seen = new Set<string>();
   const once = (path: string) => !seen.has(path) && (seen.add(path), true);
+  // First, so that a secret that is also host-run (`.envrc`) is masked, not bound read-only
+  // (a read-only bind after the mask would show the file again); /dev/null bound read-only
+  // keeps it unwritable as well.
+  for (const path of nested.secrets ?? []) {
+    if (kindOf(path) === "file" && once(path)) out.masks.push({ path, kind: "file" });
+  }
   for (const root of writable) {
     for (const name of HOST_RUN_PATHS) {
       const path = join(root, name);
@@ -82,6 +89,15 @@ export function protectedMounts(
       }
     }
   }
+  for (const placeholder of nested.missing ?? []) {
+    // A host-run link leading where nothing is yet (`CLAUDE.md -> AGENTS.md`): the command
+    // must not create it there, as it must not create a missing `.envrc`. Before the
+    // read-only paths, which list it too (and skip it, missing).
+    const top = highestMissing(placeholder.path, writable);
+    if (top !== undefined && once(top)) {
+      out.placeholders.push(top === placeholder.path ? placeholder : { path: top, kind: "dir" });
+    }
+  }
   for (const path of nested.readOnly ?? []) {
     if (!once(path)) continue;
     const kind = kindOf(path);
@@ -104,15 +120,25 @@ export function protectedMounts(
       continue;
     }
     // Missing: a delegate must not create it (a claudeConfigDir it made would hand the next
-    // Claude Code delegate its settings). The highest missing folder gets the placeholder, so
-    // that no empty parents are left behind on the host.
-    let top = path;
-    while (kindOf(dirname(top)) === "missing" && isInsideRoots(writable, dirname(top))) {
-      top = dirname(top);
-    }
-    if (kindOf(top) === "missing" && once(top)) out.placeholders.push({ path: top, kind: "dir" });
+    // Claude Code delegate its settings).
+    const top = highestMissing(path, writable);
+    if (top !== undefined && once(top)) out.placeholders.push({ path: top, kind: "dir" });
   }
   return out;
+}
+
+/**
+ * The highest missing folder on the way to the missing `path` inside `writable` (or `path`
+ * itself when its folder exists): the placeholder goes there, so that no empty parents are
+ * left behind on the host. Undefined when `path` exists.
+ */
+function highestMissing(path: string, writable: readonly string[]): string | undefined {
+  if (kindOf(path) !== "missing") return undefined;
+  let top = path;
+  while (kindOf(dirname(top)) === "missing" && isInsideRoots(writable, dirname(top))) {
+    top = dirname(top);
+  }
+  return top;
 }
 
 /** Entries looked at under /etc before the scan stops; /etc holds a few thousand. */

@@ -16,7 +16,10 @@ export interface HostRunWatch {
   scan: HostRunScan;
   /** Protected path -> its signature when first mounted (see `signatures`). */
   watched?: Map<string, string>;
-  /** The refusal for the rest of the turn once a watched path moved or was replaced. */
+  /**
+   * The refusal for the rest of the turn: a watched path moved or was replaced, or (set at
+   * the turn's start, shell_watch.ts) the sandbox cannot hide or protect what it must.
+   */
   moved?: string;
 }
 /**

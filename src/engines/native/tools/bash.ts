@@ -1,6 +1,8 @@
+import { basename } from "node:path";
 import { DEFAULT_LIMITS, type ShellRunner } from "../sandbox.ts";
 import { runShell } from "../sandbox_run.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
+import { displayPath } from "./real_paths.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
@@ -86,6 +88,19 @@ export function bashTool(runner: ShellRunner): NativeTool {
         ? `[output cut: the first ${result.droppedChars} chars were dropped; last ${BASH_KEEP_CHARS} kept]\n`
         : "";
       const output = report.output === "" ? "(no output)" : report.output;
+      const secrets = runner.kind === "bwrap"
+        ? secretsNamed(command, runner.nested?.secrets ?? [], ctx.cwd)
+        : [];
+      // Masked as credential stores are: /dev/null bound without device access, so reading
+      // fails with EACCES ("Permission denied"), which the model should not take for a bug.
+      const secretNote = secrets.length > 0
+        ? `\n[${secrets.join(", ")} ${
+          secrets.length === 1 ? "is a secret file" : "are secret files"
+        }` +
+          ` (or a link to one): the sandbox hides ${secrets.length === 1 ? "it" : "them"}, so ` +
+          "reading fails with Permission denied; what a delegate reads goes to its model's " +
+          "provider. The user can allow names with `ollama-delegate config --allow-secret-file`]"
+        : "";
       const masked = report.masked.length > 0 || report.more > 0
         ? `${output.endsWith("\n") ? "" : "\n"}[masked failures: ${
           maskedText(report.masked, report.more)
@@ -94,9 +109,18 @@ export function bashTool(runner: ShellRunner): NativeTool {
       return {
         text: `${head} (${
           (result.durationMs / 1000).toFixed(1)
-        }s)\n${cut}${output}${masked}${protectedNote}`,
+        }s)\n${cut}${output}${masked}${protectedNote}${secretNote}`,
         isError: result.exitCode !== 0,
       };
     },
   };
+}
+
+/** Secret files shown empty that `command` names (by file name), as the model sees them. */
+function secretsNamed(command: string, secrets: readonly string[], cwd: string): string[] {
+  const named = secrets.filter((path) => {
+    const name = basename(path).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return new RegExp(`(^|[\\s/'"=<>])${name}($|[\\s'";|&)<>])`).test(command);
+  });
+  return named.slice(0, 10).map((path) => displayPath(path, cwd));
 }

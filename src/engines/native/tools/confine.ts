@@ -19,7 +19,13 @@ import {
   resolveBeneath,
 } from "../../../platform/beneath.ts";
 import { fsErrorText, PathRefused, ToolFailure } from "./fields.ts";
-import { type ConfineScope, pathPolicy, type PathPurpose } from "./path_policy.ts";
+import {
+  type ConfineScope,
+  openedSecretRefusal,
+  openedWriteRefusal,
+  pathPolicy,
+  type PathPurpose,
+} from "./path_policy.ts";
 import { isInsideRoots, realpathLoose } from "./real_paths.ts";
 
 export { PathRefused };
@@ -114,15 +120,33 @@ export async function openConfined(
   how: OpenHow,
 ): Promise<OpenedFile> {
   const purpose: PathPurpose = how.mode === "read" ? "read" : "write";
+  let file: OpenedFile;
   try {
     const target = await lexicalTarget(input, scope, purpose);
-    return await openBeneath(target, how.mode, {
+    file = await openBeneath(target, how.mode, {
       roots: scope.roots,
       check: pathPolicy(scope, purpose, how.tool),
+      // A host-run folder reached under another name (`tools/claude` when `.claude` links
+      // there) is refused as the walk enters it, before anything is created inside.
+      ...(purpose === "write" && scope.guard
+        ? { checkDir: (info, real) => openedWriteRefusal(scope, info, real) }
+        : {}),
     });
   } catch (e) {
     throw explain(e, input, scope, purpose, how.verb);
   }
+  // What was opened, whatever name reached it: a hard link or link target of a host-run
+  // file (never written: it is not truncated at open), or of a secret file (nothing read).
+  const why = purpose === "read"
+    ? openedSecretRefusal(scope, file.stats)
+    : file.created
+    ? undefined
+    : openedWriteRefusal(scope, file.stats, file.real);
+  if (why !== undefined) {
+    await file.handle.close().catch(() => {});
+    throw new PathRefused(`Refused to ${how.verb} "${input}": ${why}`);
+  }
+  return file;
 }
 
 /**

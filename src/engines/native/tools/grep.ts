@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import type { OpenedFile } from "../../../platform/beneath.ts";
-import { pathPolicy, secretRefusal } from "./path_policy.ts";
+import { openedSecretRefusal, pathPolicy, secretRefusal } from "./path_policy.ts";
 import { displayPath } from "./real_paths.ts";
 import {
   FieldError,
@@ -154,7 +154,8 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
     return tally.timedOut;
   };
   if ("file" in base) {
-    const secret = secretRefusal(ctx, base.file.real);
+    const secret = secretRefusal(ctx, base.file.real) ??
+      openedSecretRefusal(ctx, base.file.stats);
     if (secret !== undefined) {
       await base.file.handle.close();
       throw new ToolFailure(`Refused to search "${path}": ${secret}`);
@@ -180,6 +181,12 @@ async function run(input: Record<string, unknown>, ctx: ToolContext): Promise<To
             file = await dir.openFile(name);
           } catch {
             return; // replaced by a symlink, a FIFO, or removed since the listing
+          }
+          // A secret under another name (a hard link to `.env`) is skipped as `.env` is.
+          if (openedSecretRefusal(ctx, file.stats) !== undefined) {
+            await file.handle.close();
+            tally.secret++;
+            return;
           }
           return keep(await searchOpened(file, search, mode, tally, deadline, pause));
         },

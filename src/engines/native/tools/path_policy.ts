@@ -13,6 +13,13 @@ import {
   readRefusal,
   writeRefusal,
 } from "../../protected_paths.ts";
+import type { GuardIdentities } from "../../guard_identities.ts";
+import {
+  type FileIdentity,
+  readIdentityRefusal,
+  writeIdentityRefusal,
+  writePathRefusal,
+} from "../../guard_refusals.ts";
 import { isInside } from "./real_paths.ts";
 
 /** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
@@ -26,6 +33,11 @@ export interface ConfineScope {
   protect?: readonly string[];
   /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /**
+   * The protected files by identity, collected at the turn's start (guard_identities.ts):
+   * what is opened, and every directory a write goes through, is compared with them.
+   */
+  guard?: GuardIdentities;
   /**
    * The user's path rules (`Read(secrets/**)`...) applied to a path as resolved: why `tool`
    * may not reach the real path, or undefined. `final` is false for directories on the way.
@@ -88,11 +100,18 @@ export function pathPolicy(scope: ConfineScope, purpose: PathPurpose, tool: stri
       const why = refusalIn(relative(root, real), purpose, final, scope.allowSecretFiles ?? []);
       if (why !== undefined) return why;
     }
-    return scope.pathRefusal?.(tool, real, final);
+    // Where a host-run link leads, also before it exists (a write would create it).
+    const linked = purpose === "write" && scope.guard
+      ? writePathRefusal(scope.guard, real)
+      : undefined;
+    return linked ?? scope.pathRefusal?.(tool, real, final);
   };
 }
 
-/** Why a file reached by a walk must not be read (a secret file), or undefined. */
+/**
+ * Why a file reached by a walk must not be read (a secret file by name), or undefined; what
+ * it is, once opened, is judged by openedSecretRefusal.
+ */
 export function secretRefusal(scope: ConfineScope, real: string): string | undefined {
   for (const root of scope.roots) {
     if (!isInside(root, real)) continue;
@@ -100,4 +119,21 @@ export function secretRefusal(scope: ConfineScope, real: string): string | undef
     if (why !== undefined) return why;
   }
   return undefined;
+}
+
+/**
+ * Why an opened file must not be read: it is a secret file under another name (a hard link,
+ * or the target of a secret-named link), unless the user allowed that secret's name.
+ */
+export function openedSecretRefusal(scope: ConfineScope, stats: FileIdentity): string | undefined {
+  return scope.guard ? readIdentityRefusal(scope.guard, stats) : undefined;
+}
+
+/** Why an opened file, or a directory a write goes through, must not be written. */
+export function openedWriteRefusal(
+  scope: ConfineScope,
+  stats: { dev: number; ino: number },
+  real: string,
+): string | undefined {
+  return scope.guard ? writeIdentityRefusal(scope.guard, stats, real) : undefined;
 }

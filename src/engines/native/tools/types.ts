@@ -3,6 +3,7 @@
  * Code's, so `allowed_tools`, `disallowed_tools` and permission modes mean the same for
  * both engines.
  */
+import type { GuardIdentities } from "../../guard_identities.ts";
 import type { CommandRun } from "../../types.ts";
 
 export type { CommandRun };
@@ -27,6 +28,8 @@ export interface ToolContext {
   protect?: readonly string[];
   /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /** The turn's protected files by identity (guard_identities.ts); see ConfineScope. */
+  guard?: GuardIdentities;
   /**
    * The user's path rules applied to a path as the file tools resolved it (symlinks followed):
    * why `tool` may not reach `real`, or undefined. `final` is false for directories on the way.
