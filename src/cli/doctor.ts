@@ -11,6 +11,7 @@ import { loadSettings } from "../settings/load.ts";
 import { backendChecks } from "./doctor_backends.ts";
 import type { Check } from "./doctor_check.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
+import { limitsOf } from "../engines/native/sandbox_limits.ts";
 import {
   claudeCheck,
   claudeSandboxCheck,
@@ -77,7 +78,7 @@ export async function runDoctor(
   const [claude, ollama, sandbox, backends] = await Promise.all([
     claudeCheck(resolved, env, cwd),
     ollamaChecks(s, engineNeed(s.defaultEngine, s, env)),
-    sandboxCheck(s.sandbox),
+    sandboxCheck(s.sandbox, limitsOf(s)),
     backendChecks(s.backends, env),
   ]);
   const childEnv = new ClaudeEngine({

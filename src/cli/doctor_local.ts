@@ -6,6 +6,7 @@ import { ClaudeEngine } from "../engines/claude/run.ts";
 import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { INSTALL_BWRAP_HINT } from "../engines/native/sandbox.ts";
 import { probeSandbox } from "../engines/native/sandbox_probe.ts";
+import type { SandboxLimits } from "../engines/native/sandbox_limits.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isWindows, osPlatform } from "../platform/runtime.ts";
@@ -230,7 +231,7 @@ export function claudeSandboxCheck(
 }
 
 /** bubblewrap runs a trivial command (or the user turned the sandbox off). */
-export async function sandboxCheck(mode: "on" | "off"): Promise<Check> {
+export async function sandboxCheck(mode: "on" | "off", limits?: SandboxLimits): Promise<Check> {
   const base = { id: "sandbox", title: "Sandbox (bubblewrap)" };
   if (mode === "off") {
     return {
@@ -243,7 +244,7 @@ export async function sandboxCheck(mode: "on" | "off"): Promise<Check> {
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const probe = await Promise.race([
-    probeSandbox(mode),
+    probeSandbox(mode, limits),
     new Promise<{ ok: boolean; detail: string }>((resolve) => {
       timer = setTimeout(
         () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),

@@ -113,7 +113,8 @@ export async function serve(): Promise<number> {
   });
   await server.connect(transport);
   // A moment after `initialize` is answered, the job layer loads. Then, in the background:
-  // jobs of servers that died are interrupted and their delegates stopped; finished jobs
+  // jobs of servers that died are interrupted and their delegates stopped, and the sandbox
+  // placeholders they left in projects removed; finished jobs
   // older than retainDays are pruned; and without a configured default model (it then
   // depends on what Ollama serves), delegate_start's description names the one in force.
   const later = setTimeout(() => {
@@ -145,12 +146,20 @@ async function backgroundWork(
   loading: Promise<Runtime>,
   retainDays: number,
 ): Promise<string | undefined> {
-  const [rt, { startBackgroundSweep }, { startBackgroundPrune }] = await Promise.all([
-    loading,
-    import("../jobs/sweep.ts"),
-    import("../jobs/retention.ts"),
-  ]);
-  void startBackgroundSweep(rt.manager, log, 0);
+  const [rt, { startBackgroundSweep }, { startBackgroundPrune }, placeholders] = await Promise
+    .all([
+      loading,
+      import("../jobs/sweep.ts"),
+      import("../jobs/retention.ts"),
+      import("../engines/native/placeholder_sweep.ts"),
+    ]);
+  const recovered = startBackgroundSweep(rt.manager, log, 0);
+  // After the recovery, which stops whatever a dead server's jobs still run.
+  void placeholders.startPlaceholderSweep(
+    placeholders.placeholderRunDir(rt.settings.stateDir),
+    log,
+    recovered,
+  );
   startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
   if (rt.settings.defaultModel) return undefined;
   return await rt.catalog.defaultModel().catch(() => undefined);

@@ -246,7 +246,8 @@ export const FIELDS = [
     default: 2048,
     schema: intIn(64, 1_048_576),
     fromEnv: asNumber,
-    meaning: "Memory (MiB) each process of a sandboxed command may allocate",
+    meaning:
+      "Memory (MiB) a sandboxed command may use: its processes together where a memory cgroup can be made, else per process",
     userOnly: true,
   }),
   field({

@@ -3,33 +3,16 @@
  * runs as and under which limits. Pure: sandbox_run.ts decides the inputs and runs it.
  */
 import { lstatSync, readlinkSync, statSync } from "node:fs";
-import { fieldOf } from "../../settings/fields.ts";
 import type { Placeholder } from "./placeholders.ts";
+import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "./sandbox_limits.ts";
 import type { ProtectedMounts } from "./sandbox_mounts.ts";
+
+export { DEFAULT_LIMITS, type SandboxLimits };
 
 /** PATH inside the sandbox: the system's, which is read-only there. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /** Top-level names that are symlinks into /usr on merged-/usr systems, or real dirs. */
 const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
-
-/** Resource limits of one sandboxed command (settings `sandboxMax*`, `sandboxTmpMb`). */
-export interface SandboxLimits {
-  /** Processes at once: RLIMIT_NPROC, or a pids cgroup when the server runs as root. */
-  maxProcesses: number;
-  /** Memory each process may allocate, MiB (RLIMIT_DATA: heap and anonymous mappings). */
-  maxMemoryMb: number;
-  /** Largest file a process may write, MiB (RLIMIT_FSIZE; the writer gets SIGXFSZ). */
-  maxFileMb: number;
-  /** Size of the private /tmp, MiB. */
-  tmpMb: number;
-}
-
-export const DEFAULT_LIMITS: SandboxLimits = {
-  maxProcesses: fieldOf("sandboxMaxProcesses").default,
-  maxMemoryMb: fieldOf("sandboxMaxMemoryMb").default,
-  maxFileMb: fieldOf("sandboxMaxFileMb").default,
-  tmpMb: fieldOf("sandboxTmpMb").default,
-};
 
 /** The uid a command runs as inside the sandbox when the server is root: nobody. */
 export const SANDBOX_UID = 65534;
@@ -45,7 +28,10 @@ export interface SandboxLayout {
   mounts?: ProtectedMounts;
   /** Extra paths hidden anywhere (root-only files under /etc when running as root). */
   systemMasks?: readonly Placeholder[];
+  /** The defaults when absent (/tmp and /dev/shm are sized in any case). */
   limits?: SandboxLimits;
+  /** A memory cgroup holds the command: no RLIMIT_AS fallback (see sandbox_limits.ts). */
+  memoryCgroup?: boolean;
   /** prlimit inside the sandbox, when the host has it; without it no rlimits are set. */
   prlimit?: string;
   /**
@@ -70,26 +56,21 @@ function innerCommand(layout: SandboxLayout, command: string): string[] {
   const shell = ["/bin/sh", "-c", command];
   const limits = layout.limits;
   if (!limits || !layout.prlimit) return shell;
-  const mib = 1024 * 1024;
-  return [
-    layout.prlimit,
-    `--nproc=${limits.maxProcesses}`,
-    `--data=${limits.maxMemoryMb * mib}`,
-    `--fsize=${limits.maxFileMb * mib}`,
-    "--",
-    ...shell,
-  ];
+  const rlimits = limitPlan(limits).rlimits(layout.memoryCgroup ?? false);
+  return [layout.prlimit, ...rlimits, "--", ...shell];
 }
 
 /**
- * bubblewrap's argv for one command. The root is an empty tmpfs; the system is mounted
- * read-only; `/tmp` is a fresh tmpfs, so `/tmp` and `$HOME` writes vanish with the command.
+ * bubblewrap's argv for one command. The root is an empty tmpfs, read-only once everything is
+ * mounted; the system is mounted read-only; `/tmp` and `/dev/shm` are fresh sized tmpfs, so
+ * `/tmp` and `$HOME` writes vanish with the command.
  */
 export function bwrapArgs(
   layout: SandboxLayout,
   command: string,
   inspect: (path: string) => "dir" | { link: string } | "missing" = inspectHostPath,
 ): string[] {
+  const plan = limitPlan(layout.limits ?? DEFAULT_LIMITS);
   const args = [
     "--unshare-all",
     "--die-with-parent",
@@ -132,9 +113,7 @@ export function bwrapArgs(
     if (host === "dir") args.push("--ro-bind", `/${name}`, `/${name}`);
     else args.push("--symlink", host.link, `/${name}`);
   }
-  args.push("--proc", "/proc", "--dev", "/dev");
-  if (layout.limits) args.push("--size", String(layout.limits.tmpMb * 1024 * 1024));
-  args.push("--tmpfs", "/tmp");
+  args.push("--proc", "/proc", "--dev", "/dev", ...plan.tmpfs);
   if (layout.gitExcludes && (layout.mounts?.placeholders.length ?? 0) > 0) {
     args.push(
       "--ro-bind",
@@ -163,6 +142,8 @@ export function bwrapArgs(
     if (readOnly.some((dir) => mask.path.startsWith(`${dir}/`))) args.push(...maskArgs(mask));
   }
   for (const placeholder of mounts?.placeholders ?? []) args.push(...maskArgs(placeholder));
+  // Last of the mounts: bubblewrap cannot make a mount point in a root that is read-only.
+  args.push(...plan.seal);
   args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
   return args;
 }

@@ -43,8 +43,10 @@ import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { connectModel, usableEffort } from "./model_connection.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
+import { placeholderRunDir } from "./placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { limitsOf } from "./sandbox_limits.ts";
 import { reportShellChanges, watchShell } from "./shell_watch.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
@@ -88,13 +90,8 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     baseUrl: s.baseUrl,
     backends: s.backends,
     sandbox: s.sandbox,
-    sandboxLimits: {
-      maxProcesses: s.sandboxMaxProcesses,
-      maxMemoryMb: s.sandboxMaxMemoryMb,
-      maxFileMb: s.sandboxMaxFileMb,
-      tmpMb: s.sandboxTmpMb,
-    },
-    sandboxRunDir: join(s.stateDir, ".sandbox"),
+    sandboxLimits: limitsOf(s),
+    sandboxRunDir: placeholderRunDir(s.stateDir),
     parentEnv: setup.env,
     protect: [setup.userConfigDir, s.stateDir, s.claudeConfigDir],
     allowSecretFiles: s.allowSecretFiles,

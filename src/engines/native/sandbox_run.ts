@@ -5,17 +5,22 @@
  * memory and file size. Refused, with nothing run, while the turn's protected paths cannot be
  * kept in place (sandbox_watch.ts).
  */
-import { mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, mkdtempSync, opendirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CommandResult, runCommand, shellCommand } from "../../platform/command_run.ts";
 import { minimalShellEnv } from "../../platform/env.ts";
 import { writeFileAtomicSync } from "../../platform/atomic_write.ts";
-import { createPidsCgroup } from "../../platform/posix/pids_cgroup.ts";
+import {
+  createLimitCgroup,
+  launchInCgroup,
+  type LimitCgroup,
+} from "../../platform/posix/limit_cgroup.ts";
 import { HOST_RUN_PATHS } from "../protected_paths.ts";
 import { isRoot } from "../../platform/runtime.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout } from "./bwrap_args.ts";
-import { PlaceholderRegistry } from "./placeholders.ts";
+import { type Placeholder, PlaceholderRegistry } from "./placeholders.ts";
+import { limitPlan } from "./sandbox_limits.ts";
 import type { ShellRunner } from "./sandbox.ts";
 import {
   changedHostRunPaths,
@@ -80,6 +85,25 @@ function isExecutable(path: string): boolean {
   }
 }
 
+/** `path` as a placeholder when it is an empty file or folder (maybe another sandbox's). */
+function emptyEntry(path: string): Placeholder | undefined {
+  try {
+    const info = lstatSync(path);
+    if (info.isFile() && info.size === 0) return { path, kind: "file" };
+    if (info.isDirectory()) {
+      const dir = opendirSync(path);
+      try {
+        if (dir.readSync() === null) return { path, kind: "dir" };
+      } finally {
+        dir.closeSync();
+      }
+    }
+  } catch {
+    // Gone: left to bubblewrap, which reports a missing source.
+  }
+  return undefined;
+}
+
 /** prlimit on the host's /usr or /bin, which the sandbox mounts at the same place. */
 export function findPrlimit(): string | undefined {
   return ["/usr/bin/prlimit", "/bin/prlimit"].find((p) => {
@@ -119,55 +143,68 @@ export async function runShell(
     if (moved.length > 0) watch.moved = movedRefusal(moved, req.cwd);
   }
   const refusal = nested.incomplete ? scanRefusal(nested.incomplete) : watch.moved;
-  if (refusal) {
-    return {
-      exitCode: null,
-      signal: null,
-      durationMs: 0,
-      output: "",
-      droppedChars: 0,
-      timedOut: false,
-      aborted: false,
-      refused: refusal,
-      protectedChanged: [],
-    };
-  }
+  const notRun = {
+    exitCode: null,
+    signal: null,
+    durationMs: 0,
+    output: "",
+    droppedChars: 0,
+    timedOut: false,
+    aborted: false,
+    protectedChanged: [],
+  };
+  if (refusal) return { ...notRun, refused: refusal };
   const readOnly = [...(runner.nested?.readOnly ?? []), ...nested.paths];
   const mounts = protectedMounts(
     req.writable,
     { ...runner.nested, readOnly },
     req.hide ?? [],
   );
-  await watchMounts(watch, mounts, req.writable);
-  const layout: SandboxLayout = {
-    cwd: req.cwd,
-    writable: req.writable,
-    root,
-    mounts,
-    ...(root ? { systemMasks: rootOnlySystemFiles() } : {}),
-    limits,
-    ...(findPrlimit() ? { prlimit: findPrlimit()! } : {}),
-    ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
-  };
-  let command = runner.bwrap;
-  let args = bwrapArgs(layout, req.command);
-  // RLIMIT_NPROC does not bind uid 0: as root the process count comes from a pids cgroup,
-  // which the launching shell joins before it becomes bubblewrap.
-  const cgroup = root && !req.signal.aborted && isExecutable(command)
-    ? await createPidsCgroup(limits.maxProcesses)
-    : undefined;
-  if (cgroup) {
-    args = ["-c", 'echo $$ > "$0" || exit 125; exec "$@"', cgroup.procsFile, command, ...args];
-    command = "/bin/sh";
-  }
-  const before = hostRunState(req.writable);
-  const release = await new PlaceholderRegistry(runDir)
-    .claim(mounts.placeholders);
-  let result: CommandResult;
+  // Registered before bubblewrap makes them, so that a server killed meanwhile leaves them
+  // known to the next one (placeholder_sweep.ts).
+  let claim;
   try {
-    result = await runCommand({ ...spec, command, args, env: { PATH: "/usr/bin:/bin" } });
+    claim = await new PlaceholderRegistry(runDir).claim(
+      mounts.placeholders,
+      mounts.readOnly.flatMap((path) => emptyEntry(path) ?? []),
+    );
+  } catch (e) {
+    return { ...notRun, refused: `Bash is refused: ${(e as Error).message}` };
+  }
+  let cgroup: LimitCgroup | undefined;
+  let result: CommandResult;
+  let before: Map<string, string>;
+  try {
+    // Another sandbox's placeholders: mounted as placeholders too, so that bubblewrap makes
+    // them again if that sandbox's server removes them before this one starts.
+    const adopted = new Set(claim.adopted.map((p) => p.path));
+    mounts.readOnly = mounts.readOnly.filter((path) => !adopted.has(path));
+    mounts.placeholders.push(...claim.adopted);
+    await watchMounts(watch, mounts, req.writable);
+    // A cgroup the launching shell joins before it becomes bubblewrap: the command's memory
+    // as a whole, and its processes (RLIMIT_NPROC does not bind uid 0).
+    cgroup = !req.signal.aborted && isExecutable(runner.bwrap)
+      ? await createLimitCgroup(limitPlan(limits).cgroup)
+      : undefined;
+    const layout: SandboxLayout = {
+      cwd: req.cwd,
+      writable: req.writable,
+      root,
+      mounts,
+      ...(root ? { systemMasks: rootOnlySystemFiles() } : {}),
+      limits,
+      memoryCgroup: cgroup?.memory ?? false,
+      ...(findPrlimit() ? { prlimit: findPrlimit()! } : {}),
+      ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
+    };
+    const args = bwrapArgs(layout, req.command);
+    const launch = cgroup
+      ? launchInCgroup(cgroup, runner.bwrap, args)
+      : { command: runner.bwrap, args };
+    before = hostRunState(req.writable);
+    result = await runCommand({ ...spec, ...launch, env: { PATH: "/usr/bin:/bin" } });
   } finally {
-    await release();
+    await claim.release();
     await cgroup?.remove();
   }
   // Checked here too, so that the command that moved them is the one the reply names.

@@ -136,6 +136,28 @@ bwrapTest(
 );
 
 bwrapTest(
+  "sandbox: a command started on another's placeholders keeps them read-only after that one ends",
+  async () => {
+    await withProject(async (cwd, top) => {
+      const first = runShell(runner(top), request(cwd, "sleep 2"));
+      const end = Date.now() + 10_000;
+      while (!existsSync(join(cwd, ".envrc")) && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // Its mount points exist now, empty: to this command they look like the user's files.
+      const second = runShell(
+        runner(top),
+        request(cwd, 'sleep 4; echo planted > .envrc; echo "late=$?"'),
+      );
+      assert.equal((await first).exitCode, 0);
+      const late = await second;
+      assert.match(late.output, /late=(?!0)\d+/, late.output);
+      assert.deepEqual(readdirSync(cwd), [], "nothing planted, no placeholder left");
+    });
+  },
+);
+
+bwrapTest(
   "sandbox: credential stores in the project are hidden, also nested ones found by the walk",
   async () => {
     await withProject(async (cwd, top) => {

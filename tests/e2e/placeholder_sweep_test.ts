@@ -1,0 +1,98 @@
+/**
+ * A server killed while a native job's sandboxed command runs leaves the empty placeholders
+ * bubblewrap mounted over the project's missing host-run paths (`.envrc`, `CLAUDE.md`,
+ * `.pre-commit-config.yaml`...). The next server on the same state dir removes them, but
+ * keeps one the user has filled since.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { alive, field, tempDir, until } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+
+const hasBwrap = existsSync("/usr/bin/bwrap") && Deno.build.os === "linux";
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
+    cwd,
+    encoding: "utf8",
+  });
+}
+
+/** Host pids whose command line holds `tag` (the sandboxed command, seen from the host). */
+function pgrep(tag: string): number[] {
+  const out: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmd = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ");
+      if (cmd.startsWith("sleep ") && cmd.includes(tag)) out.push(Number(entry.name));
+    } catch {
+      // Gone.
+    }
+  }
+  return out;
+}
+
+Deno.test({
+  name: "a restarted server removes the empty placeholders a killed server left in the project",
+  ignore: !hasBwrap,
+  async fn() {
+    const work = tempDir("od-placeholders-");
+    git(work, "init", "-q", ".");
+    writeFileSync(join(work, "app.txt"), "app\n");
+    git(work, "add", "app.txt");
+    git(work, "commit", "-qm", "first");
+    await using scene = await startScene({ cwd: work });
+    const first = scene.server;
+    const tag = `${Math.floor(Math.random() * 1e6)}`;
+    const started = await first.call("delegate_start", {
+      engine: "native",
+      model: "qwen3:8b",
+      wait_seconds: 0,
+      prompt: `@bash sleep 3${tag}; :\nrun the long command`,
+      cwd: work,
+    });
+    const id = field(started.text, "job_id");
+    assert.ok(id, started.text);
+    await until(
+      () => (pgrep(tag).length > 0 && existsSync(join(work, "CLAUDE.md"))) || undefined,
+      60_000,
+      "the sandboxed command and its placeholders",
+    );
+    Deno.kill(first.pid, "SIGKILL");
+    await until(() => !alive(first.pid) || undefined, 5000, "the server to die");
+    await first.close();
+    await until(() => pgrep(tag).length === 0 || undefined, 5000, "the sandbox to die with it");
+
+    // What the killed server left: empty entries git lists as untracked.
+    const left = readdirSync(work).filter((n) => n !== ".git" && n !== "app.txt");
+    assert.ok(left.includes(".envrc") && left.includes(".pre-commit-config.yaml"), `${left}`);
+    assert.equal(statSync(join(work, ".envrc")).size, 0);
+    assert.ok(git(work, "status", "--porcelain").includes("?? CLAUDE.md"));
+    // Meanwhile the user writes one of them.
+    writeFileSync(join(work, ".envrc"), "export MINE=1\n");
+
+    const second = await scene.startServer();
+    await until(
+      () => readdirSync(work).length === 3 || undefined,
+      30_000,
+      `the placeholders to be removed (left: ${readdirSync(work).join(", ")})`,
+    );
+    assert.deepEqual(readdirSync(work).sort(), [".envrc", ".git", "app.txt"]);
+    assert.equal(readFileSync(join(work, ".envrc"), "utf8"), "export MINE=1\n");
+    assert.equal(git(work, "status", "--porcelain"), "?? .envrc\n");
+    await until(
+      () =>
+        /removed \d+ empty placeholder\(s\) left by stopped servers/.test(second.stderr()) ||
+        undefined,
+      10_000,
+      "the sweep's log line",
+    );
+    assert.match(second.stderr(), /kept 1 placeholder path\(s\) of stopped servers .*\.envrc/);
+    // The registry keeps nothing of the dead server.
+    const registry = join(scene.stateDir, ".sandbox");
+    assert.deepEqual(readdirSync(registry).filter((n) => n !== "git-excludes"), []);
+  },
+});
