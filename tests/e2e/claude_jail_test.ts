@@ -8,11 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
-import { field, tempDir } from "../support/harness.ts";
+import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const MODEL = "qwen3:8b";
@@ -160,6 +160,8 @@ Deno.test({
       home,
       cwd: work,
       stateDir: join(home, ".ollama-mcp", "jobs"),
+      // Write is a tool of Claude Code's full harness (the lean one creates files with Bash).
+      env: { OLLAMA_MCP_CLAUDE_HARNESS: "full" },
     });
     const reply = await scene.call("delegate_start", {
       prompt: "run the tests",
@@ -245,5 +247,82 @@ Deno.test({
     assert.deepEqual(leaked(bodies), []);
     // The roots are carved out: the project's own file was read.
     assert.match(reply.text, /last: .*# app/s, reply.text);
+  },
+});
+
+Deno.test({
+  name: "claude jail: secret files and their hard links are hidden from Read and Bash",
+  ignore: !linux,
+  async fn() {
+    const { home, work } = userHome();
+    writeFileSync(join(work, ".env"), "API_TOKEN=DOTENV-SECRET\n");
+    writeFileSync(join(work, "server.key"), "-----BEGIN PRIVATE KEY----- KEYFILE-SECRET\n");
+    writeFileSync(join(work, "app.env"), "DB=APPENV-SECRET\n");
+    linkSync(join(work, ".env"), join(work, "notes.txt"));
+    writeFileSync(join(work, ".env.example"), "API_TOKEN=placeholder-TEMPLATE\n");
+    const calls = [
+      { name: "Read", input: { file_path: join(work, "notes.txt") } },
+      { name: "Read", input: { file_path: join(work, ".env") } },
+      { name: "Bash", input: { command: "cat .env server.key app.env notes.txt; echo done" } },
+      { name: "Read", input: { file_path: join(work, ".env.example") } },
+    ];
+    await using scene = await startScene({
+      emulator: { script: attacker(calls) },
+      home,
+      cwd: work,
+      stateDir: join(home, ".ollama-mcp", "jobs"),
+    });
+    const reply = await scene.call("delegate_start", {
+      prompt: "look around",
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Read", "Bash"],
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    for (const secret of ["DOTENV-SECRET", "KEYFILE-SECRET", "APPENV-SECRET"]) {
+      assert.ok(!wire.includes(secret), `${secret} reached the backend`);
+    }
+    // The Bash command ran, and a template stays readable.
+    assert.match(wire, /done/);
+    assert.match(reply.text, /placeholder-TEMPLATE/, reply.text);
+  },
+});
+
+Deno.test({
+  // Held before the jail too (Claude Code's sandbox mounts a linked host-run path read-only);
+  // kept so that the jail, which the file tools now also run in, holds it the same way.
+  name: "claude jail: host-run files under another name (a link's target) stay read-only",
+  ignore: !linux,
+  async fn() {
+    const { home, work } = userHome();
+    mkdirSync(join(work, "tools", "claude"), { recursive: true });
+    symlinkSync("tools/claude", join(work, ".claude"));
+    writeFileSync(join(work, "AGENTS.md"), "# agents\n");
+    symlinkSync("AGENTS.md", join(work, "CLAUDE.md"));
+    await using scene = await startScene({
+      home,
+      cwd: work,
+      stateDir: join(home, ".ollama-mcp", "jobs"),
+      // bypassPermissions as root (outside the jail, where the delegate is not root).
+      claudeBin: sandboxClaude(),
+    });
+    // Written by a program whose file names Claude Code's own checks cannot see, in a mode
+    // that asks about nothing: only the jail stands in the way.
+    const write = (path: string, mode: string) =>
+      `python3 -c "open('${path}', '${mode}').write('injected')"`;
+    const reply = await scene.call("delegate_start", {
+      prompt: `@bash ${write("tools/claude/settings.json", "w")}; ${write("AGENTS.md", "a")}; ` +
+        "echo ran > ran.txt",
+      model: MODEL,
+      cwd: work,
+      permission_mode: "bypassPermissions",
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(existsSync(join(work, "ran.txt")), true, reply.text);
+    assert.equal(existsSync(join(work, "tools", "claude", "settings.json")), false);
+    assert.equal(readFileSync(join(work, "AGENTS.md"), "utf8"), "# agents\n");
   },
 });

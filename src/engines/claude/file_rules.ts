@@ -15,7 +15,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS, SECRET_FILE_PATTERNS } from "../protected_paths.ts";
 
 export interface FileRuleScope {
   /** The working directory and add_dirs. */
@@ -24,8 +24,12 @@ export interface FileRuleScope {
   home?: string;
   /** The server's own settings, records and Claude Code config. */
   protect: readonly string[];
-  /** Denied to Read too: as root, the system files only root may read. */
+  /** Denied to Read: secret files found in the roots; as root, the system files only root may read. */
   unreadable?: readonly string[];
+  /** Denied to Edit: host-run files under other names (a link's target, a hard link). */
+  unwritable?: readonly string[];
+  /** Also deny secret file names at any depth (when the walk could not find them all). */
+  secretNames?: boolean;
 }
 
 /** Most entries beside the way to the roots that are named one by one (see besideRoots). */
@@ -101,8 +105,14 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
       rules.push(...both("Read", absolute(path)), ...both("Edit", absolute(path)));
     }
   }
-  for (const path of scope.unreadable ?? []) {
-    rules.push(...both("Read", absolute(path)));
+  for (const path of scope.unreadable ?? []) rules.push(`Read(${absolute(path)})`);
+  for (const path of scope.unwritable ?? []) rules.push(...both("Edit", absolute(path)));
+  if (scope.secretNames) {
+    for (const root of scope.roots) {
+      for (const pattern of SECRET_FILE_PATTERNS) {
+        rules.push(`Read(${absolute(root)}/**/${pattern})`, `Read(${absolute(root)}/${pattern})`);
+      }
+    }
   }
   for (const dir of scope.protect) {
     rules.push(...both("Read", absolute(dir)), ...both("Edit", absolute(dir)));

@@ -32,8 +32,13 @@ export interface JailInputs {
   protect: readonly string[];
   /** Read-only besides: a worktree's repository git dir. */
   readOnly: readonly string[];
-  /** Host-run paths found below the top of the roots (host_run_scan.ts), held read-only. */
+  /**
+   * Held read-only besides the host-run names at the top: those found deeper (host_run_scan.ts)
+   * and host-run files under other names (link targets, hard links: guard_identities.ts).
+   */
   nestedHostRun: readonly string[];
+  /** Files holding a secret (guard_identities.ts `secretPaths`): hidden, whatever their name. */
+  secretFiles?: readonly string[];
   tmpMb: number;
 }
 
@@ -84,6 +89,7 @@ export function planJail(inputs: JailInputs): JailLayout {
     masks.push({ path: target, kind });
   };
   for (const root of roots) for (const entry of CREDENTIAL_PATHS) hide(join(root, entry));
+  for (const file of inputs.secretFiles ?? []) hide(file);
   for (const dir of inputs.protect) if (!within(dir, configDir)) hide(dir);
   return {
     cwd,

@@ -13,6 +13,7 @@ import { searchPath, which } from "../../platform/which.ts";
 import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
+import { collectGuardIdentities } from "../guard_identities.ts";
 import type {
   Activity,
   Engine,
@@ -43,6 +44,12 @@ import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
 import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
 import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
 import { failedStart, judged } from "./outcome.ts";
+
+/**
+ * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
+ * sharply as they add up (0.7 s for 500 on a loaded 2-core machine, 6 s for 2,000).
+ */
+const MAX_SECRET_MASKS = 500;
 
 /** The jail's /tmp when no setting says (the native sandbox's default). */
 const DEFAULT_TMP_MB = 512;
@@ -75,6 +82,8 @@ export interface ClaudeEngineConfig {
   stateDir?: string;
   /** Size (MiB) of the jail's private /tmp and $HOME (the `sandboxTmpMb` setting). */
   tmpMb?: number;
+  /** Secret-looking file names delegates may read anyway (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -92,6 +101,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     harness: s.claudeHarness,
     stateDir: s.stateDir,
     tmpMb: s.sandboxTmpMb,
+    allowSecretFiles: s.allowSecretFiles,
   });
 }
 
@@ -214,7 +224,22 @@ export class ClaudeEngine implements Engine {
     if (plan.kind === "refused") return failedStart(plan.reason);
     const roots = [spec.cwd, ...spec.options.addDirs];
     const scoped = await this.#protectScope(spec);
-    const guard = await withNestedHostRun(scoped, plan, roots);
+    // Protected files by what they are: secret files and host-run files under other names
+    // (a link's target, a hard link) are hidden or held read-only by path in the jail and
+    // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.
+    const ids = await collectGuardIdentities(
+      await Promise.all(roots.map((r) => realpath(r).catch(() => r))),
+      { allowSecretFiles: this.config.allowSecretFiles ?? [] },
+    );
+    if (ids.secretPaths.length > MAX_SECRET_MASKS) {
+      return failedStart(
+        `Cannot start Claude Code: ${ids.secretPaths.length} secret-looking files lie in the ` +
+          `job's directories (${ids.secretPaths.slice(0, 3).join(", ")}...), more than the ` +
+          `${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower cwd, or let ` +
+          "delegates read such names: ollama-delegate config --allow-secret-file <name>",
+      );
+    }
+    const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
     // Where Claude Code's sandbox runs (Linux with bubblewrap), the whole CLI runs in our jail
     // too: its own file tools are not confined by its sandbox.
     const jail = plan.kind === "on"
@@ -229,9 +254,11 @@ export class ClaudeEngine implements Engine {
         readOnly: scoped.readOnly,
         // A scan that could not cover the roots adds the roots themselves: Claude Code's
         // sandbox then keeps commands from writing; the file tools are held by the rules.
-        nestedHostRun: guard.readOnly.slice(scoped.readOnly.length).filter((p) =>
-          !roots.includes(p)
-        ),
+        nestedHostRun: [
+          ...guard.readOnly.slice(scoped.readOnly.length).filter((p) => !roots.includes(p)),
+          ...ids.hostRunPaths,
+        ],
+        secretFiles: ids.secretPaths,
         tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
       })
       : undefined;
@@ -250,7 +277,13 @@ export class ClaudeEngine implements Engine {
         roots,
         ...(env.HOME ? { home: env.HOME } : {}),
         protect: guard.protect,
-        ...(isRoot() ? { unreadable: rootOnlySystemFiles().map((m) => m.path) } : {}),
+        unreadable: [
+          ...ids.secretPaths,
+          ...(isRoot() ? rootOnlySystemFiles().map((m) => m.path) : []),
+        ],
+        unwritable: ids.hostRunPaths,
+        // The walk stopped early: secret files it did not reach are denied by name too.
+        secretNames: ids.incomplete !== undefined,
       }),
       ...guard.extraRules,
     ];

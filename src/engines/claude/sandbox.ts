@@ -16,7 +16,7 @@
  */
 import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
-import { scanHostRun } from "../host_run_scan.ts";
+import { type HostRunScan, scanHostRun } from "../host_run_scan.ts";
 import { which } from "../../platform/which.ts";
 
 /** The `sandbox` block of Claude Code's settings (the keys we set). */
@@ -150,9 +150,11 @@ export async function withNestedHostRun<G extends { readOnly: string[] }>(
   guard: G,
   plan: ClaudeSandboxPlan,
   roots: readonly string[],
+  /** The scan of `roots` when the caller already made it (guard_identities.ts does). */
+  done?: HostRunScan,
 ): Promise<G> {
   if (plan.kind !== "on") return guard;
-  const scan = await scanHostRun(roots);
+  const scan = done ?? await scanHostRun(roots);
   const added = scan.incomplete ? [...roots] : scan.paths;
   return { ...guard, readOnly: [...guard.readOnly, ...added] };
 }
