@@ -14,6 +14,8 @@ import { startScene } from "../support/scene.ts";
 const WAIT = 150;
 const CALL = { timeoutMs: 200_000 };
 const SIX = ["Bash", "Edit", "Glob", "Grep", "Read", "Write"];
+/** Claude Code's full harness (claudeHarness "full"), whose prompt is 5-7k tokens. */
+const FULL = { OLLAMA_MCP_CLAUDE_HARNESS: "full" };
 
 /** The built-in tools a request offered, sorted, without Claude Code's placeholder entry. */
 function toolNames(body: unknown): string[] {
@@ -40,7 +42,7 @@ async function load(emu: OllamaEmulator, model: string): Promise<void> {
   await res.body?.cancel();
 }
 
-Deno.test("lean claude engine: the first request stays under 6,000 tokens with the default tools", async () => {
+Deno.test("full claude harness: the first request stays under 6,000 tokens with the default tools", async () => {
   await using scene = await startScene({
     emulator: { models: [{ name: "qwen3:8b" }] },
     server: false,
@@ -61,10 +63,10 @@ Deno.test("lean claude engine: the first request stays under 6,000 tokens with t
     assert.deepEqual(toolNames(first.json), SIX);
     // Its sandbox, on where bubblewrap is, describes itself in about 1.9k more: measured by
     // bench/first_request_bench.ts, off here so that this measures the tools.
-  }, { OLLAMA_MCP_SANDBOX: "off" });
+  }, { ...FULL, OLLAMA_MCP_SANDBOX: "off" });
 });
 
-Deno.test("lean claude engine: allowed_tools narrows the tools and never widens them", async () => {
+Deno.test("claude engine: allowed_tools narrows the tools and never widens them", async () => {
   await using scene = await startScene({
     emulator: { models: [{ name: "qwen3:8b" }] },
     server: false,
@@ -80,33 +82,35 @@ Deno.test("lean claude engine: allowed_tools narrows the tools and never widens 
     }, CALL);
     assert.equal(field(narrowed.text, "state"), "completed", narrowed.text);
     assert.deepEqual(toolNames(scene.emulator.messageRequests().at(-1)!.json), ["Bash"]);
-  }, { OLLAMA_MCP_CLAUDE_TOOLS: "Bash,Read,Grep" });
+  }, { ...FULL, OLLAMA_MCP_CLAUDE_TOOLS: "Bash,Read,Grep" });
 });
 
-Deno.test("lean claude engine: read-only permission modes still refuse a write", async () => {
+Deno.test("claude engine: read-only permission modes still refuse a write, lean and full", async () => {
   await using scene = await startScene({
     emulator: { models: [{ name: "qwen3:8b" }] },
     server: false,
   });
-  await withServer(scene.emulator, async (server) => {
-    for (const mode of ["plan", "dontAsk", "manual"]) {
-      const work = tempDir("od-ctx-");
-      const reply = await server.call("delegate_start", {
-        prompt: "@bash touch written-by-delegate\nplease",
-        model: "qwen3:8b",
-        cwd: work,
-        permission_mode: mode,
-        wait_seconds: WAIT,
-      }, CALL);
-      assert.equal(field(reply.text, "state"), "completed", `${mode}: ${reply.text}`);
-      assert.equal(existsSync(join(work, "written-by-delegate")), false, mode);
-      assert.match(field(reply.text, "denied") ?? "", /^1: Bash/, `${mode}: ${reply.text}`);
-      assert.deepEqual(toolNames(scene.emulator.messageRequests().at(-1)!.json), SIX, mode);
-    }
-  });
+  for (const [harness, tools] of [["lean", ["Bash", "Edit", "Read"]], ["full", SIX]] as const) {
+    await withServer(scene.emulator, async (server) => {
+      for (const mode of ["plan", "dontAsk", "manual"]) {
+        const work = tempDir("od-ctx-");
+        const reply = await server.call("delegate_start", {
+          prompt: "@bash touch written-by-delegate\nplease",
+          model: "qwen3:8b",
+          cwd: work,
+          permission_mode: mode,
+          wait_seconds: WAIT,
+        }, CALL);
+        assert.equal(field(reply.text, "state"), "completed", `${mode}: ${reply.text}`);
+        assert.equal(existsSync(join(work, "written-by-delegate")), false, mode);
+        assert.match(field(reply.text, "denied") ?? "", /^1: Bash/, `${mode}: ${reply.text}`);
+        assert.deepEqual(toolNames(scene.emulator.messageRequests().at(-1)!.json), tools, mode);
+      }
+    }, { OLLAMA_MCP_CLAUDE_HARNESS: harness });
+  }
 });
 
-Deno.test("claude context: a model loaded with a 4096 context is refused before Claude Code starts", async () => {
+Deno.test("claude context: with the full harness, a model loaded with a 4096 context is refused before Claude Code starts", async () => {
   await using scene = await startScene({
     emulator: { contextMode: "real", models: [{ name: "qwen3:8b" }] },
     server: false,
@@ -129,11 +133,12 @@ Deno.test("claude context: a model loaded with a 4096 context is refused before 
     assert.match(error, /ollama-delegate models derive qwen3:8b --ctx 32768/);
     assert.match(error, /engine: "native"/);
     assert.equal(scene.emulator.messageRequests().length, 0, "Claude Code never reached the model");
-  });
+  }, FULL);
 });
 
 /** A job on a model Ollama loads with 4096 on its first request: the prompt is cut. */
 async function assertCutJob(emu: OllamaEmulator, loadedAfter: boolean): Promise<void> {
+  // The full harness: the lean one's requests fit 4096 (see the test below).
   await withServer(emu, async (server) => {
     const reply = await server.call("delegate_start", {
       prompt: "@reply the task arrived",
@@ -167,7 +172,7 @@ async function assertCutJob(emu: OllamaEmulator, loadedAfter: boolean): Promise<
     assert.equal(result.isError, true, "a cut job is not a success");
     // What the model said is still there, marked as partial.
     assert.match(result.text, /--- partial output ---/);
-  });
+  }, FULL);
 }
 
 Deno.test("claude context: a prompt Ollama cut on first load leaves a warning and a failed job", async () => {
@@ -224,4 +229,34 @@ Deno.test("claude context: no refusal and no warning when the context holds the 
       assert.match(result.text, /the task arrived/, setup.what);
     });
   }
+});
+
+Deno.test("lean claude engine (default): one request is at most 1,500 tokens with Claude Code's sandbox on, and a one-line task completes on a model loaded with 4,096", async () => {
+  await using scene = await startScene({
+    emulator: { contextMode: "real", models: [{ name: "qwen3:8b" }] },
+    server: false,
+  });
+  await load(scene.emulator, "qwen3:8b");
+  assert.equal(scene.emulator.loadedModels().models[0]?.context_length, 4096);
+  await withServer(scene.emulator, async (server) => {
+    const work = tempDir("od-ctx-");
+    const reply = await server.call("delegate_start", {
+      prompt: "@bash echo hello > hello.txt\nWrite hello.txt",
+      model: "qwen3:8b",
+      cwd: work,
+      allowed_tools: ["Bash"],
+      wait_seconds: WAIT,
+    }, CALL);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(field(reply.text, "warning"), undefined, reply.text);
+    assert.ok(existsSync(join(work, "hello.txt")), "the command ran");
+    const records = scene.emulator.contextRecords.filter((r) => r.path === "/v1/messages");
+    assert.ok(records.length >= 2, "a tool round trip and an answer");
+    assert.equal(records.some((r) => r.truncated), false, JSON.stringify(records));
+    // Every request, prompt as the emulator counts it (chars/4 of system, messages, tools).
+    for (const r of records) assert.ok(r.estimatedTokens <= 1_500, `${r.estimatedTokens} tokens`);
+    const first = scene.emulator.messageRequests()[0]!;
+    assert.deepEqual(toolNames(first.json), ["Bash"]);
+    assert.match(JSON.stringify((first.json as { system?: unknown }).system), /You are a delegate/);
+  });
 });

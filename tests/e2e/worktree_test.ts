@@ -180,13 +180,32 @@ Deno.test({
   },
 });
 
-/** One Write into the working directory Claude Code reports, then an answer. */
+/**
+ * The working directory the system prompt names: Claude Code's own ("Primary working
+ * directory:", full harness) or ours ("Your working directory is", lean harness).
+ */
+function promptCwd(req: MessagesRequestView): string | undefined {
+  const where = req.system + JSON.stringify(req.messages);
+  return /(?:Primary working directory: |Your working directory is )([^\s\\"]+?)\.?(?=[\s\\"])/
+    .exec(where)?.[1];
+}
+
+const offers = (req: MessagesRequestView, name: string) =>
+  req.tools.some((t) => (t as { name?: unknown }).name === name);
+
+/** One write into the working directory the prompt names (Write, or Bash), then an answer. */
 function claudeWrite(req: MessagesRequestView): Reply | undefined {
   if (req.tools.length === 0) return undefined;
   if (req.lastToolResult !== undefined) return { kind: "text", text: "wrote it" };
-  const where = req.system + JSON.stringify(req.messages);
-  const cwd = /Primary working directory: ([^\s\\"]+)/.exec(where)?.[1];
+  const cwd = promptCwd(req);
   if (!cwd) return { kind: "text", text: "no working directory in the system prompt" };
+  if (!offers(req, "Write")) {
+    return {
+      kind: "tool_use",
+      name: "Bash",
+      input: { command: `echo 'by claude' > '${join(cwd, "claude.txt")}'` },
+    };
+  }
   return {
     kind: "tool_use",
     name: "Write",
@@ -216,6 +235,60 @@ Deno.test({
     assert.equal(git(repo, "show", `${branch}:claude.txt`), "by claude\n", reply.text);
     assert.equal(existsSync(join(repo, "claude.txt")), false);
     assert.equal(checkoutState(repo), before);
+  },
+});
+
+Deno.test({
+  name: "worktree: with the default state dir (~/.ollama-mcp/jobs) a lean claude delegate " +
+    "reads, edits and runs commands in its worktree",
+  ignore: !linux,
+  async fn() {
+    // The state dir lies under ~/.ollama-mcp, a credential store: only the job's own worktree
+    // may be carved out of what delegates are kept from.
+    const results: string[] = [];
+    await using scene = await startScene({
+      emulator: {
+        script: (req): Reply | undefined => {
+          if (req.tools.length === 0) return undefined;
+          const cwd = promptCwd(req) ?? "/nowhere";
+          const done = req.messages.filter((m) =>
+            JSON.stringify(m).includes('"type":"tool_result"')
+          ).length;
+          if (done > 0) results[done - 1] = req.lastToolResult ?? "";
+          const steps: Reply[] = [
+            { kind: "tool_use", name: "Read", input: { file_path: join(cwd, "shared.txt") } },
+            {
+              kind: "tool_use",
+              name: "Edit",
+              input: {
+                file_path: join(cwd, "shared.txt"),
+                old_string: "original",
+                new_string: "edited",
+              },
+            },
+            { kind: "tool_use", name: "Bash", input: { command: "echo made > made.txt; ls" } },
+          ];
+          return steps[done] ?? { kind: "text", text: "done" };
+        },
+      },
+    });
+    assert.equal(scene.stateDir, join(scene.home, ".ollama-mcp", "jobs"));
+    const repo = repository();
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      model: "qwen3:8b",
+      isolation: "worktree",
+      cwd: repo,
+      prompt: "edit shared.txt and make made.txt",
+      wait_seconds: 150,
+    }, { timeoutMs: 240_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(field(reply.text, "denied"), undefined, reply.text);
+    assert.match(results[0] ?? "", /original/, results.join("\n--\n"));
+    const branch = field(reply.text, "branch")!.split(" ")[0]!;
+    assert.equal(git(repo, "show", `${branch}:shared.txt`), "edited\n", reply.text);
+    assert.equal(git(repo, "show", `${branch}:made.txt`), "made\n", reply.text);
+    assert.equal(readFileSync(join(repo, "shared.txt"), "utf8"), "original\n");
   },
 });
 
@@ -283,11 +356,12 @@ Deno.test({
       home,
       stateDir,
       claudeBin: wrapper,
+      // Write is a tool of the full harness.
+      env: { OLLAMA_MCP_CLAUDE_HARNESS: "full" },
       emulator: {
         script: (req): Reply | undefined => {
           if (req.tools.length === 0) return undefined;
-          const where = req.system + JSON.stringify(req.messages);
-          const cwd = /Primary working directory: ([^\s\\"]+)/.exec(where)?.[1] ?? "/nowhere";
+          const cwd = promptCwd(req) ?? "/nowhere";
           const done = req.messages.filter((m) =>
             JSON.stringify(m).includes('"type":"tool_result"')
           ).length;

@@ -121,7 +121,9 @@ export interface ToolReply {
 /** Starts the server and connects an SDK client to it. */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const home = options.home ?? tempDir("od-home-");
-  const stateDir = options.stateDir ?? join(home, "state");
+  // Unless a test names another, the state dir is the one the server picks by itself under
+  // HOME (the layout users have): OLLAMA_MCP_STATE_DIR is then not set at all.
+  const stateDir = options.stateDir ?? join(home, ".ollama-mcp", "jobs");
   const cwd = options.cwd ?? join(home, "project");
   if (options.cwd === undefined) mkdirSync(cwd, { recursive: true });
   if (options.userConfig) {
@@ -133,7 +135,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     HOME: home,
     DENO_DIR: realDenoDir(),
     NO_COLOR: "1",
-    OLLAMA_MCP_STATE_DIR: stateDir,
+    ...(options.stateDir !== undefined ? { OLLAMA_MCP_STATE_DIR: options.stateDir } : {}),
     OLLAMA_MCP_CLAUDE_BIN: options.claudeBin ?? CLAUDE_BIN,
     ...(options.baseUrl ? { OLLAMA_MCP_BASE_URL: options.baseUrl } : {}),
     ...options.env,

@@ -57,7 +57,8 @@ export interface Scene extends AsyncDisposable {
   readonly pid: number;
   /**
    * The HOME, state dir and working directory every server of the scene shares by default
-   * (startServer's defaults: a new temporary HOME, `<home>/state`, `<home>/project`).
+   * (startServer's defaults: a new temporary HOME, the server's own default state dir
+   * `<home>/.ollama-mcp/jobs`, `<home>/project`).
    */
   readonly home: string;
   readonly stateDir: string;
@@ -87,7 +88,8 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
   // The places are fixed now, so that a test can prepare them before any server starts; the
   // defaults are startServer's own.
   const home = serverOptions.home ?? tempDir("od-home-");
-  const stateDir = serverOptions.stateDir ?? join(home, "state");
+  // The default layout users have: the state dir the server picks by itself under HOME.
+  const stateDir = serverOptions.stateDir ?? join(home, ".ollama-mcp", "jobs");
   const cwd = serverOptions.cwd ?? join(home, "project");
   if (serverOptions.cwd === undefined) mkdirSync(cwd, { recursive: true });
   const emulator = emulatorOptions === false
@@ -99,7 +101,6 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     ...(emulator ? { baseUrl: emulator.url } : {}),
     ...serverOptions,
     home,
-    stateDir,
     cwd,
   };
   let first: TestServer | undefined;

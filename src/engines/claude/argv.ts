@@ -29,7 +29,7 @@ export function claudeArgs(
     "-p",
     // Claude Code's minimal mode and our own short system prompt: about 1k tokens a request
     // instead of 5-7k, so a local model loaded with Ollama's default 4,096 tokens has room.
-    ...(lean ? ["--bare", `--system-prompt=${LEAN_SYSTEM_PROMPT}`] : []),
+    ...(lean ? ["--bare", `--system-prompt=${leanSystemPrompt(spec.cwd)}`] : []),
     "--output-format=stream-json",
     "--verbose",
     "--strict-mcp-config",
@@ -56,12 +56,14 @@ export function claudeArgs(
  * its tools are for, and what its report must say. Written for small local models: short,
  * concrete, no policy they cannot act on.
  */
-export const LEAN_SYSTEM_PROMPT =
-  "You are a delegate: another coding agent gave you the task in the user message. Work in " +
-  "the current directory with your tools: Bash runs shell commands (also to create files, " +
-  "search and list), Read reads a file, Edit changes part of a file you have read. Do the " +
-  "task, then check it by running it. End with a short report: what you changed, the " +
-  "commands you ran to check it and what they showed. Never claim what you did not check.";
+export function leanSystemPrompt(cwd: string): string {
+  return "You are a delegate: another coding agent gave you the task in the user message. " +
+    `Your working directory is ${cwd}. Use your tools: Bash runs shell commands (also to ` +
+    "create files, search and list), Read reads a file, Edit changes part of a file you have " +
+    "read (both take absolute paths). Do the task, then check it by running it. End with a " +
+    "short report: what you changed, the commands you ran to check it and what they showed. " +
+    "Never claim what you did not check.";
+}
 
 /**
  * The tool names of permission rules as Claude Code reads them: a rule is `Name` or
