@@ -40,6 +40,8 @@ export interface NewTurn {
   worktree?: JobRecord["worktree"];
   /** The named agent the turn runs as. */
   agent?: string;
+  /** What the orchestrator must know from the start (what of a project's agent was not used). */
+  warnings?: string[];
 }
 
 /** A job as the server renders it. */
@@ -104,6 +106,7 @@ export function newRecord(
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
+    ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
     ...(turn.worktree ? { worktree: turn.worktree } : {}),
