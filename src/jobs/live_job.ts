@@ -55,7 +55,7 @@ export interface JobView {
 }
 
 /** Why this process stopped a job before its engine ended the turn. */
-export type StopReason = "cancel" | "timeout" | "shutdown";
+export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost";
 
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
@@ -65,6 +65,8 @@ export interface LiveJob {
   stopReason?: StopReason;
   /** Who cancelled it, when not this server's own client. */
   cancelledFrom?: CancelSource;
+  /** How its backend's shared slot went to another job (stopReason "slot-lost"). */
+  slotLost?: string;
   /** Set while the job waits for an earlier turn of its session to end. */
   sessionWait?: AbortController;
   /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
