@@ -54,6 +54,26 @@ export class AgentFileError extends Error {
   }
 }
 
+/**
+ * Whether `text` is a single rule, `Name` or `Name(pattern)` with the pattern's parenthesis
+ * closing at the end. Claude Code splits one `--allowed-tools` value at spaces and commas
+ * outside parentheses, so `Bash(git *) Edit` would be two rules where we saw one, and a call's
+ * narrowing would pass the second one on unseen.
+ */
+function isOneRule(text: string): boolean {
+  const m = /^([A-Za-z][\w-]*)(.*)$/s.exec(text);
+  if (!m) return false;
+  const rest = m[2]!;
+  if (rest === "") return true;
+  if (!rest.startsWith("(")) return false;
+  let depth = 0;
+  for (let i = 0; i < rest.length; i++) {
+    if (rest[i] === "(") depth++;
+    else if (rest[i] === ")" && --depth === 0) return i === rest.length - 1;
+  }
+  return false;
+}
+
 const KEYS = ["name", "description", "engine", "model", "tools", "permission_mode", "effort"];
 
 /** Parses an agent file's text; throws AgentFileError naming `path` and the line. */
@@ -100,7 +120,12 @@ export function parseAgent(
         const tools = listValue(value);
         if (tools.length > 100) fail("tools lists over 100 rules");
         for (const t of tools) {
-          if (t.length > 500 || t.startsWith("-")) fail(`tools: "${t}" is not a tool rule`);
+          if (t.length > 500 || !isOneRule(t)) {
+            fail(
+              `tools: "${t}" is not one tool rule (Name or Name(pattern); separate rules ` +
+                "with commas)",
+            );
+          }
         }
         agent.tools = tools;
         break;

@@ -2,21 +2,34 @@
  * An agent applied to a call: the agent's preset is the widest the job may be, and the call's
  * own parameters may only narrow it (fewer tools, a stricter permission mode). The model and
  * engine still pass the user's policy afterwards like any call's: an agent file cannot widen
- * allowedModels or the delegation mode, which it never touches.
+ * allowedModels or the delegation mode, which it never touches. A project's agent is held to
+ * less (project_limits.ts): it may only narrow what the call would get without it.
  */
 import { DelegateError } from "../errors.ts";
 import { permissionRank } from "../settings/narrow.ts";
 import type { Effort, EngineName, PermissionMode } from "../settings/types.ts";
 import type { Agent } from "./agent.ts";
+import { denyOthers, projectWidening, wideningNote } from "./project_limits.ts";
 
 /** What a call asks for, in the fields an agent also sets. */
 export interface AgentCall {
   engine?: EngineName | undefined;
   model?: string | undefined;
   allowedTools?: readonly string[] | undefined;
+  disallowedTools?: readonly string[] | undefined;
   permissionMode?: PermissionMode | undefined;
   effort?: Effort | undefined;
   appendSystemPrompt?: string | undefined;
+}
+
+/** What of the user's policy applying an agent needs. */
+export interface AgentPolicy {
+  /** The user's defaultPermissionMode: what a call that names no mode gets. */
+  userMode: PermissionMode;
+  /** Every tool a delegate of either engine can be shown (claudeTools and the native set). */
+  knownTools: readonly string[];
+  /** The user's agents folder, named in the note on what a project's agent may not set. */
+  userAgentsDir: string;
 }
 
 /** The call's fields once the agent is applied; undefined = the usual default. */
@@ -24,9 +37,12 @@ export interface AppliedAgent {
   engine?: EngineName;
   model?: string;
   allowedTools?: string[];
+  disallowedTools?: string[];
   permissionMode?: PermissionMode;
   effort?: Effort;
   appendSystemPrompt: string;
+  /** What of a project's agent was not used, and why; empty otherwise. */
+  notes: string[];
 }
 
 interface Rule {
@@ -77,11 +93,11 @@ export function narrowTools(
 }
 
 /**
- * Applies `agent` to `call`. `userMode` is the user's default permission mode: a project's
- * agent may not allow more than it, as the project settings file may not (a project can come
- * from anyone; the user's own agent files can).
+ * Applies `agent` to `call`. A project's agent may not allow more than the call would get
+ * without it (project_limits.ts): its tool rules then only choose the tools shown, and a
+ * permission mode wider than the user's default is not used; both are said in `notes`.
  */
-export function applyAgent(agent: Agent, call: AgentCall, userMode: PermissionMode): AppliedAgent {
+export function applyAgent(agent: Agent, call: AgentCall, policy: AgentPolicy): AppliedAgent {
   const refuse = (what: string, asked: string, own: string): never => {
     throw new DelegateError(
       `Cannot start job: agent "${agent.name}" sets ${what} "${own}", and the call asks for ` +
@@ -94,18 +110,13 @@ export function applyAgent(agent: Agent, call: AgentCall, userMode: PermissionMo
   if (call.model !== undefined && agent.model !== undefined && call.model !== agent.model) {
     refuse("model", call.model, agent.model);
   }
-  const own = agent.permissionMode;
-  if (
-    own !== undefined && agent.source === "project" &&
-    permissionRank(own) > permissionRank(userMode)
-  ) {
-    throw new DelegateError(
-      `Cannot start job: agent "${agent.name}" (${agent.path}) sets permission_mode "${own}", ` +
-        `which allows more than the user's "${userMode}"; a project's agent may only narrow it ` +
-        "(plan < manual, default, dontAsk < acceptEdits < auto < bypassPermissions). Ask the user " +
-        "to change the file, or to copy the agent into their own agents folder",
-    );
-  }
+  const wide = projectWidening(agent, policy.userMode);
+  // What the call itself sets keeps its power; the agent's excess only matters where it fills in.
+  const dropped = {
+    ...(wide.tools && call.allowedTools === undefined ? { tools: wide.tools } : {}),
+    ...(wide.mode && call.permissionMode === undefined ? { mode: wide.mode } : {}),
+  };
+  const own = wide.mode ? undefined : agent.permissionMode;
   if (call.permissionMode !== undefined && own !== undefined) {
     if (permissionRank(call.permissionMode) > permissionRank(own)) {
       throw new DelegateError(
@@ -117,17 +128,23 @@ export function applyAgent(agent: Agent, call: AgentCall, userMode: PermissionMo
   }
   const engine = call.engine ?? agent.engine;
   const model = call.model ?? agent.model;
-  const allowedTools = narrowTools(agent, call.allowedTools);
+  const allowedTools = dropped.tools ? undefined : narrowTools(agent, call.allowedTools);
+  const disallowedTools = dropped.tools
+    ? denyOthers(dropped.tools, policy.knownTools, call.disallowedTools)
+    : call.disallowedTools && [...call.disallowedTools];
   const permissionMode = call.permissionMode ?? own;
   const effort = call.effort ?? agent.effort;
   const extra = call.appendSystemPrompt?.trim();
+  const note = wideningNote(agent, dropped, policy.userMode, policy.userAgentsDir);
   return {
     ...(engine !== undefined ? { engine } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(allowedTools !== undefined ? { allowedTools } : {}),
+    ...(disallowedTools !== undefined ? { disallowedTools } : {}),
     ...(permissionMode !== undefined ? { permissionMode } : {}),
     ...(effort !== undefined ? { effort } : {}),
     // The caller's addition comes after the agent's, so it reads as the task's own note.
     appendSystemPrompt: extra ? `${agent.prompt}\n\n${extra}` : agent.prompt,
+    notes: note ? [note] : [],
   };
 }

@@ -7,7 +7,9 @@
  * keep it only if no other live claim on i is there; otherwise remove it. Of two servers
  * claiming i at once, the one that verifies later always sees the other's claim, so at most
  * one keeps it (both may lose, and retry after a random delay). A server that dies holding
- * a slot gives it back: its file is stale once its process is gone.
+ * a slot gives it back: its file is stale once its process is gone. One that stops running
+ * without dying (Ctrl-Z) stops renewing its lease, and its slot stops counting
+ * (admission_lease.ts); when it runs again, it finds out before its job goes on.
  *
  * Fairness: a job tries for a slot only while fewer live tickets are ahead of its own (by
  * queue time, then order within its process) than slots are free. That is FIFO across
@@ -23,7 +25,9 @@ import {
   sameProcess,
   slotFile,
   ticketFile,
+  type Verdict,
 } from "./admission_folder.ts";
+import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./admission_lease.ts";
 import type { BackendGate, QueueDetail } from "./queue.ts";
 import { sleep } from "./wait.ts";
 
@@ -57,20 +61,39 @@ export class Admission implements BackendGate {
   /** The slot file of each job of this process that holds one. */
   readonly #held = new Map<string, string>();
   readonly #alive = new Map<string, { alive: boolean; at: number }>();
+  readonly #stale = new StaleWatch();
+  readonly #leases: LeaseKeeper;
   #seq = 0;
 
   constructor(
     readonly dir: string,
     readonly limits: SharedLimits,
-    readonly options: { pollMs?: number; log?: (line: string) => void } = {},
-  ) {}
+    readonly options: {
+      pollMs?: number;
+      /** How long this process vouches for its files after each renewal (admission_lease.ts). */
+      leaseMs?: number;
+      log?: (line: string) => void;
+    } = {},
+  ) {
+    this.#leases = new LeaseKeeper(
+      options.leaseMs ?? DEFAULT_LEASE_MS,
+      async (line, index, id) =>
+        (await line.scan(this.#judge)).slots.some((s) => s.index === index && s.jobId !== id),
+      options.log,
+    );
+  }
 
-  async enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean> {
+  async enter(
+    id: string,
+    backend: string | undefined,
+    placed: () => void,
+    lost?: (reason: string) => void,
+  ): Promise<boolean> {
     const line = this.#line(backend);
     if (!line) return true;
     const waiter: Waiter = { line, aborted: false, wake: new AbortController() };
     this.#waiting.set(id, waiter);
-    let claim: string | undefined;
+    let claim: Claim | undefined;
     let failed = false;
     try {
       claim = await this.#wait(line, id, waiter, placed);
@@ -81,20 +104,29 @@ export class Admission implements BackendGate {
       failed = true;
     } finally {
       this.#waiting.delete(id);
+      this.#leases.drop(id, "ticket");
       line.remove(ticketFile(id));
     }
     if (waiter.aborted || (claim === undefined && !failed)) {
-      if (claim !== undefined) line.remove(claim);
+      if (claim !== undefined) line.remove(claim.file);
       return false;
     }
-    if (claim !== undefined) this.#held.set(id, claim);
+    if (claim !== undefined) {
+      this.#held.set(id, claim.file);
+      this.#leases.slot(id, { line, ...claim }, lost);
+    }
     return true;
+  }
+
+  stillHolds(id: string): Promise<boolean> {
+    return this.#leases.stillHolds(id);
   }
 
   exit(id: string, backend: string | undefined): void {
     const line = this.#line(backend);
     const claim = this.#held.get(id);
     this.#held.delete(id);
+    this.#leases.drop(id, "slot");
     if (!line || claim === undefined) return;
     line.remove(claim);
     // Jobs of this process waiting for the same backend look again now, not at their next poll.
@@ -122,8 +154,10 @@ export class Admission implements BackendGate {
   async describe(id: string, backend: string | undefined): Promise<QueueDetail | undefined> {
     const line = this.#line(backend);
     if (!line) return undefined;
-    const isAlive = (owner: ProcessIdentity) => this.#isAlive(owner);
-    const { slots, tickets } = await line.scan(isAlive).catch(() => ({ slots: [], tickets: [] }));
+    const { slots, tickets } = await line.scan(this.#judge).catch(() => ({
+      slots: [],
+      tickets: [],
+    }));
     const mine = tickets.find((t) => t.jobId === id);
     if (!mine) return undefined;
     const ahead = tickets.filter((t) => t !== mine && before(t, mine)).length;
@@ -136,14 +170,20 @@ export class Admission implements BackendGate {
     id: string,
     waiter: Waiter,
     placed: () => void,
-  ): Promise<string | undefined> {
+  ): Promise<Claim | undefined> {
     await line.prepare();
     const self = await selfIdentity();
-    const mine: Entry = { jobId: id, owner: self, since: Date.now(), seq: ++this.#seq };
+    const mine: Entry = {
+      jobId: id,
+      owner: self,
+      since: Date.now(),
+      seq: ++this.#seq,
+      leaseMs: this.#leases.leaseMs,
+    };
     await line.write(ticketFile(id), mine);
-    const isAlive = (owner: ProcessIdentity) => this.#isAlive(owner);
+    this.#leases.ticket(id, line, ticketFile(id), mine.since);
     for (let first = true; !waiter.aborted; first = false) {
-      const { slots, tickets } = await line.scan(isAlive);
+      const { slots, tickets } = await line.scan(this.#judge);
       const ahead = tickets.filter((t) => t.jobId !== id && before(t, mine)).length;
       waiter.detail = detailOf(line, ahead + 1, slots, self);
       if (ahead < line.limit - slots.length) {
@@ -158,18 +198,20 @@ export class Admission implements BackendGate {
   }
 
   /** Claims a free slot: create, then keep it only if nobody else claims the same one. */
-  async #claim(line: LineFolder, mine: Entry, slots: Entry[]): Promise<string | undefined> {
+  async #claim(line: LineFolder, mine: Entry, slots: Entry[]): Promise<Claim | undefined> {
     const taken = new Set(slots.map((s) => s.index));
     const free = [...Array(line.limit).keys()].filter((i) => !taken.has(i));
     // Two servers that start from the same free slot collide less when each starts elsewhere.
     const offset = Math.floor(Math.random() * free.length);
-    const isAlive = (owner: ProcessIdentity) => this.#isAlive(owner);
     for (const index of [...free.slice(offset), ...free.slice(0, offset)]) {
       const file = slotFile(index, mine.jobId);
       try {
-        await line.write(file, { ...mine, index, since: Date.now() });
-        const again = await line.scan(isAlive);
-        if (!again.slots.some((s) => s.index === index && s.jobId !== mine.jobId)) return file;
+        const writtenAt = Date.now();
+        await line.write(file, { ...mine, index, since: writtenAt });
+        const again = await line.scan(this.#judge);
+        if (!again.slots.some((s) => s.index === index && s.jobId !== mine.jobId)) {
+          return { file, index, writtenAt };
+        }
       } catch (e) {
         line.remove(file);
         throw e;
@@ -178,6 +220,17 @@ export class Admission implements BackendGate {
     }
     return undefined;
   }
+
+  /**
+   * What a scan makes of a file: this process's own count; a dead owner's go; a live owner's
+   * count while their lease holds.
+   */
+  readonly #judge = async (entry: Entry, file: string, mtimeMs: number): Promise<Verdict> => {
+    if (!(await this.#isAlive(entry.owner))) return "gone";
+    if (sameProcess(entry.owner, await selfIdentity())) return "live";
+    const ticket = entry.index === undefined;
+    return this.#stale.counts(file, ticket, entry.leaseMs, mtimeMs) ? "live" : "stale";
+  };
 
   async #isAlive(owner: ProcessIdentity): Promise<boolean> {
     if (sameProcess(owner, await selfIdentity())) return true;
@@ -211,6 +264,13 @@ export class Admission implements BackendGate {
   #pollMs(): number {
     return (this.options.pollMs ?? 250) * (0.75 + Math.random() * 0.5);
   }
+}
+
+/** A slot this process won: its file, index, and when it was written (its first lease). */
+interface Claim {
+  file: string;
+  index: number;
+  writtenAt: number;
 }
 
 function detailOf(

@@ -4,14 +4,15 @@
  *   slot-<i>-<job id>.json  a held slot, i in 0..limit-1
  *   wait-<job id>.json      a ticket: a job waiting, with the time it queued
  *
- * Each holds `{ jobId, owner: {pid, startTime}, since, seq }` and is written whole (a temp
- * file renamed into place), mode 0600 in a 0700 folder, so a reader never sees half a file.
- * A file whose owner process is gone is stale: a scan ignores and removes it. Names are
- * unique to their job, so removing a dead owner's file never removes a fresh one.
+ * Each holds `{ jobId, owner: {pid, startTime}, since, seq, leaseMs }` and is written whole
+ * (a temp file renamed into place), mode 0600 in a 0700 folder, so a reader never sees half a
+ * file. Its mtime is its owner's last renewal of the lease (admission_lease.ts). A file whose
+ * owner process is gone is stale: a scan ignores and removes it. Names are unique to their
+ * job, so removing a dead owner's file never removes a fresh one.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { unlinkSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 
@@ -29,7 +30,12 @@ export interface Entry {
   since: number;
   /** Order within its process, for jobs queued in the same millisecond. */
   seq: number;
+  /** How long its owner vouches for it after a renewal; absent from servers without leases. */
+  leaseMs?: number;
 }
+
+/** What a scan makes of a file: counted, passed over (a lapsed lease), or removed (owner gone). */
+export type Verdict = "live" | "stale" | "gone";
 
 /** One backend's line on disk. */
 export class LineFolder {
@@ -45,8 +51,11 @@ export class LineFolder {
     await chmod(this.dir, 0o700).catch(() => {});
   }
 
-  /** The live slots (by index) and tickets (in line order); stale files are removed. */
-  async scan(isAlive: (owner: ProcessIdentity) => Promise<boolean>): Promise<{
+  /**
+   * The live slots (by index) and tickets (in line order), as `judge` rules on each file with
+   * its mtime; files it calls gone are removed.
+   */
+  async scan(judge: (entry: Entry, file: string, mtimeMs: number) => Promise<Verdict>): Promise<{
     slots: Entry[];
     tickets: Entry[];
   }> {
@@ -61,6 +70,8 @@ export class LineFolder {
       }
       const match = FILE.exec(file);
       if (!match) continue;
+      const mtimeMs = await stat(join(this.dir, file)).then((s) => s.mtimeMs, () => undefined);
+      if (mtimeMs === undefined) continue;
       let entry = this.#known.get(file);
       if (entry === undefined) {
         const text = await readFile(join(this.dir, file), "utf8").catch(() => undefined);
@@ -69,12 +80,15 @@ export class LineFolder {
       }
       if (!entry) {
         seen.set(file, null);
-      } else if (await isAlive(entry.owner)) {
-        seen.set(file, entry);
-        (entry.index === undefined ? tickets : slots).push(entry);
-      } else {
-        this.remove(file);
+        continue;
       }
+      const verdict = await judge(entry, file, mtimeMs);
+      if (verdict === "gone") {
+        this.remove(file);
+        continue;
+      }
+      seen.set(file, entry);
+      if (verdict === "live") (entry.index === undefined ? tickets : slots).push(entry);
     }
     this.#known = seen;
     tickets.sort((a, b) => (before(a, b) ? -1 : 1));
@@ -86,6 +100,18 @@ export class LineFolder {
     const temp = join(this.dir, `.tmp-${randomUUID()}`);
     await writeFile(temp, JSON.stringify(content), { flag: "wx", mode: 0o600 });
     await rename(temp, join(this.dir, file));
+  }
+
+  /** Renews a file's lease (its mtime); false when the file is not there. */
+  async touch(file: string): Promise<boolean> {
+    const now = new Date();
+    try {
+      await utimes(join(this.dir, file), now, now);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw e;
+    }
   }
 
   /** Synchronous, so that a cancel or a turn's end gives the slot back before anything else. */
@@ -137,6 +163,9 @@ function parseEntry(text: string, match: RegExpExecArray): Entry | null {
       owner: { pid: owner.pid, startTime: owner.startTime },
       since: v.since,
       seq: v.seq,
+      ...(typeof v.leaseMs === "number" && Number.isFinite(v.leaseMs)
+        ? { leaseMs: v.leaseMs }
+        : {}),
     };
   } catch {
     return null;

@@ -40,6 +40,8 @@ export interface NewTurn {
   worktree?: JobRecord["worktree"];
   /** The named agent the turn runs as. */
   agent?: string;
+  /** What the orchestrator must know from the start (what of a project's agent was not used). */
+  warnings?: string[];
 }
 
 /** A job as the server renders it. */
@@ -53,7 +55,7 @@ export interface JobView {
 }
 
 /** Why this process stopped a job before its engine ended the turn. */
-export type StopReason = "cancel" | "timeout" | "shutdown";
+export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost";
 
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
@@ -63,6 +65,8 @@ export interface LiveJob {
   stopReason?: StopReason;
   /** Who cancelled it, when not this server's own client. */
   cancelledFrom?: CancelSource;
+  /** How its backend's shared slot went to another job (stopReason "slot-lost"). */
+  slotLost?: string;
   /** Set while the job waits for an earlier turn of its session to end. */
   sessionWait?: AbortController;
   /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
@@ -104,6 +108,7 @@ export function newRecord(
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
+    ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
     ...(turn.worktree ? { worktree: turn.worktree } : {}),

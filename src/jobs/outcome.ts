@@ -10,6 +10,8 @@ export interface EndContext {
   shutdownReason: string;
   /** Who cancelled the job, when not this server's own client. */
   cancelledFrom?: CancelSource;
+  /** How the job's shared backend slot went to another job. */
+  slotLost?: string;
   now?: number;
 }
 
@@ -43,6 +45,12 @@ export function applyOutcome(
     case "timeout":
       record.state = "failed";
       record.errorText = `Timed out after ${Math.round(context.jobTimeoutMs / 1000)}s`;
+      break;
+    case "slot-lost":
+      record.state = "interrupted";
+      record.errorText = `Stopped because ${
+        context.slotLost ?? "its backend's shared slot went to another job"
+      }; follow up to continue`;
       break;
     case "shutdown":
       record.state = "interrupted";

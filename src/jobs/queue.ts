@@ -68,8 +68,19 @@ export interface QueueDetail {
  * (LocalGate), or shared by every server of the user through the state dir (admission.ts).
  */
 export interface BackendGate {
-  /** Resolves true once the job holds a slot of its backend; false when it left the line. */
-  enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean>;
+  /**
+   * Resolves true once the job holds a slot of its backend; false when it left the line.
+   * `lost` is called if the slot goes to another job while this one holds it (this process
+   * stopped running for longer than its lease).
+   */
+  enter(
+    id: string,
+    backend: string | undefined,
+    placed: () => void,
+    lost?: (reason: string) => void,
+  ): Promise<boolean>;
+  /** Whether job `id` still holds its slot; asked before it starts more work. */
+  stillHolds(id: string): Promise<boolean>;
   /** Gives back the slot job `id` holds. */
   exit(id: string, backend: string | undefined): void;
   /** Takes a waiting job out of the line; true when it was waiting. */
@@ -99,6 +110,11 @@ export class LocalGate implements BackendGate {
 
   exit(_id: string, backend: string | undefined): void {
     this.#lane(backend)?.release();
+  }
+
+  stillHolds(): Promise<boolean> {
+    // One process's own count cannot be taken from it.
+    return Promise.resolve(true);
   }
 
   leave(id: string, backend: string | undefined): boolean {
@@ -137,11 +153,17 @@ export class QueueLanes {
   }
 
   /**
-   * Takes the job's slots; `placed` runs once it has to wait for one. False when the job
-   * left the line (`leave`), and then it holds no slot.
+   * Takes the job's slots; `placed` runs once it has to wait for one, `lost` if its backend's
+   * shared slot goes to another job later (BackendGate). False when the job left the line
+   * (`leave`), and then it holds no slot.
    */
-  async enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean> {
-    if (!(await this.gate.enter(id, backend, placed))) return false;
+  async enter(
+    id: string,
+    backend: string | undefined,
+    placed: () => void,
+    lost?: (reason: string) => void,
+  ): Promise<boolean> {
+    if (!(await this.gate.enter(id, backend, placed, lost))) return false;
     if (!(await take(this.#global, id, placed))) {
       this.gate.exit(id, backend);
       return false;

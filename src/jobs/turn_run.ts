@@ -46,7 +46,12 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
       deps,
     );
   }
-  if (!(await deps.lanes.enter(record.id, record.backend, live.placed))) return;
+  const lost = (reason: string) => {
+    live.slotLost ??= reason;
+    live.stopReason ??= "slot-lost";
+    void live.turn?.stop(KILL_GRACE_MS);
+  };
+  if (!(await deps.lanes.enter(record.id, record.backend, live.placed, lost))) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let outcome: TurnOutcome | undefined;
   try {
@@ -81,6 +86,9 @@ async function startTurn(
   const dir = store.dirOf(record.id);
   const cwd = record.worktree ? await prepareWorktree(record, store) : record.cwd;
   const { path, gitDir } = record.worktree ?? {};
+  // Before the engine starts: this process may have been stopped since the slot was won.
+  await deps.lanes.gate.stillHolds(record.id);
+  if (live.stopReason) return failedTurn("Stopped before the turn started");
   const turn = await deps.engine(record.engine).start(
     {
       jobId: record.id,
@@ -158,6 +166,7 @@ export async function finishJob(
     jobTimeoutMs: deps.config.jobTimeoutMs,
     shutdownReason: deps.shutdownReason(),
     ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
+    ...(live.slotLost ? { slotLost: live.slotLost } : {}),
   });
   // Only a turn that ran: a follow-up cancelled in the queue must not commit its
   // predecessor's work in progress.

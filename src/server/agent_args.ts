@@ -2,10 +2,11 @@
  * A call's arguments with its named agent applied (src/agents/): the agent's preset fills what
  * the call leaves out, and the call may only narrow it.
  */
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { Agent } from "../agents/agent.ts";
-import { applyAgent } from "../agents/apply.ts";
+import { type AgentPolicy, applyAgent } from "../agents/apply.ts";
 import { type AgentPlaces, requireAgent } from "../agents/lookup.ts";
+import { DEFAULT_CLAUDE_TOOLS } from "../settings/types.ts";
 import type { RunArgs } from "./run_tool.ts";
 import type { ToolDeps } from "./tool_deps.ts";
 
@@ -17,28 +18,54 @@ export function agentPlaces(deps: ToolDeps): AgentPlaces {
   };
 }
 
+/**
+ * What applying an agent needs of the user's policy. The native engine's tools are the default
+ * claude set's names (tests/agents/project_agent_test.ts holds them to it), so the two lists
+ * together name every tool a delegate can be shown.
+ */
+export function agentPolicy(deps: ToolDeps): AgentPolicy {
+  const s = deps.resolved.settings;
+  return {
+    userMode: s.defaultPermissionMode,
+    knownTools: [...new Set([...s.claudeTools, ...DEFAULT_CLAUDE_TOOLS])],
+    userAgentsDir: join(agentPlaces(deps).userConfigDir, "agents"),
+  };
+}
+
 /** The agent a call names, read now (a file edited since the last call counts). */
 export function callAgent(deps: ToolDeps, name: string): Promise<Agent> {
   return requireAgent(name, agentPlaces(deps));
 }
 
-/** `args` with `agent` applied; throws a DelegateError when the call would widen it. */
-export function withAgent<A extends Partial<RunArgs>>(deps: ToolDeps, agent: Agent, args: A): A {
+/**
+ * `args` with `agent` applied, and what of a project's agent was not used (for the job's
+ * `warning:` lines); throws a DelegateError when the call would widen the agent.
+ */
+export function withAgent<A extends Partial<RunArgs>>(
+  deps: ToolDeps,
+  agent: Agent,
+  args: A,
+): { args: A; notes: string[] } {
   const applied = applyAgent(agent, {
     engine: args.engine,
     model: args.model,
     allowedTools: args.allowed_tools,
+    disallowedTools: args.disallowed_tools,
     permissionMode: args.permission_mode,
     effort: args.effort,
     appendSystemPrompt: args.append_system_prompt,
-  }, deps.resolved.settings.defaultPermissionMode);
+  }, agentPolicy(deps));
   return {
-    ...args,
-    engine: applied.engine,
-    model: applied.model,
-    allowed_tools: applied.allowedTools,
-    permission_mode: applied.permissionMode,
-    effort: applied.effort,
-    append_system_prompt: applied.appendSystemPrompt,
+    args: {
+      ...args,
+      engine: applied.engine,
+      model: applied.model,
+      allowed_tools: applied.allowedTools,
+      disallowed_tools: applied.disallowedTools,
+      permission_mode: applied.permissionMode,
+      effort: applied.effort,
+      append_system_prompt: applied.appendSystemPrompt,
+    },
+    notes: applied.notes,
   };
 }

@@ -98,7 +98,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   const s = deps.resolved.settings;
   const prompt = await readPrompt(call, deps.serverCwd);
   const agent = call.agent === undefined ? undefined : await callAgent(deps, call.agent);
-  const args = agent ? withAgent(deps, agent, call) : call;
+  const { args, notes } = agent ? withAgent(deps, agent, call) : { args: call, notes: [] };
   const cwd = await allowedDir(
     args.cwd ?? deps.serverCwd,
     deps.serverCwd,
@@ -143,5 +143,6 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
       ...(files ? { files } : {}),
     },
     ...(agent ? { agent: agent.name } : {}),
+    ...(notes.length > 0 ? { warnings: notes } : {}),
   });
 }

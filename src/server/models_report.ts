@@ -95,10 +95,13 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
 
 /** One line per agent in force, and one per agent file that cannot be used. */
 async function agentLines(deps: ToolDeps): Promise<string[]> {
-  const [{ listAgents }, { agentPlaces }] = await Promise.all([
-    import("../agents/lookup.ts"),
-    import("./agent_args.ts"),
-  ]);
+  const [{ listAgents }, { agentPlaces, agentPolicy }, { projectWidening, wideningNote }] =
+    await Promise.all([
+      import("../agents/lookup.ts"),
+      import("./agent_args.ts"),
+      import("../agents/project_limits.ts"),
+    ]);
+  const policy = agentPolicy(deps);
   let listed;
   try {
     listed = await listAgents(agentPlaces(deps));
@@ -106,10 +109,20 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
     return [`Agents: cannot list them (${escapeLine(errorMessage(e))})`];
   }
   const width = Math.max(8, ...listed.agents.map((a) => a.name.length));
-  const agents = listed.agents.map((a) =>
-    `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ${a.engine ?? "default engine"}/` +
-    `${a.model ?? "default model"}${a.description ? `  ${a.description}` : ""}`
-  );
+  const agents = listed.agents.flatMap((a) => {
+    const note = wideningNote(
+      a,
+      projectWidening(a, policy.userMode),
+      policy.userMode,
+      policy.userAgentsDir,
+    );
+    return [
+      `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ` +
+      `${a.engine ?? "default engine"}/${a.model ?? "default model"}` +
+      `${a.description ? `  ${a.description}` : ""}`,
+      ...(note ? [`    ! ${note}`] : []),
+    ];
+  });
   const problems = listed.problems.map((p) =>
     p.ignored
       ? `  - ${p.name}  [${p.source}]  ${p.reason}`

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Agent, AgentFileError, parseAgent } from "../../src/agents/agent.ts";
+import type { PermissionMode } from "../../src/settings/types.ts";
 import { applyAgent, narrowTools } from "../../src/agents/apply.ts";
 import { findAgent, listAgents, requireAgent } from "../../src/agents/lookup.ts";
 import { tempDir } from "../support/harness.ts";
@@ -48,6 +49,12 @@ Deno.test("agent: bad files are refused naming the file and the line", () => {
   }
 });
 
+const policy = (userMode: PermissionMode) => ({
+  userMode,
+  knownTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
+  userAgentsDir: "/u/agents",
+});
+
 const agent = (over: Partial<Agent>): Agent => ({
   name: "a",
   source: "user",
@@ -69,27 +76,33 @@ Deno.test("agent: call tools only narrow the agent's; widening is refused", () =
 
 Deno.test("agent: permission mode may only get stricter; the body comes before the call's", () => {
   const a = agent({ permissionMode: "acceptEdits", model: "m1", engine: "native" });
-  const applied = applyAgent(a, { permissionMode: "plan", appendSystemPrompt: "Also X." }, "auto");
+  const applied = applyAgent(
+    a,
+    { permissionMode: "plan", appendSystemPrompt: "Also X." },
+    policy("auto"),
+  );
   assert.equal(applied.permissionMode, "plan");
   assert.equal(applied.model, "m1");
   assert.equal(applied.engine, "native");
   assert.equal(applied.appendSystemPrompt, "Be brief.\n\nAlso X.");
-  assert.equal(applyAgent(a, {}, "auto").permissionMode, "acceptEdits");
+  assert.equal(applyAgent(a, {}, policy("auto")).permissionMode, "acceptEdits");
   assert.throws(
-    () => applyAgent(a, { permissionMode: "bypassPermissions" }, "auto"),
+    () => applyAgent(a, { permissionMode: "bypassPermissions" }, policy("auto")),
     /runs in permission mode "acceptEdits", and permission_mode "bypassPermissions" allows more/,
   );
-  assert.throws(() => applyAgent(a, { model: "m2" }, "auto"), /sets model "m1".*"m2"/);
-  assert.throws(() => applyAgent(a, { engine: "claude" }, "auto"), /sets engine "native"/);
-  // A project's agent may not allow more than the user's own default mode.
+  assert.throws(() => applyAgent(a, { model: "m2" }, policy("auto")), /sets model "m1".*"m2"/);
+  assert.throws(() => applyAgent(a, { engine: "claude" }, policy("auto")), /sets engine "native"/);
+  // A project's agent may not allow more than the user's own default mode: it runs in that one.
   const project = agent({
     source: "project",
     path: "/p/x.md",
     permissionMode: "bypassPermissions",
   });
-  assert.throws(() => applyAgent(project, {}, "acceptEdits"), /allows more than the user's/);
+  const narrowed = applyAgent(project, {}, policy("acceptEdits"));
+  assert.equal(narrowed.permissionMode, undefined);
+  assert.match(narrowed.notes[0]!, /permission_mode "bypassPermissions" is not used/);
   assert.equal(
-    applyAgent({ ...project, source: "user" }, {}, "acceptEdits").permissionMode,
+    applyAgent({ ...project, source: "user" }, {}, policy("acceptEdits")).permissionMode,
     "bypassPermissions",
   );
 });

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
 import { field, serverCommand, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -200,4 +201,60 @@ Deno.test("agents: a native delegate cannot write the project's agent files", as
   assert.match(results[0].text, /"\.ollama-delegate" is run or trusted by the host/);
   assert.equal(results[1].isError, true);
   assert.match(results[2].text, /rc=1/);
+});
+
+Deno.test({
+  name: "agents: a project's `tools: Bash, Read` does not pre-approve a claude delegate's Bash",
+  ignore: process.platform !== "linux",
+  async fn() {
+    // A cloned repository is the session's project; the token sits outside it, as ~/.config does.
+    const base = tempDir("od-agent-clone-");
+    const project = join(base, "repo");
+    const secretDir = join(base, "elsewhere");
+    mkdirSync(project);
+    mkdirSync(secretDir);
+    const token = `TOKEN-${crypto.randomUUID()}`;
+    const secret = join(secretDir, "token.txt");
+    writeFileSync(secret, token);
+    const tester = "---\ndescription: Runs the tests\ntools: Bash, Read\n---\nYou run tests.\n";
+    projectAgent(project, "tester", tester);
+    const home = tempDir("od-home-");
+    // The same file as the user's own keeps its power: the control that the command can run.
+    userAgent(home, "mytester", tester);
+    await using scene = await startScene({ home, cwd: project });
+    const run = async (agent: string) => {
+      const before = scene.emulator.messageRequests().length;
+      const r = await scene.call("delegate_start", {
+        agent,
+        model: "qwen3:8b",
+        prompt: `@bash cat '${secret}'`,
+        cwd: project,
+        wait_seconds: 120,
+      }, { timeoutMs: 180_000 });
+      const sent = scene.emulator.messageRequests().slice(before).map((q) => q.bodyText);
+      return { r, sent };
+    };
+
+    const { r, sent } = await run("tester");
+    assert.equal(r.isError, false, r.text);
+    assert.equal(field(r.text, "state"), "completed", r.text);
+    assert.equal(field(r.text, "agent"), "tester");
+    assert.ok(sent.length >= 2, "the delegate asked to run the command and got an answer");
+    assert.equal(sent.some((b) => b.includes(token)), false, "the token reached the model");
+    assert.match(field(r.text, "denied") ?? "", /^1: Bash\(/, r.text);
+    assert.match(
+      r.text,
+      /warning: +project agent "tester" \(.*tester\.md\): its tools \(Bash, Read\) only choose .*put it in .*\.ollama-mcp\/agents\/ to allow/,
+    );
+    const models = await scene.call("ollama_models");
+    assert.match(
+      models.text,
+      /tester +\[project\][^\n]*\n +! project agent "tester" .*cannot widen tools/,
+    );
+
+    const own = await run("mytester");
+    assert.equal(field(own.r.text, "state"), "completed", own.r.text);
+    assert.ok(own.sent.some((b) => b.includes(token)), "the user's own agent ran the command");
+    assert.equal(field(own.r.text, "warning"), undefined, own.r.text);
+  },
 });

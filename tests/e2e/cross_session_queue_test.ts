@@ -94,6 +94,49 @@ Deno.test("a session's server killed while its job holds the slot: the other ses
   assert.equal(field(done.text, "state"), "completed", done.text);
 });
 
+Deno.test("a session's server stopped (Ctrl-Z) while its job holds the slot: the other's job runs; resumed, the first stops", async () => {
+  await using scene = await startScene({ env: { OLLAMA_MCP_MAX_CONCURRENT: "1" } });
+  const one = scene.server;
+  const two = await scene.startServer();
+  const work = tempDir("od-queue-");
+  const first = await one.call("delegate_start", {
+    ...native,
+    prompt: `@hang\nhold the GPU ${crypto.randomUUID()}`,
+    cwd: work,
+  });
+  const a = field(first.text, "job_id")!;
+  await until(() => scene.emulator.nativeChatRequests().length >= 1, 30_000, "job A's request");
+  process.kill(one.pid, "SIGSTOP");
+  try {
+    const stoppedAt = Date.now();
+    const second = await two.call("delegate_start", {
+      ...native,
+      prompt: `@hang\ntake the GPU ${crypto.randomUUID()}`,
+      cwd: work,
+    });
+    const b = field(second.text, "job_id")!;
+    // The stopped server's lease (8 s) lapses, and is seen lapsed for 3 s more.
+    await until(() => scene.emulator.nativeChatRequests().length >= 2, 30_000, "job B's request");
+    const waited = Date.now() - stoppedAt;
+    assert.ok(waited >= 7_000 && waited <= 25_000, `B ran ${waited} ms after A's server stopped`);
+    const running = await two.call("delegate_status", { job_id: b });
+    assert.equal(field(running.text, "state"), "running", running.text);
+    process.kill(one.pid, "SIGCONT");
+    const ended = await one.call("delegate_result", { job_id: a, wait_seconds: 30 });
+    assert.equal(field(ended.text, "state"), "interrupted", ended.text);
+    assert.match(
+      field(ended.text, "error") ?? "",
+      /^Stopped because this server did not renew its hold on backend "ollama"'s shared slot for \d+ s \(it was suspended, e\.g\. by Ctrl-Z, or stalled\), and another session's job took the slot; the job was stopped so that the limit of 1 is kept; follow up to continue$/,
+    );
+    const line = join(scene.stateDir, ".slots", "ollama");
+    assert.deepEqual(readdirSync(line), [`slot-0-${b}.json`], "only B holds the slot");
+    assert.equal(scene.emulator.nativeChatRequests().length, 2, "A sent nothing more");
+    await two.call("delegate_cancel", { job_id: b });
+  } finally {
+    process.kill(one.pid, "SIGCONT");
+  }
+});
+
 Deno.test("status of jobs of two sessions at once: wait all returns once both ended", async () => {
   await using scene = await startScene({ env: { OLLAMA_MCP_MAX_CONCURRENT: "1" } });
   const one = scene.server;

@@ -4,92 +4,21 @@
  * several Claude Code sessions do on one state dir.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { Admission, backendFolder } from "../../src/jobs/admission.ts";
-
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), "support", "admission_child.ts");
-const WAIT_MS = 30_000;
-
-/** A second process using the line, driven line by line. */
-class Child {
-  readonly proc: ChildProcess;
-  readonly lines: string[] = [];
-  readonly exited: Promise<void>;
-
-  constructor(dir: string, limit: number) {
-    this.proc = spawn("deno", ["run", "-A", CHILD, dir, String(limit)], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
-    let rest = "";
-    this.proc.stdout!.on("data", (chunk: Uint8Array) => {
-      rest += new TextDecoder().decode(chunk);
-      const parts = rest.split("\n");
-      rest = parts.pop()!;
-      this.lines.push(...parts);
-    });
-    this.exited = new Promise((r) => this.proc.on("exit", () => r()));
-  }
-
-  send(line: string): void {
-    this.proc.stdin!.write(`${line}\n`);
-  }
-
-  /** The first line starting with `prefix`, once it came. */
-  async line(prefix: string, timeoutMs = WAIT_MS): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const found = this.lines.find((l) => l.startsWith(prefix));
-      if (found !== undefined) return found;
-      await sleep(20);
-    }
-    throw new Error(`no "${prefix}" from child ${this.proc.pid} in ${timeoutMs} ms: ${this.lines}`);
-  }
-
-  has(prefix: string): boolean {
-    return this.lines.some((l) => l.startsWith(prefix));
-  }
-
-  async kill(): Promise<void> {
-    this.proc.kill("SIGKILL");
-    await this.exited;
-  }
-
-  async stop(): Promise<void> {
-    this.proc.stdin!.end();
-    this.proc.kill("SIGTERM");
-    await this.exited;
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const uuid = () => crypto.randomUUID();
-const lineDir = (root: string) => join(root, "ollama");
-const slotFiles = (root: string) => readdirSync(lineDir(root)).filter((f) => f.startsWith("slot-"));
-const ticketFiles = (root: string) =>
-  readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
-
-function gate(root: string, limit: number): Admission {
-  return new Admission(root, { defaultLimit: limit, backendLimits: {} }, { pollMs: 40 });
-}
-
-async function withChildren(
-  root: string,
-  limit: number,
-  count: number,
-  fn: (children: Child[]) => Promise<void>,
-): Promise<void> {
-  const children = Array.from({ length: count }, () => new Child(root, limit));
-  try {
-    await Promise.all(children.map((c) => c.line("ready")));
-    await fn(children);
-  } finally {
-    await Promise.all(children.map((c) => c.stop()));
-  }
-}
+import {
+  Child,
+  gate,
+  lineDir,
+  sleep,
+  slotFiles,
+  ticketFiles,
+  uuid,
+  WAIT_MS,
+  withChildren,
+} from "./support/admission_driver.ts";
 
 Deno.test("admission: another process's held slots count; a release lets this one in", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));

@@ -1,12 +1,17 @@
 /**
  * A second server process as far as the shared line goes: it drives the real Admission on
- * a folder given on the command line, following commands on stdin, and reports on stdout.
+ * a folder given on the command line (`<dir> <limit> [leaseMs]`), following commands on stdin,
+ * and reports on stdout.
  *   enter <id> [at]      queue job <id> (at time `at`, to start two processes together); prints
- *                        "waiting <id>", then "held <id> <t>" or "left <id>"
+ *                        "waiting <id>", then "held <id> <t>" or "left <id>", and "lost <id> <t>"
+ *                        if the slot goes to another job later
  *   exit <id>            gives the slot back; prints "released <id> <t>" first
  *   leave <id>           takes a waiting job out of the line
  *   cycle <n> <hold ms>  n jobs in a row, each holding its slot that long; prints
  *                        "cycles <json [held, released][]>"
+ *   work <id> <n> <ms>   n steps of work with the slot <id> holds, each begun only after asking
+ *                        whether it still holds it; prints "worked <id> <json step starts>"
+ *                        and, when it was told no, "stopped <id> <t>" first
  * Times are milliseconds since the epoch with sub-millisecond precision, so that the test can
  * compare the holding intervals of two processes.
  */
@@ -14,9 +19,10 @@ import { createInterface } from "node:readline";
 import process from "node:process";
 import { Admission } from "../../../src/jobs/admission.ts";
 
-const [dir, limit] = process.argv.slice(2);
+const [dir, limit, leaseMs] = process.argv.slice(2);
 const gate = new Admission(dir!, { defaultLimit: Number(limit), backendLimits: {} }, {
   pollMs: 40,
+  ...(leaseMs !== undefined ? { leaseMs: Number(leaseMs) } : {}),
 });
 const now = () => performance.timeOrigin + performance.now();
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -34,13 +40,26 @@ async function cycle(n: number, holdMs: number): Promise<void> {
   say(`cycles ${JSON.stringify(spans)}`);
 }
 
+async function work(id: string, n: number, stepMs: number): Promise<void> {
+  const starts: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (!(await gate.stillHolds(id))) {
+      say(`stopped ${id} ${now()}`);
+      break;
+    }
+    starts.push(now());
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  say(`worked ${id} ${JSON.stringify(starts)}`);
+}
+
 say("ready");
 for await (const line of createInterface({ input: process.stdin })) {
-  const [command, a, b] = line.trim().split(/\s+/);
+  const [command, a, b, c] = line.trim().split(/\s+/);
   if (command === "enter") {
     if (b !== undefined) await new Promise((r) => setTimeout(r, Number(b) - Date.now()));
-    gate.enter(a!, undefined, () => say(`waiting ${a}`)).then((ok) =>
-      say(ok ? `held ${a} ${now()}` : `left ${a}`)
+    gate.enter(a!, undefined, () => say(`waiting ${a}`), () => say(`lost ${a} ${now()}`)).then(
+      (ok) => say(ok ? `held ${a} ${now()}` : `left ${a}`),
     );
   } else if (command === "exit") {
     say(`released ${a} ${now()}`);
@@ -49,5 +68,7 @@ for await (const line of createInterface({ input: process.stdin })) {
     gate.leave(a!);
   } else if (command === "cycle") {
     void cycle(Number(a), Number(b));
+  } else if (command === "work") {
+    void work(a!, Number(b), Number(c));
   }
 }

@@ -1,0 +1,105 @@
+/**
+ * Driving the shared line from tests: a second server process (admission_child.ts) line by
+ * line, and the folder's files as a test checks them.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import process from "node:process";
+import { Admission } from "../../../src/jobs/admission.ts";
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "admission_child.ts");
+export const WAIT_MS = 30_000;
+
+/** A second process using the line, driven line by line. */
+export class Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<void>;
+
+  constructor(dir: string, limit: number, leaseMs?: number) {
+    const args = ["run", "-A", CHILD, dir, String(limit)];
+    if (leaseMs !== undefined) args.push(String(leaseMs));
+    this.proc = spawn("deno", args, { stdio: ["pipe", "pipe", "inherit"] });
+    let rest = "";
+    this.proc.stdout!.on("data", (chunk: Uint8Array) => {
+      rest += new TextDecoder().decode(chunk);
+      const parts = rest.split("\n");
+      rest = parts.pop()!;
+      this.lines.push(...parts);
+    });
+    this.exited = new Promise((r) => this.proc.on("exit", () => r()));
+  }
+
+  send(line: string): void {
+    this.proc.stdin!.write(`${line}\n`);
+  }
+
+  /** The first line starting with `prefix`, once it came. */
+  async line(prefix: string, timeoutMs = WAIT_MS): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const found = this.lines.find((l) => l.startsWith(prefix));
+      if (found !== undefined) return found;
+      await sleep(20);
+    }
+    throw new Error(`no "${prefix}" from child ${this.proc.pid} in ${timeoutMs} ms: ${this.lines}`);
+  }
+
+  has(prefix: string): boolean {
+    return this.lines.some((l) => l.startsWith(prefix));
+  }
+
+  /**
+   * Sends a job-control signal (SIGSTOP, SIGCONT), as Ctrl-Z and `fg` do. By pid: a
+   * ChildProcess that was sent one signal counts as killed and sends no more.
+   */
+  signal(signal: "SIGSTOP" | "SIGCONT"): void {
+    process.kill(this.proc.pid!, signal);
+  }
+
+  async kill(): Promise<void> {
+    this.proc.kill("SIGKILL");
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    // A stopped process would not act on SIGTERM until continued.
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.signal("SIGCONT");
+    this.proc.stdin!.end();
+    this.proc.kill("SIGTERM");
+    await this.exited;
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const uuid = () => crypto.randomUUID();
+export const lineDir = (root: string) => join(root, "ollama");
+export const slotFiles = (root: string) =>
+  readdirSync(lineDir(root)).filter((f) => f.startsWith("slot-"));
+export const ticketFiles = (root: string) =>
+  readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
+
+export function gate(root: string, limit: number, leaseMs?: number): Admission {
+  return new Admission(root, { defaultLimit: limit, backendLimits: {} }, {
+    pollMs: 40,
+    ...(leaseMs !== undefined ? { leaseMs } : {}),
+  });
+}
+
+export async function withChildren(
+  root: string,
+  limit: number,
+  count: number,
+  fn: (children: Child[]) => Promise<void>,
+  leaseMs?: number,
+): Promise<void> {
+  const children = Array.from({ length: count }, () => new Child(root, limit, leaseMs));
+  try {
+    await Promise.all(children.map((c) => c.line("ready")));
+    await fn(children);
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+  }
+}
