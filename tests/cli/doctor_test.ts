@@ -193,6 +193,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
       "state",
       "claude",
       "claude.sandbox",
+      "requests",
       "ollama",
       "models",
       "model.default",

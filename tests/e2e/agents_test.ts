@@ -207,15 +207,17 @@ Deno.test({
   name: "agents: a project's `tools: Bash, Read` does not pre-approve a claude delegate's Bash",
   ignore: process.platform !== "linux",
   async fn() {
-    // A cloned repository is the session's project; the token sits outside it, as ~/.config does.
+    // A cloned repository is the session's project; the file read sits outside it. It is a
+    // world-readable system file, which the claude engine's jail shows (a token under $HOME
+    // is not there at all): reading it needs an approval only a pre-approving rule gives.
     const base = tempDir("od-agent-clone-");
     const project = join(base, "repo");
-    const secretDir = join(base, "elsewhere");
     mkdirSync(project);
-    mkdirSync(secretDir);
-    const token = `TOKEN-${crypto.randomUUID()}`;
-    const secret = join(secretDir, "token.txt");
-    writeFileSync(secret, token);
+    const secret = "/etc/os-release";
+    // A line without quotes, so that it reads the same inside a JSON request body.
+    const token = readFileSync(secret, "utf8").split("\n").find((l) =>
+      /^[A-Z_]+=[^"\\]+$/.test(l)
+    )!;
     const tester = "---\ndescription: Runs the tests\ntools: Bash, Read\n---\nYou run tests.\n";
     projectAgent(project, "tester", tester);
     const home = tempDir("od-home-");

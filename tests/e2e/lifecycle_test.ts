@@ -166,7 +166,9 @@ Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the
     model: "qwen3:8b",
     cwd: work,
   });
-  assert.equal(field(queued.text, "state"), "queued (1 in line)", queued.text);
+  // Its place is shown once the job stands in the shared line; on a loaded machine the reply
+  // can come while it is still taking its ticket, which reads plain "queued".
+  assert.match(field(queued.text, "state") ?? "", /^queued( \(1 in line\))?$/, queued.text);
   const timedOut = await scene.call("delegate_result", {
     job_id: field(slow.text, "job_id")!,
     wait_seconds: 30,
