@@ -55,8 +55,8 @@ const messages = (n: number) => `${formatCount(n)} earlier message${n === 1 ? ""
 
 /** What the model reads, after the task, in place of the earlier messages left out. */
 export function leftOutNote(count: number): string {
-  return `[${messages(count)} of this conversation are left out here to fit the model's ` +
-    `context; the task above is whole]`;
+  return `[${messages(count)} of this conversation ${count === 1 ? "is" : "are"} left out ` +
+    `here to fit the model's context; the task above is whole]`;
 }
 
 /**
