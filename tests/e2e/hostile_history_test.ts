@@ -26,11 +26,18 @@ const FOLLOWUPS = 13;
  * whole conversation: 317-329 MiB at turn 5, 665-816 MiB at turn 12, and growing ~50 MiB a turn.
  */
 const PEAK_LIMIT_MIB = 384;
+/**
+ * The V8 heap the server gets in the test that caps it: what it needs stays flat at 48-64 MiB
+ * over any number of turns (Node needs the most). A server that kept one reply per finished job
+ * (as the job's turn and its activity did) ran out of it by the 13th turn, one that kept the
+ * whole conversation by the 4th.
+ */
+const HEAP_LIMIT_MIB = 80;
 /** The history budget at the clamped context (4,194,304 bytes), the prompts and the tools. */
 const REQUEST_LIMIT_BYTES = 4.5 * MiB;
 
 async function withServer(
-  userConfig: Record<string, unknown>,
+  options: { userConfig?: Record<string, unknown>; env?: Record<string, string> },
   fn: (server: TestServer, hostile: HostileBackend) => Promise<void>,
 ): Promise<void> {
   const hostile = await startHostileBackend({
@@ -40,7 +47,11 @@ async function withServer(
   });
   const server = await startServer({
     baseUrl: hostile.url,
-    userConfig: { backends: { hostile: { url: hostile.url, kind: "openai" } }, ...userConfig },
+    userConfig: {
+      backends: { hostile: { url: hostile.url, kind: "openai" } },
+      ...options.userConfig,
+    },
+    ...(options.env ? { env: options.env } : {}),
   });
   try {
     await fn(server, hostile);
@@ -125,7 +136,7 @@ Deno.test("hostile backend: 13 follow-ups of replies near the turn cap, with a c
 });
 
 Deno.test("hostile backend: under a maxContext that cannot hold the last reply, a follow-up leaves that exchange out and says so", async () => {
-  await withServer({ maxContext: 100_000 }, async (server, hostile) => {
+  await withServer({ userConfig: { maxContext: 100_000 } }, async (server, hostile) => {
     const { id } = await converse(server, 2);
     const [, second, third] = chats(hostile);
     const note = (what: string) =>
@@ -149,5 +160,15 @@ Deno.test("hostile backend: under a maxContext that cannot hold the last reply, 
       transcriptText(server, id),
       /\[context shortened\] To fit the context \(100,000 tokens, set by maxContext; 8,192 kept for the reply\): left out 1 earlier message \(3,990,\d{3} bytes\), older than what a follow-up holds in memory; left out 2 earlier messages of the oldest exchanges after the task \(3,990,\d{3} chars\)/,
     );
+  });
+});
+
+Deno.test("hostile backend: 19 follow-ups of replies near the turn cap run in a V8 heap of 80 MiB: nothing of a finished turn is kept", async () => {
+  // --max-old-space-size makes what the server keeps decide, not when the collector runs: a
+  // server that keeps more than a bounded conversation dies of "heap out of memory".
+  const flag = `--max-old-space-size=${HEAP_LIMIT_MIB}`;
+  await withServer({ env: { DENO_V8_FLAGS: flag, NODE_OPTIONS: flag } }, async (server) => {
+    const { peaks } = await converse(server, 19);
+    console.log(`server peak RSS with the heap capped (MiB): ${Math.max(...peaks).toFixed(0)}`);
   });
 });
