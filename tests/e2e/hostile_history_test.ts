@@ -19,11 +19,11 @@ const FOLLOWUPS = 13;
 /**
  * The server's peak resident memory over all the turns. What it holds stays flat: with the
  * collector forced after every turn, 140-180 MiB on Deno and Node, the history budget (4 MiB
- * at the clamped context) plus one turn's reply. Without forcing, each turn leaves a dozen
+ * at the clamped context) and one turn's reply. Without forcing, each turn leaves a dozen
  * copies of a 4 MB reply to collect (the request, the stream, the lines written), and V8 and
- * malloc give memory back lazily: peaks measured 229-292 MiB over 14 turns, flat at 285 (Deno)
+ * malloc give memory back lazily: peaks measured 221-302 MiB over 14 turns, flat at 285 (Deno)
  * and 328 MiB (Node) over 36. Before the history was bounded, the server held and resent the
- * whole conversation: 317-329 MiB at turn 5, 665-816 MiB at turn 12, and growing ~50 MiB a turn.
+ * whole conversation: 317-371 MiB at turn 5, 578-816 MiB at turn 12, about 50 MiB more a turn.
  */
 const PEAK_LIMIT_MIB = 384;
 /**

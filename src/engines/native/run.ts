@@ -73,7 +73,10 @@ export interface NativeEngineConfig {
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
-  /** The largest context (tokens) a job may use; 0 or absent = the model's own. */
+  /**
+   * The largest context (tokens) a job may use; 0 or absent = the model's own, believed up to
+   * MAX_CLAIMED_CONTEXT_TOKENS.
+   */
   maxContext?: number;
   /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
   keepAlive?: string;
