@@ -68,6 +68,14 @@ export async function readHistory(
     let repair: string | undefined;
     const lines = scanLines(handle);
     const buffer = new Uint8Array(CHUNK_BYTES);
+    // Whole entries are copied in runs of adjacent lines, newlines included.
+    let run = { start: 0, end: 0 };
+    const flush = async () => {
+      if (copyTo && run.end > run.start) {
+        await copyRange(handle, run.start, run.end - run.start, copyTo, buffer);
+      }
+      run = { start: 0, end: 0 };
+    };
     for await (const line of lines) {
       if (line.blank) continue;
       // This engine writes every entry with its role first (JSON.stringify keeps the order).
@@ -77,13 +85,20 @@ export async function readHistory(
         break;
       }
       whole++;
-      if (role === "system") continue;
+      if (role === "system") {
+        await flush();
+        continue;
+      }
       window.add(line, role, line.length);
-      if (copyTo) {
-        await copyRange(handle, line.start, line.length, copyTo, buffer);
-        await copyTo.write(NEWLINE);
+      if (run.end !== line.start) await flush();
+      if (run.end === 0) run.start = line.start;
+      run.end = line.start + line.length + (line.terminated ? 1 : 0);
+      if (!line.terminated) {
+        await flush();
+        await copyTo?.write(NEWLINE);
       }
     }
+    await flush();
     const messages = await keptMessages(handle, window, buffer);
     const answered = answerDangling(messages);
     if (copyTo) {

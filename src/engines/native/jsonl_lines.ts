@@ -16,6 +16,8 @@ export interface LineInfo {
   /** Byte offset of the line, and its length without the newline. */
   start: number;
   length: number;
+  /** False for a last line the file ends in without a newline. */
+  terminated: boolean;
   /** The line's first HEAD_BYTES bytes. */
   head: Uint8Array;
   /** Only whitespace. */
@@ -66,10 +68,11 @@ class LineShape {
     }
   }
 
-  info(start: number): LineInfo {
+  info(start: number, terminated: boolean): LineInfo {
     return {
       start,
       length: this.length,
+      terminated,
       head: new Uint8Array(this.head),
       blank: !this.#started && !this.#bad,
       closed: this.#ended && !this.#bad,
@@ -94,14 +97,14 @@ export async function* scanLines(handle: FileHandle): AsyncGenerator<LineInfo> {
         break;
       }
       shape.feed(buffer, from, newline);
-      yield shape.info(start);
+      yield shape.info(start, true);
       shape = new LineShape();
       start = position + newline + 1;
       from = newline + 1;
     }
     position += bytesRead;
   }
-  if (shape.length > 0) yield shape.info(start);
+  if (shape.length > 0) yield shape.info(start, false);
 }
 
 /**

@@ -46,10 +46,9 @@ async function readWithCopy(dir: string, budget: number) {
   const out = await open(copy, "w");
   try {
     const history = await readHistory(dir, budget, out);
-    const copied = readFileSync(copy, "utf8").split("\n").filter(Boolean).map((l) =>
-      JSON.parse(l) as ChatMessage
-    );
-    return { history, copied };
+    const text = readFileSync(copy, "utf8");
+    const copied = text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as ChatMessage);
+    return { history, copied, text };
   } finally {
     await out.close();
   }
@@ -117,7 +116,10 @@ Deno.test("readHistory: a line cut mid-entry ends the history there; a call it l
 Deno.test("readHistory: a last line without its newline is whole when it closes, cut when it does not", async () => {
   const dir = folder([system, task]);
   writeFileSync(join(dir, "messages.jsonl"), JSON.stringify(say("done")), { flag: "a" });
-  assert.deepEqual(contents((await readHistory(dir, 1000)).messages), ["TASK", "done"]);
+  const whole = await readWithCopy(dir, 1000);
+  assert.deepEqual(contents(whole.history.messages), ["TASK", "done"]);
+  assert.deepEqual(whole.copied, [task, say("done")]);
+  assert.ok(whole.text.endsWith("}\n"), "copied with a newline after it");
   writeFileSync(join(dir, "messages.jsonl"), '\n{"role":"user","content":"hal', { flag: "a" });
   const cut = await readHistory(dir, 1000);
   assert.deepEqual(contents(cut.messages), ["TASK", "done"]);
