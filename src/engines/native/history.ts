@@ -16,15 +16,17 @@ import { MAX_TURN_GROWTH_CHARS } from "./loop.ts";
 
 /**
  * The most of the earlier conversation a follow-up holds in memory, in bytes of its saved
- * lines, whatever the model's context: 8 MiB, twice the context believed of a backend that
- * does not say (MAX_CLAIMED_CONTEXT_TOKENS at 4 bytes a token).
+ * lines, whatever the model's context: 8 MiB, twice what the largest context a backend is
+ * believed about holds (MAX_CLAIMED_CONTEXT_TOKENS at 4 bytes a token). Only a maxContext set
+ * above that reaches it.
  */
 export const HISTORY_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * The history budget under `cap`: what the context holds (4 bytes a token, the chars/4
- * estimate), at least what one turn may add, so the previous turn comes back whole and old
- * tool output is stubbed rather than whole exchanges dropped, and at most HISTORY_MAX_BYTES.
+ * estimate), at least what one turn may add (its 4,000,000 characters taken as bytes), so that
+ * the previous turn comes back whole and the fitter stubs its old tool output rather than
+ * leaving all of it out, and at most HISTORY_MAX_BYTES.
  */
 export function historyBudget(cap: ContextCap): number {
   return Math.min(HISTORY_MAX_BYTES, Math.max(MAX_TURN_GROWTH_CHARS, cap.tokens * 4));
