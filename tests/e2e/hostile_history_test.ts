@@ -28,9 +28,9 @@ const FOLLOWUPS = 13;
 const PEAK_LIMIT_MIB = 384;
 /**
  * The V8 heap the server gets in the test that caps it. The 20 turns run in 48 MiB on Deno (not
- * in 40) and in 56 MiB on Node (not in 48). A server that kept one reply
- * per finished job (as the job's turn and its activity did) ran out of 80 MiB at turn 12 or 13,
- * one that kept the whole conversation at turn 5 (Deno) or 6 (Node).
+ * in 40) and in 56 MiB on Node (not in 48). A server that kept one reply per finished job (as the
+ * job's turn and its activity did) ran out of 80 MiB at turn 12 or 13, one that kept the whole
+ * conversation at turn 5 (Deno) or 6 (Node).
  */
 const HEAP_LIMIT_MIB = 80;
 /** The history budget at the clamped context (4,194,304 bytes), the prompts and the tools. */
