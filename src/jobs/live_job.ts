@@ -8,6 +8,8 @@ import type { CancelSource } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
 export const ACTIVITY_KEEP = 100;
+/** The most of one activity's text (or a tool's detail) kept; status shows at most 400. */
+export const ACTIVITY_TEXT_KEEP = 1000;
 /** SIGTERM-to-SIGKILL grace for cancel and timeout (the 3 s claude-ollama-delegate-mcp gave). */
 export const KILL_GRACE_MS = 3000;
 
@@ -78,6 +80,18 @@ export interface LiveJob {
   resolveFinished: () => void;
   /** Stops watching for cancel requests from other processes. */
   stopWatch?: () => void;
+}
+
+/**
+ * An activity as a live job keeps it: its text cut to ACTIVITY_TEXT_KEEP. Finished jobs stay
+ * in memory (FINISHED_KEEP of them) and a model's reply can be 4 million characters, so the
+ * cut is a string of its own: V8 makes a slice share its source's characters, and a slice
+ * of a reply would keep the whole reply alive.
+ */
+export function keptActivity(a: Activity): Activity {
+  const cut = (s: string) =>
+    s.length > ACTIVITY_TEXT_KEEP ? JSON.parse(JSON.stringify(s.slice(0, ACTIVITY_TEXT_KEEP))) : s;
+  return a.kind === "tool" ? { ...a, detail: cut(a.detail) } : { ...a, text: cut(a.text) };
 }
 
 export function liveJob(record: JobRecord): LiveJob {

@@ -7,7 +7,13 @@ import { errorMessage } from "../errors.ts";
 import { type Engine, failedTurn, type TurnOutcome } from "../engines/types.ts";
 import { identityOf } from "../platform/process_identity.ts";
 import type { EngineName } from "../settings/types.ts";
-import { ACTIVITY_KEEP, KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import {
+  ACTIVITY_KEEP,
+  keptActivity,
+  KILL_GRACE_MS,
+  type LiveJob,
+  type ManagerConfig,
+} from "./live_job.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { QueueLanes } from "./queue.ts";
 import { isTerminal } from "./record.ts";
@@ -106,7 +112,7 @@ async function startTurn(
     },
     {
       activity: (a) => {
-        live.activities.push(a);
+        live.activities.push(keptActivity(a));
         if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
       },
       toolCall: (info) => {
@@ -162,6 +168,9 @@ export async function finishJob(
 ): Promise<void> {
   const record = live.record;
   live.stopWatch?.();
+  // Finished jobs stay in memory for a while; the turn holds its outcome, whose answer (on disk
+  // from here) can be millions of characters.
+  delete live.turn;
   applyOutcome(record, outcome, live.stopReason, {
     jobTimeoutMs: deps.config.jobTimeoutMs,
     shutdownReason: deps.shutdownReason(),

@@ -274,7 +274,8 @@ export const FIELDS = [
     default: 0,
     schema: intIn(0, 10_000_000),
     fromEnv: asNumber,
-    meaning: "Largest context (tokens) the native engine asks Ollama for; 0 = the model's own",
+    meaning: "Largest context (tokens) the native engine asks Ollama for; 0 = the model's own, " +
+      "believed up to 1,048,576",
     userOnly: true,
   }),
   field({

@@ -68,8 +68,20 @@ Deno.test("runJob: the sink's reports land in the record; the end is written and
   }
   assert.equal(live.activities.length, 100);
   assert.deepEqual(live.activities[0], { kind: "text", text: "step 50" });
+  // Finished jobs stay in memory: an activity keeps at most 1,000 characters of a long text.
+  sink.activity({ kind: "text", text: "y".repeat(4_000_000) });
+  sink.activity({ kind: "tool", name: "Write", detail: "d".repeat(5000) });
+  assert.deepEqual(live.activities.slice(-2), [
+    { kind: "text", text: "y".repeat(1000) },
+    { kind: "tool", name: "Write", detail: "d".repeat(1000) },
+  ]);
   turn.end({ resultText: "answer" });
   await run;
+  assert.equal(
+    live.turn,
+    undefined,
+    "a finished job drops its turn, whose outcome holds the answer",
+  );
   const r = live.record;
   assert.equal(r.state, "completed");
   assert.equal(r.toolCalls, 2);

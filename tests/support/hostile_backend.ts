@@ -22,6 +22,11 @@ export type HostileMode =
    * so the agent loop goes on for max_turns requests, resending all of it each time.
    */
   | "turns"
+  /**
+   * Every reply is `floodBytes` of text (keep it under the turn cap) and no tool call: a turn
+   * ends at once, and each follow-up adds one more such reply to the conversation.
+   */
+  | "replies"
   /** One tool call whose `arguments` never end, sent in fragments like vLLM/OpenAI. */
   | "arguments"
   /** Endless distinct tool calls with small arguments. */
@@ -47,6 +52,7 @@ export const HOSTILE_MODES: readonly HostileMode[] = [
   "content",
   "empty-deltas",
   "turns",
+  "replies",
   "arguments",
   "tool-calls",
   "error500",
@@ -65,6 +71,11 @@ export interface HostileOptions {
   floodBytes?: number;
   /** Size of one frame of a flood. */
   frameBytes?: number;
+  /**
+   * The context `GET /v1/models` claims for the model (`context_length`), in every mode; by
+   * default it claims none.
+   */
+  claimedContext?: number;
 }
 
 export interface HostileRequest {
@@ -72,6 +83,10 @@ export interface HostileRequest {
   path: string;
   /** Body bytes this response handed to the connection. */
   sentBytes: number;
+  /** Bytes of the request's body. */
+  receivedBytes: number;
+  /** A chat request's messages, each as its role and the start of its content. */
+  messages?: string[];
   /** True once the client cancelled the body (hung up) before its end. */
   cancelled: boolean;
   /** True once the body ended on its own. */
@@ -108,6 +123,12 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
 
   function respond(req: Request, record: HostileRequest): Response {
     const path = record.path;
+    if (req.method === "GET" && path === "/v1/models" && options.claimedContext !== undefined) {
+      const model = { id: "qwen3:8b", object: "model", context_length: options.claimedContext };
+      return send(record, 200, "application/json", [
+        encoder.encode(JSON.stringify({ object: "list", data: [model] })),
+      ]);
+    }
     const streaming = mode === "content" || mode === "empty-deltas" || mode === "arguments" ||
       mode === "tool-calls" || mode === "endless-line";
     if (req.method === "GET" && (path === "/v1/models" || path === "/api/version") && streaming) {
@@ -153,6 +174,14 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
               }],
             })) + frame(chunk({}, "tool_calls")) + "data: [DONE]\n\n",
           ),
+        ]);
+      }
+      case "replies": {
+        const turn = requests.filter((r) => r.path === record.path).length;
+        const text = `reply ${turn} `.padEnd(Math.min(floodBytes, 3_990_000), "z");
+        return send(record, 200, "text/event-stream", [
+          encoder.encode(frame(chunk({ role: "assistant", content: text }))),
+          encoder.encode(frame(chunk({}, "stop")) + "data: [DONE]\n\n"),
         ]);
       }
       case "arguments":
@@ -336,11 +365,14 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
         method: req.method,
         path: new URL(req.url).pathname,
         sentBytes: 0,
+        receivedBytes: 0,
         cancelled: false,
         ended: false,
       };
       requests.push(record);
-      await req.arrayBuffer().catch(() => {});
+      const body = await req.arrayBuffer().catch(() => new ArrayBuffer(0));
+      record.receivedBytes = body.byteLength;
+      if (record.path === "/v1/chat/completions") record.messages = summary(body);
       return respond(req, record);
     },
   );
@@ -360,6 +392,18 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
       await server.finished.catch(() => {});
     },
   });
+}
+
+/** "role: start of the content" for each message of a chat request's body. */
+function summary(body: ArrayBuffer): string[] | undefined {
+  try {
+    const { messages } = JSON.parse(new TextDecoder().decode(body)) as {
+      messages: Array<{ role: string; content: unknown }>;
+    };
+    return messages.map((m) => `${m.role}: ${String(m.content ?? "").slice(0, 200)}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a job did while a hostile backend flooded it, seen from an MCP client. */

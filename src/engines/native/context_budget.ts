@@ -20,13 +20,26 @@ export const REPLY_RESERVE_TOKENS = 8192;
 export const MIN_CONTEXT_BUCKET = 8192;
 /** The context assumed when nothing says what it is, as one-shot files assume too. */
 export const ASSUMED_CONTEXT_TOKENS = 100_000;
+/**
+ * The most of a backend's claim about the model's context that is believed while maxContext
+ * is not set: 2^20 tokens. The conversation a job keeps and resends grows to what the context
+ * holds, so a claim of a billion tokens would let a backend make the server hold gigabytes.
+ * A million tokens is the largest context open models are served with today: Qwen2.5's
+ * Instruct-1M models ship 1,010,000, Llama 4 Maverick 1M, and vLLM's Llama 4 guide serves
+ * Scout, whose card claims 10M, at 1M on eight H100s (3.6M on eight H200s). It is also
+ * about what one turn may add (MAX_TURN_GROWTH_CHARS, 4 million characters). A user whose
+ * server really runs more sets maxContext, which is believed up to the model's claim.
+ */
+export const MAX_CLAIMED_CONTEXT_TOKENS = 1_048_576;
 
-export type CapSource = "model" | "setting" | "assumed";
+export type CapSource = "model" | "clamped" | "setting" | "assumed";
 
 /** The largest context a job may use, and where that number came from. */
 export interface ContextCap {
   tokens: number;
   source: CapSource;
+  /** With source "clamped": what the backend claimed. */
+  claimed?: number;
 }
 
 /** The cap from the model's maximum (when the backend reports one) and `maxContext` (0 = none). */
@@ -34,6 +47,9 @@ export function contextCap(modelMax: number | undefined, maxContext: number): Co
   const known = modelMax !== undefined && Number.isFinite(modelMax) && modelMax > 0;
   if (maxContext > 0 && (!known || maxContext < modelMax)) {
     return { tokens: maxContext, source: "setting" };
+  }
+  if (known && maxContext <= 0 && modelMax > MAX_CLAIMED_CONTEXT_TOKENS) {
+    return { tokens: MAX_CLAIMED_CONTEXT_TOKENS, source: "clamped", claimed: modelMax };
   }
   if (known) return { tokens: modelMax, source: "model" };
   return { tokens: ASSUMED_CONTEXT_TOKENS, source: "assumed" };
@@ -45,6 +61,9 @@ export function capText(cap: ContextCap): string {
   switch (cap.source) {
     case "model":
       return `${tokens}, the model's maximum`;
+    case "clamped":
+      return `${tokens}, the most a backend's claim is taken for while maxContext is not set ` +
+        `(it claims ${formatCount(cap.claimed ?? 0)})`;
     case "setting":
       return `${tokens}, set by maxContext`;
     case "assumed":
@@ -123,7 +142,7 @@ function overflowText(
     cap.source === "setting"
       ? "raise maxContext (ollama-delegate config --max-context <tokens>) if the GPU memory " +
         "allows"
-      : cap.source === "assumed"
+      : cap.source === "assumed" || cap.source === "clamped"
       ? "set maxContext (ollama-delegate config --max-context <tokens>) to the context " +
         "the server runs the model with, if it is larger"
       : "",

@@ -11,12 +11,16 @@ import { capText, type ContextCap, formatCount, replyReserve } from "./context_b
 /** An old tool-call argument longer than this is shortened with the old tool results. */
 const LONG_ARGUMENT_CHARS = 1000;
 
-/** One shortening the fitter made, for the transcript. */
+/**
+ * One shortening the fitter made, for the transcript. A "drop" counts whole messages left out
+ * (`from`) and their size (`to`): characters of the messages the fitter left out ("exchanges"),
+ * bytes of the lines the follow-up did not read back ("history").
+ */
 export interface Shortening {
   what: string;
   from: number;
   to: number;
-  kind: "stub" | "elide" | "arguments";
+  kind: "stub" | "elide" | "arguments" | "drop";
 }
 
 /** The line for the transcript that says what was shortened to fit under `cap`. */
@@ -33,6 +37,12 @@ export function shorteningNote(made: readonly Shortening[], cap: ContextCap): st
         return `kept the head and tail of ${s.what} (${formatCount(s.from)} -> ${
           formatCount(s.to)
         } chars)`;
+      case "drop":
+        return s.what === "history"
+          ? `left out ${messages(s.from)} (${formatCount(s.to)} bytes), older than what a ` +
+            `follow-up holds in memory`
+          : `left out ${messages(s.from)} of the oldest exchanges after the task ` +
+            `(${formatCount(s.to)} chars)`;
     }
   });
   const more = made.length > shown.length ? `; and ${made.length - shown.length} more` : "";
@@ -41,12 +51,30 @@ export function shorteningNote(made: readonly Shortening[], cap: ContextCap): st
     `The system prompt and the task are whole; the job's history keeps everything`;
 }
 
-/** The estimated size of a request, updated exactly as messages are replaced. */
+const messages = (n: number) => `${formatCount(n)} earlier message${n === 1 ? "" : "s"}`;
+
+/** What the model reads, after the task, in place of the earlier messages left out. */
+export function leftOutNote(count: number): string {
+  return `[${messages(count)} of this conversation ${count === 1 ? "is" : "are"} left out ` +
+    `here to fit the model's context; the task above is whole]`;
+}
+
+/**
+ * The estimated size of a request (chars/4 of its messages and tools as JSON), updated exactly
+ * as messages are replaced, added or removed. Messages are measured one at a time: the
+ * conversation is never made into one string to be measured.
+ */
 export class RequestSize {
   #chars: number;
 
-  constructor(view: readonly ChatMessage[], tools: readonly ChatTool[]) {
-    this.#chars = JSON.stringify(view).length +
+  constructor(
+    view: readonly ChatMessage[],
+    tools: readonly ChatTool[],
+    readonly measure: (m: ChatMessage) => number = (m) => JSON.stringify(m).length,
+  ) {
+    // "[", the elements with a comma between each two, "]".
+    this.#chars = 2 + Math.max(0, view.length - 1) +
+      view.reduce((n, m) => n + measure(m), 0) +
       (tools.length > 0 ? JSON.stringify(tools).length : 0);
   }
 
@@ -56,7 +84,15 @@ export class RequestSize {
 
   /** A message's JSON is one element of the array's, so the array changes by the difference. */
   change(old: ChatMessage, next: ChatMessage): void {
-    this.#chars += JSON.stringify(next).length - JSON.stringify(old).length;
+    this.#chars += this.measure(next) - this.measure(old);
+  }
+
+  add(m: ChatMessage): void {
+    this.#chars += this.measure(m) + 1;
+  }
+
+  remove(m: ChatMessage): void {
+    this.#chars -= this.measure(m) + 1;
   }
 }
 

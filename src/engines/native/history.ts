@@ -1,63 +1,186 @@
 /**
- * The native engine's job folder files: `messages.jsonl`, the conversation a follow-up
- * continues, and `transcript.jsonl`, what the delegate did, in TranscriptEntry lines.
+ * The conversation a follow-up continues, from the previous turn's `messages.jsonl`. Every
+ * turn's file holds the whole conversation so far; a follow-up reads it a line at a time,
+ * copies it into its own file as it goes, and keeps in memory only the task and the newest
+ * exchanges that fit the history budget (history_window.ts), so no number of follow-ups makes
+ * the server hold more.
  */
-import { appendFile, readFile, stat, truncate } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../../backends/openai.ts";
-import { errorMessage } from "../../errors.ts";
-import type { TurnOutcome } from "../types.ts";
+import type { ContextCap } from "./context_budget.ts";
 import { MESSAGES_FILE, TRANSCRIPT_FILE } from "./folder.ts";
+import { HistoryWindow, type LeftOut } from "./history_window.ts";
+import { CHUNK_BYTES, copyRange, type LineInfo, readText, scanLines } from "./jsonl_lines.ts";
+import { MAX_TURN_GROWTH_CHARS } from "./loop.ts";
 
-/** The conversation a follow-up continues, and what was dropped to make it whole. */
+/**
+ * The most of the earlier conversation a follow-up holds in memory, in bytes of its saved
+ * lines, whatever the model's context: 8 MiB, twice what the largest context a backend is
+ * believed about holds (MAX_CLAIMED_CONTEXT_TOKENS at 4 bytes a token). Only a maxContext set
+ * above that reaches it.
+ */
+export const HISTORY_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The history budget under `cap`: what the context holds (4 bytes a token, the chars/4
+ * estimate), at least what one turn may add (its 4,000,000 characters taken as bytes), so that
+ * the previous turn comes back whole and the fitter stubs its old tool output rather than
+ * leaving all of it out, and at most HISTORY_MAX_BYTES.
+ */
+export function historyBudget(cap: ContextCap): number {
+  return Math.min(HISTORY_MAX_BYTES, Math.max(MAX_TURN_GROWTH_CHARS, cap.tokens * 4));
+}
+
+/** The conversation a follow-up continues, and what was left out or dropped to make it. */
 export interface History {
+  /** The task and the newest whole exchanges within the budget; no system prompt. */
   messages: ChatMessage[];
+  /** Older messages not in `messages`: still in the files, not resent. */
+  leftOut: LeftOut;
   /** Set when the file was cut mid-entry: what was dropped, for the job's reply. */
   repair?: string;
 }
 
+const NEWLINE = new Uint8Array([0x0a]);
+
 /**
- * The previous turn's messages, checked. A crash or a full disk can cut the file mid-entry:
- * the history is then taken up to its last complete entry, never past a cut one (what
- * follows a cut can lack the calls or answers it refers to), and `repair` says so.
+ * The previous turn's conversation, checked, with every whole entry but the system prompt
+ * appended to `copyTo`. The file is read twice: once to see where its entries are, of which
+ * role and how large, copying them as it goes; then only the entries kept are read again and
+ * parsed. A crash or a full disk can cut the file mid-entry: the history is then taken up to
+ * its last complete entry, never past a cut one (what follows a cut can lack the calls or
+ * answers it refers to), and `repair` says so.
  */
-export async function readHistory(dir: string): Promise<History> {
+export async function readHistory(
+  dir: string,
+  budgetBytes: number,
+  copyTo?: FileHandle,
+): Promise<History> {
   const path = join(dir, MESSAGES_FILE);
-  let text: string;
+  let handle: FileHandle;
   try {
-    text = await readFile(path, "utf8");
+    handle = await open(path, "r");
   } catch {
-    return { messages: [] };
+    return { messages: [], leftOut: { messages: 0, bytes: 0 } };
   }
-  const lines = text.split("\n");
-  const out: ChatMessage[] = [];
-  for (const [i, raw] of lines.entries()) {
-    if (raw.trim() === "") continue;
-    const message = parseMessage(raw);
-    if (message) {
-      out.push(message);
-      continue;
-    }
-    const dropped = lines.slice(i).filter((l) => l.trim() !== "").length;
-    const bytes = new TextEncoder().encode(lines.slice(i).join("\n")).length;
-    return {
-      messages: dropDanglingToolCalls(out),
-      repair: `The conversation the previous turn saved (${path}) was cut off mid-entry, as a ` +
-        `crash or a full disk leaves it: this turn continues from its last complete entry ` +
-        `(${out.length} kept; ${dropped} cut or after the cut, ${bytes} bytes, dropped)`,
+  try {
+    const window = new HistoryWindow<LineInfo>(budgetBytes);
+    let whole = 0;
+    let repair: string | undefined;
+    const lines = scanLines(handle);
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    // Whole entries are copied in runs of adjacent lines, newlines included.
+    let run = { start: 0, end: 0 };
+    const flush = async () => {
+      if (copyTo && run.end > run.start) {
+        await copyRange(handle, run.start, run.end - run.start, copyTo, buffer);
+      }
+      run = { start: 0, end: 0 };
     };
+    for await (const line of lines) {
+      if (line.blank) continue;
+      // This engine writes every entry with its role first (JSON.stringify keeps the order).
+      const role = line.closed ? roleOf(line.head) : undefined;
+      if (role === undefined) {
+        repair = await cutNote(path, handle, line, lines, whole);
+        break;
+      }
+      whole++;
+      if (role === "system") {
+        await flush();
+        continue;
+      }
+      window.add(line, role, line.length);
+      if (run.end !== line.start) await flush();
+      if (run.end === 0) run.start = line.start;
+      run.end = line.start + line.length + (line.terminated ? 1 : 0);
+      if (!line.terminated) {
+        await flush();
+        await copyTo?.write(NEWLINE);
+      }
+    }
+    await flush();
+    const messages = await keptMessages(handle, window, buffer);
+    const answered = answerDangling(messages);
+    if (copyTo) {
+      // Answers for calls a stopped turn left without one, where they belong: at its end.
+      for (const m of answered.added) await copyTo.write(JSON.stringify(m) + "\n");
+    }
+    return {
+      messages: answered.messages,
+      leftOut: window.leftOut,
+      ...(repair ? { repair } : {}),
+    };
+  } finally {
+    await handle.close();
   }
-  return { messages: dropDanglingToolCalls(out) };
 }
 
-function parseMessage(raw: string): ChatMessage | undefined {
+function roleOf(head: Uint8Array): string | undefined {
+  return /^\s*\{\s*"role"\s*:\s*"(\w+)"/.exec(new TextDecoder().decode(head))?.[1];
+}
+
+/**
+ * The task and the exchanges the window kept, parsed. An entry that is whole in shape but not
+ * a message after all leaves its exchange out.
+ */
+async function keptMessages(
+  handle: FileHandle,
+  window: HistoryWindow<LineInfo>,
+  buffer: Uint8Array,
+): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  const task = window.task && await messageAt(handle, window.task, buffer);
+  if (task) out.push(task);
+  else if (window.task) window.leave(1, window.task.length);
+  for (const exchange of window.exchanges) {
+    const messages: ChatMessage[] = [];
+    for (const line of exchange) {
+      const m = await messageAt(handle, line, buffer);
+      if (!m) break;
+      messages.push(m);
+    }
+    if (messages.length === exchange.length) out.push(...messages);
+    else window.leave(exchange.length, exchange.reduce((n, l) => n + l.length, 0));
+  }
+  return out;
+}
+
+async function messageAt(
+  handle: FileHandle,
+  line: LineInfo,
+  buffer: Uint8Array,
+): Promise<ChatMessage | undefined> {
   try {
-    const m = JSON.parse(raw) as ChatMessage;
+    const m = JSON.parse(await readText(handle, line.start, line.length, buffer)) as ChatMessage;
     return m && typeof m === "object" && typeof m.role === "string" ? m : undefined;
   } catch {
     return undefined;
   }
 }
+
+async function cutNote(
+  path: string,
+  handle: FileHandle,
+  cut: LineInfo,
+  rest: AsyncGenerator<LineInfo>,
+  kept: number,
+): Promise<string> {
+  let dropped = 1;
+  for await (const line of rest) if (!line.blank) dropped++;
+  const bytes = (await handle.stat()).size - cut.start;
+  return `The conversation the previous turn saved (${path}) was cut off mid-entry, as a ` +
+    `crash or a full disk leaves it: this turn continues from its last complete entry ` +
+    `(${kept} kept; ${dropped} cut or after the cut, ${bytes} bytes, dropped)`;
+}
+
+const notRun = (id: string, name: string): ChatMessage => ({
+  role: "tool",
+  tool_call_id: id,
+  name,
+  content: "Not run: the job was stopped",
+});
 
 /** The job's reply carries a repair of its history ahead of the model's answer. */
 export function withRepairNote(text: string, repair: string | undefined): string {
@@ -67,113 +190,31 @@ export function withRepairNote(text: string, repair: string | undefined): string
 /**
  * A turn stopped between a model's tool calls and their results leaves calls without
  * answers, which servers refuse; such a trailing assistant message is answered here.
+ * `added` are the answers made.
  */
-function dropDanglingToolCalls(messages: ChatMessage[]): ChatMessage[] {
+function answerDangling(
+  messages: ChatMessage[],
+): { messages: ChatMessage[]; added: ChatMessage[] } {
   const answered = new Set(
     messages.filter((m) => m.role === "tool").map((m) =>
       (m as { tool_call_id: string }).tool_call_id
     ),
   );
   const out: ChatMessage[] = [];
+  const added: ChatMessage[] = [];
   for (const m of messages) {
     out.push(m);
     if (m.role !== "assistant" || !m.tool_calls) continue;
     for (const call of m.tool_calls) {
       if (!answered.has(call.id)) {
-        out.push({
-          role: "tool",
-          tool_call_id: call.id,
-          name: call.function.name,
-          content: "Not run: the job was stopped",
-        });
+        const answer = notRun(call.id, call.function.name);
+        out.push(answer);
+        added.push(answer);
         answered.add(call.id);
       }
     }
   }
-  return out;
-}
-
-export const line = (value: unknown) => JSON.stringify(value) + "\n";
-
-/**
- * Appends JSON lines in order without making the loop wait for the disk. The first failed
- * append (a full disk) stops the writer: the file is cut back to its last whole line, later
- * lines are not written, and `flush` rejects, so the turn fails instead of leaving a
- * history that silently misses entries.
- */
-export class JsonlWriter {
-  #queue: Promise<void> = Promise.resolve();
-  #pending: string[] = [];
-  /** Bytes known to be in the file, whole lines only; read on the first append. */
-  #size: number | undefined;
-  #failure: unknown;
-
-  constructor(readonly path: string) {}
-
-  push(value: unknown): void {
-    if (this.#failure !== undefined) return;
-    this.#pending.push(line(value));
-    if (this.#pending.length > 1) return;
-    this.#queue = this.#queue.then(() => this.#drain());
-  }
-
-  async #drain(): Promise<void> {
-    if (this.#failure !== undefined || this.#pending.length === 0) return;
-    const batch = this.#pending.join("");
-    this.#pending = [];
-    try {
-      this.#size ??= await sizeOf(this.path);
-      await appendFile(this.path, batch, { mode: 0o600 });
-      this.#size += new TextEncoder().encode(batch).length;
-    } catch (e) {
-      this.#failure = e;
-      this.#pending = [];
-      // An append cut short leaves half a line; truncating frees space, so it works on a
-      // full disk too.
-      if (this.#size !== undefined) await truncate(this.path, this.#size).catch(() => {});
-    }
-  }
-
-  /** Waits for every line; rejects when any could not be written. */
-  async flush(): Promise<void> {
-    await this.#queue;
-    await this.#drain();
-    if (this.#failure !== undefined) {
-      throw new Error(`cannot write ${this.path}: ${errorMessage(this.#failure)}`, {
-        cause: this.#failure,
-      });
-    }
-  }
-}
-
-/**
- * Waits for the job files; when one could not be written, the turn failed (its answer is
- * kept), because a follow-up would continue from a history that misses what it did.
- */
-export async function settleWriters(
-  outcome: TurnOutcome,
-  writers: JsonlWriter[],
-): Promise<TurnOutcome> {
-  const failures = (await Promise.allSettled(writers.map((w) => w.flush())))
-    .filter((r): r is PromiseRejectedResult => r.status === "rejected")
-    .map((r) => errorMessage(r.reason));
-  if (failures.length === 0) return outcome;
-  return {
-    ...outcome,
-    ok: false,
-    errorText: `Cannot save the job's conversation: ${failures.join("; ")}. The disk may be ` +
-      `full: free space, then follow up; the follow-up continues from the last entry saved` +
-      (outcome.errorText ? ` (the turn itself: ${outcome.errorText})` : ""),
-  };
-}
-
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw e;
-  }
+  return { messages: out, added };
 }
 
 export { MESSAGES_FILE, TRANSCRIPT_FILE };

@@ -9,7 +9,7 @@
  * shell may touch and changed from shell_watch.ts, its outcome from turn_outcome.ts; this
  * module puts the turn together.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
@@ -38,7 +38,8 @@ import {
 } from "./backend.ts";
 import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
 import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
-import { JsonlWriter, line, readHistory, settleWriters } from "./history.ts";
+import { type History, historyBudget, readHistory } from "./history.ts";
+import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { connectModel, usableEffort } from "./model_connection.ts";
 import { inlineFiles } from "./one_shot.ts";
@@ -75,7 +76,10 @@ export interface NativeEngineConfig {
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];
-  /** The largest context (tokens) a job may use; 0 or absent = the model's own. */
+  /**
+   * The largest context (tokens) a job may use; 0 or absent = the model's own, believed up to
+   * MAX_CLAIMED_CONTEXT_TOKENS.
+   */
   maxContext?: number;
   /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
   keepAlive?: string;
@@ -200,9 +204,6 @@ export class NativeEngine implements Engine {
       });
     }
 
-    const { messages: history, repair } = spec.previousDir
-      ? await readHistory(spec.previousDir)
-      : { messages: [] };
     // Rebuilt every turn: a follow-up may change the tools, the mode or the appended prompt.
     const system: ChatMessage = {
       role: "system",
@@ -212,12 +213,23 @@ export class NativeEngine implements Engine {
         ...(spec.options.appendSystemPrompt ? { append: spec.options.appendSystemPrompt } : {}),
       }),
     };
-    const messages: ChatMessage[] = [system, ...history.filter((m) => m.role !== "system")];
-    messages.push({ role: "user", content: userText });
+    const user: ChatMessage = { role: "user", content: userText };
+    // The new file holds the whole conversation again, copied as the history is read; memory
+    // holds only what fits the history budget.
+    let history: History = { messages: [], leftOut: { messages: 0, bytes: 0 } };
+    const file = await open(join(spec.dir, MESSAGES_FILE), "w", 0o600);
+    try {
+      await file.write(line(system));
+      if (spec.previousDir) history = await readHistory(spec.previousDir, historyBudget(cap), file);
+      await file.write(line(user));
+    } finally {
+      await file.close();
+    }
+    const { repair } = history;
+    const messages: ChatMessage[] = [system, ...history.messages, user];
 
     const writer = new JsonlWriter(join(spec.dir, MESSAGES_FILE));
     const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
-    await writeFile(join(spec.dir, MESSAGES_FILE), messages.map(line).join(""), { mode: 0o600 });
     sink.sessionStarted({ permissionMode: spec.options.permissionMode, model: spec.model });
     if (repair) {
       sink.activity({ kind: "error", text: repair });
@@ -238,6 +250,7 @@ export class NativeEngine implements Engine {
       cap,
       sizeContext: backend.kind === "ollama",
       ...(loadedContext !== undefined ? { loadedContext } : {}),
+      leftOut: history.leftOut,
       onShortened: (count, note) => {
         transcript.push({ kind: "text", text: note });
         sink.activity({ kind: "text", text: note });

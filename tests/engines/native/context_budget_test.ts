@@ -3,6 +3,7 @@ import {
   ASSUMED_CONTEXT_TOKENS,
   contextBucket,
   contextCap,
+  MAX_CLAIMED_CONTEXT_TOKENS,
   replyReserve,
 } from "../../../src/engines/native/context_budget.ts";
 
@@ -13,6 +14,19 @@ Deno.test("contextCap: the smaller of the model's maximum and maxContext, and wh
   // The setting is all we know when the backend does not report the model's context.
   assert.deepEqual(contextCap(undefined, 50_000), { tokens: 50_000, source: "setting" });
   assert.deepEqual(contextCap(undefined, 0), { tokens: ASSUMED_CONTEXT_TOKENS, source: "assumed" });
+});
+
+Deno.test("contextCap: a backend's claim over a million tokens is clamped unless maxContext says more", () => {
+  assert.equal(MAX_CLAIMED_CONTEXT_TOKENS, 1_048_576);
+  assert.deepEqual(contextCap(1_000_000_000, 0), {
+    tokens: MAX_CLAIMED_CONTEXT_TOKENS,
+    source: "clamped",
+    claimed: 1_000_000_000,
+  });
+  assert.deepEqual(contextCap(1_048_576, 0), { tokens: 1_048_576, source: "model" });
+  // The user's word is taken, up to what the model claims.
+  assert.deepEqual(contextCap(1_000_000_000, 4_000_000), { tokens: 4_000_000, source: "setting" });
+  assert.deepEqual(contextCap(2_000_000, 4_000_000), { tokens: 2_000_000, source: "model" });
 });
 
 Deno.test("contextBucket: powers of two from 8k, never below the previous one, at most the cap", () => {

@@ -206,3 +206,89 @@ Deno.test("fit: the context the model is loaded with is kept while it holds the 
   assert.equal(loaded(4096), 16384, "a context too small for the request grows");
   assert.equal(loaded(65536, 32768), 32768, "never past the cap");
 });
+
+const ask2 = (content: string): ChatMessage => ({ role: "user", content });
+const say = (content: string): ChatMessage => ({ role: "assistant", content });
+
+Deno.test("fit: when shortening tool output is not enough, the oldest whole exchanges after the task are left out, one note in their place", () => {
+  // Three answers of 20,000 chars (5k tokens each) under 16k: the task and the newest two
+  // exchanges would still be 10k tokens, over the 9k that leaves a quarter free.
+  const messages: ChatMessage[] = [
+    ...conversation(0, 0),
+    ask2("Q1"),
+    say("A1".padEnd(20_000, "a")),
+    ask2("Q2"),
+    say("A2".padEnd(20_000, "b")),
+    ask2("Q3"),
+    say("A3".padEnd(20_000, "c")),
+    ask2("Q4"),
+  ];
+  const { f, notes } = fitter(16384);
+  const out = f.fit(ask(messages));
+  assert.deepEqual(out.messages.map((m) => String(m.content).slice(0, 2)), [
+    "Yo",
+    "fi",
+    "[4",
+    "Q3",
+    "A3",
+    "Q4",
+  ]);
+  assert.deepEqual(out.messages[2], {
+    role: "assistant",
+    content: "[4 earlier messages of this conversation are left out here to fit the model's " +
+      "context; the task above is whole]",
+  });
+  assert.ok(estimateTokens(out.messages, TOOLS) <= 9216);
+  assert.equal(notes.length, 1);
+  assert.match(
+    notes[0]!.note,
+    /^\[context shortened\] To fit the context \(16,384 tokens, set by maxContext; 4,096 kept for the reply\): left out 4 earlier messages of the oldest exchanges after the task \(40,\d{3} chars\)\./,
+  );
+  // Left out for the rest of the turn, without a new rewrite; the loop's messages are whole.
+  messages.push(say("A4"));
+  const next = f.fit(ask(messages));
+  assert.deepEqual(next.messages.slice(0, -1), out.messages);
+  assert.equal(notes.length, 1);
+  assert.equal(messages.length, 10);
+});
+
+Deno.test("fit: the current exchange is never left out: a turn that outgrows the context fails", () => {
+  const messages: ChatMessage[] = [
+    ...conversation(0, 0),
+    ask2("Q1"),
+    say("A1"),
+    ask2("Q2"),
+    say("x".repeat(60_000)),
+  ];
+  const { f } = fitter(16384);
+  assert.throws(() => f.fit(ask(messages)), ContextOverflowError);
+});
+
+Deno.test("fit: messages the follow-up's history left out are named by one note after the task", () => {
+  const messages: ChatMessage[] = [...conversation(0, 0), ask2("Q9"), say("A9"), ask2("Q10")];
+  const notes: string[] = [];
+  const f = new ContextFitter({
+    cap: { tokens: 1_048_576, source: "clamped", claimed: 1_000_000_000 },
+    sizeContext: false,
+    leftOut: { messages: 16, bytes: 31_920_480 },
+    onShortened: (_count, note) => notes.push(note),
+  });
+  const out = f.fit(ask(messages));
+  assert.deepEqual(out.messages.map((m) => String(m.content).slice(0, 3)), [
+    "You",
+    "fix",
+    "[16",
+    "Q9",
+    "A9",
+    "Q10",
+  ]);
+  assert.deepEqual(notes, [
+    "[context shortened] To fit the context (1,048,576 tokens, the most a backend's claim is " +
+    "taken for while maxContext is not set (it claims 1,000,000,000); 8,192 kept for the " +
+    "reply): left out 16 earlier messages (31,920,480 bytes), older than what a follow-up " +
+    "holds in memory. The system prompt and the task are whole; the job's history keeps " +
+    "everything",
+  ]);
+  f.fit(ask([...messages, say("A10")]));
+  assert.equal(notes.length, 1, "said once");
+});
