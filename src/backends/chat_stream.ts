@@ -20,7 +20,14 @@ import {
   type ChatRequest,
   ConnectionError,
 } from "./chat_types.ts";
-import { errorDetail, isObject, parseJson, parseRetryAfter, sleep } from "./http_util.ts";
+import {
+  errorDetail,
+  fetchFailure,
+  isObject,
+  parseJson,
+  parseRetryAfter,
+  sleep,
+} from "./http_util.ts";
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
@@ -169,11 +176,7 @@ export abstract class StreamingChatClient implements ChatBackend {
       return await fetch(this.options.baseUrl + path, init);
     } catch (cause) {
       if ((init.signal as AbortSignal | undefined)?.aborted) throw cause;
-      const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
-      const why = (cause as Error).name === "TimeoutError"
-        ? "no answer in time"
-        : inner?.code ?? inner?.message ?? (cause as Error).message;
-      const reason = `connection failed (${why})`;
+      const reason = `connection failed (${fetchFailure(cause)})`;
       throw new ConnectionError(reason, {
         kind: "unreachable",
         message: `Cannot reach ${this.options.label} at ${this.options.baseUrl}: ${reason}`,

@@ -45,6 +45,17 @@ export const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
+/**
+ * Why a fetch made no connection, in the words job errors quote: the system's error code
+ * (ECONNREFUSED) where the runtime gives one, "no answer in time" for a timeout.
+ */
+export function fetchFailure(cause: unknown): string {
+  const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
+  return (cause as Error).name === "TimeoutError"
+    ? "no answer in time"
+    : inner?.code ?? inner?.message ?? (cause as Error).message;
+}
+
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

@@ -14,7 +14,8 @@ import { LineSplitter } from "../line_splitter.ts";
 import type { RunningTurn, TurnOutcome, TurnSink } from "../types.ts";
 import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";
-import { parseStreamLine, type ResultEvent } from "./stream.ts";
+import { BackendWatch } from "./backend_watch.ts";
+import { readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -31,6 +32,11 @@ const STDERR_TAIL = 20_000;
  * exited: nothing a delegate started may outlive its turn.
  */
 const LEFTOVER_GRACE_MS = 1000;
+/**
+ * The grace of a turn ended because its backend is gone: Claude Code is only waiting for its
+ * next retry, and what it started has had the whole failed request's time to finish.
+ */
+const BACKEND_GONE_GRACE_MS = 2000;
 /** The environment entry that marks every process of a turn (see platform/posix/job_sweep.ts). */
 export const TURN_MARKER = "OLLAMA_DELEGATE_TURN";
 
@@ -56,6 +62,11 @@ export interface ChildLaunch {
   dir: string;
   /** The turn's marker (turnMarker), also set in `env`. */
   marker: { name: string; value: string };
+  /**
+   * The endpoint Claude Code talks to: when it reports failed requests and this does not
+   * answer either, the turn ends (backend_watch.ts).
+   */
+  backendUrl: string;
 }
 
 /**
@@ -96,8 +107,17 @@ export async function startChild(
   const streamFile = await open(join(launch.dir, STREAM_FILE), "a");
   const stderrFile = await open(join(launch.dir, STDERR_FILE), "a");
   let result: ResultEvent | undefined;
+  // Set when the backend stopped answering and the turn was ended for it: the job's error.
+  let backendGone: string | undefined;
+  const watch = new BackendWatch(launch.backendUrl, (errorText) => {
+    backendGone = errorText;
+    void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});
+  });
   const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
-    for (const item of parseStreamLine(line)) {
+    const event = readStreamEvent(line);
+    if (event === undefined) return;
+    if (event.type === "notice" && event.retry) watch.retried();
+    for (const item of streamItems(event)) {
       if (item.type === "init") {
         sink.sessionStarted({
           ...(item.permissionMode ? { permissionMode: item.permissionMode } : {}),
@@ -128,6 +148,7 @@ export async function startChild(
   })();
   const done = (async (): Promise<TurnOutcome> => {
     const status = await child.status;
+    await watch.close();
     // Nothing the delegate started outlives its turn: what left the tree (setsid -f, a
     // double fork) is found by session and marker.
     await sweep(LEFTOVER_GRACE_MS);
@@ -135,9 +156,13 @@ export async function startChild(
     await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
     await streamFile.close();
     await stderrFile.close();
-    return await settle(outcomeOf(result, status.code, status.signal, stderrTail));
+    const outcome = outcomeOf(result, status.code, status.signal, stderrTail);
+    // A result that came in while the turn was being ended still stands.
+    return await settle(
+      backendGone && !outcome.ok ? { ...outcome, errorText: backendGone } : outcome,
+    );
   })();
-  return {
+  const turn: RunningTurn = {
     done,
     async stop(graceMs: number) {
       await killTree(child.pid, { graceMs, rootGraceMs: Math.min(graceMs, ROOT_GRACE_MS) });
@@ -145,6 +170,7 @@ export async function startChild(
       await sweep(Math.min(graceMs, LEFTOVER_GRACE_MS));
     },
   };
+  return turn;
 }
 
 function delay(ms: number): Promise<void> {

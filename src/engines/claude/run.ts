@@ -318,7 +318,15 @@ export class ClaudeEngine implements Engine {
       ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
       : { command, args };
     return await startChild(
-      { ...launch, cwd: spec.cwd, env, stdin: prompt, dir: spec.dir, marker },
+      {
+        ...launch,
+        cwd: spec.cwd,
+        env,
+        stdin: prompt,
+        dir: spec.dir,
+        marker,
+        backendUrl: this.config.baseUrl,
+      },
       sink,
       async (outcome) => {
         const verdict = outcome.usage && judgeTurn({

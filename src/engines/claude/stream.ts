@@ -35,8 +35,11 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
  */
 export type StreamEvent =
   | { type: "init"; sessionId?: string; permissionMode?: string; model?: string }
-  /** A system event worth one activity line (a permission denial, an API retry). */
-  | { type: "notice"; text: string }
+  /**
+   * A system event worth one activity line (a permission denial, an API retry); `retry` when
+   * Claude Code says a request to its endpoint failed and it will try again.
+   */
+  | { type: "notice"; text: string; retry?: true }
   /** The model's message: its content blocks that are objects. */
   | { type: "assistant"; blocks: Json[] }
   /** Tool results sent back to the model: the content blocks that are objects. */
@@ -122,6 +125,7 @@ function systemEvent(event: Json): StreamEvent {
     case "api_retry":
       return {
         type: "notice",
+        retry: true,
         text: `API retry ${num(event.attempt)}/${num(event.max_retries)}: ${
           event.error_status ?? ""
         } ${str(event.error) ?? ""}`.trim(),

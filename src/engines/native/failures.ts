@@ -1,14 +1,6 @@
 /**
  * How a native turn fails: job errors that name the backend and the model, each starting with
- * a status word and a colon, so the orchestrator can act on the kind without parsing prose:
- *
- *   backend_unreachable     no connection, or the server failed (5xx, 429) after the retries:
- *                           start it, or try again later
- *   auth_failed             401/403: the key or the sign-in
- *   backend_refused         another 4xx: unknown or retired model, no tool support, bad request
- *   backend_protocol_error  not a chat stream, a stream cut short, a reply over the caps
- *   context_overflow        the request cannot fit the model's context (context.ts)
- *   misconfigured           an unknown backend, a missing API key variable
+ * a status word (../backend_failures.ts lists them, shared with the claude engine).
  */
 import {
   BackendReplyError,
@@ -17,21 +9,12 @@ import {
   MAX_ATTEMPTS,
 } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
+import { type FailureWord, ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
 import { failedTurn } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
 
 /** A failed native turn (see failedTurn). */
 export const failed = failedTurn;
-
-export type FailureWord =
-  | "backend_unreachable"
-  | "auth_failed"
-  | "backend_refused"
-  | "backend_protocol_error"
-  | "context_overflow"
-  | "misconfigured";
-
-const tagged = (word: FailureWord, text: string) => `${word}: ${text}`;
 
 /** A call named a backend the settings do not have. */
 export function unknownBackendError(name: string | undefined, configured: string[]): string {
@@ -76,15 +59,12 @@ export function wordOf(e: unknown): FailureWord | undefined {
 
 function endpointText(e: unknown, backend: ResolvedBackend, model: string): string {
   const where = backend.name === DEFAULT_BACKEND
-    ? `Ollama at ${backend.url}`
+    ? ollamaAt(backend.url)
     : `backend "${backend.name}" (${backend.url})`;
   // Each kind of failure says what happened: "cannot reach" only when no connection was
   // made, never for a reply that came but was cut, oversized or not a chat stream.
   if (e instanceof ConnectionError && e.kind === "unreachable") {
-    return `Cannot reach ${where}: ${e.reason}. ` +
-      (backend.kind === "ollama"
-        ? `Start it with "ollama serve" or the Ollama app`
-        : "Check that the server runs and the URL is right");
+    return unreachableText(where, e.reason, backend.kind === "ollama");
   }
   if (e instanceof ConnectionError) {
     return `${where} broke off its reply for "${model}" (${MAX_ATTEMPTS} attempts): ` +

@@ -3,6 +3,7 @@ import { outcomeOf } from "../../../src/engines/claude/outcome.ts";
 import { LineSplitter } from "../../../src/engines/line_splitter.ts";
 import {
   parseStreamLine,
+  readStreamEvent,
   type ResultEvent,
   type StreamItem,
 } from "../../../src/engines/claude/stream.ts";
@@ -131,6 +132,9 @@ Deno.test("stream: failed tool results and system notices become error activity"
     ...{ error_status: 401, error: "authentication_failed" },
   });
   assert.deepEqual(parseStreamLine(retry), [err("API retry 3/10: 401 authentication_failed")]);
+  // Only a retry tells the running turn to ask whether its backend is still there.
+  assert.equal((readStreamEvent(retry) as { retry?: true }).retry, true);
+  assert.equal((readStreamEvent(denied) as { retry?: true }).retry, undefined);
   assert.deepEqual(parseStreamLine(j({ type: "system", subtype: "compact_boundary" })), []);
 });
 

@@ -1,0 +1,45 @@
+/**
+ * How a turn fails because of its backend, in words both engines share: each job error starts
+ * with a status word and a colon, so the orchestrator can act on the kind without parsing
+ * prose, and a backend that cannot be reached is named the same way whichever engine found
+ * out (the native engine's own requests, or the claude engine's probe after Claude Code's
+ * requests failed).
+ *
+ *   backend_unreachable     no connection, or the server failed (5xx, 429) after the retries:
+ *                           start it, or try again later
+ *   auth_failed             401/403: the key or the sign-in
+ *   backend_refused         another 4xx: unknown or retired model, no tool support, bad request
+ *   backend_protocol_error  not a chat stream, a stream cut short, a reply over the caps
+ *   context_overflow        the request cannot fit the model's context
+ *   misconfigured           an unknown backend, a missing API key variable
+ */
+
+export type FailureWord =
+  | "backend_unreachable"
+  | "auth_failed"
+  | "backend_refused"
+  | "backend_protocol_error"
+  | "context_overflow"
+  | "misconfigured";
+
+/** A job error that starts with its status word. */
+export const tagged = (word: FailureWord, text: string): string => `${word}: ${text}`;
+
+/** How failure texts name the Ollama at the server's baseUrl. */
+export const ollamaAt = (url: string): string => `Ollama at ${url}`;
+
+/**
+ * No connection was made to the backend `where` names ("Ollama at <url>", or a named backend
+ * with its URL); `reason` says how the attempt failed ("connection failed (ECONNREFUSED)").
+ */
+export function unreachableText(where: string, reason: string, ollama: boolean): string {
+  return `Cannot reach ${where}: ${reason}. ` +
+    (ollama
+      ? `Start it with "ollama serve" or the Ollama app`
+      : "Check that the server runs and the URL is right");
+}
+
+/** The job error of a turn whose Ollama at `url` stopped answering. */
+export function ollamaUnreachable(url: string, reason: string): string {
+  return tagged("backend_unreachable", unreachableText(ollamaAt(url), reason, true));
+}

@@ -1,0 +1,77 @@
+/**
+ * Whether a Claude Code turn's backend is gone. Claude Code retries a failing endpoint up to
+ * 10 times with backoff over minutes (its `api_retry` events), reporting a refused connection
+ * only as "unknown", so a turn whose Ollama died would sit `running` that long. Each retry
+ * it reports makes us ask the backend ourselves (backends/reachability.ts): one that answers
+ * anything (busy, overloaded, 429, 503) is left to Claude Code's retries; one that answers
+ * nothing for DOWN_FOR_MS ends the turn with the native engine's `backend_unreachable` words.
+ * Waiting that long first lets a backend that restarts (a service manager bringing Ollama
+ * back) keep the turn.
+ */
+import { probeBackend } from "../../backends/reachability.ts";
+import { sleep } from "../../backends/http_util.ts";
+import { ollamaUnreachable } from "../backend_failures.ts";
+
+export interface WatchTiming {
+  /** How long one probe waits for an answer. */
+  probeTimeoutMs: number;
+  /** The pause between probes while the backend does not answer. */
+  probeEveryMs: number;
+  /** How long the backend must go unanswering, from the first failed probe, to be gone. */
+  downForMs: number;
+}
+
+/**
+ * The defaults keep a dead backend's turn under 15 s from Claude Code's first failed request:
+ * up to 5 s of probes (plus one probe's timeout) and the stop's grace.
+ */
+export const WATCH_TIMING: WatchTiming = {
+  probeTimeoutMs: 2000,
+  probeEveryMs: 1000,
+  downForMs: 5000,
+};
+
+/** Watches one turn's backend; `onGone` gets the job error once, when it is gone. */
+export class BackendWatch {
+  readonly #stopped = new AbortController();
+  #checking: Promise<void> | undefined;
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly onGone: (errorText: string) => void,
+    private readonly timing: WatchTiming = WATCH_TIMING,
+  ) {}
+
+  /** Claude Code reported a failed request that it will retry: is anyone still there? */
+  retried(): void {
+    if (this.#checking || this.#stopped.signal.aborted) return;
+    this.#checking = this.#check().finally(() => {
+      this.#checking = undefined;
+    });
+  }
+
+  /** The turn is over: no more probes; settles once a probe under way has ended. */
+  async close(): Promise<void> {
+    this.#stopped.abort();
+    await this.#checking;
+  }
+
+  async #check(): Promise<void> {
+    const signal = this.#stopped.signal;
+    const { probeTimeoutMs, probeEveryMs, downForMs } = this.timing;
+    let downSince: number | undefined;
+    while (!signal.aborted) {
+      const started = performance.now();
+      const failure = await probeBackend(this.baseUrl, { timeoutMs: probeTimeoutMs, signal });
+      // It answered: Claude Code's next attempt may well get through.
+      if (!failure || signal.aborted) return;
+      downSince ??= started;
+      if (performance.now() - downSince >= downForMs) {
+        this.#stopped.abort();
+        this.onGone(ollamaUnreachable(this.baseUrl, failure.reason));
+        return;
+      }
+      await sleep(probeEveryMs, signal);
+    }
+  }
+}
