@@ -3,15 +3,17 @@
  * (`ollama-delegate jobs`) and docs/images/jobs_tail.svg (`ollama-delegate jobs tail <id>`).
  *
  * It starts the Ollama emulator and the real server in a throwaway HOME, gives the server a
- * few small native-engine jobs on a small git project (one conversation of two turns on a
- * cloud model, one on its own branch, one that fails, one still running), then runs the real
- * CLI on a pseudo-terminal 110 columns wide, so colour and layout are what a person sees, and
- * draws the terminal as SVG (scripts/ansi_svg.ts). The emulated model's answers are scripted
- * below, step by step; the running job waits for the pictures' moments (the table taken, the
- * tail started) before it goes on, so the same run gives the same pictures apart from times
- * and ids. The throwaway HOME is shown as `~`.
+ * few small jobs on a small git project (a two-turn native conversation on a cloud model, a
+ * native job on its own branch, a claude-engine job, one that fails, one still running), then
+ * runs the real CLI on a pseudo-terminal 110 columns wide, so colour and layout are what a
+ * person sees, and draws the terminal as SVG (scripts/ansi_svg.ts). The emulated model's
+ * answers are scripted step by step (capture_jobs_script.ts); the running job waits for the
+ * pictures' moments (the table taken, the tail started) before it goes on, so the same run
+ * gives the same pictures apart from times and ids. The throwaway HOME is shown as `~`.
  *
- * Run: deno task capture [--out <dir>]   (default docs/images; needs bubblewrap and python3)
+ * Run: deno task capture [--out <dir>]   (default docs/images). It needs what the end-to-end
+ * tests need: bubblewrap and socat, python3 (for the pseudo-terminal) and the pinned Claude
+ * Code in .tools/ (`deno task test` installs it).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -27,19 +29,18 @@ import {
   type TestServer,
   until,
 } from "../tests/support/harness.ts";
-import {
-  type ChatReply,
-  type ChatRequestView,
-  type MessagesRequestView,
-  type OllamaEmulator,
-  type Reply,
-  startOllamaEmulator,
-} from "../tests/support/ollama_emulator.ts";
-import { toolResultsOf } from "../tests/support/ollama_emulator_messages_script.ts";
+import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { cliArgv } from "../tests/cli/jobs_support.ts";
 import { startOnPty } from "../tests/cli/pty_support.ts";
 import { ansiToSvg } from "./ansi_svg.ts";
-import { PROJECT_FILES, type Task, TASKS } from "./capture_jobs_script.ts";
+import {
+  claudeScript,
+  Gate,
+  modelScript,
+  PROJECT_FILES,
+  type Task,
+  TASKS,
+} from "./capture_jobs_script.ts";
 
 /** The width of the terminal the CLI runs on, and of the pictures. */
 export const COLUMNS = 110;
@@ -50,12 +51,6 @@ export interface Captured {
   tail: string;
   /** The SVG files written. */
   files: string[];
-}
-
-/** Releases the running job's steps once the moment it waits for has come. */
-class Gate {
-  open!: () => void;
-  readonly opened = new Promise<void>((resolve) => (this.open = resolve));
 }
 
 /** `promise`, or an error naming `what` once `ms` passed. */
@@ -69,56 +64,6 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The text of the newest user message and the tool results after it: where a turn stands. */
-function turnOf(view: ChatRequestView): { task: string; step: number } {
-  let last = -1;
-  view.messages.forEach((m, i) => {
-    if ((m as { role?: string }).role === "user") last = i;
-  });
-  const user = view.messages[last] as { content?: unknown } | undefined;
-  const task = typeof user?.content === "string" ? user.content : "";
-  const step = view.messages.slice(last + 1)
-    .filter((m) => (m as { role?: string }).role === "tool").length;
-  return { task, step };
-}
-
-/**
- * The emulated model: each task's steps in order, one per request. The running job's second
- * step waits for `tableTaken` (so the table shows it running), its later steps for
- * `tailStarted` (so the tail shows them arrive).
- */
-function modelScript(gates: { reachedGate: Gate; tableTaken: Gate; tailStarted: Gate }) {
-  return (view: ChatRequestView): ChatReply | undefined => {
-    const { task, step } = turnOf(view);
-    const plan = TASKS.find((t) => !t.claude && task.startsWith(t.prompt));
-    if (!plan) return { kind: "text", text: `(no scripted answer for "${task.slice(0, 60)}")` };
-    if (plan.error) return { kind: "error", status: 500, message: plan.error, retryAfter: "0" };
-    const s = plan.steps[Math.min(step, plan.steps.length - 1)]!;
-    const reply: ChatReply = s.call
-      ? { kind: "tool_calls", calls: [s.call], ...(s.text ? { text: s.text } : {}) }
-      : { kind: "text", text: s.text ?? "" };
-    if (!plan.live || step === 0) return reply;
-    if (step === 1) {
-      gates.reachedGate.open();
-      return { kind: "delay", ms: 0, until: gates.tableTaken.opened, then: reply };
-    }
-    // Far enough apart that the tail's live status line shows between them.
-    return { kind: "delay", ms: 700, until: gates.tailStarted.opened, then: reply };
-  };
-}
-
-/** The emulated model as Claude Code sees it (`/v1/messages`): the claude task's steps. */
-function claudeScript(view: MessagesRequestView): Reply | undefined {
-  const plan = TASKS.find((t) => t.claude && view.firstUserText.includes(t.prompt));
-  // Claude Code's side requests (titles and the like) carry no tools: the default answers.
-  if (!plan || view.tools.length === 0) return undefined;
-  const step = toolResultsOf(view.messages).length;
-  const s = plan.steps[Math.min(step, plan.steps.length - 1)]!;
-  return s.call
-    ? { kind: "tool_use", name: s.call.name, input: s.call.arguments }
-    : { kind: "text", text: s.text ?? "" };
 }
 
 function git(cwd: string, home: string, ...args: string[]): void {

@@ -1,9 +1,17 @@
 /**
- * What scripts/capture_jobs.ts runs: a small project for the delegates, and each task with
- * the steps the emulated model takes (a tool call, maybe with a sentence, or the answer). The
- * tools really run, in the project, through the native engine and its sandbox.
+ * What scripts/capture_jobs.ts runs: a small project for the delegates, each task with the
+ * steps the emulated model takes (a tool call, maybe with a sentence, or the answer), and the
+ * emulator scripts that play them on `/api/chat` (native) and `/v1/messages` (Claude Code).
+ * The tools really run, in the project, through each engine and its sandbox.
  */
-import type { ChatToolCallSpec } from "../tests/support/ollama_emulator.ts";
+import type {
+  ChatReply,
+  ChatRequestView,
+  ChatToolCallSpec,
+  MessagesRequestView,
+  Reply,
+} from "../tests/support/ollama_emulator.ts";
+import { toolResultsOf } from "../tests/support/ollama_emulator_messages_script.ts";
 
 export const PROJECT_FILES: Record<string, string> = {
   "src/duration.ts": `/** "90s", "5m" or "2h" in milliseconds. */
@@ -181,3 +189,59 @@ export const TASKS: Task[] = [
     ],
   },
 ];
+
+/** Releases the running job's steps once the moment it waits for has come. */
+export class Gate {
+  open!: () => void;
+  readonly opened = new Promise<void>((resolve) => (this.open = resolve));
+}
+
+/** The text of the newest user message and the tool results after it: where a turn stands. */
+function turnOf(view: ChatRequestView): { task: string; step: number } {
+  let last = -1;
+  view.messages.forEach((m, i) => {
+    if ((m as { role?: string }).role === "user") last = i;
+  });
+  const user = view.messages[last] as { content?: unknown } | undefined;
+  const task = typeof user?.content === "string" ? user.content : "";
+  const step = view.messages.slice(last + 1)
+    .filter((m) => (m as { role?: string }).role === "tool").length;
+  return { task, step };
+}
+
+/**
+ * The emulated model: each task's steps in order, one per request. The running job's second
+ * step waits for `tableTaken` (so the table shows it running), its later steps for
+ * `tailStarted` (so the tail shows them arrive).
+ */
+export function modelScript(gates: { reachedGate: Gate; tableTaken: Gate; tailStarted: Gate }) {
+  return (view: ChatRequestView): ChatReply | undefined => {
+    const { task, step } = turnOf(view);
+    const plan = TASKS.find((t) => !t.claude && task.startsWith(t.prompt));
+    if (!plan) return { kind: "text", text: `(no scripted answer for "${task.slice(0, 60)}")` };
+    if (plan.error) return { kind: "error", status: 500, message: plan.error, retryAfter: "0" };
+    const s = plan.steps[Math.min(step, plan.steps.length - 1)]!;
+    const reply: ChatReply = s.call
+      ? { kind: "tool_calls", calls: [s.call], ...(s.text ? { text: s.text } : {}) }
+      : { kind: "text", text: s.text ?? "" };
+    if (!plan.live || step === 0) return reply;
+    if (step === 1) {
+      gates.reachedGate.open();
+      return { kind: "delay", ms: 0, until: gates.tableTaken.opened, then: reply };
+    }
+    // Far enough apart that the tail's live status line shows between them.
+    return { kind: "delay", ms: 700, until: gates.tailStarted.opened, then: reply };
+  };
+}
+
+/** The emulated model as Claude Code sees it (`/v1/messages`): the claude task's steps. */
+export function claudeScript(view: MessagesRequestView): Reply | undefined {
+  const plan = TASKS.find((t) => t.claude && view.firstUserText.includes(t.prompt));
+  // Claude Code's side requests (titles and the like) carry no tools: the default answers.
+  if (!plan || view.tools.length === 0) return undefined;
+  const step = toolResultsOf(view.messages).length;
+  const s = plan.steps[Math.min(step, plan.steps.length - 1)]!;
+  return s.call
+    ? { kind: "tool_use", name: s.call.name, input: s.call.arguments }
+    : { kind: "text", text: s.text ?? "" };
+}

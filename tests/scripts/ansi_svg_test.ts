@@ -3,14 +3,8 @@
  * its colours, with every character of the text escaped for XML.
  */
 import assert from "node:assert/strict";
-import {
-  ansiToSvg,
-  applySgr,
-  DEFAULT_FG,
-  escapeXml,
-  PALETTE,
-  Terminal,
-} from "../../scripts/ansi_svg.ts";
+import { ansiToSvg, escapeXml } from "../../scripts/ansi_svg.ts";
+import { applySgr, DEFAULT_FG, PALETTE, Terminal } from "../../scripts/ansi_terminal.ts";
 
 const ESC = "\x1b";
 

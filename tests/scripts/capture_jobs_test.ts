@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { comparableText, samePicture } from "../../scripts/capture_jobs.ts";
-import { PALETTE } from "../../scripts/ansi_svg.ts";
+import { PALETTE } from "../../scripts/ansi_terminal.ts";
 import { REPO, tempDir } from "../support/harness.ts";
 
 const PICTURES = ["jobs.svg", "jobs_tail.svg"];
