@@ -18,8 +18,8 @@ import fcntl, json, os, pty, select, signal, struct, subprocess, sys, termios, t
 spec = json.loads(sys.argv[1])
 tty = set(spec["tty"])
 master, slave = pty.openpty()
-# A terminal 100 columns wide, so programs that ask for the width get an answer.
-fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+# A terminal 100 columns wide (or as asked), so programs that ask for the width get an answer.
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, spec.get("columns", 100), 0, 0))
 child = subprocess.Popen(
     spec["argv"], env=spec["env"], cwd=spec["cwd"],
     stdin=slave if "stdin" in tty else None,
@@ -82,9 +82,15 @@ export interface PtyRun {
 
 export function startOnPty(
   argv: string[],
-  options: { tty: TtyStream[]; env: Record<string, string>; cwd: string },
+  options: { tty: TtyStream[]; env: Record<string, string>; cwd: string; columns?: number },
 ): PtyRun {
-  const spec = JSON.stringify({ argv, tty: options.tty, env: options.env, cwd: options.cwd });
+  const spec = JSON.stringify({
+    argv,
+    tty: options.tty,
+    env: options.env,
+    cwd: options.cwd,
+    columns: options.columns ?? 100,
+  });
   const child = spawn("python3", ["-c", RELAY, spec], {
     // python3 itself runs with this process's environment (pyenv shims need theirs).
     env: process.env,
@@ -93,10 +99,15 @@ export function startOnPty(
   let output = "";
   let stdout = "";
   let stderr = "";
-  const decode = (c: Uint8Array) => new TextDecoder().decode(c);
-  child.stdout!.on("data", (c: Uint8Array) => (stdout += decode(c)));
-  child.stderr!.on("data", (c: Uint8Array) => (stderr += decode(c)));
-  (child.stdio[3] as NodeJS.ReadableStream).on("data", (c: Uint8Array) => (output += decode(c)));
+  // One decoder per stream: a character split across two reads ("·", "…") stays whole.
+  const decoder = () => {
+    const d = new TextDecoder();
+    return (c: Uint8Array) => d.decode(c, { stream: true });
+  };
+  const [outText, errText, ttyText] = [decoder(), decoder(), decoder()];
+  child.stdout!.on("data", (c: Uint8Array) => (stdout += outText(c)));
+  child.stderr!.on("data", (c: Uint8Array) => (stderr += errText(c)));
+  (child.stdio[3] as NodeJS.ReadableStream).on("data", (c: Uint8Array) => (output += ttyText(c)));
   const done = new Promise<{ code: number | null; output: string; stdout: string; stderr: string }>(
     (resolve, reject) => {
       child.on(

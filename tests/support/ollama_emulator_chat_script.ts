@@ -54,8 +54,11 @@ export type ChatReply =
   | { kind: "error"; status: number; message: string; retryAfter?: string }
   /** Never answers, until the client disconnects or the emulator closes (then 503). */
   | { kind: "hang" }
-  /** Waits before any byte of the response (also of a streamed one), then answers `then`. */
-  | { kind: "delay"; ms: number; then: ChatReply };
+  /**
+   * Waits before any byte of the response (also of a streamed one), then answers `then`. With
+   * `until`, first waits for that promise to settle: a script paces a job by its own events.
+   */
+  | { kind: "delay"; ms: number; then: ChatReply; until?: Promise<unknown> };
 
 export interface ChatToolResult {
   /** "" for a native tool result, which carries no id. */

@@ -32,7 +32,14 @@ import {
 import { estimateTokens } from "./ollama_emulator_context.ts";
 import { keepAliveMs } from "./ollama_emulator_loader.ts";
 import { asTextCalls, type ChatModelInfo } from "./ollama_emulator_openai.ts";
-import { isRecord, JSON_TYPE, randomAlnum, splitText, wait } from "./ollama_emulator_util.ts";
+import {
+  isRecord,
+  JSON_TYPE,
+  randomAlnum,
+  splitText,
+  wait,
+  waitDelay,
+} from "./ollama_emulator_util.ts";
 
 export interface NativeModelInfo extends ChatModelInfo {
   /** Loads the model without a prompt (an empty request); true when that was a reload. */
@@ -213,7 +220,7 @@ export function createNativeChat(
         await wait(Infinity, [req.signal, ctx.closing]);
         return nativeError(503, "ollama emulator closed while the request was hanging");
       case "delay":
-        if (!(await wait(reply.ms, [req.signal, ctx.closing]))) {
+        if (!(await waitDelay(reply, [req.signal, ctx.closing]))) {
           return nativeError(503, "ollama emulator closed while the reply was delayed");
         }
         return answer(req, reply.then, emit);

@@ -387,3 +387,38 @@ Deno.test("close() answers a hanging /api/chat with 503 and cuts a slow stream s
   assert.equal(lines.length, 1, "no final object after the cut");
   assert.equal(((JSON.parse(lines[0]!) as Json).message as Json).content, "a");
 });
+
+Deno.test("a delay with `until` answers once the promise settles, or 503 on close", async () => {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const emu = await startOllamaEmulator({
+    chatScript: (v) => ({
+      kind: "delay",
+      ms: 0,
+      until: v.firstUserText === "gated" ? gate : new Promise(() => {}),
+      then: { kind: "text", text: `after ${v.firstUserText}` },
+    }),
+  });
+  try {
+    let answered = false;
+    const gated = post(emu, { ...chat("gated"), stream: false }).then((r) => {
+      answered = true;
+      return r.json();
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(answered, false, "answered before the promise settled");
+    open();
+    assert.equal(((await gated) as { message: Json }).message.content, "after gated");
+    const never = post(emu, chat("never"));
+    const deadline = Date.now() + 5000;
+    while (emu.nativeChatRequests().length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await emu.close();
+    assert.deepEqual(await errorOf(await never, 503), {
+      error: "ollama emulator closed while the reply was delayed",
+    });
+  } finally {
+    await emu.close();
+  }
+});

@@ -24,7 +24,14 @@ import {
   type PromptParts,
 } from "./ollama_emulator_context.ts";
 import { type TextCallStyle, textReplyOf } from "./ollama_emulator_text_calls.ts";
-import { isRecord, jsonResponse, randomAlnum, splitText, wait } from "./ollama_emulator_util.ts";
+import {
+  isRecord,
+  jsonResponse,
+  randomAlnum,
+  splitText,
+  wait,
+  waitDelay,
+} from "./ollama_emulator_util.ts";
 
 export interface ChatModelInfo {
   /** e.g. "registry.ollama.ai/library/qwen3:8b", as Ollama names a model in its errors. */
@@ -218,7 +225,7 @@ export function createChatCompletions(
         await wait(Infinity, [req.signal, ctx.closing]);
         return openAiError(503, "ollama emulator closed while the request was hanging");
       case "delay":
-        if (!(await wait(reply.ms, [req.signal, ctx.closing]))) {
+        if (!(await waitDelay(reply, [req.signal, ctx.closing]))) {
           return openAiError(503, "ollama emulator closed while the reply was delayed");
         }
         return answer(req, body, reply.then, model, promptTokens);

@@ -65,3 +65,22 @@ export function splitText(text: string, parts: number, size?: number): string[] 
   for (let i = 0; i < chars.length; i += step) out.push(chars.slice(i, i + step).join(""));
   return out;
 }
+
+/**
+ * Waits for `until` to settle (when given), then `ms`, unless one of the signals aborts first;
+ * resolves true only when both waits ran to their end.
+ */
+export async function waitDelay(
+  delay: { ms: number; until?: Promise<unknown> },
+  signals: AbortSignal[],
+): Promise<boolean> {
+  if (delay.until) {
+    const aborted = new AbortController();
+    const settled = delay.until.then(() => true, () => true);
+    const done = await Promise.race([settled, wait(Infinity, [...signals, aborted.signal])]);
+    // Removes the listeners wait() put on the signals.
+    aborted.abort();
+    if (!done) return false;
+  }
+  return await wait(delay.ms, signals);
+}
