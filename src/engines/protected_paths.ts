@@ -70,6 +70,22 @@ export const HOST_RUN_DIRS: ReadonlySet<string> = new Set([
 
 const HOST_RUN_NAMES: ReadonlySet<string> = new Set(HOST_RUN_PATHS);
 
+/**
+ * The host-run names a sandbox holds with a placeholder before they exist: folders that tools
+ * running on the host right now watch and act on at once (an editor's or Claude Code's git
+ * polling a new `.git`, a live Claude Code or editor reloading `.claude/` or `.vscode/`
+ * settings). The others are acted on only at a user's later step (direnv and mise ask for
+ * trust, hook managers run at the next commit, Claude Code reads CLAUDE.md when a session
+ * starts): one a command creates is moved out of the project when the command ends
+ * (planted.ts), so that a delegate's `ls` shows no placeholders named after config files.
+ */
+export const PLACEHOLDER_NAMES: ReadonlySet<string> = new Set([
+  ".git",
+  ".claude",
+  ".vscode",
+  ".idea",
+]);
+
 /** True when `name` (one path part) is a host-run name. */
 export function isHostRunName(name: string): boolean {
   return HOST_RUN_NAMES.has(name);

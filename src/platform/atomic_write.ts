@@ -3,11 +3,13 @@ import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import process from "node:process";
 
+/** Apart from the pid: a process may hold several instances of this module (Deno's tests). */
+const instance = crypto.getRandomValues(new Uint32Array(1))[0]!;
 let counter = 0;
 
 function tempName(path: string): string {
   counter = (counter + 1) % 1_000_000;
-  return `${path}.${process.pid}.${counter}.tmp`;
+  return `${path}.${process.pid}.${instance}.${counter}.tmp`;
 }
 
 /**

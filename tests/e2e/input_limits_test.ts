@@ -25,6 +25,8 @@ Deno.test({
       emulator: {
         models: [{ name: "qwen3:8b", contextLength: 8 * MIB }],
       },
+      // A backend's claimed context is clamped to 1M tokens unless the user sets maxContext.
+      env: { OLLAMA_MCP_MAX_CONTEXT: String(8 * MIB) },
     });
     const work = tempDir("od-limits-");
     const hung = await scene.call("delegate_start", {

@@ -1,12 +1,12 @@
 /**
  * A server killed while a native job's sandboxed command runs leaves the empty placeholders
- * bubblewrap mounted over the project's missing host-run paths (`.envrc`, `CLAUDE.md`,
- * `.pre-commit-config.yaml`...). The next server on the same state dir removes them, but
- * keeps one the user has filled since.
+ * bubblewrap mounted over the project's missing host-run folders (`.claude`, `.vscode`,
+ * `.idea`; the other host-run paths get none, see PLACEHOLDER_NAMES). The next server on the
+ * same state dir removes them, but keeps one the user has filled since.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -57,7 +57,7 @@ Deno.test({
     const id = field(started.text, "job_id");
     assert.ok(id, started.text);
     await until(
-      () => (pgrep(tag).length > 0 && existsSync(join(work, "CLAUDE.md"))) || undefined,
+      () => (pgrep(tag).length > 0 && existsSync(join(work, ".claude"))) || undefined,
       60_000,
       "the sandboxed command and its placeholders",
     );
@@ -66,13 +66,12 @@ Deno.test({
     await first.close();
     await until(() => pgrep(tag).length === 0 || undefined, 5000, "the sandbox to die with it");
 
-    // What the killed server left: empty entries git lists as untracked.
-    const left = readdirSync(work).filter((n) => n !== ".git" && n !== "app.txt");
-    assert.ok(left.includes(".envrc") && left.includes(".pre-commit-config.yaml"), `${left}`);
-    assert.equal(statSync(join(work, ".envrc")).size, 0);
-    assert.ok(git(work, "status", "--porcelain").includes("?? CLAUDE.md"));
-    // Meanwhile the user writes one of them.
-    writeFileSync(join(work, ".envrc"), "export MINE=1\n");
+    // What the killed server left: empty folders.
+    const left = readdirSync(work).filter((n) => n !== ".git" && n !== "app.txt").sort();
+    assert.deepEqual(left, [".claude", ".idea", ".vscode"]);
+    assert.deepEqual(readdirSync(join(work, ".claude")), []);
+    // Meanwhile the user writes into one of them.
+    writeFileSync(join(work, ".vscode", "settings.json"), "{}\n");
 
     const second = await scene.startServer();
     await until(
@@ -80,9 +79,9 @@ Deno.test({
       30_000,
       `the placeholders to be removed (left: ${readdirSync(work).join(", ")})`,
     );
-    assert.deepEqual(readdirSync(work).sort(), [".envrc", ".git", "app.txt"]);
-    assert.equal(readFileSync(join(work, ".envrc"), "utf8"), "export MINE=1\n");
-    assert.equal(git(work, "status", "--porcelain"), "?? .envrc\n");
+    assert.deepEqual(readdirSync(work).sort(), [".git", ".vscode", "app.txt"]);
+    assert.equal(readFileSync(join(work, ".vscode", "settings.json"), "utf8"), "{}\n");
+    assert.equal(git(work, "status", "--porcelain"), "?? .vscode/\n");
     await until(
       () =>
         /removed \d+ empty placeholder\(s\) left by stopped servers/.test(second.stderr()) ||
@@ -90,7 +89,7 @@ Deno.test({
       10_000,
       "the sweep's log line",
     );
-    assert.match(second.stderr(), /kept 1 placeholder path\(s\) of stopped servers .*\.envrc/);
+    assert.match(second.stderr(), /kept 1 placeholder path\(s\) of stopped servers .*\.vscode/);
     // The registry keeps nothing of the dead server.
     const registry = join(scene.stateDir, ".sandbox");
     assert.deepEqual(readdirSync(registry).filter((n) => n !== "git-excludes"), []);

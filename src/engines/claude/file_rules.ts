@@ -84,20 +84,22 @@ const both = (tool: string, path: string) => [`${tool}(${path})`, `${tool}(${pat
 /** The `permissions.deny` rules for one turn. */
 export function protectedFileRules(scope: FileRuleScope): string[] {
   const rules: string[] = [];
+  // Inside the roots, only `**/` patterns, which match at the top too (gitignore-style: zero or
+  // more folders). Claude Code's sandbox turns a deny rule that names a literal path into a
+  // mount of /dev/null there, also where nothing exists yet, which a delegate's `ls` then shows
+  // as a dozen character devices named after config files; a pattern is not mounted. Host-run
+  // paths the jail holds read-only when they exist, and one a command creates is moved out of
+  // the project when the turn ends (planted.ts).
   for (const root of scope.roots) {
     for (const name of HOST_RUN_PATHS) {
-      // At any depth (gitignore-style `**/`): cwd may be a folder of projects, and each
-      // project's `.git/hooks` or `.claude/settings.json` runs when the user works there.
-      rules.push(...both("Edit", `${absolute(root)}/${name}`));
+      // At any depth: cwd may be a folder of projects, and each project's `.git/hooks` or
+      // `.claude/settings.json` runs when the user works there.
       rules.push(...both("Edit", `${absolute(root)}/**/${name}`));
     }
-  }
-  // Credential stores inside the roots, at any depth.
-  for (const root of scope.roots) {
+    // Credential stores inside the roots, at any depth.
     for (const entry of CREDENTIAL_PATHS) {
-      for (const path of [`${absolute(root)}/${entry}`, `${absolute(root)}/**/${entry}`]) {
-        rules.push(...both("Read", path), ...both("Edit", path));
-      }
+      const path = `${absolute(root)}/**/${entry}`;
+      rules.push(...both("Read", path), ...both("Edit", path));
     }
   }
   if (scope.home) {

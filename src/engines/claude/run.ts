@@ -6,7 +6,7 @@
  * outcome.ts.
  */
 import { readFile, realpath } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import process from "node:process";
 import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
@@ -14,6 +14,12 @@ import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { collectGuardIdentities } from "../guard_identities.ts";
+import {
+  missingHostRun,
+  quarantinePlanted,
+  quarantineText,
+  removeClaudeTrace,
+} from "../planted.ts";
 import type {
   Activity,
   Engine,
@@ -317,6 +323,9 @@ export class ClaudeEngine implements Engine {
       // The real file: the jail holds its folder, not the links that led to it.
       ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
       : { command, args };
+    // Host-run paths missing now: one the turn creates is moved out of the project at its end.
+    const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
+    const missing = missingHostRun(realRoots);
     return await startChild(
       {
         ...launch,
@@ -329,6 +338,11 @@ export class ClaudeEngine implements Engine {
       },
       sink,
       async (outcome) => {
+        for (const root of realRoots) removeClaudeTrace(root, missing);
+        const moved = quarantinePlanted(missing, join(spec.dir, "planted"));
+        if (moved.length > 0) {
+          sink.warning?.(`planted: ${quarantineText(moved, (p) => shownPath(p, realRoots[0]!))}`);
+        }
         const verdict = outcome.usage && judgeTurn({
           model: spec.model,
           estimate,
@@ -339,4 +353,10 @@ export class ClaudeEngine implements Engine {
       },
     );
   }
+}
+
+/** `path` relative to the working directory when it lies there, else as it is. */
+function shownPath(path: string, cwd: string): string {
+  const rel = relative(cwd, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }

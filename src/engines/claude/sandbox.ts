@@ -108,8 +108,13 @@ export interface SandboxScope {
 /** The `sandbox` settings for a turn whose plan is "on". */
 export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
   const roots = [scope.cwd, ...scope.addDirs];
+  // In the jail, the host-run paths that exist are read-only mounts already and missing ones
+  // are not named: Claude Code's sandbox mounts /dev/null at a named path that does not exist,
+  // and a delegate's `ls` would show them (planted.ts moves out what a command creates there).
   const denyWrite = [
-    ...roots.flatMap((root) => HOST_RUN_PATHS.map((entry) => join(root, entry))),
+    ...(scope.jailed
+      ? []
+      : roots.flatMap((root) => HOST_RUN_PATHS.map((entry) => join(root, entry)))),
     ...scope.protect,
     ...(scope.readOnly ?? []),
   ];

@@ -43,6 +43,11 @@ export function placeholderRunDir(stateDir: string): string {
 const REMOVER_WAIT_MS = 5000;
 const POLL_MS = 20;
 
+/**
+ * A number unique to this module instance's entries: a process may hold several instances
+ * (Deno runs test modules side by side in one process), which share its pid.
+ */
+const instance = crypto.getRandomValues(new Uint32Array(1))[0]!;
 let counter = 0;
 
 export const keyOf = (path: string) => createHash("sha256").update(path).digest("hex").slice(0, 24);
@@ -127,7 +132,7 @@ export class PlaceholderRegistry {
     const used = [...placeholders, ...adopted];
     if (used.length === 0) return none;
     const self = await selfIdentity();
-    const tag = `${process.pid}.${++counter}`;
+    const tag = `${process.pid}.${instance}${++counter}`;
     const entries = used.map((p) => ({ ...p, name: `${keyOf(p.path)}.${tag}` }));
     const release = async () => {
       await removeUnused(this.dir, entries, self);
@@ -188,7 +193,7 @@ export async function removeUnused(
 ): Promise<{ removed: string[]; kept: string[] }> {
   const out = { removed: [] as string[], kept: [] as string[] };
   const byKey = new Map(entries.map((e) => [keyOf(e.path), e]));
-  const tag = `${process.pid}.${++counter}.removing`;
+  const tag = `${process.pid}.${instance}${++counter}.removing`;
   const markers = [...byKey.keys()].map((key) => `${key}.${tag}`);
   // The markers first: a user that registers after them waits for this to finish.
   await Promise.all(

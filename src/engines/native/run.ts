@@ -277,6 +277,7 @@ export class NativeEngine implements Engine {
           signal,
           fileChanged: (path) => sink.fileChanged?.(path),
           commandRun: (run) => sink.commandRun?.(run),
+          warning: (text) => sink.warning?.(text),
           processStarted: (pid) => sink.childStarted(pid),
         },
         maxTurns: spec.options.maxTurns ?? DEFAULT_MAX_TURNS,

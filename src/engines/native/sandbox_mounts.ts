@@ -6,7 +6,12 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { CREDENTIAL_PATHS, HOST_RUN_DIRS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import {
+  CREDENTIAL_PATHS,
+  HOST_RUN_DIRS,
+  HOST_RUN_PATHS,
+  PLACEHOLDER_NAMES,
+} from "../protected_paths.ts";
 import { isInsideRoots } from "./tools/real_paths.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
 import type { NestedPaths } from "./sandbox.ts";
@@ -18,6 +23,11 @@ export interface ProtectedMounts {
   placeholders: Placeholder[];
   /** Existing paths hidden: an empty file (/dev/null) or an empty read-only directory. */
   masks: Placeholder[];
+  /**
+   * Missing host-run paths left without a placeholder (see PLACEHOLDER_NAMES): one a command
+   * creates is moved out of the project when it ends (planted.ts).
+   */
+  unheld: string[];
 }
 
 type Kind = PlaceholderKind | "link" | "missing";
@@ -53,7 +63,7 @@ export function protectedMounts(
   /** The server's own directories: hidden when they lie in a writable dir, also if missing. */
   serverDirs: readonly string[] = [],
 ): ProtectedMounts {
-  const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [] };
+  const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [], unheld: [] };
   const seen = new Set<string>();
   const once = (path: string) => !seen.has(path) && (seen.add(path), true);
   // First, so that a secret that is also host-run (`.envrc`) is masked, not bound read-only
@@ -67,7 +77,8 @@ export function protectedMounts(
       const path = join(root, name);
       if (!once(path)) continue;
       const kind = kindOf(path);
-      if (kind === "missing") {
+      if (kind === "missing" && !PLACEHOLDER_NAMES.has(name)) out.unheld.push(path);
+      else if (kind === "missing") {
         out.placeholders.push({ path, kind: HOST_RUN_DIRS.has(name) ? "dir" : "file" });
       } else if (kind === "link") {
         // A link cannot be mounted over (mount follows it): its target is made read-only

@@ -17,6 +17,7 @@ import {
   type LimitCgroup,
 } from "../../platform/posix/limit_cgroup.ts";
 import { HOST_RUN_PATHS } from "../protected_paths.ts";
+import { type Quarantined, quarantinePlanted } from "../planted.ts";
 import { isRoot } from "../../platform/runtime.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "./placeholders.ts";
@@ -52,6 +53,8 @@ export interface CommandRequest {
 export interface ShellResult extends CommandResult {
   /** Protected paths that were created or replaced during the command (should be none). */
   protectedChanged: string[];
+  /** Host-run paths the command created where no placeholder held them, moved out. */
+  quarantined?: Quarantined[];
   /** Why the command was not started (nothing ran), for the model and the job's record. */
   refused?: string;
 }
@@ -210,6 +213,15 @@ export async function runShell(
   // Checked here too, so that the command that moved them is the one the reply names.
   const moved = await movedPaths(watch);
   if (moved.length > 0) watch.moved ??= movedRefusal(moved, req.cwd);
-  const changed = changedHostRunPaths(before, hostRunState(req.writable));
-  return { ...result, protectedChanged: [...new Set([...changed, ...moved])] };
+  // Created where no placeholder held them: moved out of the project before anything on the
+  // host acts on them (the command has ended; nothing of it runs any more).
+  const quarantined = quarantinePlanted(mounts.unheld, join(runDir, "planted"));
+  const gone = new Set(quarantined.filter((q) => q.movedTo).map((q) => q.path));
+  const changed = changedHostRunPaths(before, hostRunState(req.writable))
+    .filter((p) => !gone.has(p));
+  return {
+    ...result,
+    protectedChanged: [...new Set([...changed, ...moved])],
+    ...(quarantined.length > 0 ? { quarantined } : {}),
+  };
 }

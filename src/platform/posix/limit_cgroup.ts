@@ -90,6 +90,11 @@ function findHierarchies(): Map<Controller, Hierarchy> {
   return hierarchies;
 }
 
+/**
+ * A number unique to this module instance's cgroups: a process may hold several instances
+ * (Deno runs test modules side by side in one process), which share its pid.
+ */
+const instance = crypto.getRandomValues(new Uint32Array(1))[0]!;
 let counter = 0;
 const swept = new Set<string>();
 
@@ -185,7 +190,7 @@ export async function createLimitCgroup(req: CgroupRequest): Promise<LimitCgroup
     entry.controllers.push(controller);
     byDir.set(h.dir, entry);
   }
-  const name = `${PREFIX}${process.pid}-${++counter}`;
+  const name = `${PREFIX}${process.pid}-${instance}${++counter}`;
   const made: string[] = [];
   const result = { pids: false, memory: false, noSwap: false };
   for (const [parent, { version, controllers }] of byDir) {

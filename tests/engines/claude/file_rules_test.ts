@@ -9,21 +9,17 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
   });
   for (
     const rule of [
-      "Edit(//w/proj/.git)",
-      "Edit(//w/proj/.git/**)",
-      "Edit(//w/proj/.envrc)",
-      "Edit(//w/extra/CLAUDE.md)",
-      "Edit(//w/extra/.claude/**)",
       // $HOME holds no root: denied whole, whatever a new tool keeps in it.
       "Read(//home/u)",
       "Read(//home/u/**)",
       "Edit(//home/u/**)",
       // Credential stores inside a root, at any depth.
-      "Read(//w/proj/.ssh/**)",
+      "Read(//w/proj/**/.ssh/**)",
       "Read(//w/extra/**/.aws)",
       "Read(//home/u/.ollama-mcp/jobs/**)",
       "Edit(//home/u/.ollama-mcp/jobs)",
-      // At any depth below each root: cwd may be a folder of projects.
+      // At any depth below each root, the top included (`**/` matches no folder too): cwd may
+      // be a folder of projects.
       "Edit(//w/proj/**/.git)",
       "Edit(//w/proj/**/.git/**)",
       "Edit(//w/extra/**/.envrc)",
@@ -32,6 +28,12 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
   ) {
     assert.ok(rules.includes(rule), rule);
   }
+  // No literal path inside a root: Claude Code's sandbox would mount /dev/null at each one
+  // that does not exist, and a delegate's ls would show them.
+  assert.ok(
+    !rules.some((r) => /^(Read|Edit)\(\/\/w\/(proj|extra)\/(?!\*\*)/.test(r)),
+    rules.join(" "),
+  );
   // Reading host-run files is fine; only their edits are refused.
   assert.ok(
     !rules.some((r) => /^Read\(\/\/w\/proj\/\.git(\/|\))/.test(r) || r === "Read(//w/proj)"),
@@ -41,5 +43,5 @@ Deno.test("protectedFileRules: absolute // paths, the path and everything below 
 
 Deno.test("protectedFileRules: Windows drive paths in Claude Code's //c/ form", () => {
   const rules = protectedFileRules({ roots: ["C:\\work\\proj"], protect: [] });
-  assert.ok(rules.includes("Edit(//c/work/proj/.git/**)"), rules.join(" "));
+  assert.ok(rules.includes("Edit(//c/work/proj/**/.git/**)"), rules.join(" "));
 });

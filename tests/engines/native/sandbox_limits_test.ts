@@ -72,6 +72,7 @@ Deno.test("bwrapArgs: every writable tmpfs is sized, and / and /dev are read-onl
         readOnly: [],
         placeholders: [{ path: "/w/.claude", kind: "dir" }],
         masks: [{ path: "/w/.ssh", kind: "dir" }],
+        unheld: [],
       },
     },
     "true",

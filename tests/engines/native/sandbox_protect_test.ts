@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import process from "node:process";
 import type { BwrapRunner } from "../../../src/engines/native/sandbox.ts";
 import { type CommandRequest, runShell } from "../../../src/engines/native/sandbox_run.ts";
@@ -89,30 +89,41 @@ bwrapTest("sandbox: .git is read-only inside; git's read commands still work", a
 });
 
 bwrapTest(
-  "sandbox: host-run paths cannot be created when they do not exist yet, and no trace is left",
+  "sandbox: the host-run folders tools watch live cannot be created; the other host-run paths a " +
+    "command creates are moved out when it ends; no trace is left",
   async () => {
     await withProject(async (cwd, top) => {
-      const attempts = [
+      // Held by a placeholder: the command fails at once.
+      const held = [
         "mkdir -p .claude && echo '{}' > .claude/settings.json",
-        "echo 'touch /tmp/x' > .envrc",
-        "echo '{}' > .mcp.json",
-        "echo 'obey me' > CLAUDE.md",
         "mkdir -p .vscode && echo '{}' > .vscode/tasks.json",
-        "echo '{}' > ollama-mcp.config.json",
         "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit",
-        "mkdir -p .husky && echo x > .husky/pre-commit",
         "rm -rf .claude && mkdir .claude",
       ];
+      // Not held: created, then moved out of the project when the command ends.
+      const moved = [
+        ["echo 'touch /tmp/x' > .envrc", ".envrc"],
+        ["echo '{}' > .mcp.json", ".mcp.json"],
+        ["echo 'obey me' > CLAUDE.md", "CLAUDE.md"],
+        ["echo '{}' > ollama-mcp.config.json", "ollama-mcp.config.json"],
+        ["mkdir -p .husky && echo x > .husky/pre-commit", ".husky"],
+      ];
+      const all = [...held, ...moved.map(([a]) => a!)];
       const result = await runShell(
         runner(top),
-        request(cwd, attempts.map((a, i) => `(${a}) 2>/dev/null; echo "try${i}=$?"`).join("; ")),
+        request(cwd, all.map((a, i) => `(${a}) 2>/dev/null; echo "try${i}=$?"`).join("; ")),
       );
-      for (let i = 0; i < attempts.length; i++) {
-        assert.match(result.output, new RegExp(`try${i}=(?!0)\\d+`), attempts[i]);
-      }
-      // The mount points bubblewrap needed are gone from the host again.
+      held.forEach((attempt, i) => {
+        assert.match(result.output, new RegExp(`try${i}=(?!0)\\d+`), attempt);
+      });
+      // Nothing is left in the project: neither mount points nor what the command made.
       assert.deepEqual(readdirSync(cwd), []);
       assert.deepEqual(result.protectedChanged, []);
+      const gone = (result.quarantined ?? []).map((q) => basename(q.path)).sort();
+      assert.deepEqual(gone, moved.map(([, name]) => name!).sort());
+      // Kept, not deleted: the content is where the result says.
+      const envrc = result.quarantined!.find((q) => q.path.endsWith(".envrc"))!;
+      assert.equal(readFileSync(envrc.movedTo!, "utf8"), "touch /tmp/x\n");
     });
   },
 );
@@ -123,14 +134,14 @@ bwrapTest(
     await withProject(async (cwd, top) => {
       const long = runShell(
         runner(top),
-        request(cwd, 'sleep 2; echo late > .envrc; echo "late=$?"'),
+        request(cwd, 'sleep 2; mkdir .claude/x; echo "late=$?"'),
       );
       await new Promise((r) => setTimeout(r, 500));
       const short = await runShell(runner(top), request(cwd, "true"));
       assert.equal(short.exitCode, 0);
       const late = await long;
       assert.match(late.output, /late=(?!0)\d+/, late.output);
-      assert.ok(!existsSync(join(cwd, ".envrc")));
+      assert.ok(!existsSync(join(cwd, ".claude")));
     });
   },
 );
@@ -141,13 +152,13 @@ bwrapTest(
     await withProject(async (cwd, top) => {
       const first = runShell(runner(top), request(cwd, "sleep 2"));
       const end = Date.now() + 10_000;
-      while (!existsSync(join(cwd, ".envrc")) && Date.now() < end) {
+      while (!existsSync(join(cwd, ".claude")) && Date.now() < end) {
         await new Promise((r) => setTimeout(r, 20));
       }
       // Its mount points exist now, empty: to this command they look like the user's files.
       const second = runShell(
         runner(top),
-        request(cwd, 'sleep 4; echo planted > .envrc; echo "late=$?"'),
+        request(cwd, 'sleep 4; echo planted > .claude/settings.json; echo "late=$?"'),
       );
       assert.equal((await first).exitCode, 0);
       const late = await second;

@@ -2,6 +2,7 @@ import { basename } from "node:path";
 import { DEFAULT_LIMITS, type ShellRunner } from "../sandbox.ts";
 import { runShell } from "../sandbox_run.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
+import { quarantineText } from "../../planted.ts";
 import { displayPath } from "./real_paths.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
@@ -84,6 +85,11 @@ export function bashTool(runner: ShellRunner): NativeTool {
           result.protectedChanged.join(", ")
         }; the user should check them before running git or Claude Code there]`
         : "";
+      const quarantine = result.quarantined
+        ? quarantineText(result.quarantined, (p) => displayPath(p, ctx.cwd))
+        : "";
+      if (quarantine) ctx.warning?.(`planted: ${quarantine}`);
+      const quarantineNote = quarantine ? `\n[${quarantine}]` : "";
       const cut = result.droppedChars > 0
         ? `[output cut: the first ${result.droppedChars} chars were dropped; last ${BASH_KEEP_CHARS} kept]\n`
         : "";
@@ -109,7 +115,7 @@ export function bashTool(runner: ShellRunner): NativeTool {
       return {
         text: `${head} (${
           (result.durationMs / 1000).toFixed(1)
-        }s)\n${cut}${output}${masked}${protectedNote}${secretNote}`,
+        }s)\n${cut}${output}${masked}${protectedNote}${quarantineNote}${secretNote}`,
         isError: result.exitCode !== 0,
       };
     },

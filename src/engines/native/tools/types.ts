@@ -43,6 +43,8 @@ export interface ToolContext {
   fileChanged(path: string): void;
   /** Reports a command the Bash tool ran. */
   commandRun(run: CommandRun): void;
+  /** Something the orchestrator must not miss (a `warning:` line of the reply). */
+  warning?(text: string): void;
   /** Reports the pid of a command being started, so a server restart can stop it. */
   processStarted?(pid: number): void;
   /**
