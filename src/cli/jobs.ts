@@ -8,6 +8,7 @@ import { jobsCancel } from "./jobs_cancel.ts";
 import {
   compactCount,
   humanDuration,
+  jobProblemExitCode,
   jobProblemText,
   type JobsContext,
   type JobsIo,
@@ -96,7 +97,7 @@ export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promis
     }
     if (isJobError(e)) {
       io.err(`ollama-delegate jobs: ${jobProblemText(e.problem)}`);
-      return 1;
+      return jobProblemExitCode(e.problem);
     }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       io.err(`ollama-delegate jobs: ${e.message}. Run ollama-delegate jobs --help`);

@@ -27,7 +27,7 @@ export const CLAUDE_BIN = join(
 
 let denoDir: string | undefined;
 /** Deno's cache, so a server started with another HOME still finds its npm packages. */
-function realDenoDir(): string {
+export function realDenoDir(): string {
   if (process.env.DENO_DIR) return process.env.DENO_DIR;
   denoDir ??= (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
     denoDir: string;
