@@ -7,23 +7,17 @@
  * resolves prefixes the same way.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { field, realDenoDir, tempDir } from "../support/harness.ts";
+import { cliLayout, defaultLayout } from "../support/default_layout.ts";
+import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
-import { baseRecord, cliEnv, runCli, writeJob } from "../cli/jobs_support.ts";
+import { baseRecord, runCli, writeJob } from "../cli/jobs_support.ts";
 
 /** Two planted jobs whose ids share their first 8 characters, as a long history can hold. */
 const TWIN_A = "abcdef01-0a00-4000-8000-000000000001";
 const TWIN_B = "abcdef01-0b00-4000-8000-000000000002";
 
-/** The default layout: HOME only; OLLAMA_MCP_STATE_DIR unset (an empty value is ignored). */
-function defaultLayout() {
-  const home = tempDir("od-prefix-home-");
-  return { home, stateDir: join(home, ".ollama-mcp", "jobs"), env: { OLLAMA_MCP_STATE_DIR: "" } };
-}
-
 Deno.test("job ids by prefix: 8 characters work in status, result, transcript, followup and cancel; ambiguous and unknown ones name the candidates", async () => {
-  const layout = defaultLayout();
+  const layout = defaultLayout("od-prefix-home-");
   await using scene = await startScene({
     ...layout,
     // Directives are read from a conversation's first message; the follow-up is answered here.
@@ -149,12 +143,3 @@ Deno.test("job ids by prefix: 8 characters work in status, result, transcript, f
       `${TWIN_A} (completed, qwen3:8b, created 2024-03-10 12:00 UTC)); give more of the id\n`,
   );
 });
-
-/** The terminal commands with the same HOME and default state dir as the server. */
-function cliLayout(layout: ReturnType<typeof defaultLayout>) {
-  return cliEnv({
-    stateDir: layout.stateDir,
-    // Another HOME must not mean another Deno cache.
-    env: { HOME: layout.home, OLLAMA_MCP_STATE_DIR: "", DENO_DIR: realDenoDir() },
-  });
-}
