@@ -40,7 +40,7 @@ Commands:
   cancel <id>            stop a job, also one another server process runs
       --wait <seconds>       how long to wait for it to stop (default 15)
       --no-status            no live "waiting" line
-  prune                  remove finished jobs
+  prune                  remove finished jobs (their usage stays counted by usage)
       --older-than <age>     12h, 7d, 30d... (default: retainDays from settings)
       --dry-run              only say what would be removed
   usage                  tokens and cost per model and per day
