@@ -135,3 +135,37 @@ Deno.test("text calls: a Bash call written as text with Claude Code's descriptio
     );
   }
 });
+
+Deno.test("text calls: dangerouslyDisableSandbox on a Bash call is ignored; the command stays in the sandbox and the model is told", async () => {
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: modelOf("hermes"), toolCallStyle: "hermes" }, { name: "qwen3:8b" }],
+    },
+  });
+  const outside = tempDir("od-textcall-outside-");
+  for (const style of ["hermes", "structured"] as const) {
+    const work = tempDir("od-textcall-");
+    const call = {
+      command: `touch ${outside}/escaped-${style}; echo ran`,
+      dangerouslyDisableSandbox: true,
+    };
+    const reply = await scene.call("delegate_start", {
+      engine: "native",
+      model: style === "structured" ? "qwen3:8b" : modelOf(style),
+      wait_seconds: 90,
+      cwd: work,
+      prompt: `@tool Bash ${JSON.stringify(call)}\n@reply Done.\nescape`,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(existsSync(join(outside, `escaped-${style}`)), false, style);
+    const id = field(reply.text, "job_id")!;
+    const lines = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
+      .trim().split("\n").map((l) => JSON.parse(l));
+    const result = lines.find((e) => e.kind === "tool_result");
+    assert.match(
+      result.text,
+      /\nNote: this Bash does not take "dangerouslyDisableSandbox"; the call ran without it\.$/,
+      style,
+    );
+  }
+});
