@@ -8,6 +8,7 @@ import { jobsCancel } from "./jobs_cancel.ts";
 import {
   compactCount,
   humanDuration,
+  jobProblemExitCode,
   jobProblemText,
   type JobsContext,
   type JobsIo,
@@ -39,7 +40,7 @@ Commands:
   cancel <id>            stop a job, also one another server process runs
       --wait <seconds>       how long to wait for it to stop (default 15)
       --no-status            no live "waiting" line
-  prune                  remove finished jobs
+  prune                  remove finished jobs (their usage stays counted by usage)
       --older-than <age>     12h, 7d, 30d... (default: retainDays from settings)
       --dry-run              only say what would be removed
   usage                  tokens and cost per model and per day
@@ -96,7 +97,7 @@ export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promis
     }
     if (isJobError(e)) {
       io.err(`ollama-delegate jobs: ${jobProblemText(e.problem)}`);
-      return 1;
+      return jobProblemExitCode(e.problem);
     }
     if (e instanceof TypeError && (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       io.err(`ollama-delegate jobs: ${e.message}. Run ollama-delegate jobs --help`);

@@ -3,7 +3,8 @@ import { JobManager } from "../jobs/manager.ts";
 import type { JobProblem } from "../jobs/errors.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
-import { isValidId } from "../jobs/ids.ts";
+import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import { flattenLine } from "../platform/plain_text.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
 import type { Settings } from "../settings/types.ts";
@@ -97,6 +98,11 @@ export function openContext(io: JobsIo): JobsContext {
 /** What every "which job?" error ends with. */
 const ID_HINT = "ollama-delegate jobs --all lists the ids";
 
+/** The exit code of a job-layer error: 2 when the command line was wrong, else 1. */
+export function jobProblemExitCode(p: JobProblem): number {
+  return p.kind === "bad-job-ref" || p.kind === "ambiguous-job-prefix" ? 2 : 1;
+}
+
 /** The job layer's errors as a person at the terminal reads them. */
 export function jobProblemText(p: JobProblem): string {
   switch (p.kind) {
@@ -104,6 +110,25 @@ export function jobProblemText(p: JobProblem): string {
       return `No job "${p.id.slice(0, 80)}" here. ${ID_HINT}`;
     case "unknown-session":
       return `No session "${p.id.slice(0, 80)}" here. ${ID_HINT}`;
+    case "bad-job-ref": {
+      const ref = escapeLine(p.ref.slice(0, 80));
+      if (p.why === "empty") return `Missing job id. ${ID_HINT}`;
+      return p.why === "too-short"
+        ? `"${ref}" is too short: a job id prefix needs at least ${MIN_PREFIX} characters ` +
+          `(the ID column shows 8). ${ID_HINT}`
+        : `"${ref}" is not a job id: an id is a UUID (hex digits and dashes), and a prefix ` +
+          `of one needs at least ${MIN_PREFIX} characters and must match a single job. ${ID_HINT}`;
+    }
+    case "unmatched-job-prefix": {
+      const head = `No job id starts with "${escapeLine(p.prefix.slice(0, 80))}" in ${p.stateDir}`;
+      if (p.jobs === 0) return `${head}: it holds no jobs`;
+      return `${head}. The newest of its ${p.jobs} jobs: ` +
+        `${p.newest.map(candidateText).join("; ")}. ${ID_HINT}`;
+    }
+    case "ambiguous-job-prefix":
+      return `"${escapeLine(p.prefix)}" matches ${p.count} jobs (` +
+        (p.count > p.matches.length ? `the newest ${p.matches.length}: ` : "") +
+        `${p.matches.map(candidateText).join("; ")}); give more of the id`;
     case "cancel-pending":
       return `Asked server pid ${p.ownerPid ?? "?"} to cancel job ${p.id}, but it is still ` +
         `${p.state} after ${(p.waitedMs / 1000).toFixed(1)}s. The request stays in place; ` +
@@ -124,8 +149,9 @@ export function jobProblemText(p: JobProblem): string {
 
 /**
  * A job named in full or by a unique prefix of at least 4 characters, as git does for
- * commits; ids are checked before any path is built from them. `usage` is the command line
- * shown when the id is missing, e.g. "jobs show <id>".
+ * commits (jobs/job_ref.ts: the same resolver as the tools'). `usage` is the command line
+ * shown when the id is missing, e.g. "jobs show <id>". Other failures are JobErrors, worded
+ * by jobProblemText.
  */
 export async function resolveJobId(
   store: JobStore,
@@ -135,32 +161,7 @@ export async function resolveJobId(
   if (ref === undefined || ref.trim() === "") {
     throw new JobsUsageError(`Missing job id: ollama-delegate ${usage}. ${ID_HINT}`);
   }
-  const wanted = ref.trim().toLowerCase();
-  if (isValidId(wanted)) return wanted;
-  if (/^[0-9a-f-]{1,3}$/.test(wanted)) {
-    throw new JobsUsageError(
-      `"${ref}" is too short: a job id prefix needs at least 4 characters (the ID column ` +
-        `shows 8). ${ID_HINT}`,
-    );
-  }
-  if (!/^[0-9a-f-]{4,36}$/.test(wanted)) {
-    throw new JobsUsageError(
-      `"${ref}" is not a job id: an id is a UUID (hex digits and dashes), and a prefix of ` +
-        `one needs at least 4 characters and must match a single job. ${ID_HINT}`,
-    );
-  }
-  const matches = (await store.ids()).filter((id) => id.toLowerCase().startsWith(wanted));
-  if (matches.length === 1) return matches[0]!.toLowerCase();
-  if (matches.length === 0) {
-    throw new JobsUsageError(
-      `No job id starts with "${ref}" in ${store.stateDir}. ${ID_HINT}`,
-      1,
-    );
-  }
-  throw new JobsUsageError(
-    `"${ref}" matches ${matches.length} jobs (${matches.slice(0, 3).join(", ")}` +
-      `${matches.length > 3 ? ", …" : ""}); give more of the id`,
-  );
+  return await resolveJobRef(store, ref);
 }
 
 /** Refuses arguments after the one a command takes, rather than ignoring them. */

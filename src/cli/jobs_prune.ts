@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { usageTotals } from "../jobs/cost.ts";
 import { pruneJobs } from "../jobs/retention.ts";
+import { ledgerPath, usageHistory } from "../jobs/usage_ledger.ts";
 import { recordsInDays, renderUsage } from "../jobs/usage_report.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import {
@@ -60,6 +61,14 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
         `conversation index file(s).`,
     );
   }
+  if (report.removed.length > 0) {
+    out.push(
+      `Their tokens and cost ${report.dryRun ? "would stay" : "stay"} counted by ` +
+        `ollama-delegate jobs usage and delegate_usage (kept in ${
+          ledgerPath(ctx.store.stateDir)
+        }).`,
+    );
+  }
   for (const w of report.worktrees) out.push(`  ${escapeLine(w.note)}`);
   const counts = new Map<string, number>();
   for (const k of report.kept) counts.set(k.reason, (counts.get(k.reason) ?? 0) + 1);
@@ -91,9 +100,11 @@ export async function jobsUsage(ctx: JobsContext, argv: string[], io: JobsIo): P
   }
   const days = parseCount("days", values.days, 0) ?? 30;
   const { records, corrupt } = await ctx.manager.list();
+  // Pruned jobs count too: their usage outlives their folders (jobs/usage_ledger.ts).
+  const { entries, unreadable } = await usageHistory(ctx.store, records);
   const now = Date.now();
   if (values.json) {
-    const picked = recordsInDays(records, days, now);
+    const picked = recordsInDays(entries, days, now);
     io.out(
       JSON.stringify(
         { days, jobs: picked.length, ...usageTotals(picked, ctx.settings.pricing) },
@@ -103,8 +114,11 @@ export async function jobsUsage(ctx: JobsContext, argv: string[], io: JobsIo): P
     );
     return 0;
   }
-  let text = renderUsage(records, ctx.settings.pricing, { days, now });
+  let text = renderUsage(entries, ctx.settings.pricing, { days, now });
   if (corrupt.length > 0) text += `\n${corrupt.length} unreadable job record(s) not counted.`;
+  if (unreadable > 0) {
+    text += `\n${unreadable} unreadable line(s) of ${ledgerPath(ctx.store.stateDir)} not counted.`;
+  }
   io.out(text);
   return 0;
 }

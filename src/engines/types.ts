@@ -24,6 +24,11 @@ export type TranscriptEntry =
      * engine recovered it from the reply's text rather than getting a structured call.
      */
     recovered?: string;
+    /**
+     * Parameters of the call that Claude Code's tool of this name takes and ours does not
+     * (`description` on Bash): the call ran without them (native/tools/claude_params.ts).
+     */
+    ignored?: string[];
   }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
 

@@ -36,7 +36,10 @@ export function promptTokens(usage: NonNullable<JobRecord["usage"]>): number {
   return usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens;
 }
 
-export function costOf(record: JobRecord, pricing: Readonly<Record<string, Price>>): JobCost {
+/** What cost and usage totals read of a job: a record, or a pruned job's ledger line. */
+export type UsageFacts = Pick<JobRecord, "model" | "createdAt" | "usage">;
+
+export function costOf(record: UsageFacts, pricing: Readonly<Record<string, Price>>): JobCost {
   if (!record.usage) return { kind: "no-usage" };
   const price = priceOf(record.model, pricing);
   if (!price) return { kind: "unpriced" };
@@ -112,7 +115,7 @@ function emptyTotals(key: string): UsageTotals {
   };
 }
 
-function add(totals: UsageTotals, record: JobRecord, cost: JobCost): void {
+function add(totals: UsageTotals, record: UsageFacts, cost: JobCost): void {
   totals.jobs++;
   const u = record.usage;
   if (u) {
@@ -147,7 +150,7 @@ export function utcDay(ms: number): string {
  * of `createdAt`. Models are ordered by cost then tokens, days newest first.
  */
 export function usageTotals(
-  records: readonly JobRecord[],
+  records: readonly UsageFacts[],
   pricing: Readonly<Record<string, Price>>,
 ): UsageReport {
   const byModel = new Map<string, UsageTotals>();

@@ -6,9 +6,29 @@
 import { DelegateError, isDelegateError } from "../errors.ts";
 import type { JobState } from "./record.ts";
 
+/** A job an error offers instead of the one asked for (job_ref.ts), newest first. */
+export interface JobCandidate {
+  id: string;
+  state?: JobState;
+  createdAt?: number;
+  model?: string;
+}
+
 export type JobProblem =
   | { kind: "unknown-job"; id: string }
   | { kind: "unknown-session"; id: string }
+  /** A job reference that cannot be an id nor a prefix of one (job_ref.ts). */
+  | { kind: "bad-job-ref"; ref: string; why: "empty" | "too-short" | "not-an-id" }
+  /** No job id starts with the prefix; `newest` are the newest of the `jobs` there are. */
+  | {
+    kind: "unmatched-job-prefix";
+    prefix: string;
+    stateDir: string;
+    jobs: number;
+    newest: JobCandidate[];
+  }
+  /** Several job ids start with the prefix; `matches` are the newest of them. */
+  | { kind: "ambiguous-job-prefix"; prefix: string; count: number; matches: JobCandidate[] }
   /** Another server process runs the job and has not stopped it yet; the request stays. */
   | {
     kind: "cancel-pending";
@@ -42,6 +62,12 @@ function plainMessage(p: JobProblem): string {
       return `Unknown job id "${p.id.slice(0, 80)}"`;
     case "unknown-session":
       return `Unknown session id "${p.id.slice(0, 80)}"`;
+    case "bad-job-ref":
+      return `Unknown job id "${p.ref.slice(0, 80)}": not a job id nor a prefix of one (${p.why})`;
+    case "unmatched-job-prefix":
+      return `Unknown job id "${p.prefix.slice(0, 80)}": no job id in ${p.stateDir} starts with it`;
+    case "ambiguous-job-prefix":
+      return `Ambiguous job id "${p.prefix.slice(0, 80)}": ${p.count} job ids start with it`;
     case "cancel-pending":
       return `Job ${p.id} is still ${p.state} after a cancel request to pid ${p.ownerPid ?? "?"}`;
     case "needs-native":

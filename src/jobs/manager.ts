@@ -11,6 +11,7 @@ import { selfIdentity } from "../platform/process_identity.ts";
 import type { EngineName } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
+import { resolveJobRef } from "./job_ref.ts";
 import {
   type JobView,
   KILL_GRACE_MS,
@@ -200,12 +201,14 @@ export class JobManager {
     }
   }
 
-  /** The current view of a job, from memory when this process runs it, else from disk. */
-  async get(id: string): Promise<JobView> {
-    const key = id.toLowerCase();
-    const live = isValidId(id) ? this.#live.get(key) : undefined;
+  /**
+   * The current view of a job, from memory when this process runs it, else from disk. `ref`
+   * is its id or a unique prefix of one (job_ref.ts).
+   */
+  async get(ref: string): Promise<JobView> {
+    const id = isValidId(ref) ? ref : await resolveJobRef(this.store, ref, this.#live.keys());
+    const live = this.#live.get(id.toLowerCase());
     if (live) return this.#view(live);
-    if (!isValidId(id)) throw new JobError({ kind: "unknown-job", id });
     return await viewFromDisk(id, this.#recovery, this.#lanes.gate);
   }
 

@@ -4,6 +4,7 @@ import { isValidId } from "./ids.ts";
 import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
+import { keepUsage, ledgerPath } from "./usage_ledger.ts";
 import { removeWorktree } from "./worktree.ts";
 
 const DAY_MS = 86_400_000;
@@ -57,7 +58,8 @@ export interface PruneReport {
 
 /**
  * Removes finished job folders whose end (or creation, when none was recorded) is older than
- * the cutoff. Never removes a queued or running job, one whose owning server still runs, one
+ * the cutoff, after appending their usage to the ledger (usage_ledger.ts): usage reports
+ * still count them. Never removes a queued or running job, one whose owning server still runs, one
  * newer than the cutoff, or an unreadable one. A conversation goes as a whole: while any of
  * its turns must stay, its older turns stay too, because a follow-up continues from them.
  */
@@ -125,7 +127,20 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
         continue;
       }
     }
-    // The worktree goes first: when it cannot, the records that point at it stay.
+    // Their usage first, so that delegate_usage's totals survive the folders.
+    if (!report.dryRun) {
+      try {
+        await keepUsage(store.stateDir, turns.map((t) => t.record));
+      } catch (e) {
+        report.failed.push({
+          id: sessionId,
+          reason: `cannot keep its usage in ${ledgerPath(store.stateDir)} ` +
+            `(${(e as Error).message}); its jobs are kept`,
+        });
+        continue;
+      }
+    }
+    // The worktree goes next: when it cannot, the records that point at it stay.
     if (!(await pruneWorktree(sessionId, turns.map((t) => t.record), report))) continue;
     for (const { record } of turns) {
       const id = record.id.toLowerCase();

@@ -3,7 +3,7 @@
  * `jobs usage` print the same report.
  */
 import { totalsCostText, type UsageTotals, usageTotals } from "./cost.ts";
-import type { JobRecord } from "./record.ts";
+import type { UsageEntry } from "./usage_ledger.ts";
 import type { Price } from "../settings/types.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 
@@ -16,11 +16,11 @@ export interface UsageOptions {
 }
 
 /** The records created in the last `days` UTC days (today included); 0 keeps all. */
-export function recordsInDays(
-  records: readonly JobRecord[],
+export function recordsInDays<T extends { createdAt: number }>(
+  records: readonly T[],
   days: number,
   now = Date.now(),
-): JobRecord[] {
+): T[] {
   if (!(days > 0)) return [...records];
   const startOfToday = Math.floor(now / DAY_MS) * DAY_MS;
   const from = startOfToday - (days - 1) * DAY_MS;
@@ -41,7 +41,7 @@ function totalsLine(t: UsageTotals, width: number): string {
  * comes from the pricing table only; a model without an entry shows "unknown", never 0.
  */
 export function renderUsage(
-  records: readonly JobRecord[],
+  records: readonly UsageEntry[],
   pricing: Readonly<Record<string, Price>>,
   options: UsageOptions,
 ): string {
@@ -50,7 +50,11 @@ export function renderUsage(
   const span = options.days > 0
     ? `the last ${options.days} day${options.days === 1 ? "" : "s"} (UTC, today included)`
     : "all recorded jobs";
-  const out = [`Usage over ${span}: ${picked.length} job${picked.length === 1 ? "" : "s"}`];
+  const pruned = picked.filter((e) => e.pruned).length;
+  const out = [
+    `Usage over ${span}: ${picked.length} job${picked.length === 1 ? "" : "s"}` +
+    (pruned > 0 ? ` (${pruned} of them pruned: their folders are gone, their usage is kept)` : ""),
+  ];
   if (picked.length === 0) return out.join("\n");
   const report = usageTotals(picked, pricing);
   const width = Math.max(10, ...report.byModel.map((t) => escapeLine(t.key).length));

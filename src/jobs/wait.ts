@@ -25,12 +25,14 @@ export async function waitForEnd(
   const deadline = started + Math.min(seconds, 600) * 1000;
   const tickMs = options.tickMs ?? 5000;
   let view = await jobs.get(id);
+  // `id` may be a prefix: the whole id is not looked up again at every step.
+  const whole = view.record.id;
   let lastTick = started;
   while (!isTerminal(view.record.state) && Date.now() < deadline && !options.signal?.aborted) {
-    const finished = jobs.finished(view.record.id);
+    const finished = jobs.finished(whole);
     const step = Math.min(deadline - Date.now(), finished ? tickMs : 500, tickMs);
     await Promise.race([finished ?? new Promise(() => {}), sleep(step, options.signal)]);
-    view = await jobs.get(id);
+    view = await jobs.get(whole);
     if (options.tick && Date.now() - lastTick >= tickMs - 5 && !isTerminal(view.record.state)) {
       lastTick = Date.now();
       options.tick(view, lastTick - started);

@@ -110,10 +110,20 @@ export async function finishWorktree(record: JobRecord, store: JobStore): Promis
 }
 
 /**
+ * Why the patch comes first after include_uncommitted: git refuses a cherry-pick or a merge
+ * that would overwrite a file with uncommitted changes ("Your local changes to the following
+ * files would be overwritten"), and the delegate most often changed the very files the user
+ * was working on; `git apply` patches the working tree as it is.
+ */
+const APPLY_FIRST = "# your checkout still has the uncommitted changes this branch started " +
+  "from: apply adds only the delegate's changes on top of them (cherry-pick and merge stop " +
+  "at files with uncommitted changes)";
+
+/**
  * The commands that take a job's work into the checkout, for the person reading its result:
  * merge or cherry-pick the branch, or apply the patch. When the branch's first commit holds
- * carried changes (which the checkout still has uncommitted) the patch comes first, and the
- * merge says it brings that commit in too. When the turn left files out of the branch, a
+ * carried changes (which the checkout still has uncommitted) the patch comes first, after a
+ * line that says why, and the merge says it brings that commit in too. When the turn left files out of the branch, a
  * comment line comes first, so nobody takes the branch believing it holds everything.
  */
 export function takeCommands(wt: JobWorktree): string[] {
@@ -122,7 +132,12 @@ export function takeCommands(wt: JobWorktree): string[] {
   const pick = `git -C ${repo} cherry-pick ${wt.base ?? "<base>"}..${wt.branch}`;
   const apply = wt.patch ? [`git -C ${repo} apply ${JSON.stringify(wt.patch)}`] : [];
   const out = wt.carried
-    ? [...apply, pick, `${merge}   # also brings in the base commit (your uncommitted changes)`]
+    ? [
+      ...(apply.length > 0 ? [APPLY_FIRST] : []),
+      ...apply,
+      pick,
+      `${merge}   # also brings in the base commit (your uncommitted changes)`,
+    ]
     : [merge, pick, ...apply];
   const left = wt.leftOut ?? [];
   if (left.length > 0) {

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
+import { usageHistory } from "../jobs/usage_ledger.ts";
 import { renderUsage } from "../jobs/usage_report.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import { jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
@@ -153,9 +154,12 @@ export function transcriptHandler(
 /** delegate_usage: tokens and cost per model and per day. */
 export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
   return async (args) => {
-    const { records } = await (await deps.runtime()).manager.list();
+    const { manager } = await deps.runtime();
+    const { records } = await manager.list();
+    // Pruned jobs count too: their usage outlives their folders (jobs/usage_ledger.ts).
+    const { entries } = await usageHistory(manager.store, records);
     return textResult(
-      renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
+      renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
     );
   };
 }

@@ -1,5 +1,9 @@
 /** The job layer's errors as the orchestrator reads them: what happened, and what to do. */
 import type { JobProblem } from "../jobs/errors.ts";
+import { candidateText, MIN_PREFIX } from "../jobs/job_ref.ts";
+import { escapeLine } from "../platform/plain_text.ts";
+
+const LIST_HINT = "delegate_list shows the jobs there are";
 
 export function jobProblemText(p: JobProblem): string {
   switch (p.kind) {
@@ -11,6 +15,30 @@ export function jobProblemText(p: JobProblem): string {
       return `Unknown session id "${
         p.id.slice(0, 80)
       }". delegate_list shows sessions and their jobs`;
+    case "bad-job-ref": {
+      const shown = `Unknown job id "${escapeLine(p.ref.slice(0, 80))}". `;
+      return p.why === "too-short"
+        ? `${shown}A prefix of a job id needs at least ${MIN_PREFIX} characters (8 are ` +
+          `usually unique); ${LIST_HINT}`
+        : `${shown}Job ids are UUIDs (hex digits and dashes); a unique prefix of one, at ` +
+          `least ${MIN_PREFIX} characters, works too. ${LIST_HINT}`;
+    }
+    case "unmatched-job-prefix": {
+      const head = `Unknown job id "${escapeLine(p.prefix.slice(0, 80))}": no job id starts ` +
+        "with it";
+      if (p.jobs === 0) return `${head}, and there are no jobs yet`;
+      return `${head}. The newest of the ${p.jobs} jobs: ` +
+        `${p.newest.map(candidateText).join("; ")}. Pass one of these ids, or see ` +
+        "delegate_list for all";
+    }
+    case "ambiguous-job-prefix": {
+      const which = p.count > p.matches.length
+        ? `the newest ${p.matches.length} of ${p.count}`
+        : `all ${p.count}`;
+      return `Ambiguous job id "${escapeLine(p.prefix)}": ${p.count} job ids start with it ` +
+        `(${which}: ${p.matches.map(candidateText).join("; ")}). Pass more of the id, or ` +
+        "the whole id";
+    }
     case "cancel-pending":
       return `Asked the server process that runs job ${p.id} (pid ${p.ownerPid ?? "?"}) to ` +
         `cancel it, but it is still ${p.state} after ${Math.round(p.waitedMs / 1000)}s. ` +

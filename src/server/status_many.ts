@@ -52,12 +52,17 @@ export async function statusMany(
     return textResult("Cannot show status: job_ids is empty; list 1 to 20 job ids", true);
   }
   const { manager } = await deps.runtime();
-  const entries: Entry[] = await Promise.all(ids.map((id) =>
+  const resolved: Entry[] = await Promise.all(ids.map((id) =>
     manager.get(id).then(
       (view) => ({ id, view }),
       (e) => ({ id, error: toolErrorText(e) }),
     )
   ));
+  // A prefix and the whole id of one job are one job: one block.
+  const seen = new Set<string>();
+  const entries = resolved.filter((e) =>
+    !("view" in e) || (!seen.has(e.view.record.id) && !!seen.add(e.view.record.id))
+  );
   const known = entries.filter((e): e is { id: string; view: JobView } => "view" in e);
   if (known.length === 0) {
     return textResult(entries.map((e) => "error" in e ? e.error : "").join("\n"), true);

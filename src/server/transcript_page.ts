@@ -180,6 +180,7 @@ function pageEntry(index: number, entry: TranscriptEntry, cap: number): PageEntr
         id: short(entry.id),
         name: short(entry.name),
         ...cutBody(JSON.stringify(entry.input) ?? "null"),
+        ...(entry.ignored ? { ignored: entry.ignored.map(short) } : {}),
       };
     case "tool_result":
       return {

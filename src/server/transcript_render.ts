@@ -12,6 +12,8 @@ export interface PageEntry {
   body: string;
   /** How many characters of `body` were cut (0 = whole). */
   cutChars: number;
+  /** A tool call's parameters that were ignored (TranscriptEntry's `ignored`). */
+  ignored?: string[];
 }
 
 export interface TranscriptPage {
@@ -51,7 +53,11 @@ export function renderEntry(e: PageEntry): string {
   }`;
   const body = e.body === "" ? (e.kind === "tool_result" ? "(no output)" : "(empty)") : e.body;
   const note = e.cutChars > 0 ? `\n… [${e.cutChars} more chars cut]` : "";
-  return `${head}\n  ${(body + note).replaceAll("\n", "\n  ")}`;
+  const ignored = e.ignored && e.ignored.length > 0
+    ? `\nignored: ${e.ignored.map((k) => `"${k}"`).join(", ")} (Claude Code's ${e.name} ` +
+      `takes ${e.ignored.length === 1 ? "it" : "them"}; this one does not)`
+    : "";
+  return `${head}\n  ${(body + note + ignored).replaceAll("\n", "\n  ")}`;
 }
 
 /** The page as the tool's text: header, entries, and where to go next. */

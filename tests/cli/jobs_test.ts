@@ -178,7 +178,10 @@ Deno.test("jobs show, tail, cancel: a short, missing or wrong id says what an id
   assert.equal(unknown.code, 1);
   assert.equal(
     unknown.stderr,
-    `ollama-delegate jobs: No job id starts with "dddd" in ${ctx.stateDir}. ${hint}\n`,
+    `ollama-delegate jobs: No job id starts with "dddd" in ${ctx.stateDir}. The newest of ` +
+      `its 3 jobs: ${C} (cancelled, llama3, created 2024-03-10 12:02 UTC); ${B} (failed, ` +
+      `glm-5:cloud, created 2024-03-10 12:01 UTC); ${A} (completed, qwen3:8b, created ` +
+      `2024-03-10 12:00 UTC). ${hint}\n`,
   );
   // `jobs <id>` most likely means `jobs show <id>`.
   const bare = await runCli(ctx, ["jobs", "b2000000"]);

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TextCallStyle } from "../support/ollama_emulator.ts";
 import { TEXT_CALL_STYLES } from "../support/ollama_emulator_text_calls.ts";
+import { defaultLayout } from "../support/default_layout.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
@@ -89,4 +90,82 @@ Deno.test("text calls: prose that quotes a call is the answer; nothing runs and 
   assert.equal(field(reply.text, "commands"), undefined);
   assert.ok(reply.text.includes(`--- output ---\n${answer}`), reply.text);
   assert.equal(scene.emulator.nativeChatRequests().length, 1);
+});
+
+Deno.test("text calls: a Bash call written as text with Claude Code's description runs like the structured call, and the transcript notes the ignored parameter", async () => {
+  await using scene = await startScene({
+    ...defaultLayout("od-textcall-home-"),
+    emulator: {
+      models: TEXT_CALL_STYLES.map((style) => ({ name: modelOf(style), toolCallStyle: style })),
+    },
+  });
+  for (const style of TEXT_CALL_STYLES) {
+    const work = tempDir("od-textcall-");
+    const call = { command: `echo described-${style} > out.txt`, description: "Write out.txt" };
+    const reply = await scene.call("delegate_start", {
+      engine: "native",
+      model: modelOf(style),
+      wait_seconds: 90,
+      cwd: work,
+      prompt: `@tool Bash ${JSON.stringify(call)}\n@reply Wrote it.\nwrite out.txt`,
+    });
+    assert.equal(field(reply.text, "state"), "completed", `${style}\n${reply.text}`);
+    assert.equal(readFileSync(join(work, "out.txt"), "utf8"), `described-${style}\n`, style);
+    assert.equal(
+      field(reply.text, "tool calls"),
+      style === "structured" ? "1" : "1 (1 recovered from text)",
+      style,
+    );
+    assert.equal(field(reply.text, "commands"), "1 run", style);
+    const id = field(reply.text, "job_id")!;
+    // The job folder is where a default install keeps it.
+    const lines = readFileSync(
+      join(scene.home, ".ollama-mcp", "jobs", id, "transcript.jsonl"),
+      "utf8",
+    )
+      .trim().split("\n").map((l) => JSON.parse(l));
+    const entry = lines.find((e) => e.kind === "tool_call");
+    assert.deepEqual(entry.input, call, style);
+    assert.deepEqual(entry.ignored, ["description"], style);
+    const page = await scene.call("delegate_transcript", { job_id: id });
+    assert.match(
+      page.text,
+      /\[0\] tool_call Bash \(call_[^)]+\)\n {2}\{.*"description":"Write out\.txt"\}\n {2}ignored: "description" \(Claude Code's Bash takes it; this one does not\)\n/,
+      style,
+    );
+  }
+});
+
+Deno.test("text calls: dangerouslyDisableSandbox on a Bash call is ignored; the command stays in the sandbox and the model is told", async () => {
+  await using scene = await startScene({
+    emulator: {
+      models: [{ name: modelOf("hermes"), toolCallStyle: "hermes" }, { name: "qwen3:8b" }],
+    },
+  });
+  const outside = tempDir("od-textcall-outside-");
+  for (const style of ["hermes", "structured"] as const) {
+    const work = tempDir("od-textcall-");
+    const call = {
+      command: `touch ${outside}/escaped-${style}; echo ran`,
+      dangerouslyDisableSandbox: true,
+    };
+    const reply = await scene.call("delegate_start", {
+      engine: "native",
+      model: style === "structured" ? "qwen3:8b" : modelOf(style),
+      wait_seconds: 90,
+      cwd: work,
+      prompt: `@tool Bash ${JSON.stringify(call)}\n@reply Done.\nescape`,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(existsSync(join(outside, `escaped-${style}`)), false, style);
+    const id = field(reply.text, "job_id")!;
+    const lines = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
+      .trim().split("\n").map((l) => JSON.parse(l));
+    const result = lines.find((e) => e.kind === "tool_result");
+    assert.match(
+      result.text,
+      /\nNote: this Bash does not take "dangerouslyDisableSandbox"; the call ran without it\.$/,
+      style,
+    );
+  }
 });

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { isJobError } from "../../src/jobs/errors.ts";
+import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
 import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
 
 Deno.test("start: the job runs on its engine and its end is on disk", async () => {
@@ -95,10 +95,19 @@ Deno.test("shutdown: running and queued jobs are interrupted with the reason", a
 
 Deno.test("unknown ids are JobErrors that carry the id, not advice", async () => {
   const { manager } = managerWith(new FakeEngine());
-  for (const id of ["../etc/passwd", "33333333-2222-4333-8444-555555555555"]) {
+  const cases: Array<[string, JobProblem]> = [
+    ["33333333-2222-4333-8444-555555555555", {
+      kind: "unknown-job",
+      id: "33333333-2222-4333-8444-555555555555",
+    }],
+    ["../etc/passwd", { kind: "bad-job-ref", ref: "../etc/passwd", why: "not-an-id" }],
+    ["333", { kind: "bad-job-ref", ref: "333", why: "too-short" }],
+  ];
+  for (const [id, problem] of cases) {
     await assert.rejects(manager.get(id), (e: unknown) => {
       assert.ok(isJobError(e));
-      assert.deepEqual(e.problem, { kind: "unknown-job", id });
+      assert.deepEqual(e.problem, problem);
+      assert.match(e.message, /^Unknown job id/);
       assert.doesNotMatch(e.message, /delegate_/);
       return true;
     });

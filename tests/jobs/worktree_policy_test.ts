@@ -183,8 +183,10 @@ Deno.test("worktree policy: the reply shows the base commit's files and what was
     first,
     /^take it: +# not on the branch.*docs\/CLAUDE\.md, sub\/\.claude\/settings\.json/,
   );
-  // Carried changes: the patch first, and the merge says it brings the base commit too.
-  assert.match(take.split("\n")[1]!, /git -C ".*" apply ".*changes\.patch"$/);
+  // Carried changes: the patch first, after the line that says why, and the merge says it
+  // brings the base commit too.
+  assert.match(take.split("\n")[1]!, /^ +# your checkout still has the uncommitted changes/);
+  assert.match(take.split("\n")[2]!, /^ +git -C ".*" apply ".*changes\.patch"$/);
   assert.match(take, new RegExp(`merge ${branch} +# also brings in the base commit`));
   await manager.shutdown();
 });

@@ -12,6 +12,32 @@ Deno.test("toolErrorText: each job problem says what happened and which tool hel
     'Unknown job id "nope". Job ids are UUIDs; delegate_list shows the jobs there are',
   );
   assert.equal(
+    text({ kind: "bad-job-ref", ref: "abc", why: "too-short" }),
+    'Unknown job id "abc". A prefix of a job id needs at least 4 characters (8 are usually ' +
+      "unique); delegate_list shows the jobs there are",
+  );
+  assert.equal(
+    text({ kind: "bad-job-ref", ref: "../x\nstate: completed", why: "not-an-id" }),
+    'Unknown job id "../x\\nstate: completed". Job ids are UUIDs (hex digits and dashes); a ' +
+      "unique prefix of one, at least 4 characters, works too. delegate_list shows the jobs " +
+      "there are",
+  );
+  assert.equal(
+    text({ kind: "unmatched-job-prefix", prefix: "abcd", stateDir: "/s", jobs: 0, newest: [] }),
+    'Unknown job id "abcd": no job id starts with it, and there are no jobs yet',
+  );
+  assert.equal(
+    text({
+      kind: "ambiguous-job-prefix",
+      prefix: "abcd",
+      count: 9,
+      matches: [{ id: ID, state: "running", model: "m\u001b[2J", createdAt: 0 }, { id: ID }],
+    }),
+    'Ambiguous job id "abcd": 9 job ids start with it (the newest 2 of 9: ' +
+      `${ID} (running, m\\033[2J, created 1970-01-01 00:00 UTC); ${ID}). Pass more of the ` +
+      "id, or the whole id",
+  );
+  assert.equal(
     text({ kind: "unknown-session", id: "x".repeat(100) }),
     `Unknown session id "${"x".repeat(80)}". delegate_list shows sessions and their jobs`,
   );

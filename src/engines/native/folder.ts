@@ -81,10 +81,19 @@ export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {
   switch (e.kind) {
     case "text":
       return typeof e.text === "string" ? [{ kind: "text", text: e.text }] : undefined;
-    case "tool_call":
-      return typeof e.id === "string" && typeof e.name === "string"
-        ? [{ kind: "tool_call", id: e.id, name: e.name, input: e.input ?? {} }]
-        : undefined;
+    case "tool_call": {
+      if (typeof e.id !== "string" || typeof e.name !== "string") return undefined;
+      const ignored = Array.isArray(e.ignored)
+        ? e.ignored.filter((k): k is string => typeof k === "string").slice(0, 20)
+        : [];
+      return [{
+        kind: "tool_call",
+        id: e.id,
+        name: e.name,
+        input: e.input ?? {},
+        ...(ignored.length > 0 ? { ignored } : {}),
+      }];
+    }
     case "tool_result": {
       if (typeof e.id !== "string" || typeof e.text !== "string") return undefined;
       const name = typeof e.name === "string" ? e.name : undefined;

@@ -10,6 +10,7 @@ import { describeCall } from "../tool_detail.ts";
 import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import { offeredTools, type RecoveredCall, recoveredCallError } from "./recovery.ts";
+import { ignoredNote, ignoredParameters } from "./tools/claude_params.ts";
 import type { ToolContext } from "./tools/types.ts";
 
 /** What running a tool call needs from the loop's caller. */
@@ -68,18 +69,28 @@ export async function runCall(
       return finish();
     }
   }
+  const offered = deps.policy.tools.find((t) => t.name === name);
+  const ignored = offered ? ignoredParameters(name, offered.parameters.properties, input) : [];
   deps.activity({ kind: "tool", name, detail: describeCall(name, input) });
-  deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
+  deps.transcript({
+    kind: "tool_call",
+    id: call.id,
+    name,
+    input,
+    ...marks,
+    ...(ignored.length > 0 ? { ignored } : {}),
+  });
   const refusal = deps.policy.refusal(name, input);
   if (refusal) {
     result.denials.push({ tool: name, detail: describeCall(name, input) });
     answer = { text: refusal, isError: true };
     return finish();
   }
-  const tool = deps.policy.tools.find((t) => t.name === name)!;
+  const tool = offered!;
   try {
     const out = await tool.run(input, deps.ctx);
-    answer = { text: out.text, isError: out.isError ?? false };
+    const note = ignoredNote(name, ignored);
+    answer = { text: note ? `${out.text}\n${note}` : out.text, isError: out.isError ?? false };
   } catch (e) {
     answer = { text: `Error: ${name} failed: ${(e as Error).message}`, isError: true };
   }

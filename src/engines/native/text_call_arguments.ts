@@ -4,6 +4,7 @@
  * against the offered tool's schema, with an error worded for the model to correct.
  */
 import { jsonrepair } from "jsonrepair";
+import { claudeCodeOnly } from "./tools/claude_params.ts";
 import type { JsonSchema } from "./tools/types.ts";
 
 export interface OfferedTool {
@@ -28,7 +29,10 @@ export function parseLoose(text: string): unknown {
   }
 }
 
-/** Checks arguments against a tool's compact schema; the error text is for the model. */
+/**
+ * Checks arguments against a tool's compact schema; the error text is for the model. A
+ * parameter only Claude Code's tool of that name takes is no error (tools/claude_params.ts).
+ */
 export function checkArguments(tool: OfferedTool, args: unknown): string | undefined {
   if (!isObject(args)) return `arguments for ${tool.name} must be a JSON object`;
   const props = tool.parameters.properties;
@@ -38,6 +42,8 @@ export function checkArguments(tool: OfferedTool, args: unknown): string | undef
   }
   for (const [key, value] of Object.entries(args)) {
     const spec = props[key];
+    // As for a structured call: a parameter of Claude Code's tool of that name is ignored.
+    if (!spec && claudeCodeOnly(tool.name, key)) continue;
     if (!spec) {
       return `${tool.name} has no parameter "${key}" (it takes ${Object.keys(props).join(", ")})`;
     }

@@ -111,6 +111,58 @@ for (const api of ["openai", "native"] as const) {
   });
 }
 
+Deno.test("recovery: a parameter of Claude Code's tool (description on Bash) is ignored and noted, in every text format as in a structured call", async () => {
+  for (const style of TEXT_CALL_STYLES) {
+    const emu = await startOllamaEmulator({ models: [{ name: "qwen3:8b", toolCallStyle: style }] });
+    try {
+      const bash = bashTool();
+      const h = harness(emu.url, [bash]);
+      const messages = user(
+        '@tool Bash {"command": "ls -la", "description": "List the files"}\n@reply Listed.',
+      );
+      const result = await runLoop(messages, h.deps);
+      assert.equal(result.ok, true, `${style}: ${result.errorText}`);
+      assert.equal(result.text, "Listed.", style);
+      assert.deepEqual(bash.inputs, [{ command: "ls -la", description: "List the files" }], style);
+      assert.equal(h.toolCalls(), 1, style);
+      assert.equal(h.recoveredCalls(), style === "structured" ? 0 : 1, style);
+      const entry = h.transcript.find((e) => e.kind === "tool_call");
+      assert.deepEqual(entry?.kind === "tool_call" && entry.ignored, ["description"], style);
+      // A label changes nothing the model relies on: its result says nothing more.
+      assert.equal(toolMessages(messages)[0]!.content, "ran ls -la", style);
+    } finally {
+      await emu.close();
+    }
+  }
+});
+
+Deno.test("recovery: an ignored parameter that changes what a call does is told to the model; one no tool takes is still refused", async () => {
+  const call = (args: string) =>
+    `<tool_call>\n{"name": "Bash", "arguments": ${args}}\n</tool_call>`;
+  await withRawServer(
+    (n) =>
+      n === 1
+        ? [textFrame(call('{"command": "make", "run_in_background": true, "colour": "red"}'))]
+        : n === 2
+        ? [textFrame(call('{"command": "make", "run_in_background": true}'))]
+        : [textFrame("built")],
+    async (url) => {
+      const bash = bashTool();
+      const h = harness(url, [bash]);
+      const messages = user("build");
+      const result = await runLoop(messages, h.deps);
+      assert.equal(result.ok, true, result.errorText);
+      assert.deepEqual(bash.inputs, [{ command: "make", run_in_background: true }]);
+      const [refused, ran] = toolMessages(messages);
+      assert.match(refused!.content, /^Error: not run: Bash has no parameter "colour"/);
+      assert.equal(
+        ran!.content,
+        'ran make\nNote: this Bash does not take "run_in_background"; the call ran without it.',
+      );
+    },
+  );
+});
+
 Deno.test("recovery: the text around a call stays the reply's content and the transcript's text", async () => {
   const emu = await startOllamaEmulator({
     models: [{ name: "qwen3:8b", toolCallStyle: "hermes" }],
