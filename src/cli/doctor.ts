@@ -32,6 +32,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Settings          every layer (user file, project file, OLLAMA_MCP_* variables) valid
   State dir         writable
   Claude Code CLI   found on the delegate's PATH, and answers --version
+  claude sandbox    how claude delegates are confined under the sandbox setting (which
+                    governs both engines): bubblewrap jail, Claude Code's sandbox (socat)
   Ollama            reachable at baseUrl; its version
   Request size      tokens one request of each engine carries (claude: by claudeHarness and
                     its sandbox), and whether Ollama's default 4,096-token context holds it
@@ -40,7 +42,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Context length    of the default model: enough for the default engine's prompt, and
                     the 64k coding agents need; suggests models derive when it is short
   Retired models    cloud models Ollama has retired that settings still name
-  Sandbox           bubblewrap runs a trivial command (native engine)
+  Sandbox           bubblewrap runs a trivial command (native engine); without it,
+                    commands run unconfined and replies say so (sandbox: required refuses)
   Backend <name>    each configured backend answers
 
 Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 when

@@ -11,6 +11,7 @@ import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isWindows, osPlatform } from "../platform/runtime.ts";
 import { formatProblems, type ResolvedSettings } from "../settings/load.ts";
+import type { SandboxSetting } from "../settings/types.ts";
 import type { Check } from "./doctor_check.ts";
 
 /** `claude --version` of a native build answers in well under a second; a cold npm one in a few. */
@@ -190,20 +191,20 @@ async function runVersion(
   return { code: first.code, stdout: texts[0], stderr: texts[1], why };
 }
 
-/** Whether claude delegates' Bash runs in Claude Code's own sandbox here, and if not why. */
+/** How claude delegates are confined here (the jail, Claude Code's sandbox), and if not why. */
 export function claudeSandboxCheck(
-  mode: "on" | "off",
+  mode: SandboxSetting,
   childEnv: Record<string, string>,
   platform: string = osPlatform,
 ): Check {
-  const base = { id: "claude.sandbox", title: "Claude Code's sandbox" };
+  const base = { id: "claude.sandbox", title: "claude sandbox" };
   const plan = planSandbox(mode, findSandboxTools(childEnv), platform);
   if (plan.kind === "on") {
     return {
       ...base,
       status: "pass",
-      summary:
-        `claude delegates' Bash runs in Claude Code's sandbox (${plan.bwrap}, ${plan.socat})`,
+      summary: `claude delegates run in a bubblewrap jail (${plan.bwrap}), with Claude Code's ` +
+        `own sandbox nested inside for Bash (${plan.socat})`,
       details: { mode, bwrap: plan.bwrap, socat: plan.socat },
     };
   }
@@ -211,19 +212,17 @@ export function claudeSandboxCheck(
     return {
       ...base,
       status: "fail",
-      summary: "bubblewrap is installed but socat is not: claude jobs are refused rather than " +
-        "run unconfined",
-      hint: "Install socat (apt install socat, dnf install socat, pacman -S socat), or let " +
-        "delegates run commands unconfined with ollama-delegate config --sandbox off",
+      summary: plan.reason.replace(/\. Install what is missing[^]*$/, ""),
+      hint: "Install bubblewrap and socat (apt install bubblewrap socat), or let delegates run " +
+        "with what this machine has: ollama-delegate config --sandbox on",
       details: { mode },
     };
   }
   return {
     ...base,
     status: "warn",
-    summary: `off: ${plan.why}; claude delegates' Bash runs as you, limited by their ` +
-      "permission mode",
-    ...(platform === "linux" && mode === "on"
+    summary: `sandbox ${plan.why}; every claude reply says so`,
+    ...(platform === "linux" && mode !== "off"
       ? { hint: "Install bubblewrap and socat (apt install bubblewrap socat) to confine it" }
       : {}),
     details: { mode },
@@ -231,7 +230,10 @@ export function claudeSandboxCheck(
 }
 
 /** bubblewrap runs a trivial command (or the user turned the sandbox off). */
-export async function sandboxCheck(mode: "on" | "off", limits?: SandboxLimits): Promise<Check> {
+export async function sandboxCheck(
+  mode: SandboxSetting,
+  limits?: SandboxLimits,
+): Promise<Check> {
   const base = { id: "sandbox", title: "Sandbox (bubblewrap)" };
   if (mode === "off") {
     return {
@@ -245,7 +247,7 @@ export async function sandboxCheck(mode: "on" | "off", limits?: SandboxLimits): 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const probe = await Promise.race([
     probeSandbox(mode, limits),
-    new Promise<{ ok: boolean; detail: string }>((resolve) => {
+    new Promise<{ ok: boolean; detail: string; unconfined?: true }>((resolve) => {
       timer = setTimeout(
         () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),
         SANDBOX_TIMEOUT_MS,
@@ -253,14 +255,23 @@ export async function sandboxCheck(mode: "on" | "off", limits?: SandboxLimits): 
     }),
   ]);
   clearTimeout(timer);
+  if (probe.ok && probe.unconfined) {
+    return {
+      ...base,
+      status: "warn",
+      summary: `${probe.detail}; every native reply says so`,
+      hint: INSTALL_BWRAP_HINT.replace(/, or allow unconfined commands[^]*$/, ""),
+      details: { mode },
+    };
+  }
   if (probe.ok) return { ...base, status: "pass", summary: probe.detail, details: { mode } };
   return {
     ...base,
     status: "fail",
     summary: probe.detail.replace(/ Install bubblewrap[^]*$/, ""),
     hint: /only on Linux/.test(probe.detail)
-      ? "Only the native engine's Bash needs it; to run that unconfined here: " +
-        "ollama-delegate config --sandbox off"
+      ? 'The sandbox setting is "required": to let commands run unconfined here, and say so: ' +
+        "ollama-delegate config --sandbox on"
       : /not installed/.test(probe.detail)
       ? INSTALL_BWRAP_HINT
       : "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, or " +

@@ -116,6 +116,11 @@ export interface TurnSink {
   warning?(text: string): void;
   /** Older conversation was shortened to fit the model's context (native engine). */
   contextElided?(count: number): void;
+  /**
+   * The turn's commands are not fully confined, and why (`off (...)`, `partial (...)`); not
+   * called when they are. Shown on every reply of the job as a `sandbox:` line.
+   */
+  sandbox?(text: string): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   childStarted(pid: number): void;
   /** A command the engine ran itself (native Bash), with its real exit code. */

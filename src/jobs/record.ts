@@ -81,6 +81,11 @@ export const jobRecordSchema = z.object({
   contextElisions: z.number().int().optional(),
   /** What the orchestrator must not miss (a cut prompt...): `warning:` lines. */
   warnings: z.array(z.string()).optional(),
+  /**
+   * How far the last turn's commands were confined when not fully (`sandbox:` line): "off
+   * (bubblewrap is missing: ...)", "partial (socat is missing: ...)". Absent when they were.
+   */
+  sandbox: z.string().optional(),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
   effectivePermissionMode: z.string().optional(),
   /** Native engine: every command Bash ran, with its real exit code. */

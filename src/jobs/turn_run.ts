@@ -123,6 +123,9 @@ async function startTurn(
         const warnings = (record.warnings ??= []);
         if (!warnings.includes(text)) warnings.push(text);
       },
+      sandbox: (text) => {
+        record.sandbox = text;
+      },
       contextElided: (count) => {
         record.contextElisions = (record.contextElisions ?? 0) + count;
       },

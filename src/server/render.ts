@@ -57,6 +57,7 @@ export function summary(view: JobView, now = Date.now()): string {
       } shortened to fit the model's context`,
     ));
   }
+  if (r.sandbox) lines.push(line("sandbox:", r.sandbox));
   for (const warning of r.warnings ?? []) lines.push(line("warning:", warning));
   lines.push(line("permission:", permissionText(r)));
   if (r.permissionDenials.length > 0) {

@@ -38,7 +38,10 @@ Options:
   --engine <claude|native>         defaultEngine: which engine runs a task by default
   --isolation <none|worktree>      defaultIsolation: worktree = each task in its own git
                                    worktree and branch (delegate/<id>), merged by you
-  --sandbox <on|off>               sandbox: native Bash in bubblewrap (user scope only)
+  --sandbox <on|required|off>      sandbox: both engines' commands in bubblewrap. on: where this
+                                   machine can (Linux, bubblewrap; socat for claude), else they
+                                   run unconfined and every reply says so; required: refuse
+                                   instead; off: never (user scope only)
   --retain-days <n>                retainDays: prune finished jobs older than n days (0 = never)
   --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
                                    (repeat it, or a comma list; none = anywhere allowed; user

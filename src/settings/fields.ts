@@ -33,6 +33,7 @@ import {
   ISOLATIONS,
   MAX_TIMER_MS,
   PERMISSION_MODES,
+  SANDBOX_SETTINGS,
   type SettingKey,
   type Settings,
 } from "./types.ts";
@@ -187,9 +188,10 @@ export const FIELDS = [
     key: "sandbox",
     env: ["OLLAMA_MCP_SANDBOX"],
     default: "on",
-    schema: z.enum(["on", "off"]),
+    schema: z.enum(SANDBOX_SETTINGS),
     fromEnv: (t) => t.trim(),
-    meaning: "Native engine Bash in bubblewrap (on); off runs it unconfined",
+    meaning: "Both engines' commands in bubblewrap: on (unconfined, and said so, where it " +
+      "cannot be had), required (refused instead), off",
     userOnly: true,
   }),
   field({

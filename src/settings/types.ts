@@ -46,6 +46,14 @@ export type ClaudeHarness = typeof CLAUDE_HARNESSES[number];
 export const LEAN_CLAUDE_TOOLS = ["Bash", "Read", "Edit"];
 export type EngineName = typeof ENGINES[number];
 
+/**
+ * How both engines confine a delegate's commands: `on` where this machine can (Linux with
+ * bubblewrap, and socat for Claude Code's own sandbox), running them unconfined elsewhere and
+ * saying so on every reply; `required` refuses instead; `off` never confines.
+ */
+export const SANDBOX_SETTINGS = ["on", "required", "off"] as const;
+export type SandboxSetting = typeof SANDBOX_SETTINGS[number];
+
 /** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
 export const BACKEND_KINDS = ["ollama", "openai"] as const;
 export type BackendKind = typeof BACKEND_KINDS[number];
@@ -91,7 +99,7 @@ export interface Settings {
   defaultEngine: EngineName;
   defaultIsolation: Isolation;
   backends: Record<string, BackendSpec>;
-  sandbox: "on" | "off";
+  sandbox: SandboxSetting;
   pricing: Record<string, Price>;
   retainDays: number;
   workspaceRoots: string[];

@@ -399,32 +399,99 @@ Deno.test({
   },
 });
 
+/** A PATH with the server's own runtime and, of bwrap and socat, only `tools`. */
+function pathWithout(base: string, tools: string[]): string {
+  const bin = join(base, "bin");
+  mkdirSync(bin);
+  for (const tool of tools) symlinkSync(which(tool, systemPath, "/")!, join(bin, tool));
+  symlinkSync(Deno.execPath(), join(bin, "deno"));
+  // The Node pass starts the server as `node ...`; the delegate's commands need a shell.
+  for (const program of ["node", "sh", "cat", "echo", "id", "python3"]) {
+    const found = which(program, systemPath, "/");
+    if (found && !existsSync(join(bin, program))) symlinkSync(found, join(bin, program));
+  }
+  return bin;
+}
+
 Deno.test({
-  name: "claude: with bubblewrap but no socat, a delegate is refused with what to install",
+  name: "claude: with bubblewrap but no socat, a delegate runs in the jail alone and every " +
+    "reply says so; with sandbox required it is refused with what to install",
   ignore: !hasBwrap,
   async fn() {
     const { base, work } = layout();
-    // A PATH with bwrap and the server's own runtime, and no socat.
-    const bin = join(base, "bin");
-    mkdirSync(bin);
-    symlinkSync(which("bwrap", systemPath, "/")!, join(bin, "bwrap"));
-    symlinkSync(Deno.execPath(), join(bin, "deno"));
-    // The Node pass starts the server as `node ...`.
-    const node = which("node", systemPath, "/");
-    if (node) symlinkSync(node, join(bin, "node"));
-    await using scene = await startScene({ cwd: work, env: { PATH: bin } });
+    const home = tempDir("od-home-");
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    writeFileSync(join(home, ".claude", ".credentials.json"), "LOGIN-WITHOUT-SOCAT");
+    const bin = pathWithout(base, ["bwrap"]);
+    await using scene = await startScene({ cwd: work, home, env: { PATH: bin } });
     const reply = await scene.call("delegate_start", {
-      prompt: "@bash echo should-not-run > out.txt",
+      // Read by a program whose paths Claude Code's own rules cannot see.
+      // (By absolute path: the test's PATH folder is not in the jail.)
+      prompt: `@bash echo ran > out.txt; /usr/bin/python3 -c "import os; ` +
+        `print(os.path.exists('${home}'), open('${
+          join(home, ".claude", ".credentials.json")
+        }').read())" 2>&1`,
+      model: MODEL,
+      cwd: work,
+      // Nothing asks: only the jail stands between the command and the login (the delegate
+      // is not root inside it, so Claude Code allows this mode).
+      permission_mode: "bypassPermissions",
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    // No dead end: the job ran, and the reply says how far it was confined, and why.
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.ok(existsSync(join(work, "out.txt")), reply.text);
+    assert.match(
+      field(reply.text, "sandbox") ?? "",
+      /^partial \(socat is missing.*apt install socat/,
+    );
+    // The jail still keeps the user's files out of reach.
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    assert.doesNotMatch(wire, /LOGIN-WITHOUT-SOCAT/);
+    // Python ran and found no such file there (HOME is an empty folder in the jail).
+    assert.match(wire, /FileNotFoundError/);
+    const status = await scene.call("delegate_status", { job_id: field(reply.text, "job_id")! });
+    assert.equal(field(status.text, "sandbox"), field(reply.text, "sandbox"), "every reply");
+
+    const strict = await scene.startServer({
+      env: { PATH: bin, OLLAMA_MCP_SANDBOX: "required" },
+    });
+    const before = scene.emulator.messageRequests().length;
+    const refused = await strict.call("delegate_start", {
+      prompt: "@bash echo should-not-run > refused.txt",
       model: MODEL,
       cwd: work,
       allowed_tools: ["Bash"],
       wait_seconds: 60,
     });
-    assert.equal(field(reply.text, "state"), "failed", reply.text);
-    assert.match(reply.text, /socat/);
-    assert.match(reply.text, /config --sandbox off/);
-    assert.equal(existsSync(join(work, "out.txt")), false);
-    assert.equal(scene.emulator.messageRequests().length, 0, "Claude Code was not started");
+    assert.equal(field(refused.text, "state"), "failed", refused.text);
+    assert.match(refused.text, /socat is missing/);
+    assert.match(refused.text, /config --sandbox on/);
+    assert.equal(existsSync(join(work, "refused.txt")), false);
+    assert.equal(scene.emulator.messageRequests().length, before, "Claude Code was not started");
+  },
+});
+
+Deno.test({
+  name: "claude: without bubblewrap a delegate runs unconfined and every reply says so",
+  ignore: !linux,
+  async fn() {
+    const { base, work } = layout();
+    const bin = pathWithout(base, ["socat"]);
+    await using scene = await startScene({ cwd: work, env: { PATH: bin } });
+    const reply = await scene.call("delegate_start", {
+      prompt: "@bash echo ran > out.txt",
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Bash"],
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "ran\n");
+    assert.match(
+      field(reply.text, "sandbox") ?? "",
+      /^off \(bubblewrap is missing, so commands and file tools run as you: apt install/,
+    );
   },
 });
 

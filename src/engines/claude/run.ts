@@ -36,6 +36,7 @@ import {
   type ClaudeHarness,
   DEFAULT_CLAUDE_TOOLS,
   LEAN_CLAUDE_TOOLS,
+  type SandboxSetting,
 } from "../../settings/types.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
 import {
@@ -69,7 +70,7 @@ export interface ClaudeEngineConfig {
   baseUrl: string;
   parentEnv: Record<string, string | undefined>;
   /** "on" (default): Claude Code's own sandbox confines delegates' Bash where bwrap exists. */
-  sandbox?: "on" | "off";
+  sandbox?: SandboxSetting;
   /** The server's own settings and records: delegates' commands may not read or write them. */
   protect?: readonly string[];
   /**
@@ -228,6 +229,7 @@ export class ClaudeEngine implements Engine {
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return failedStart(plan.reason);
+    if (plan.kind !== "on") sink.sandbox?.(plan.why);
     const roots = [spec.cwd, ...spec.options.addDirs];
     const scoped = await this.#protectScope(spec);
     // Protected files by what they are: secret files and host-run files under other names
@@ -245,10 +247,19 @@ export class ClaudeEngine implements Engine {
           "delegates read such names: ollama-delegate config --allow-secret-file <name>",
       );
     }
+    if (plan.kind === "partial" && ids.scan.incomplete) {
+      // Without Claude Code's sandbox nothing else could keep commands off the nested
+      // host-run paths the scan did not reach (fail closed).
+      return failedStart(
+        `Cannot start Claude Code: ${ids.scan.incomplete}, and without socat its own sandbox ` +
+          "cannot keep commands off what the scan did not reach. Give the job a narrower cwd, " +
+          "or install socat (apt install socat)",
+      );
+    }
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
-    // Where Claude Code's sandbox runs (Linux with bubblewrap), the whole CLI runs in our jail
-    // too: its own file tools are not confined by its sandbox.
-    const jail = plan.kind === "on"
+    // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
+    // not confined by Claude Code's sandbox, which nests inside when socat is there too.
+    const jail = plan.kind === "on" || plan.kind === "partial"
       ? planJail({
         cwd: spec.cwd,
         addDirs: spec.options.addDirs,
@@ -319,7 +330,7 @@ export class ClaudeEngine implements Engine {
       tools,
       this.#lean,
     );
-    const launch = jail && plan.kind === "on"
+    const launch = jail && (plan.kind === "on" || plan.kind === "partial")
       // The real file: the jail holds its folder, not the links that led to it.
       ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
       : { command, args };

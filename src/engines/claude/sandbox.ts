@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
 import { type HostRunScan, scanHostRun } from "../host_run_scan.ts";
 import { which } from "../../platform/which.ts";
+import type { SandboxSetting } from "../../settings/types.ts";
 
 /** The `sandbox` block of Claude Code's settings (the keys we set). */
 export interface ClaudeSandboxSettings {
@@ -31,8 +32,14 @@ export interface ClaudeSandboxSettings {
 }
 
 export type ClaudeSandboxPlan =
+  /** The jail around Claude Code and its own sandbox nested inside for Bash. */
   | { kind: "on"; bwrap: string; socat: string }
-  /** Not turned on: `why` says so for logs and doctor. */
+  /**
+   * The jail only: Claude Code's sandbox cannot run (no socat), so commands keep to the
+   * jail's files but have the network. `why` is the reply's `sandbox:` text.
+   */
+  | { kind: "partial"; bwrap: string; why: string }
+  /** Nothing but the permission rules: `why` says why, and what to install. */
   | { kind: "off"; why: string }
   | { kind: "refused"; reason: string };
 
@@ -49,34 +56,52 @@ export function findSandboxTools(env: Record<string, string>): SandboxTools {
   return { ...(bwrap ? { bwrap } : {}), ...(socat ? { socat } : {}) };
 }
 
+const INSTALL = "apt install bubblewrap socat, dnf install bubblewrap socat, pacman -S " +
+  "bubblewrap socat";
+
 /**
- * Whether a delegate's Bash runs in Claude Code's sandbox. `mode` is the `sandbox` setting;
- * the sandbox is turned on where bubblewrap is present (Linux), and then required.
+ * How a claude delegate is confined under the `sandbox` setting on this machine: the jail and
+ * Claude Code's sandbox on Linux with bubblewrap and socat; the jail alone without socat;
+ * nothing but the permission rules without bubblewrap or off Linux. Under `on` each of these
+ * runs and the reply says how far it was confined; under `required` all but the first are
+ * refused, with what to install.
  */
 export function planSandbox(
-  mode: "on" | "off",
+  mode: SandboxSetting,
   tools: SandboxTools,
   platform: string,
 ): ClaudeSandboxPlan {
-  if (mode === "off") return { kind: "off", why: "the sandbox setting is off" };
+  if (mode === "off") return { kind: "off", why: "off (the sandbox setting is off)" };
+  let short: ClaudeSandboxPlan;
   if (platform !== "linux") {
-    return {
+    short = {
       kind: "off",
-      why: `Claude Code's sandbox is only turned on on Linux (this is ${platform})`,
+      why: `off (delegates are confined only on Linux; this is ${platform}: commands run as ` +
+        "you, held only by Claude Code's permission mode)",
     };
-  }
-  if (!tools.bwrap) return { kind: "off", why: "bubblewrap (bwrap) is not on the delegate's PATH" };
-  if (!tools.socat) {
+  } else if (!tools.bwrap) {
+    short = {
+      kind: "off",
+      why: `off (bubblewrap is missing, so commands and file tools run as you: ${INSTALL})`,
+    };
+  } else if (!tools.socat) {
+    short = {
+      kind: "partial",
+      bwrap: tools.bwrap,
+      why: "partial (socat is missing, so Claude Code's own sandbox cannot run: the jail " +
+        "keeps files out of reach, but commands have the network and can change the " +
+        "delegates' Claude Code sessions; apt install socat, dnf install socat, pacman -S socat)",
+    };
+  } else return { kind: "on", bwrap: tools.bwrap, socat: tools.socat };
+  if (mode === "required") {
     return {
       kind: "refused",
-      reason: `Cannot start Claude Code with its sandbox: bubblewrap is installed ` +
-        `(${tools.bwrap}) but socat, which Claude Code's sandbox also needs on Linux, is not ` +
-        `on the delegate's PATH. Install socat (apt install socat, dnf install socat, ` +
-        `pacman -S socat), or let delegates' commands run unconfined with ` +
-        "`ollama-delegate config --sandbox off`",
+      reason: `Cannot start Claude Code: the sandbox setting is "required" and its sandbox ` +
+        `would be ${short.why}. Install what is missing, or let delegates run with what this ` +
+        "machine has: ollama-delegate config --sandbox on",
     };
   }
-  return { kind: "on", bwrap: tools.bwrap, socat: tools.socat };
+  return short;
 }
 
 /** Inputs of the sandbox settings for one turn. */
@@ -158,7 +183,7 @@ export async function withNestedHostRun<G extends { readOnly: string[] }>(
   /** The scan of `roots` when the caller already made it (guard_identities.ts does). */
   done?: HostRunScan,
 ): Promise<G> {
-  if (plan.kind !== "on") return guard;
+  if (plan.kind !== "on" && plan.kind !== "partial") return guard;
   const scan = done ?? await scanHostRun(roots);
   const added = scan.incomplete ? [...roots] : scan.paths;
   return { ...guard, readOnly: [...guard.readOnly, ...added] };

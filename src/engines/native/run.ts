@@ -166,6 +166,9 @@ export class NativeEngine implements Engine {
       spec.options.disallowedTools,
       cwd,
     );
+    if (runner.kind === "unconfined" && policy.tools.some((t) => t.name === "Bash")) {
+      sink.sandbox?.(runner.why);
+    }
     const prompt = await readFile(spec.promptPath, "utf8");
 
     const { client, model, loadedContext } = await connectModel(backend, spec.model, {

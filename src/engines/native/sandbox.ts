@@ -1,8 +1,8 @@
 /**
  * How the native engine's shell commands run: on Linux in bubblewrap (an empty root with the
  * system read-only, only the job's directories writable, no network, no inherited
- * environment). When the sandbox cannot be had the command is refused (fail closed); running
- * unconfined needs `sandbox: "off"` set by the user. This file decides which, and finds
+ * environment). Where bubblewrap cannot be had, commands run unconfined and every reply says
+ * so (`sandbox: off (...)`), unless the user set `sandbox: "required"`, which refuses them. This file decides which, and finds
  * bubblewrap; sandbox_run.ts runs a command, sandbox_watch.ts keeps the turn's protected paths
  * in place, sandbox_probe.ts is `doctor`'s check.
  */
@@ -11,15 +11,16 @@ import type { Placeholder } from "./placeholders.ts";
 import type { HostRunWatch } from "./sandbox_watch.ts";
 import { isLinux } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
+import type { SandboxSetting } from "../../settings/types.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLimits } from "./bwrap_args.ts";
 
-export type SandboxMode = "on" | "off";
+export type SandboxMode = SandboxSetting;
 export { bwrapArgs, DEFAULT_LIMITS, type SandboxLimits };
 
 export const INSTALL_BWRAP_HINT =
   "Install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; " +
   "Arch: pacman -S bubblewrap), or allow unconfined commands with " +
-  "`ollama-delegate config --sandbox off`";
+  "`ollama-delegate config --sandbox on`";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */
 export interface NestedPaths {
@@ -56,7 +57,8 @@ export interface BwrapRunner {
 /** Where the shell runs, or why it cannot. */
 export type ShellRunner =
   | BwrapRunner
-  | { kind: "unconfined" }
+  /** No sandbox: `why` is the reply's `sandbox:` text. */
+  | { kind: "unconfined"; why: string }
   | { kind: "refused"; reason: string };
 
 let found: { path: string | undefined } | undefined;
@@ -81,21 +83,28 @@ export function shellRunner(
   bwrap: string | undefined = findBwrap(),
   options: { limits?: SandboxLimits; runDir?: string } = {},
 ): ShellRunner {
-  if (mode === "off") return { kind: "unconfined" };
+  if (mode === "off") return { kind: "unconfined", why: "off (the sandbox setting is off)" };
+  let missing: { why: string; refused: string } | undefined;
   if (!isLinux) {
-    return {
-      kind: "refused",
-      reason: "Bash is refused: the native engine's sandbox (bubblewrap) exists only on Linux. " +
-        "To let delegates run commands unconfined on this machine, the user can run " +
-        "`ollama-delegate config --sandbox off`",
+    missing = {
+      why: `off (the native engine's sandbox, bubblewrap, exists only on Linux; this is ` +
+        `${process.platform}: commands run as you)`,
+      refused: "Bash is refused: the native engine's sandbox (bubblewrap) exists only on " +
+        'Linux, and the sandbox setting is "required". To let delegates run commands ' +
+        "unconfined on this machine, the user can run `ollama-delegate config --sandbox on`",
+    };
+  } else if (!bwrap) {
+    missing = {
+      why: "off (bubblewrap is missing, so commands run as you: apt install bubblewrap, " +
+        "dnf install bubblewrap, pacman -S bubblewrap)",
+      refused: `Bash is refused: bubblewrap (bwrap) is not installed, and the sandbox setting ` +
+        `is "required". ${INSTALL_BWRAP_HINT}`,
     };
   }
-  if (!bwrap) {
-    return {
-      kind: "refused",
-      reason: `Bash is refused: bubblewrap (bwrap) is not installed, and commands never run ` +
-        `unconfined unless the user says so. ${INSTALL_BWRAP_HINT}`,
-    };
-  }
-  return { kind: "bwrap", bwrap, ...options };
+  if (!missing) return { kind: "bwrap", bwrap: bwrap!, ...options };
+  // One rule for both engines: where the sandbox cannot be had, commands still run, and every
+  // reply says so (`sandbox:`); "required" refuses them instead.
+  return mode === "required"
+    ? { kind: "refused", reason: missing.refused }
+    : { kind: "unconfined", why: missing.why };
 }

@@ -38,11 +38,11 @@ export async function limitsText(limits: SandboxLimits = DEFAULT_LIMITS): Promis
 export async function probeSandbox(
   mode: SandboxMode,
   limits: SandboxLimits = DEFAULT_LIMITS,
-): Promise<{ ok: boolean; detail: string }> {
+): Promise<{ ok: boolean; detail: string; unconfined?: true }> {
   const runner = shellRunner(mode, undefined, { limits });
   if (runner.kind === "refused") return { ok: false, detail: runner.reason };
   if (runner.kind === "unconfined") {
-    return { ok: true, detail: "sandbox is off: Bash runs unconfined (set by the user)" };
+    return { ok: true, unconfined: true, detail: `native Bash: sandbox ${runner.why}` };
   }
   const result = await runShell(runner, {
     command: "echo sandbox-ok",

@@ -11,24 +11,34 @@ const TOOLS = { bwrap: "/usr/bin/bwrap", socat: "/usr/bin/socat" };
 
 Deno.test("planSandbox: on with bwrap and socat on Linux; off when the setting says so", () => {
   assert.deepEqual(planSandbox("on", TOOLS, "linux"), { kind: "on", ...TOOLS });
-  assert.equal(planSandbox("off", TOOLS, "linux").kind, "off");
+  assert.deepEqual(planSandbox("required", TOOLS, "linux"), { kind: "on", ...TOOLS });
+  const off = planSandbox("off", TOOLS, "linux");
+  assert.equal(off.kind, "off");
+  assert.match(off.kind === "off" ? off.why : "", /^off \(the sandbox setting is off\)$/);
 });
 
-Deno.test("planSandbox: off without bubblewrap or off Linux", () => {
+Deno.test("planSandbox: without bubblewrap or off Linux, off with why and what to install", () => {
   const noBwrap = planSandbox("on", { socat: TOOLS.socat }, "linux");
   assert.equal(noBwrap.kind, "off");
-  assert.match(noBwrap.kind === "off" ? noBwrap.why : "", /bwrap/);
-  assert.equal(planSandbox("on", TOOLS, "darwin").kind, "off");
+  assert.match(noBwrap.kind === "off" ? noBwrap.why : "", /bubblewrap is missing.*apt install/);
+  const mac = planSandbox("on", TOOLS, "darwin");
+  assert.match(mac.kind === "off" ? mac.why : "", /only on Linux; this is darwin/);
   assert.equal(planSandbox("on", TOOLS, "win32").kind, "off");
 });
 
-Deno.test("planSandbox: bubblewrap without socat is refused, naming socat and the way out", () => {
+Deno.test("planSandbox: bubblewrap without socat is the jail alone, saying so; required refuses", () => {
   const plan = planSandbox("on", { bwrap: TOOLS.bwrap }, "linux");
-  assert.equal(plan.kind, "refused");
-  const reason = plan.kind === "refused" ? plan.reason : "";
-  assert.match(reason, /socat/);
-  assert.match(reason, /apt install socat/);
-  assert.match(reason, /config --sandbox off/);
+  assert.equal(plan.kind, "partial");
+  const why = plan.kind === "partial" ? plan.why : "";
+  assert.match(why, /^partial \(socat is missing/);
+  assert.match(why, /commands have the network/);
+  assert.match(why, /apt install socat/);
+  for (const tools of [{ bwrap: TOOLS.bwrap }, { socat: TOOLS.socat }, {}]) {
+    const refused = planSandbox("required", tools, "linux");
+    assert.equal(refused.kind, "refused", JSON.stringify(tools));
+    assert.match(refused.kind === "refused" ? refused.reason : "", /config --sandbox on/);
+  }
+  assert.equal(planSandbox("required", TOOLS, "darwin").kind, "refused");
 });
 
 Deno.test("sandboxSettings: required, no way out, approves nothing by itself", () => {

@@ -196,17 +196,29 @@ Deno.test("TailBuffer: keep 0 keeps nothing", () => {
 // ---------------------------------------------------------------------------------------------
 // shellRunner, findBwrap, probeSandbox
 
-Deno.test("shellRunner: off runs unconfined whatever is installed", () => {
-  assert.deepEqual(shellRunner("off", BWRAP), { kind: "unconfined" });
-  assert.deepEqual(shellRunner("off", ""), { kind: "unconfined" });
+Deno.test("shellRunner: off runs unconfined whatever is installed, and says so", () => {
+  const off = { kind: "unconfined", why: "off (the sandbox setting is off)" };
+  assert.deepEqual(shellRunner("off", BWRAP), off);
+  assert.deepEqual(shellRunner("off", ""), off);
 });
 
 Deno.test({
-  name: "shellRunner: on Linux, bwrap when found, refused with the install hint when not",
+  name: "shellRunner: on Linux, bwrap when found; without it unconfined and saying why, or " +
+    "refused when the sandbox is required",
   ignore: process.platform !== "linux",
   fn() {
     assert.deepEqual(shellRunner("on", "/opt/bwrap"), { kind: "bwrap", bwrap: "/opt/bwrap" });
-    const refused = shellRunner("on", "");
+    assert.deepEqual(shellRunner("required", "/opt/bwrap"), {
+      kind: "bwrap",
+      bwrap: "/opt/bwrap",
+    });
+    const unconfined = shellRunner("on", "");
+    assert.equal(unconfined.kind, "unconfined");
+    assert.match(
+      unconfined.kind === "unconfined" ? unconfined.why : "",
+      /^off \(bubblewrap is missing, so commands run as you: apt install bubblewrap/,
+    );
+    const refused = shellRunner("required", "");
     assert.equal(refused.kind, "refused");
     assert.ok(refused.kind === "refused" && refused.reason.includes(INSTALL_BWRAP_HINT));
     assert.match(refused.kind === "refused" ? refused.reason : "", /not installed/);
@@ -228,7 +240,8 @@ bwrapTest("probeSandbox: proves bubblewrap runs a command here", async () => {
   assert.match(probe.detail, /bwrap runs commands \(exit 0\)/);
   assert.deepEqual(await probeSandbox("off"), {
     ok: true,
-    detail: "sandbox is off: Bash runs unconfined (set by the user)",
+    unconfined: true,
+    detail: "native Bash: sandbox off (the sandbox setting is off)",
   });
 });
 
@@ -356,7 +369,10 @@ const connectTo = (port: number) =>
 bwrapTest("runShell: no network inside; the same connect works outside (control)", async () => {
   await withDirs(async (d) => {
     await withListener(async (port, accepted) => {
-      const control = await runShell({ kind: "unconfined" }, request(d, connectTo(port)));
+      const control = await runShell(
+        { kind: "unconfined", why: "off (test)" },
+        request(d, connectTo(port)),
+      );
       assert.match(control.output, /connected\nrc=0/, "the probe itself works");
       await waitFor("the control connection", () => Promise.resolve(accepted() === 1));
       const inside = await runShell(bwrap, request(d, connectTo(port)));
@@ -394,7 +410,7 @@ bwrapTest(
         assert.equal(env.HOME, "/tmp");
         assert.equal(env.LANG, "C.UTF-8");
         // Unconfined commands (sandbox off) do not get them either.
-        const open = await runShell({ kind: "unconfined" }, request(d, "env"));
+        const open = await runShell({ kind: "unconfined", why: "off (test)" }, request(d, "env"));
         assert.doesNotMatch(open.output, /poison/);
       } finally {
         for (const [k, v] of Object.entries(saved)) {
