@@ -106,7 +106,7 @@ export const shapes = {
     engine: z.enum(ENGINES).optional(),
     agent: maxChars("agent", 64).optional(),
     // A panel's size (2-5) is checked with the agents it adds (src/review/start.ts).
-    models: stringList("models", 5, 256).optional().describe("2-5: a blind panel"),
+    models: stringList("models", 5, 256).optional(),
     agents: stringList("agents", 5, 64).optional(),
     min_agreement: z.number().int().refine(
       (n) => n >= 1 && n <= 5,
