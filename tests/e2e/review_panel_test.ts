@@ -277,7 +277,7 @@ Deno.test("review panel (claude engine): two real Claude Code reviewers, neither
   assert.match(r.text, /^reviewers: +2 of 2 answered$/m, r.text);
   assert.match(
     r.text,
-    /^1\. \[high\] app\.ts:2 \(2 of 2: qwen3-coder:30b, gpt-oss:20b\)  CLAUDE-A/m,
+    /^1\. \[high\] app\.ts:2 \(2 of 2: qwen3-coder:30b, gpt-oss:20b\) {2}CLAUDE-A/m,
   );
   for (const view of seen) {
     const body = JSON.stringify(view.messages) + view.system;
