@@ -21,9 +21,11 @@ export async function waitFor(
   view: JobView,
   seconds: number | undefined,
   extra: ToolExtra,
+  options: { wholePanel?: boolean } = {},
 ): Promise<JobView> {
   const wait = seconds ?? deps.resolved.settings.defaultWaitSeconds;
-  const panel = await panelOf(deps, view);
+  // A review panel's result is all its reviewers' merged: delegate_result waits for them all.
+  const panel = options.wholePanel ? await panelOf(deps, view) : undefined;
   if (panel) {
     const views = await waitForPanel(deps, await panelViews(deps, panel), wait, extra);
     return views.find((v) => v.record.id === view.record.id) ?? view;

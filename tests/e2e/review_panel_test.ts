@@ -77,7 +77,10 @@ function panelScript(seen: ChatRequestView[], answers: Record<string, unknown> =
     seen.push(view);
     const answer = answers[view.model];
     if (answer === undefined) return undefined;
-    if (typeof answer === "string") return { kind: "text" as const, text: answer };
+    if (typeof answer === "string") {
+      // Prose, and late: a reply about the panel must wait for this one too.
+      return { kind: "delay" as const, ms: 1500, then: { kind: "text" as const, text: answer } };
+    }
     if (answer instanceof Error) {
       return { kind: "error" as const, status: 400, message: answer.message };
     }
@@ -193,15 +196,10 @@ Deno.test("review panel (native): a reviewer that fails and one that answers pro
   assert.match(started.text, /^Review panel started\.$/m, started.text);
   const ids = JSON.parse(/job_ids: (\[[^\]]*\])/.exec(started.text)![1]!) as string[];
   assert.equal(ids.length, 3);
-  const status = await scene.call("delegate_status", {
-    job_ids: ids,
-    wait: "all",
-    wait_seconds: 120,
-  }, {
+  // delegate_result on the first reviewer waits for the whole panel, then merges it.
+  const r = await scene.call("delegate_result", { job_id: ids[0]!, wait_seconds: 120 }, {
     timeoutMs: 180_000,
   });
-  assert.equal((status.text.match(/^state: +(completed|failed)$/gm) ?? []).length, 3, status.text);
-  const r = await scene.call("delegate_result", { job_id: ids[0]! });
   assert.equal(r.isError, false, r.text);
   if (Deno.env.get("SHOW")) console.log(r.text);
   assert.match(r.text, /^reviewers: +1 of 3 answered; the panel went on with the rest$/m, r.text);
@@ -211,6 +209,14 @@ Deno.test("review panel (native): a reviewer that fails and one that answers pro
     /^ {2}3\. llama3\.1:8b +job \S+ .*: its reply was not findings JSON \(no JSON found in it\): /m,
   );
   assert.match(r.text, /^1\. \[high\] app\.ts:2 \(1 of 1: qwen3-coder:30b\)/m);
+  const status = await scene.call("delegate_status", {
+    job_ids: ids,
+    wait: "all",
+    wait_seconds: 0,
+  }, {
+    timeoutMs: 180_000,
+  });
+  assert.equal((status.text.match(/^state: +(completed|failed)$/gm) ?? []).length, 3, status.text);
   // One slot: the reviewers ran one after another, never two at once.
   const spans = ids.map((id) => {
     const job = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
