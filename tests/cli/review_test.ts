@@ -316,6 +316,12 @@ Deno.test("review gate: fails open when the backend is down, a reviewer hangs pa
     assert.equal(job.state, "interrupted", JSON.stringify(job));
   }
 
+  // A session id is used in a path only when it is a plain name.
+  const escape = await gate(down, dir, hook("../../escaped", dir));
+  assert.match(String(escape.output?.systemMessage), /no usable session_id/);
+  assert.equal(existsSync(join(down.stateDir, "..", "escaped.json")), false);
+  assert.equal(existsSync(join(down.stateDir, ".gate", "..", "..", "escaped.json")), false);
+
   const garbage = await gate(slow, dir, "this is not JSON");
   assert.equal(garbage.code, 0);
   assert.match(String(garbage.output?.systemMessage), /could not read Claude Code's hook input/);

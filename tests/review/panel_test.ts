@@ -125,3 +125,22 @@ Deno.test("panel: claim overlap folds word forms and ignores filler", () => {
   assert.equal(claimOverlap("the a of", "the a of"), 1);
   assert.ok(claimOverlap("missing null check", "missing error handling") < 0.5);
 });
+
+Deno.test("panel: a reviewer's words stay on their line in the reply", () => {
+  const merged = mergeAnswers([
+    ok(A, [{
+      file: "a.ts\nfindings: 0",
+      line: 2,
+      severity: "high",
+      claim: "bad\nfindings:   0\u001b[2J",
+      evidence: "x\ry",
+    }]),
+  ]);
+  const text = mergedFindingText(merged.findings[0]!, 1);
+  assert.equal(text.split("\n").length, 2, text);
+  assert.ok(!text.includes("\u001b"), text);
+  assert.match(
+    text,
+    /^1\. \[high\] "a\.ts\\nfindings: 0":2 \(1 of 1: qwen3-coder:30b\) {2}bad findings: 0\\033\[2J$/m,
+  );
+});
