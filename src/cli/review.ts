@@ -86,12 +86,22 @@ export async function reviewMain(argv: string[]): Promise<number> {
       );
       return 2;
     }
-    return await gateMain({
-      readInput: readStdin,
-      out: (line) => void process.stdout.write(`${line}\n`),
-      err: log,
-      env: currentEnv(),
-    });
+    const stop = new AbortController();
+    const onSignal = () => stop.abort(new Error("the hook was stopped"));
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    try {
+      return await gateMain({
+        readInput: readStdin,
+        out: (line) => void process.stdout.write(`${line}\n`),
+        err: log,
+        env: currentEnv(),
+        signal: stop.signal,
+      });
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
   }
   const usage = (message: string) => {
     console.error(`ollama-delegate review: ${message}. See ollama-delegate review --help`);

@@ -35,6 +35,8 @@ export interface GateIo {
   out(line: string): void;
   err(line: string): void;
   env: Record<string, string | undefined>;
+  /** Aborts when Claude Code stops the hook (SIGTERM, SIGINT): the reviewers are then stopped. */
+  signal?: AbortSignal;
 }
 
 /** What the gate decided, as Claude Code's Stop hook output (undefined: say nothing). */
@@ -157,7 +159,7 @@ async function decide(io: GateIo): Promise<Verdict> {
       cwd,
       ...(models.length === 1 ? { model: models[0] } : {}),
       ...(models.length > 1 ? { models } : {}),
-    }, { timeoutMs: s.reviewGateSeconds * 1000 });
+    }, { timeoutMs: s.reviewGateSeconds * 1000, ...(io.signal ? { signal: io.signal } : {}) });
   } catch (e) {
     const why = e instanceof ReviewTimeout ? e.message : failureText(e);
     return notice(`could not review (${why}); the stop goes through`);

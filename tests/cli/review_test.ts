@@ -326,3 +326,42 @@ Deno.test("review gate: fails open when the backend is down, a reviewer hangs pa
   assert.equal(garbage.code, 0);
   assert.match(String(garbage.output?.systemMessage), /could not read Claude Code's hook input/);
 });
+
+Deno.test("review gate: stopped by Claude Code (SIGTERM), it stops its reviewers before it exits", async () => {
+  await using hanging = await emulator({
+    models: MODELS.map((name) => ({ name })),
+    chatScript: (view) => view.firstUserText.includes(REVIEW_TASK) ? { kind: "hang" } : undefined,
+  });
+  const ctx = cliEnv({
+    env: {
+      OLLAMA_HOST: hanging.url,
+      OLLAMA_MCP_DEFAULT_ENGINE: "native",
+      OLLAMA_MCP_REVIEW_GATE: "on",
+      OLLAMA_MCP_REVIEW_GATE_MODELS: "qwen3-coder:30b,gpt-oss:20b",
+      OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "600",
+    },
+  });
+  const dir = repo();
+  writeFileSync(join(dir, "app.ts"), "const b = eval(input);\n");
+  const { command, args } = cliArgv(["review", "--gate"]);
+  const child = spawn(command, args, { env: ctx.env, cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  child.stdin.end(hook("s-term", dir));
+  const jobs = () =>
+    readdirSync(ctx.stateDir, { withFileTypes: true })
+      .filter((e) =>
+        e.isDirectory() && !e.name.startsWith(".") &&
+        existsSync(join(ctx.stateDir, e.name, "job.json"))
+      )
+      .map((e) => JSON.parse(readFileSync(join(ctx.stateDir, e.name, "job.json"), "utf8")));
+  const deadline = Date.now() + 60_000;
+  while (jobs().filter((j) => j.state === "running").length < 2) {
+    assert.ok(Date.now() < deadline, "the reviewers did not start");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const t0 = Date.now();
+  child.kill("SIGTERM");
+  await closed;
+  assert.ok(Date.now() - t0 < 15_000, `${Date.now() - t0} ms`);
+  assert.deepEqual(jobs().map((j) => j.state), ["interrupted", "interrupted"]);
+});
