@@ -31,13 +31,12 @@ import {
   ENGINES,
   type FieldSpec,
   ISOLATIONS,
-  MAX_GATE_SECONDS,
   MAX_TIMER_MS,
   PERMISSION_MODES,
   type SettingKey,
   type Settings,
-  SEVERITIES,
 } from "./types.ts";
+import { GATE_FIELDS } from "./fields_gate.ts";
 
 function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
   return spec;
@@ -311,63 +310,7 @@ export const FIELDS = [
     meaning: "claude delegates: lean (--bare, Bash/Read/Edit, ~1k tokens a request) or full",
     userOnly: true,
   }),
-  field({
-    key: "reviewGate",
-    env: ["OLLAMA_MCP_REVIEW_GATE"],
-    default: "off",
-    schema: z.enum(["on", "off"]),
-    fromEnv: (t) => t.trim(),
-    meaning: "Claude Code's Stop hook reviews uncommitted changes before a turn ends (the " +
-      "plugin's hook; on or off)",
-    // A project may turn it off; turning it on spends the user's quota, which is theirs to do.
-    projectRefuses: ["on"],
-  }),
-  field({
-    key: "reviewGateSeverity",
-    env: ["OLLAMA_MCP_REVIEW_GATE_SEVERITY"],
-    default: "high",
-    schema: z.enum(SEVERITIES),
-    fromEnv: (t) => t.trim().toLowerCase(),
-    meaning: "The review gate blocks only for findings of this severity or worse",
-    userOnly: true,
-  }),
-  field({
-    key: "reviewGateAgreement",
-    env: ["OLLAMA_MCP_REVIEW_GATE_AGREEMENT"],
-    default: 1,
-    schema: intIn(1, 5),
-    fromEnv: asNumber,
-    meaning: "How many of the gate's reviewers must have found such a finding",
-    userOnly: true,
-  }),
-  field({
-    key: "reviewGateRounds",
-    env: ["OLLAMA_MCP_REVIEW_GATE_ROUNDS"],
-    default: 2,
-    schema: intIn(1, 20),
-    fromEnv: asNumber,
-    meaning:
-      "Times the review gate may block in one Claude Code session; then it lets stops through",
-    userOnly: true,
-  }),
-  field({
-    key: "reviewGateModels",
-    env: ["OLLAMA_MCP_REVIEW_GATE_MODELS"],
-    default: [],
-    schema: z.array(modelName).max(5),
-    fromEnv: asList,
-    meaning: "The gate's reviewers: one model, or 2-5 for a panel; empty = the default model",
-    userOnly: true,
-  }),
-  field({
-    key: "reviewGateSeconds",
-    env: ["OLLAMA_MCP_REVIEW_GATE_TIMEOUT"],
-    default: 300,
-    schema: intIn(10, MAX_GATE_SECONDS),
-    fromEnv: asNumber,
-    meaning: "The review gate lets the stop through when its review takes longer than this",
-    userOnly: true,
-  }),
+  ...GATE_FIELDS,
 ] as const satisfies readonly FieldSpec[];
 
 /** Looks a field up by key. */
