@@ -116,7 +116,7 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
   assert.equal(requests(), 12);
 });
 
-Deno.test("review gate: fails open when the backend is down, a reviewer hangs past the limit, or the input is not JSON", async () => {
+Deno.test("review gate: fails open when the backend is down, reviewers answer prose or hang past the limit, or the input is not JSON", async () => {
   const dir = repo();
   writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = eval(input);\nexport {};\n");
   // Nothing listens on this port: the emulator that had it is closed.
@@ -174,6 +174,31 @@ Deno.test("review gate: fails open when the backend is down, a reviewer hangs pa
   assert.match(String(escape.output?.systemMessage), /no usable session_id/);
   assert.equal(existsSync(join(down.stateDir, "..", "escaped.json")), false);
   assert.equal(existsSync(join(down.stateDir, ".gate", "..", "..", "escaped.json")), false);
+
+  await using chatty = await emulator({
+    models: MODELS.map((name) => ({ name })),
+    chatScript: (view) =>
+      view.firstUserText.includes(REVIEW_TASK)
+        ? { kind: "text", text: "Looks great, no problems at all!" }
+        : undefined,
+  });
+  const prose = await gate(
+    cliEnv({
+      env: {
+        OLLAMA_HOST: chatty.url,
+        OLLAMA_MCP_DEFAULT_ENGINE: "native",
+        OLLAMA_MCP_REVIEW_GATE: "on",
+        OLLAMA_MCP_REVIEW_GATE_MODELS: "qwen3-coder:30b,gpt-oss:20b",
+      },
+    }),
+    dir,
+    hook("s-prose", dir),
+  );
+  assert.equal(prose.output?.decision, undefined, JSON.stringify(prose.output));
+  assert.match(
+    String(prose.output?.systemMessage),
+    /no reviewer answered \(its reply was not findings JSON \(no JSON found in it\): .*\); the stop goes through$/,
+  );
 
   const garbage = await gate(slow, dir, "this is not JSON");
   assert.equal(garbage.code, 0);
