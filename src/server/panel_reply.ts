@@ -67,7 +67,11 @@ export async function panelReply(
   if (!views.every((v) => isTerminal(v.record.state))) {
     const rows = views.map((v, i) =>
       `  ${i + 1}. ${
-        reviewerLabel({ id: v.record.id, model: v.record.model, agent: v.record.agent ?? "" })
+        reviewerLabel({
+          id: v.record.id,
+          model: v.record.model,
+          agent: v.record.agent ?? "reviewer",
+        })
       }  job ${v.record.id}  ${escapeLine(v.record.state)}`
     );
     const running = views.filter((v) => !isTerminal(v.record.state)).length;

@@ -133,7 +133,6 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
     },
   });
   const r = await gate(down, dir, hook("s-down", dir));
-  if (Deno.env.get("SHOW")) console.log(r);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.output?.decision, undefined, JSON.stringify(r.output));
   assert.match(

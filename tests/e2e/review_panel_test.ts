@@ -100,7 +100,6 @@ Deno.test("review panel (native): three blind reviewers, findings merged by agre
     wait_seconds: 120,
   }, { timeoutMs: 180_000 });
   assert.equal(r.isError, false, r.text);
-  if (Deno.env.get("SHOW")) console.log(r.text);
   assert.match(r.text, /^reviewers: +3 of 3 answered$/m, r.text);
   assert.match(r.text, /^reviewed: +1 file \(\+3 -1\) of uncommitted changes$/m);
   assert.match(r.text, /^findings: +3 \(1 high, 1 medium, 1 low\), by agreement, then severity$/m);
@@ -201,7 +200,6 @@ Deno.test("review panel (native): a reviewer that fails and one that answers pro
     timeoutMs: 180_000,
   });
   assert.equal(r.isError, false, r.text);
-  if (Deno.env.get("SHOW")) console.log(r.text);
   assert.match(r.text, /^reviewers: +1 of 3 answered; the panel went on with the rest$/m, r.text);
   assert.match(r.text, /^ {2}2\. gpt-oss:20b +job \S+ .*: failed: .*emulated bad request/m);
   assert.match(
