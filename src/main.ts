@@ -13,6 +13,9 @@ Usage:
                                    with a larger context (see models --help)
   ollama-delegate jobs [...]       see, follow, cancel and prune jobs; usage and cost
                                    (see jobs --help)
+  ollama-delegate review [...]     review uncommitted changes (or --base <ref>) with one model
+                                   or a blind panel (--models a,b,c); --gate is the Claude
+                                   Code Stop hook (see review --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -47,6 +50,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "jobs": {
       return await (await import("./cli/jobs.ts")).jobsMain(rest);
+    }
+    case "review": {
+      return await (await import("./cli/review.ts")).reviewMain(rest);
     }
     case "models": {
       return await (await import("./cli/models.ts")).modelsMain(rest);

@@ -5,9 +5,15 @@
  * allowedModels or the delegation mode, which it never touches. A project's agent is held to
  * less (project_limits.ts): it may only narrow what the call would get without it.
  */
+import { join } from "node:path";
 import { DelegateError } from "../errors.ts";
 import { permissionRank } from "../settings/narrow.ts";
-import type { Effort, EngineName, PermissionMode } from "../settings/types.ts";
+import {
+  DEFAULT_CLAUDE_TOOLS,
+  type Effort,
+  type EngineName,
+  type PermissionMode,
+} from "../settings/types.ts";
 import type { Agent } from "./agent.ts";
 import { denyOthers, projectWidening, wideningNote } from "./project_limits.ts";
 
@@ -30,6 +36,22 @@ export interface AgentPolicy {
   knownTools: readonly string[];
   /** The user's agents folder, named in the note on what a project's agent may not set. */
   userAgentsDir: string;
+}
+
+/**
+ * The policy of a user's settings: the native engine's tools are the default claude set's names
+ * (tests/agents/project_agent_test.ts holds them to it), so the two lists together name every
+ * tool a delegate can be shown.
+ */
+export function agentPolicyOf(
+  settings: { defaultPermissionMode: PermissionMode; claudeTools: readonly string[] },
+  userConfigDir: string,
+): AgentPolicy {
+  return {
+    userMode: settings.defaultPermissionMode,
+    knownTools: [...new Set([...settings.claudeTools, ...DEFAULT_CLAUDE_TOOLS])],
+    userAgentsDir: join(userConfigDir, "agents"),
+  };
 }
 
 /** The call's fields once the agent is applied; undefined = the usual default. */

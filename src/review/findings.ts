@@ -5,10 +5,10 @@
  * reviewer was shown are dropped and counted: a line number nobody can check is not evidence.
  */
 import { jsonrepair } from "jsonrepair";
+import { SEVERITIES, type Severity } from "../settings/types.ts";
 import { inRanges } from "./diff.ts";
 
-export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
-export type Severity = typeof SEVERITIES[number];
+export { SEVERITIES, type Severity };
 
 export interface Finding {
   file: string;

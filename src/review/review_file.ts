@@ -26,8 +26,18 @@ const reviewSchema = z.object({
   tokens: z.number(),
   added: z.number(),
   removed: z.number(),
+  /**
+   * A panel's members, the same in every member's file: all read the same diff, each in its
+   * own session, and the first one's folder holds the merged findings (panel.json).
+   */
+  panel: z.object({
+    members: z.array(z.object({ id: z.string(), model: z.string(), agent: z.string() }))
+      .min(2).max(5),
+    minAgreement: z.number().int().min(1),
+  }).optional(),
 });
 export type ReviewRecord = z.infer<typeof reviewSchema>;
+export type PanelInfo = NonNullable<ReviewRecord["panel"]>;
 
 export function reviewRecord(diff: ReviewDiff, fit: Budgeted, focus?: string): ReviewRecord {
   return {
@@ -186,16 +196,20 @@ export async function reviewSection(
 ): Promise<{ text: string; isError: boolean } | undefined> {
   const record = await readReview(dir);
   if (!record) return undefined;
-  let reply = "";
+  return renderReview(record, await readReply(replyPath), replyPath, maxChars);
+}
+
+/** A reviewer's reply (its job's result.txt), up to MAX_REPLY_BYTES; "" when there is none. */
+export async function readReply(replyPath: string): Promise<string> {
   try {
     const handle = await open(replyPath, "r");
     try {
-      reply = new TextDecoder().decode(await readCapped(handle, MAX_REPLY_BYTES));
+      return new TextDecoder().decode(await readCapped(handle, MAX_REPLY_BYTES));
     } finally {
       await handle.close();
     }
   } catch {
-    // No reply text: rendered as "not findings JSON" with the path.
+    // No reply text: read as "not findings JSON", with the path.
+    return "";
   }
-  return renderReview(record, reply, replyPath, maxChars);
 }

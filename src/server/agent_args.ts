@@ -2,11 +2,10 @@
  * A call's arguments with its named agent applied (src/agents/): the agent's preset fills what
  * the call leaves out, and the call may only narrow it.
  */
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import type { Agent } from "../agents/agent.ts";
-import { type AgentPolicy, applyAgent } from "../agents/apply.ts";
+import { type AgentPolicy, agentPolicyOf, applyAgent } from "../agents/apply.ts";
 import { type AgentPlaces, requireAgent } from "../agents/lookup.ts";
-import { DEFAULT_CLAUDE_TOOLS } from "../settings/types.ts";
 import type { RunArgs } from "./run_tool.ts";
 import type { ToolDeps } from "./tool_deps.ts";
 
@@ -18,18 +17,9 @@ export function agentPlaces(deps: ToolDeps): AgentPlaces {
   };
 }
 
-/**
- * What applying an agent needs of the user's policy. The native engine's tools are the default
- * claude set's names (tests/agents/project_agent_test.ts holds them to it), so the two lists
- * together name every tool a delegate can be shown.
- */
+/** What applying an agent needs of the user's policy. */
 export function agentPolicy(deps: ToolDeps): AgentPolicy {
-  const s = deps.resolved.settings;
-  return {
-    userMode: s.defaultPermissionMode,
-    knownTools: [...new Set([...s.claudeTools, ...DEFAULT_CLAUDE_TOOLS])],
-    userAgentsDir: join(agentPlaces(deps).userConfigDir, "agents"),
-  };
+  return agentPolicyOf(deps.resolved.settings, agentPlaces(deps).userConfigDir);
 }
 
 /** The agent a call names, read now (a file edited since the last call counts). */

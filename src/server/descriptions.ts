@@ -75,7 +75,8 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       "that session runs. " +
       (ctx.mode === "auto" ? "Verify what it claims." : "Only when the user asked for it."),
     delegate_review:
-      "Read-only review of uncommitted changes or base...HEAD: findings in the diff, by severity.",
+      "Read-only review of uncommitted changes or base...HEAD: findings in the diff, by " +
+      "severity. models/agents (2-5): a blind panel, findings merged.",
     delegate_status:
       "State and recent activity of delegated jobs: job_id, or up to 20 job_ids (wait any/all).",
     delegate_result:

@@ -102,7 +102,7 @@ export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
 export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
   return async (args, extra) => {
     const started = await (await deps.runtime()).manager.get(args.job_id);
-    const view = await waitFor(deps, started, args.wait_seconds, extra);
+    const view = await waitFor(deps, started, args.wait_seconds, extra, { wholePanel: true });
     return jobReply(deps, view);
   };
 }

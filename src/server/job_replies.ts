@@ -6,10 +6,11 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
-import { reviewSection } from "../review/review_file.ts";
+import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
 import { worktreeRequest } from "./isolation_args.ts";
+import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 import type { RunArgs } from "./run_tool.ts";
 import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
@@ -20,8 +21,15 @@ export async function waitFor(
   view: JobView,
   seconds: number | undefined,
   extra: ToolExtra,
+  options: { wholePanel?: boolean } = {},
 ): Promise<JobView> {
   const wait = seconds ?? deps.resolved.settings.defaultWaitSeconds;
+  // A review panel's result is all its reviewers' merged: delegate_result waits for them all.
+  const panel = options.wholePanel ? await panelOf(deps, view) : undefined;
+  if (panel) {
+    const views = await waitForPanel(deps, await panelViews(deps, panel), wait, extra);
+    return views.find((v) => v.record.id === view.record.id) ?? view;
+  }
   if (wait <= 0 || isTerminal(view.record.state)) return view;
   const token = extra._meta?.progressToken;
   const { manager } = await deps.runtime();
@@ -53,6 +61,8 @@ export async function jobReply(
   view: JobView,
   header = "",
 ): Promise<CallToolResult> {
+  const panel = await panelOf(deps, view);
+  if (panel) return await panelReply(deps, panel, await panelViews(deps, panel), header);
   const r = view.record;
   if (!isTerminal(r.state)) {
     const tail = activityLines(view.activities, 5);
@@ -79,6 +89,15 @@ export async function jobReply(
     return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
   }
   return textResult(`${summary(view)}\n--- partial output ---\n${body}`, true);
+}
+
+/** The review record of a job that is a member of a review panel; undefined for others. */
+async function panelOf(deps: ToolDeps, view: JobView) {
+  // Only a review job runs as an agent and has a review file; the others skip the read.
+  if (view.record.agent === undefined) return undefined;
+  const { store } = await deps.runtime();
+  const record = await readReview(store.dirOf(view.record.id));
+  return record?.panel ? record : undefined;
 }
 
 /** Waits as asked, then replies; `header` introduces a job that is still running. */

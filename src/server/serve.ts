@@ -8,7 +8,7 @@ import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.t
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
-import { type Runtime, runtimeLoader } from "./runtime.ts";
+import { type Runtime, runtimeLoader } from "../jobs/runtime.ts";
 import { ModernEra } from "./modern_era.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
 import { registerTools } from "./tools.ts";

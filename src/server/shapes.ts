@@ -105,6 +105,13 @@ export const shapes = {
     model: maxChars("model", 256).optional(),
     engine: z.enum(ENGINES).optional(),
     agent: maxChars("agent", 64).optional(),
+    // A panel's size (2-5) is checked with the agents it adds (src/review/start.ts).
+    models: stringList("models", 5, 256).optional(),
+    agents: stringList("agents", 5, 64).optional(),
+    min_agreement: z.number().int().refine(
+      (n) => n >= 1 && n <= 5,
+      "min_agreement is 1-5: how many reviewers must have found a finding",
+    ).optional(),
     // Checked in a refinement: delegate_start's wait_seconds already tells what it means.
     wait_seconds: z.number().refine(
       (n) => n >= 0 && n <= 600,

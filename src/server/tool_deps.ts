@@ -5,7 +5,7 @@ import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
 import { isJobError } from "../jobs/errors.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
 import { jobProblemText } from "./job_errors.ts";
-import type { Runtime } from "./runtime.ts";
+import type { Runtime } from "../jobs/runtime.ts";
 import type { JobTaskStore } from "./task_store.ts";
 
 export interface ToolDeps {

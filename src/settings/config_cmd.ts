@@ -65,6 +65,14 @@ Options:
   --claude-harness <lean|full>     claudeHarness: lean = Claude Code's minimal mode (--bare:
                                    Bash, Read, Edit, a short prompt, ~1k tokens a request);
                                    full = its whole harness and every claudeTools tool (~5-7k)
+  --review-gate <on|off>           reviewGate: the plugin's Stop hook reviews uncommitted changes
+                                   when Claude ends a turn, and blocks the stop for agreed findings
+      --gate-severity <severity>         the least severity that blocks (default high),
+      --gate-agreement <n>               how many reviewers must agree (default 1),
+      --gate-rounds <n>                  blocks per Claude Code session at most (default 2),
+      --gate-models <m1,m2|default>      its reviewers (2-5 = a panel; default = default model),
+      --gate-timeout <seconds>           the stop goes through after this (default 300; user
+                                         scope only, as are the other gate options)
   --backend <name=url>             add or replace a native backend (user scope only); with
       --backend-kind <ollama|openai>     its kind (default openai),
       --api-key-env <VAR>                the server env variable holding its API key,
@@ -119,6 +127,12 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "keep-alive": { type: "string" },
         "claude-tools": { type: "string" },
         "claude-harness": { type: "string" },
+        "review-gate": { type: "string" },
+        "gate-severity": { type: "string" },
+        "gate-agreement": { type: "string" },
+        "gate-rounds": { type: "string" },
+        "gate-models": { type: "string" },
+        "gate-timeout": { type: "string" },
         backend: { type: "string" },
         "backend-kind": { type: "string" },
         "api-key-env": { type: "string" },

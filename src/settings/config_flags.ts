@@ -28,6 +28,12 @@ export const FLAG_TO_KEY = {
   "keep-alive": "keepAlive",
   "claude-tools": "claudeTools",
   "claude-harness": "claudeHarness",
+  "review-gate": "reviewGate",
+  "gate-severity": "reviewGateSeverity",
+  "gate-agreement": "reviewGateAgreement",
+  "gate-rounds": "reviewGateRounds",
+  "gate-models": "reviewGateModels",
+  "gate-timeout": "reviewGateSeconds",
 } as const satisfies Record<string, SettingKey>;
 export type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
@@ -73,6 +79,12 @@ export function valueForFlag(flag: ChangeFlag, text: string): unknown {
       }
       return tools;
     }
+    case "gate-models":
+      return text.trim() === "default"
+        ? RESET
+        : text.split(",").map((s) => s.trim()).filter(Boolean);
+    case "gate-severity":
+      return text.trim().toLowerCase();
     case "allow":
       return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "default-model":
@@ -85,6 +97,9 @@ export function valueForFlag(flag: ChangeFlag, text: string): unknown {
     case "sandbox-max-memory":
     case "sandbox-max-file":
     case "sandbox-tmp":
+    case "gate-agreement":
+    case "gate-rounds":
+    case "gate-timeout":
       // Any number goes to the schema, so "1.5" and "-1" get its range message.
       return /^\s*-?\d+(\.\d+)?\s*$/.test(text) ? Number(text) : text;
     default:

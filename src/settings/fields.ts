@@ -37,6 +37,7 @@ import {
   type SettingKey,
   type Settings,
 } from "./types.ts";
+import { GATE_FIELDS } from "./fields_gate.ts";
 
 function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
   return spec;
@@ -311,6 +312,7 @@ export const FIELDS = [
     meaning: "claude delegates: lean (--bare, Bash/Read/Edit, ~1k tokens a request) or full",
     userOnly: true,
   }),
+  ...GATE_FIELDS,
 ] as const satisfies readonly FieldSpec[];
 
 /** Looks a field up by key. */

@@ -54,6 +54,13 @@ export type EngineName = typeof ENGINES[number];
 export const SANDBOX_SETTINGS = ["on", "required", "off"] as const;
 export type SandboxSetting = typeof SANDBOX_SETTINGS[number];
 
+/** A review finding's severity, most severe first. */
+export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
+export type Severity = typeof SEVERITIES[number];
+
+/** The longest a review gate may take: under the Stop hook's own timeout in the plugin (900 s). */
+export const MAX_GATE_SECONDS = 840;
+
 /** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
 export const BACKEND_KINDS = ["ollama", "openai"] as const;
 export type BackendKind = typeof BACKEND_KINDS[number];
@@ -112,6 +119,13 @@ export interface Settings {
   keepAlive: string;
   claudeTools: string[];
   claudeHarness: ClaudeHarness;
+  /** The Claude Code Stop hook's review (`ollama-delegate review --gate`): off unless turned on. */
+  reviewGate: "on" | "off";
+  reviewGateSeverity: Severity;
+  reviewGateAgreement: number;
+  reviewGateRounds: number;
+  reviewGateModels: string[];
+  reviewGateSeconds: number;
 }
 export type SettingKey = keyof Settings;
 

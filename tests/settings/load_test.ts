@@ -37,6 +37,12 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     keepAlive: [["OLLAMA_MCP_KEEP_ALIVE"], ""],
     claudeTools: [["OLLAMA_MCP_CLAUDE_TOOLS"], ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]],
     claudeHarness: [["OLLAMA_MCP_CLAUDE_HARNESS"], "lean"],
+    reviewGate: [["OLLAMA_MCP_REVIEW_GATE"], "off"],
+    reviewGateSeverity: [["OLLAMA_MCP_REVIEW_GATE_SEVERITY"], "high"],
+    reviewGateAgreement: [["OLLAMA_MCP_REVIEW_GATE_AGREEMENT"], 1],
+    reviewGateRounds: [["OLLAMA_MCP_REVIEW_GATE_ROUNDS"], 2],
+    reviewGateModels: [["OLLAMA_MCP_REVIEW_GATE_MODELS"], []],
+    reviewGateSeconds: [["OLLAMA_MCP_REVIEW_GATE_TIMEOUT"], 300],
   });
 });
 
@@ -78,6 +84,12 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       keepAlive: "",
       claudeTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
       claudeHarness: "lean",
+      reviewGate: "off",
+      reviewGateSeverity: "high",
+      reviewGateAgreement: 1,
+      reviewGateRounds: 2,
+      reviewGateModels: [],
+      reviewGateSeconds: 300,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -159,6 +171,12 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_KEEP_ALIVE: "30m",
       OLLAMA_MCP_CLAUDE_TOOLS: "Read, Grep",
       OLLAMA_MCP_CLAUDE_HARNESS: "full",
+      OLLAMA_MCP_REVIEW_GATE: " on",
+      OLLAMA_MCP_REVIEW_GATE_SEVERITY: "Medium",
+      OLLAMA_MCP_REVIEW_GATE_AGREEMENT: "2",
+      OLLAMA_MCP_REVIEW_GATE_ROUNDS: "3",
+      OLLAMA_MCP_REVIEW_GATE_MODELS: "a, b:7b",
+      OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "120",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -190,10 +208,16 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       keepAlive: "30m",
       claudeTools: ["Read", "Grep"],
       claudeHarness: "full",
+      reviewGate: "on",
+      reviewGateSeverity: "medium",
+      reviewGateAgreement: 2,
+      reviewGateRounds: 3,
+      reviewGateModels: ["a", "b:7b"],
+      reviewGateSeconds: 120,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 28);
+    assert.equal(r.layers[3]?.keys.length, 34);
   });
 });
 

@@ -1,14 +1,14 @@
 /**
- * The job layer and the model policy the tools work with, built at the first call that
- * needs them (or a moment after start-up): the server answers `initialize` without loading
- * them, nor the engines they drive.
+ * The job layer and the model policy that running delegates needs, built at the first call
+ * that needs them (or a moment after start-up): the server answers `initialize` without
+ * loading them, nor the engines they drive. The terminal's `review` builds the same.
  */
 import { join } from "node:path";
 import type { DelegateFacts } from "../engines/registry.ts";
 import type { EngineSetup } from "../engines/types.ts";
-import type { JobManager } from "../jobs/manager.ts";
-import type { ModelChoice } from "../jobs/model_choice.ts";
-import type { JobStore } from "../jobs/store.ts";
+import type { JobManager } from "./manager.ts";
+import type { ModelChoice } from "./model_choice.ts";
+import type { JobStore } from "./store.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { Settings } from "../settings/types.ts";
 
@@ -51,9 +51,9 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
   ] = await Promise.all([
     import("../backends/ollama.ts"),
     import("../engines/registry.ts"),
-    import("../jobs/manager.ts"),
-    import("../jobs/model_choice.ts"),
-    import("../jobs/store.ts"),
+    import("./manager.ts"),
+    import("./model_choice.ts"),
+    import("./store.ts"),
     import("../models/catalog.ts"),
     import("../models/retired.ts"),
   ]);

@@ -1,0 +1,186 @@
+/**
+ * The plugin's review gate as a user meets it: the real Claude Code CLI installs the plugin
+ * from this repository's marketplace, runs a turn in which the (emulated) model writes a file,
+ * and at the turn's end runs the plugin's Stop hook, which starts `ollama-delegate review
+ * --gate` through the real `npx -y` from the packed npm package (a loopback registry). The
+ * emulator plays both Claude Code's model and the gate's reviewers; the gate blocks the stop
+ * once, Claude Code hands the findings to its model, and the next stop goes through.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { buildNpm } from "../../scripts/build_npm.ts";
+import { VERSION } from "../../src/version.ts";
+import { startNpmRegistry } from "../support/npm_registry.ts";
+import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
+import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+
+const PLUGIN = join(REPO, "plugins", "ollama-delegate");
+const GATE_MARK = "ollama-delegate review gate, round 1";
+
+async function claude(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<{ status: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(CLAUDE_BIN, {
+    args,
+    cwd,
+    clearEnv: true,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1", ...env },
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(300_000),
+  }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const text = new TextDecoder();
+  return { status: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+Deno.test("plugin: the hooks file names this version, and the CLI registers its Stop hook", async () => {
+  const hooks = JSON.parse(readFileSync(join(PLUGIN, "hooks", "hooks.json"), "utf8"));
+  const stop = hooks.hooks.Stop[0].hooks[0];
+  assert.equal(stop.command, "npx");
+  assert.deepEqual(stop.args, ["-y", `ollama-delegate@${VERSION}`, "review", "--gate"]);
+  // Over our own limit (MAX_GATE_SECONDS), so the gate fails open before Claude Code kills it.
+  assert.equal(stop.timeout, 900);
+  const r = await claude(tempDir("od-gate-home-"), ["plugin", "validate", PLUGIN], {
+    HOME: tempDir("od-gate-home-"),
+  });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(
+    r.stdout,
+    /hooks: Stop command npx \["-y","ollama-delegate@[^"]+","review","--gate"\]/,
+  );
+});
+
+Deno.test({
+  name: "plugin: installed, its Stop hook runs the review gate through npx, blocks once with " +
+    "the findings, and lets the next stop through",
+  async fn() {
+    const tarball = buildNpm(tempDir("od-pack-"));
+    const registry = await startNpmRegistry([tarball]);
+    const reviews: ChatRequestView[] = [];
+    const fed: MessagesRequestView[] = [];
+    const home = tempDir("od-gate-home-");
+    const project = join(home, "project");
+    mkdirSync(project);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: project });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(project, "app.ts"), "const a = 1;\nexport {};\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "one");
+    try {
+      await using scene = await startScene({
+        server: false,
+        emulator: {
+          models: [{ name: "qwen3:8b" }, { name: "qwen3-coder:30b" }, { name: "gpt-oss:20b" }],
+          // Claude Code's own model: write app.ts, then say it is done; after the gate's
+          // block, answer the findings.
+          script: (view) => {
+            if (view.tools.length === 0) return undefined;
+            if (JSON.stringify(view.messages).includes(GATE_MARK)) {
+              fed.push(view);
+              return {
+                kind: "text",
+                text: "The reviewers found eval of input; leaving it to you.",
+              };
+            }
+            if (view.lastToolResult === undefined) {
+              return {
+                kind: "tool_use",
+                name: "Write",
+                input: {
+                  file_path: join(project, "app.ts"),
+                  content: "const a = 1;\nconst b = eval(input);\nexport {};\n",
+                },
+              };
+            }
+            return { kind: "text", text: "Wrote app.ts." };
+          },
+          // The gate's two reviewers, on the native engine.
+          chatScript: (view) => {
+            if (!view.firstUserText.includes("Review these changes")) return undefined;
+            reviews.push(view);
+            return {
+              kind: "text",
+              text: JSON.stringify({
+                findings: [{
+                  file: "app.ts",
+                  line: 2,
+                  severity: "high",
+                  claim: `eval of input runs arbitrary code (${view.model})`,
+                  evidence: "const b = eval(input);",
+                }],
+              }),
+            };
+          },
+        },
+      });
+      const url = scene.emulator.url;
+      const env = {
+        HOME: home,
+        npm_config_registry: `${registry.url}/`,
+        npm_config_cache: join(home, ".npm"),
+        npm_config_update_notifier: "false",
+      };
+      for (
+        const args of [
+          ["plugin", "marketplace", "add", REPO],
+          ["plugin", "install", "ollama-delegate@ollama-delegate"],
+        ]
+      ) {
+        const r = await claude(home, args, env);
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+      }
+      const run = await claude(project, [
+        "-p",
+        "--output-format",
+        "json",
+        "--model",
+        "qwen3:8b",
+        "--permission-mode",
+        "acceptEdits",
+      ], {
+        ...env,
+        ANTHROPIC_BASE_URL: url,
+        ANTHROPIC_AUTH_TOKEN: "ollama",
+        ANTHROPIC_API_KEY: "",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+        // What the gate reads: Claude Code hands its environment to the hook.
+        OLLAMA_HOST: url,
+        OLLAMA_MCP_REVIEW_GATE: "on",
+        OLLAMA_MCP_DEFAULT_ENGINE: "native",
+        OLLAMA_MCP_REVIEW_GATE_MODELS: "qwen3-coder:30b,gpt-oss:20b",
+        OLLAMA_MCP_REVIEW_GATE_AGREEMENT: "2",
+      }, "Add b to app.ts.");
+      assert.equal(run.status, 0, run.stdout + run.stderr);
+      const result = JSON.parse(run.stdout);
+      // The gate reviewed with both models, blocked once, and Claude's model got the findings.
+      assert.deepEqual(reviews.map((v) => v.model).sort(), ["gpt-oss:20b", "qwen3-coder:30b"]);
+      assert.equal(fed.length, 1, `the block reason reached the model once: ${run.stdout}`);
+      const told = JSON.stringify(fed[0]!.messages);
+      assert.match(told, /\[high\] app\.ts:2 \(2 of 2: qwen3-coder:30b, gpt-oss:20b\)/);
+      assert.equal(result.result, "The reviewers found eval of input; leaving it to you.");
+      // The gate's round was counted for this Claude Code session.
+      const state = join(home, ".ollama-mcp", "jobs", ".gate", `${result.session_id}.json`);
+      assert.ok(existsSync(state), state);
+      assert.equal(JSON.parse(readFileSync(state, "utf8")).blocks, 1);
+      assert.ok(registry.requests.some((p) => p.endsWith(`/ollama-delegate-${VERSION}.tgz`)));
+    } finally {
+      await registry.close();
+    }
+  },
+});
