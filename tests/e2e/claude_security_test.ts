@@ -554,6 +554,9 @@ Deno.test({
     for (const target of targets) {
       assert.equal(existsSync(join(work, target)), false, `${target} was written`);
     }
+    // Refused by the deny rules, not only moved out at the end of the turn: no Write went
+    // through, and nothing had to be moved.
+    assert.doesNotMatch(reply.text, /moved out of the project/, reply.text);
     const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
     assert.doesNotMatch(wire, /PRIVATE-KEY-MATERIAL/, "the key reached the model");
     // The Read was attempted and refused (its result is the answer's last tool result).
