@@ -19,20 +19,18 @@
  *
  * Pure: run.ts gathers the inputs and spawns the result.
  */
-import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import {
+  type HostPathKind,
+  inspectHostPath,
+  type Mask,
+  maskArgs,
+  systemArgs,
+} from "../bwrap_base.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 
-/** The uid a delegate runs as inside the jail when the server is root: nobody. */
-export const JAIL_UID = 65534;
-
-/** Top-level names that are links into /usr on merged-/usr systems, or real directories. */
-const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
-
 /** A path hidden inside the jail: an empty file, or an empty read-only directory. */
-export interface JailMask {
-  path: string;
-  kind: "file" | "dir";
-}
+export type JailMask = Mask;
 
 /** What the jail holds for one turn. All paths absolute and real (symlinks resolved). */
 export interface JailLayout {
@@ -56,22 +54,7 @@ export interface JailLayout {
   tmpMb: number;
 }
 
-type Inspect = (path: string) => "dir" | { link: string } | "missing";
-
-function inspectHostPath(path: string): "dir" | { link: string } | "missing" {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return { link: readlinkSync(path) };
-    return statSync(path).isDirectory() ? "dir" : "missing";
-  } catch {
-    return "missing";
-  }
-}
-
-function maskArgs(m: JailMask): string[] {
-  return m.kind === "file"
-    ? ["--ro-bind", "/dev/null", m.path]
-    : ["--tmpfs", m.path, "--remount-ro", m.path];
-}
+type Inspect = (path: string) => HostPathKind;
 
 function depth(path: string): number {
   return path.split("/").filter((p) => p !== "").length;
@@ -102,30 +85,8 @@ export function jailArgs(
     "--unshare-cgroup-try",
     "--die-with-parent",
     "--new-session",
-    "--ro-bind",
-    "/usr",
-    "/usr",
-    "--ro-bind-try",
-    "/etc",
-    "/etc",
+    ...systemArgs(layout.root, inspect),
   ];
-  if (layout.root) {
-    out.push(
-      "--unshare-user",
-      "--uid",
-      String(JAIL_UID),
-      "--gid",
-      String(JAIL_UID),
-      "--cap-drop",
-      "ALL",
-    );
-  }
-  for (const name of SYSTEM_DIRS) {
-    const host = inspect(`/${name}`);
-    if (host === "missing") continue;
-    if (host === "dir") out.push("--ro-bind", `/${name}`, `/${name}`);
-    else out.push("--symlink", host.link, `/${name}`);
-  }
   const size = String(layout.tmpMb * 1024 * 1024);
   out.push("--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp");
   for (const mask of layout.systemMasks ?? []) out.push(...maskArgs(mask));

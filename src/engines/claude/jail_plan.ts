@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
-import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
+import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import {
   cliFiles,
   etcLinkTargets,

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, relative } from "node:path";
 import process from "node:process";
 import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
-import { rootOnlySystemFiles } from "../native/sandbox_mounts.ts";
+import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { collectGuardIdentities } from "../guard_identities.ts";

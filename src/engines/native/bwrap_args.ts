@@ -2,7 +2,7 @@
  * bubblewrap's command line for one sandboxed command: what is mounted where, who the command
  * runs as and under which limits. Pure: sandbox_run.ts decides the inputs and runs it.
  */
-import { lstatSync, readlinkSync, statSync } from "node:fs";
+import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../bwrap_base.ts";
 import type { Placeholder } from "./placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "./sandbox_limits.ts";
 import type { ProtectedMounts } from "./sandbox_mounts.ts";
@@ -11,11 +11,9 @@ export { DEFAULT_LIMITS, type SandboxLimits };
 
 /** PATH inside the sandbox: the system's, which is read-only there. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-/** Top-level names that are symlinks into /usr on merged-/usr systems, or real dirs. */
-const SYSTEM_DIRS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
 /** The uid a command runs as inside the sandbox when the server is root: nobody. */
-export const SANDBOX_UID = 65534;
+export const SANDBOX_UID = NOBODY_UID;
 
 export interface SandboxLayout {
   /** The job's working directory (real path); the command starts there. */
@@ -43,13 +41,6 @@ export interface SandboxLayout {
 
 /** Where the placeholders' exclude file appears inside the sandbox. */
 const EXCLUDES_INSIDE = "/tmp/.ollama-delegate-excludes";
-
-/** bubblewrap's mount arguments that hide `p`: an empty file, or an empty read-only dir. */
-function maskArgs(p: Placeholder): string[] {
-  return p.kind === "file"
-    ? ["--ro-bind", "/dev/null", p.path]
-    : ["--tmpfs", p.path, "--remount-ro", p.path];
-}
 
 /** The command line run inside: rlimits first when prlimit is there. */
 function innerCommand(layout: SandboxLayout, command: string): string[] {
@@ -88,31 +79,8 @@ export function bwrapArgs(
     "--setenv",
     "LANG",
     "C.UTF-8",
-    "--ro-bind",
-    "/usr",
-    "/usr",
-    "--ro-bind-try",
-    "/etc",
-    "/etc",
+    ...systemArgs(layout.root === true, inspect),
   ];
-  if (layout.root) {
-    // uid 0 inside would own every root-owned file it can see; nobody owns none of them.
-    args.push(
-      "--unshare-user",
-      "--uid",
-      String(SANDBOX_UID),
-      "--gid",
-      String(SANDBOX_UID),
-      "--cap-drop",
-      "ALL",
-    );
-  }
-  for (const name of SYSTEM_DIRS) {
-    const host = inspect(`/${name}`);
-    if (host === "missing") continue;
-    if (host === "dir") args.push("--ro-bind", `/${name}`, `/${name}`);
-    else args.push("--symlink", host.link, `/${name}`);
-  }
   args.push("--proc", "/proc", "--dev", "/dev", ...plan.tmpfs);
   if (layout.gitExcludes && (layout.mounts?.placeholders.length ?? 0) > 0) {
     args.push(
@@ -146,13 +114,4 @@ export function bwrapArgs(
   args.push(...plan.seal);
   args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
   return args;
-}
-
-function inspectHostPath(path: string): "dir" | { link: string } | "missing" {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return { link: readlinkSync(path) };
-    return statSync(path).isDirectory() ? "dir" : "missing";
-  } catch {
-    return "missing";
-  }
 }

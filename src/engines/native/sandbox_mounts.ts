@@ -152,51 +152,7 @@ function highestMissing(path: string, writable: readonly string[]): string | und
   return top;
 }
 
-/** Entries looked at under /etc before the scan stops; /etc holds a few thousand. */
-const ETC_SCAN_LIMIT = 20_000;
-
-let etcMasks: Placeholder[] | undefined;
-
-/**
- * Files and directories under /etc that other users cannot read (`/etc/shadow`, TLS private
- * keys, sudoers). As root the sandboxed command still has uid 0 on the host, so owner
- * permissions would let it read them; they are hidden instead. Scanned once per process.
- */
-export function rootOnlySystemFiles(top = "/etc"): Placeholder[] {
-  if (etcMasks && top === "/etc") return etcMasks;
-  const found: Placeholder[] = [];
-  const pending = [top];
-  let seen = 0;
-  while (pending.length > 0 && seen < ETC_SCAN_LIMIT) {
-    const dir = pending.pop()!;
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      if (++seen > ETC_SCAN_LIMIT) break;
-      const path = join(dir, name);
-      let info;
-      try {
-        info = lstatSync(path);
-      } catch {
-        continue;
-      }
-      if (info.isSymbolicLink()) continue;
-      const mode = info.mode & 0o7;
-      if (info.isDirectory()) {
-        if ((mode & 0o5) !== 0o5) found.push({ path, kind: "dir" });
-        else pending.push(path);
-      } else if (info.isFile() && (mode & 0o4) === 0) {
-        found.push({ path, kind: "file" });
-      }
-    }
-  }
-  if (top === "/etc") etcMasks = found;
-  return found;
-}
+export { rootOnlySystemFiles } from "../bwrap_base.ts";
 
 /**
  * A cheap fingerprint of every host-run path in `roots`, to notice one that was created or
