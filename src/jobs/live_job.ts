@@ -3,7 +3,7 @@ import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines
 import type { EngineName } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { QueueDetail } from "./queue.ts";
-import type { JobRecord } from "./record.ts";
+import type { JobChecks, JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
@@ -44,6 +44,8 @@ export interface NewTurn {
   agent?: string;
   /** What the orchestrator must know from the start (what of a project's agent was not used). */
   warnings?: string[];
+  /** What the server checks after the turn (verify) and the job's budgets. */
+  checks?: JobChecks;
 }
 
 /** A job as the server renders it. */
@@ -125,6 +127,7 @@ export function newRecord(
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
+    ...(turn.checks && Object.keys(turn.checks).length > 0 ? { checks: turn.checks } : {}),
     ...(turn.worktree ? { worktree: turn.worktree } : {}),
     sessionCreated: false,
     owner,

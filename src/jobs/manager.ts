@@ -23,7 +23,7 @@ import {
 import { Admission } from "./admission.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
-import { isTerminal, type JobRecord } from "./record.ts";
+import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
 import { SessionOrder } from "./session_order.ts";
@@ -135,10 +135,13 @@ export class JobManager {
     previous: JobRecord,
     prompt: string,
     overrides: Partial<TurnOptions>,
+    checkOverrides: JobChecks = {},
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
     const options: TurnOptions = { ...inherited, ...definedOnly(overrides) };
+    // The session's checks and budgets hold for its next turns unless the call sets its own.
+    const checks: JobChecks = { ...previous.checks, ...definedOnly(checkOverrides) };
     return await this.#launch(
       {
         prompt,
@@ -150,6 +153,7 @@ export class JobManager {
         ...(previous.worktree ? { worktree: carriedWorktree(previous.worktree) } : {}),
         // The agent's system prompt is in the inherited options: the turn still runs as it.
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
+        checks,
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

@@ -33,6 +33,31 @@ const usage = z.object({
   durationMs: z.number(),
 });
 
+/** One verification command as the server ran it (a round of `verify`). */
+const checkRun = z.object({
+  command: z.string(),
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable().optional(),
+  durationMs: z.number(),
+  timedOut: z.boolean().optional(),
+  refused: z.string().optional(),
+  /** The end of its output, for the reply (the whole kept output is in `verify-<round>.log`). */
+  tail: z.string().optional(),
+});
+
+/** What the server checks after a turn and how far it lets a job go. */
+export const jobChecks = z.object({
+  /** Shell commands the server runs itself once the delegate ends its turn. */
+  verify: z.array(z.string()).optional(),
+  /** Repair rounds after a failed verification (0-5). */
+  verifyRounds: z.number().int().optional(),
+  /** The job stops once it has used this many tokens (prompt and output). */
+  budgetTokens: z.number().optional(),
+  /** The job stops once it has cost this much, by the pricing table. */
+  budgetUsd: z.number().optional(),
+});
+export type JobChecks = z.infer<typeof jobChecks>;
+
 /** The process that owns a live job: its pid and a token that changes if the pid is reused. */
 const owner = z.object({ pid: z.number().int(), startTime: z.string() });
 
@@ -120,6 +145,21 @@ export const jobRecordSchema = z.object({
     patch: z.string().optional(),
     /** What the turn's commit left in the worktree: repositories (`sub/`), host-run paths, secrets. */
     leftOut: z.array(z.string()).optional(),
+  }).optional(),
+  /** What the server checks after the turn (verify) and the job's budgets. */
+  checks: jobChecks.optional(),
+  /**
+   * The verification's evidence: one entry per check the server ran (the first after the
+   * delegate's turn, then one after each repair round), the verdict of the last, and why the
+   * repair rounds ended when they ended before a pass.
+   */
+  verification: z.object({
+    rounds: z.array(z.object({ passed: z.boolean(), runs: z.array(checkRun) })),
+    verdict: z.enum(["passed", "failed", "not-run"]),
+    /** Why no (further) check or repair ran: the cap, no progress, a repeated failure... */
+    stopped: z.string().optional(),
+    /** How the commands ran when not in the sandbox ("unconfined: ..."). */
+    confinement: z.string().optional(),
   }).optional(),
   /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),

@@ -4,21 +4,15 @@
  * job timeout, and recording how it ended.
  */
 import { errorMessage } from "../errors.ts";
-import { type Engine, failedTurn, type TurnOutcome } from "../engines/types.ts";
-import { identityOf } from "../platform/process_identity.ts";
+import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
 import type { EngineName } from "../settings/types.ts";
-import {
-  ACTIVITY_KEEP,
-  keptActivity,
-  KILL_GRACE_MS,
-  type LiveJob,
-  type ManagerConfig,
-} from "./live_job.ts";
+import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { QueueLanes } from "./queue.ts";
-import { isTerminal } from "./record.ts";
+import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
+import { turnSink } from "./turn_sink.ts";
 import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
 
 export interface TurnRunDeps {
@@ -95,66 +89,29 @@ async function startTurn(
   // Before the engine starts: this process may have been stopped since the slot was won.
   await deps.lanes.gate.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
-  const turn = await deps.engine(record.engine).start(
-    {
-      jobId: record.id,
-      sessionId: record.sessionId,
-      turn: record.turn,
-      resume,
-      model: record.model,
-      cwd,
-      ...(path && gitDir ? { worktree: { path, gitDir } } : {}),
-      options: record.options,
-      dir,
-      promptPath: store.promptPath(record.id),
-      ...(record.backend !== undefined ? { backend: record.backend } : {}),
-      ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
-    },
-    {
-      activity: (a) => {
-        live.activities.push(keptActivity(a));
-        if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
-      },
-      toolCall: (info) => {
-        record.toolCalls++;
-        if (info?.recovered) record.toolCallsRecovered = (record.toolCallsRecovered ?? 0) + 1;
-      },
-      warning: (text) => {
-        const warnings = (record.warnings ??= []);
-        if (!warnings.includes(text)) warnings.push(text);
-      },
-      contextElided: (count) => {
-        record.contextElisions = (record.contextElisions ?? 0) + count;
-      },
-      sessionStarted: (info) => {
-        record.sessionCreated = true;
-        if (info.permissionMode) record.effectivePermissionMode = info.permissionMode;
-        store.write(record).catch(() => {});
-      },
-      commandRun: (run) => {
-        (record.commands ??= []).push(run);
-      },
-      fileChanged: (path) => {
-        const files = (record.changedFiles ??= []);
-        if (!files.includes(path)) files.push(path);
-      },
-      childStarted: (pid) => {
-        identityOf(pid).then((child) => {
-          if (child && !isTerminal(record.state)) {
-            record.child = child;
-            return store.write(record);
-          }
-        }).catch(() => {});
-      },
-    },
-  );
-  live.turn = turn;
-  if (live.stopReason) void turn.stop(KILL_GRACE_MS);
+  const spec: TurnSpec = {
+    jobId: record.id,
+    sessionId: record.sessionId,
+    turn: record.turn,
+    resume,
+    model: record.model,
+    cwd,
+    ...(path && gitDir ? { worktree: { path, gitDir } } : {}),
+    options: record.options,
+    dir,
+    promptPath: store.promptPath(record.id),
+    ...(record.backend !== undefined ? { backend: record.backend } : {}),
+    ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
+  };
+  // The job's time limit covers all its rounds: whichever runs when it passes is stopped.
   setTimer(setTimeout(() => {
     live.stopReason ??= "timeout";
-    void turn.stop(KILL_GRACE_MS);
+    void live.turn?.stop(KILL_GRACE_MS);
   }, deps.config.jobTimeoutMs));
-  return await turn.done;
+  return await runRounds(live, deps.engine(record.engine), spec, turnSink(live, store), {
+    store,
+    config: deps.config,
+  });
 }
 
 /**

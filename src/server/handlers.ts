@@ -8,7 +8,7 @@ import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { renderUsage } from "../jobs/usage_report.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
-import { jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
 import { queuePlaces } from "./queue_lines.ts";
@@ -71,7 +71,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       maxTurns: args.max_turns,
       effort: args.effort,
       addDirs: args.add_dirs ? addDirs : undefined,
-    });
+    }, callChecks(args, undefined, previous.checks));
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };
 }

@@ -5,7 +5,11 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
-import { isTerminal } from "../jobs/record.ts";
+import { join } from "node:path";
+import { isTerminal, type JobChecks } from "../jobs/record.ts";
+import { DelegateError } from "../errors.ts";
+import { failedOutput } from "../jobs/verify_words.ts";
+import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
 import { reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
@@ -78,7 +82,14 @@ export async function jobReply(
   if (r.state === "completed") {
     return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
   }
-  return textResult(`${summary(view)}\n--- partial output ---\n${body}`, true);
+  const failed = failedOutput(r);
+  const evidence = failed
+    ? `\n--- verify output (${escapeLine(failed.head)}; run by the server) ---\n` +
+      `${escapeBlock(failed.text)}\n[whole output: ${
+        join(store.dirOf(r.id), `verify-${r.verification!.rounds.length}.log`)
+      }]`
+    : "";
+  return textResult(`${summary(view)}${evidence}\n--- partial output ---\n${body}`, true);
 }
 
 /** Waits as asked, then replies; `header` introduces a job that is still running. */
@@ -144,5 +155,33 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     },
     ...(agent ? { agent: agent.name } : {}),
     ...(notes.length > 0 ? { warnings: notes } : {}),
+    checks: callChecks(call, agent),
   });
+}
+
+/** What the server checks after the turn, and the job's budgets: the call's, else the agent's. */
+export function callChecks(
+  call: Pick<RunArgs, "verify" | "verify_rounds" | "budget_tokens" | "budget_usd">,
+  agent?: { verify?: string[]; verifyRounds?: number },
+  inherited?: JobChecks,
+): JobChecks {
+  const verify = call.verify === undefined
+    ? agent?.verify
+    : typeof call.verify === "string"
+    ? [call.verify]
+    : call.verify;
+  if (call.verify_rounds !== undefined && !verify?.length && !inherited?.verify?.length) {
+    throw new DelegateError(
+      "Cannot use verify_rounds without verify: give the command(s) the server should run " +
+        'after the turn, e.g. verify: "npm test"',
+    );
+  }
+  const rounds = call.verify_rounds ??
+    (call.verify === undefined ? agent?.verifyRounds : undefined);
+  return {
+    ...(verify?.length ? { verify } : {}),
+    ...(rounds !== undefined ? { verifyRounds: rounds } : {}),
+    ...(call.budget_tokens !== undefined ? { budgetTokens: call.budget_tokens } : {}),
+    ...(call.budget_usd !== undefined ? { budgetUsd: call.budget_usd } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { queueLines } from "./queue_lines.ts";
@@ -27,7 +28,7 @@ export function summary(view: JobView, now = Date.now()): string {
       "state:",
       r.state === "queued" && view.queuePosition > 0
         ? `queued (${view.queuePosition} in line)`
-        : r.state,
+        : stateWithVerdict(r, r.state),
     ),
     ...(r.state === "queued" && view.queue ? queueLines(view.queue, line) : []),
     line("model:", r.model),
@@ -73,6 +74,7 @@ export function summary(view: JobView, now = Date.now()): string {
     }
   }
   if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
+  for (const [label, value] of verifyLines(r)) lines.push(line(label, value));
   if (r.changedFiles && r.changedFiles.length > 0) {
     const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
     const shown = r.changedFiles.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));

@@ -54,6 +54,11 @@ export interface JailLayout {
   systemMasks?: readonly JailMask[];
   /** Size of the private /tmp and $HOME, MiB. */
   tmpMb: number;
+  /**
+   * No network at all (a network namespace of its own): for commands the server runs itself,
+   * which have no Claude Code around them whose nested sandbox would take the network away.
+   */
+  noNetwork?: boolean;
 }
 
 type Inspect = (path: string) => "dir" | { link: string } | "missing";
@@ -100,6 +105,7 @@ export function jailArgs(
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
+    ...(layout.noNetwork ? ["--unshare-net"] : []),
     "--die-with-parent",
     "--new-session",
     "--ro-bind",

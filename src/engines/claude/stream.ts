@@ -23,6 +23,12 @@ export type StreamItem =
 
 export type Json = Record<string, unknown>;
 
+/**
+ * The event type of the server's own notes in a claude job's stream file (the verification it
+ * ran after a turn: verify.ts); Claude Code never writes this type.
+ */
+export const SERVER_NOTE = "ollama_delegate";
+
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -45,6 +51,8 @@ export type StreamEvent =
   /** Tool results sent back to the model: the content blocks that are objects. */
   | { type: "user"; blocks: Json[] }
   | { type: "result"; result: ResultEvent }
+  /** A note the server wrote itself (SERVER_NOTE), never the model's words. */
+  | { type: "server"; text: string }
   /** Any other event, or a message without content blocks. */
   | { type: "other" };
 
@@ -71,6 +79,10 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
     }
     case "result":
       return { type: "result", result: resultOf(event) };
+    case SERVER_NOTE:
+      return typeof event.text === "string"
+        ? { type: "server", text: event.text }
+        : { type: "other" };
     default:
       return { type: "other" };
   }
@@ -100,6 +112,12 @@ export function streamItems(event: StreamEvent): StreamItem[] {
       return toolResultItems(event.blocks);
     case "result":
       return [{ type: "result", result: event.result }];
+    case "server":
+      return [{
+        type: "activity",
+        toolCall: false,
+        activity: { kind: "text", text: event.text.slice(0, TEXT_KEEP) },
+      }];
     case "other":
       return [];
   }

@@ -1,0 +1,243 @@
+/**
+ * The rounds of one job: the delegate's turn, then, when the job has `verify`, the server's
+ * own check of the work and, while it fails, repair rounds that continue the conversation with
+ * the failing output, up to `verifyRounds`. Every loop is bounded: by the cap, and earlier when
+ * a round changes no file, the same failure comes back, or the backend fails (the job then
+ * ends with the evidence so far and says why).
+ */
+import { join } from "node:path";
+import { errorMessage } from "../errors.ts";
+import type {
+  CheckResult,
+  Engine,
+  RunningTurn,
+  TurnOutcome,
+  TurnSink,
+  TurnSpec,
+  Usage,
+} from "../engines/types.ts";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import type { JobRecord } from "./record.ts";
+import type { JobStore } from "./store.ts";
+import { treeFingerprint } from "./tree_fingerprint.ts";
+import {
+  checkLog,
+  failingCount,
+  failingRun,
+  failureKey,
+  keptRound,
+  repairPrompt,
+  runResult,
+} from "./verify_text.ts";
+
+/** Repair rounds when `verify` is given without `verify_rounds`. */
+export const DEFAULT_VERIFY_ROUNDS = 2;
+/** The most repair rounds a job may ask for. */
+export const MAX_VERIFY_ROUNDS = 5;
+/** The time limit of one verification command (the job's own limit still covers all). */
+export const VERIFY_COMMAND_TIMEOUT_MS = 600_000;
+
+export interface RoundDeps {
+  store: JobStore;
+  config: ManagerConfig;
+}
+
+type Verification = NonNullable<JobRecord["verification"]>;
+
+/** Runs the job's rounds; the outcome is the job's, its usage summed over every round. */
+export async function runRounds(
+  live: LiveJob,
+  engine: Engine,
+  first: TurnSpec,
+  sink: TurnSink,
+  deps: RoundDeps,
+): Promise<TurnOutcome> {
+  const record = live.record;
+  let outcome = await runTurn(live, engine, first, sink);
+  const commands = record.checks?.verify ?? [];
+  if (commands.length === 0) return outcome;
+  const maxRepairs = Math.min(
+    record.checks?.verifyRounds ?? DEFAULT_VERIFY_ROUNDS,
+    MAX_VERIFY_ROUNDS,
+  );
+  const v: Verification = (record.verification = { rounds: [], verdict: "not-run" });
+  const dir = deps.store.dirOf(record.id);
+  const roots = [first.cwd, ...first.options.addDirs];
+  // Inlined files are in the conversation already; a repair round does not send them again.
+  const { files: _sent, ...options } = first.options;
+  let repairs = 0;
+  let previousKey: string | undefined;
+  while (true) {
+    if (!outcome.ok) {
+      v.stopped = repairs === 0
+        ? "the delegate's turn did not complete, so nothing was checked"
+        : `repair round ${repairs} did not complete (${outcome.errorText ?? "no reason given"})`;
+      break;
+    }
+    if (live.stopReason) break;
+    const number = v.rounds.length + 1;
+    const check = await runCheck(live, engine, first, commands, number, sink);
+    const kept = keptRound(check);
+    v.rounds.push(kept);
+    if (check.confinement) v.confinement = check.confinement;
+    v.verdict = check.passed ? "passed" : "failed";
+    sink.activity({ kind: "text", text: `[server] verification ${number}: ${checkLine(kept)}` });
+    await writeFileAtomic(join(dir, `verify-${number}.log`), checkLog(number, check))
+      .catch(() => {});
+    await deps.store.write(record).catch(() => {});
+    if (check.passed || live.stopReason) break;
+    const key = failureKey(kept);
+    if (repairs >= maxRepairs) {
+      if (maxRepairs > 0) v.stopped = `all ${maxRepairs} repair rounds used`;
+      break;
+    }
+    if (key === previousKey) {
+      v.stopped = `the same failure came back after repair round ${repairs}`;
+      break;
+    }
+    previousKey = key;
+    const before = await treeFingerprint(roots);
+    repairs++;
+    const promptPath = join(dir, `repair-${repairs}.txt`);
+    await writeFileAtomic(promptPath, repairPrompt(check, repairs, maxRepairs));
+    sink.activity({
+      kind: "text",
+      text: `[server] repair round ${repairs} of ${maxRepairs} starts with the failing output`,
+    });
+    const next = await runTurn(live, engine, {
+      ...first,
+      options,
+      resume: record.sessionCreated,
+      previousDir: dir,
+      promptPath,
+    }, sink);
+    outcome = combined(outcome, next);
+    if (!next.ok || live.stopReason) continue;
+    const after = await treeFingerprint(roots);
+    if (before !== undefined && before === after) {
+      v.stopped = `repair round ${repairs} changed no file`;
+      break;
+    }
+  }
+  await deps.store.write(record).catch(() => {});
+  if (v.verdict !== "failed") return outcome;
+  return { ...outcome, ok: false, errorText: verifyFailedText(v, outcome) };
+}
+
+/** One engine turn, stoppable through `live.turn` while it runs. */
+async function runTurn(
+  live: LiveJob,
+  engine: Engine,
+  spec: TurnSpec,
+  sink: TurnSink,
+): Promise<TurnOutcome> {
+  const turn = await engine.start(spec, sink);
+  live.turn = turn;
+  if (live.stopReason) void turn.stop(KILL_GRACE_MS);
+  try {
+    return await turn.done;
+  } finally {
+    if (live.turn === turn) delete live.turn;
+  }
+}
+
+/** The job's check, stoppable through `live.turn` like a turn (cancel, timeout, shutdown). */
+async function runCheck(
+  live: LiveJob,
+  engine: Engine,
+  spec: TurnSpec,
+  commands: readonly string[],
+  round: number,
+  sink: TurnSink,
+): Promise<CheckResult> {
+  const controller = new AbortController();
+  const done = engine.verify({
+    jobId: spec.jobId,
+    cwd: spec.cwd,
+    ...(spec.worktree ? { worktree: spec.worktree } : {}),
+    addDirs: spec.options.addDirs,
+    commands,
+    timeoutMs: VERIFY_COMMAND_TIMEOUT_MS,
+    signal: controller.signal,
+    dir: spec.dir,
+    round,
+    onSpawn: (pid) => sink.childStarted(pid),
+  }).catch((e): CheckResult => ({
+    passed: false,
+    runs: [{
+      command: commands[0] ?? "",
+      exitCode: null,
+      signal: null,
+      durationMs: 0,
+      timedOut: false,
+      refused: `Cannot verify: ${errorMessage(e)}`,
+      output: "",
+      droppedChars: 0,
+    }],
+  }));
+  const running: RunningTurn = {
+    done: done.then(() => ({
+      ok: true,
+      resultText: "",
+      exitCode: 0,
+      signal: null,
+      permissionDenials: [],
+    })),
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+  live.turn = running;
+  if (live.stopReason) controller.abort();
+  try {
+    return await done;
+  } finally {
+    if (live.turn === running) delete live.turn;
+  }
+}
+
+/** `passed (npm test: exit 0, 12.3 s)`, `failed (npm test: exit 1, 4.2 s, 4 failing)`. */
+export function checkLine(round: Verification["rounds"][number]): string {
+  const run = round.passed ? round.runs.at(-1) : failingRun(round.runs) ?? round.runs.at(-1);
+  if (!run) return round.passed ? "passed" : "failed";
+  const failing = round.passed ? undefined : failingCount(run.tail ?? "");
+  const what = `${run.command}: ${runResult(run)}${failing ? `, ${failing}` : ""}`;
+  const more = round.passed && round.runs.length > 1 ? ` and ${round.runs.length - 1} more` : "";
+  return `${round.passed ? "passed" : "failed"} (${what}${more})`;
+}
+
+/** The job's error when its verification failed: `verify_failed:` and the evidence. */
+function verifyFailedText(v: Verification, outcome: TurnOutcome): string {
+  const last = v.rounds.at(-1);
+  const repairs = v.rounds.length - 1;
+  const line = last ? checkLine(last) : "failed";
+  const after = repairs > 0 ? ` after ${repairs} repair round${repairs === 1 ? "" : "s"}` : "";
+  const stopped = v.stopped ? `; ${v.stopped}` : "";
+  const backend = outcome.ok ? "" : `; ${outcome.errorText ?? ""}`;
+  return `verify_failed: ${line}${after}${stopped}${stopped ? "" : backend}. The work does not ` +
+    "pass its check: read the verify output, then follow up or fix it yourself";
+}
+
+/** Two rounds' outcomes as the job's: the later one's answer, the usage of both. */
+function combined(a: TurnOutcome, b: TurnOutcome): TurnOutcome {
+  const usage = sumUsage(a.usage, b.usage);
+  return {
+    ...b,
+    ...(usage ? { usage } : {}),
+    permissionDenials: [...a.permissionDenials, ...b.permissionDenials],
+  };
+}
+
+export function sumUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
+  if (!a || !b) return a ?? b;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+    numTurns: a.numTurns + b.numTurns,
+    durationMs: a.durationMs + b.durationMs,
+  };
+}
