@@ -117,6 +117,19 @@ export interface TurnSink {
   commandRun?(run: CommandRun): void;
   /** A file the engine's tools created or changed. */
   fileChanged?(path: string): void;
+  /**
+   * The tokens this turn has used so far, after each model response: what a job's budget is
+   * checked against while the turn runs. The turn's outcome still carries the final usage.
+   */
+  usage?(soFar: RunningUsage): void;
+}
+
+/** A turn's token counts so far. */
+export interface RunningUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
 }
 
 /** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */

@@ -1,6 +1,6 @@
 /** A job this process holds in memory, and the shapes the job manager hands out. */
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
-import type { EngineName } from "../settings/types.ts";
+import type { EngineName, Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { QueueDetail } from "./queue.ts";
 import type { JobChecks, JobRecord } from "./record.ts";
@@ -23,6 +23,8 @@ export interface ManagerConfig {
    * the default Ollama's limit there is maxConcurrent. Unset: limits of this process only.
    */
   slotsDir?: string;
+  /** The user's pricing table: what a job's `budget_usd` is checked against. */
+  pricing?: Readonly<Record<string, Price>>;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   log?: (line: string) => void;
@@ -59,7 +61,7 @@ export interface JobView {
 }
 
 /** Why this process stopped a job before its engine ended the turn. */
-export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost";
+export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost" | "budget";
 
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
@@ -71,6 +73,8 @@ export interface LiveJob {
   cancelledFrom?: CancelSource;
   /** How its backend's shared slot went to another job (stopReason "slot-lost"). */
   slotLost?: string;
+  /** Which budget it passed, as its error says it (stopReason "budget"). */
+  budgetExhausted?: string;
   /** Set while the job waits for an earlier turn of its session to end. */
   sessionWait?: AbortController;
   /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */

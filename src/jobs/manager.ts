@@ -21,6 +21,7 @@ import {
   type NewTurn,
 } from "./live_job.ts";
 import { Admission } from "./admission.ts";
+import { uncheckedBudget } from "./budget.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
@@ -167,7 +168,9 @@ export class JobManager {
     const self = await selfIdentity();
     const id = newId();
     const number = await this.#sessions.take(session.sessionId, session.from, id, self);
-    const live = liveJob(newRecord(turn, { ...session, turn: number }, id, self));
+    const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
+    const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
+    const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
     this.#live.set(id, live);
     this.#sessions.claimed(id);
     try {

@@ -20,6 +20,7 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
+import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
 import {
   checkLog,
@@ -54,7 +55,34 @@ export async function runRounds(
   deps: RoundDeps,
 ): Promise<TurnOutcome> {
   const record = live.record;
-  let outcome = await runTurn(live, engine, first, sink);
+  const pricing = deps.config.pricing ?? {};
+  // Tokens of the rounds that ended; the running one adds its own as it reports them.
+  let before: Usage | undefined;
+  // The most the job is known to have used, also of a turn stopped before it reported usage.
+  let seen: Spent | undefined;
+  const overBudget = (spent: Spent) => {
+    if (!seen || tokensOf(spent) > tokensOf(seen)) seen = spent;
+    const over = budgetExceeded(record.checks, record.model, spent, pricing);
+    if (over && !live.stopReason) {
+      live.stopReason = "budget";
+      live.budgetExhausted = over;
+      void live.turn?.stop(KILL_GRACE_MS);
+    }
+    return over !== undefined;
+  };
+  const budgets = record.checks?.budgetTokens !== undefined ||
+    record.checks?.budgetUsd !== undefined;
+  if (budgets) {
+    sink = {
+      ...sink,
+      // The safe point: after a model response, before the tools it asks for run.
+      usage: (soFar) => {
+        overBudget(addSpent(before, soFar));
+      },
+    };
+  }
+  let outcome = withSeen(await runTurn(live, engine, first, sink), seen);
+  before = outcome.usage;
   const commands = record.checks?.verify ?? [];
   if (commands.length === 0) return outcome;
   const maxRepairs = Math.min(
@@ -97,7 +125,9 @@ export async function runRounds(
       break;
     }
     previousKey = key;
-    const before = await treeFingerprint(roots);
+    // A repair round costs tokens: none starts once a budget is passed.
+    if (budgets && overBudget(addSpent(outcome.usage, undefined))) break;
+    const unchanged = await treeFingerprint(roots);
     repairs++;
     const promptPath = join(dir, `repair-${repairs}.txt`);
     await writeFileAtomic(promptPath, repairPrompt(check, repairs, maxRepairs));
@@ -112,10 +142,11 @@ export async function runRounds(
       previousDir: dir,
       promptPath,
     }, sink);
-    outcome = combined(outcome, next);
+    outcome = withSeen(combined(outcome, next), seen);
+    before = outcome.usage;
     if (!next.ok || live.stopReason) continue;
     const after = await treeFingerprint(roots);
-    if (before !== undefined && before === after) {
+    if (unchanged !== undefined && unchanged === after) {
       v.stopped = `repair round ${repairs} changed no file`;
       break;
     }
@@ -218,6 +249,20 @@ function verifyFailedText(v: Verification, outcome: TurnOutcome): string {
   const backend = outcome.ok ? "" : `; ${outcome.errorText ?? ""}`;
   return `verify_failed: ${line}${after}${stopped}${stopped ? "" : backend}. The work does not ` +
     "pass its check: read the verify output, then follow up or fix it yourself";
+}
+
+/**
+ * `outcome` with the usage the job was seen to reach when that is more than it reports: a turn
+ * stopped by its budget may end before its engine reported usage.
+ */
+function withSeen(outcome: TurnOutcome, seen: Spent | undefined): TurnOutcome {
+  if (!seen) return outcome;
+  const reported = outcome.usage;
+  if (reported && tokensOf(reported) >= tokensOf(seen)) return outcome;
+  return {
+    ...outcome,
+    usage: { ...seen, numTurns: reported?.numTurns ?? 0, durationMs: reported?.durationMs ?? 0 },
+  };
 }
 
 /** Two rounds' outcomes as the job's: the later one's answer, the usage of both. */

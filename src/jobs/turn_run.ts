@@ -133,6 +133,7 @@ export async function finishJob(
     shutdownReason: deps.shutdownReason(),
     ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
     ...(live.slotLost ? { slotLost: live.slotLost } : {}),
+    ...(live.budgetExhausted ? { budgetExhausted: live.budgetExhausted } : {}),
   });
   // Only a turn that ran: a follow-up cancelled in the queue must not commit its
   // predecessor's work in progress.

@@ -89,7 +89,7 @@ export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
       ? `Finished (${view.record.state}). Collect the output with delegate_result({ job_id: "${view.record.id}" }).`
       : pollHint(view.record.id);
     return textResult(
-      `${summary(view)}\nrecent activity:\n${
+      `${summary(view, Date.now(), deps.resolved.settings.pricing)}\nrecent activity:\n${
         lines.length > 0 ? lines.join("\n") : "  (no activity recorded yet)"
       }\n${footer}`,
       isErrorState(view.record.state),
@@ -116,7 +116,9 @@ export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
       );
     }
     return textResult(
-      `Cancelled job ${view.record.id} and every process it started.\n${summary(view)}`,
+      `Cancelled job ${view.record.id} and every process it started.\n${
+        summary(view, Date.now(), deps.resolved.settings.pricing)
+      }`,
     );
   };
 }

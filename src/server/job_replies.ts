@@ -61,7 +61,7 @@ export async function jobReply(
   if (!isTerminal(r.state)) {
     const tail = activityLines(view.activities, 5);
     return textResult(
-      `${header}${summary(view)}\n` +
+      `${header}${summary(view, Date.now(), deps.resolved.settings.pricing)}\n` +
         (tail.length > 0 ? `recent activity:\n${tail.join("\n")}\n` : "") +
         pollHint(r.id),
     );
@@ -75,12 +75,18 @@ export async function jobReply(
     : undefined;
   if (review) {
     return textResult(
-      `${summary(view)}\n--- review ---\n${review.text}\n\n${followupHint(r.id)}`,
+      `${
+        summary(view, Date.now(), deps.resolved.settings.pricing)
+      }\n--- review ---\n${review.text}\n\n${followupHint(r.id)}`,
       review.isError,
     );
   }
   if (r.state === "completed") {
-    return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
+    return textResult(
+      `${summary(view, Date.now(), deps.resolved.settings.pricing)}\n--- output ---\n${body}\n\n${
+        followupHint(r.id)
+      }`,
+    );
   }
   const failed = failedOutput(r);
   const evidence = failed
@@ -89,7 +95,12 @@ export async function jobReply(
         join(store.dirOf(r.id), `verify-${r.verification!.rounds.length}.log`)
       }]`
     : "";
-  return textResult(`${summary(view)}${evidence}\n--- partial output ---\n${body}`, true);
+  return textResult(
+    `${
+      summary(view, Date.now(), deps.resolved.settings.pricing)
+    }${evidence}\n--- partial output ---\n${body}`,
+    true,
+  );
 }
 
 /** Waits as asked, then replies; `header` introduces a job that is still running. */

@@ -4,6 +4,8 @@ import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
+import { budgetText } from "../jobs/budget.ts";
+import type { Price } from "../settings/types.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { queueLines } from "./queue_lines.ts";
@@ -19,7 +21,12 @@ const line = (label: string, value: string) => `${label.padEnd(LABEL)}${escapeLi
  * The summary block shared by every job reply: claude-ollama-delegate-mcp's layout, which
  * callers already parse, with our lines only added.
  */
-export function summary(view: JobView, now = Date.now()): string {
+export function summary(
+  view: JobView,
+  now = Date.now(),
+  /** The pricing table, for the spend against a `budget_usd`. */
+  pricing: Readonly<Record<string, Price>> = {},
+): string {
   const r = view.record;
   const lines = [
     line("job_id:", r.id),
@@ -43,6 +50,8 @@ export function summary(view: JobView, now = Date.now()): string {
   if (r.usage) {
     lines.push(line("tokens:", `${jobTokensText(r)}  (${turnsText(r.usage.numTurns)})`));
   }
+  const budget = budgetText(r.checks, r.model, r.usage, pricing);
+  if (budget) lines.push(line("budget:", budget));
   if (isTerminal(r.state)) {
     const note = r.state === "completed" && r.toolCalls === 0
       ? "   <- answered without using any tools; treat factual claims as unverified"

@@ -178,3 +178,75 @@ Deno.test("cancel stops a running check", async () => {
   assert.equal(after.record.state, "cancelled");
   assert.equal(engine.turns.length, 1, "no repair round after a cancel");
 });
+
+Deno.test("a turn that passes budget_tokens is stopped at the next response", async () => {
+  const { manager, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn("work", { checks: { budgetTokens: 1000 } }));
+  const turn = await engine.turn(0);
+  const tokens = (input: number) => ({
+    inputTokens: input,
+    outputTokens: 100,
+    cacheReadTokens: 0,
+    cacheCreationTokens: 0,
+  });
+  turn.sink.usage!(tokens(500));
+  assert.equal(turn.stopped, false, "600 tokens are within the budget");
+  turn.sink.usage!(tokens(950));
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(turn.stopped, true, "the turn was stopped");
+  assert.equal(end.record.state, "failed");
+  assert.match(
+    end.record.errorText!,
+    /^budget_exhausted: the job used 1050 tokens, past its budget_tokens 1000/,
+  );
+});
+
+Deno.test("budget_usd stops a priced job; no repair round starts past a budget", async () => {
+  const { manager, engine } = managerWith(new FakeEngine(), {
+    pricing: { "qwen3:8b": { inputPerMillion: 1000, outputPerMillion: 1000 } },
+  });
+  engine.checks.push(failedCheck(TEST, "1 failing"));
+  const view = await manager.start(
+    newTurn("work", { checks: { verify: [TEST], budgetUsd: 0.5 } }),
+  );
+  // 600 tokens at $1000 per million: $0.60, reported only at the end of the turn.
+  (await engine.turn(0)).end({
+    usage: {
+      inputTokens: 500,
+      outputTokens: 100,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      numTurns: 1,
+      durationMs: 10,
+    },
+  });
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(engine.turns.length, 1, "no repair round");
+  assert.equal(end.record.verification?.rounds.length, 1, "the check ran: it costs no tokens");
+  assert.equal(end.record.state, "failed");
+  assert.match(
+    end.record.errorText!,
+    /^budget_exhausted: the job cost \$0\.6000 .*budget_usd \$0\.5000/,
+  );
+});
+
+Deno.test("a dollar budget without a price is not checked, and the job says so", async () => {
+  const { manager, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn("work", { checks: { budgetUsd: 0.01 } }));
+  assert.match(
+    view.record.warnings?.[0] ?? "",
+    /^budget_usd \$0\.0100 cannot be checked: the pricing setting has no price for "qwen3:8b"/,
+  );
+  (await engine.turn(0)).end({
+    usage: {
+      inputTokens: 5_000_000,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      numTurns: 1,
+      durationMs: 10,
+    },
+  });
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(end.record.state, "completed");
+});
