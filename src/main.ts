@@ -13,6 +13,8 @@ Usage:
                                    with a larger context (see models --help)
   ollama-delegate jobs [...]       see, follow, cancel and prune jobs; usage and cost
                                    (see jobs --help)
+  ollama-delegate stats [...]      which model's work passes its checks, per agent, in this
+                                   repository (see stats --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -47,6 +49,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "jobs": {
       return await (await import("./cli/jobs.ts")).jobsMain(rest);
+    }
+    case "stats": {
+      return await (await import("./cli/stats.ts")).statsMain(rest);
     }
     case "models": {
       return await (await import("./cli/models.ts")).modelsMain(rest);

@@ -48,6 +48,8 @@ export interface NewTurn {
   warnings?: string[];
   /** What the server checks after the turn (verify) and the job's budgets. */
   checks?: JobChecks;
+  /** The repository's id (repo_id.ts), for the quality ledger. */
+  repo?: string;
 }
 
 /** A job as the server renders it. */
@@ -128,6 +130,7 @@ export function newRecord(
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
+    ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,

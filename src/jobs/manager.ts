@@ -155,6 +155,7 @@ export class JobManager {
         // The agent's system prompt is in the inherited options: the turn still runs as it.
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
+        ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

@@ -79,6 +79,8 @@ export const jobRecordSchema = z.object({
   parentJobId: z.string().optional(),
   /** The named agent whose preset and system prompt the job runs with. */
   agent: z.string().optional(),
+  /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
+  repo: z.string().optional(),
   promptPreview: z.string(),
   options: z.object({
     permissionMode: z.enum(PERMISSION_MODES),

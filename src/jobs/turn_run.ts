@@ -7,6 +7,7 @@ import { errorMessage } from "../errors.ts";
 import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
 import type { EngineName } from "../settings/types.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { QueueLanes } from "./queue.ts";
 import { runRounds } from "./rounds.ts";
@@ -145,6 +146,12 @@ export async function finishJob(
     // never report such a job as completed. The store keeps trying to write it.
     applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
     deps.config.log?.(`job ${record.id}: ${record.errorText}`);
+  }
+  // The quality ledger learns from every job that ran; one that never started used no model.
+  if (record.startedAt !== undefined) {
+    await appendLedger(deps.store.stateDir, record, deps.config.pricing ?? {}).catch((e) =>
+      deps.config.log?.(`job ${record.id}: cannot append to the ledger: ${errorMessage(e)}`)
+    );
   }
   if (outcome) await Promise.resolve(deps.config.onFinished?.(record, outcome)).catch(() => {});
   live.resolveFinished();

@@ -6,7 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
-import { renderUsage } from "../jobs/usage_report.ts";
+import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { renderList } from "./list.ts";
@@ -155,9 +155,10 @@ export function transcriptHandler(
 /** delegate_usage: tokens and cost per model and per day. */
 export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
   return async (args) => {
-    const { records } = await (await deps.runtime()).manager.list();
-    return textResult(
-      renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
-    );
+    const { manager } = await deps.runtime();
+    const { records } = await manager.list();
+    const usage = renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 });
+    const verified = await verifiedSection(manager.store.stateDir, deps.serverCwd, args.days ?? 30);
+    return textResult(verified ? `${usage}\n\n${verified}` : usage);
   };
 }

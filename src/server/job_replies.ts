@@ -7,6 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { join } from "node:path";
 import { isTerminal, type JobChecks } from "../jobs/record.ts";
+import { repoIdOf } from "../jobs/repo_id.ts";
 import { DelegateError } from "../errors.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
@@ -167,6 +168,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ...(agent ? { agent: agent.name } : {}),
     ...(notes.length > 0 ? { warnings: notes } : {}),
     checks: callChecks(call, agent),
+    repo: await repoIdOf(cwd),
   });
 }
 

@@ -112,6 +112,17 @@ for (const engine of ["native", "claude"] as const) {
       assert.ok(repair, "a request carried the repair prompt");
       assert.match(repair!, /\$ cat fixed\.txt/);
       assert.match(repair!, /No such file or directory/);
+      // The quality ledger's line: verified after one repair round, in a repository named by id.
+      const ledger = readFileSync(join(scene.stateDir, "ledger.jsonl"), "utf8").trim().split("\n");
+      const entry = JSON.parse(ledger.at(-1)!);
+      assert.equal(entry.job, field(reply.text, "job_id"));
+      assert.equal(entry.verified, true);
+      assert.equal(entry.rounds, 1);
+      assert.equal(entry.agent, "adhoc");
+      assert.equal(entry.engine, engine);
+      assert.equal(entry.model, MODEL);
+      assert.match(entry.repo, /^dir:[0-9a-f]{16}$/);
+      assert.ok(!ledger.at(-1)!.includes(work), "the ledger never holds the path");
     },
   });
 
@@ -274,5 +285,23 @@ Deno.test({
     });
     assert.equal(bad.isError, true);
     assert.match(bad.text, /Cannot use verify_rounds without verify/);
+  },
+});
+
+Deno.test({
+  name: "native: delegate_usage shows the ledger's verified figures for the server's repository",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+    });
+    for (const verify of ["true", "false"]) {
+      await scene.call("delegate_start", { ...native, prompt: "x", verify, verify_rounds: 0 });
+    }
+    const usage = await scene.call("delegate_usage", {});
+    assert.match(
+      usage.text,
+      /Verified work in this repository \(ollama-delegate stats for more\):\n {2}qwen3:8b as adhoc: 2 jobs, verified 1 of 2 \(50%\), median 0 repair rounds, cost unknown per verified success/,
+    );
   },
 });
