@@ -3,6 +3,7 @@ import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines
 import type { EngineName, Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { QueueDetail } from "./queue.ts";
+import type { DailyBudgets } from "./daily_budget.ts";
 import type { JobChecks, JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
@@ -23,6 +24,8 @@ export interface ManagerConfig {
    * the default Ollama's limit there is maxConcurrent. Unset: limits of this process only.
    */
   slotsDir?: string;
+  /** Daily budgets per backend: a new job past one is refused (daily_budget.ts). */
+  dailyBudgets?: DailyBudgets;
   /** The user's pricing table: what a job's `budget_usd` is checked against. */
   pricing?: Readonly<Record<string, Price>>;
   /** Called when a turn ends, for side effects such as remembering retired models. */

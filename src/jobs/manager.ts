@@ -22,6 +22,7 @@ import {
 } from "./live_job.ts";
 import { Admission } from "./admission.ts";
 import { uncheckedBudget } from "./budget.ts";
+import { checkDailyBudget } from "./daily_budget.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
@@ -166,6 +167,8 @@ export class JobManager {
     session: { sessionId: string; from: number; parentJobId?: string },
   ): Promise<JobView> {
     if (this.#closing) throw new DelegateError("Cannot start job: the server is shutting down");
+    const budgets = this.#turns.config.dailyBudgets;
+    if (budgets) await checkDailyBudget(this.store.stateDir, budgets, turn.backend);
     const self = await selfIdentity();
     const id = newId();
     const number = await this.#sessions.take(session.sessionId, session.from, id, self);

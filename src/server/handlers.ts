@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
+import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { renderList } from "./list.ts";
@@ -158,7 +159,17 @@ export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
     const { manager } = await deps.runtime();
     const { records } = await manager.list();
     const usage = renderUsage(records, deps.resolved.settings.pricing, { days: args.days ?? 30 });
+    const s = deps.resolved.settings;
     const verified = await verifiedSection(manager.store.stateDir, deps.serverCwd, args.days ?? 30);
-    return textResult(verified ? `${usage}\n\n${verified}` : usage);
+    const daily = await dailyBudgetLines(manager.store.stateDir, {
+      usd: s.dailyBudgetUsd,
+      tokens: s.dailyBudgetTokens,
+    });
+    const parts = [
+      usage,
+      ...(verified ? [verified] : []),
+      ...(daily.length ? [daily.join("\n")] : []),
+    ];
+    return textResult(parts.join("\n\n"));
   };
 }

@@ -72,6 +72,7 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     slotsDir: join(s.stateDir, ".slots"),
     log,
     pricing: s.pricing,
+    dailyBudgets: { usd: s.dailyBudgetUsd, tokens: s.dailyBudgetTokens },
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });
   const catalog = new ModelCatalog(

@@ -104,6 +104,8 @@ export interface Settings {
   keepAlive: string;
   claudeTools: string[];
   claudeHarness: ClaudeHarness;
+  dailyBudgetUsd: Record<string, number>;
+  dailyBudgetTokens: Record<string, number>;
 }
 export type SettingKey = keyof Settings;
 

@@ -73,3 +73,39 @@ Deno.test({
     );
   },
 });
+
+Deno.test("a daily budget refuses the next job on its backend, naming the spend and the reset", async () => {
+  await using scene = await startScene({
+    emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+    server: false,
+  });
+  await scene.startServer({
+    userConfig: { baseUrl: scene.emulator.url, dailyBudgetTokens: { ollama: 10 } },
+  });
+  const job = {
+    engine: "native",
+    model: MODEL,
+    prompt: "x",
+    cwd: tempDir("od-daily-"),
+    wait_seconds: 60,
+  };
+  const first = await scene.call("delegate_start", job);
+  assert.equal(field(first.text, "state"), "completed", first.text);
+  const second = await scene.call("delegate_start", job);
+  assert.equal(second.isError, true);
+  assert.match(
+    second.text,
+    /^Cannot start job: backend "ollama" has used \d+ tokens of its daily budget 10 \(dailyBudgetTokens\) today \(UTC\); the day resets at \d{4}-\d\d-\d\d 00:00 UTC, in /,
+  );
+  const usage = await scene.call("delegate_usage", {});
+  assert.match(
+    usage.text,
+    /Daily budgets \(UTC day; .*\n {2}ollama: \d+ of 10 tokens {2}<- reached/,
+  );
+  // A follow-up is a new job too.
+  const followup = await scene.call("delegate_followup", {
+    job_id: field(first.text, "job_id"),
+    prompt: "more",
+  });
+  assert.match(followup.text, /daily budget 10/);
+});

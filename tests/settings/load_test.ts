@@ -37,6 +37,8 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     keepAlive: [["OLLAMA_MCP_KEEP_ALIVE"], ""],
     claudeTools: [["OLLAMA_MCP_CLAUDE_TOOLS"], ["Bash", "Read", "Edit", "Write", "Glob", "Grep"]],
     claudeHarness: [["OLLAMA_MCP_CLAUDE_HARNESS"], "lean"],
+    dailyBudgetUsd: [["OLLAMA_MCP_DAILY_BUDGET_USD"], {}],
+    dailyBudgetTokens: [["OLLAMA_MCP_DAILY_BUDGET_TOKENS"], {}],
   });
 });
 
@@ -78,6 +80,8 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       keepAlive: "",
       claudeTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
       claudeHarness: "lean",
+      dailyBudgetUsd: {},
+      dailyBudgetTokens: {},
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -159,6 +163,8 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_KEEP_ALIVE: "30m",
       OLLAMA_MCP_CLAUDE_TOOLS: "Read, Grep",
       OLLAMA_MCP_CLAUDE_HARNESS: "full",
+      OLLAMA_MCP_DAILY_BUDGET_USD: '{"openrouter": 2.5}',
+      OLLAMA_MCP_DAILY_BUDGET_TOKENS: '{"ollama": 100000}',
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -190,10 +196,12 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       keepAlive: "30m",
       claudeTools: ["Read", "Grep"],
       claudeHarness: "full",
+      dailyBudgetUsd: { openrouter: 2.5 },
+      dailyBudgetTokens: { ollama: 100000 },
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 28);
+    assert.equal(r.layers[3]?.keys.length, 30);
   });
 });
 
@@ -329,6 +337,20 @@ Deno.test("loadSettings: sandbox and backends are not honoured from the project 
       [["sandbox", "project"], ["backends", "project"]],
     );
     assert.match(r.problems[0]!.reason, /delegates can write/);
+  });
+});
+
+Deno.test("loadSettings: daily budgets come from the user file, never the project file", async () => {
+  await withSandbox(({ home, cwd, userFile, projectFile }) => {
+    put(userFile, { dailyBudgetUsd: { ollama: 1 } });
+    put(projectFile, { dailyBudgetUsd: { ollama: 1000 }, dailyBudgetTokens: { ollama: 1e12 } });
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.deepEqual(r.settings.dailyBudgetUsd, { ollama: 1 });
+    assert.deepEqual(r.settings.dailyBudgetTokens, {});
+    assert.deepEqual(
+      r.problems.map((p) => [p.key, p.layer]),
+      [["dailyBudgetUsd", "project"], ["dailyBudgetTokens", "project"]],
+    );
   });
 });
 
