@@ -32,6 +32,8 @@ export interface Agent {
   verify?: string[];
   /** Repair rounds after a failed verification (`verify_rounds`), when the call gives none. */
   verifyRounds?: number;
+  /** Models a job moves to, in order, when its model's backend fails (429, 5xx, unreachable). */
+  fallback?: string[];
   /** The body: added to the delegate's system prompt. */
   prompt: string;
 }
@@ -88,6 +90,7 @@ const KEYS = [
   "effort",
   "verify",
   "verify_rounds",
+  "fallback",
 ];
 
 /**
@@ -182,6 +185,14 @@ export function parseAgent(
         if (commands.length === 0 || commands.length > 10) fail("verify gives 1 to 10 commands");
         if (commands.some((c) => c.length > 4000)) fail("a verify command is over 4000 characters");
         agent.verify = commands;
+        break;
+      }
+      case "fallback": {
+        const models = listValue(value);
+        if (models.length === 0 || models.length > 5) fail("fallback lists 1 to 5 models");
+        const bad = models.find((m) => m.length > 256 || /\s/.test(m) || m === "auto");
+        if (bad !== undefined) fail(`fallback: "${bad}" is not a model name`);
+        agent.fallback = models;
         break;
       }
       case "verify_rounds":

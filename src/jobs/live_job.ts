@@ -53,6 +53,10 @@ export interface NewTurn {
   checks?: JobChecks;
   /** The repository's id (repo_id.ts), for the quality ledger. */
   repo?: string;
+  /** Why `auto` chose the model. */
+  modelChoice?: string;
+  /** Models to move to when the backend fails, in order. */
+  fallback?: string[];
 }
 
 /** A job as the server renders it. */
@@ -134,6 +138,8 @@ export function newRecord(
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
     ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
+    ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
+    ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,

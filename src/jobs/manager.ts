@@ -157,6 +157,7 @@ export class JobManager {
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
         ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
+        ...(previous.fallback?.length ? { fallback: previous.fallback } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

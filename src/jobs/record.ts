@@ -81,6 +81,12 @@ export const jobRecordSchema = z.object({
   agent: z.string().optional(),
   /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
   repo: z.string().optional(),
+  /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */
+  modelChoice: z.string().optional(),
+  /** Models the job may still move to when its backend fails, in order (an agent's fallback). */
+  fallback: z.array(z.string()).optional(),
+  /** The moves it made: from which model to which, and the failure that made it move. */
+  fallbacks: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() })).optional(),
   promptPreview: z.string(),
   options: z.object({
     permissionMode: z.enum(PERMISSION_MODES),

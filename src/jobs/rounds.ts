@@ -22,6 +22,7 @@ import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
+import { combined, runTurn } from "./turn_attempts.ts";
 import {
   checkLog,
   failingCount,
@@ -81,7 +82,7 @@ export async function runRounds(
       },
     };
   }
-  let outcome = withSeen(await runTurn(live, engine, first, sink), seen);
+  let outcome = withSeen(await runTurn(live, engine, first, sink, deps.store), seen);
   before = outcome.usage;
   const commands = record.checks?.verify ?? [];
   if (commands.length === 0) return outcome;
@@ -135,13 +136,21 @@ export async function runRounds(
       kind: "text",
       text: `[server] repair round ${repairs} of ${maxRepairs} starts with the failing output`,
     });
-    const next = await runTurn(live, engine, {
-      ...first,
-      options,
-      resume: record.sessionCreated,
-      previousDir: dir,
-      promptPath,
-    }, sink);
+    const next = await runTurn(
+      live,
+      engine,
+      {
+        ...first,
+        // The model the job moved to, when an earlier round fell back.
+        model: record.model,
+        options,
+        resume: record.sessionCreated,
+        previousDir: dir,
+        promptPath,
+      },
+      sink,
+      deps.store,
+    );
     outcome = withSeen(combined(outcome, next), seen);
     before = outcome.usage;
     if (!next.ok || live.stopReason) continue;
@@ -154,23 +163,6 @@ export async function runRounds(
   await deps.store.write(record).catch(() => {});
   if (v.verdict !== "failed") return outcome;
   return { ...outcome, ok: false, errorText: verifyFailedText(v, outcome) };
-}
-
-/** One engine turn, stoppable through `live.turn` while it runs. */
-async function runTurn(
-  live: LiveJob,
-  engine: Engine,
-  spec: TurnSpec,
-  sink: TurnSink,
-): Promise<TurnOutcome> {
-  const turn = await engine.start(spec, sink);
-  live.turn = turn;
-  if (live.stopReason) void turn.stop(KILL_GRACE_MS);
-  try {
-    return await turn.done;
-  } finally {
-    if (live.turn === turn) delete live.turn;
-  }
 }
 
 /** The job's check, stoppable through `live.turn` like a turn (cancel, timeout, shutdown). */
@@ -262,27 +254,5 @@ function withSeen(outcome: TurnOutcome, seen: Spent | undefined): TurnOutcome {
   return {
     ...outcome,
     usage: { ...seen, numTurns: reported?.numTurns ?? 0, durationMs: reported?.durationMs ?? 0 },
-  };
-}
-
-/** Two rounds' outcomes as the job's: the later one's answer, the usage of both. */
-function combined(a: TurnOutcome, b: TurnOutcome): TurnOutcome {
-  const usage = sumUsage(a.usage, b.usage);
-  return {
-    ...b,
-    ...(usage ? { usage } : {}),
-    permissionDenials: [...a.permissionDenials, ...b.permissionDenials],
-  };
-}
-
-export function sumUsage(a: Usage | undefined, b: Usage | undefined): Usage | undefined {
-  if (!a || !b) return a ?? b;
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
-    numTurns: a.numTurns + b.numTurns,
-    durationMs: a.durationMs + b.durationMs,
   };
 }

@@ -8,6 +8,7 @@ import type { JobView } from "../jobs/manager.ts";
 import { join } from "node:path";
 import { isTerminal, type JobChecks } from "../jobs/record.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
+import { AUTO, autoRoute } from "./auto_model.ts";
 import { DelegateError } from "../errors.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
@@ -130,14 +131,28 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   );
   const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
   const engine = args.engine ?? s.defaultEngine;
-  const { manager, models } = await deps.runtime();
+  const { manager, models, catalog } = await deps.runtime();
+  const repo = await repoIdOf(cwd);
+  const route = args.model?.trim() === AUTO
+    ? await autoRoute(s, manager.store.stateDir, { repo, agent: agent?.name, engine })
+    : undefined;
   const target = await models.choose({
     engine,
-    model: args.model,
-    backend: args.backend,
+    model: route ? route.model : args.model,
+    backend: args.backend ?? (engine === "native" ? route?.backend : undefined),
     files: args.files,
     allowedTools: args.allowed_tools,
   });
+  // An agent's fallback models pass the allowed list like any model; the others are left out.
+  const fallback = (agent?.fallback ?? []).filter((m) => catalog.isAllowed(m));
+  const dropped = (agent?.fallback ?? []).filter((m) => !catalog.isAllowed(m));
+  if (dropped.length > 0) {
+    notes.push(
+      `agent "${agent!.name}"'s fallback model${dropped.length === 1 ? "" : "s"} ` +
+        `${dropped.map((m) => `"${m}"`).join(", ")} ${dropped.length === 1 ? "is" : "are"} not ` +
+        "in the allowed list and left out",
+    );
+  }
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
   const isolation = await worktreeRequest(
     args.isolation ?? s.defaultIsolation,
@@ -168,7 +183,9 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ...(agent ? { agent: agent.name } : {}),
     ...(notes.length > 0 ? { warnings: notes } : {}),
     checks: callChecks(call, agent),
-    repo: await repoIdOf(cwd),
+    repo,
+    ...(route ? { modelChoice: route.reason } : {}),
+    ...(fallback.length > 0 ? { fallback } : {}),
   });
 }
 

@@ -38,7 +38,8 @@ export function summary(
         : stateWithVerdict(r, r.state),
     ),
     ...(r.state === "queued" && view.queue ? queueLines(view.queue, line) : []),
-    line("model:", r.model),
+    line("model:", r.modelChoice ? `${r.model} (${r.modelChoice})` : r.model),
+    ...(r.fallbacks ?? []).map((f) => line("fallback:", `${f.from} -> ${f.to} (${f.reason})`)),
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]

@@ -250,3 +250,27 @@ Deno.test("a dollar budget without a price is not checked, and the job says so",
   const end = await manager.wait(view.record.id, 10);
   assert.equal(end.record.state, "completed");
 });
+
+Deno.test("a turn whose backend fails moves to the next fallback model and says so", async () => {
+  const { manager, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn("work", { fallback: ["b:1b", "c:1b"] }));
+  const first = await engine.turn(0);
+  assert.equal(first.spec.model, "qwen3:8b");
+  first.end({
+    ok: false,
+    errorText: "backend_unreachable: Cannot reach Ollama",
+    apiErrorStatus: 503,
+  });
+  const second = await engine.turn(1);
+  assert.equal(second.spec.model, "b:1b");
+  second.end({ ok: false, errorText: "backend_refused: model b:1b does not support tools" });
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(engine.turns.length, 2, "a refusal is not the backend's failure: no third try");
+  assert.equal(end.record.model, "b:1b");
+  assert.deepEqual(end.record.fallback, ["c:1b"]);
+  assert.deepEqual(end.record.fallbacks, [{
+    from: "qwen3:8b",
+    to: "b:1b",
+    reason: "backend_unreachable: Cannot reach Ollama",
+  }]);
+});

@@ -144,7 +144,11 @@ export function managerWith(
 /** A new turn's request, in a throwaway working directory. */
 export function newTurn(
   prompt = "do it",
-  extra: { backend?: string; checks?: import("../../../src/jobs/record.ts").JobChecks } = {},
+  extra: {
+    backend?: string;
+    checks?: import("../../../src/jobs/record.ts").JobChecks;
+    fallback?: string[];
+  } = {},
 ) {
   return {
     prompt,
