@@ -169,6 +169,9 @@ export const jobRecordSchema = z.object({
     /** How the commands ran when not in the sandbox ("unconfined: ..."). */
     confinement: z.string().optional(),
   }).optional(),
+  /** Claims of the final text the evidence contradicts (claims.ts). */
+  claims: z.array(z.object({ kind: z.string(), claim: z.string(), reason: z.string() }))
+    .optional(),
   /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),
 });

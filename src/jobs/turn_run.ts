@@ -7,6 +7,8 @@ import { errorMessage } from "../errors.ts";
 import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
 import type { EngineName } from "../settings/types.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import { claimEvidence } from "./claim_evidence.ts";
+import { checkClaims } from "./claims.ts";
 import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { QueueLanes } from "./queue.ts";
@@ -15,6 +17,9 @@ import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { turnSink } from "./turn_sink.ts";
 import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
+
+/** The most of a final text read for claims. */
+const CLAIMS_TEXT_CHARS = 200_000;
 
 export interface TurnRunDeps {
   store: JobStore;
@@ -139,6 +144,13 @@ export async function finishJob(
   // Only a turn that ran: a follow-up cancelled in the queue must not commit its
   // predecessor's work in progress.
   if (outcome && record.startedAt !== undefined) await finishWorktree(record, deps.store);
+  if (outcome?.resultText) {
+    // The model's words against the server's evidence; a long answer is read in its first part.
+    const text = outcome.resultText.slice(0, CLAIMS_TEXT_CHARS);
+    const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() => undefined);
+    const claims = evidence ? checkClaims(text, evidence) : [];
+    if (claims.length > 0) record.claims = claims.slice(0, 10);
+  }
   try {
     await deps.store.writeFinal(record, outcome?.resultText ?? "");
   } catch (e) {

@@ -85,6 +85,10 @@ export function summary(
   }
   if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
   for (const [label, value] of verifyLines(r)) lines.push(line(label, value));
+  if (r.claims && r.claims.length > 0) {
+    const shown = r.claims.map((c) => `"${c.claim}" (${c.reason})`).join("; ");
+    lines.push(line("claims:", `${r.claims.length} not backed by the evidence: ${shown}`));
+  }
   if (r.changedFiles && r.changedFiles.length > 0) {
     const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
     const shown = r.changedFiles.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));
