@@ -147,7 +147,9 @@ export async function finishJob(
   if (outcome?.resultText) {
     // The model's words against the server's evidence; a long answer is read in its first part.
     const text = outcome.resultText.slice(0, CLAIMS_TEXT_CHARS);
-    const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() => undefined);
+    const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() =>
+      undefined
+    );
     const claims = evidence ? checkClaims(text, evidence) : [];
     if (claims.length > 0) record.claims = claims.slice(0, 10);
   }
