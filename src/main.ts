@@ -16,6 +16,8 @@ Usage:
   ollama-delegate review [...]     review uncommitted changes (or --base <ref>) with one model
                                    or a blind panel (--models a,b,c); --gate is the Claude
                                    Code Stop hook (see review --help)
+  ollama-delegate stats [...]      which model's work passes its checks, per agent, in this
+                                   repository (see stats --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -53,6 +55,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "review": {
       return await (await import("./cli/review.ts")).reviewMain(rest);
+    }
+    case "stats": {
+      return await (await import("./cli/stats.ts")).statsMain(rest);
     }
     case "models": {
       return await (await import("./cli/models.ts")).modelsMain(rest);

@@ -28,6 +28,12 @@ export interface Agent {
   tools?: string[];
   permissionMode?: PermissionMode;
   effort?: Effort;
+  /** Commands the server runs after each turn (`verify`), when the call gives none. */
+  verify?: string[];
+  /** Repair rounds after a failed verification (`verify_rounds`), when the call gives none. */
+  verifyRounds?: number;
+  /** Models a job moves to, in order, when its model's backend fails (429, 5xx, unreachable). */
+  fallback?: string[];
   /** The body: added to the delegate's system prompt. */
   prompt: string;
 }
@@ -74,7 +80,45 @@ function isOneRule(text: string): boolean {
   return false;
 }
 
-const KEYS = ["name", "description", "engine", "model", "tools", "permission_mode", "effort"];
+const KEYS = [
+  "name",
+  "description",
+  "engine",
+  "model",
+  "tools",
+  "permission_mode",
+  "effort",
+  "verify",
+  "verify_rounds",
+  "fallback",
+];
+
+/**
+ * `verify`: one command as written, or `[a, b]`: commands separated by commas outside quotes
+ * (a command holding a comma is quoted: `["jq '.a, .b' x.json", npm test]`).
+ */
+export function commandList(value: string): string[] {
+  if (!(value.startsWith("[") && value.endsWith("]"))) return [value];
+  const inner = value.slice(1, -1);
+  const out: string[] = [];
+  let quote: string | undefined;
+  let start = 0;
+  for (let i = 0; i <= inner.length; i++) {
+    const c = inner[i];
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (i === inner.length || c === ",") {
+      let item = inner.slice(start, i).trim();
+      if (item.length >= 2 && (item[0] === '"' || item[0] === "'") && item.at(-1) === item[0]) {
+        item = item.slice(1, -1);
+      }
+      if (item !== "") out.push(item);
+      start = i + 1;
+    }
+  }
+  return out;
+}
 
 /** Parses an agent file's text; throws AgentFileError naming `path` and the line. */
 export function parseAgent(
@@ -135,6 +179,27 @@ export function parseAgent(
         break;
       case "effort":
         agent.effort = oneOf(EFFORTS);
+        break;
+      case "verify": {
+        const commands = commandList(value);
+        if (commands.length === 0 || commands.length > 10) fail("verify gives 1 to 10 commands");
+        if (commands.some((c) => c.length > 4000)) fail("a verify command is over 4000 characters");
+        agent.verify = commands;
+        break;
+      }
+      case "fallback": {
+        const models = listValue(value);
+        if (models.length === 0 || models.length > 5) fail("fallback lists 1 to 5 models");
+        const bad = models.find((m) => m.length > 256 || /\s/.test(m) || m === "auto");
+        if (bad !== undefined) fail(`fallback: "${bad}" is not a model name`);
+        agent.fallback = models;
+        break;
+      }
+      case "verify_rounds":
+        if (!/^[0-5]$/.test(value)) {
+          fail(`verify_rounds "${value}" is not a whole number from 0 to 5`);
+        }
+        agent.verifyRounds = Number(value);
         break;
       default:
         fail(`unknown key "${key}" (known: ${KEYS.join(", ")})`);

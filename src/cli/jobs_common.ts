@@ -1,6 +1,7 @@
 import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
 import type { JobProblem } from "../jobs/errors.ts";
+import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
@@ -144,6 +145,9 @@ export function jobProblemText(p: JobProblem): string {
     case "model-not-allowed":
       return `Model "${p.model}" is not in the allowed list (${p.allowed.join(", ")}). ` +
         "Allow it with ollama-delegate config --allow <models>";
+    case "daily-budget":
+      return `${dailyBudgetText(p)}. Raise it in the user settings (dailyBudgetUsd, ` +
+        "dailyBudgetTokens)";
   }
 }
 

@@ -5,6 +5,7 @@ import { folderReader } from "../engines/registry.ts";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
+import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { Price } from "../settings/types.ts";
@@ -73,9 +74,9 @@ export function recordLines(
   const rows: Array<[string, string]> = [
     ["job", r.id],
     ["session", `${r.sessionId}   (turn ${r.turn})`],
-    ["state", r.state],
+    ["state", stateWithVerdict(r, r.state)],
     ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
-    ["model", r.model],
+    ["model", r.modelChoice ? `${r.model}  (${r.modelChoice})` : r.model],
     ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
     ["cwd", quotePath(r.cwd)],
     ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
@@ -93,6 +94,8 @@ export function recordLines(
     const failed = r.commands.filter((c) => c.exitCode !== 0).length;
     rows.push(["commands", `${r.commands.length} run, ${failed} failed`]);
   }
+  for (const [label, value] of verifyLines(r)) rows.push([label.replace(/:$/, ""), value]);
+  for (const c of r.claims ?? []) rows.push(["claim", `"${c.claim}": ${c.reason}`]);
   if (r.changedFiles && r.changedFiles.length > 0) {
     rows.push([
       "changed",
@@ -148,7 +151,9 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   }
   const style = styleFor(io);
   const out = recordLines(record, ctx.settings.pricing);
-  out[2] = `${"state".padEnd(12)}${style.state(record.state)}`;
+  out[2] = `${"state".padEnd(12)}${
+    style.state(record.state, stateWithVerdict(record, record.state))
+  }`;
   const promptText = prompt?.text ?? "";
   out.push("", style.bold(`--- prompt (${prompt?.size ?? 0} bytes) ---`));
   out.push(

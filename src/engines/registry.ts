@@ -7,6 +7,7 @@
 import type { EngineName } from "../settings/types.ts";
 import type {
   Activity,
+  CheckResult,
   Engine,
   EngineSetup,
   JobFolderReader,
@@ -14,6 +15,7 @@ import type {
   TurnFacts,
   TurnSink,
   TurnSpec,
+  VerifySpec,
 } from "./types.ts";
 
 interface EngineModules {
@@ -58,6 +60,11 @@ class LazyEngine implements Engine {
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     this.#engine ??= this.modules.engine(this.setup);
     return await (await this.#engine).start(spec, sink);
+  }
+
+  async verify(spec: VerifySpec): Promise<CheckResult> {
+    this.#engine ??= this.modules.engine(this.setup);
+    return await (await this.#engine).verify(spec);
   }
 
   async recentActivity(dir: string, limit: number): Promise<Activity[]> {

@@ -127,6 +127,19 @@ export interface TurnSink {
   commandRun?(run: CommandRun): void;
   /** A file the engine's tools created or changed. */
   fileChanged?(path: string): void;
+  /**
+   * The tokens this turn has used so far, after each model response: what a job's budget is
+   * checked against while the turn runs. The turn's outcome still carries the final usage.
+   */
+  usage?(soFar: RunningUsage): void;
+}
+
+/** A turn's token counts so far. */
+export interface RunningUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
 }
 
 /** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */
@@ -153,6 +166,54 @@ export function failedTurn(errorText: string, apiErrorStatus?: number): TurnOutc
     permissionDenials: [],
     ...(apiErrorStatus !== undefined ? { apiErrorStatus } : {}),
   };
+}
+
+/** What an engine needs to run a job's verification commands (`verify`) after a turn. */
+export interface VerifySpec {
+  jobId: string;
+  /** The turn's working directory (the job's worktree when isolated), as the turn had it. */
+  cwd: string;
+  worktree?: TurnWorktree;
+  /** The turn's add_dirs: writable to the commands exactly as to the delegate's Bash. */
+  addDirs: string[];
+  /** Shell commands, run one after another; the first that fails ends the check. */
+  commands: readonly string[];
+  /** The time limit of each command. */
+  timeoutMs: number;
+  /** Aborted when the job is cancelled or times out: the running command is stopped. */
+  signal: AbortSignal;
+  /** The job folder: the engine notes the check in its transcript there. */
+  dir: string;
+  /** Which check of the job this is (1 for the first), for the transcript. */
+  round: number;
+  onSpawn?: (pid: number) => void;
+}
+
+/** One verification command as the server ran it. */
+export interface CheckRun {
+  command: string;
+  /** null when a signal, the time limit or a refusal ended or prevented it. */
+  exitCode: number | null;
+  signal: string | null;
+  durationMs: number;
+  timedOut: boolean;
+  /** Set when the command never ran (no sandbox here, the job's files could not be guarded). */
+  refused?: string;
+  /** The last characters of its output (stdout and stderr as they came), at most keepChars. */
+  output: string;
+  /** Characters of output dropped from the front. */
+  droppedChars: number;
+}
+
+/** A verification: every command run (up to the first failure) and how they were confined. */
+export interface CheckResult {
+  passed: boolean;
+  runs: CheckRun[];
+  /**
+   * How the commands ran, when not as confined as a sandboxed delegate's Bash ("unconfined:
+   * the sandbox setting is off"); undefined when they ran in the sandbox.
+   */
+  confinement?: string;
 }
 
 /** A turn in flight. */
@@ -209,6 +270,12 @@ export interface Engine {
   recentActivity(dir: string, limit: number): Promise<Activity[]>;
   /** What a job folder says about a turn whose server died. */
   facts(dir: string): Promise<TurnFacts>;
+  /**
+   * Runs a job's verification commands itself, under exactly the confinement the delegate's
+   * Bash has on this engine (sandbox, no network, environment allowlist, limits), never as the
+   * host; notes them in the job's transcript. Never throws for a command's own failure.
+   */
+  verify(spec: VerifySpec): Promise<CheckResult>;
 }
 
 /** What the server hands every engine it creates: its settings and where it runs. */

@@ -41,7 +41,20 @@ export type JobProblem =
   | { kind: "needs-native"; what: "backend" | "files"; baseUrl: string }
   | { kind: "unknown-backend"; name: string | undefined; configured: readonly string[] }
   | { kind: "no-model-for-backend"; backend: string }
-  | { kind: "model-not-allowed"; model: string; allowed: readonly string[] };
+  | { kind: "model-not-allowed"; model: string; allowed: readonly string[] }
+  /** The backend's spend today reached one of its daily budgets (daily_budget.ts). */
+  | {
+    kind: "daily-budget";
+    backend: string;
+    what: "usd" | "tokens";
+    spent: number;
+    budget: number;
+    /** When the UTC day ends and the budget starts again. */
+    resetsAt: number;
+    now: number;
+    /** Jobs of today whose cost is unknown (no price). */
+    unpriced: number;
+  };
 
 export class JobError extends DelegateError {
   override name = "JobError";
@@ -78,5 +91,7 @@ function plainMessage(p: JobProblem): string {
       return `Cannot start job: no model named for backend "${p.backend}"`;
     case "model-not-allowed":
       return `Cannot start job: model "${p.model}" is not in the allowed list`;
+    case "daily-budget":
+      return `Cannot start job: backend "${p.backend}" reached its daily budget`;
   }
 }

@@ -1,9 +1,10 @@
 /** A job this process holds in memory, and the shapes the job manager hands out. */
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
-import type { EngineName } from "../settings/types.ts";
+import type { EngineName, Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { QueueDetail } from "./queue.ts";
-import type { JobRecord } from "./record.ts";
+import type { DailyBudgets } from "./daily_budget.ts";
+import type { JobChecks, JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
@@ -23,6 +24,10 @@ export interface ManagerConfig {
    * the default Ollama's limit there is maxConcurrent. Unset: limits of this process only.
    */
   slotsDir?: string;
+  /** Daily budgets per backend: a new job past one is refused (daily_budget.ts). */
+  dailyBudgets?: DailyBudgets;
+  /** The user's pricing table: what a job's `budget_usd` is checked against. */
+  pricing?: Readonly<Record<string, Price>>;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   log?: (line: string) => void;
@@ -44,6 +49,14 @@ export interface NewTurn {
   agent?: string;
   /** What the orchestrator must know from the start (what of a project's agent was not used). */
   warnings?: string[];
+  /** What the server checks after the turn (verify) and the job's budgets. */
+  checks?: JobChecks;
+  /** The repository's id (repo_id.ts), for the quality ledger. */
+  repo?: string;
+  /** Why `auto` chose the model. */
+  modelChoice?: string;
+  /** Models to move to when the backend fails, in order. */
+  fallback?: string[];
 }
 
 /** A job as the server renders it. */
@@ -57,7 +70,7 @@ export interface JobView {
 }
 
 /** Why this process stopped a job before its engine ended the turn. */
-export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost";
+export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost" | "budget";
 
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
@@ -69,6 +82,8 @@ export interface LiveJob {
   cancelledFrom?: CancelSource;
   /** How its backend's shared slot went to another job (stopReason "slot-lost"). */
   slotLost?: string;
+  /** Which budget it passed, as its error says it (stopReason "budget"). */
+  budgetExhausted?: string;
   /** Set while the job waits for an earlier turn of its session to end. */
   sessionWait?: AbortController;
   /** Called once the job knows where it stands: waiting (for a turn or a slot) or running. */
@@ -122,9 +137,13 @@ export function newRecord(
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
+    ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
+    ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
+    ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,
+    ...(turn.checks && Object.keys(turn.checks).length > 0 ? { checks: turn.checks } : {}),
     ...(turn.worktree ? { worktree: turn.worktree } : {}),
     sessionCreated: false,
     owner,

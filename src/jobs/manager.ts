@@ -22,9 +22,11 @@ import {
   type NewTurn,
 } from "./live_job.ts";
 import { Admission } from "./admission.ts";
+import { uncheckedBudget } from "./budget.ts";
+import { checkDailyBudget } from "./daily_budget.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
-import { isTerminal, type JobRecord } from "./record.ts";
+import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
 import { SessionOrder } from "./session_order.ts";
@@ -136,10 +138,13 @@ export class JobManager {
     previous: JobRecord,
     prompt: string,
     overrides: Partial<TurnOptions>,
+    checkOverrides: JobChecks = {},
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
     const options: TurnOptions = { ...inherited, ...definedOnly(overrides) };
+    // The session's checks and budgets hold for its next turns unless the call sets its own.
+    const checks: JobChecks = { ...previous.checks, ...definedOnly(checkOverrides) };
     return await this.#launch(
       {
         prompt,
@@ -151,6 +156,9 @@ export class JobManager {
         ...(previous.worktree ? { worktree: carriedWorktree(previous.worktree) } : {}),
         // The agent's system prompt is in the inherited options: the turn still runs as it.
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
+        checks,
+        ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
+        ...(previous.fallback?.length ? { fallback: previous.fallback } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );
@@ -161,10 +169,14 @@ export class JobManager {
     session: { sessionId: string; from: number; parentJobId?: string },
   ): Promise<JobView> {
     if (this.#closing) throw new DelegateError("Cannot start job: the server is shutting down");
+    const budgets = this.#turns.config.dailyBudgets;
+    if (budgets) await checkDailyBudget(this.store.stateDir, budgets, turn.backend);
     const self = await selfIdentity();
     const id = newId();
     const number = await this.#sessions.take(session.sessionId, session.from, id, self);
-    const live = liveJob(newRecord(turn, { ...session, turn: number }, id, self));
+    const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
+    const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
+    const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
     this.#live.set(id, live);
     this.#sessions.claimed(id);
     try {

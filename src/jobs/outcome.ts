@@ -12,6 +12,8 @@ export interface EndContext {
   cancelledFrom?: CancelSource;
   /** How the job's shared backend slot went to another job. */
   slotLost?: string;
+  /** Which budget the job passed (`budget_exhausted: ...`). */
+  budgetExhausted?: string;
   now?: number;
 }
 
@@ -51,6 +53,10 @@ export function applyOutcome(
       record.errorText = `Stopped because ${
         context.slotLost ?? "its backend's shared slot went to another job"
       }; follow up to continue`;
+      break;
+    case "budget":
+      record.state = "failed";
+      record.errorText = context.budgetExhausted ?? "budget_exhausted: the job passed its budget";
       break;
     case "shutdown":
       record.state = "interrupted";

@@ -33,6 +33,31 @@ const usage = z.object({
   durationMs: z.number(),
 });
 
+/** One verification command as the server ran it (a round of `verify`). */
+const checkRun = z.object({
+  command: z.string(),
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable().optional(),
+  durationMs: z.number(),
+  timedOut: z.boolean().optional(),
+  refused: z.string().optional(),
+  /** The end of its output, for the reply (the whole kept output is in `verify-<round>.log`). */
+  tail: z.string().optional(),
+});
+
+/** What the server checks after a turn and how far it lets a job go. */
+export const jobChecks = z.object({
+  /** Shell commands the server runs itself once the delegate ends its turn. */
+  verify: z.array(z.string()).optional(),
+  /** Repair rounds after a failed verification (0-5). */
+  verifyRounds: z.number().int().optional(),
+  /** The job stops once it has used this many tokens (prompt and output). */
+  budgetTokens: z.number().optional(),
+  /** The job stops once it has cost this much, by the pricing table. */
+  budgetUsd: z.number().optional(),
+});
+export type JobChecks = z.infer<typeof jobChecks>;
+
 /** The process that owns a live job: its pid and a token that changes if the pid is reused. */
 const owner = z.object({ pid: z.number().int(), startTime: z.string() });
 
@@ -54,6 +79,14 @@ export const jobRecordSchema = z.object({
   parentJobId: z.string().optional(),
   /** The named agent whose preset and system prompt the job runs with. */
   agent: z.string().optional(),
+  /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
+  repo: z.string().optional(),
+  /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */
+  modelChoice: z.string().optional(),
+  /** Models the job may still move to when its backend fails, in order (an agent's fallback). */
+  fallback: z.array(z.string()).optional(),
+  /** The moves it made: from which model to which, and the failure that made it move. */
+  fallbacks: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() })).optional(),
   promptPreview: z.string(),
   options: z.object({
     permissionMode: z.enum(PERMISSION_MODES),
@@ -126,6 +159,24 @@ export const jobRecordSchema = z.object({
     /** What the turn's commit left in the worktree: repositories (`sub/`), host-run paths, secrets. */
     leftOut: z.array(z.string()).optional(),
   }).optional(),
+  /** What the server checks after the turn (verify) and the job's budgets. */
+  checks: jobChecks.optional(),
+  /**
+   * The verification's evidence: one entry per check the server ran (the first after the
+   * delegate's turn, then one after each repair round), the verdict of the last, and why the
+   * repair rounds ended when they ended before a pass.
+   */
+  verification: z.object({
+    rounds: z.array(z.object({ passed: z.boolean(), runs: z.array(checkRun) })),
+    verdict: z.enum(["passed", "failed", "not-run"]),
+    /** Why no (further) check or repair ran: the cap, no progress, a repeated failure... */
+    stopped: z.string().optional(),
+    /** How the commands ran when not in the sandbox ("unconfined: ..."). */
+    confinement: z.string().optional(),
+  }).optional(),
+  /** Claims of the final text the evidence contradicts (claims.ts). */
+  claims: z.array(z.object({ kind: z.string(), claim: z.string(), reason: z.string() }))
+    .optional(),
   /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
   legacy: z.boolean().optional(),
 });

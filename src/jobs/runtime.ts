@@ -71,6 +71,8 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     // Every server of the user shares each backend's limit through the state dir.
     slotsDir: join(s.stateDir, ".slots"),
     log,
+    pricing: s.pricing,
+    dailyBudgets: { usd: s.dailyBudgetUsd, tokens: s.dailyBudgetTokens },
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });
   const catalog = new ModelCatalog(

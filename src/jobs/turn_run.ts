@@ -4,22 +4,22 @@
  * job timeout, and recording how it ended.
  */
 import { errorMessage } from "../errors.ts";
-import { type Engine, failedTurn, type TurnOutcome } from "../engines/types.ts";
-import { identityOf } from "../platform/process_identity.ts";
+import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
 import type { EngineName } from "../settings/types.ts";
-import {
-  ACTIVITY_KEEP,
-  keptActivity,
-  KILL_GRACE_MS,
-  type LiveJob,
-  type ManagerConfig,
-} from "./live_job.ts";
+import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import { claimEvidence } from "./claim_evidence.ts";
+import { checkClaims } from "./claims.ts";
+import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { QueueLanes } from "./queue.ts";
-import { isTerminal } from "./record.ts";
+import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
+import { turnSink } from "./turn_sink.ts";
 import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
+
+/** The most of a final text read for claims. */
+const CLAIMS_TEXT_CHARS = 200_000;
 
 export interface TurnRunDeps {
   store: JobStore;
@@ -95,69 +95,29 @@ async function startTurn(
   // Before the engine starts: this process may have been stopped since the slot was won.
   await deps.lanes.gate.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
-  const turn = await deps.engine(record.engine).start(
-    {
-      jobId: record.id,
-      sessionId: record.sessionId,
-      turn: record.turn,
-      resume,
-      model: record.model,
-      cwd,
-      ...(path && gitDir ? { worktree: { path, gitDir } } : {}),
-      options: record.options,
-      dir,
-      promptPath: store.promptPath(record.id),
-      ...(record.backend !== undefined ? { backend: record.backend } : {}),
-      ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
-    },
-    {
-      activity: (a) => {
-        live.activities.push(keptActivity(a));
-        if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
-      },
-      toolCall: (info) => {
-        record.toolCalls++;
-        if (info?.recovered) record.toolCallsRecovered = (record.toolCallsRecovered ?? 0) + 1;
-      },
-      warning: (text) => {
-        const warnings = (record.warnings ??= []);
-        if (!warnings.includes(text)) warnings.push(text);
-      },
-      sandbox: (text) => {
-        record.sandbox = text;
-      },
-      contextElided: (count) => {
-        record.contextElisions = (record.contextElisions ?? 0) + count;
-      },
-      sessionStarted: (info) => {
-        record.sessionCreated = true;
-        if (info.permissionMode) record.effectivePermissionMode = info.permissionMode;
-        store.write(record).catch(() => {});
-      },
-      commandRun: (run) => {
-        (record.commands ??= []).push(run);
-      },
-      fileChanged: (path) => {
-        const files = (record.changedFiles ??= []);
-        if (!files.includes(path)) files.push(path);
-      },
-      childStarted: (pid) => {
-        identityOf(pid).then((child) => {
-          if (child && !isTerminal(record.state)) {
-            record.child = child;
-            return store.write(record);
-          }
-        }).catch(() => {});
-      },
-    },
-  );
-  live.turn = turn;
-  if (live.stopReason) void turn.stop(KILL_GRACE_MS);
+  const spec: TurnSpec = {
+    jobId: record.id,
+    sessionId: record.sessionId,
+    turn: record.turn,
+    resume,
+    model: record.model,
+    cwd,
+    ...(path && gitDir ? { worktree: { path, gitDir } } : {}),
+    options: record.options,
+    dir,
+    promptPath: store.promptPath(record.id),
+    ...(record.backend !== undefined ? { backend: record.backend } : {}),
+    ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
+  };
+  // The job's time limit covers all its rounds: whichever runs when it passes is stopped.
   setTimer(setTimeout(() => {
     live.stopReason ??= "timeout";
-    void turn.stop(KILL_GRACE_MS);
+    void live.turn?.stop(KILL_GRACE_MS);
   }, deps.config.jobTimeoutMs));
-  return await turn.done;
+  return await runRounds(live, deps.engine(record.engine), spec, turnSink(live, store), {
+    store,
+    config: deps.config,
+  });
 }
 
 /**
@@ -179,10 +139,20 @@ export async function finishJob(
     shutdownReason: deps.shutdownReason(),
     ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
     ...(live.slotLost ? { slotLost: live.slotLost } : {}),
+    ...(live.budgetExhausted ? { budgetExhausted: live.budgetExhausted } : {}),
   });
   // Only a turn that ran: a follow-up cancelled in the queue must not commit its
   // predecessor's work in progress.
   if (outcome && record.startedAt !== undefined) await finishWorktree(record, deps.store);
+  if (outcome?.resultText) {
+    // The model's words against the server's evidence; a long answer is read in its first part.
+    const text = outcome.resultText.slice(0, CLAIMS_TEXT_CHARS);
+    const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() =>
+      undefined
+    );
+    const claims = evidence ? checkClaims(text, evidence) : [];
+    if (claims.length > 0) record.claims = claims.slice(0, 10);
+  }
   try {
     await deps.store.writeFinal(record, outcome?.resultText ?? "");
   } catch (e) {
@@ -190,6 +160,12 @@ export async function finishJob(
     // never report such a job as completed. The store keeps trying to write it.
     applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
     deps.config.log?.(`job ${record.id}: ${record.errorText}`);
+  }
+  // The quality ledger learns from every job that ran; one that never started used no model.
+  if (record.startedAt !== undefined) {
+    await appendLedger(deps.store.stateDir, record, deps.config.pricing ?? {}).catch((e) =>
+      deps.config.log?.(`job ${record.id}: cannot append to the ledger: ${errorMessage(e)}`)
+    );
   }
   if (outcome) await Promise.resolve(deps.config.onFinished?.(record, outcome)).catch(() => {});
   live.resolveFinished();

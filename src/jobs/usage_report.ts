@@ -6,6 +6,10 @@ import { totalsCostText, type UsageTotals, usageTotals } from "./cost.ts";
 import type { UsageEntry } from "./usage_ledger.ts";
 import type { Price } from "../settings/types.ts";
 import { escapeLine } from "../platform/plain_text.ts";
+import { readLedger } from "./ledger.ts";
+import { filterEntries, groupStats } from "./ledger_stats.ts";
+import { repoIdOf } from "./repo_id.ts";
+import { statsShort } from "./stats_report.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -76,4 +80,25 @@ export function renderUsage(
     );
   }
   return out.join("\n");
+}
+
+/**
+ * The ledger's figures in short for `delegate_usage`: per model and agent in the repository of
+ * `cwd`, over the last `days` (0 = all). Undefined when the ledger holds no job of it.
+ */
+export async function verifiedSection(
+  stateDir: string,
+  cwd: string,
+  days: number,
+  now = Date.now(),
+): Promise<string | undefined> {
+  const repo = await repoIdOf(cwd);
+  const since = days > 0 ? now - days * DAY_MS : undefined;
+  const entries = filterEntries((await readLedger(stateDir)).entries, {
+    repo,
+    ...(since !== undefined ? { since } : {}),
+  });
+  if (entries.length === 0) return undefined;
+  return ["Verified work in this repository (ollama-delegate stats for more):"]
+    .concat(statsShort(groupStats(entries))).join("\n");
 }

@@ -17,8 +17,8 @@ export interface DescriptionContext {
 // tests/e2e/description_budget_test.ts). Say each thing once, where it matters.
 
 const POLICY =
-  "Delegation mode, allowed models and defaults are the user's, changed only from a terminal; " +
-  "not yours to change or work around.";
+  "Delegation mode, allowed models and defaults are the user's (set from a terminal): never " +
+  "change or work around them.";
 
 function whenToUse(mode: DelegationMode): string {
   if (mode === "auto") {
@@ -26,7 +26,7 @@ function whenToUse(mode: DelegationMode): string {
       "context-hungry work (file summaries, first-pass searches, mechanical refactors, " +
       "boilerplate, test scaffolding, log or diff triage). Keep architecture, " +
       "security-sensitive changes, unclear requirements and final review yourself. Verify " +
-      "claims: tool-call count and delegate_transcript are the evidence.";
+      "claims: the server's evidence, not the prose.";
   }
   return "WHEN TO USE — ON EXPLICIT REQUEST ONLY: only when the user asks for delegation " +
     '("delegate this", "use ollama", "ask qwen", or names a model); otherwise do the work ' +
@@ -65,10 +65,10 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       "default model, permission mode, delegate environment, invalid settings). Read-only. " +
       POLICY,
     delegate_start:
-      "Start a task in a separate agent session (Claude Code by default) on an Ollama model, " +
-      "with a clean environment. Returns a job_id at once (or after wait_seconds) while the " +
-      "delegate works in the background; then delegate_status, delegate_result, " +
-      `delegate_followup. ${whenToUse(ctx.mode)} ${models(ctx)} ${POLICY}`,
+      "Start a task in a separate agent session (Claude Code by default) on an Ollama model. " +
+      "Returns a job_id at once (or after wait_seconds); then delegate_status, " +
+      "delegate_result, delegate_followup. With verify the server checks the work itself. " +
+      `${whenToUse(ctx.mode)} ${models(ctx)} ${POLICY}`,
     delegate_followup:
       "Send another message to a delegated session (job_id or session_id). It remembers " +
       "earlier turns and keeps their restrictions unless overridden. Queued while a turn of " +
@@ -80,8 +80,8 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
     delegate_status:
       "State and recent activity of delegated jobs: job_id, or up to 20 job_ids (wait any/all).",
     delegate_result:
-      "Final output of a delegated job, with tool-call count and permission denials; zero tool " +
-      "calls means unverified. Long output is cut; see what it did with delegate_transcript.",
+      "Final output of a delegated job with the server's evidence (0 tool calls: unverified). " +
+      "Long output is cut; delegate_transcript shows what it did.",
     delegate_cancel: "Stop a delegated job and every process it started.",
     delegate_list: "Delegated jobs, newest first, grouped by session.",
     delegate_transcript:

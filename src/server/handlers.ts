@@ -7,9 +7,10 @@ import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { usageHistory } from "../jobs/usage_ledger.ts";
-import { renderUsage } from "../jobs/usage_report.ts";
+import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
+import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
-import { jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { renderList } from "./list.ts";
 import { renderModels } from "./models_report.ts";
 import { queuePlaces } from "./queue_lines.ts";
@@ -72,7 +73,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       maxTurns: args.max_turns,
       effort: args.effort,
       addDirs: args.add_dirs ? addDirs : undefined,
-    });
+    }, callChecks(args, undefined, previous.checks));
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };
 }
@@ -90,7 +91,7 @@ export function statusHandler(deps: ToolDeps): Handler<ArgsOf<"status">> {
       ? `Finished (${view.record.state}). Collect the output with delegate_result({ job_id: "${view.record.id}" }).`
       : pollHint(view.record.id);
     return textResult(
-      `${summary(view)}\nrecent activity:\n${
+      `${summary(view, Date.now(), deps.resolved.settings.pricing)}\nrecent activity:\n${
         lines.length > 0 ? lines.join("\n") : "  (no activity recorded yet)"
       }\n${footer}`,
       isErrorState(view.record.state),
@@ -117,7 +118,9 @@ export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
       );
     }
     return textResult(
-      `Cancelled job ${view.record.id} and every process it started.\n${summary(view)}`,
+      `Cancelled job ${view.record.id} and every process it started.\n${
+        summary(view, Date.now(), deps.resolved.settings.pricing)
+      }`,
     );
   };
 }
@@ -158,8 +161,18 @@ export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
     const { records } = await manager.list();
     // Pruned jobs count too: their usage outlives their folders (jobs/usage_ledger.ts).
     const { entries } = await usageHistory(manager.store, records);
-    return textResult(
-      renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 }),
-    );
+    const usage = renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 });
+    const s = deps.resolved.settings;
+    const verified = await verifiedSection(manager.store.stateDir, deps.serverCwd, args.days ?? 30);
+    const daily = await dailyBudgetLines(manager.store.stateDir, {
+      usd: s.dailyBudgetUsd,
+      tokens: s.dailyBudgetTokens,
+    });
+    const parts = [
+      usage,
+      ...(verified ? [verified] : []),
+      ...(daily.length ? [daily.join("\n")] : []),
+    ];
+    return textResult(parts.join("\n\n"));
   };
 }

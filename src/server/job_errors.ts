@@ -1,5 +1,6 @@
 /** The job layer's errors as the orchestrator reads them: what happened, and what to do. */
 import type { JobProblem } from "../jobs/errors.ts";
+import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
 import { candidateText, MIN_PREFIX } from "../jobs/job_ref.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 
@@ -57,5 +58,8 @@ export function jobProblemText(p: JobProblem): string {
     case "model-not-allowed":
       return `Cannot start job: model "${p.model}" is not in the allowed list ` +
         `(${p.allowed.join(", ")}). Only the user can change the list, from a terminal`;
+    case "daily-budget":
+      return `Cannot start job: ${dailyBudgetText(p)}. Wait until then, use another backend, ` +
+        "or do the work yourself; only the user can raise the budget, from a terminal";
   }
 }

@@ -5,7 +5,13 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
-import { isTerminal } from "../jobs/record.ts";
+import { join } from "node:path";
+import { isTerminal, type JobChecks } from "../jobs/record.ts";
+import { repoIdOf } from "../jobs/repo_id.ts";
+import { AUTO, autoRoute } from "./auto_model.ts";
+import { DelegateError } from "../errors.ts";
+import { failedOutput } from "../jobs/verify_words.ts";
+import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
@@ -67,7 +73,7 @@ export async function jobReply(
   if (!isTerminal(r.state)) {
     const tail = activityLines(view.activities, 5);
     return textResult(
-      `${header}${summary(view)}\n` +
+      `${header}${summary(view, Date.now(), deps.resolved.settings.pricing)}\n` +
         (tail.length > 0 ? `recent activity:\n${tail.join("\n")}\n` : "") +
         pollHint(r.id),
     );
@@ -81,14 +87,32 @@ export async function jobReply(
     : undefined;
   if (review) {
     return textResult(
-      `${summary(view)}\n--- review ---\n${review.text}\n\n${followupHint(r.id)}`,
+      `${
+        summary(view, Date.now(), deps.resolved.settings.pricing)
+      }\n--- review ---\n${review.text}\n\n${followupHint(r.id)}`,
       review.isError,
     );
   }
   if (r.state === "completed") {
-    return textResult(`${summary(view)}\n--- output ---\n${body}\n\n${followupHint(r.id)}`);
+    return textResult(
+      `${summary(view, Date.now(), deps.resolved.settings.pricing)}\n--- output ---\n${body}\n\n${
+        followupHint(r.id)
+      }`,
+    );
   }
-  return textResult(`${summary(view)}\n--- partial output ---\n${body}`, true);
+  const failed = failedOutput(r);
+  const evidence = failed
+    ? `\n--- verify output (${escapeLine(failed.head)}; run by the server) ---\n` +
+      `${escapeBlock(failed.text)}\n[whole output: ${
+        join(store.dirOf(r.id), `verify-${r.verification!.rounds.length}.log`)
+      }]`
+    : "";
+  return textResult(
+    `${
+      summary(view, Date.now(), deps.resolved.settings.pricing)
+    }${evidence}\n--- partial output ---\n${body}`,
+    true,
+  );
 }
 
 /** The review record of a job that is a member of a review panel; undefined for others. */
@@ -126,14 +150,28 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   );
   const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
   const engine = args.engine ?? s.defaultEngine;
-  const { manager, models } = await deps.runtime();
+  const { manager, models, catalog } = await deps.runtime();
+  const repo = await repoIdOf(cwd);
+  const route = args.model?.trim() === AUTO
+    ? await autoRoute(s, manager.store.stateDir, { repo, agent: agent?.name, engine })
+    : undefined;
   const target = await models.choose({
     engine,
-    model: args.model,
-    backend: args.backend,
+    model: route ? route.model : args.model,
+    backend: args.backend ?? (engine === "native" ? route?.backend : undefined),
     files: args.files,
     allowedTools: args.allowed_tools,
   });
+  // An agent's fallback models pass the allowed list like any model; the others are left out.
+  const fallback = (agent?.fallback ?? []).filter((m) => catalog.isAllowed(m));
+  const dropped = (agent?.fallback ?? []).filter((m) => !catalog.isAllowed(m));
+  if (dropped.length > 0) {
+    notes.push(
+      `agent "${agent!.name}"'s fallback model${dropped.length === 1 ? "" : "s"} ` +
+        `${dropped.map((m) => `"${m}"`).join(", ")} ${dropped.length === 1 ? "is" : "are"} not ` +
+        "in the allowed list and left out",
+    );
+  }
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
   const isolation = await worktreeRequest(
     args.isolation ?? s.defaultIsolation,
@@ -163,5 +201,36 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     },
     ...(agent ? { agent: agent.name } : {}),
     ...(notes.length > 0 ? { warnings: notes } : {}),
+    checks: callChecks(call, agent),
+    repo,
+    ...(route ? { modelChoice: route.reason } : {}),
+    ...(fallback.length > 0 ? { fallback } : {}),
   });
+}
+
+/** What the server checks after the turn, and the job's budgets: the call's, else the agent's. */
+export function callChecks(
+  call: Pick<RunArgs, "verify" | "verify_rounds" | "budget_tokens" | "budget_usd">,
+  agent?: { verify?: string[]; verifyRounds?: number },
+  inherited?: JobChecks,
+): JobChecks {
+  const verify = call.verify === undefined
+    ? agent?.verify
+    : typeof call.verify === "string"
+    ? [call.verify]
+    : call.verify;
+  if (call.verify_rounds !== undefined && !verify?.length && !inherited?.verify?.length) {
+    throw new DelegateError(
+      "Cannot use verify_rounds without verify: give the command(s) the server should run " +
+        'after the turn, e.g. verify: "npm test"',
+    );
+  }
+  const rounds = call.verify_rounds ??
+    (call.verify === undefined ? agent?.verifyRounds : undefined);
+  return {
+    ...(verify?.length ? { verify } : {}),
+    ...(rounds !== undefined ? { verifyRounds: rounds } : {}),
+    ...(call.budget_tokens !== undefined ? { budgetTokens: call.budget_tokens } : {}),
+    ...(call.budget_usd !== undefined ? { budgetUsd: call.budget_usd } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import type { Price } from "../settings/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { elapsedMs, formatElapsed, jobTokensText } from "../jobs/figures.ts";
 import { escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
+import { verifyMark } from "../jobs/verify_words.ts";
 
 /**
  * `delegate_list`: the newest `limit` jobs, grouped by conversation, so the turns of one
@@ -51,6 +52,7 @@ export function renderList(
           formatElapsed(elapsedMs(r)).padStart(8)
         }` +
           `  job ${r.id}  "${shown}"` + jobUsageSuffix(r, pricing) +
+          (verifyMark(r) ? `  [${verifyMark(r)}]` : "") +
           (places.has(r.id) ? `  (${places.get(r.id)})` : ""),
       );
     }

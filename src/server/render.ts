@@ -3,6 +3,9 @@ import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
+import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
+import { budgetText } from "../jobs/budget.ts";
+import type { Price } from "../settings/types.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { queueLines } from "./queue_lines.ts";
@@ -18,7 +21,12 @@ const line = (label: string, value: string) => `${label.padEnd(LABEL)}${escapeLi
  * The summary block shared by every job reply: claude-ollama-delegate-mcp's layout, which
  * callers already parse, with our lines only added.
  */
-export function summary(view: JobView, now = Date.now()): string {
+export function summary(
+  view: JobView,
+  now = Date.now(),
+  /** The pricing table, for the spend against a `budget_usd`. */
+  pricing: Readonly<Record<string, Price>> = {},
+): string {
   const r = view.record;
   const lines = [
     line("job_id:", r.id),
@@ -27,10 +35,11 @@ export function summary(view: JobView, now = Date.now()): string {
       "state:",
       r.state === "queued" && view.queuePosition > 0
         ? `queued (${view.queuePosition} in line)`
-        : r.state,
+        : stateWithVerdict(r, r.state),
     ),
     ...(r.state === "queued" && view.queue ? queueLines(view.queue, line) : []),
-    line("model:", r.model),
+    line("model:", r.modelChoice ? `${r.model} (${r.modelChoice})` : r.model),
+    ...(r.fallbacks ?? []).map((f) => line("fallback:", `${f.from} -> ${f.to} (${f.reason})`)),
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
@@ -42,6 +51,8 @@ export function summary(view: JobView, now = Date.now()): string {
   if (r.usage) {
     lines.push(line("tokens:", `${jobTokensText(r)}  (${turnsText(r.usage.numTurns)})`));
   }
+  const budget = budgetText(r.checks, r.model, r.usage, pricing);
+  if (budget) lines.push(line("budget:", budget));
   if (isTerminal(r.state)) {
     const note = r.state === "completed" && r.toolCalls === 0
       ? "   <- answered without using any tools; treat factual claims as unverified"
@@ -74,6 +85,11 @@ export function summary(view: JobView, now = Date.now()): string {
     }
   }
   if (r.commands && r.commands.length > 0) lines.push(line("commands:", commandsText(r.commands)));
+  for (const [label, value] of verifyLines(r)) lines.push(line(label, value));
+  if (r.claims && r.claims.length > 0) {
+    const shown = r.claims.map((c) => `"${c.claim}" (${c.reason})`).join("; ");
+    lines.push(line("claims:", `${r.claims.length} not backed by the evidence: ${shown}`));
+  }
   if (r.changedFiles && r.changedFiles.length > 0) {
     const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
     const shown = r.changedFiles.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));

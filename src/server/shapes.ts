@@ -50,9 +50,27 @@ const toolRules = () =>
 const maxChars = (what: string, max: number) =>
   z.string().refine((s) => s.length <= max, `${what} is at most ${max} characters`);
 
+/** `verify`: one shell command or a list; each one line of at most 4,000 characters. */
+const verifyCommands = z.union([z.string(), z.array(z.string())]).superRefine((value, ctx) => {
+  const list = typeof value === "string" ? [value] : value;
+  const problem = list.length === 0 || list.length > 10
+    ? "verify: give 1 to 10 commands"
+    : list.some((c) => c.trim() === "")
+    ? "verify: a command cannot be empty"
+    : list.some((c) => c.length > 4000 || c.includes("\0"))
+    ? "verify: a command is at most 4000 characters, without NUL"
+    : undefined;
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+const verifyRounds = z.number().refine(
+  (n) => Number.isInteger(n) && n >= 0 && n <= 5,
+  "verify_rounds must be a whole number from 0 to 5",
+);
+
 const waitSeconds = z.number().min(0, "wait_seconds must be 0 or more")
   .max(600, "wait_seconds must be at most 600; poll with delegate_status for longer waits")
-  .optional().describe("Block up to N seconds for the job to finish (0-600)");
+  .optional().describe("Wait up to N s for the end (0-600)");
 
 /** zod shapes of the tool inputs: the single source of truth for names and ranges. */
 export const shapes = {
@@ -61,9 +79,7 @@ export const shapes = {
     prompt_file: maxChars("prompt_file", 4096).optional().describe(
       "Path of a file holding the prompt",
     ),
-    model: maxChars("model", 256).optional().describe(
-      "Ollama model; defaults to the configured default",
-    ),
+    model: maxChars("model", 256).optional().describe("Ollama model, or auto"),
     cwd: maxChars("cwd", 4096).optional().describe(
       "The delegate's working directory",
     ),
@@ -82,7 +98,7 @@ export const shapes = {
       "Extra directories the delegate may use",
     ),
     engine: z.enum(ENGINES).optional().describe(
-      "claude (Claude Code) or native (lean loop for small local models)",
+      "claude or native (lean loop for small local models)",
     ),
     backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
     effort: z.enum(EFFORTS).optional().describe("native: thinking off, low, high or max"),
@@ -93,6 +109,16 @@ export const shapes = {
     isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git branch"),
     include_uncommitted: z.boolean().optional(),
     agent: maxChars("agent", 64).optional().describe("named agent, see ollama_models"),
+    verify: verifyCommands.optional().describe("command(s) the server runs after; must pass"),
+    verify_rounds: verifyRounds.optional(),
+    budget_tokens: z.number().refine(
+      (n) => Number.isInteger(n) && n >= 1 && n <= 1e9,
+      "budget_tokens must be a whole number from 1 to 1000000000",
+    ).optional(),
+    budget_usd: z.number().refine(
+      (n) => n > 0 && n <= 10_000,
+      "budget_usd must be more than 0 and at most 10000",
+    ).optional(),
     wait_seconds: waitSeconds,
   },
   review: {
@@ -119,7 +145,7 @@ export const shapes = {
     ).optional(),
   },
   followup: {
-    job_id: maxChars("job_id", 256).optional().describe("A job of the session to continue"),
+    job_id: maxChars("job_id", 256).optional().describe("A job of the session"),
     session_id: maxChars("session_id", 256).optional().describe("Or the session itself"),
     prompt: z.string().optional(),
     prompt_file: maxChars("prompt_file", 4096).optional(),
@@ -130,6 +156,8 @@ export const shapes = {
     max_turns: z.number().int().min(1).max(1000).optional(),
     effort: z.enum(EFFORTS).optional(),
     add_dirs: stringList("add_dirs", 50, 4096).optional(),
+    verify: verifyCommands.optional(),
+    verify_rounds: verifyRounds.optional(),
     wait_seconds: waitSeconds,
   },
   status: {

@@ -313,6 +313,26 @@ export const FIELDS = [
     userOnly: true,
   }),
   ...GATE_FIELDS,
+  field({
+    key: "dailyBudgetUsd",
+    env: ["OLLAMA_MCP_DAILY_BUDGET_USD"],
+    default: {},
+    schema: z.record(backendName, z.number().positive("a budget is more than 0").max(1e9)),
+    fromEnv: asJson,
+    meaning: 'Cost per UTC day per backend ("ollama" is the default one), by the pricing table; ' +
+      "a new job past it is refused",
+    // A delegate could lift its own limits through the project file.
+    userOnly: true,
+  }),
+  field({
+    key: "dailyBudgetTokens",
+    env: ["OLLAMA_MCP_DAILY_BUDGET_TOKENS"],
+    default: {},
+    schema: z.record(backendName, z.number().int().positive("a budget is more than 0")),
+    fromEnv: asJson,
+    meaning: "Tokens per UTC day per backend; a new job past it is refused",
+    userOnly: true,
+  }),
 ] as const satisfies readonly FieldSpec[];
 
 /** Looks a field up by key. */

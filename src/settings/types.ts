@@ -126,6 +126,8 @@ export interface Settings {
   reviewGateRounds: number;
   reviewGateModels: string[];
   reviewGateSeconds: number;
+  dailyBudgetUsd: Record<string, number>;
+  dailyBudgetTokens: Record<string, number>;
 }
 export type SettingKey = keyof Settings;
 

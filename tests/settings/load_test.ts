@@ -43,6 +43,8 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     reviewGateRounds: [["OLLAMA_MCP_REVIEW_GATE_ROUNDS"], 2],
     reviewGateModels: [["OLLAMA_MCP_REVIEW_GATE_MODELS"], []],
     reviewGateSeconds: [["OLLAMA_MCP_REVIEW_GATE_TIMEOUT"], 300],
+    dailyBudgetUsd: [["OLLAMA_MCP_DAILY_BUDGET_USD"], {}],
+    dailyBudgetTokens: [["OLLAMA_MCP_DAILY_BUDGET_TOKENS"], {}],
   });
 });
 
@@ -90,6 +92,8 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       reviewGateRounds: 2,
       reviewGateModels: [],
       reviewGateSeconds: 300,
+      dailyBudgetUsd: {},
+      dailyBudgetTokens: {},
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -177,6 +181,8 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_REVIEW_GATE_ROUNDS: "3",
       OLLAMA_MCP_REVIEW_GATE_MODELS: "a, b:7b",
       OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "120",
+      OLLAMA_MCP_DAILY_BUDGET_USD: '{"openrouter": 2.5}',
+      OLLAMA_MCP_DAILY_BUDGET_TOKENS: '{"ollama": 100000}',
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -214,10 +220,12 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       reviewGateRounds: 3,
       reviewGateModels: ["a", "b:7b"],
       reviewGateSeconds: 120,
+      dailyBudgetUsd: { openrouter: 2.5 },
+      dailyBudgetTokens: { ollama: 100000 },
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 34);
+    assert.equal(r.layers[3]?.keys.length, 36);
   });
 });
 
@@ -353,6 +361,20 @@ Deno.test("loadSettings: sandbox and backends are not honoured from the project 
       [["sandbox", "project"], ["backends", "project"]],
     );
     assert.match(r.problems[0]!.reason, /delegates can write/);
+  });
+});
+
+Deno.test("loadSettings: daily budgets come from the user file, never the project file", async () => {
+  await withSandbox(({ home, cwd, userFile, projectFile }) => {
+    put(userFile, { dailyBudgetUsd: { ollama: 1 } });
+    put(projectFile, { dailyBudgetUsd: { ollama: 1000 }, dailyBudgetTokens: { ollama: 1e12 } });
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.deepEqual(r.settings.dailyBudgetUsd, { ollama: 1 });
+    assert.deepEqual(r.settings.dailyBudgetTokens, {});
+    assert.deepEqual(
+      r.problems.map((p) => [p.key, p.layer]),
+      [["dailyBudgetUsd", "project"], ["dailyBudgetTokens", "project"]],
+    );
   });
 });
 

@@ -101,6 +101,22 @@ export function claudeChildEnv(
 }
 
 /**
+ * The environment of a verification command the server runs after a claude turn: the
+ * delegate's allowlist (only absolute PATH entries) and the git settings, without the values
+ * that point Claude Code at its endpoint, which a test command has no use for.
+ */
+export function verifyEnv(
+  parentEnv: Record<string, string | undefined>,
+  windows: boolean = isWindows,
+): Record<string, string> {
+  const inherited = allowlistedEnv(parentEnv, windows);
+  if (inherited.PATH !== undefined) {
+    inherited.PATH = searchPath(inherited, windows).join(windows ? ";" : ":");
+  }
+  return { ...inherited, ...GIT_SAFETY_ENV };
+}
+
+/**
  * The `--settings` JSON that pins model and endpoint, the deny rules of its file tools
  * (file_rules.ts), and Claude Code's sandbox when it is on. These are the only settings a
  * delegate gets: argv.ts loads no settings file.

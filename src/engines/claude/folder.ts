@@ -122,7 +122,8 @@ export class ToolNames {
  */
 export function transcriptEntries(event: StreamEvent, names: ToolNames): TranscriptEntry[] {
   const out: TranscriptEntry[] = [];
-  if (event.type === "assistant") {
+  if (event.type === "server") out.push({ kind: "text", text: event.text });
+  else if (event.type === "assistant") {
     for (const block of event.blocks) {
       if (block.type === "text") {
         const text = str(block.text);

@@ -52,6 +52,11 @@ export interface JailLayout {
   systemMasks?: readonly JailMask[];
   /** Size of the private /tmp and $HOME, MiB. */
   tmpMb: number;
+  /**
+   * No network at all (a network namespace of its own): for commands the server runs itself,
+   * which have no Claude Code around them whose nested sandbox would take the network away.
+   */
+  noNetwork?: boolean;
 }
 
 type Inspect = (path: string) => HostPathKind;
@@ -83,6 +88,7 @@ export function jailArgs(
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
+    ...(layout.noNetwork ? ["--unshare-net"] : []),
     "--die-with-parent",
     "--new-session",
     ...systemArgs(layout.root, inspect),

@@ -24,8 +24,11 @@ export interface JailInputs {
   command: string;
   /** The child's PATH entries, for a script's `#!/usr/bin/env node`. */
   pathDirs: readonly string[];
-  /** The delegates' CLAUDE_CONFIG_DIR: mounted writable (sessions, settings). */
-  configDir: string;
+  /**
+   * The delegates' CLAUDE_CONFIG_DIR: mounted writable (sessions, settings). Absent for the
+   * server's own verification commands, which get no Claude Code config at all.
+   */
+  configDir?: string;
   /** The delegate's HOME (an empty tmpfs inside). */
   home?: string;
   /** The server's own folders: hidden when a root holds them. */
@@ -63,8 +66,8 @@ function kindOf(path: string): "file" | "dir" | undefined {
 export function planJail(inputs: JailInputs): JailLayout {
   const cwd = real(inputs.cwd);
   const roots = outermost([cwd, ...inputs.addDirs.map(real)]);
-  mkdirSync(inputs.configDir, { recursive: true, mode: 0o700 });
-  const configDir = real(inputs.configDir);
+  if (inputs.configDir) mkdirSync(inputs.configDir, { recursive: true, mode: 0o700 });
+  const configDir = inputs.configDir && real(inputs.configDir);
   // Host-run paths are held read-only by the kernel, links followed: `.claude -> tools/claude`
   // makes tools/claude read-only too, whichever name a tool writes through.
   // Only real paths inside the roots: a link out (`.claude -> ~/.claude`) must not bring the
@@ -84,16 +87,17 @@ export function planJail(inputs: JailInputs): JailLayout {
     const target = real(path);
     const kind = kindOf(target);
     if (!kind || seen.has(target) || !roots.some((r) => within(r, target))) return;
-    if (roots.includes(target) || target === configDir) return;
+    if (roots.includes(target) || (configDir && target === configDir)) return;
     seen.add(target);
     masks.push({ path: target, kind });
   };
   for (const root of roots) for (const entry of CREDENTIAL_PATHS) hide(join(root, entry));
   for (const file of inputs.secretFiles ?? []) hide(file);
-  for (const dir of inputs.protect) if (!within(dir, configDir)) hide(dir);
+  for (const dir of inputs.protect) if (!configDir || !within(dir, configDir)) hide(dir);
+  const mountConfig = configDir && !roots.some((r) => within(r, configDir));
   return {
     cwd,
-    writable: [...roots, ...(roots.some((r) => within(r, configDir)) ? [] : [configDir])],
+    writable: [...roots, ...(configDir && mountConfig ? [configDir] : [])],
     readOnly: [
       ...cliFiles(inputs.command, inputs.pathDirs),
       ...etcLinkTargets(),

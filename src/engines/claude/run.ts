@@ -6,7 +6,7 @@
  * outcome.ts.
  */
 import { readFile, realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import process from "node:process";
 import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
@@ -22,12 +22,14 @@ import {
 } from "../planted.ts";
 import type {
   Activity,
+  CheckResult,
   Engine,
   EngineSetup,
   RunningTurn,
   TurnFacts,
   TurnSink,
   TurnSpec,
+  VerifySpec,
 } from "../types.ts";
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
@@ -47,8 +49,9 @@ import {
   skipsContextCheck,
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
-import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
-import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
+import { protectedFileRules } from "./file_rules.ts";
+import { protectScope } from "./protect_scope.ts";
+import { verifyClaude } from "./verify.ts";
 import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
 import { failedStart, judged } from "./outcome.ts";
 
@@ -130,6 +133,13 @@ export class ClaudeEngine implements Engine {
     return claudeFolder.facts(dir);
   }
 
+  verify(spec: VerifySpec): Promise<CheckResult> {
+    return verifyClaude(spec, {
+      ...this.config,
+      tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
+    });
+  }
+
   /** The environment a delegate of `model` gets (shown by `ollama_models`). */
   childEnv(model: string): Record<string, string> {
     return claudeChildEnv({
@@ -171,42 +181,6 @@ export class ClaudeEngine implements Engine {
     return which(this.config.claudeBin, this.childEnv("x"), cwd);
   }
 
-  /**
-   * What the turn must not read or write: the server's own directories, with the job's own
-   * worktree carved out of the state dir when the turn works in it.
-   */
-  async #protectScope(
-    spec: TurnSpec,
-  ): Promise<{
-    protect: string[];
-    extraRules: string[];
-    readOnly: string[];
-    hiddenExcept?: { dir: string; keep: string };
-  }> {
-    const listed = [...(this.config.protect ?? []), this.config.claudeConfigDir];
-    const stateDir = this.config.stateDir;
-    const worktreesDir = stateDir && join(stateDir, WORKTREES_DIR);
-    const cwd = await realpath(spec.cwd).catch(() => spec.cwd);
-    if (!stateDir || !spec.worktree || !isServerWorktree(cwd, spec.worktree, worktreesDir)) {
-      return { protect: listed, extraRules: [], readOnly: [] };
-    }
-    const real = (p: string) => realpath(p).catch(() => p);
-    const keep = await real(spec.worktree.path);
-    const gitCommon = await real(commonGitDir(spec.worktree));
-    return {
-      // The worktree's own git dir lies below it: its HEAD and commondir steer the server's
-      // commits, so they stay read-only like the rest.
-      readOnly: [gitCommon, await real(spec.worktree.gitDir)],
-      hiddenExcept: { dir: await real(stateDir), keep },
-      protect: protectAround(await Promise.all(listed.map(real)), keep),
-      extraRules: worktreeFileRules({
-        stateDir: await real(stateDir),
-        checkout: dirname(gitCommon),
-        worktree: keep,
-      }),
-    };
-  }
-
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
     const env = claudeChildEnv({
@@ -231,7 +205,7 @@ export class ClaudeEngine implements Engine {
     if (plan.kind === "refused") return failedStart(plan.reason);
     if (plan.kind !== "on") sink.sandbox?.(plan.why);
     const roots = [spec.cwd, ...spec.options.addDirs];
-    const scoped = await this.#protectScope(spec);
+    const scoped = await protectScope(this.config, spec);
     // Protected files by what they are: secret files and host-run files under other names
     // (a link's target, a hard link) are hidden or held read-only by path in the jail and
     // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.

@@ -23,6 +23,20 @@ export type StreamItem =
 
 export type Json = Record<string, unknown>;
 
+/** Token counts of one model message. */
+export interface MessageUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+}
+
+/**
+ * The event type of the server's own notes in a claude job's stream file (the verification it
+ * ran after a turn: verify.ts); Claude Code never writes this type.
+ */
+export const SERVER_NOTE = "ollama_delegate";
+
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -40,11 +54,16 @@ export type StreamEvent =
    * Claude Code says a request to its endpoint failed and it will try again.
    */
   | { type: "notice"; text: string; retry?: true }
-  /** The model's message: its content blocks that are objects. */
-  | { type: "assistant"; blocks: Json[] }
+  /**
+   * The model's message: its content blocks that are objects, and the message's id and usage
+   * as the endpoint reported them (Claude Code repeats both on each event of one message).
+   */
+  | { type: "assistant"; blocks: Json[]; messageId?: string; usage?: MessageUsage }
   /** Tool results sent back to the model: the content blocks that are objects. */
   | { type: "user"; blocks: Json[] }
   | { type: "result"; result: ResultEvent }
+  /** A note the server wrote itself (SERVER_NOTE), never the model's words. */
+  | { type: "server"; text: string }
   /** Any other event, or a message without content blocks. */
   | { type: "other" };
 
@@ -67,10 +86,32 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
     case "user": {
       const message = event.message;
       if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
-      return { type: event.type, blocks: message.content.filter(isObject) };
+      const blocks = message.content.filter(isObject);
+      if (event.type === "user") return { type: "user", blocks };
+      const usage = isObject(message.usage) ? message.usage : undefined;
+      const id = str(message.id);
+      return {
+        type: "assistant",
+        blocks,
+        ...(id ? { messageId: id } : {}),
+        ...(usage
+          ? {
+            usage: {
+              inputTokens: num(usage.input_tokens),
+              outputTokens: num(usage.output_tokens),
+              cacheReadTokens: num(usage.cache_read_input_tokens),
+              cacheCreationTokens: num(usage.cache_creation_input_tokens),
+            },
+          }
+          : {}),
+      };
     }
     case "result":
       return { type: "result", result: resultOf(event) };
+    case SERVER_NOTE:
+      return typeof event.text === "string"
+        ? { type: "server", text: event.text }
+        : { type: "other" };
     default:
       return { type: "other" };
   }
@@ -100,6 +141,12 @@ export function streamItems(event: StreamEvent): StreamItem[] {
       return toolResultItems(event.blocks);
     case "result":
       return [{ type: "result", result: event.result }];
+    case "server":
+      return [{
+        type: "activity",
+        toolCall: false,
+        activity: { kind: "text", text: event.text.slice(0, TEXT_KEEP) },
+      }];
     case "other":
       return [];
   }

@@ -45,6 +45,8 @@ export interface LoopDeps extends ToolCallDeps {
   signal: AbortSignal;
   /** A `warning:` line for the job (the turn limit made the model answer without tools). */
   warning?(text: string): void;
+  /** The turn's tokens so far, after each response (a job's budget is checked against them). */
+  usage?(soFar: { inputTokens: number; outputTokens: number }): void;
 }
 
 export interface LoopResult {
@@ -108,6 +110,7 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     }
     result.inputTokens += reply.usage?.promptTokens ?? 0;
     result.outputTokens += reply.usage?.completionTokens ?? 0;
+    deps.usage?.({ inputTokens: result.inputTokens, outputTokens: result.outputTokens });
     grown += reply.content.length +
       reply.toolCalls.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0);
     // A reply without structured calls may hold calls written as text: taken as what the model

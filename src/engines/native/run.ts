@@ -9,7 +9,7 @@
  * shell may touch and changed from shell_watch.ts, its outcome from turn_outcome.ts; this
  * module puts the turn together.
  */
-import { open, readFile } from "node:fs/promises";
+import { open, readFile, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
@@ -19,6 +19,7 @@ import { WORKTREES_DIR } from "../worktree_scope.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
+  CheckResult,
   Engine,
   EngineSetup,
   RunningTurn,
@@ -26,6 +27,7 @@ import type {
   TurnOutcome,
   TurnSink,
   TurnSpec,
+  VerifySpec,
 } from "../types.ts";
 import { ContextFitter } from "./context.ts";
 import { contextCap } from "./context_budget.ts";
@@ -53,6 +55,7 @@ import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
+import { verifyNative } from "./verify.ts";
 
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
@@ -220,7 +223,12 @@ export class NativeEngine implements Engine {
     // The new file holds the whole conversation again, copied as the history is read; memory
     // holds only what fits the history budget.
     let history: History = { messages: [], leftOut: { messages: 0, bytes: 0 } };
-    const file = await open(join(spec.dir, MESSAGES_FILE), "w", 0o600);
+    // A repair round after a failed verification continues the conversation in its own job
+    // folder: the new file is written beside the one it copies, then takes its place.
+    const messagesPath = join(spec.dir, MESSAGES_FILE);
+    const sameFolder = spec.previousDir !== undefined && await sameDir(spec.previousDir, spec.dir);
+    const writing = sameFolder ? `${messagesPath}.next` : messagesPath;
+    const file = await open(writing, "w", 0o600);
     try {
       await file.write(line(system));
       if (spec.previousDir) history = await readHistory(spec.previousDir, historyBudget(cap), file);
@@ -228,6 +236,7 @@ export class NativeEngine implements Engine {
     } finally {
       await file.close();
     }
+    if (sameFolder) await rename(writing, messagesPath);
     const { repair } = history;
     const messages: ChatMessage[] = [system, ...history.messages, user];
 
@@ -288,6 +297,7 @@ export class NativeEngine implements Engine {
         activity: (a) => sink.activity(a),
         toolCall: (info) => sink.toolCall(info),
         warning: (text) => sink.warning?.(text),
+        usage: (u) => sink.usage?.({ ...u, cacheReadTokens: 0, cacheCreationTokens: 0 }),
         transcript: (entry) => transcript.push(entry),
         remember: (added) => {
           for (const m of added) writer.push(m);
@@ -304,6 +314,10 @@ export class NativeEngine implements Engine {
     return await settleWriters(outcome, [writer, transcript]);
   }
 
+  verify(spec: VerifySpec): Promise<CheckResult> {
+    return verifyNative(spec, this.config);
+  }
+
   recentActivity(dir: string, limit: number): Promise<Activity[]> {
     return nativeFolder.recentActivity(dir, limit);
   }
@@ -314,3 +328,9 @@ export class NativeEngine implements Engine {
 }
 
 export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
+
+/** Whether two paths name one directory. */
+async function sameDir(a: string, b: string): Promise<boolean> {
+  const real = (p: string) => realpath(p).catch(() => p);
+  return (await real(a)) === (await real(b));
+}

@@ -18,13 +18,15 @@ import { displayPath } from "./tools/real_paths.ts";
  * changes are found against (undefined when nothing can run).
  */
 export async function watchShell(
-  policy: ToolPolicy,
+  policy: ToolPolicy | "commands",
   runner: ShellRunner,
   roots: readonly string[],
   worktree: TurnWorktree | undefined,
   guard?: GuardIdentities,
 ): Promise<Snapshot | undefined> {
-  const watchesShell = policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
+  // "commands": the server runs commands itself (verify), whatever the delegate's tools.
+  const runsCommands = policy === "commands" || policy.tools.some((t) => t.name === "Bash");
+  const watchesShell = runsCommands && runner.kind !== "refused";
   const before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
   // Nested repositories and credential stores get the protection the top-level ones get.
   if (before && runner.kind === "bwrap") {

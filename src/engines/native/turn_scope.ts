@@ -25,9 +25,14 @@ export interface TurnScopeConfig {
   protect?: readonly string[];
 }
 
+/** What of a turn (or a verification after it) decides its directories. */
+export type ScopeRequest = Pick<TurnSpec, "cwd" | "worktree"> & {
+  options: { addDirs: readonly string[] };
+};
+
 /** The turn's directories, or why one of them is refused (the job's error text). */
 export async function turnScope(
-  spec: TurnSpec,
+  spec: ScopeRequest,
   config: TurnScopeConfig,
 ): Promise<TurnScope | { refused: string }> {
   const cwd = await realpath(spec.cwd);

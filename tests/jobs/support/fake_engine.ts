@@ -8,12 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type {
   Activity,
+  CheckResult,
   Engine,
   RunningTurn,
   TurnFacts,
   TurnOutcome,
   TurnSink,
   TurnSpec,
+  VerifySpec,
 } from "../../../src/engines/types.ts";
 import { JobManager, type ManagerConfig } from "../../../src/jobs/manager.ts";
 import { JobStore } from "../../../src/jobs/store.ts";
@@ -79,6 +81,49 @@ export class FakeEngine implements Engine {
   facts(_dir: string): Promise<TurnFacts> {
     return Promise.resolve(this.facts_);
   }
+
+  /** What each verification returns, in order; a pass once they are used up. */
+  checks: Array<CheckResult | ((spec: VerifySpec) => Promise<CheckResult>)> = [];
+  readonly verified: VerifySpec[] = [];
+
+  verify(spec: VerifySpec): Promise<CheckResult> {
+    this.verified.push(spec);
+    const next = this.checks.shift();
+    if (typeof next === "function") return next(spec);
+    return Promise.resolve(next ?? { passed: true, runs: [] });
+  }
+}
+
+/** A check whose one command failed with `output` (exit 1). */
+export function failedCheck(command: string, output: string, exitCode = 1): CheckResult {
+  return {
+    passed: false,
+    runs: [{
+      command,
+      exitCode,
+      signal: null,
+      durationMs: 1200,
+      timedOut: false,
+      output,
+      droppedChars: 0,
+    }],
+  };
+}
+
+/** A check whose one command passed. */
+export function passedCheck(command: string): CheckResult {
+  return {
+    passed: true,
+    runs: [{
+      command,
+      exitCode: 0,
+      signal: null,
+      durationMs: 800,
+      timedOut: false,
+      output: "ok",
+      droppedChars: 0,
+    }],
+  };
 }
 
 /** A fresh state dir with a manager over one fake engine (claude). */
@@ -97,7 +142,14 @@ export function managerWith(
 }
 
 /** A new turn's request, in a throwaway working directory. */
-export function newTurn(prompt = "do it", extra: { backend?: string } = {}) {
+export function newTurn(
+  prompt = "do it",
+  extra: {
+    backend?: string;
+    checks?: import("../../../src/jobs/record.ts").JobChecks;
+    fallback?: string[];
+  } = {},
+) {
   return {
     prompt,
     engine: "claude" as const,

@@ -1,0 +1,91 @@
+/**
+ * `ollama-delegate stats`: what the quality ledger says per model and agent, for the repository
+ * of the current directory or for all: jobs, verified pass rate (with a bar), median repair
+ * rounds, tokens and cost per verified success, wall time.
+ */
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { readLedger } from "../jobs/ledger.ts";
+import { filterEntries, groupStats } from "../jobs/ledger_stats.ts";
+import { repoIdOf } from "../jobs/repo_id.ts";
+import { statsTable } from "../jobs/stats_report.ts";
+import { currentEnv } from "../platform/runtime.ts";
+import { formatProblems, loadSettings } from "../settings/load.ts";
+import { type JobsIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
+
+export const STATS_HELP = `Usage: ollama-delegate stats [options]
+
+Which model earns trust for which agent: every ended job leaves a line in the quality ledger
+(<stateDir>/ledger.jsonl, kept by jobs prune), and this sums it up per model and agent.
+
+Options:
+  --all           every repository (default: the one of the current directory)
+  --days <n>      only jobs that ended in the last n days (default: all)
+  --json          the figures as JSON
+
+verified = jobs whose check (verify) passed, of those that had one; rounds = median repair
+rounds; tokens/ok and cost/ok = all the group's tokens and cost per verified success.`;
+
+const DAY_MS = 86_400_000;
+
+export async function statsMain(argv: string[], io: JobsIo = processIo()): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: {
+        all: { type: "boolean" },
+        days: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+    if (values.help) {
+      io.out(STATS_HELP);
+      return 0;
+    }
+    if (positionals.length > 0) {
+      throw new JobsUsageError(`stats takes no arguments ("${positionals[0]}")`);
+    }
+    const days = parseCount("days", values.days);
+    const resolved = loadSettings({ env: currentEnv(), cwd: process.cwd() });
+    for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
+    const stateDir = resolved.settings.stateDir;
+    const ledger = await readLedger(stateDir);
+    const repo = values.all ? undefined : await repoIdOf(process.cwd());
+    const entries = filterEntries(ledger.entries, {
+      ...(repo !== undefined ? { repo } : {}),
+      ...(days !== undefined ? { since: Date.now() - days * DAY_MS } : {}),
+    });
+    const groups = groupStats(entries);
+    if (values.json) {
+      io.out(
+        JSON.stringify(
+          { repo: repo ?? null, days: days ?? null, jobs: entries.length, groups },
+          null,
+          2,
+        ),
+      );
+      return 0;
+    }
+    const where = repo === undefined ? "all repositories" : `this repository (${repo})`;
+    const span = days === undefined ? "" : `, the last ${days} day${days === 1 ? "" : "s"}`;
+    const out = [
+      `Verified work in ${where}${span}: ${entries.length} job${entries.length === 1 ? "" : "s"}`,
+      "",
+    ];
+    out.push(...statsTable(groups));
+    if (ledger.truncated) out.push("", "Only the newest 32 MiB of the ledger were read.");
+    if (ledger.skipped > 0) out.push("", `${ledger.skipped} unreadable ledger line(s) skipped.`);
+    if (repo !== undefined && entries.length < ledger.entries.length) {
+      out.push("", "Other repositories: ollama-delegate stats --all");
+    }
+    io.out(out.join("\n"));
+    return 0;
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    io.err(`ollama-delegate stats: ${message}`);
+    return e instanceof JobsUsageError ? e.exitCode : 1;
+  }
+}

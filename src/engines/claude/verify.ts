@@ -1,0 +1,213 @@
+/**
+ * A job's verification on the claude engine. There is no Claude Code child when the server
+ * checks the work, so the commands run in the delegate's own jail (jail.ts, planned by
+ * jail_plan.ts: the system read-only, `$HOME` an empty tmpfs, only the turn's roots writable,
+ * credential stores, secret files and the server's folders hidden, as root uid 65534 with
+ * every capability dropped) with what Claude Code's nested sandbox adds for the delegate's
+ * Bash: no network (a network namespace of its own), the host-run paths held read-only also
+ * where they do not exist yet (empty read-only placeholders, as the native sandbox mounts
+ * them), and the delegate's environment allowlist. The Claude Code config dir is not mounted
+ * at all. Where the delegate's Bash ran unconfined (the sandbox setting off, no bubblewrap),
+ * so do the commands, and the check says so.
+ */
+import { lstatSync } from "node:fs";
+import { open, realpath } from "node:fs/promises";
+import { join } from "node:path";
+import { runCommand, shellCommand } from "../../platform/command_run.ts";
+import { osPlatform } from "../../platform/runtime.ts";
+import { searchPath } from "../../platform/which.ts";
+import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
+import { collectGuardIdentities } from "../guard_identities.ts";
+import { PlaceholderRegistry, placeholderRunDir } from "../native/placeholders.ts";
+import { HOST_RUN_DIRS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
+import { verifyEnv } from "./env.ts";
+import { STREAM_FILE } from "./folder.ts";
+import { SERVER_NOTE } from "./stream.ts";
+import { jailArgs, type JailMask } from "./jail.ts";
+import { planJail } from "./jail_plan.ts";
+import { type ProtectConfig, protectScope } from "./protect_scope.ts";
+import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
+import type { SandboxSetting } from "../../settings/types.ts";
+
+/** Secret files the jail hides at most (as for a turn: see run.ts). */
+const MAX_SECRET_MASKS = 500;
+
+export interface ClaudeVerifyConfig extends ProtectConfig {
+  parentEnv: Record<string, string | undefined>;
+  sandbox?: SandboxSetting;
+  tmpMb: number;
+  allowSecretFiles?: readonly string[];
+}
+
+type Launch = (command: string) => { command: string; args: string[] };
+
+/** How the commands run here: in the jail, unconfined (and why), or not at all (and why). */
+type Plan =
+  | { kind: "jail"; launch: Launch; release: () => Promise<void> }
+  | { kind: "unconfined"; launch: Launch; why: string }
+  | { kind: "refused"; reason: string };
+
+export async function verifyClaude(
+  spec: VerifySpec,
+  config: ClaudeVerifyConfig,
+): Promise<CheckResult> {
+  const env = verifyEnv(config.parentEnv);
+  const plan = await planCheck(spec, config, env);
+  let result: CheckResult;
+  if (plan.kind === "refused") {
+    result = { passed: false, runs: [refusedRun(spec.commands[0] ?? "", plan.reason)] };
+  } else {
+    const runs: CheckRun[] = [];
+    try {
+      for (const command of spec.commands) {
+        const out = await runCommand({
+          ...plan.launch(command),
+          cwd: spec.cwd,
+          env,
+          timeoutMs: spec.timeoutMs,
+          signal: spec.signal,
+          keepChars: VERIFY_KEEP_CHARS,
+          ...(spec.onSpawn ? { onSpawn: spec.onSpawn } : {}),
+        });
+        runs.push({
+          command,
+          exitCode: out.exitCode,
+          signal: out.signal,
+          durationMs: out.durationMs,
+          timedOut: out.timedOut,
+          output: out.output,
+          droppedChars: out.droppedChars,
+        });
+        if (out.exitCode !== 0 || spec.signal.aborted) break;
+      }
+    } finally {
+      if (plan.kind === "jail") await plan.release();
+    }
+    result = {
+      passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
+      runs,
+      ...(plan.kind === "unconfined" ? { confinement: `unconfined: ${plan.why}` } : {}),
+    };
+  }
+  await noteInStream(spec, result.runs);
+  return result;
+}
+
+async function planCheck(
+  spec: VerifySpec,
+  config: ClaudeVerifyConfig,
+  env: Record<string, string>,
+): Promise<Plan> {
+  const sandbox = planSandbox(config.sandbox ?? "on", findSandboxTools(env), osPlatform);
+  if (sandbox.kind === "refused") return { kind: "refused", reason: sandbox.reason };
+  if (sandbox.kind === "off") {
+    return { kind: "unconfined", why: sandbox.why, launch: shellCommand };
+  }
+  const roots = await Promise.all(
+    [spec.cwd, ...spec.addDirs].map((r) => realpath(r).catch(() => r)),
+  );
+  const scoped = await protectScope(config, spec);
+  const ids = await collectGuardIdentities(roots, {
+    allowSecretFiles: config.allowSecretFiles ?? [],
+  });
+  if (ids.scan.incomplete !== undefined || ids.pathsIncomplete !== undefined) {
+    // The delegate's Bash had Claude Code's sandbox to hold the whole roots read-only then;
+    // with no Claude Code around the commands, they do not run.
+    return {
+      kind: "refused",
+      reason: `Cannot verify: the job's directories could not all be checked for protected ` +
+        `files (${ids.scan.incomplete ?? ids.pathsIncomplete}), so the commands could not be ` +
+        "confined as the delegate's were. Start the job with a narrower cwd",
+    };
+  }
+  if (ids.secretPaths.length > MAX_SECRET_MASKS) {
+    return {
+      kind: "refused",
+      reason: `Cannot verify: ${ids.secretPaths.length} secret-looking files lie in the job's ` +
+        `directories, more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a ` +
+        "narrower cwd, or let delegates read such names: ollama-delegate config " +
+        "--allow-secret-file <name>",
+    };
+  }
+  const guard = await withNestedHostRun(scoped, sandbox, roots, ids.scan);
+  const layout = planJail({
+    cwd: spec.cwd,
+    addDirs: spec.addDirs,
+    // The shell is a system file, already there read-only: nothing of a CLI is mounted.
+    command: "/bin/sh",
+    pathDirs: searchPath(env),
+    ...(env.HOME ? { home: env.HOME } : {}),
+    protect: guard.protect,
+    readOnly: scoped.readOnly,
+    nestedHostRun: [
+      ...guard.readOnly.slice(scoped.readOnly.length).filter((p) => !roots.includes(p)),
+      ...ids.hostRunPaths,
+    ],
+    secretFiles: ids.secretPaths,
+    tmpMb: config.tmpMb,
+  });
+  // Host-run paths that do not exist yet get an empty read-only placeholder, so that a test
+  // cannot create `.claude/settings.json` or `.envrc` for the host to run later.
+  const missing: JailMask[] = [
+    ...roots.flatMap((root) =>
+      HOST_RUN_PATHS.map((name) => ({
+        path: join(root, name),
+        kind: HOST_RUN_DIRS.has(name) ? "dir" as const : "file" as const,
+      }))
+    ).filter((p) => !exists(p.path)),
+    ...ids.hostRunMissing.filter((p) => !exists(p.path)),
+  ];
+  const registry = new PlaceholderRegistry(
+    placeholderRunDir(config.stateDir ?? join(spec.dir, "..")),
+  );
+  let claim;
+  try {
+    claim = await registry.claim(missing);
+  } catch (e) {
+    return { kind: "refused", reason: `Cannot verify: ${(e as Error).message}` };
+  }
+  const jail = {
+    ...layout,
+    masks: [...(layout.masks ?? []), ...missing],
+    noNetwork: true,
+  };
+  return {
+    kind: "jail",
+    launch: (command) => ({
+      command: sandbox.bwrap,
+      args: jailArgs(jail, "/bin/sh", ["-c", command]),
+    }),
+    release: claim.release,
+  };
+}
+
+/** Whether anything is at `path`, a dangling link included. */
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Notes the commands in the job's stream file as the server's own events, which this engine's
+ * reader turns into transcript entries (folder.ts); Claude Code never writes this type.
+ */
+async function noteInStream(spec: VerifySpec, runs: readonly CheckRun[]): Promise<void> {
+  let file;
+  try {
+    file = await open(join(spec.dir, STREAM_FILE), "a", 0o600);
+    for (const run of runs) {
+      await file.write(
+        JSON.stringify({ type: SERVER_NOTE, subtype: "verify", text: noteOf(spec, run) }) + "\n",
+      );
+    }
+  } catch {
+    // The check's result is in the job's record whatever happens to this note.
+  } finally {
+    await file?.close();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * A job's verification on the native engine: each `verify` command runs through the very
+ * runner the delegate's Bash uses (sandbox_run.ts), with the same directories, protections,
+ * limits and environment, so the check can do nothing the delegate could not. The commands
+ * are noted in the job's transcript as the server's, apart from the model's words.
+ */
+import { join } from "node:path";
+import { collectGuardIdentities } from "../guard_identities.ts";
+import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
+import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
+import { TRANSCRIPT_FILE } from "./folder.ts";
+import { JsonlWriter } from "./jsonl_writer.ts";
+import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { runShell } from "./sandbox_run.ts";
+import { watchShell } from "./shell_watch.ts";
+import { turnScope, type TurnScopeConfig } from "./turn_scope.ts";
+
+export interface NativeVerifyConfig extends TurnScopeConfig {
+  sandbox: SandboxMode;
+  sandboxLimits?: SandboxLimits;
+  sandboxRunDir?: string;
+  allowSecretFiles?: readonly string[];
+}
+
+/** Runs `spec.commands` in the delegate's sandbox, stopping at the first that fails. */
+export async function verifyNative(
+  spec: VerifySpec,
+  config: NativeVerifyConfig,
+): Promise<CheckResult> {
+  const first = spec.commands[0] ?? "";
+  const scope = await turnScope(
+    { cwd: spec.cwd, options: { addDirs: spec.addDirs }, worktree: spec.worktree },
+    config,
+  );
+  const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
+  const done = async (result: CheckResult) => {
+    for (const run of result.runs) transcript.push({ kind: "text", text: noteOf(spec, run) });
+    await transcript.flush().catch(() => {});
+    return result;
+  };
+  if ("refused" in scope) {
+    return await done({ passed: false, runs: [refusedRun(first, scope.refused)] });
+  }
+  const { cwd, roots, protect } = scope;
+  const guard = await collectGuardIdentities(roots, {
+    allowSecretFiles: config.allowSecretFiles ?? [],
+  });
+  const runner = shellRunner(config.sandbox, undefined, {
+    ...(config.sandboxLimits ? { limits: config.sandboxLimits } : {}),
+    ...(config.sandboxRunDir ? { runDir: config.sandboxRunDir } : {}),
+  });
+  if (runner.kind === "refused") {
+    return await done({ passed: false, runs: [refusedRun(first, runner.reason)] });
+  }
+  // The same preparation as a turn that may run Bash: nested repositories, credential stores
+  // and protected files under other names are found and mounted as for the delegate.
+  await watchShell("commands", runner, roots, spec.worktree, guard);
+  const runs: CheckRun[] = [];
+  for (const command of spec.commands) {
+    const result = await runShell(runner, {
+      command,
+      cwd,
+      writable: roots,
+      timeoutMs: spec.timeoutMs,
+      signal: spec.signal,
+      keepChars: VERIFY_KEEP_CHARS,
+      hide: protect,
+      ...(spec.onSpawn ? { onSpawn: spec.onSpawn } : {}),
+    });
+    const run: CheckRun = result.refused ? refusedRun(command, result.refused) : {
+      command,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      durationMs: result.durationMs,
+      timedOut: result.timedOut,
+      output: result.output,
+      droppedChars: result.droppedChars,
+    };
+    runs.push(run);
+    if (run.exitCode !== 0 || spec.signal.aborted) break;
+  }
+  return await done({
+    passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
+    runs,
+    ...(runner.kind === "unconfined"
+      ? { confinement: "unconfined: the sandbox setting is off" }
+      : {}),
+  });
+}

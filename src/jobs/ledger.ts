@@ -1,0 +1,157 @@
+/**
+ * The quality ledger: one compact line per ended job in `<stateDir>/ledger.jsonl`, kept when
+ * `jobs prune` removes the job folders, so that which model earns trust for which task in which
+ * repository is learnt from every verified outcome (`stats`, `model: "auto"`). A line names the
+ * repository by an id, never by its path (repo_id.ts).
+ *
+ * `ledgerEntry` is the one function that turns an ended job's record into a line: whatever ends
+ * a delegate's work (a job, a reviewer of a panel) goes through it.
+ */
+import { appendFile, open } from "node:fs/promises";
+import { join } from "node:path";
+import { canonicalModelName } from "../models/names.ts";
+import type { Price } from "../settings/types.ts";
+import { costOf, promptTokens } from "./cost.ts";
+import type { JobRecord } from "./record.ts";
+
+export const LEDGER_FILE = "ledger.jsonl";
+/** The name the ledger gives the Ollama at baseUrl, which a job names no backend for. */
+export const DEFAULT_BACKEND_NAME = "ollama";
+/** The ledger's agent for a job that ran as no named agent. */
+export const ADHOC = "adhoc";
+/**
+ * The most of the ledger read: its newest 32 MiB, about 100,000 jobs. Older lines stay in the
+ * file but no longer count.
+ */
+export const LEDGER_READ_BYTES = 32 * 1024 * 1024;
+
+/** One ended job. Short keys: the file grows by a line per job for as long as it is kept. */
+export interface LedgerEntry {
+  v: 1;
+  /** When the job ended (ms since the epoch). */
+  at: number;
+  job: string;
+  /** Canonical model name (`llama3` is `llama3:latest`). */
+  model: string;
+  engine: string;
+  backend: string;
+  agent: string;
+  /** The repository's id (repo_id.ts); "" when it was not known. */
+  repo: string;
+  /** true or false when the job had `verify`; null when it had none or it never ran. */
+  verified: boolean | null;
+  /** Repair rounds the job took (0 when the first check passed or none ran). */
+  rounds: number;
+  toolCalls: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** Cost by the pricing table when the job ended; null when the model had no price. */
+  cost: number | null;
+  wallMs: number;
+  state: string;
+}
+
+/** The ledger line of an ended job. */
+export function ledgerEntry(
+  record: JobRecord,
+  pricing: Readonly<Record<string, Price>>,
+): LedgerEntry {
+  const v = record.verification;
+  const verified = v && v.verdict !== "not-run" ? v.verdict === "passed" : null;
+  const cost = costOf(record, pricing);
+  return {
+    v: 1,
+    at: record.endedAt ?? Date.now(),
+    job: record.id,
+    model: canonicalModelName(record.model),
+    engine: record.engine,
+    backend: record.backend ?? DEFAULT_BACKEND_NAME,
+    agent: record.agent ?? ADHOC,
+    repo: record.repo ?? "",
+    verified,
+    rounds: Math.max(0, (v?.rounds.length ?? 0) - 1),
+    toolCalls: record.toolCalls,
+    tokensIn: record.usage ? promptTokens(record.usage) : 0,
+    tokensOut: record.usage?.outputTokens ?? 0,
+    cost: cost.kind === "known" ? cost.amount : cost.kind === "no-usage" ? 0 : null,
+    wallMs: Math.max(0, (record.endedAt ?? Date.now()) - (record.startedAt ?? record.createdAt)),
+    state: record.state,
+  };
+}
+
+/**
+ * Appends the line of an ended job. One write of one line with O_APPEND: lines of several
+ * servers sharing the state dir do not interleave.
+ */
+export async function appendLedger(
+  stateDir: string,
+  record: JobRecord,
+  pricing: Readonly<Record<string, Price>>,
+): Promise<void> {
+  const line = JSON.stringify(ledgerEntry(record, pricing)) + "\n";
+  await appendFile(join(stateDir, LEDGER_FILE), line, { mode: 0o600 });
+}
+
+/** The ledger's entries, oldest first; lines that are not entries are counted, not fatal. */
+export interface LedgerRead {
+  entries: LedgerEntry[];
+  skipped: number;
+  /** Older lines were not read (the file is over `maxBytes`). */
+  truncated: boolean;
+}
+
+export async function readLedger(
+  stateDir: string,
+  maxBytes = LEDGER_READ_BYTES,
+): Promise<LedgerRead> {
+  let handle;
+  try {
+    handle = await open(join(stateDir, LEDGER_FILE), "r");
+  } catch {
+    return { entries: [], skipped: 0, truncated: false };
+  }
+  let text: string;
+  let truncated = false;
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - maxBytes);
+    const buffer = new Uint8Array(size - start);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+    text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
+    if (start > 0) {
+      truncated = true;
+      text = text.slice(text.indexOf("\n") + 1);
+    }
+  } finally {
+    await handle.close();
+  }
+  const out: LedgerRead = { entries: [], skipped: 0, truncated };
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const entry = parseEntry(line);
+    if (entry) out.entries.push(entry);
+    else out.skipped++;
+  }
+  return out;
+}
+
+function parseEntry(line: string): LedgerEntry | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const e = raw as Record<string, unknown>;
+  const str = (k: string) => typeof e[k] === "string";
+  const num = (k: string) => typeof e[k] === "number" && Number.isFinite(e[k]);
+  if (e.v !== 1 || !num("at") || !num("rounds") || !num("toolCalls") || !num("wallMs")) {
+    return undefined;
+  }
+  if (!["job", "model", "engine", "backend", "agent", "repo", "state"].every(str)) return undefined;
+  if (!num("tokensIn") || !num("tokensOut")) return undefined;
+  if (!(e.verified === null || typeof e.verified === "boolean")) return undefined;
+  if (!(e.cost === null || num("cost"))) return undefined;
+  return e as unknown as LedgerEntry;
+}

@@ -1,0 +1,258 @@
+/**
+ * The rounds of one job: the delegate's turn, then, when the job has `verify`, the server's
+ * own check of the work and, while it fails, repair rounds that continue the conversation with
+ * the failing output, up to `verifyRounds`. Every loop is bounded: by the cap, and earlier when
+ * a round changes no file, the same failure comes back, or the backend fails (the job then
+ * ends with the evidence so far and says why).
+ */
+import { join } from "node:path";
+import { errorMessage } from "../errors.ts";
+import type {
+  CheckResult,
+  Engine,
+  RunningTurn,
+  TurnOutcome,
+  TurnSink,
+  TurnSpec,
+  Usage,
+} from "../engines/types.ts";
+import { writeFileAtomic } from "../platform/atomic_write.ts";
+import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
+import type { JobRecord } from "./record.ts";
+import type { JobStore } from "./store.ts";
+import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
+import { treeFingerprint } from "./tree_fingerprint.ts";
+import { combined, runTurn } from "./turn_attempts.ts";
+import {
+  checkLog,
+  failingCount,
+  failingRun,
+  failureKey,
+  keptRound,
+  repairPrompt,
+  runResult,
+} from "./verify_text.ts";
+
+/** Repair rounds when `verify` is given without `verify_rounds`. */
+export const DEFAULT_VERIFY_ROUNDS = 2;
+/** The most repair rounds a job may ask for. */
+export const MAX_VERIFY_ROUNDS = 5;
+/** The time limit of one verification command (the job's own limit still covers all). */
+export const VERIFY_COMMAND_TIMEOUT_MS = 600_000;
+
+export interface RoundDeps {
+  store: JobStore;
+  config: ManagerConfig;
+}
+
+type Verification = NonNullable<JobRecord["verification"]>;
+
+/** Runs the job's rounds; the outcome is the job's, its usage summed over every round. */
+export async function runRounds(
+  live: LiveJob,
+  engine: Engine,
+  first: TurnSpec,
+  sink: TurnSink,
+  deps: RoundDeps,
+): Promise<TurnOutcome> {
+  const record = live.record;
+  const pricing = deps.config.pricing ?? {};
+  // Tokens of the rounds that ended; the running one adds its own as it reports them.
+  let before: Usage | undefined;
+  // The most the job is known to have used, also of a turn stopped before it reported usage.
+  let seen: Spent | undefined;
+  const overBudget = (spent: Spent) => {
+    if (!seen || tokensOf(spent) > tokensOf(seen)) seen = spent;
+    const over = budgetExceeded(record.checks, record.model, spent, pricing);
+    if (over && !live.stopReason) {
+      live.stopReason = "budget";
+      live.budgetExhausted = over;
+      void live.turn?.stop(KILL_GRACE_MS);
+    }
+    return over !== undefined;
+  };
+  const budgets = record.checks?.budgetTokens !== undefined ||
+    record.checks?.budgetUsd !== undefined;
+  if (budgets) {
+    sink = {
+      ...sink,
+      // The safe point: after a model response, before the tools it asks for run.
+      usage: (soFar) => {
+        overBudget(addSpent(before, soFar));
+      },
+    };
+  }
+  let outcome = withSeen(await runTurn(live, engine, first, sink, deps.store), seen);
+  before = outcome.usage;
+  const commands = record.checks?.verify ?? [];
+  if (commands.length === 0) return outcome;
+  const maxRepairs = Math.min(
+    record.checks?.verifyRounds ?? DEFAULT_VERIFY_ROUNDS,
+    MAX_VERIFY_ROUNDS,
+  );
+  const v: Verification = (record.verification = { rounds: [], verdict: "not-run" });
+  const dir = deps.store.dirOf(record.id);
+  const roots = [first.cwd, ...first.options.addDirs];
+  // Inlined files are in the conversation already; a repair round does not send them again.
+  const { files: _sent, ...options } = first.options;
+  let repairs = 0;
+  let previousKey: string | undefined;
+  while (true) {
+    if (!outcome.ok) {
+      v.stopped = repairs === 0
+        ? "the delegate's turn did not complete, so nothing was checked"
+        : `repair round ${repairs} did not complete (${outcome.errorText ?? "no reason given"})`;
+      break;
+    }
+    if (live.stopReason) break;
+    const number = v.rounds.length + 1;
+    const check = await runCheck(live, engine, first, commands, number, sink);
+    const kept = keptRound(check);
+    v.rounds.push(kept);
+    if (check.confinement) v.confinement = check.confinement;
+    v.verdict = check.passed ? "passed" : "failed";
+    sink.activity({ kind: "text", text: `[server] verification ${number}: ${checkLine(kept)}` });
+    await writeFileAtomic(join(dir, `verify-${number}.log`), checkLog(number, check))
+      .catch(() => {});
+    await deps.store.write(record).catch(() => {});
+    if (check.passed || live.stopReason) break;
+    const key = failureKey(kept);
+    if (repairs >= maxRepairs) {
+      if (maxRepairs > 0) v.stopped = `all ${maxRepairs} repair rounds used`;
+      break;
+    }
+    if (key === previousKey) {
+      v.stopped = `the same failure came back after repair round ${repairs}`;
+      break;
+    }
+    previousKey = key;
+    // A repair round costs tokens: none starts once a budget is passed.
+    if (budgets && overBudget(addSpent(outcome.usage, undefined))) break;
+    const unchanged = await treeFingerprint(roots);
+    repairs++;
+    const promptPath = join(dir, `repair-${repairs}.txt`);
+    await writeFileAtomic(promptPath, repairPrompt(check, repairs, maxRepairs));
+    sink.activity({
+      kind: "text",
+      text: `[server] repair round ${repairs} of ${maxRepairs} starts with the failing output`,
+    });
+    const next = await runTurn(
+      live,
+      engine,
+      {
+        ...first,
+        // The model the job moved to, when an earlier round fell back.
+        model: record.model,
+        options,
+        resume: record.sessionCreated,
+        previousDir: dir,
+        promptPath,
+      },
+      sink,
+      deps.store,
+    );
+    outcome = withSeen(combined(outcome, next), seen);
+    before = outcome.usage;
+    if (!next.ok || live.stopReason) continue;
+    const after = await treeFingerprint(roots);
+    if (unchanged !== undefined && unchanged === after) {
+      v.stopped = `repair round ${repairs} changed no file`;
+      break;
+    }
+  }
+  await deps.store.write(record).catch(() => {});
+  if (v.verdict !== "failed") return outcome;
+  return { ...outcome, ok: false, errorText: verifyFailedText(v, outcome) };
+}
+
+/** The job's check, stoppable through `live.turn` like a turn (cancel, timeout, shutdown). */
+async function runCheck(
+  live: LiveJob,
+  engine: Engine,
+  spec: TurnSpec,
+  commands: readonly string[],
+  round: number,
+  sink: TurnSink,
+): Promise<CheckResult> {
+  const controller = new AbortController();
+  const done = engine.verify({
+    jobId: spec.jobId,
+    cwd: spec.cwd,
+    ...(spec.worktree ? { worktree: spec.worktree } : {}),
+    addDirs: spec.options.addDirs,
+    commands,
+    timeoutMs: VERIFY_COMMAND_TIMEOUT_MS,
+    signal: controller.signal,
+    dir: spec.dir,
+    round,
+    onSpawn: (pid) => sink.childStarted(pid),
+  }).catch((e): CheckResult => ({
+    passed: false,
+    runs: [{
+      command: commands[0] ?? "",
+      exitCode: null,
+      signal: null,
+      durationMs: 0,
+      timedOut: false,
+      refused: `Cannot verify: ${errorMessage(e)}`,
+      output: "",
+      droppedChars: 0,
+    }],
+  }));
+  const running: RunningTurn = {
+    done: done.then(() => ({
+      ok: true,
+      resultText: "",
+      exitCode: 0,
+      signal: null,
+      permissionDenials: [],
+    })),
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+  live.turn = running;
+  if (live.stopReason) controller.abort();
+  try {
+    return await done;
+  } finally {
+    if (live.turn === running) delete live.turn;
+  }
+}
+
+/** `passed (npm test: exit 0, 12.3 s)`, `failed (npm test: exit 1, 4.2 s, 4 failing)`. */
+export function checkLine(round: Verification["rounds"][number]): string {
+  const run = round.passed ? round.runs.at(-1) : failingRun(round.runs) ?? round.runs.at(-1);
+  if (!run) return round.passed ? "passed" : "failed";
+  const failing = round.passed ? undefined : failingCount(run.tail ?? "");
+  const what = `${run.command}: ${runResult(run)}${failing ? `, ${failing}` : ""}`;
+  const more = round.passed && round.runs.length > 1 ? ` and ${round.runs.length - 1} more` : "";
+  return `${round.passed ? "passed" : "failed"} (${what}${more})`;
+}
+
+/** The job's error when its verification failed: `verify_failed:` and the evidence. */
+function verifyFailedText(v: Verification, outcome: TurnOutcome): string {
+  const last = v.rounds.at(-1);
+  const repairs = v.rounds.length - 1;
+  const line = last ? checkLine(last) : "failed";
+  const after = repairs > 0 ? ` after ${repairs} repair round${repairs === 1 ? "" : "s"}` : "";
+  const stopped = v.stopped ? `; ${v.stopped}` : "";
+  const backend = outcome.ok ? "" : `; ${outcome.errorText ?? ""}`;
+  return `verify_failed: ${line}${after}${stopped}${stopped ? "" : backend}. The work does not ` +
+    "pass its check: read the verify output, then follow up or fix it yourself";
+}
+
+/**
+ * `outcome` with the usage the job was seen to reach when that is more than it reports: a turn
+ * stopped by its budget may end before its engine reported usage.
+ */
+function withSeen(outcome: TurnOutcome, seen: Spent | undefined): TurnOutcome {
+  if (!seen) return outcome;
+  const reported = outcome.usage;
+  if (reported && tokensOf(reported) >= tokensOf(seen)) return outcome;
+  return {
+    ...outcome,
+    usage: { ...seen, numTurns: reported?.numTurns ?? 0, durationMs: reported?.durationMs ?? 0 },
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * `verify` end to end, on both engines: the real server, the emulator scripting the model, real
+ * bubblewrap (and the real Claude Code CLI for the claude engine). The server runs the check
+ * itself after the turn, repairs while it fails, and says so apart from the model's words; the
+ * check runs as confined as the delegate's Bash: no network, no credential file.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import type { ChatRequestView, MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
+import { contentText } from "../support/ollama_emulator_chat_script.ts";
+import { field, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+
+const linux = process.platform === "linux";
+const MODEL = "qwen3:8b";
+const native = { engine: "native", model: MODEL, wait_seconds: 90 };
+const claude = { model: MODEL, allowed_tools: ["Bash"], wait_seconds: 150 };
+const LONG = { timeoutMs: 200_000 };
+
+/** The text of the newest user message of a native chat request. */
+function lastUser(view: ChatRequestView): string {
+  const users = view.messages.filter((m) => (m as { role?: string }).role === "user");
+  return contentText((users.at(-1) as { content?: unknown } | undefined)?.content);
+}
+
+/** A native model that answers at once, and in a repair round creates `fixed.txt` first. */
+function nativeRepairer(view: ChatRequestView) {
+  if (!lastUser(view).includes("repair round")) {
+    return { kind: "text" as const, text: "done, all good" };
+  }
+  const last = view.messages.at(-1) as { role?: string };
+  if (last.role === "tool") return { kind: "text" as const, text: "created fixed.txt" };
+  return {
+    kind: "tool_calls" as const,
+    calls: [{ name: "Bash", arguments: { command: "echo fixed > fixed.txt" } }],
+  };
+}
+
+/** The same for the claude engine's `/v1/messages`. */
+function claudeRepairer(req: MessagesRequestView): Reply {
+  if (!req.lastUserText.includes("repair round")) return { kind: "text", text: "done, all good" };
+  const lastMessage = JSON.stringify(req.messages.at(-1));
+  if (lastMessage.includes('"tool_result"')) return { kind: "text", text: "created fixed.txt" };
+  return { kind: "tool_use", name: "Bash", input: { command: "echo fixed > fixed.txt" } };
+}
+
+for (const engine of ["native", "claude"] as const) {
+  const base = engine === "native" ? native : claude;
+
+  Deno.test({
+    name: `${engine}: a passing check makes the job verified`,
+    ignore: !linux,
+    async fn() {
+      await using scene = await startScene({
+        emulator: engine === "native"
+          ? { chatScript: () => ({ kind: "text", text: "done" }) }
+          : { script: () => ({ kind: "text", text: "done" }) },
+      });
+      const work = tempDir("od-verify-");
+      writeFileSync(join(work, "sum.sh"), "echo 3\n");
+      const reply = await scene.call("delegate_start", {
+        ...base,
+        prompt: "check the sum",
+        cwd: work,
+        verify: ["sh sum.sh", 'test "$(sh sum.sh)" = 3'],
+      }, LONG);
+      assert.equal(reply.isError, false, reply.text);
+      assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
+      assert.match(
+        field(reply.text, "verify")!,
+        /^passed \(test "\$\(sh sum\.sh\)" = 3: exit 0, \d+\.\d s and 1 more\)$/,
+      );
+      const id = field(reply.text, "job_id")!;
+      const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      assert.match(log, /\$ sh sum\.sh\nexit 0, [\d.]+ s\n3\n/);
+      const list = await scene.call("delegate_list", {});
+      assert.match(list.text, new RegExp(`job ${id} .*\\[verified\\]`));
+      // In the transcript, as the server's and not the model's.
+      const page = await scene.call("delegate_transcript", { job_id: id, limit: 50 });
+      assert.match(page.text, /\[verify 1, run by the server\] \$ sh sum\.sh/);
+    },
+  });
+
+  Deno.test({
+    name: `${engine}: a failing check starts a repair round with its output, then passes`,
+    ignore: !linux,
+    async fn() {
+      await using scene = await startScene({
+        emulator: engine === "native" ? { chatScript: nativeRepairer } : { script: claudeRepairer },
+      });
+      const work = tempDir("od-verify-");
+      const reply = await scene.call("delegate_start", {
+        ...base,
+        prompt: "create fixed.txt",
+        cwd: work,
+        verify: "cat fixed.txt",
+      }, LONG);
+      assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
+      assert.match(
+        field(reply.text, "verify")!,
+        /^passed \(cat fixed\.txt: exit 0, .*\), after 1 repair round$/,
+      );
+      assert.match(field(reply.text, "round 1")!, /^failed \(cat fixed\.txt: exit 1, /);
+      assert.equal(readFileSync(join(work, "fixed.txt"), "utf8"), "fixed\n");
+      // The repair round's message carried the failing output.
+      const bodies = engine === "native"
+        ? scene.emulator.nativeChatRequests().map((r) => r.bodyText)
+        : scene.emulator.messageRequests().map((r) => r.bodyText);
+      const repair = bodies.find((b) => b.includes("repair round 1 of at most 2"));
+      assert.ok(repair, "a request carried the repair prompt");
+      assert.match(repair!, /\$ cat fixed\.txt/);
+      assert.match(repair!, /No such file or directory/);
+      // The quality ledger's line: verified after one repair round, in a repository named by id.
+      const ledger = readFileSync(join(scene.stateDir, "ledger.jsonl"), "utf8").trim().split("\n");
+      const entry = JSON.parse(ledger.at(-1)!);
+      assert.equal(entry.job, field(reply.text, "job_id"));
+      assert.equal(entry.verified, true);
+      assert.equal(entry.rounds, 1);
+      assert.equal(entry.agent, "adhoc");
+      assert.equal(entry.engine, engine);
+      assert.equal(entry.model, MODEL);
+      assert.match(entry.repo, /^dir:[0-9a-f]{16}$/);
+      assert.ok(!ledger.at(-1)!.includes(work), "the ledger never holds the path");
+    },
+  });
+
+  Deno.test({
+    name: `${engine}: a check that keeps failing ends the job as verify failed, with its output`,
+    ignore: !linux,
+    async fn() {
+      await using scene = await startScene({
+        emulator: engine === "native"
+          ? { chatScript: () => ({ kind: "text", text: "all tests pass" }) }
+          : { script: () => ({ kind: "text", text: "all tests pass" }) },
+      });
+      const work = tempDir("od-verify-");
+      const reply = await scene.call("delegate_start", {
+        ...base,
+        prompt: "make the tests pass",
+        cwd: work,
+        verify: "echo '  4 failing'; exit 3",
+        verify_rounds: 1,
+      }, LONG);
+      assert.equal(reply.isError, true, reply.text);
+      assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+      // The one repair round changed no file: the loop stops there.
+      assert.match(
+        field(reply.text, "verify")!,
+        /^failed \(echo ' {2}4 failing'; exit 3: exit 3, [\d.]+ s, 4 failing\); repair round 1 changed no file$/,
+      );
+      assert.match(field(reply.text, "error")!, /^verify_failed: /);
+      assert.match(
+        reply.text,
+        /--- verify output \(echo ' {2}4 failing'; exit 3; run by the server\) ---\n {2}4 failing\n/,
+      );
+      assert.match(reply.text, /--- partial output ---\nall tests pass/);
+      const list = await scene.call("delegate_list", {});
+      assert.match(list.text, /failed .*\[verify failed\]/);
+    },
+  });
+
+  Deno.test({
+    name: `${engine}: a check cannot reach the network or a credential file`,
+    ignore: !linux,
+    async fn() {
+      await using scene = await startScene({
+        emulator: engine === "native"
+          ? { chatScript: () => ({ kind: "text", text: "done" }) }
+          : { script: () => ({ kind: "text", text: "done" }) },
+      });
+      const secret = "sk-ant-oat01-VERIFY-LOGIN-TOKEN";
+      mkdirSync(join(scene.home, ".claude"), { recursive: true });
+      writeFileSync(
+        join(scene.home, ".claude", ".credentials.json"),
+        JSON.stringify({ claudeAiOauth: { accessToken: secret } }),
+        { mode: 0o600 },
+      );
+      const probe = `/verify-probe-${engine}`;
+      const work = tempDir("od-verify-");
+      const command = `curl -sS --max-time 5 ${scene.emulator.url}${probe}; echo "curl exit $?"; ` +
+        `cat ${join(scene.home, ".claude", ".credentials.json")}; ` +
+        `cat "$HOME/.claude/.credentials.json"; exit 9`;
+      const reply = await scene.call("delegate_start", {
+        ...base,
+        prompt: "look",
+        cwd: work,
+        verify: command,
+        verify_rounds: 0,
+      }, LONG);
+      assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+      const id = field(reply.text, "job_id")!;
+      const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      assert.match(log, /curl exit [1-9]/, log);
+      assert.ok(!log.includes(secret), `the credential reached the check:\n${log}`);
+      assert.ok(!reply.text.includes(secret));
+      assert.deepEqual(scene.emulator.requests.filter((r) => r.path === probe), []);
+      assert.doesNotMatch(field(reply.text, "verify")!, /unconfined/);
+      // The control: the same request from the host does reach the emulator.
+      await (await fetch(`${scene.emulator.url}${probe}`)).body?.cancel();
+      assert.equal(scene.emulator.requests.filter((r) => r.path === probe).length, 1);
+    },
+  });
+}
+
+Deno.test({
+  name: "native: with the sandbox setting off the verify line says the check ran unconfined",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+      env: { OLLAMA_MCP_SANDBOX: "off" },
+    });
+    const reply = await scene.call("delegate_start", {
+      ...native,
+      prompt: "nothing",
+      cwd: tempDir("od-verify-"),
+      verify: "true",
+    });
+    assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
+    assert.match(
+      field(reply.text, "verify")!,
+      /^passed \(true: exit 0, .*\) \[unconfined: the sandbox setting is off\]$/,
+    );
+  },
+});
+
+Deno.test({
+  name: "claude: a check cannot create a host-run file that did not exist",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { script: () => ({ kind: "text", text: "done" }) },
+    });
+    const work = tempDir("od-verify-");
+    const reply = await scene.call("delegate_start", {
+      ...claude,
+      prompt: "nothing",
+      cwd: work,
+      verify: "mkdir -p .claude && echo '{}' > .claude/settings.json; echo hook > .envrc",
+      verify_rounds: 0,
+    }, LONG);
+    assert.match(field(reply.text, "state")!, /verify failed/, reply.text);
+    assert.ok(!existsSync(join(work, ".claude", "settings.json")), "no Claude Code settings made");
+    assert.ok(!existsSync(join(work, ".envrc")), "no .envrc made");
+  },
+});
+
+Deno.test({
+  name: "native: an agent's verify runs for its jobs, and a follow-up keeps the session's",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+    });
+    mkdirSync(join(scene.home, ".ollama-mcp", "agents"), { recursive: true });
+    writeFileSync(
+      join(scene.home, ".ollama-mcp", "agents", "tester.md"),
+      "---\nengine: native\nmodel: qwen3:8b\nverify: [\"test -f a.txt\", 'echo x, y']\n" +
+        "verify_rounds: 0\n---\nYou write tests.\n",
+    );
+    const work = tempDir("od-verify-");
+    const first = await scene.call("delegate_start", {
+      agent: "tester",
+      prompt: "write a.txt",
+      cwd: work,
+      wait_seconds: 60,
+    });
+    assert.equal(field(first.text, "state"), "failed (verify failed)", first.text);
+    assert.match(field(first.text, "verify")!, /^failed \(test -f a\.txt: exit 1, /);
+    writeFileSync(join(work, "a.txt"), "a");
+    const second = await scene.call("delegate_followup", {
+      job_id: field(first.text, "job_id")!,
+      prompt: "again",
+      wait_seconds: 60,
+    });
+    assert.equal(field(second.text, "state"), "completed (verified)", second.text);
+    assert.match(field(second.text, "verify")!, /^passed \(echo x, y: exit 0, .* and 1 more\)$/);
+    const bad = await scene.call("delegate_start", {
+      ...native,
+      prompt: "x",
+      cwd: work,
+      verify_rounds: 2,
+    });
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /Cannot use verify_rounds without verify/);
+  },
+});
+
+Deno.test({
+  name: "native: delegate_usage shows the ledger's verified figures for the server's repository",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startScene({
+      emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+    });
+    for (const verify of ["true", "false"]) {
+      await scene.call("delegate_start", { ...native, prompt: "x", verify, verify_rounds: 0 });
+    }
+    const usage = await scene.call("delegate_usage", {});
+    assert.match(
+      usage.text,
+      /Verified work in this repository \(ollama-delegate stats for more\):\n {2}qwen3:8b as adhoc: 2 jobs, verified 1 of 2 \(50%\), median 0 repair rounds, cost unknown per verified success/,
+    );
+  },
+});

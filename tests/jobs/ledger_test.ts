@@ -1,0 +1,140 @@
+/** The quality ledger: the line an ended job leaves, reading it back, and its figures. */
+import assert from "node:assert/strict";
+import { appendFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { appendLedger, ledgerEntry, readLedger } from "../../src/jobs/ledger.ts";
+import { groupStats, quantile } from "../../src/jobs/ledger_stats.ts";
+import type { JobRecord } from "../../src/jobs/record.ts";
+import { repoIdOf } from "../../src/jobs/repo_id.ts";
+import { bar, statsTable } from "../../src/jobs/stats_report.ts";
+import { execFileSync } from "node:child_process";
+
+function record(over: Partial<JobRecord> = {}): JobRecord {
+  return {
+    format: 1,
+    id: crypto.randomUUID(),
+    sessionId: crypto.randomUUID(),
+    turn: 1,
+    engine: "native",
+    model: "llama3",
+    cwd: "/work",
+    state: "completed",
+    createdAt: 1000,
+    startedAt: 2000,
+    endedAt: 12_000,
+    promptPreview: "x",
+    options: { permissionMode: "acceptEdits", addDirs: [] },
+    sessionCreated: true,
+    toolCalls: 3,
+    permissionDenials: [],
+    usage: {
+      inputTokens: 1000,
+      outputTokens: 200,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
+      numTurns: 2,
+      durationMs: 10_000,
+    },
+    ...over,
+  };
+}
+
+Deno.test("ledgerEntry: the figures of an ended job, without its path", () => {
+  const e = ledgerEntry(
+    record({
+      agent: "tester",
+      repo: "git:0123456789abcdef",
+      checks: { verify: ["npm test"] },
+      verification: {
+        verdict: "passed",
+        rounds: [
+          { passed: false, runs: [] },
+          { passed: true, runs: [] },
+        ],
+      },
+    }),
+    { "llama3:latest": { inputPerMillion: 1, outputPerMillion: 5 } },
+  );
+  assert.equal(e.model, "llama3:latest");
+  assert.equal(e.backend, "ollama");
+  assert.equal(e.agent, "tester");
+  assert.equal(e.verified, true);
+  assert.equal(e.rounds, 1);
+  assert.equal(e.tokensIn, 1000);
+  assert.equal(e.cost, 0.002);
+  assert.equal(e.wallMs, 10_000);
+  assert.ok(!JSON.stringify(e).includes("/work"));
+  const plain = ledgerEntry(record(), {});
+  assert.equal(plain.verified, null, "no verify: neither verified nor not");
+  assert.equal(plain.agent, "adhoc");
+  assert.equal(plain.cost, null, "no price: unknown, not 0");
+});
+
+Deno.test("appendLedger and readLedger: lines round-trip; broken ones are counted", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  await appendLedger(dir, record(), {});
+  appendFileSync(join(dir, "ledger.jsonl"), 'not json\n{"v":2}\n');
+  await appendLedger(dir, record({ state: "failed" }), {});
+  const read = await readLedger(dir);
+  assert.equal(read.entries.length, 2);
+  assert.equal(read.skipped, 2);
+  assert.equal(read.entries[1]!.state, "failed");
+  const tail = await readLedger(dir, 300);
+  assert.equal(tail.truncated, true);
+  assert.equal(tail.entries.length, 1, "only the newest whole line");
+});
+
+Deno.test("groupStats: pass rate, median rounds, cost per verified success, wall quantiles", () => {
+  const entries = [
+    ...Array.from({ length: 10 }, (_, i) =>
+      ledgerEntry(
+        record({
+          model: "qwen3-coder:30b",
+          agent: "tester",
+          endedAt: 2000 + (i + 1) * 1000,
+          checks: { verify: ["t"] },
+          verification: {
+            verdict: i < 9 ? "passed" : "failed",
+            rounds: Array.from({ length: i < 5 ? 1 : 2 }, () => ({ passed: true, runs: [] })),
+          },
+        }),
+        { "qwen3-coder:30b": { inputPerMillion: 1, outputPerMillion: 1 } },
+      )),
+    ledgerEntry(record({ model: "llama3.2:3b", agent: "tester" }), {}),
+  ];
+  const [best, other] = groupStats(entries);
+  assert.equal(best!.model, "qwen3-coder:30b");
+  assert.equal(best!.passed, 9);
+  assert.equal(best!.checked, 10);
+  assert.equal(best!.medianRounds, 0.5);
+  assert.equal(best!.costPerSuccess, (10 * 0.0012) / 9);
+  assert.equal(best!.p50WallMs, 5000);
+  assert.equal(best!.p95WallMs, 10_000);
+  assert.equal(other!.passRate, null);
+  assert.equal(quantile([], 0.5), 0);
+  assert.equal(bar(0.9, 10), "█████████░");
+  const table = statsTable([best!, other!]).join("\n");
+  assert.match(table, /qwen3-coder:30b +tester +10 +█{18}░{2} 9 of 10 \(90%\)/);
+  assert.match(table, /llama3\.2:3b +tester +1 +no checks/);
+});
+
+Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; else a digest", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "od-repo-"));
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
+      cwd,
+      stdio: "pipe",
+    });
+  git(dir, "init", "-q");
+  git(dir, "commit", "-q", "--allow-empty", "-m", "root");
+  const root = execFileSync("git", ["rev-list", "--max-parents=0", "HEAD"], { cwd: dir }).toString()
+    .trim();
+  assert.equal(await repoIdOf(dir), `git:${root.slice(0, 16)}`);
+  const clone = join(mkdtempSync(join(tmpdir(), "od-repo-")), "clone");
+  git(dir, "clone", "-q", dir, clone);
+  assert.equal(await repoIdOf(clone), await repoIdOf(dir));
+  const plain = mkdtempSync(join(tmpdir(), "od-plain-"));
+  assert.match(await repoIdOf(plain), /^dir:[0-9a-f]{16}$/);
+  assert.ok(!(await repoIdOf(plain)).includes("od-plain"));
+});
