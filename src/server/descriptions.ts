@@ -23,10 +23,10 @@ const POLICY =
 function whenToUse(mode: DelegationMode): string {
   if (mode === "auto") {
     return "WHEN TO USE — PROACTIVELY, YOUR CALL: self-contained, cheaply verified, " +
-      "context-hungry work (file summaries, first-pass searches, mechanical refactors, " +
-      "boilerplate, test scaffolding, log or diff triage). Keep architecture, " +
-      "security-sensitive changes, unclear requirements and final review yourself. Verify " +
-      "claims: the server's evidence, not the prose.";
+      "context-hungry work (summaries, first-pass searches, mechanical refactors, " +
+      "boilerplate, test scaffolding, log triage). Keep architecture, security-sensitive " +
+      "changes, unclear requirements and final review yourself. Trust the server's evidence, " +
+      "not the prose.";
   }
   return "WHEN TO USE — ON EXPLICIT REQUEST ONLY: only when the user asks for delegation " +
     '("delegate this", "use ollama", "ask qwen", or names a model); otherwise do the work ' +
@@ -62,8 +62,7 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
   return {
     ollama_models:
       "Models Ollama serves and this server's settings (endpoint, delegation mode, allowed and " +
-      "default model, permission mode, delegate environment, invalid settings). Read-only. " +
-      POLICY,
+      "default model, permission mode, delegate environment, invalid settings). Read-only.",
     delegate_start:
       "Start a task in a separate agent session (Claude Code by default) on an Ollama model. " +
       "Returns a job_id at once (or after wait_seconds); then delegate_status, " +
@@ -71,8 +70,7 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
       `${whenToUse(ctx.mode)} ${models(ctx)} ${POLICY}`,
     delegate_followup:
       "Send another message to a delegated session (job_id or session_id). It remembers " +
-      "earlier turns and keeps their restrictions unless overridden. Queued while a turn of " +
-      "that session runs. " +
+      "earlier turns and keeps their settings unless overridden; queued while one runs. " +
       (ctx.mode === "auto" ? "Verify what it claims." : "Only when the user asked for it."),
     delegate_review:
       "Read-only review of uncommitted changes or base...HEAD: findings in the diff, by " +
@@ -80,13 +78,12 @@ export function descriptions(ctx: DescriptionContext): Record<string, string> {
     delegate_status:
       "State and recent activity of delegated jobs: job_id, or up to 20 job_ids (wait any/all).",
     delegate_result:
-      "Final output of a delegated job with the server's evidence (0 tool calls: unverified). " +
-      "Long output is cut; delegate_transcript shows what it did.",
+      "Final output of a delegated job with the server's evidence. Long output is cut; " +
+      "delegate_transcript shows what it did.",
     delegate_cancel: "Stop a delegated job and every process it started.",
     delegate_list: "Delegated jobs, newest first, grouped by session.",
     delegate_transcript:
-      "Page through what a delegated job did: tool calls with inputs, tool results, text. " +
-      "Check a claim without loading the whole stream.",
+      "Page through what a delegated job did: tool calls with inputs, results, text.",
     delegate_usage: "Tokens and cost of delegated jobs, per model and per day.",
   };
 }

@@ -77,11 +77,11 @@ export const shapes = {
   start: {
     prompt: z.string().optional().describe("The task. Use this or prompt_file"),
     prompt_file: maxChars("prompt_file", 4096).optional().describe(
-      "Path of a file holding the prompt",
+      "File holding the prompt",
     ),
     model: maxChars("model", 256).optional().describe("Ollama model, or auto"),
     cwd: maxChars("cwd", 4096).optional().describe(
-      "The delegate's working directory",
+      "Working directory",
     ),
     permission_mode: z.enum(PERMISSION_MODES).optional(),
     allowed_tools: toolRules().optional().describe(
@@ -95,15 +95,15 @@ export const shapes = {
     )
       .max(1000, "max_turns must be at most 1000").optional(),
     add_dirs: stringList("add_dirs", 50, 4096).optional().describe(
-      "Extra directories the delegate may use",
+      "Extra writable directories",
     ),
     engine: z.enum(ENGINES).optional().describe(
-      "claude or native (lean loop for small local models)",
+      "claude or native (own lean loop)",
     ),
     backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
     effort: z.enum(EFFORTS).optional().describe("native: thinking off, low, high or max"),
     files: stringList("files", 200, 4096).optional().describe(
-      "native: files read server-side into the prompt; with allowed_tools [] a one-shot",
+      "native: files put into the prompt (a one-shot with allowed_tools [])",
     ),
     // Few words each: every description costs the orchestrator's context on each turn.
     isolation: z.enum(ISOLATIONS).optional().describe("worktree: own git branch"),
