@@ -5,7 +5,7 @@ import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figu
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
-import { queueLines } from "./queue_lines.ts";
+import { endpointLines, queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
 /**
@@ -35,6 +35,7 @@ export function summary(view: JobView, now = Date.now()): string {
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
       : []),
+    ...endpointLines(r, line),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),

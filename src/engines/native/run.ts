@@ -41,7 +41,8 @@ import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { type History, historyBudget, readHistory } from "./history.ts";
 import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
-import { connectModel, usableEffort } from "./model_connection.ts";
+import { usableEffort } from "./model_connection.ts";
+import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "./placeholders.ts";
@@ -168,11 +169,13 @@ export class NativeEngine implements Engine {
     );
     const prompt = await readFile(spec.promptPath, "utf8");
 
-    const { client, model, loadedContext } = await connectModel(backend, spec.model, {
+    const endpoint = spec.endpoint;
+    const connected = await connectTurn(backend, spec.model, endpoint, {
       ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
       ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
       sink,
-    });
+    }, (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }));
+    const { client, model, loadedContext } = connected;
     const cap = contextCap(model?.contextLength, this.config.maxContext ?? 0);
     const effort = usableEffort(spec.options.effort, model?.capabilities);
 
@@ -291,7 +294,9 @@ export class NativeEngine implements Engine {
       });
       outcome = loopOutcome(result, repair, started);
     } catch (e) {
-      outcome = loopFailure(e, signal.aborted, backend, spec.model);
+      // Named by the endpoint the turn ended on.
+      const at = endpoint ? { ...backend, url: endpoint.url } : backend;
+      outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
     if (before) {
       await reportShellChanges(before, roots, sink);
