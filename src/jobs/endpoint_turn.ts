@@ -103,16 +103,16 @@ export class Seat {
     const pool = this.pool;
     if (!pool || this.#url === undefined) return undefined;
     const health = pool.placer.health;
-    const seat = this;
+    const now = () => this.#url!;
     return {
       get url() {
-        return seat.#url!;
+        return now();
       },
       pooled: pool.backend.endpoints.length > 1,
-      isDown: () => health.isDown(seat.#url!),
+      isDown: () => health.isDown(now()),
       move: (reason) => this.#move(reason),
-      throttled: (ms) => health.throttle(seat.#url!, ms),
-      down: (reason) => health.markDown(seat.#url!, reason),
+      throttled: (ms) => health.throttle(now(), ms),
+      down: (reason) => health.markDown(now(), reason),
     };
   }
 
