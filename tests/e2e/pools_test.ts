@@ -300,3 +300,67 @@ Deno.test("pool: two servers on one state dir never put more on an endpoint than
     await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
   }
 });
+
+Deno.test("pool: a claude-engine turn is pinned to one endpoint; the session's next turn stays there", async () => {
+  const { scene, endpoints, byUrl } = await poolScene(2);
+  await using _ = scene;
+  const work = tempDir("od-pool-");
+  const first = await scene.call("delegate_start", {
+    prompt: `@reply pinned\nclaude session ${tag()}`,
+    model: "qwen3:8b",
+    cwd: work,
+    wait_seconds: 120,
+  });
+  assert.equal(field(first.text, "state"), "completed", first.text);
+  const home = byUrl(endpointOf(first.text));
+  const other = endpoints.find((e) => e !== home)!;
+  const sent = home.messageRequests().length;
+  assert.ok(sent >= 1, "Claude Code sent its requests to the endpoint the turn was placed on");
+  const second = await scene.call("delegate_followup", {
+    job_id: field(first.text, "job_id"),
+    prompt: "once more",
+    wait_seconds: 120,
+  });
+  assert.equal(field(second.text, "state"), "completed", second.text);
+  assert.equal(field(second.text, "endpoint"), home.url);
+  assert.ok(home.messageRequests().length > sent);
+  assert.equal(other.messageRequests().length, 0, "nothing of the session reached the other");
+});
+
+Deno.test("pool: a claude turn's endpoint dies mid-turn: the turn fails soon, the next turn runs on another", async () => {
+  const { scene, endpoints, byUrl } = await poolScene(2);
+  await using _ = scene;
+  const work = tempDir("od-pool-");
+  const started = await scene.call("delegate_start", {
+    prompt: `@hang\nclaude session ${tag()}`,
+    model: "qwen3:8b",
+    cwd: work,
+    wait_seconds: 0,
+  });
+  const id = field(started.text, "job_id")!;
+  const dead = await until(
+    () => endpoints.find((e) => e.messageRequests().length > 0),
+    90_000,
+    "the request that hangs",
+  );
+  const alive = endpoints.find((e) => e !== dead)!;
+  alive.setScript(() => ({ kind: "text", text: "resumed elsewhere" }));
+  const t0 = performance.now();
+  await dead.close();
+  const failed = await scene.call("delegate_status", { job_id: id, wait_seconds: 60 });
+  assert.equal(field(failed.text, "state"), "failed", failed.text);
+  assert.match(field(failed.text, "error") ?? "", /^backend_unreachable: Cannot reach Ollama at /);
+  assert.ok(performance.now() - t0 < 15_000);
+  const next = await scene.call("delegate_followup", {
+    job_id: id,
+    prompt: "carry on",
+    wait_seconds: 120,
+  });
+  assert.equal(field(next.text, "state"), "completed", next.text);
+  assert.match(next.text, /resumed elsewhere/);
+  assert.match(
+    field(next.text, "endpoint") ?? "",
+    new RegExp(`^${alive.url}  \\(moved from ${dead.url}: it is down: connection failed`),
+  );
+  assert.equal(byUrl(alive.url).messageRequests().length > 0, true);
+});
