@@ -364,3 +364,40 @@ Deno.test("pool: a claude turn's endpoint dies mid-turn: the turn fails soon, th
   );
   assert.equal(byUrl(alive.url).messageRequests().length > 0, true);
 });
+
+Deno.test("pool: a gateway pool (kind openai) moves on like the others, its key sent to its own endpoints only", async () => {
+  await using scene = await startScene({ server: false });
+  const [x, y] = [await scene.startEmulator(), await scene.startEmulator()];
+  await scene.startServer({
+    env: { POOL_KEY: "sk-pool-secret" },
+    userConfig: {
+      backends: { gateways: { urls: [x.url, y.url], kind: "openai", apiKeyEnv: "POOL_KEY" } },
+    },
+  });
+  const work = tempDir("od-pool-");
+  const first = await scene.call("delegate_start", {
+    ...native,
+    backend: "gateways",
+    prompt: `@reply through the gateway\nsession ${tag()}`,
+    cwd: work,
+    wait_seconds: 60,
+  });
+  assert.equal(field(first.text, "state"), "completed", first.text);
+  const [dead, alive] = endpointOf(first.text) === x.url ? [x, y] : [y, x];
+  assert.equal(dead.chatRequests().length, 1);
+  await dead.close();
+  const second = await scene.call("delegate_followup", {
+    job_id: field(first.text, "job_id"),
+    prompt: "go on",
+    wait_seconds: 60,
+  });
+  assert.equal(field(second.text, "state"), "completed", second.text);
+  assert.match(field(second.text, "endpoint") ?? "", new RegExp(`^${alive.url}  \\(moved from ${dead.url}: `));
+  assert.equal(alive.chatRequests().length, 1);
+  for (const r of [...dead.requests, ...alive.requests]) {
+    if (r.path === "/v1/chat/completions" || r.path === "/v1/models") {
+      assert.equal(r.headers.authorization, "Bearer sk-pool-secret", r.path);
+    }
+  }
+  assert.ok(!scene.emulator.requests.some((r) => r.headers.authorization), "no key elsewhere");
+});
