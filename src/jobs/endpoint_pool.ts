@@ -118,6 +118,21 @@ export class EndpointPlacer {
     return this.#taken(backend, chosen, moved);
   }
 
+  /**
+   * Whether an endpoint of `backend` other than `url` is up and has a free slot that nobody
+   * waits for (counting every server's jobs).
+   */
+  async idleElsewhere(backend: ResolvedBackend, url: string): Promise<boolean> {
+    const now = Date.now();
+    for (const e of backend.endpoints) {
+      if (e.url === url || e.limit === undefined) continue;
+      if (this.health.isDown(e.url) || this.health.isThrottled(e.url, now)) continue;
+      const busy = (this.#local.get(e.url) ?? 0) + await this.gate.others(this.laneOf(backend, e.url)!);
+      if (busy < e.limit) return true;
+    }
+    return false;
+  }
+
   /** The job placed on `url` ended or moved away. */
   release(url: string): void {
     const n = (this.#local.get(url) ?? 0) - 1;

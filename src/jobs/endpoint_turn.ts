@@ -42,8 +42,9 @@ export async function takeSeat(
   }
   const affinity = (await deps.sessions.records(record.sessionId))
     .filter((r) => r.turn < record.turn && r.endpoint !== undefined).at(-1)?.endpoint?.url;
-  // Each pass places the job again after its endpoint went down while it waited there.
-  for (let pass = 0; pass <= backend.endpoints.length; pass++) {
+  // Each pass places the job again: its endpoint went down while it waited there, or (a new
+  // session) another endpoint became idle meanwhile.
+  for (let downs = 0; downs <= backend.endpoints.length;) {
     const placement = await placer.place(backend, affinity !== undefined ? { affinity } : {});
     if ("refused" in placement) return placement;
     const url = placement.lane.url;
@@ -63,15 +64,61 @@ export async function takeSeat(
       seat.free();
       return "stopped";
     }
-    if (!(await deps.lanes.enter(record.id, placement.lane, live.placed, lost))) {
+    const entered = await enter(live, deps, placement, lost, affinity === undefined);
+    if (entered !== "entered") {
       seat.free();
-      return "left";
+      if (entered === "left") return "left";
+      continue;
     }
     if (backend.endpoints.length === 1 || !placer.health.isDown(url)) return seat;
     deps.lanes.exit(record.id);
     seat.free();
+    downs++;
   }
   return { refused: placer.allDown(backend) };
+}
+
+/** How often a new session waiting for a busy endpoint looks for an idle one. */
+const REBALANCE_MS = 500;
+
+/**
+ * Enters the placement's lines. A new session (`mayMove`: no endpoint of its own yet) that
+ * waits for its endpoint's slot while another endpoint of the pool has a free one and nobody
+ * waiting leaves the line to be placed again ("moved"), so that no GPU idles while a job waits:
+ * servers that placed jobs at the same moment may not have seen each other's. A session with
+ * an endpoint waits there, for its cache.
+ */
+async function enter(
+  live: LiveJob,
+  deps: SeatDeps,
+  placement: Placement,
+  lost: (reason: string) => void,
+  mayMove: boolean,
+): Promise<"entered" | "left" | "moved"> {
+  const id = live.record.id;
+  const entering = deps.lanes.enter(id, placement.lane, live.placed, lost);
+  if (!mayMove || !placement.lane.pooled || !deps.placer) {
+    return (await entering) ? "entered" : "left";
+  }
+  const placer = deps.placer;
+  let moving = false;
+  let looking = false;
+  const timer = setInterval(async () => {
+    if (moving || looking || deps.lanes.gate.position(id) === 0) return;
+    looking = true;
+    try {
+      const idle = await placer.idleElsewhere(placement.backend, placement.lane.url);
+      // Only the endpoint's own line: a job that meanwhile got the slot stays.
+      if (idle && !live.stopReason && deps.lanes.gate.leave(id)) moving = true;
+    } finally {
+      looking = false;
+    }
+  }, REBALANCE_MS);
+  try {
+    return (await entering) ? "entered" : moving ? "moved" : "left";
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** The slots a job holds, on the endpoint where it runs now. */

@@ -401,3 +401,47 @@ Deno.test("pool: a gateway pool (kind openai) moves on like the others, its key 
   }
   assert.ok(!scene.emulator.requests.some((r) => r.headers.authorization), "no key elsewhere");
 });
+
+Deno.test("pool: a new session waiting for a busy endpoint takes one that became idle", async () => {
+  await using scene = await startScene({ server: false });
+  const [x, y] = [scene.emulator, await scene.startEmulator()];
+  const pool = JSON.stringify([{ url: x.url, maxConcurrent: 1 }, { url: y.url, maxConcurrent: 1 }]);
+  const server = await scene.startServer({ env: { OLLAMA_MCP_BASE_URLS: pool } });
+  const work = tempDir("od-pool-");
+  const hang = (name: string) =>
+    server.call("delegate_start", {
+      ...native,
+      prompt: `@hang\n${name} ${tag()}`,
+      cwd: work,
+      wait_seconds: 0,
+    });
+  const a = await hang("a");
+  const b = await hang("b");
+  await until(
+    () => x.nativeChatRequests().length + y.nativeChatRequests().length === 2,
+    30_000,
+    "a and b running",
+  );
+  const c = await hang("c");
+  const cId = field(c.text, "job_id")!;
+  const queued = await until(async () => {
+    const s = await server.call("delegate_status", { job_id: cId });
+    return field(s.text, "queue") ? s.text : undefined;
+  }, 30_000, "c waiting");
+  const waitsAt = endpointOf(queued)!;
+  // The job on the other endpoint ends: c goes there, without waiting for its own.
+  const other = waitsAt === x.url ? y : x;
+  const [otherJob] = await Promise.all(
+    [a, b].map(async (r) => {
+      const s = await server.call("delegate_status", { job_id: field(r.text, "job_id") });
+      return endpointOf(s.text) === other.url ? r : undefined;
+    }),
+  ).then((found) => found.filter((r) => r !== undefined));
+  assert.ok(otherJob, "a job ran on the other endpoint");
+  await server.call("delegate_cancel", { job_id: field(otherJob.text, "job_id") });
+  await until(() => other.nativeChatRequests().length === 2, 30_000, "c on the idle endpoint");
+  const running = await server.call("delegate_status", { job_id: cId });
+  assert.equal(field(running.text, "state"), "running", running.text);
+  assert.equal(field(running.text, "endpoint"), other.url, "a new session's first place is no move");
+  for (const r of [a, b, c]) await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
+});
