@@ -100,7 +100,9 @@ try {
       `${String(n).padEnd(9)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}s  ` +
         `${(r.turns / (r.wallMs / 1000)).toFixed(2).padStart(7)}  ` +
         `${(r.waitMedian / 1000).toFixed(2).padStart(16)}s  ${(r.waitMax / 1000).toFixed(2)}s  ` +
-        `${r.spread.padEnd(18)}  ${r.stayed === undefined ? "-" : `${Math.round(r.stayed * 100)}%`}`,
+        `${r.spread.padEnd(18)}  ${
+          r.stayed === undefined ? "-" : `${Math.round(r.stayed * 100)}%`
+        }`,
     );
   }
 } finally {

@@ -127,7 +127,8 @@ export class EndpointPlacer {
     for (const e of backend.endpoints) {
       if (e.url === url || e.limit === undefined) continue;
       if (this.health.isDown(e.url) || this.health.isThrottled(e.url, now)) continue;
-      const busy = (this.#local.get(e.url) ?? 0) + await this.gate.others(this.laneOf(backend, e.url)!);
+      const busy = (this.#local.get(e.url) ?? 0) +
+        await this.gate.others(this.laneOf(backend, e.url)!);
       if (busy < e.limit) return true;
     }
     return false;

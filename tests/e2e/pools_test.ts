@@ -392,7 +392,10 @@ Deno.test("pool: a gateway pool (kind openai) moves on like the others, its key 
     wait_seconds: 60,
   });
   assert.equal(field(second.text, "state"), "completed", second.text);
-  assert.match(field(second.text, "endpoint") ?? "", new RegExp(`^${alive.url}  \\(moved from ${dead.url}: `));
+  assert.match(
+    field(second.text, "endpoint") ?? "",
+    new RegExp(`^${alive.url}  \\(moved from ${dead.url}: `),
+  );
   assert.equal(alive.chatRequests().length, 1);
   for (const r of [...dead.requests, ...alive.requests]) {
     if (r.path === "/v1/chat/completions" || r.path === "/v1/models") {
@@ -424,10 +427,14 @@ Deno.test("pool: a new session waiting for a busy endpoint takes one that became
   );
   const c = await hang("c");
   const cId = field(c.text, "job_id")!;
-  const queued = await until(async () => {
-    const s = await server.call("delegate_status", { job_id: cId });
-    return field(s.text, "queue") ? s.text : undefined;
-  }, 30_000, "c waiting");
+  const queued = await until(
+    async () => {
+      const s = await server.call("delegate_status", { job_id: cId });
+      return field(s.text, "queue") ? s.text : undefined;
+    },
+    30_000,
+    "c waiting",
+  );
   const waitsAt = endpointOf(queued)!;
   // The job on the other endpoint ends: c goes there, without waiting for its own.
   const other = waitsAt === x.url ? y : x;
@@ -442,6 +449,12 @@ Deno.test("pool: a new session waiting for a busy endpoint takes one that became
   await until(() => other.nativeChatRequests().length === 2, 30_000, "c on the idle endpoint");
   const running = await server.call("delegate_status", { job_id: cId });
   assert.equal(field(running.text, "state"), "running", running.text);
-  assert.equal(field(running.text, "endpoint"), other.url, "a new session's first place is no move");
-  for (const r of [a, b, c]) await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
+  assert.equal(
+    field(running.text, "endpoint"),
+    other.url,
+    "a new session's first place is no move",
+  );
+  for (const r of [a, b, c]) {
+    await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
+  }
 });

@@ -92,7 +92,9 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
   return new ClaudeEngine({
     claudeBin: s.claudeBin,
     claudeConfigDir: s.claudeConfigDir,
-    baseUrl: s.baseUrl,
+    // A pool's turns are pinned to the endpoint each was placed on (TurnSpec.endpoint); its
+    // first endpoint stands for it where no turn is at hand (the environment ollama_models shows).
+    baseUrl: s.baseUrls[0]?.url ?? s.baseUrl,
     parentEnv: setup.env,
     sandbox: s.sandbox,
     protect: [setup.userConfigDir, s.stateDir],

@@ -58,6 +58,8 @@ import { turnScope } from "./turn_scope.ts";
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
   baseUrl: string;
+  /** The default backend as a pool of endpoints; empty or absent = baseUrl alone. */
+  baseUrls?: BackendTable["baseUrls"];
   backends: Record<string, BackendSpec>;
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
@@ -93,6 +95,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
   const s = setup.settings;
   return new NativeEngine({
     baseUrl: s.baseUrl,
+    baseUrls: s.baseUrls,
     backends: s.backends,
     sandbox: s.sandbox,
     sandboxLimits: limitsOf(s),
@@ -115,6 +118,7 @@ export class NativeEngine implements Engine {
   #backends(): BackendTable {
     return {
       baseUrl: this.config.baseUrl,
+      ...(this.config.baseUrls ? { baseUrls: this.config.baseUrls } : {}),
       backends: this.config.backends,
       env: this.config.parentEnv,
     };
