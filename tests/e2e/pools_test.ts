@@ -458,3 +458,33 @@ Deno.test("pool: a new session waiting for a busy endpoint takes one that became
     await server.call("delegate_cancel", { job_id: field(r.text, "job_id") });
   }
 });
+
+Deno.test("pool: a background probe that finds a native turn's endpoint down moves its next request", async () => {
+  const { scene, endpoints, byUrl } = await poolScene(2);
+  await using _ = scene;
+  const work = tempDir("od-pool-");
+  const started = await scene.call("delegate_start", {
+    ...native,
+    prompt: `@bash sleep 8; echo slept\nwait a while ${tag()}`,
+    cwd: work,
+    wait_seconds: 0,
+  });
+  const id = field(started.text, "job_id")!;
+  const first = await until(
+    () => endpoints.find((e) => e.nativeChatRequests().length > 0),
+    30_000,
+    "the first request",
+  );
+  // The command runs: nothing is asked of the endpoint until it ends, but the server's probes
+  // (every 5 s while the job runs) find it gone.
+  await first.close();
+  const done = await scene.call("delegate_result", { job_id: id, wait_seconds: 60 });
+  assert.equal(field(done.text, "state"), "completed", done.text);
+  const second = endpoints.find((e) => e !== first)!;
+  assert.equal(
+    field(done.text, "endpoint"),
+    `${second.url}  (moved from ${first.url}: the server's health check of it failed)`,
+  );
+  assert.equal(byUrl(second.url).nativeChatRequests().length, 1);
+  assert.match(done.text, /--- output ---\ndone: .*slept/s);
+});
