@@ -43,13 +43,29 @@ export interface ChatClientOptions {
   apiKey?: string;
   /** Backoff before attempt n (1-based) when no Retry-After is given. */
   backoffMs?: (attempt: number) => number;
-  /** Called before each retry, for the job's activity. */
-  onRetry?: (info: { attempt: number; waitMs: number; reason: string }) => void;
+  /** Called before each retry, for the job's activity; `status` when the server answered. */
+  onRetry?: (info: { attempt: number; waitMs: number; reason: string; status?: number }) => void;
+  /**
+   * The endpoint is one of a pool: no connection and 5xx answers are not retried here but
+   * thrown at once (endpointFailure), for the caller to move to another endpoint.
+   */
+  failover?: boolean;
   /** Caps on what one reply may make us hold; REPLY_LIMITS where not given. */
   limits?: Partial<ReplyLimits>;
 }
 
 const defaultBackoff = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
+
+/**
+ * Why a request's failure is the endpoint's (no connection made, or a 5xx answer), so that
+ * another endpoint of a pool may serve the request; undefined for any other failure (a 4xx,
+ * a 429, which is the endpoint asking to wait, a reply cut or over the caps).
+ */
+export function endpointFailure(e: unknown): string | undefined {
+  if (e instanceof ConnectionError && e.kind === "unreachable") return e.reason;
+  if (e instanceof ChatHttpError && e.status >= 500) return `HTTP ${e.status}: ${e.detail}`;
+  return undefined;
+}
 
 /** A chat client over one streaming HTTP API; subclasses know the body and the framing. */
 export abstract class StreamingChatClient implements ChatBackend {
@@ -99,11 +115,17 @@ export abstract class StreamingChatClient implements ChatBackend {
         return await this.#attempt(body, signal, onText);
       } catch (e) {
         if (signal.aborted) throw e;
+        if (this.options.failover && endpointFailure(e) !== undefined) throw e;
         const retry = this.#retryable(e);
         if (!retry || attempt >= MAX_ATTEMPTS) throw e;
         const waitMs = retry.waitMs ?? (this.options.backoffMs ?? defaultBackoff)(attempt);
         if (waitMs > MAX_RETRY_WAIT_MS) throw e;
-        this.options.onRetry?.({ attempt, waitMs, reason: retry.reason });
+        this.options.onRetry?.({
+          attempt,
+          waitMs,
+          reason: retry.reason,
+          ...(e instanceof ChatHttpError ? { status: e.status } : {}),
+        });
         await sleep(waitMs, signal);
         if (signal.aborted) throw e;
       }

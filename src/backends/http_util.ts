@@ -51,10 +51,21 @@ export const num = (v: unknown): number => (typeof v === "number" && Number.isFi
  */
 export function fetchFailure(cause: unknown): string {
   const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
-  return (cause as Error).name === "TimeoutError"
-    ? "no answer in time"
-    : inner?.code ?? inner?.message ?? (cause as Error).message;
+  if ((cause as Error).name === "TimeoutError") return "no answer in time";
+  if (inner?.code) return inner.code;
+  const text = inner?.message ?? (cause as Error).message;
+  // Deno says it in words ("tcp connect error: Connection refused (os error 111)"); Node's
+  // code is shorter and the same on every runtime.
+  return OS_ERRORS.find(([pattern]) => pattern.test(text))?.[1] ?? text;
 }
+
+const OS_ERRORS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/connection refused/i, "ECONNREFUSED"],
+  [/connection reset/i, "ECONNRESET"],
+  [/no route to host/i, "EHOSTUNREACH"],
+  [/network is unreachable/i, "ENETUNREACH"],
+  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+];
 
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -12,7 +12,7 @@ import { sseEvents } from "./sse.ts";
 import { ToolCallAssembler } from "./tool_calls.ts";
 
 export * from "./chat_types.ts";
-export { type ChatClientOptions, MAX_ATTEMPTS } from "./chat_stream.ts";
+export { type ChatClientOptions, endpointFailure, MAX_ATTEMPTS } from "./chat_stream.ts";
 export { parseRetryAfter } from "./http_util.ts";
 export { BackendReplyError, REPLY_LIMITS, type ReplyLimits };
 

@@ -8,8 +8,9 @@ import { parseArgs } from "node:util";
 import { currentEnv } from "../platform/runtime.ts";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
-import { backendChecks } from "./doctor_backends.ts";
-import type { Check } from "./doctor_check.ts";
+import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
+import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
+import { probeEndpoint } from "../backends/endpoint_health.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
 import { limitsOf } from "../engines/native/sandbox_limits.ts";
 import {
@@ -44,7 +45,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Retired models    cloud models Ollama has retired that settings still name
   Sandbox           bubblewrap runs a trivial command (native engine); without it,
                     commands run unconfined and replies say so (sandbox: required refuses)
-  Backend <name>    each configured backend answers
+  Ollama pool       with baseUrls: each endpoint of the default Ollama answers
+  Backend <name>    each configured backend answers (a pool: each of its endpoints)
 
 Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 when
 something it needs fails (other problems are warnings), 2 for a usage error.
@@ -78,11 +80,15 @@ export async function runDoctor(
 ): Promise<DoctorReport> {
   const resolved = loadSettings({ env, cwd });
   const s = resolved.settings;
-  const [claude, ollama, sandbox, backends] = await Promise.all([
+  // A pool of Ollamas is checked in depth at its first endpoint that answers, and each one
+  // for an answer.
+  const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
+  const [claude, ollama, sandbox, backends, pool] = await Promise.all([
     claudeCheck(resolved, env, cwd),
-    ollamaChecks(s, engineNeed(s.defaultEngine, s, env)),
+    ollamaChecks(first, engineNeed(s.defaultEngine, first, env)),
     sandboxCheck(s.sandbox, limitsOf(s)),
     backendChecks(s.backends, env),
+    ollamaPoolCheck(s.baseUrls),
   ]);
   const childEnv = new ClaudeEngine({
     claudeBin: s.claudeBin,
@@ -97,6 +103,7 @@ export async function runDoctor(
     claudeSandboxCheck(s.sandbox, childEnv),
     requestSizeCheck(s, env),
     ...ollama,
+    ...pool,
   ];
   checks.push(sandbox, ...backends);
   const needed = neededChecks(s);
@@ -114,6 +121,14 @@ export async function runDoctor(
     defaultEngine: s.defaultEngine,
     checks: reported,
   };
+}
+
+/** The first endpoint of a pool that answers its probe, else the first. */
+async function firstAnswering(pool: Settings["baseUrls"]): Promise<string> {
+  const down = await Promise.all(
+    pool.map((e) => probeEndpoint({ url: e.url, kind: "ollama" }, HTTP_TIMEOUT_MS)),
+  );
+  return pool[Math.max(0, down.indexOf(undefined))]!.url;
 }
 
 /**

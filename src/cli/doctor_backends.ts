@@ -1,19 +1,74 @@
-/** `doctor` checks of the native engine's named backends (settings.backends). */
+/**
+ * `doctor` checks of the native engine's named backends (settings.backends), and of every
+ * endpoint of a backend (or of the default Ollama) that is a pool.
+ */
 import { OllamaClient } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
-import type { BackendSpec } from "../settings/types.ts";
+import { type BackendSpec, endpointsOf, type EndpointSpec } from "../settings/types.ts";
 import { type Check, fetchJson, HTTP_TIMEOUT_MS, isObject, withoutAdvice } from "./doctor_check.ts";
 
-/** One check per backend: Ollama ones answer /api/version, OpenAI ones list /v1/models. */
+/**
+ * One check per backend: Ollama ones answer /api/version, OpenAI ones list /v1/models. A pool
+ * is checked at each endpoint: it passes when all answer, warns when some do (its jobs then
+ * run on those), and fails when none does.
+ */
 export function backendChecks(
   backends: Record<string, BackendSpec>,
   env: Record<string, string | undefined>,
 ): Promise<Check[]> {
   return Promise.all(
-    Object.entries(backends).map(([name, spec]) =>
-      spec.kind === "ollama" ? ollamaBackend(name, spec) : openaiBackend(name, spec, env)
-    ),
+    Object.entries(backends).map(async ([name, spec]) => {
+      const one = (at: BackendSpec) =>
+        at.kind === "ollama" ? ollamaBackend(name, at) : openaiBackend(name, at, env);
+      const endpoints = endpointsOf(spec);
+      if (endpoints.length === 1) return await one(spec);
+      const each = await Promise.all(endpoints.map((e) => one({ ...spec, url: e.url })));
+      return poolCheck(`backend.${name}`, `Backend ${name}`, endpoints, each);
+    }),
   );
+}
+
+/** The default Ollama as a pool (baseUrls): each endpoint answers /api/version. */
+export async function ollamaPoolCheck(baseUrls: readonly EndpointSpec[]): Promise<Check[]> {
+  if (baseUrls.length < 2) return [];
+  const each = await Promise.all(
+    baseUrls.map((e) => ollamaBackend("ollama", { url: e.url, kind: "ollama" })),
+  );
+  return [poolCheck("ollama.pool", "Ollama pool", baseUrls, each)];
+}
+
+/** One check for a pool from the checks of its endpoints. */
+function poolCheck(
+  id: string,
+  title: string,
+  endpoints: readonly EndpointSpec[],
+  each: readonly Check[],
+): Check {
+  const failed = each.filter((c) => c.status === "fail");
+  const lines = each.map((c, i) =>
+    `${endpoints[i]!.url}  ${c.status === "fail" ? "DOWN" : "up"}: ${c.summary}`
+  );
+  const answering = each.length - failed.length;
+  return {
+    id,
+    title,
+    status: failed.length === 0
+      ? (each.some((c) => c.status === "warn") ? "warn" : "pass")
+      : answering > 0
+      ? "warn"
+      : "fail",
+    summary: `${answering} of ${each.length} endpoints answer` +
+      (failed.length > 0 ? `; down: ${failed.map((c) => String(c.details?.url)).join(", ")}` : ""),
+    ...(failed.length > 0
+      ? {
+        hint: `Jobs go to the endpoints that answer. ${failed[0]!.hint ?? ""}`.trim(),
+      }
+      : {}),
+    details: {
+      endpoints: each.map((c, i) => ({ url: endpoints[i]!.url, status: c.status, ...c.details })),
+    },
+    lines,
+  };
 }
 
 async function ollamaBackend(name: string, spec: BackendSpec): Promise<Check> {

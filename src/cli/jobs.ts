@@ -5,6 +5,7 @@ import { JOB_STATES, type JobRecord, type JobState } from "../jobs/record.ts";
 import { elapsedMs, jobTotalTokens } from "../jobs/figures.ts";
 import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
+import { renderEndpointTable } from "./jobs_endpoints.ts";
 import {
   compactCount,
   humanDuration,
@@ -33,6 +34,9 @@ Commands:
       --all                  every job (default: the newest 20)
       --limit <n>            the newest n jobs
       --state <state>        only queued, running, completed, failed, cancelled or interrupted
+      --by endpoint          one row per endpoint that served the jobs: how many ran there,
+                             how they ended, tokens, busy time, and how many follow-up turns
+                             kept their session's endpoint or moved to it
   show <id>              one job: its record, prompt, the head of its result, its files
   tail <id>              follow a job's activity until it ends, then print its result
       -n, --lines <n>        earlier activity lines to show first (default 10)
@@ -115,11 +119,15 @@ async function jobsList(ctx: JobsContext, argv: string[], io: JobsIo): Promise<n
       all: { type: "boolean" },
       limit: { type: "string" },
       state: { type: "string" },
+      by: { type: "string" },
       json: { type: "boolean" },
     },
     strict: true,
     allowPositionals: false,
   });
+  if (values.by !== undefined && values.by !== "endpoint") {
+    throw new JobsUsageError(`Cannot group by "${values.by}": jobs --by takes endpoint`);
+  }
   const state = values.state as JobState | undefined;
   if (state !== undefined && !JOB_STATES.includes(state)) {
     throw new JobsUsageError(`Unknown state "${state}": use one of ${JOB_STATES.join(", ")}`);
@@ -129,6 +137,12 @@ async function jobsList(ctx: JobsContext, argv: string[], io: JobsIo): Promise<n
   const matching = records.filter((r) => state === undefined || r.state === state);
   const picked = matching.slice(0, limit);
   const pricing = ctx.settings.pricing;
+  if (values.by === "endpoint") {
+    // Figures cover every matching job unless --limit says otherwise.
+    const counted = values.limit === undefined ? matching : picked;
+    io.out(renderEndpointTable(ctx.store.stateDir, counted, io, values.json === true));
+    return 0;
+  }
   if (values.json) {
     io.out(JSON.stringify(
       {

@@ -76,6 +76,7 @@ export function recordLines(
     ["session", `${r.sessionId}   (turn ${r.turn})`],
     ["state", stateWithVerdict(r, r.state)],
     ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
+    ...(r.endpoint ? [["endpoint", endpointText(r.endpoint)] as [string, string]] : []),
     ["model", r.modelChoice ? `${r.model}  (${r.modelChoice})` : r.model],
     ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
     ["cwd", quotePath(r.cwd)],
@@ -174,4 +175,11 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   }
   io.out(out.join("\n"));
   return 0;
+}
+
+/** The endpoint that served the job, and every move it made (from the session's or mid-turn). */
+function endpointText(e: NonNullable<JobRecord["endpoint"]>): string {
+  const of = e.poolSize > 1 ? `  (1 of a pool of ${e.poolSize})` : "";
+  const moves = (e.moves ?? []).map((m) => `; moved from ${m.from} to ${m.to}: ${m.reason}`);
+  return `${e.url}${of}${moves.join("")}`;
 }

@@ -100,8 +100,36 @@ export interface TurnSpec {
   promptPath: string;
   /** Native engine: the backend name; undefined = the Ollama at baseUrl. */
   backend?: string;
+  /**
+   * The endpoint of the backend the job layer placed the turn on (its pool's choice, with a
+   * slot held there); absent = the backend's own URL.
+   */
+  endpoint?: TurnEndpoint;
   /** The folder of the turn this one continues, when there is one. */
   previousDir?: string;
+}
+
+/**
+ * The endpoint a turn runs on, and how the engine tells the job layer what it met there. The
+ * job layer keeps the endpoint's health and slot; the engine only reports and asks.
+ */
+export interface TurnEndpoint {
+  /** Where the turn's requests go now. */
+  readonly url: string;
+  /** Whether the backend has more than one endpoint, so that the turn can move. */
+  readonly pooled: boolean;
+  /** Whether the server found `url` down since (a probe failed): the next request moves. */
+  isDown(): boolean;
+  /**
+   * `url` failed (`reason`: no connection, a 5xx): it is marked down, its slot goes back, and
+   * the turn waits for a slot on another endpoint of the pool that is up. Gives its URL, or
+   * the job's error when none is left.
+   */
+  move(reason: string): Promise<{ url: string } | { errorText: string }>;
+  /** `url` answered 429 asking to wait `retryAfterMs`: new sessions go elsewhere meanwhile. */
+  throttled(retryAfterMs: number): void;
+  /** `url` stopped answering while the turn ran (the claude engine's watch): mark it down. */
+  down(reason: string): void;
 }
 
 /** Callbacks through which an engine reports progress into the job record. */

@@ -1,7 +1,10 @@
 /**
- * One line per backend for every server of the user: each Claude Code session runs its own
+ * One line per endpoint for every server of the user: each Claude Code session runs its own
  * server, and without this three sessions with maxConcurrent 4 would send twelve requests
- * to one local GPU. The line is a folder in the state dir (admission_folder.ts).
+ * to one local GPU. A line belongs to an endpoint's URL, not to a backend's name: two backends
+ * (or the default Ollama and a backend) that name one server share its line, and each endpoint
+ * of a pool has its own. A job holds to the limit its own backend sets for the endpoint. The
+ * line is a folder in the state dir (admission_folder.ts).
  *
  * Taking slot i is create-then-verify: write `slot-<i>-<me>`, list the folder again, and
  * keep it only if no other live claim on i is there; otherwise remove it. Of two servers
@@ -18,8 +21,8 @@
 import { join } from "node:path";
 import { isRunning, type ProcessIdentity, selfIdentity } from "../platform/process_identity.ts";
 import {
-  backendFolder,
   before,
+  endpointFolder,
   type Entry,
   LineFolder,
   sameProcess,
@@ -28,13 +31,11 @@ import {
   type Verdict,
 } from "./admission_folder.ts";
 import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./admission_lease.ts";
-import type { BackendGate, QueueDetail } from "./queue.ts";
+import type { BackendGate, Lane, QueueDetail } from "./queue.ts";
 import { sleep } from "./wait.ts";
 
-export { backendFolder };
+export { endpointFolder };
 
-/** The default Ollama's name in status, as the native engine calls it. */
-const DEFAULT_NAME = "ollama";
 /** How long a process seen running is believed to run on (a dead one stays dead). */
 const ALIVE_TTL_MS = 2000;
 
@@ -46,20 +47,12 @@ interface Waiter {
   detail?: QueueDetail;
 }
 
-/** Who may run how many jobs on each backend at once, across processes. */
-export interface SharedLimits {
-  /** The Ollama at baseUrl (claude engine, and native jobs without a backend). */
-  defaultLimit: number;
-  /** Named backends with a maxConcurrent; the others have no shared limit. */
-  backendLimits: Record<string, number>;
-}
-
-/** The per-backend lines shared through `dir` (`<stateDir>/.slots`). */
+/** The per-endpoint lines shared through `dir` (`<stateDir>/.slots`). */
 export class Admission implements BackendGate {
   readonly #lines = new Map<string, LineFolder>();
   readonly #waiting = new Map<string, Waiter>();
-  /** The slot file of each job of this process that holds one. */
-  readonly #held = new Map<string, string>();
+  /** The line and slot file of each job of this process that holds one. */
+  readonly #held = new Map<string, { line: LineFolder; file: string }>();
   readonly #alive = new Map<string, { alive: boolean; at: number }>();
   readonly #stale = new StaleWatch();
   readonly #leases: LeaseKeeper;
@@ -67,7 +60,6 @@ export class Admission implements BackendGate {
 
   constructor(
     readonly dir: string,
-    readonly limits: SharedLimits,
     readonly options: {
       pollMs?: number;
       /** How long this process vouches for its files after each renewal (admission_lease.ts). */
@@ -85,11 +77,11 @@ export class Admission implements BackendGate {
 
   async enter(
     id: string,
-    backend: string | undefined,
+    lane: Lane | undefined,
     placed: () => void,
     lost?: (reason: string) => void,
   ): Promise<boolean> {
-    const line = this.#line(backend);
+    const line = this.#line(lane);
     if (!line) return true;
     const waiter: Waiter = { line, aborted: false, wake: new AbortController() };
     this.#waiting.set(id, waiter);
@@ -112,7 +104,7 @@ export class Admission implements BackendGate {
       return false;
     }
     if (claim !== undefined) {
-      this.#held.set(id, claim.file);
+      this.#held.set(id, { line, file: claim.file });
       this.#leases.slot(id, { line, ...claim }, lost);
     }
     return true;
@@ -122,15 +114,15 @@ export class Admission implements BackendGate {
     return this.#leases.stillHolds(id);
   }
 
-  exit(id: string, backend: string | undefined): void {
-    const line = this.#line(backend);
-    const claim = this.#held.get(id);
+  exit(id: string): void {
+    const held = this.#held.get(id);
     this.#held.delete(id);
     this.#leases.drop(id, "slot");
-    if (!line || claim === undefined) return;
-    line.remove(claim);
-    // Jobs of this process waiting for the same backend look again now, not at their next poll.
-    for (const w of this.#waiting.values()) if (w.line === line) w.wake.abort();
+    if (held === undefined) return;
+    held.line.remove(held.file);
+    // Jobs of this process waiting for the same endpoint look again now, not at their next
+    // poll (whatever limit their own backend sets there).
+    for (const w of this.#waiting.values()) if (w.line.dir === held.line.dir) w.wake.abort();
   }
 
   leave(id: string): boolean {
@@ -151,8 +143,8 @@ export class Admission implements BackendGate {
     return waiter && !waiter.aborted ? waiter.detail : undefined;
   }
 
-  async describe(id: string, backend: string | undefined): Promise<QueueDetail | undefined> {
-    const line = this.#line(backend);
+  async describe(id: string, lane: Lane | undefined): Promise<QueueDetail | undefined> {
+    const line = this.#line(lane);
     if (!line) return undefined;
     const { slots, tickets } = await line.scan(this.#judge).catch(() => ({
       slots: [],
@@ -162,6 +154,17 @@ export class Admission implements BackendGate {
     if (!mine) return undefined;
     const ahead = tickets.filter((t) => t !== mine && before(t, mine)).length;
     return detailOf(line, ahead + 1, slots, await selfIdentity());
+  }
+
+  async others(lane: Lane): Promise<number> {
+    const line = this.#line(lane);
+    if (!line) return 0;
+    const self = await selfIdentity();
+    const { slots, tickets } = await line.scan(this.#judge).catch(() => ({
+      slots: [],
+      tickets: [],
+    }));
+    return [...slots, ...tickets].filter((e) => !sameProcess(e.owner, self)).length;
   }
 
   /** Queues a ticket, then polls until a slot is won (its file) or the job leaves the line. */
@@ -242,21 +245,21 @@ export class Admission implements BackendGate {
     return alive;
   }
 
-  /** The line of a backend with a shared limit; one object per backend, for its cache. */
-  #line(backend: string | undefined): LineFolder | undefined {
-    const own = backend !== undefined && Object.hasOwn(this.limits.backendLimits, backend);
-    // A native job that names "ollama" without such a backend configured runs on the default.
-    const key = backend === undefined || (backend === DEFAULT_NAME && !own) ? "" : backend;
+  /**
+   * The line of an endpoint with a shared limit; one object per endpoint, backend and limit
+   * (for its cache), all on the endpoint's one folder.
+   */
+  #line(lane: Lane | undefined): LineFolder | undefined {
+    if (lane?.limit === undefined) return undefined;
+    const key = JSON.stringify([lane.url, lane.backend, lane.limit, lane.pooled === true]);
     let line = this.#lines.get(key);
     if (line) return line;
-    if (key === "") {
-      line = new LineFolder(DEFAULT_NAME, join(this.dir, DEFAULT_NAME), this.limits.defaultLimit);
-    } else if (own) {
-      const limit = this.limits.backendLimits[key]!;
-      line = new LineFolder(key, join(this.dir, backendFolder(key)), limit);
-    } else {
-      return undefined;
-    }
+    line = new LineFolder(
+      lane.backend,
+      join(this.dir, endpointFolder(lane.url)),
+      lane.limit,
+      lane.pooled ? lane.url : undefined,
+    );
     this.#lines.set(key, line);
     return line;
   }
@@ -281,6 +284,7 @@ function detailOf(
 ): QueueDetail {
   return {
     backend: line.name,
+    ...(line.endpoint !== undefined ? { endpoint: line.endpoint } : {}),
     position,
     limit: line.limit,
     holders: slots.map((s) => ({

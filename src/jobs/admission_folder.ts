@@ -1,5 +1,5 @@
 /**
- * The files of one backend's shared line, `<stateDir>/.slots/<backend>/`:
+ * The files of one endpoint's shared line, `<stateDir>/.slots/<endpointFolder(url)>/`:
  *
  *   slot-<i>-<job id>.json  a held slot, i in 0..limit-1
  *   wait-<job id>.json      a ticket: a job waiting, with the time it queued
@@ -16,7 +16,6 @@ import { chmod, mkdir, readdir, readFile, rename, stat, utimes, writeFile } from
 import { dirname, join } from "node:path";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const FILE = /^(?:slot-(\d{1,4})|wait)-([0-9a-f-]{36})\.json$/;
 /** A temp file this old was left by a writer that died between write and rename. */
 const TEMP_STALE_MS = 60_000;
@@ -37,12 +36,18 @@ export interface Entry {
 /** What a scan makes of a file: counted, passed over (a lapsed lease), or removed (owner gone). */
 export type Verdict = "live" | "stale" | "gone";
 
-/** One backend's line on disk. */
+/** One endpoint's line on disk, as jobs of one backend (`name`) with one limit see it. */
 export class LineFolder {
   /** What each file holds: its content never changes once in place, so it is read once. */
   #known = new Map<string, Entry | null>();
 
-  constructor(readonly name: string, readonly dir: string, readonly limit: number) {}
+  constructor(
+    readonly name: string,
+    readonly dir: string,
+    readonly limit: number,
+    /** The endpoint's URL when the backend is a pool: status lines name it. */
+    readonly endpoint?: string,
+  ) {}
 
   /** Creates the folder; folders made earlier by another umask are narrowed to their owner. */
   async prepare(): Promise<void> {
@@ -128,12 +133,13 @@ export const slotFile = (index: number, jobId: string) => `slot-${index}-${jobId
 export const ticketFile = (jobId: string) => `wait-${jobId}.json`;
 
 /**
- * The folder of a named backend. Names come from the user's settings and are already
- * letters, digits, '.', '_' and '-'; anything else still never becomes a path.
+ * The folder of an endpoint's line: its host and port, readable, and a hash of the whole URL
+ * (normalised by the settings), so that URLs that differ only in their path or scheme get
+ * lines of their own and no URL ever becomes a path of its own making.
  */
-export function backendFolder(name: string): string {
-  if (NAME.test(name)) return `backend-${name}`;
-  return `backend-x${createHash("sha256").update(name).digest("hex").slice(0, 16)}`;
+export function endpointFolder(url: string): string {
+  const readable = url.replace(/^[a-z]+:\/\//i, "").replace(/[^A-Za-z0-9.-]+/g, "_").slice(0, 48);
+  return `endpoint-${readable}-${createHash("sha256").update(url).digest("hex").slice(0, 12)}`;
 }
 
 /** Line order: queue time, then order within one process, then pid and job id. */

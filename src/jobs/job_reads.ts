@@ -6,7 +6,7 @@
 import { DelegateError } from "../errors.ts";
 import { JobError } from "./errors.ts";
 import { ACTIVITY_KEEP, type JobView } from "./live_job.ts";
-import type { BackendGate } from "./queue.ts";
+import type { BackendGate, Lane } from "./queue.ts";
 import type { JobRecord } from "./record.ts";
 import { reconcile, type RecoveryDeps } from "./recovery.ts";
 
@@ -15,6 +15,7 @@ export async function viewFromDisk(
   id: string,
   recovery: RecoveryDeps,
   gate: BackendGate,
+  laneOf: (record: JobRecord) => Lane | undefined = () => undefined,
 ): Promise<JobView> {
   const key = id.toLowerCase();
   const store = recovery.store;
@@ -30,9 +31,9 @@ export async function viewFromDisk(
   const activities = engine
     ? await engine.recentActivity(store.dirOf(key), ACTIVITY_KEEP).catch(() => [])
     : [];
-  // A job another server queued: where it stands in its backend's shared line.
+  // A job another server queued: where it stands in its endpoint's shared line.
   const queue = record.state === "queued"
-    ? await gate.describe(record.id, record.backend)
+    ? await gate.describe(record.id, laneOf(record))
     : undefined;
   return { record, activities, queuePosition: queue?.position ?? 0, ...(queue ? { queue } : {}) };
 }

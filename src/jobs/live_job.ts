@@ -2,6 +2,8 @@
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
 import type { EngineName, Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
+import type { EndpointHealth } from "../backends/endpoint_health.ts";
+import type { PoolTable } from "./endpoint_pool.ts";
 import type { QueueDetail } from "./queue.ts";
 import type { DailyBudgets } from "./daily_budget.ts";
 import type { JobChecks, JobRecord } from "./record.ts";
@@ -17,11 +19,16 @@ export const KILL_GRACE_MS = 3000;
 export interface ManagerConfig {
   jobTimeoutMs: number;
   maxConcurrent: number;
-  /** Per-backend limits on top of maxConcurrent (native engine). */
-  backendLimits?: Record<string, number>;
   /**
-   * Where each backend's limit is shared with the user's other servers (`<stateDir>/.slots`);
-   * the default Ollama's limit there is maxConcurrent. Unset: limits of this process only.
+   * The backends and their endpoints (pools), with each endpoint's limit; absent = jobs run
+   * on their backend's own URL with this process's maxConcurrent only.
+   */
+  pools?: PoolTable;
+  /** What the pools' endpoints are believed to be (up, down); one of its own when absent. */
+  health?: EndpointHealth;
+  /**
+   * Where each endpoint's limit is shared with the user's other servers (`<stateDir>/.slots`).
+   * Unset: limits of this process only.
    */
   slotsDir?: string;
   /** Daily budgets per backend: a new job past one is refused (daily_budget.ts). */

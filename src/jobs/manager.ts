@@ -25,6 +25,8 @@ import { Admission } from "./admission.ts";
 import { uncheckedBudget } from "./budget.ts";
 import { checkDailyBudget } from "./daily_budget.ts";
 import { LocalGate, QueueLanes } from "./queue.ts";
+import { EndpointPlacer } from "./endpoint_pool.ts";
+import { laneOfRecord } from "./endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
@@ -49,6 +51,7 @@ const SHUTDOWN_GRACE_MS = 1500;
 export class JobManager {
   readonly #live = new Map<string, LiveJob>();
   readonly #lanes: QueueLanes;
+  readonly #placer: EndpointPlacer | undefined;
   readonly #sessions: SessionOrder;
   readonly #recovery: RecoveryDeps;
   readonly #turns: TurnRunDeps;
@@ -60,16 +63,15 @@ export class JobManager {
     engines: Partial<Record<EngineName, Engine>>,
     config: ManagerConfig,
   ) {
-    const backendLimits = config.backendLimits ?? {};
     this.#lanes = new QueueLanes(
       config.maxConcurrent,
       config.slotsDir
-        ? new Admission(config.slotsDir, {
-          defaultLimit: config.maxConcurrent,
-          backendLimits,
-        }, { log: (line) => config.log?.(line) })
-        : new LocalGate(backendLimits),
+        ? new Admission(config.slotsDir, { log: (line) => config.log?.(line) })
+        : new LocalGate(),
     );
+    this.#placer = config.pools
+      ? new EndpointPlacer(config.pools, this.#lanes.gate, config.health)
+      : undefined;
     const liveRecord = (id: string) => this.#live.get(id)?.record;
     this.#recovery = { store, engines, liveRecord };
     this.#sessions = new SessionOrder(store, {
@@ -84,6 +86,7 @@ export class JobManager {
         return engine;
       },
       lanes: this.#lanes,
+      ...(this.#placer ? { placer: this.#placer } : {}),
       sessions: this.#sessions,
       config,
       shutdownReason: () => this.#shutdownReason,
@@ -221,16 +224,21 @@ export class JobManager {
     const id = isValidId(ref) ? ref : await resolveJobRef(this.store, ref, this.#live.keys());
     const live = this.#live.get(id.toLowerCase());
     if (live) return this.#view(live);
-    return await viewFromDisk(id, this.#recovery, this.#lanes.gate);
+    return await viewFromDisk(
+      id,
+      this.#recovery,
+      this.#lanes.gate,
+      (record) => laneOfRecord(this.#placer, record),
+    );
   }
 
   #view(live: LiveJob): JobView {
-    const { id, backend } = live.record;
+    const { id } = live.record;
     const queue = this.#lanes.gate.detail(id);
     return {
       record: live.record,
       activities: live.activities,
-      queuePosition: this.#lanes.position(id, backend),
+      queuePosition: this.#lanes.position(id),
       ...(queue ? { queue } : {}),
     };
   }
@@ -256,19 +264,31 @@ export class JobManager {
     if (this.#leaveQueues(live)) {
       await finishJob(live, undefined, this.#turns);
     } else if (live.turn) {
+      // A running turn may be waiting for a slot on another endpoint (a move): out of that
+      // line too, so that its wait ends with the turn.
+      this.#lanes.leave(live.record.id);
       await live.turn.stop(KILL_GRACE_MS);
     }
     await live.finished;
     return { view: this.#view(live), wasRunning: true };
   }
 
-  /** Takes a job out of whichever line it waits in; true when it was waiting. */
+  /**
+   * Takes a job that has not started out of whichever line it waits in; true when it was
+   * waiting there (a running turn waiting to move is the turn's to end).
+   */
   #leaveQueues(live: LiveJob): boolean {
     if (live.sessionWait && !live.sessionWait.signal.aborted) {
       live.sessionWait.abort();
       return true;
     }
-    return this.#lanes.leave(live.record.id, live.record.backend);
+    return live.record.state === "queued" && this.#lanes.leave(live.record.id);
+  }
+
+  /** What this process knows of the endpoints of a job's backend (pools only). */
+  endpointStates(engine: EngineName, backend: string | undefined) {
+    const resolved = this.#placer?.backendOf(engine, backend);
+    return resolved && this.#placer ? this.#placer.states(resolved) : [];
   }
 
   /** Every record on disk, newest first; unreadable ones are reported in `corrupt`. */
@@ -299,7 +319,10 @@ export class JobManager {
       if (isTerminal(live.record.state)) continue;
       live.stopReason ??= "shutdown";
       if (this.#leaveQueues(live)) pending.push(finishJob(live, undefined, this.#turns));
-      else if (live.turn) pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
+      else if (live.turn) {
+        this.#lanes.leave(live.record.id);
+        pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
+      }
       pending.push(live.finished);
     }
     await Promise.allSettled(pending);

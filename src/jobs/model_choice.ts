@@ -31,14 +31,18 @@ export class ModelChoice {
   readonly #backends: BackendTable;
 
   constructor(
-    private readonly settings: Pick<
-      Settings,
-      "baseUrl" | "backends" | "defaultModel" | "allowedModels"
-    >,
+    private readonly settings:
+      & Pick<Settings, "baseUrl" | "backends" | "defaultModel" | "allowedModels">
+      & Partial<Pick<Settings, "baseUrls">>,
     private readonly catalog: ModelCatalog,
     env: Record<string, string | undefined>,
   ) {
-    this.#backends = { baseUrl: settings.baseUrl, backends: settings.backends, env };
+    this.#backends = {
+      baseUrl: settings.baseUrl,
+      ...(settings.baseUrls ? { baseUrls: settings.baseUrls } : {}),
+      backends: settings.backends,
+      env,
+    };
   }
 
   /** A native backend by name, its key looked up; undefined = the Ollama at baseUrl. */

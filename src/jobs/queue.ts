@@ -45,7 +45,7 @@ export class SlotQueue {
   }
 }
 
-/** Who holds one of a backend's slots, as a job's status shows it. */
+/** Who holds one of an endpoint's slots, as a job's status shows it. */
 export interface SlotHolder {
   jobId: string;
   /** The server process that runs the job. */
@@ -54,62 +54,82 @@ export interface SlotHolder {
   here: boolean;
 }
 
-/** Where a job waiting for a backend stands: its place in line and who holds the slots. */
+/** Where a job waiting for an endpoint stands: its place in line and who holds the slots. */
 export interface QueueDetail {
   backend: string;
-  /** 1-based place in the backend's line. */
+  /** The endpoint's URL, when the backend is a pool of them. */
+  endpoint?: string;
+  /** 1-based place in the endpoint's line. */
   position: number;
   limit: number;
   holders: SlotHolder[];
 }
 
 /**
- * The per-backend limit a job passes before the global one: in this process only
+ * One endpoint's line as a job of one backend sees it. The line is the endpoint's URL: every
+ * backend that names the URL shares its count, each job holding to its own backend's limit.
+ */
+export interface Lane {
+  url: string;
+  /** The backend the job runs on, for status lines. */
+  backend: string;
+  /** Jobs at once on the endpoint; undefined = no shared limit, so no line. */
+  limit?: number;
+  /** Whether the backend is a pool: status lines then name the endpoint. */
+  pooled?: boolean;
+}
+
+/**
+ * The per-endpoint limit a job passes before the global one: in this process only
  * (LocalGate), or shared by every server of the user through the state dir (admission.ts).
  */
 export interface BackendGate {
   /**
-   * Resolves true once the job holds a slot of its backend; false when it left the line.
+   * Resolves true once the job holds a slot of its endpoint; false when it left the line.
    * `lost` is called if the slot goes to another job while this one holds it (this process
    * stopped running for longer than its lease).
    */
   enter(
     id: string,
-    backend: string | undefined,
+    lane: Lane | undefined,
     placed: () => void,
     lost?: (reason: string) => void,
   ): Promise<boolean>;
   /** Whether job `id` still holds its slot; asked before it starts more work. */
   stillHolds(id: string): Promise<boolean>;
-  /** Gives back the slot job `id` holds. */
-  exit(id: string, backend: string | undefined): void;
+  /** Gives back the slot job `id` holds, wherever it is. */
+  exit(id: string): void;
   /** Takes a waiting job out of the line; true when it was waiting. */
-  leave(id: string, backend: string | undefined): boolean;
-  /** 1-based place in the backend's line, 0 when not waiting there. */
-  position(id: string, backend: string | undefined): number;
-  /** What a waiting job of this process last saw of its backend's line. */
+  leave(id: string): boolean;
+  /** 1-based place in the endpoint's line, 0 when not waiting there. */
+  position(id: string): number;
+  /** What a waiting job of this process last saw of its endpoint's line. */
   detail(id: string): QueueDetail | undefined;
   /** The same for a job of any process, read from where the line is kept. */
-  describe(id: string, backend: string | undefined): Promise<QueueDetail | undefined>;
+  describe(id: string, lane: Lane | undefined): Promise<QueueDetail | undefined>;
+  /** Jobs of other processes that hold or wait for the endpoint's slots. */
+  others(lane: Lane): Promise<number>;
 }
 
-/** Per-backend limits kept in this process only (the `jobs` commands, tests). */
+/** Per-endpoint limits kept in this process only (the `jobs` commands, tests). */
 export class LocalGate implements BackendGate {
-  readonly #backends = new Map<string, SlotQueue>();
+  readonly #lanes = new Map<string, SlotQueue>();
+  /** The line each job entered (held or waiting). */
+  readonly #of = new Map<string, SlotQueue>();
 
-  constructor(backendLimits: Record<string, number> = {}) {
-    for (const [name, limit] of Object.entries(backendLimits)) {
-      this.#backends.set(name, new SlotQueue(limit));
-    }
+  async enter(id: string, lane: Lane | undefined, placed: () => void): Promise<boolean> {
+    const queue = this.#lane(lane);
+    if (!queue) return true;
+    this.#of.set(id, queue);
+    const granted = await take(queue, id, placed);
+    if (!granted) this.#of.delete(id);
+    return granted;
   }
 
-  async enter(id: string, backend: string | undefined, placed: () => void): Promise<boolean> {
-    const lane = this.#lane(backend);
-    return lane ? await take(lane, id, placed) : true;
-  }
-
-  exit(_id: string, backend: string | undefined): void {
-    this.#lane(backend)?.release();
+  exit(id: string): void {
+    const queue = this.#of.get(id);
+    this.#of.delete(id);
+    queue?.release();
   }
 
   stillHolds(): Promise<boolean> {
@@ -117,12 +137,12 @@ export class LocalGate implements BackendGate {
     return Promise.resolve(true);
   }
 
-  leave(id: string, backend: string | undefined): boolean {
-    return this.#lane(backend)?.leave(id) ?? false;
+  leave(id: string): boolean {
+    return this.#of.get(id)?.leave(id) ?? false;
   }
 
-  position(id: string, backend: string | undefined): number {
-    return this.#lane(backend)?.position(id) ?? 0;
+  position(id: string): number {
+    return this.#of.get(id)?.position(id) ?? 0;
   }
 
   detail(): QueueDetail | undefined {
@@ -133,16 +153,23 @@ export class LocalGate implements BackendGate {
     return Promise.resolve(undefined);
   }
 
-  #lane(backend: string | undefined): SlotQueue | undefined {
-    return backend ? this.#backends.get(backend) : undefined;
+  others(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  #lane(lane: Lane | undefined): SlotQueue | undefined {
+    if (lane?.limit === undefined) return undefined;
+    let queue = this.#lanes.get(lane.url);
+    if (!queue) this.#lanes.set(lane.url, queue = new SlotQueue(lane.limit));
+    return queue;
   }
 }
 
 /**
- * The lines a job waits in before it runs: its backend's (the gate), then the global one
- * (maxConcurrent, this process). The backend's slot comes first, so a job waiting for its
- * backend holds no global slot. The price: a job that got its backend's slot while this
- * process's global slots are all taken (by jobs on other backends) holds that slot idle
+ * The lines a job waits in before it runs: its endpoint's (the gate), then the global one
+ * (maxConcurrent, this process). The endpoint's slot comes first, so a job waiting for its
+ * endpoint holds no global slot. The price: a job that got its endpoint's slot while this
+ * process's global slots are all taken (by jobs on other endpoints) holds that slot idle
  * until one of them ends.
  */
 export class QueueLanes {
@@ -153,38 +180,52 @@ export class QueueLanes {
   }
 
   /**
-   * Takes the job's slots; `placed` runs once it has to wait for one, `lost` if its backend's
+   * Takes the job's slots; `placed` runs once it has to wait for one, `lost` if its endpoint's
    * shared slot goes to another job later (BackendGate). False when the job left the line
    * (`leave`), and then it holds no slot.
    */
   async enter(
     id: string,
-    backend: string | undefined,
+    lane: Lane | undefined,
     placed: () => void,
     lost?: (reason: string) => void,
   ): Promise<boolean> {
-    if (!(await this.gate.enter(id, backend, placed, lost))) return false;
+    if (!(await this.gate.enter(id, lane, placed, lost))) return false;
     if (!(await take(this.#global, id, placed))) {
-      this.gate.exit(id, backend);
+      this.gate.exit(id);
       return false;
     }
     return true;
   }
 
+  /**
+   * Moves a running job to another endpoint's line: its slot where it was goes back first
+   * (that endpoint failed), then it waits for one on `lane`, keeping its global slot. False
+   * when it left the line meanwhile (cancelled).
+   */
+  async move(
+    id: string,
+    lane: Lane | undefined,
+    lost?: (reason: string) => void,
+  ): Promise<boolean> {
+    this.gate.exit(id);
+    return await this.gate.enter(id, lane, () => {}, lost);
+  }
+
   /** Gives back the slots of job `id`, which entered. */
-  exit(backend: string | undefined, id: string): void {
+  exit(id: string): void {
     this.#global.release();
-    this.gate.exit(id, backend);
+    this.gate.exit(id);
   }
 
   /** Takes a waiting job out of its line; true when it was waiting. */
-  leave(id: string, backend: string | undefined): boolean {
-    return this.gate.leave(id, backend) || this.#global.leave(id);
+  leave(id: string): boolean {
+    return this.gate.leave(id) || this.#global.leave(id);
   }
 
   /** 1-based place in whichever line the job waits in, 0 when it waits in none. */
-  position(id: string, backend: string | undefined): number {
-    return this.gate.position(id, backend) || this.#global.position(id);
+  position(id: string): number {
+    return this.gate.position(id) || this.#global.position(id);
   }
 }
 

@@ -70,6 +70,17 @@ export const jobRecordSchema = z.object({
   engine: z.enum(ENGINES),
   /** Native engine: the backend name; absent = the Ollama at baseUrl. */
   backend: z.string().optional(),
+  /**
+   * The endpoint of its backend the turn was placed on (and ran on, after any move), how many
+   * endpoints the backend's pool had then, and every move: from the session's previous
+   * endpoint at the start, or off an endpoint that failed mid-turn.
+   */
+  endpoint: z.object({
+    url: z.string(),
+    poolSize: z.number().int().min(1),
+    moves: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() }))
+      .optional(),
+  }).optional(),
   model: z.string(),
   cwd: z.string(),
   state: z.enum(JOB_STATES),

@@ -60,15 +60,19 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
   const s = setup.settings;
   const store = new JobStore(s.stateDir);
   const retired = new RetiredModels(s.stateDir);
-  const backendLimits: Record<string, number> = {};
-  for (const [name, spec] of Object.entries(s.backends)) {
-    if (spec.maxConcurrent !== undefined) backendLimits[name] = spec.maxConcurrent;
-  }
   const manager = new JobManager(store, createEngines(setup), {
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
-    backendLimits,
-    // Every server of the user shares each backend's limit through the state dir.
+    // Each endpoint's limit: maxConcurrent on each of the default Ollama's, a backend's own
+    // (or its endpoint's) on the others.
+    pools: {
+      baseUrl: s.baseUrl,
+      baseUrls: s.baseUrls,
+      defaultLimit: s.maxConcurrent,
+      backends: s.backends,
+      env: setup.env,
+    },
+    // Every server of the user shares each endpoint's limit through the state dir.
     slotsDir: join(s.stateDir, ".slots"),
     log,
     pricing: s.pricing,
@@ -76,7 +80,8 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });
   const catalog = new ModelCatalog(
-    new OllamaClient(s.baseUrl),
+    (s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl])
+      .map((url) => new OllamaClient(url)),
     { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
     retired,
   );

@@ -11,6 +11,8 @@ import { claimEvidence } from "./claim_evidence.ts";
 import { checkClaims } from "./claims.ts";
 import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
+import type { EndpointPlacer } from "./endpoint_pool.ts";
+import { type Seat, takeSeat } from "./endpoint_turn.ts";
 import type { QueueLanes } from "./queue.ts";
 import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
@@ -26,6 +28,8 @@ export interface TurnRunDeps {
   /** The engine of a job; throws when it is not available. */
   engine(name: EngineName): Engine;
   lanes: QueueLanes;
+  /** Places turns on an endpoint of their backend's pool; absent = the backend's own URL. */
+  placer?: EndpointPlacer;
   sessions: SessionOrder;
   config: ManagerConfig;
   /** Why the server is stopping, once it is. */
@@ -57,16 +61,19 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
     live.stopReason ??= "slot-lost";
     void live.turn?.stop(KILL_GRACE_MS);
   };
-  if (!(await deps.lanes.enter(record.id, record.backend, live.placed, lost))) return;
+  const seat = await takeSeat(live, deps, lost);
+  if (seat === "left") return;
+  if (seat === "stopped") return await finishJob(live, undefined, deps);
+  if ("refused" in seat) return await finishJob(live, failedTurn(seat.refused), deps);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let outcome: TurnOutcome | undefined;
   try {
-    if (!live.stopReason) outcome = await startTurn(live, deps, (t) => (timer = t));
+    if (!live.stopReason) outcome = await startTurn(live, deps, seat, (t) => (timer = t));
   } catch (e) {
     outcome = failedTurn(`Cannot run job: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
-    deps.lanes.exit(record.backend, record.id);
+    seat.leave();
   }
   await finishJob(live, outcome, deps);
 }
@@ -74,6 +81,7 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
 async function startTurn(
   live: LiveJob,
   deps: TurnRunDeps,
+  seat: Seat,
   setTimer: (t: ReturnType<typeof setTimeout>) => void,
 ): Promise<TurnOutcome> {
   const { store } = deps;
@@ -95,6 +103,7 @@ async function startTurn(
   // Before the engine starts: this process may have been stopped since the slot was won.
   await deps.lanes.gate.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
+  const endpoint = seat.endpoint();
   const spec: TurnSpec = {
     jobId: record.id,
     sessionId: record.sessionId,
@@ -107,6 +116,7 @@ async function startTurn(
     dir,
     promptPath: store.promptPath(record.id),
     ...(record.backend !== undefined ? { backend: record.backend } : {}),
+    ...(endpoint ? { endpoint } : {}),
     ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
   };
   // The job's time limit covers all its rounds: whichever runs when it passes is stopped.

@@ -31,20 +31,44 @@ export function isCloud(model: OllamaModel): boolean {
 /** Ollama's model list checked against the user's policy and the retired marks. */
 export class ModelCatalog {
   #cache: { at: number; view: Promise<{ version: string; models: OllamaModel[] }> } | undefined;
+  readonly #clients: readonly OllamaClient[];
+  /** The endpoint that answered last: a pool of Ollamas serves the same models everywhere. */
+  #current = 0;
 
   constructor(
-    readonly client: OllamaClient,
+    /** One Ollama, or each endpoint of a pool of them (asked in order until one answers). */
+    clients: OllamaClient | readonly OllamaClient[],
     private readonly policy: CatalogPolicy,
     private readonly retired: RetiredModels,
     private readonly cacheMs = 3000,
-  ) {}
+  ) {
+    this.#clients = Array.isArray(clients) ? clients : [clients as OllamaClient];
+    if (this.#clients.length === 0) throw new TypeError("ModelCatalog needs an Ollama client");
+  }
+
+  /** The Ollama the catalog reads from now. */
+  get client(): OllamaClient {
+    return this.#clients[this.#current]!;
+  }
 
   #fetch(): Promise<{ version: string; models: OllamaModel[] }> {
     const now = Date.now();
     if (this.#cache && now - this.#cache.at < this.cacheMs) return this.#cache.view;
     const view = (async () => {
-      const version = await this.client.version();
-      return { version, models: await this.client.tags() };
+      let failure: unknown;
+      for (let i = 0; i < this.#clients.length; i++) {
+        const at = (this.#current + i) % this.#clients.length;
+        const client = this.#clients[at]!;
+        try {
+          const version = await client.version();
+          const models = await client.tags();
+          this.#current = at;
+          return { version, models };
+        } catch (e) {
+          failure ??= e;
+        }
+      }
+      throw failure;
     })();
     this.#cache = { at: now, view };
     view.catch(() => (this.#cache = undefined));

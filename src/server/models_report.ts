@@ -4,6 +4,8 @@ import type { ModelCatalog } from "../models/catalog.ts";
 import type { ShellSandbox } from "../engines/registry.ts";
 import { errorMessage } from "../errors.ts";
 import { escapeLine } from "../platform/plain_text.ts";
+import type { JobManager } from "../jobs/manager.ts";
+import { endpointRows } from "./pool_report.ts";
 import { formatProblems } from "../settings/load.ts";
 import type { ToolDeps } from "./tool_deps.ts";
 
@@ -17,7 +19,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
   let isError = false;
   let version = "";
   let rows: string[] = [];
-  const { catalog, delegates, models } = await deps.runtime();
+  const { catalog, delegates, models, manager } = await deps.runtime();
   try {
     const view = await catalog.view();
     version = `  (Ollama ${view.version})`;
@@ -52,11 +54,12 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
     `Default engine:   ${s.defaultEngine}   (native Bash sandbox: ${sandboxText(shell)})`,
+    ...(await defaultPoolLines(models.backend(undefined)!, manager)),
     "",
     "Available models:",
     ...rows,
     "",
-    ...(await backendLines(models.configuredBackends(), catalog)),
+    ...(await backendLines(models.configuredBackends(), catalog, manager)),
     "",
     ...(await agentLines(deps)),
     "",
@@ -146,28 +149,61 @@ function sandboxText(runner: ShellSandbox): string {
  * `/v1/models` (with its own key only), or why it cannot be reached. Asked in parallel,
  * with a short timeout, so one dead backend does not stall the report.
  */
+/** The default Ollama's endpoints when it is a pool; nothing when it is baseUrl alone. */
+async function defaultPoolLines(backend: ResolvedBackend, manager: JobManager): Promise<string[]> {
+  if (backend.endpoints.length < 2) return [];
+  const { rows } = await endpointRows(
+    backend,
+    manager.endpointStates("claude", undefined),
+    "  ",
+  );
+  return [
+    `Ollama pool:      ${backend.endpoints.length} endpoints, for both engines (a session keeps ` +
+    "to one while it is up; a new one goes to the least busy)",
+    ...rows,
+  ];
+}
+
 async function backendLines(
   backends: readonly ResolvedBackend[],
   catalog: ModelCatalog,
+  manager: JobManager,
 ): Promise<string[]> {
   if (backends.length === 0) {
     return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
   }
   const rows = await Promise.all(backends.map(async (backend) => {
     const name = backend.name;
-    const head = `  ${name}  ${backend.url}  [${backend.kind}]`;
+    const pooled = backend.endpoints.length > 1;
+    const head = pooled
+      ? `  ${name}  pool of ${backend.endpoints.length}  [${backend.kind}]`
+      : `  ${name}  ${backend.url}  [${backend.kind}]`;
     if (backend.apiKeyEnv && !backend.apiKey) {
       return `${head}  NOT USABLE: $${backend.apiKeyEnv} is not set in the server's environment`;
     }
+    let at = backend;
+    let endpoints = "";
+    if (pooled) {
+      const { rows, up } = await endpointRows(
+        backend,
+        manager.endpointStates("native", name),
+        "      ",
+      );
+      endpoints = `\n${rows.join("\n")}`;
+      if (up.length === 0) return `${head}  UNREACHABLE: no endpoint is up${endpoints}`;
+      // The models of the first endpoint that is up: a pool serves the same ones everywhere.
+      at = { ...backend, url: up[0]! };
+    }
     try {
-      const models = await listedModels(backend);
+      const models = await listedModels(at);
       const shown = models.slice(0, 30).map((m) =>
         catalog.isAllowed(m) ? escapeLine(m) : `${escapeLine(m)} (BLOCKED by allowedModels)`
       );
       return `${head}  reachable, ${models.length} model(s)` +
-        (shown.length > 0 ? `: ${shown.join(", ")}${models.length > 30 ? ", ..." : ""}` : "");
+        (shown.length > 0 ? `: ${shown.join(", ")}${models.length > 30 ? ", ..." : ""}` : "") +
+        endpoints;
     } catch (e) {
-      return `${head}  UNREACHABLE: ${escapeLine(errorMessage(e))}`;
+      return `${head}  UNREACHABLE: ${escapeLine(errorMessage(e))}${endpoints}`;
     }
   }));
   return ["Native backends (engine: native, backend: <name>):", ...rows];

@@ -26,8 +26,9 @@ export function queueLines(
   ];
   const held = `${q.holders.length} of ${q.limit} slot${q.limit === 1 ? "" : "s"} held` +
     (parts.length > 0 ? `: ${parts.join(", ")}` : "");
+  const at = q.endpoint !== undefined ? ` at ${q.endpoint}` : "";
   const lines = [
-    line("queue:", `${ordinal(q.position)} in line for backend "${q.backend}" (${held})`),
+    line("queue:", `${ordinal(q.position)} in line for backend "${q.backend}"${at} (${held})`),
   ];
   if (q.holders.length === 0) return lines;
   const groups = new Map<string, string[]>();
@@ -39,6 +40,22 @@ export function queueLines(
   const text = [...groups].map(([where, ids]) => `${ids.join(", ")} ${where}`).join("; ");
   lines.push(line("held by:", text + more));
   return lines;
+}
+
+/**
+ * The endpoint that served a turn, for a backend that is a pool of them, or a turn that moved:
+ * `endpoint:   http://gpu2:11434  (moved from http://gpu1:11434: connection failed ...)`.
+ */
+export function endpointLines(
+  r: JobRecord,
+  line: (label: string, value: string) => string,
+): string[] {
+  const e = r.endpoint;
+  if (!e || (e.poolSize < 2 && !e.moves?.length)) return [];
+  const last = e.moves?.at(-1);
+  const count = e.moves && e.moves.length > 1 ? `moved ${e.moves.length} times, last ` : "moved ";
+  const moved = last ? `  (${count}from ${last.from}: ${last.reason})` : "";
+  return [line("endpoint:", `${e.url}${moved}`)];
 }
 
 /** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st... */
@@ -60,7 +77,8 @@ export async function queuePlaces(
     if (r.state !== "queued") continue;
     const view = await manager.get(r.id).catch(() => undefined);
     if (!view || view.queuePosition === 0) continue;
-    const backend = view.queue ? ` for backend "${view.queue.backend}"` : "";
+    const at = view.queue?.endpoint !== undefined ? ` at ${view.queue.endpoint}` : "";
+    const backend = view.queue ? ` for backend "${view.queue.backend}"${at}` : "";
     places.set(r.id, `${ordinal(view.queuePosition)} in line${backend}`);
   }
   return places;

@@ -8,7 +8,7 @@ import { budgetText } from "../jobs/budget.ts";
 import type { Price } from "../settings/types.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
-import { queueLines } from "./queue_lines.ts";
+import { endpointLines, queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
 /**
@@ -44,6 +44,7 @@ export function summary(
     ...(r.engine === "native"
       ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
       : []),
+    ...endpointLines(r, line),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),

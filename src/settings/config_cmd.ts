@@ -31,6 +31,8 @@ Options:
   --permission-mode <mode>         defaultPermissionMode: auto, acceptEdits,
                                    bypassPermissions, manual, dontAsk, plan
   --base-url <url>                 baseUrl: the Ollama endpoint (host, host:port or URL)
+  --base-urls <url,url,...|none>   baseUrls: the default Ollama as a pool of endpoints (one
+                                   per GPU or machine), for both engines (user scope only)
   --claude-bin <path>              claudeBin: the Claude Code CLI
   --state-dir <dir>                stateDir: where job records live
   --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, or milliseconds
@@ -73,10 +75,11 @@ Options:
       --gate-models <m1,m2|default>      its reviewers (2-5 = a panel; default = default model),
       --gate-timeout <seconds>           the stop goes through after this (default 300; user
                                          scope only, as are the other gate options)
-  --backend <name=url>             add or replace a native backend (user scope only); with
+  --backend <name=url[,url...]>    add or replace a native backend, or a pool of endpoints of
+                                   one kind (user scope only); with
       --backend-kind <ollama|openai>     its kind (default openai),
       --api-key-env <VAR>                the server env variable holding its API key,
-      --backend-max <n>                  its own concurrency limit
+      --backend-max <n>                  its concurrency limit (per endpoint of a pool)
   --remove-backend <name>          remove a backend
   --price <model=in/out>           pricing: cost per million input/output tokens
   --remove-price <model>           remove a model's price
@@ -109,6 +112,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "default-model": { type: "string" },
         "permission-mode": { type: "string" },
         "base-url": { type: "string" },
+        "base-urls": { type: "string" },
         "claude-bin": { type: "string" },
         "state-dir": { type: "string" },
         "job-timeout": { type: "string" },

@@ -12,6 +12,7 @@ export const FLAG_TO_KEY = {
   "default-model": "defaultModel",
   "permission-mode": "defaultPermissionMode",
   "base-url": "baseUrl",
+  "base-urls": "baseUrls",
   "claude-bin": "claudeBin",
   "state-dir": "stateDir",
   "job-timeout": "jobTimeoutMs",
@@ -85,6 +86,9 @@ export function valueForFlag(flag: ChangeFlag, text: string): unknown {
         : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "gate-severity":
       return text.trim().toLowerCase();
+    case "base-urls":
+      // "none" empties the pool: the default Ollama is baseUrl alone again.
+      return text.trim() === "none" ? RESET : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "allow":
       return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "default-model":

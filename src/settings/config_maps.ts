@@ -21,15 +21,18 @@ export function mapChanges(
     const eq = backend.indexOf("=");
     if (eq <= 0) {
       throw new ConfigUsageError(
-        `Cannot use --backend "${backend}": write name=url, e.g. --backend vllm=http://gpu:8000`,
+        `Cannot use --backend "${backend}": write name=url, e.g. --backend vllm=http://gpu:8000 ` +
+          "(or name=url,url,... for a pool)",
       );
     }
     const max = str("backend-max");
+    // Several URLs make a pool; one stays a plain url, as files written before pools have it.
+    const urls = backend.slice(eq + 1).split(",").map((u) => u.trim()).filter(Boolean);
     edits.push({
       key: "backends",
       name: backend.slice(0, eq).trim(),
       value: {
-        url: backend.slice(eq + 1).trim(),
+        ...(urls.length > 1 ? { urls } : { url: urls[0] ?? "" }),
         kind: str("backend-kind") ?? "openai",
         ...(str("api-key-env") ? { apiKeyEnv: str("api-key-env") } : {}),
         ...(max !== undefined ? { maxConcurrent: /^\d+$/.test(max) ? Number(max) : max } : {}),

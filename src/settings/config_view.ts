@@ -26,7 +26,7 @@ export function renderSettings(resolved: ResolvedSettings): string[] {
 
 function showValue(value: unknown, key: SettingKey): string {
   if (Array.isArray(value)) {
-    if (value.length > 0) return value.join(", ");
+    if (value.length > 0) return value.map(endpointText).join(", ");
     return key === "allowedModels" ? "(all)" : key === "workspaceRoots" ? "(anywhere)" : "(none)";
   }
   if (value === "") return "(auto)";
@@ -41,12 +41,20 @@ function showValue(value: unknown, key: SettingKey): string {
           o.apiKeyEnv ? `key from $${o.apiKeyEnv}` : "",
           o.maxConcurrent ? `max ${o.maxConcurrent}` : "",
         ].filter(Boolean).join(", ");
-        return `${name}=${o.url} (${extra})`;
+        const urls = Array.isArray(o.urls) ? o.urls.map(endpointText).join(",") : o.url;
+        return `${name}=${urls} (${extra})`;
       }
       return `${name}=${o.inputPerMillion}/${o.outputPerMillion} per M`;
     }).join("; ");
   }
   return String(value);
+}
+
+/** A list item: a string, or a pool's endpoint with its own limit. */
+function endpointText(item: unknown): string {
+  if (typeof item !== "object" || item === null) return String(item);
+  const e = item as { url?: unknown; maxConcurrent?: unknown };
+  return e.maxConcurrent !== undefined ? `${e.url} (max ${e.maxConcurrent})` : String(e.url);
 }
 
 export function renderJson(resolved: ResolvedSettings): unknown {

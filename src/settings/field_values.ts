@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { isWindows } from "../platform/runtime.ts";
 import { normalizeBaseUrl } from "./base_url.ts";
-import { BACKEND_KINDS } from "./types.ts";
+import { BACKEND_KINDS, type BackendSpec, type EndpointSpec } from "./types.ts";
 
 export const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
   .refine((s) => !/[\s,]/.test(s), "a model name cannot contain spaces or commas");
@@ -57,13 +57,55 @@ export const backendName = z.string().regex(
   "a backend name is letters, digits, '.', '_' or '-' (at most 64)",
 );
 
+/** The most endpoints one pool may list. */
+export const MAX_POOL_ENDPOINTS = 32;
+
+/** One endpoint of a pool: a URL, or `{ "url": ..., "maxConcurrent": n }`. */
+const endpoint = z.union([
+  url.transform((u): EndpointSpec => ({ url: u })),
+  z.object({ url, maxConcurrent: intIn(1, 64).optional() }).strict(),
+]);
+
+/** A pool: distinct URLs (after normalising: "gpu1" and "http://gpu1:11434" are one). */
+export const endpointList = z.array(endpoint).max(MAX_POOL_ENDPOINTS)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    for (const e of list) {
+      if (seen.has(e.url)) {
+        ctx.addIssue({ code: "custom", message: `lists ${e.url} twice` });
+        return;
+      }
+      seen.add(e.url);
+    }
+  });
+
+/** A list of endpoints from the environment: a JSON array, or URLs separated by commas. */
+export const asUrlList = (text: string): unknown =>
+  text.trimStart().startsWith("[") ? asJson(text) : asList(text);
+
 export const backend = z.object({
-  url,
+  url: url.optional(),
+  urls: endpointList.optional(),
   kind: z.enum(BACKEND_KINDS).default("openai"),
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
   maxConcurrent: intIn(1, 64).optional(),
-}).strict();
+}).strict().superRefine((b, ctx) => {
+  if ((b.url === undefined) === (b.urls === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      message: b.url === undefined
+        ? "needs url (one endpoint) or urls (a pool of endpoints)"
+        : "takes url (one endpoint) or urls (a pool), not both",
+    });
+  } else if (b.urls !== undefined && b.urls.length === 0) {
+    ctx.addIssue({ code: "custom", message: "urls lists no endpoint", path: ["urls"] });
+  }
+}).transform(({ url, urls, ...rest }): BackendSpec => ({
+  ...rest,
+  url: url ?? urls![0]!.url,
+  ...(urls ? { urls } : {}),
+}));
 
 export const price = z.object({
   inputPerMillion: z.number().min(0, "a price cannot be negative"),

@@ -8,8 +8,10 @@ import {
   asList,
   asNumber,
   asPathList,
+  asUrlList,
   backend,
   backendName,
+  endpointList,
   identity,
   intIn,
   modelName,
@@ -93,6 +95,16 @@ export const FIELDS = [
     userOnly: true,
   }),
   field({
+    key: "baseUrls",
+    env: ["OLLAMA_MCP_BASE_URLS"],
+    default: [],
+    schema: endpointList,
+    fromEnv: asUrlList,
+    meaning: "The default Ollama as a pool of endpoints (one per GPU or machine), for both " +
+      "engines; empty = baseUrl alone",
+    userOnly: true,
+  }),
+  field({
     key: "claudeBin",
     env: ["OLLAMA_MCP_CLAUDE_BIN"],
     default: "claude",
@@ -147,8 +159,8 @@ export const FIELDS = [
     default: 4,
     schema: intIn(1, 64),
     fromEnv: asNumber,
-    meaning: "Delegates running at once per server, and on the default Ollama for all of " +
-      "the user's servers together; more are queued",
+    meaning: "Delegates running at once per server, and on each endpoint of the default " +
+      "Ollama for all of the user's servers together; more are queued",
     projectNarrow: narrowNumber,
   }),
   field({
@@ -182,7 +194,7 @@ export const FIELDS = [
     default: {},
     schema: z.record(backendName, backend) as unknown as z.ZodType<Record<string, BackendSpec>>,
     fromEnv: asJson,
-    meaning: "Named OpenAI-compatible endpoints for the native engine",
+    meaning: "Named endpoints (or pools of them: urls) for the native engine",
     userOnly: true,
   }),
   field({

@@ -65,13 +65,31 @@ export const MAX_GATE_SECONDS = 840;
 export const BACKEND_KINDS = ["ollama", "openai"] as const;
 export type BackendKind = typeof BACKEND_KINDS[number];
 
-/** A named endpoint for the native engine. */
+/** One endpoint of a pool: its URL, and its own limit when it differs from the backend's. */
+export interface EndpointSpec {
+  url: string;
+  maxConcurrent?: number;
+}
+
+/**
+ * A named backend for the native engine: one endpoint (`url`), or a pool of endpoints of the
+ * same kind (`urls`), such as one Ollama per GPU. A loaded spec always has `url` (the first
+ * endpoint) and, from a file that gave `urls`, every endpoint (endpointsOf).
+ */
 export interface BackendSpec {
   url: string;
+  /** Every endpoint of a pool, in the order given; absent = `url` alone. */
+  urls?: EndpointSpec[];
   kind: BackendKind;
   /** The server's environment variable that holds the API key; the key itself is never stored. */
   apiKeyEnv?: string;
+  /** Jobs at once on each endpoint, for every server of the user together. */
   maxConcurrent?: number;
+}
+
+/** The endpoints of a backend: its pool, or its one URL. */
+export function endpointsOf(spec: BackendSpec): EndpointSpec[] {
+  return spec.urls && spec.urls.length > 0 ? spec.urls : [{ url: spec.url }];
 }
 
 /** Prices per million tokens, in the user's own currency unit. */
@@ -92,6 +110,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
  */
 export interface Settings {
   baseUrl: string;
+  /** The default Ollama as a pool; empty = baseUrl alone. */
+  baseUrls: EndpointSpec[];
   defaultModel: string;
   allowedModels: string[];
   delegationMode: DelegationMode;

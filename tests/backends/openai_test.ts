@@ -261,8 +261,8 @@ Deno.test("complete: 503 twice, then success, after two retries with the backoff
     assert.equal(reply.content, "finally");
     assert.equal(emu.chatRequests().length, 3);
     assert.deepEqual(retries, [
-      { attempt: 1, waitMs: 10, reason: "HTTP 503" },
-      { attempt: 2, waitMs: 20, reason: "HTTP 503" },
+      { attempt: 1, waitMs: 10, reason: "HTTP 503", status: 503 },
+      { attempt: 2, waitMs: 20, reason: "HTTP 503", status: 503 },
     ]);
   });
 });

@@ -623,3 +623,41 @@ Deno.test("doctor --help and a bad flag", async () => {
   assert.equal(bad.stdout, "");
   assert.equal(existsSync(join(help.home, "state")), false, "--help checks nothing");
 });
+
+Deno.test("doctor: each endpoint of a pool is checked; a dead one warns while another answers", async () => {
+  const a = await startOllamaEmulator({ models: GOOD_MODELS, version: "0.34.1" });
+  const b = await startOllamaEmulator({ models: GOOD_MODELS });
+  const dead = await startOllamaEmulator();
+  await dead.close();
+  try {
+    const { code, report, stdout } = await doctorJson({
+      env: { OLLAMA_MCP_BASE_URLS: `${dead.url},${a.url}` },
+      userConfig: {
+        defaultModel: "glm-5:cloud",
+        backends: { gpus: { urls: [b.url, dead.url], kind: "ollama" } },
+      },
+    });
+    assert.equal(code, 0, stdout);
+    // The default Ollama is checked in depth at the first endpoint that answers.
+    assert.equal(check(report, "ollama").status, "pass");
+    assert.match(check(report, "ollama").summary, new RegExp(`Ollama 0\\.34\\.1 at ${a.url}`));
+    const pool = check(report, "ollama.pool");
+    assert.equal(pool.status, "warn");
+    assert.equal(pool.summary, `1 of 2 endpoints answer; down: ${dead.url}`);
+    const gpus = check(report, "backend.gpus");
+    assert.equal(gpus.status, "warn");
+    assert.equal(gpus.summary, `1 of 2 endpoints answer; down: ${dead.url}`);
+    const text = await doctor({
+      env: { OLLAMA_MCP_BASE_URLS: `${dead.url},${a.url}` },
+      userConfig: { defaultModel: "glm-5:cloud" },
+    });
+    assert.match(
+      text.stdout,
+      new RegExp(`${dead.url} {2}DOWN: Cannot reach Ollama at ${dead.url}`),
+    );
+    assert.match(text.stdout, new RegExp(`${a.url} {2}up: Ollama 0\\.34\\.1 at ${a.url}`));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

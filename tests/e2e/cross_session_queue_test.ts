@@ -10,6 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
+import { endpointFolder } from "../../src/jobs/admission.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 0 };
 
@@ -67,7 +68,10 @@ Deno.test("two sessions with maxConcurrent 1: the second one's job waits for the
   assert.equal(field(done.text, "state"), "completed", done.text);
   assert.match(done.text, /--- output ---\nsecond done/);
   // Both ended: no slot and no ticket is left behind.
-  assert.deepEqual(readdirSync(join(scene.stateDir, ".slots", "ollama")), []);
+  assert.deepEqual(
+    readdirSync(join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url))),
+    [],
+  );
 });
 
 Deno.test("a session's server killed while its job holds the slot: the other session's job runs", async () => {
@@ -128,7 +132,7 @@ Deno.test("a session's server stopped (Ctrl-Z) while its job holds the slot: the
       field(ended.text, "error") ?? "",
       /^Stopped because this server did not renew its hold on backend "ollama"'s shared slot for \d+ s \(it was suspended, e\.g\. by Ctrl-Z, or stalled\), and another session's job took the slot; the job was stopped so that the limit of 1 is kept; follow up to continue$/,
     );
-    const line = join(scene.stateDir, ".slots", "ollama");
+    const line = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
     assert.deepEqual(readdirSync(line), [`slot-0-${b}.json`], "only B holds the slot");
     assert.equal(scene.emulator.nativeChatRequests().length, 2, "A sent nothing more");
     await two.call("delegate_cancel", { job_id: b });
@@ -180,7 +184,7 @@ Deno.test("a job waiting in the shared line, cancelled from the other session, l
     cwd: work,
   });
   const b = field(second.text, "job_id")!;
-  const line = join(scene.stateDir, ".slots", "ollama");
+  const line = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
   await until(() => readdirSync(line).includes(`wait-${b}.json`), 30_000, "job B's ticket");
   const cancelled = await one.call("delegate_cancel", { job_id: b });
   assert.equal(field(cancelled.text, "state"), "cancelled", cancelled.text);

@@ -454,15 +454,17 @@ Deno.test("native: a backend's maxConcurrent queues its jobs while other backend
   await using scene = await startScene({
     server: false,
   });
+  // Its own server: limits belong to an endpoint's URL, whatever backend names it.
+  const gpu = await scene.startEmulator();
   await scene.startServer({
     userConfig: {
-      backends: { one: { url: scene.emulator.url, kind: "ollama", maxConcurrent: 1 } },
+      backends: { one: { url: gpu.url, kind: "ollama", maxConcurrent: 1 } },
     },
   });
   const models = await scene.call("ollama_models");
   assert.match(
     models.text,
-    new RegExp(`  one  ${scene.emulator.url}  \\[ollama\\]  reachable, 2 model\\(s\\): qwen3:8b`),
+    new RegExp(`  one  ${gpu.url}  \\[ollama\\]  reachable, 2 model\\(s\\): qwen3:8b`),
   );
   const work = tempDir("od-native-");
   const start = (backend?: string) =>
@@ -476,7 +478,8 @@ Deno.test("native: a backend's maxConcurrent queues its jobs while other backend
   const first = await start("one");
   const second = await start("one");
   const other = await start();
-  await waitForChat(scene.emulator, 2);
+  await waitForChat(gpu, 1);
+  await waitForChat(scene.emulator, 1);
   assert.equal(field(second.text, "state"), "queued (1 in line)");
   const otherStatus = await scene.call("delegate_status", {
     job_id: field(other.text, "job_id"),
@@ -484,7 +487,7 @@ Deno.test("native: a backend's maxConcurrent queues its jobs while other backend
   assert.equal(field(otherStatus.text, "state"), "running");
   const firstId = field(first.text, "job_id")!;
   await scene.call("delegate_cancel", { job_id: firstId });
-  await waitForChat(scene.emulator, 3);
+  await waitForChat(gpu, 2);
   const secondStatus = await scene.call("delegate_status", {
     job_id: field(second.text, "job_id"),
   });

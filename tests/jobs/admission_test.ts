@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admission, backendFolder } from "../../src/jobs/admission.ts";
+import { Admission, endpointFolder } from "../../src/jobs/admission.ts";
 import {
   Child,
   gate,
@@ -199,28 +199,44 @@ Deno.test("admission: FIFO across processes: an earlier ticket of another proces
   });
 });
 
-Deno.test("admission: backend names become safe folder names; unlimited backends pass", async () => {
-  assert.equal(backendFolder("lab-1.gpu"), "backend-lab-1.gpu");
-  assert.match(backendFolder("../../etc"), /^backend-x[0-9a-f]{16}$/);
-  assert.match(backendFolder(".."), /^backend-x[0-9a-f]{16}$/);
-  assert.notEqual(backendFolder("a/b"), backendFolder("a\\b"));
+Deno.test("admission: endpoint URLs become safe folder names; lines are per URL, each job holding to its own limit", async () => {
+  assert.match(endpointFolder("http://gpu-1.lab:11434"), /^endpoint-gpu-1.lab_11434-[0-9a-f]{12}$/);
+  assert.doesNotMatch(endpointFolder("http://../../etc"), /\//);
+  assert.notEqual(endpointFolder("http://h:1/a"), endpointFolder("http://h:1/b"));
+  assert.notEqual(endpointFolder("http://h:1"), endpointFolder("https://h:1"));
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
-  const here = new Admission(root, { defaultLimit: 1, backendLimits: { lab: 1 } });
-  // A backend without a limit of its own has no shared line: nothing is written.
-  assert.equal(await here.enter(uuid(), "free", () => {}), true);
+  const here = new Admission(root);
+  const url = "http://gpu:11434";
+  // A backend without a limit has no shared line: nothing is written.
+  assert.equal(await here.enter(uuid(), { url, backend: "free" }, () => {}), true);
   assert.deepEqual(readdirSync(root), []);
+  // Two backends naming one URL share its line: "lab" (1 at once) and the default (2).
   const id = uuid();
-  assert.equal(await here.enter(id, "lab", () => {}), true);
-  assert.deepEqual(readdirSync(join(root, "backend-lab")), [`slot-0-${id}.json`]);
-  here.exit(id, "lab");
-  // "ollama" named by a native job without such a backend configured is the default Ollama.
-  const named = uuid();
-  assert.equal(await here.enter(named, "ollama", () => {}), true);
-  assert.deepEqual(readdirSync(join(root, "ollama")), [`slot-0-${named}.json`]);
-  let waited = false;
-  const next = here.enter(uuid(), undefined, () => (waited = true));
+  assert.equal(await here.enter(id, { url, backend: "lab", limit: 1 }, () => {}), true);
+  assert.deepEqual(readdirSync(join(root, endpointFolder(url))), [`slot-0-${id}.json`]);
+  const other = uuid();
+  assert.equal(await here.enter(other, { url, backend: "ollama", limit: 2 }, () => {}), true);
+  assert.equal(readdirSync(join(root, endpointFolder(url))).length, 2);
+  let labWaited = false;
+  const labNext = { id: uuid(), done: Promise.resolve(false) };
+  labNext.done = here.enter(
+    labNext.id,
+    { url, backend: "lab", limit: 1 },
+    () => (labWaited = true),
+  );
   await sleep(300);
-  assert.equal(waited, true, "the default's one slot is taken");
-  here.exit(named, "ollama");
-  assert.equal(await next, true);
+  assert.equal(labWaited, true, "lab's one slot on the URL is taken");
+  assert.equal(here.detail(uuid()), undefined);
+  // Another URL is another line.
+  const elsewhere = uuid();
+  assert.equal(
+    await here.enter(elsewhere, { url: "http://gpu2:11434", backend: "lab", limit: 1 }, () => {}),
+    true,
+  );
+  here.exit(id);
+  await sleep(300);
+  assert.equal(here.position(labNext.id), 1, "the default's job still counts on the URL");
+  here.exit(other);
+  assert.equal(await labNext.done, true);
+  here.exit(elsewhere);
 });

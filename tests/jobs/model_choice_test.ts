@@ -7,7 +7,13 @@ import { ModelCatalog } from "../../src/models/catalog.ts";
 import { RetiredModels } from "../../src/models/retired.ts";
 import { tempDir } from "../support/harness.ts";
 
-const settings = {
+const settings: {
+  baseUrl: string;
+  baseUrls?: Array<{ url: string }>;
+  backends: Record<string, { url: string; kind: "openai"; apiKeyEnv: string }>;
+  defaultModel: string;
+  allowedModels: string[];
+} = {
   baseUrl: "http://127.0.0.1:9",
   backends: {
     lab: { url: "http://lab.example/v1", kind: "openai" as const, apiKeyEnv: "LAB_KEY" },
@@ -80,6 +86,7 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
   assert.deepEqual(c.backend("lab"), {
     name: "lab",
     url: "http://lab.example/v1",
+    endpoints: [{ url: "http://lab.example/v1" }],
     kind: "openai",
     apiKeyEnv: "LAB_KEY",
     apiKey: "sk-lab",
@@ -87,8 +94,14 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
   assert.deepEqual(c.backend(undefined), {
     name: "ollama",
     url: settings.baseUrl,
+    endpoints: [{ url: settings.baseUrl }],
     kind: "ollama",
   });
+  // The default Ollama as a pool: each endpoint, in order.
+  const pool = choice({ baseUrls: [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11434" }] })
+    .backend(undefined);
+  assert.deepEqual(pool?.endpoints, [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11434" }]);
+  assert.equal(pool?.url, "http://gpu1:11434");
   assert.equal(c.backend("constructor"), undefined);
   assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab"]);
 });

@@ -102,29 +102,31 @@ Deno.test("SlotQueue: a released slot with nobody waiting is free for the next c
   assert.equal(q.position("d"), 1);
 });
 
-Deno.test("QueueLanes: a backend's own limit comes first and holds no global slot", async () => {
-  const lanes = new QueueLanes(2, new LocalGate({ lab: 1 }));
+Deno.test("QueueLanes: an endpoint's own limit comes first and holds no global slot", async () => {
+  const lanes = new QueueLanes(2, new LocalGate());
   const placed: string[] = [];
-  const enter = (id: string, backend?: string) => lanes.enter(id, backend, () => placed.push(id));
+  const lab = { url: "http://lab:8000", backend: "lab", limit: 1 };
+  const enter = (id: string, backend?: string) =>
+    lanes.enter(id, backend ? lab : undefined, () => placed.push(id));
   assert.equal(await enter("a", "lab"), true);
   const b = enter("b", "lab");
   await tick();
   assert.deepEqual(placed, ["b"]);
-  assert.equal(lanes.position("b", "lab"), 1);
+  assert.equal(lanes.position("b"), 1);
   // b waits for lab's slot, not a global one: c (another backend) still runs.
   assert.equal(await enter("c"), true);
   const d = enter("d");
   await tick();
-  assert.equal(lanes.position("d", undefined), 1);
+  assert.equal(lanes.position("d"), 1);
   // a ends: its global slot goes to d, its lab slot to b, which then waits for a global one.
-  lanes.exit("lab", "a");
+  lanes.exit("a");
   assert.equal(await d, true);
   await tick();
-  assert.equal(lanes.position("b", "lab"), 1);
-  assert.equal(lanes.leave("b", "lab"), true);
+  assert.equal(lanes.position("b"), 1);
+  assert.equal(lanes.leave("b"), true);
   assert.equal(await b, false);
-  assert.equal(lanes.leave("b", "lab"), false);
+  assert.equal(lanes.leave("b"), false);
   // b gave its lab slot back when it left: once c ends, e gets both at once.
-  lanes.exit(undefined, "c");
+  lanes.exit("c");
   assert.equal(await enter("e", "lab"), true);
 });

@@ -14,6 +14,7 @@ Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's pl
     // acceptEdits, not claude-ollama-delegate-mcp's auto: auto may be unavailable off Anthropic.
     defaultPermissionMode: [["OLLAMA_MCP_PERMISSION_MODE"], "acceptEdits"],
     baseUrl: [["OLLAMA_MCP_BASE_URL", "OLLAMA_HOST"], "http://127.0.0.1:11434"],
+    baseUrls: [["OLLAMA_MCP_BASE_URLS"], []],
     claudeBin: [["OLLAMA_MCP_CLAUDE_BIN"], "claude"],
     claudeConfigDir: [["OLLAMA_MCP_CLAUDE_CONFIG_DIR"], "~/.ollama-mcp/claude"],
     stateDir: [["OLLAMA_MCP_STATE_DIR"], "~/.ollama-mcp/jobs"],
@@ -63,6 +64,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       defaultModel: "",
       defaultPermissionMode: "acceptEdits",
       baseUrl: "http://127.0.0.1:11434",
+      baseUrls: [],
       claudeBin: "claude",
       claudeConfigDir: join(home, ".ollama-mcp", "claude"),
       stateDir: join(home, ".ollama-mcp", "jobs"),
@@ -152,6 +154,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_DEFAULT_MODEL: " b:7b ",
       OLLAMA_MCP_PERMISSION_MODE: "plan",
       OLLAMA_MCP_BASE_URL: "gpu:9000",
+      OLLAMA_MCP_BASE_URLS: "gpu1, gpu2:11435",
       OLLAMA_MCP_CLAUDE_BIN: join(root, "bin", "claude"),
       OLLAMA_MCP_CLAUDE_CONFIG_DIR: "~/cc",
       OLLAMA_MCP_STATE_DIR: "~/x",
@@ -191,6 +194,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       defaultModel: "b:7b",
       defaultPermissionMode: "plan",
       baseUrl: "http://gpu:9000",
+      baseUrls: [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11435" }],
       claudeBin: join(root, "bin", "claude"),
       claudeConfigDir: join(home, "cc"),
       stateDir: join(home, "x"),
@@ -225,7 +229,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 36);
+    assert.equal(r.layers[3]?.keys.length, 37);
   });
 });
 

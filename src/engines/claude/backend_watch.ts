@@ -31,14 +31,17 @@ export const WATCH_TIMING: WatchTiming = {
   downForMs: 5000,
 };
 
-/** Watches one turn's backend; `onGone` gets the job error once, when it is gone. */
+/**
+ * Watches one turn's backend; `onGone` gets the job error once, when it is gone, and how the
+ * last probe failed.
+ */
 export class BackendWatch {
   readonly #stopped = new AbortController();
   #checking: Promise<void> | undefined;
 
   constructor(
     private readonly baseUrl: string,
-    private readonly onGone: (errorText: string) => void,
+    private readonly onGone: (errorText: string, reason: string) => void,
     private readonly timing: WatchTiming = WATCH_TIMING,
   ) {}
 
@@ -68,7 +71,7 @@ export class BackendWatch {
       downSince ??= started;
       if (performance.now() - downSince >= downForMs) {
         this.#stopped.abort();
-        this.onGone(ollamaUnreachable(this.baseUrl, failure.reason));
+        this.onGone(ollamaUnreachable(this.baseUrl, failure.reason), failure.reason);
         return;
       }
       await sleep(probeEveryMs, signal);

@@ -67,6 +67,8 @@ export interface ChildLaunch {
    * answer either, the turn ends (backend_watch.ts).
    */
   backendUrl: string;
+  /** Told why, when the watch found the endpoint gone. */
+  backendGone?: (reason: string) => void;
 }
 
 /**
@@ -109,8 +111,9 @@ export async function startChild(
   let result: ResultEvent | undefined;
   // Set when the backend stopped answering and the turn was ended for it: the job's error.
   let backendGone: string | undefined;
-  const watch = new BackendWatch(launch.backendUrl, (errorText) => {
+  const watch = new BackendWatch(launch.backendUrl, (errorText, reason) => {
     backendGone = errorText;
+    launch.backendGone?.(reason);
     void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});
   });
   const tokens = new RunningTokens();

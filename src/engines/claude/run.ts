@@ -102,7 +102,9 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
   return new ClaudeEngine({
     claudeBin: s.claudeBin,
     claudeConfigDir: s.claudeConfigDir,
-    baseUrl: s.baseUrl,
+    // A pool's turns are pinned to the endpoint each was placed on (TurnSpec.endpoint); its
+    // first endpoint stands for it where no turn is at hand (the environment ollama_models shows).
+    baseUrl: s.baseUrls[0]?.url ?? s.baseUrl,
     parentEnv: setup.env,
     sandbox: s.sandbox,
     protect: [setup.userConfigDir, s.stateDir],
@@ -165,10 +167,10 @@ export class ClaudeEngine implements Engine {
    * The context `/api/ps` shows `model` loaded with; undefined when it is not loaded, is a
    * cloud model, or Ollama does not say (older versions, another server at baseUrl).
    */
-  async #loadedContext(model: string): Promise<number | undefined> {
+  async #loadedContext(model: string, baseUrl: string): Promise<number | undefined> {
     if (skipsContextCheck(model)) return undefined;
     try {
-      const loaded = await new OllamaClient(this.config.baseUrl, PS_TIMEOUT_MS).ps();
+      const loaded = await new OllamaClient(baseUrl, PS_TIMEOUT_MS).ps();
       return loadedContextOf(loaded, model);
     } catch {
       // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
@@ -183,9 +185,12 @@ export class ClaudeEngine implements Engine {
 
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
+    // On a pool of Ollamas the turn is pinned to the endpoint it was placed on: Claude Code
+    // sends every request of the turn there.
+    const baseUrl = spec.endpoint?.url ?? this.config.baseUrl;
     const env = claudeChildEnv({
       parentEnv: this.config.parentEnv,
-      baseUrl: this.config.baseUrl,
+      baseUrl,
       model: spec.model,
       claudeConfigDir: this.config.claudeConfigDir,
       marker,
@@ -294,13 +299,13 @@ export class ClaudeEngine implements Engine {
     });
     const refusal = refusalText({
       model: spec.model,
-      loadedContext: await this.#loadedContext(spec.model),
+      loadedContext: await this.#loadedContext(spec.model, baseUrl),
       estimate,
     });
     if (refusal) return failedStart(refusal);
     const args = claudeArgs(
       spec,
-      pinnedSettings(this.config.baseUrl, spec.model, sandbox, denyRules, this.#lean),
+      pinnedSettings(baseUrl, spec.model, sandbox, denyRules, this.#lean),
       tools,
       this.#lean,
     );
@@ -319,7 +324,9 @@ export class ClaudeEngine implements Engine {
         stdin: prompt,
         dir: spec.dir,
         marker,
-        backendUrl: this.config.baseUrl,
+        backendUrl: baseUrl,
+        // The next turn of the session then goes to another endpoint of the pool.
+        ...(spec.endpoint ? { backendGone: (reason: string) => spec.endpoint!.down(reason) } : {}),
       },
       sink,
       async (outcome) => {
@@ -332,7 +339,7 @@ export class ClaudeEngine implements Engine {
           model: spec.model,
           estimate,
           usage: outcome.usage,
-          loadedContext: await this.#loadedContext(spec.model),
+          loadedContext: await this.#loadedContext(spec.model, baseUrl),
         });
         return verdict ? judged(outcome, verdict, sink) : outcome;
       },

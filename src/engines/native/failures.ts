@@ -13,6 +13,9 @@ import { type FailureWord, ollamaAt, tagged, unreachableText } from "../backend_
 import { failedTurn } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
 
+/** What failure texts say of a backend: its name, the endpoint's URL, its kind and key. */
+export type BackendNaming = Omit<ResolvedBackend, "endpoints">;
+
 /** A failed native turn (see failedTurn). */
 export const failed = failedTurn;
 
@@ -25,7 +28,7 @@ export function unknownBackendError(name: string | undefined, configured: string
 }
 
 /** The backend's API key variable is not set where the server runs. */
-export function missingKeyError(backend: ResolvedBackend): string {
+export function missingKeyError(backend: BackendNaming): string {
   return tagged(
     "misconfigured",
     `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
@@ -39,7 +42,7 @@ export function statusOf(e: unknown): number | undefined {
 }
 
 /** An endpoint failure as a job error that names the backend and the model. */
-export function endpointError(e: unknown, backend: ResolvedBackend, model: string): string {
+export function endpointError(e: unknown, backend: BackendNaming, model: string): string {
   const text = endpointText(e, backend, model);
   const word = wordOf(e);
   return word ? tagged(word, text) : text;
@@ -57,7 +60,7 @@ export function wordOf(e: unknown): FailureWord | undefined {
   return "backend_refused";
 }
 
-function endpointText(e: unknown, backend: ResolvedBackend, model: string): string {
+function endpointText(e: unknown, backend: BackendNaming, model: string): string {
   const where = backend.name === DEFAULT_BACKEND
     ? ollamaAt(backend.url)
     : `backend "${backend.name}" (${backend.url})`;

@@ -32,35 +32,59 @@ export interface ConnectOptions {
   keepAlive?: string;
   /** Where retries are reported. */
   sink: Pick<TurnSink, "activity">;
+  /**
+   * The backend is a pool: failures of the endpoint itself are thrown at once, for the turn
+   * to move (endpoint_failover.ts), and a 429 is reported through `throttled`.
+   */
+  failover?: boolean;
+  /** The endpoint answered 429 and is waited for `ms`. */
+  throttled?: (ms: number) => void;
 }
 
-/** The chat client for `backend`, and what the backend says about `modelName`. */
+/** The chat client for `backend` at `url` (one endpoint of it). */
+export function chatClientFor(
+  backend: ResolvedBackend,
+  url: string,
+  options: ConnectOptions,
+): ChatBackend {
+  const { sink } = options;
+  const where = backend.endpoints.length > 1 ? ` at ${url}` : "";
+  const common: ChatClientOptions = {
+    baseUrl: url,
+    label: backend.name === DEFAULT_BACKEND
+      ? `Ollama (${url})`
+      : `backend "${backend.name}"${where}`,
+    ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+    ...(options.failover ? { failover: true } : {}),
+    onRetry: ({ attempt, waitMs, reason, status }) => {
+      if (status === 429) options.throttled?.(waitMs);
+      sink.activity({
+        kind: "error",
+        text: `${reason} from ${backend.name}${where}; retry ${attempt} in ${waitMs} ms`,
+      });
+    },
+  };
+  if (backend.kind !== "ollama") return new ChatClient(common);
+  const keepAlive = options.keepAlive;
+  return new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
+}
+
+/**
+ * The chat client for `backend` at `url` (its own URL unless the turn was placed on another
+ * endpoint of its pool), and what that endpoint says about `modelName`.
+ */
 export async function connectModel(
   backend: ResolvedBackend,
   modelName: string,
   options: ConnectOptions,
+  url = backend.url,
 ): Promise<ModelConnection> {
-  const { sink } = options;
-  const common: ChatClientOptions = {
-    baseUrl: backend.url,
-    label: backend.name === DEFAULT_BACKEND
-      ? `Ollama (${backend.url})`
-      : `backend "${backend.name}"`,
-    ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
-    onRetry: ({ attempt, waitMs, reason }) =>
-      sink.activity({
-        kind: "error",
-        text: `${reason} from ${backend.name}; retry ${attempt} in ${waitMs} ms`,
-      }),
-  };
-  let client: ChatBackend;
+  const client = chatClientFor(backend, url, options);
   let model: { contextLength?: number; capabilities?: string[] } | undefined;
   let loadedContext: number | undefined;
   if (backend.kind === "ollama") {
-    const keepAlive = options.keepAlive;
-    client = new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
-    const ollama = new OllamaClient(backend.url);
+    const ollama = new OllamaClient(url);
     // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
     [model, loadedContext] = await Promise.all([
       ollama.show(modelName).catch(() => undefined),
@@ -69,9 +93,8 @@ export async function connectModel(
         .catch(() => undefined),
     ]);
   } else {
-    const openai = new ChatClient(common);
-    client = openai;
-    const contextLength = await openai.contextLength(modelName).catch(() => undefined);
+    const contextLength = await (client as ChatClient).contextLength(modelName)
+      .catch(() => undefined);
     model = contextLength !== undefined ? { contextLength } : undefined;
   }
   return { client, model, loadedContext };

@@ -43,7 +43,8 @@ import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { type History, historyBudget, readHistory } from "./history.ts";
 import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
-import { connectModel, usableEffort } from "./model_connection.ts";
+import { usableEffort } from "./model_connection.ts";
+import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "./placeholders.ts";
@@ -60,6 +61,8 @@ import { verifyNative } from "./verify.ts";
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
   baseUrl: string;
+  /** The default backend as a pool of endpoints; empty or absent = baseUrl alone. */
+  baseUrls?: BackendTable["baseUrls"];
   backends: Record<string, BackendSpec>;
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
@@ -95,6 +98,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
   const s = setup.settings;
   return new NativeEngine({
     baseUrl: s.baseUrl,
+    baseUrls: s.baseUrls,
     backends: s.backends,
     sandbox: s.sandbox,
     sandboxLimits: limitsOf(s),
@@ -117,6 +121,7 @@ export class NativeEngine implements Engine {
   #backends(): BackendTable {
     return {
       baseUrl: this.config.baseUrl,
+      ...(this.config.baseUrls ? { baseUrls: this.config.baseUrls } : {}),
       backends: this.config.backends,
       env: this.config.parentEnv,
     };
@@ -174,11 +179,13 @@ export class NativeEngine implements Engine {
     }
     const prompt = await readFile(spec.promptPath, "utf8");
 
-    const { client, model, loadedContext } = await connectModel(backend, spec.model, {
+    const endpoint = spec.endpoint;
+    const connected = await connectTurn(backend, spec.model, endpoint, {
       ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
       ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
       sink,
-    });
+    }, (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }));
+    const { client, model, loadedContext } = connected;
     const cap = contextCap(model?.contextLength, this.config.maxContext ?? 0);
     const effort = usableEffort(spec.options.effort, model?.capabilities);
 
@@ -305,7 +312,9 @@ export class NativeEngine implements Engine {
       });
       outcome = loopOutcome(result, repair, started);
     } catch (e) {
-      outcome = loopFailure(e, signal.aborted, backend, spec.model);
+      // Named by the endpoint the turn ended on.
+      const at = endpoint ? { ...backend, url: endpoint.url } : backend;
+      outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
     if (before) {
       await reportShellChanges(before, roots, sink);

@@ -4,9 +4,9 @@
  * the model's context, or the backend's failure, worded by failures.ts).
  */
 import type { TurnOutcome } from "../types.ts";
-import type { ResolvedBackend } from "./backend.ts";
 import { ContextOverflowError } from "./context_budget.ts";
-import { endpointError, failed, statusOf } from "./failures.ts";
+import { EndpointsDownError } from "./endpoint_failover.ts";
+import { type BackendNaming, endpointError, failed, statusOf } from "./failures.ts";
 import { withRepairNote } from "./history.ts";
 import type { LoopResult } from "./loop.ts";
 
@@ -38,12 +38,12 @@ export function loopOutcome(
 export function loopFailure(
   e: unknown,
   aborted: boolean,
-  backend: ResolvedBackend,
+  backend: BackendNaming,
   model: string,
 ): TurnOutcome {
   return aborted
     ? failed("Stopped before the model answered")
-    : e instanceof ContextOverflowError
+    : e instanceof ContextOverflowError || e instanceof EndpointsDownError
     ? failed(e.message)
     : failed(endpointError(e, backend, model), statusOf(e));
 }

@@ -14,7 +14,7 @@ import {
   unknownBackendError,
   wordOf,
 } from "../../../src/engines/native/failures.ts";
-import type { ResolvedBackend } from "../../../src/engines/native/backend.ts";
+import type { BackendNaming } from "../../../src/engines/native/failures.ts";
 import { type HostileMode, startHostileBackend } from "../../support/hostile_backend.ts";
 
 const MiB = 1024 * 1024;
@@ -39,8 +39,8 @@ async function texts(mode: HostileMode): Promise<{ ollama: string; named: string
   const hostile = await startHostileBackend({ mode, floodBytes: 64 * MiB });
   try {
     const options = { baseUrl: hostile.url, label: "x", backoffMs: () => 10 };
-    const ollama: ResolvedBackend = { name: "ollama", url: hostile.url, kind: "ollama" };
-    const named: ResolvedBackend = { name: "lab", url: hostile.url, kind: "openai" };
+    const ollama: BackendNaming = { name: "ollama", url: hostile.url, kind: "ollama" };
+    const named: BackendNaming = { name: "lab", url: hostile.url, kind: "openai" };
     return {
       ollama: endpointError(await errorOf(new OllamaChatClient(options)), ollama, "m:1"),
       named: endpointError(await errorOf(new ChatClient(options)), named, "m:1"),
@@ -111,7 +111,7 @@ Deno.test("failures: an HTTP 500 with a huge body shows the start of it, after t
 });
 
 Deno.test("failures: each HTTP status gets the word the orchestrator acts on, the text stays", () => {
-  const ollama: ResolvedBackend = { name: "ollama", url: "http://127.0.0.1:11434", kind: "ollama" };
+  const ollama: BackendNaming = { name: "ollama", url: "http://127.0.0.1:11434", kind: "ollama" };
   const http = (status: number, detail: string) =>
     endpointError(new ChatHttpError(status, detail, detail), ollama, "m:1");
   assert.equal(

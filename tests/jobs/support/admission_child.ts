@@ -17,13 +17,10 @@
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import { Admission } from "../../../src/jobs/admission.ts";
+import { gate as lineGate } from "./admission_driver.ts";
 
 const [dir, limit, leaseMs] = process.argv.slice(2);
-const gate = new Admission(dir!, { defaultLimit: Number(limit), backendLimits: {} }, {
-  pollMs: 40,
-  ...(leaseMs !== undefined ? { leaseMs: Number(leaseMs) } : {}),
-});
+const gate = lineGate(dir!, Number(limit), leaseMs !== undefined ? Number(leaseMs) : undefined);
 const now = () => performance.timeOrigin + performance.now();
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

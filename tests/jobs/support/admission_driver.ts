@@ -7,7 +7,8 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { Admission } from "../../../src/jobs/admission.ts";
+import { Admission, endpointFolder } from "../../../src/jobs/admission.ts";
+import type { Lane } from "../../../src/jobs/queue.ts";
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), "admission_child.ts");
 export const WAIT_MS = 30_000;
@@ -75,17 +76,48 @@ export class Child {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const uuid = () => crypto.randomUUID();
-export const lineDir = (root: string) => join(root, "ollama");
+/** The endpoint every test process shares a line on, as the default Ollama is. */
+export const TEST_URL = "http://127.0.0.1:11434";
+export const lineDir = (root: string) => join(root, endpointFolder(TEST_URL));
 export const slotFiles = (root: string) =>
   readdirSync(lineDir(root)).filter((f) => f.startsWith("slot-"));
 export const ticketFiles = (root: string) =>
   readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
 
-export function gate(root: string, limit: number, leaseMs?: number): Admission {
-  return new Admission(root, { defaultLimit: limit, backendLimits: {} }, {
-    pollMs: 40,
-    ...(leaseMs !== undefined ? { leaseMs } : {}),
-  });
+/**
+ * The real Admission on `root`, with every job on one endpoint's line (TEST_URL, backend
+ * "ollama", at most `limit` at once): the tests name only the job, as a server with one
+ * Ollama does.
+ */
+export function gate(root: string, limit: number, leaseMs?: number): OneLane {
+  return new OneLane(
+    new Admission(root, { pollMs: 40, ...(leaseMs !== undefined ? { leaseMs } : {}) }),
+    { url: TEST_URL, backend: "ollama", limit },
+  );
+}
+
+/** An Admission whose jobs all wait in one lane. */
+export class OneLane {
+  constructor(readonly admission: Admission, readonly lane: Lane) {}
+
+  enter(id: string, _lane: undefined, placed: () => void, lost?: (reason: string) => void) {
+    return this.admission.enter(id, this.lane, placed, lost);
+  }
+  exit(id: string, _lane?: undefined): void {
+    this.admission.exit(id);
+  }
+  leave(id: string): boolean {
+    return this.admission.leave(id);
+  }
+  position(id: string): number {
+    return this.admission.position(id);
+  }
+  detail(id: string) {
+    return this.admission.detail(id);
+  }
+  stillHolds(id: string): Promise<boolean> {
+    return this.admission.stillHolds(id);
+  }
 }
 
 export async function withChildren(

@@ -1,0 +1,184 @@
+/**
+ * Which endpoint of its backend's pool a turn runs on. A session keeps to the endpoint that
+ * served its previous turn while that one is up, so the prefix the endpoint cached for it (a
+ * coding delegate resends the same long prefix every turn) is reused; a new session goes to
+ * the least busy endpoint that is up, counting the jobs of every server of the user that hold
+ * or wait for its slots; a session whose endpoint is down moves, and says so. A backend with
+ * one endpoint is never probed: its turns run there, as they always did.
+ */
+import {
+  EndpointHealth,
+  type EndpointState,
+  type ProbeTarget,
+} from "../backends/endpoint_health.ts";
+import { tagged } from "../engines/backend_failures.ts";
+import {
+  type BackendTable,
+  resolveBackend,
+  type ResolvedBackend,
+} from "../engines/native/backend.ts";
+import type { EngineName } from "../settings/types.ts";
+import type { BackendGate, Lane } from "./queue.ts";
+
+/** Where a turn goes, and where its session was before when it had to leave that endpoint. */
+export interface Placement {
+  backend: ResolvedBackend;
+  lane: Lane;
+  /** The session's previous endpoint, which this turn left, and why. */
+  moved?: { from: string; reason: string };
+}
+
+/** What the placer needs of the settings: the default Ollama (pool) and the named backends. */
+export type PoolTable = BackendTable;
+
+export class EndpointPlacer {
+  /** Jobs of this process placed on each endpoint (queued or running there). */
+  readonly #local = new Map<string, number>();
+
+  constructor(
+    private readonly table: PoolTable,
+    private readonly gate: BackendGate,
+    readonly health: EndpointHealth = new EndpointHealth(),
+  ) {}
+
+  /**
+   * The backend a job of `engine` runs on: the claude engine always on the default Ollama,
+   * the native one on its named backend; undefined for a name the settings do not have (the
+   * engine then fails the job with the list of names).
+   */
+  backendOf(engine: EngineName, backend: string | undefined): ResolvedBackend | undefined {
+    return resolveBackend(this.table, engine === "claude" ? undefined : backend);
+  }
+
+  /** The lane of `url` in `backend`, or undefined when the backend has no such endpoint. */
+  laneOf(backend: ResolvedBackend, url: string): Lane | undefined {
+    const endpoint = backend.endpoints.find((e) => e.url === url);
+    if (!endpoint) return undefined;
+    return {
+      url,
+      backend: backend.name,
+      ...(endpoint.limit !== undefined ? { limit: endpoint.limit } : {}),
+      ...(backend.endpoints.length > 1 ? { pooled: true } : {}),
+    };
+  }
+
+  /** How to probe each endpoint of `backend`. */
+  targets(backend: ResolvedBackend): ProbeTarget[] {
+    return backend.endpoints.map((e) => ({
+      url: e.url,
+      kind: backend.kind,
+      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+    }));
+  }
+
+  /**
+   * Places a turn of `backend`: on `affinity` (the endpoint of the session's previous turn)
+   * while it is up, else on the least busy endpoint that is up and not in `avoid`. The
+   * endpoint counts as taken by this process until `release` is called for it.
+   */
+  async place(
+    backend: ResolvedBackend,
+    options: { affinity?: string; avoid?: ReadonlySet<string> } = {},
+  ): Promise<Placement | { refused: string }> {
+    const avoid = options.avoid ?? new Set<string>();
+    if (backend.endpoints.length === 1) {
+      const url = backend.url;
+      if (avoid.has(url)) return { refused: this.allDown(backend) };
+      return this.#taken(backend, url, undefined);
+    }
+    await this.health.refresh(this.targets(backend));
+    const up = backend.endpoints.filter((e) => !avoid.has(e.url) && !this.health.isDown(e.url));
+    if (up.length === 0) return { refused: this.allDown(backend) };
+    const affinity = options.affinity;
+    if (affinity !== undefined && up.some((e) => e.url === affinity)) {
+      return this.#taken(backend, affinity, undefined);
+    }
+    // Counted before the choice, which then runs without a pause: turns placed at once by this
+    // process see each other's choices.
+    const others = await Promise.all(up.map((e) => this.gate.others(this.laneOf(backend, e.url)!)));
+    const now = Date.now();
+    const load = up.map((e, i) => {
+      const busy = (this.#local.get(e.url) ?? 0) + others[i]!;
+      return {
+        url: e.url,
+        // A 429 sends new sessions elsewhere while its wait lasts.
+        throttled: this.health.isThrottled(e.url, now) ? 1 : 0,
+        share: busy / (e.limit ?? 1),
+        busy,
+        order: i,
+      };
+    });
+    load.sort((a, b) =>
+      a.throttled - b.throttled || a.share - b.share || a.busy - b.busy || a.order - b.order
+    );
+    const chosen = load[0]!.url;
+    const moved = affinity !== undefined && affinity !== chosen
+      ? { from: affinity, reason: this.#whyLeft(backend, affinity, avoid) }
+      : undefined;
+    return this.#taken(backend, chosen, moved);
+  }
+
+  /**
+   * Whether an endpoint of `backend` other than `url` is up and has a free slot that nobody
+   * waits for (counting every server's jobs).
+   */
+  async idleElsewhere(backend: ResolvedBackend, url: string): Promise<boolean> {
+    const now = Date.now();
+    for (const e of backend.endpoints) {
+      if (e.url === url || e.limit === undefined) continue;
+      if (this.health.isDown(e.url) || this.health.isThrottled(e.url, now)) continue;
+      const busy = (this.#local.get(e.url) ?? 0) +
+        await this.gate.others(this.laneOf(backend, e.url)!);
+      if (busy < e.limit) return true;
+    }
+    return false;
+  }
+
+  /** The job placed on `url` ended or moved away. */
+  release(url: string): void {
+    const n = (this.#local.get(url) ?? 0) - 1;
+    if (n > 0) this.#local.set(url, n);
+    else this.#local.delete(url);
+  }
+
+  /** What this process knows of each endpoint of `backend`, for status reports. */
+  states(backend: ResolvedBackend): Array<{ url: string; state: EndpointState; jobsHere: number }> {
+    return backend.endpoints.map((e) => ({
+      url: e.url,
+      state: this.health.state(e.url),
+      jobsHere: this.#local.get(e.url) ?? 0,
+    }));
+  }
+
+  #taken(
+    backend: ResolvedBackend,
+    url: string,
+    moved: Placement["moved"],
+  ): Placement {
+    this.#local.set(url, (this.#local.get(url) ?? 0) + 1);
+    return { backend, lane: this.laneOf(backend, url)!, ...(moved ? { moved } : {}) };
+  }
+
+  #whyLeft(backend: ResolvedBackend, url: string, avoid: ReadonlySet<string>): string {
+    if (!backend.endpoints.some((e) => e.url === url)) return "it is no longer in the pool";
+    const state = this.health.state(url);
+    if (!state.up) return `it is down: ${state.reason ?? "its health check failed"}`;
+    return avoid.has(url) ? "it failed this job" : "it was not usable";
+  }
+
+  /** The job error when no endpoint of `backend` can take the job. */
+  allDown(backend: ResolvedBackend): string {
+    const list = backend.endpoints.map((e) => {
+      const state = this.health.state(e.url);
+      return `${e.url} (${state.up ? "failed this job" : state.reason ?? "down"})`;
+    });
+    const what = backend.endpoints.length === 1
+      ? `the endpoint of backend "${backend.name}" is down`
+      : `every endpoint of backend "${backend.name}" is down`;
+    return tagged(
+      "backend_unreachable",
+      `Cannot run job: ${what}: ${list.join(", ")}. Start them, or fix the URLs ` +
+        "(ollama-delegate doctor checks each one)",
+    );
+  }
+}
