@@ -7,7 +7,7 @@
  * once, Claude Code hands the findings to its model, and the next stop goes through.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -47,20 +47,61 @@ async function claude(
   return { status: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
 
+/** The Stop hook's inline script (`node -e <script>`). */
+function hookScript(): string {
+  const hooks = JSON.parse(readFileSync(join(PLUGIN, "hooks", "hooks.json"), "utf8"));
+  const stop = hooks.hooks.Stop[0].hooks[0];
+  assert.equal(stop.command, "node");
+  assert.equal(stop.args[0], "-e");
+  return stop.args[1] as string;
+}
+
 Deno.test("plugin: the hooks file names this version, and the CLI registers its Stop hook", async () => {
   const hooks = JSON.parse(readFileSync(join(PLUGIN, "hooks", "hooks.json"), "utf8"));
   const stop = hooks.hooks.Stop[0].hooks[0];
-  assert.equal(stop.command, "npx");
-  assert.deepEqual(stop.args, ["-y", `ollama-delegate@${VERSION}`, "review", "--gate"]);
+  assert.ok(
+    hookScript().includes(`['-y','ollama-delegate@${VERSION}','review','--gate']`),
+    hookScript(),
+  );
   // Over our own limit (MAX_GATE_SECONDS), so the gate fails open before Claude Code kills it.
   assert.equal(stop.timeout, 900);
   const r = await claude(tempDir("od-gate-home-"), ["plugin", "validate", PLUGIN], {
     HOME: tempDir("od-gate-home-"),
   });
   assert.equal(r.status, 0, r.stdout + r.stderr);
-  assert.match(
-    r.stdout,
-    /hooks: Stop command npx \["-y","ollama-delegate@[^"]+","review","--gate"\]/,
+  assert.match(r.stdout, /hooks: Stop command node \["-e",/);
+});
+
+Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, starting nothing", async () => {
+  // A stand-in npx that records being started, on a PATH of its own beside node.
+  const bin = tempDir("od-gate-bin-");
+  const marker = join(bin, "npx-ran");
+  writeFileSync(join(bin, "npx"), `#!/bin/sh\necho "$@" > '${marker}'\ncat >> '${marker}'\n`, {
+    mode: 0o755,
+  });
+  const node = execFileSync("which", ["node"], { encoding: "utf8" }).trim();
+  const run = (env: Record<string, string>) => {
+    const home = tempDir("od-gate-home-");
+    mkdirSync(join(home, ".ollama-mcp"), { recursive: true });
+    return spawnSync(node, ["-e", hookScript()], {
+      input: '{"session_id":"s1","stop_hook_active":false}',
+      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home, ...env },
+      encoding: "utf8",
+    });
+  };
+  const off = run({});
+  assert.equal(off.status, 0, off.stderr);
+  assert.equal(existsSync(marker), false, "npx was started with the gate off");
+  const offInFile = run({ OLLAMA_MCP_CONFIG: join(bin, "cfg.json") });
+  assert.equal(offInFile.status, 0);
+  assert.equal(existsSync(marker), false);
+  writeFileSync(join(bin, "cfg.json"), JSON.stringify({ reviewGate: "on" }));
+  const on = run({ OLLAMA_MCP_CONFIG: join(bin, "cfg.json") });
+  assert.equal(on.status, 0, on.stderr);
+  // Started with the pinned package and the hook's input on its stdin.
+  assert.equal(
+    readFileSync(marker, "utf8"),
+    `-y ollama-delegate@${VERSION} review --gate\n{"session_id":"s1","stop_hook_active":false}`,
   );
 });
 
