@@ -27,7 +27,10 @@ export type TranscriptEntry =
   }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
 
-/** A command an engine ran for the delegate (native Bash), as the server measured it (not as the model claims). */
+/**
+ * A command an engine ran for the delegate, as the server measured it (native Bash) or Claude
+ * Code reported it (claude engine), not as the model claims.
+ */
 export interface CommandRun {
   command: string;
   /** null when a signal or the tool's timeout ended it. */
@@ -113,10 +116,12 @@ export interface TurnSink {
   contextElided?(count: number): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   childStarted(pid: number): void;
-  /** A command the engine ran itself (native Bash), with its real exit code. */
+  /** A command the delegate ran (Bash), with its real exit code. */
   commandRun?(run: CommandRun): void;
   /** A file the engine's tools created or changed. */
   fileChanged?(path: string): void;
+  /** Why the files reported by fileChanged may not be all the turn changed. */
+  changesPartial?(why: string): void;
 }
 
 /** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */

@@ -21,6 +21,9 @@ import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
 
+/** Changed files a record names; past it they are counted (`changedFilesMore`). */
+export const MAX_CHANGED_KEPT = 1000;
+
 export interface TurnRunDeps {
   store: JobStore;
   /** The engine of a job; throws when it is not available. */
@@ -95,6 +98,7 @@ async function startTurn(
   // Before the engine starts: this process may have been stopped since the slot was won.
   await deps.lanes.gate.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
+  const changed = new Set(record.changedFiles ?? []);
   const turn = await deps.engine(record.engine).start(
     {
       jobId: record.id,
@@ -135,8 +139,16 @@ async function startTurn(
         (record.commands ??= []).push(run);
       },
       fileChanged: (path) => {
+        if (changed.has(path)) return;
+        changed.add(path);
+        // A command can change a hundred thousand files (an install): the record keeps the
+        // first ones and counts the rest.
         const files = (record.changedFiles ??= []);
-        if (!files.includes(path)) files.push(path);
+        if (files.length < MAX_CHANGED_KEPT) files.push(path);
+        else record.changedFilesMore = (record.changedFilesMore ?? 0) + 1;
+      },
+      changesPartial: (why) => {
+        record.changedFilesPartial = why;
       },
       childStarted: (pid) => {
         identityOf(pid).then((child) => {

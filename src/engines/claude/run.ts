@@ -42,7 +42,14 @@ import {
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
 import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
-import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
+import {
+  type ClaudeSandboxPlan,
+  findSandboxTools,
+  planSandbox,
+  sandboxSettings,
+  withNestedHostRun,
+} from "./sandbox.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
 import { failedStart, judged } from "./outcome.ts";
 
 /**
@@ -223,14 +230,48 @@ export class ClaudeEngine implements Engine {
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return failedStart(plan.reason);
     const roots = [spec.cwd, ...spec.options.addDirs];
+    const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
+    // What the turn changes is looked for by the server, from before Claude Code starts.
+    const changes = await beginTurnChanges(realRoots, { walk: true });
+    let turn: RunningTurn | undefined;
+    try {
+      turn = await this.#start(spec, sink, {
+        env,
+        marker,
+        command,
+        plan,
+        roots,
+        realRoots,
+        changes,
+      });
+    } finally {
+      if (turn) turn.done.finally(() => changes.release()).catch(() => {});
+      else changes.release();
+    }
+    return turn;
+  }
+
+  async #start(
+    spec: TurnSpec,
+    sink: TurnSink,
+    { env, marker, command, plan, roots, realRoots, changes }: {
+      env: Record<string, string>;
+      marker: { name: string; value: string };
+      command: string;
+      plan: Exclude<ClaudeSandboxPlan, { kind: "refused" }>;
+      roots: string[];
+      realRoots: string[];
+      changes: TurnChanges;
+    },
+  ): Promise<RunningTurn> {
     const scoped = await this.#protectScope(spec);
     // Protected files by what they are: secret files and host-run files under other names
     // (a link's target, a hard link) are hidden or held read-only by path in the jail and
     // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.
-    const ids = await collectGuardIdentities(
-      await Promise.all(roots.map((r) => realpath(r).catch(() => r))),
-      { allowSecretFiles: this.config.allowSecretFiles ?? [] },
-    );
+    const ids = await collectGuardIdentities(realRoots, {
+      allowSecretFiles: this.config.allowSecretFiles ?? [],
+      ...(changes.list ? { list: changes.list } : {}),
+    });
     if (ids.secretPaths.length > MAX_SECRET_MASKS) {
       return failedStart(
         `Cannot start Claude Code: ${ids.secretPaths.length} secret-looking files lie in the ` +
@@ -329,6 +370,8 @@ export class ClaudeEngine implements Engine {
       },
       sink,
       async (outcome) => {
+        // Everything the turn started is gone by now: what it changed stays as it is.
+        await reportChanges(changes, realRoots, sink);
         const verdict = outcome.usage && judgeTurn({
           model: spec.model,
           estimate,

@@ -39,11 +39,14 @@ export type StreamEvent =
    * A system event worth one activity line (a permission denial, an API retry); `retry` when
    * Claude Code says a request to its endpoint failed and it will try again.
    */
-  | { type: "notice"; text: string; retry?: true }
+  | { type: "notice"; text: string; retry?: true; deniedToolUse?: string }
   /** The model's message: its content blocks that are objects. */
   | { type: "assistant"; blocks: Json[] }
-  /** Tool results sent back to the model: the content blocks that are objects. */
-  | { type: "user"; blocks: Json[] }
+  /**
+   * Tool results sent back to the model: the content blocks that are objects, and the ids of
+   * tool calls Claude Code says it did not run (its `tool_result_meta`: a denial, a refusal).
+   */
+  | { type: "user"; blocks: Json[]; notRun: string[] }
   | { type: "result"; result: ResultEvent }
   /** Any other event, or a message without content blocks. */
   | { type: "other" };
@@ -67,7 +70,9 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
     case "user": {
       const message = event.message;
       if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
-      return { type: event.type, blocks: message.content.filter(isObject) };
+      const blocks = message.content.filter(isObject);
+      if (event.type === "assistant") return { type: "assistant", blocks };
+      return { type: "user", blocks, notRun: notRunIds(event.tool_result_meta) };
     }
     case "result":
       return { type: "result", result: resultOf(event) };
@@ -117,11 +122,14 @@ function systemEvent(event: Json): StreamEvent {
       if (model) init.model = model;
       return init;
     }
-    case "permission_denied":
-      return {
+    case "permission_denied": {
+      const notice: StreamEvent = {
         type: "notice",
         text: `permission denied: ${str(event.tool_name) ?? "tool"}: ${str(event.message) ?? ""}`,
       };
+      const id = str(event.tool_use_id);
+      return id === undefined ? notice : { ...notice, deniedToolUse: id };
+    }
     case "api_retry":
       return {
         type: "notice",
@@ -133,6 +141,14 @@ function systemEvent(event: Json): StreamEvent {
     default:
       return { type: "other" };
   }
+}
+
+/** Ids of the tool calls that `tool_result_meta` marks as not run (`non_execution_kind`). */
+function notRunIds(meta: unknown): string[] {
+  if (!Array.isArray(meta)) return [];
+  return meta.filter(isObject).flatMap((m) =>
+    typeof m.id === "string" && m.non_execution_kind !== undefined ? [m.id] : []
+  );
 }
 
 function assistantItems(blocks: readonly Json[]): StreamItem[] {

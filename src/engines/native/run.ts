@@ -43,12 +43,13 @@ import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { connectModel, usableEffort } from "./model_connection.ts";
 import { inlineFiles } from "./one_shot.ts";
-import { toolPolicy } from "./permissions.ts";
+import { type ToolPolicy, toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "./placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
-import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { type SandboxLimits, type SandboxMode, type ShellRunner, shellRunner } from "./sandbox.ts";
 import { limitsOf } from "./sandbox_limits.ts";
-import { reportShellChanges, watchShell } from "./shell_watch.ts";
+import { watchesShell, watchShell } from "./shell_watch.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
@@ -106,6 +107,20 @@ export function createEngine(setup: EngineSetup): NativeEngine {
   });
 }
 
+/** What a turn is set up with before its model is reached. */
+interface Prepared {
+  started: number;
+  backend: ResolvedBackend;
+  cwd: string;
+  roots: string[];
+  protect: string[];
+  runner: ShellRunner;
+  policy: ToolPolicy;
+  /** The turn's view of its directories' changes; `shell`: whether commands can run. */
+  changes: TurnChanges;
+  shell: boolean;
+}
+
 export class NativeEngine implements Engine {
   readonly name = "native" as const;
 
@@ -150,11 +165,6 @@ export class NativeEngine implements Engine {
     if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
     const scope = await turnScope(spec, this.config);
     if ("refused" in scope) return failed(scope.refused);
-    const { cwd, roots, protect } = scope;
-    // What the protected files are, whatever names they go by, before the model acts.
-    const guard = await collectGuardIdentities(roots, {
-      allowSecretFiles: this.config.allowSecretFiles ?? [],
-    });
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
@@ -164,8 +174,38 @@ export class NativeEngine implements Engine {
       spec.options.permissionMode,
       spec.options.allowedTools,
       spec.options.disallowedTools,
-      cwd,
+      scope.cwd,
     );
+    // Commands' changes are looked for by the server; Write and Edit report their own.
+    const shell = watchesShell(policy, runner);
+    const changes = await beginTurnChanges(scope.roots, { walk: shell });
+    try {
+      return await this.#turn(spec, sink, signal, {
+        started,
+        backend,
+        ...scope,
+        runner,
+        policy,
+        changes,
+        shell,
+      });
+    } finally {
+      changes.release();
+    }
+  }
+
+  async #turn(
+    spec: TurnSpec,
+    sink: TurnSink,
+    signal: AbortSignal,
+    prepared: Prepared,
+  ): Promise<TurnOutcome> {
+    const { started, backend, cwd, roots, protect, runner, policy, changes, shell } = prepared;
+    // What the protected files are, whatever names they go by, before the model acts.
+    const guard = await collectGuardIdentities(roots, {
+      allowSecretFiles: this.config.allowSecretFiles ?? [],
+      ...(changes.list ? { list: changes.list } : {}),
+    });
     const prompt = await readFile(spec.promptPath, "utf8");
 
     const { client, model, loadedContext } = await connectModel(backend, spec.model, {
@@ -244,7 +284,7 @@ export class NativeEngine implements Engine {
           "with other hard links",
       });
     }
-    let before = await watchShell(policy, runner, roots, spec.worktree, guard);
+    if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap,
@@ -293,10 +333,7 @@ export class NativeEngine implements Engine {
     } catch (e) {
       outcome = loopFailure(e, signal.aborted, backend, spec.model);
     }
-    if (before) {
-      await reportShellChanges(before, roots, sink);
-      before = undefined;
-    }
+    if (shell) await reportChanges(changes, roots, sink);
     return await settleWriters(outcome, [writer, transcript]);
   }
 

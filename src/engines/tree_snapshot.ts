@@ -1,6 +1,8 @@
 /**
- * Which files a job created or changed, including through Bash: the server compares the
- * job's directories before and after rather than trusting the model's account. Version
+ * Which files a job created or changed, by walking its directories: where no change journal
+ * can be kept (turn_changes.ts), the server compares them before and after the turn rather
+ * than trusting the model's account; and `changedSince` finds what changed after a journal
+ * stopped in the middle of a turn. Version
  * control and dependency folders are walked too (a changed `.git/config` or a patched file
  * in `node_modules` runs on the host later), after the rest and with a budget of their own,
  * so a large `node_modules` cannot crowd out the project's own files. Bounded: a huge tree
@@ -8,9 +10,9 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { quotePath } from "../../platform/plain_text.ts";
-import { CREDENTIAL_PATHS, hostRunPart } from "../protected_paths.ts";
-import { isInside } from "./tools/real_paths.ts";
+import { quotePath } from "../platform/plain_text.ts";
+import { CREDENTIAL_PATHS, hostRunPart } from "./protected_paths.ts";
+import { isInside } from "./native/tools/real_paths.ts";
 
 /** Entries looked at in the project's own files; beyond this the comparison is partial. */
 const MAX_ENTRIES = 20_000;
@@ -75,8 +77,10 @@ async function walk(starts: readonly string[], roots: ReadonlySet<string>, w: Wa
     }
     // One directory's files at a time, concurrently: a stat per await is slow on big trees.
     const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
+    // The change time too: a command can put a file's size and mtime back (`touch -r`), not
+    // its ctime, nor its inode when it replaced the file.
     stats.forEach((st, i) => {
-      if (st) w.files.set(statted[i]!, `${st.size}:${st.mtimeMs}`);
+      if (st) w.files.set(statted[i]!, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
     });
     if (capped) return false;
   }
@@ -110,6 +114,47 @@ export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
     nestedGit: project.nestedGit.sort(),
     credentials: project.credentials.sort(),
   };
+}
+
+/** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */
+const CTIME_SLACK_MS = 20;
+
+/**
+ * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, this
+ * process's clock) or later: what a turn changed when nothing was recorded before it. The
+ * change time cannot be set back by a command (utimes sets only the access and modification
+ * times). Walks at most `limit` entries; `capped` when it stopped there.
+ */
+export async function changedSince(
+  roots: readonly string[],
+  sinceMs: number,
+  limit: number,
+): Promise<{ files: string[]; capped: boolean }> {
+  const files: string[] = [];
+  const stack = [...roots];
+  let seen = 0;
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    const statted: string[] = [];
+    for (const entry of entries) {
+      if (++seen > limit) return { files: files.sort(), capped: true };
+      if (CREDENTIAL_NAMES.has(entry.name)) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) stack.push(path);
+      else statted.push(path);
+    }
+    const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
+    stats.forEach((st, i) => {
+      if (st && st.ctimeMs >= sinceMs - CTIME_SLACK_MS) files.push(statted[i]!);
+    });
+  }
+  return { files: files.sort(), capped: false };
 }
 
 /**

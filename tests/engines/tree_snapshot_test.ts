@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { changedBetween, snapshot } from "../../../src/engines/native/changes.ts";
+import { changedBetween, snapshot } from "../../src/engines/tree_snapshot.ts";
 
 async function withTree(
   fn: (top: string) => Promise<void>,

@@ -1,0 +1,276 @@
+/**
+ * What a turn changed in its directories, found the same way on both engines and never from
+ * the model's account, at a cost that does not grow with the tree.
+ *
+ * Where it can (Linux, under Deno), each root gets a change journal (tree_journal.ts) when a
+ * turn first works there, kept while the server runs and closed after IDLE_MS without a turn:
+ * a turn then costs a read of the events since it started, and the identity scan at its start
+ * (guard_identities.ts) lists folders from the journal's memory. Setting one up costs a walk
+ * of the folders (0.3 s for 100,000 files in 5,000 folders, measured), once. Elsewhere, and for
+ * a root that cannot have one (too many folders, the watch limit), the tree is walked before
+ * and after the turn (tree_snapshot.ts), capped, as before. A journal that stops trusting
+ * itself in the middle of a turn (its queue overflowed) is replaced, for that turn, by a walk
+ * for files changed since the turn began (by their change time).
+ *
+ * Whatever could not be known is said in `partial`, which the reply shows on its `files:` line.
+ */
+import type { LinuxFs } from "../platform/posix/inotify.ts";
+import { linuxFs } from "../platform/posix/inotify.ts";
+import type { ListedEntry } from "./host_run_scan.ts";
+import { JOURNAL_LIMITS, type JournalLimits, TreeJournal } from "./tree_journal.ts";
+import {
+  changedBetween,
+  changedSince,
+  plantedWarnings,
+  type Snapshot,
+  snapshot,
+} from "./tree_snapshot.ts";
+import type { TurnSink } from "./types.ts";
+
+/** What a turn changed. */
+export interface ChangeReport {
+  /** Files created or changed (absolute, sorted). */
+  files: string[];
+  /** Why `files` may miss some, when it may. */
+  partial?: string;
+}
+
+/** One turn's view of its directories' changes, from its start to `end()`. */
+export interface TurnChanges {
+  /** How the identity scan lists folders from memory (a journal), when it can. */
+  readonly list?: (dir: string) => ListedEntry[] | undefined;
+  /**
+   * `.git` entries below the top of the roots, at any depth (dependencies too), and credential
+   * stores; undefined when the turn did not look (no journal, and no walk asked for).
+   */
+  readonly nested?: { nestedGit: string[]; credentials: string[] };
+  /** How the changes are found: "journal" or "walk" (undefined: not at all). */
+  readonly how?: "journal" | "walk";
+  /** What changed since the start. Once only; later calls give the same report. */
+  end(): Promise<ChangeReport>;
+  /** Stops watching for this turn without a report (a turn that never ran). */
+  release(): void;
+}
+
+export interface BeginOptions {
+  /** Walk the tree when no journal can be kept (the native engine: when Bash can run). */
+  walk: boolean;
+  /** The calls behind journals; null: none (walk), as on Node. Defaults to linuxFs(). */
+  fs?: LinuxFs | null;
+  limits?: JournalLimits;
+}
+
+/** How long a journal is kept after its last turn. */
+const IDLE_MS = 15 * 60_000;
+/** How long a root whose journal could not be set up is walked before trying again. */
+const RETRY_MS = 5 * 60_000;
+/** How often journals read their events (the kernel queues 16,384 per journal). */
+const DRAIN_MS = 100;
+/** Entries walked for what changed after a journal stopped mid-turn. */
+const SINCE_LIMIT = 2_000_000;
+
+interface Kept {
+  journal: Promise<TreeJournal | undefined>;
+  lastUsed: number;
+}
+
+const kept = new Map<string, Kept>();
+/** Roots whose journal could not be set up: until when, and why. */
+const refused = new Map<string, { until: number; why: string }>();
+let drainTimer: ReturnType<typeof setInterval> | undefined;
+
+/** Starts watching `roots` (real paths) for one turn. */
+export async function beginTurnChanges(
+  roots: readonly string[],
+  options: BeginOptions,
+): Promise<TurnChanges> {
+  const fs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
+  const started = Date.now();
+  const journals = fs ? await Promise.all(roots.map((r) => journalFor(r, fs, options))) : [];
+  if (fs && journals.every((j) => j !== undefined)) {
+    return journalTurn(roots, journals as TreeJournal[], started);
+  }
+  if (!options.walk) return { end: () => Promise.resolve({ files: [] }), release() {} };
+  const before = await snapshot(roots);
+  let report: Promise<ChangeReport> | undefined;
+  return {
+    how: "walk",
+    nested: { nestedGit: before.nestedGit, credentials: before.credentials },
+    end: () => report ??= snapshot(roots).then((after) => walkReport(before, after)),
+    release() {},
+  };
+}
+
+/**
+ * Reports the files the turn changed, warns of files planted where the host would run them
+ * (relative to the first root, the cwd), and says when the list may miss some.
+ */
+export async function reportChanges(
+  changes: TurnChanges,
+  roots: readonly string[],
+  sink: TurnSink,
+): Promise<void> {
+  const report = await changes.end();
+  for (const path of report.files) sink.fileChanged?.(path);
+  for (const text of plantedWarnings(report.files, roots)) sink.warning?.(text);
+  if (report.partial) sink.changesPartial?.(report.partial);
+}
+
+function walkReport(before: Snapshot, after: Snapshot): ChangeReport {
+  const files = changedBetween(before, after);
+  const capped = before.capped || after.capped;
+  if (!capped) return { files };
+  return {
+    files,
+    partial:
+      (capped === "project"
+        ? "the job's directories hold over 20,000 entries"
+        : "their version control and dependency folders hold over 200,000 entries") +
+      ", so only those were compared (Write and Edit calls are all listed)",
+  };
+}
+
+function journalTurn(
+  roots: readonly string[],
+  journals: TreeJournal[],
+  started: number,
+): TurnChanges {
+  const tokens = journals.map((j) => j.listen());
+  const byRoot = new Map(roots.map((r, i) => [r, journals[i]!]));
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    journals.forEach((j, i) => j.release(tokens[i]!));
+    for (const root of roots) touch(root);
+  };
+  let report: Promise<ChangeReport> | undefined;
+  const nested = { nestedGit: [] as string[], credentials: [] as string[] };
+  for (const journal of journals) {
+    const found = journal.nested();
+    nested.nestedGit.push(...found.nestedGit);
+    nested.credentials.push(...found.credentials);
+  }
+  return {
+    how: "journal",
+    nested,
+    list: (dir) => {
+      for (const [root, journal] of byRoot) {
+        if (dir === root || dir.startsWith(`${root}/`)) return journal.list(dir);
+      }
+      return undefined;
+    },
+    end: () =>
+      report ??= (async () => {
+        const files = new Set<string>();
+        const partial: string[] = [];
+        for (const [i, journal] of journals.entries()) {
+          const found = journal.changes(tokens[i]!);
+          if ("files" in found) {
+            for (const f of found.files) files.add(f);
+          } else {
+            // The journal stopped: what changed is found by change time instead.
+            const since = await changedSince([roots[i]!], started, SINCE_LIMIT);
+            for (const f of since.files) files.add(f);
+            if (since.capped) {
+              partial.push(
+                `watching "${roots[i]}" stopped (${found.unknown}) and the walk that replaced ` +
+                  `it stopped at ${SINCE_LIMIT.toLocaleString("en-US")} entries`,
+              );
+            }
+          }
+          for (const b of journal.blind().slice(0, 3)) {
+            partial.push(`changes inside "${b.path}" cannot be seen (${b.why})`);
+          }
+        }
+        release();
+        return {
+          files: [...files].sort(),
+          ...(partial.length > 0 ? { partial: partial.join("; ") } : {}),
+        };
+      })(),
+    release,
+  };
+}
+
+/** The root's journal, set up on first use; undefined when it cannot have one. */
+async function journalFor(
+  root: string,
+  fs: LinuxFs,
+  options: BeginOptions,
+): Promise<TreeJournal | undefined> {
+  const entry = kept.get(root);
+  if (entry) {
+    const journal = await entry.journal;
+    if (journal && !journal.invalid) {
+      entry.lastUsed = Date.now();
+      return journal;
+    }
+    if (kept.get(root) === entry) kept.delete(root);
+  }
+  const no = refused.get(root);
+  if (no && no.until > Date.now()) return undefined;
+  refused.delete(root);
+  const journal = TreeJournal.open(root, fs, options.limits ?? JOURNAL_LIMITS).then((j) => {
+    if (typeof j !== "string") return j;
+    refused.set(root, { until: Date.now() + RETRY_MS, why: j });
+    if (kept.get(root)?.journal === journal) kept.delete(root);
+    return undefined;
+  });
+  kept.set(root, { journal, lastUsed: Date.now() });
+  startDraining();
+  return await journal;
+}
+
+function touch(root: string): void {
+  const entry = kept.get(root);
+  if (entry) entry.lastUsed = Date.now();
+}
+
+/**
+ * Reads every journal's events now and then, so that the kernel's queue does not overflow
+ * between turns, and closes journals no turn used for IDLE_MS.
+ */
+function startDraining(): void {
+  if (drainTimer !== undefined) return;
+  drainTimer = setInterval(() => {
+    const now = Date.now();
+    for (const [root, entry] of kept) {
+      entry.journal.then((journal) => {
+        if (!journal) return;
+        if (!journal.listening && now - entry.lastUsed > IDLE_MS) {
+          journal.close();
+          if (kept.get(root) === entry) kept.delete(root);
+        } else journal.drain();
+      }).catch(() => {});
+    }
+    if (kept.size === 0) stopDraining();
+  }, DRAIN_MS);
+  // Journals must not keep the server alive (Deno's timers are numbers; Node's objects).
+  const timer = drainTimer as unknown as { unref?: () => void };
+  if (typeof timer.unref === "function") timer.unref();
+  else {
+    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(
+      drainTimer as unknown as number,
+    );
+  }
+}
+
+function stopDraining(): void {
+  if (drainTimer !== undefined) clearInterval(drainTimer);
+  drainTimer = undefined;
+}
+
+/** Closes every journal (tests; a server shutting down). */
+export function closeJournals(): void {
+  for (const entry of kept.values()) entry.journal.then((j) => j?.close()).catch(() => {});
+  kept.clear();
+  refused.clear();
+  stopDraining();
+}
+
+/** Why `root` gets no journal right now, when it does not (for the doctor and tests). */
+export function journalRefusal(root: string): string | undefined {
+  const no = refused.get(root);
+  return no && no.until > Date.now() ? no.why : undefined;
+}
