@@ -79,6 +79,24 @@ export interface ListedEntry {
 
 const asEntry = (name: string, dir: boolean): ListedEntry => ({ name, isDirectory: () => dir });
 
+/**
+ * Paths whose identity a sandbox holds on to (sandbox_watch.ts): told when an event touched
+ * one of them, one of their folders on the way from the root, or an entry right inside one.
+ */
+export interface Sentinel {
+  /** True when something may have moved them since the last call (then they are checked). */
+  dirty(): boolean;
+  close(): void;
+}
+
+interface SentinelState {
+  /** The paths and every folder on their way from the root. */
+  onTheWay: Set<string>;
+  /** The paths themselves (an entry made or removed in one changes whether it is empty). */
+  paths: Set<string>;
+  dirty: boolean;
+}
+
 /** Folders that could not be watched, with why; shown as a limit of the change list. */
 export interface Blind {
   path: string;
@@ -99,6 +117,7 @@ export class TreeJournal {
   readonly #listeners = new Map<number, number>();
   #nextToken = 1;
   readonly #blind = new Map<string, string>();
+  readonly #sentinels = new Set<SentinelState>();
   #invalid: string | undefined;
 
   private constructor(
@@ -244,6 +263,33 @@ export class TreeJournal {
       if (!node.dirs.has(name)) out.push(asEntry(name, isDir));
     }
     return out;
+  }
+
+  /**
+   * A sentinel over `paths` (inside the root). One whose folder the journal does not watch
+   * (a credential store, an unreadable folder) is always dirty: those are checked every time.
+   */
+  sentinel(paths: readonly string[]): Sentinel {
+    const state: SentinelState = { onTheWay: new Set(), paths: new Set(paths), dirty: false };
+    for (const path of paths) {
+      if (!path.startsWith(`${this.root}/`)) state.dirty = true;
+      for (let at = path; at.length > this.root.length; at = at.slice(0, at.lastIndexOf("/"))) {
+        state.onTheWay.add(at);
+      }
+      const parent = path.slice(0, path.lastIndexOf("/"));
+      if (!this.#find(parent)) state.dirty = true;
+    }
+    const always = state.dirty;
+    this.#sentinels.add(state);
+    return {
+      dirty: () => {
+        this.#check();
+        const was = state.dirty || always || this.#invalid !== undefined;
+        state.dirty = false;
+        return was;
+      },
+      close: () => this.#sentinels.delete(state),
+    };
   }
 
   /** `.git` entries below the top, and credential stores, anywhere (dependencies too). */
@@ -408,6 +454,14 @@ export class TreeJournal {
     }
   }
 
+  /** Marks the sentinels an event at `dir`/`name` (or on `dir` itself) may concern. */
+  #alarm(dir: string, name: string): void {
+    const path = name === "" ? dir : `${dir}/${name}`;
+    for (const s of this.#sentinels) {
+      if (s.onTheWay.has(path) || s.paths.has(dir)) s.dirty = true;
+    }
+  }
+
   #apply(event: RawEvent): void {
     if (event.mask & IN_Q_OVERFLOW) {
       return this.#fail("more changes came in at once than the kernel could queue");
@@ -422,6 +476,7 @@ export class TreeJournal {
       if (node === this.#top) return this.#fail(`"${this.root}" was removed`);
       return this.#forget(node, false);
     }
+    if (this.#sentinels.size > 0) this.#alarm(node.path, event.name);
     if (event.mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
       // Below the top, the entry's own event in its parent says the rest.
       if (node === this.#top) this.#fail(`"${this.root}" was moved or removed`);

@@ -17,7 +17,7 @@
 import type { LinuxFs } from "../platform/posix/inotify.ts";
 import { linuxFs } from "../platform/posix/inotify.ts";
 import type { ListedEntry } from "./host_run_scan.ts";
-import { JOURNAL_LIMITS, type JournalLimits, TreeJournal } from "./tree_journal.ts";
+import { JOURNAL_LIMITS, type JournalLimits, type Sentinel, TreeJournal } from "./tree_journal.ts";
 import {
   changedBetween,
   changedSince,
@@ -46,6 +46,11 @@ export interface TurnChanges {
   readonly nested?: { nestedGit: string[]; credentials: string[] };
   /** How the changes are found: "journal" or "walk" (undefined: not at all). */
   readonly how?: "journal" | "walk";
+  /**
+   * A sentinel over paths a sandbox holds on to (see TreeJournal.sentinel), when the turn has
+   * journals; closed with the turn.
+   */
+  sentinel?(paths: readonly string[]): Sentinel;
   /** What changed since the start. Once only; later calls give the same report. */
   end(): Promise<ChangeReport>;
   /** Stops watching for this turn without a report (a turn that never ran). */
@@ -138,9 +143,11 @@ function journalTurn(
   const tokens = journals.map((j) => j.listen());
   const byRoot = new Map(roots.map((r, i) => [r, journals[i]!]));
   let released = false;
+  const sentinels: Sentinel[] = [];
   const release = () => {
     if (released) return;
     released = true;
+    for (const s of sentinels) s.close();
     journals.forEach((j, i) => j.release(tokens[i]!));
     for (const root of roots) touch(root);
   };
@@ -151,9 +158,20 @@ function journalTurn(
     nested.nestedGit.push(...found.nestedGit);
     nested.credentials.push(...found.credentials);
   }
+  const inRoot = (path: string, root: string) => path.startsWith(`${root}/`);
   return {
     how: "journal",
     nested,
+    sentinel: (paths) => {
+      const parts = journals.map((j, i) => j.sentinel(paths.filter((p) => inRoot(p, roots[i]!))));
+      const outside = paths.some((p) => !roots.some((r) => inRoot(p, r)));
+      sentinels.push(...parts);
+      return {
+        // Every part is asked, so that each starts afresh.
+        dirty: () => parts.map((s) => s.dirty()).some(Boolean) || outside || released,
+        close: () => parts.forEach((s) => s.close()),
+      };
+    },
     list: (dir) => {
       for (const [root, journal] of byRoot) {
         if (dir === root || dir.startsWith(`${root}/`)) return journal.list(dir);

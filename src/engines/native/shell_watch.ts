@@ -37,6 +37,9 @@ export function watchShell(
     runner.nested = { ...runner.nested, readOnly };
   }
   if (guard && runner.kind === "bwrap") guardShell(runner, roots, guard);
+  if (runner.kind === "bwrap" && runner.hostRun && changes.sentinel) {
+    runner.hostRun.sentinel = changes.sentinel;
+  }
 }
 
 /**

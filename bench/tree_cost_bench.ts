@@ -1,0 +1,194 @@
+/**
+ * What a turn and a Bash command cost in a large tree, on each engine: the evidence (which
+ * files changed) and the protection (secret files, host-run paths) the server gathers around
+ * them. Two measures:
+ *
+ * - the server's own work around a turn, in this process: at its start the identity scan and
+ *   the view of changes, at its end the list of changed files; by the walks (before: what
+ *   main did, the claude engine only its scan) and by the change journal (after), for the
+ *   first turn in a folder and the next ones;
+ * - with `--e2e`, jobs' wall time from `delegate_start` with `wait_seconds` to the answer,
+ *   through the real server against the Ollama emulator, minus the same job in an empty git
+ *   repository (claude's figures carry Claude Code's own second-long variance).
+ *
+ *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e]
+ *     [--engines native,claude] [--turns 3] [--server <checkout>]
+ *
+ * `--server` runs another checkout's server (its `src/main.ts`) for the e2e figures before a
+ * change. Trees are made under the system's temporary folder and removed.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { field, startServer, tempDir } from "../tests/support/harness.ts";
+import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { makeTree, type TreeShape } from "../tests/support/trees.ts";
+import { median } from "./support/common.ts";
+import { collectGuardIdentities } from "../src/engines/guard_identities.ts";
+import { beginTurnChanges, closeJournals } from "../src/engines/turn_changes.ts";
+import { changedBetween, snapshot } from "../src/engines/tree_snapshot.ts";
+import { appendFileSync, realpathSync } from "node:fs";
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000,10000,100000" },
+    engines: { type: "string", default: "native,claude" },
+    turns: { type: "string", default: "3" },
+    server: { type: "string" },
+    e2e: { type: "boolean", default: false },
+  },
+});
+if (values.server) {
+  process.env.OLLAMA_DELEGATE_TEST_SERVER = JSON.stringify([
+    "deno",
+    "run",
+    "-A",
+    "--v8-flags=--enable-experimental-regexp-engine-on-excessive-backtracks",
+    "--config",
+    join(values.server, "deno.json"),
+    join(values.server, "src", "main.ts"),
+    "serve",
+  ]);
+}
+const sizes = values.sizes.split(",").map(Number);
+const engines = values.engines.split(",") as Array<"native" | "claude">;
+const turns = Number(values.turns);
+/** Commands of the long job; the short one runs 1. */
+const COMMANDS = 11;
+
+/** One turn's server-side work in `root` as main did it: walk, scan, walk again. */
+async function walkedTurn(root: string, claude: boolean): Promise<number> {
+  const t0 = performance.now();
+  // The claude engine only scanned; the native one also walked before and after (with Bash).
+  const before = claude ? undefined : await snapshot([root]);
+  await collectGuardIdentities([root]);
+  appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
+  if (before) changedBetween(before, await snapshot([root]));
+  return performance.now() - t0;
+}
+
+/** The same with the turn's view of changes (a journal where one can be kept). */
+async function journalTurn(root: string): Promise<number> {
+  const t0 = performance.now();
+  const changes = await beginTurnChanges([root], { walk: true });
+  await collectGuardIdentities([root], changes.list ? { list: changes.list } : {});
+  appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
+  const report = await changes.end();
+  if (!report.files.includes(join(root, "src", "m0", "p0", "f0.js"))) {
+    throw new Error(`the change was missed: ${JSON.stringify(report)}`);
+  }
+  return performance.now() - t0;
+}
+
+const ms = (t: number) => `${t.toFixed(0)} ms`.padStart(8);
+
+console.log("server-side work per turn (first turn in the folder / median of the next ones):");
+for (const files of sizes) {
+  for (const nodeModules of [false, true]) {
+    const root = realpathSync(tempDir("od-bench-tree-"));
+    try {
+      makeTree(root, { files, nodeModules });
+      const label = `${files.toLocaleString("en-US")} files${
+        nodeModules ? " (half in node_modules)" : ""
+      }`.padEnd(38);
+      const series = async (f: () => Promise<number>) => {
+        const first = await f();
+        const next: number[] = [];
+        for (let i = 0; i < turns; i++) next.push(await f());
+        return `${ms(first)} /${ms(median(next))}`;
+      };
+      const native = await series(() => walkedTurn(root, false));
+      const claude = await series(() => walkedTurn(root, true));
+      closeJournals();
+      const journal = await series(() => journalTurn(root));
+      closeJournals();
+      console.log(
+        `${label} before: native ${native}, claude ${claude}; after (both): ${journal}`,
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+}
+if (!values.e2e) Deno.exit(0);
+
+const emu = await startOllamaEmulator();
+
+interface Figures {
+  first: number;
+  next: number;
+  /** ms per Bash command (native): the long job minus the short one, per extra command. */
+  perCommand?: number;
+}
+
+/** Jobs in `cwd` on a fresh server: the first turn there, the next ones, a command's cost. */
+async function measure(cwd: string, engine: "native" | "claude"): Promise<Figures> {
+  await using server = await startServer({ baseUrl: emu.url, cwd });
+  const job = async (commands: number) => {
+    const prompt = [...Array(commands)].map((_, i) => `@bash echo hi ${i}`).join("\n") +
+      "\n@reply ok";
+    const t0 = performance.now();
+    const reply = await server.call("delegate_start", {
+      prompt,
+      model: "qwen3:8b",
+      engine,
+      cwd,
+      wait_seconds: 600,
+    }, { timeoutMs: 700_000 });
+    const ms = performance.now() - t0;
+    if (field(reply.text, "state") !== "completed") throw new Error(reply.text);
+    return ms;
+  };
+  const first = await job(1);
+  const next: number[] = [];
+  for (let i = 0; i < turns; i++) next.push(await job(1));
+  if (engine === "claude") return { first, next: median(next) };
+  const long = await job(COMMANDS);
+  const short = await job(1);
+  return { first, next: median(next), perCommand: (long - short) / (COMMANDS - 1) };
+}
+
+const fmt = (ms: number) => `${ms >= 0 ? " " : ""}${(ms / 1000).toFixed(2)} s`;
+
+const empty = tempDir("od-bench-tree-");
+makeTree(empty, { files: 0, nodeModules: false });
+const base = new Map<string, Figures>();
+for (const engine of engines) base.set(engine, await measure(empty, engine));
+rmSync(empty, { recursive: true, force: true });
+console.log(`server: ${values.server ?? "this checkout"}`);
+for (const [engine, f] of base) {
+  console.log(
+    `empty repository, ${engine}: first turn ${fmt(f.first)}, next turns ${fmt(f.next)}` +
+      (f.perCommand !== undefined ? `, a Bash command ${fmt(f.perCommand)}` : ""),
+  );
+}
+console.log(
+  "\nwhat the tree adds, per turn (first in the folder / next ones) and per Bash command:",
+);
+for (const files of sizes) {
+  for (const nodeModules of [false, true]) {
+    const shape: TreeShape = { files, nodeModules };
+    const root = tempDir("od-bench-tree-");
+    try {
+      makeTree(root, shape);
+      for (const engine of engines) {
+        const f = await measure(root, engine);
+        const b = base.get(engine)!;
+        const label = `${files.toLocaleString("en-US")} files${
+          nodeModules ? " (half in node_modules)" : ""
+        }`.padEnd(38);
+        console.log(
+          `${label} ${engine.padEnd(7)} first ${fmt(f.first - b.first)}  next ${
+            fmt(f.next - b.next)
+          }` + (f.perCommand !== undefined && b.perCommand !== undefined
+            ? `  command ${fmt(f.perCommand - b.perCommand)}`
+            : ""),
+        );
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+}
+await emu.close();
