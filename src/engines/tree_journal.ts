@@ -110,6 +110,8 @@ export class TreeJournal {
   #fd = -1;
   /** Paths changed, in order; `#logBase` is the sequence number of its first entry. */
   #log: string[] = [];
+  /** Beside each: whether it was written (content or attributes), not only made or moved. */
+  #logWritten: boolean[] = [];
   #logBase = 0;
   /** Paths logged whose names are not UTF-8: reported as they are, never looked up. */
   readonly #lossy = new Set<string>();
@@ -210,26 +212,49 @@ export class TreeJournal {
   /**
    * The files (not folders) created or changed below the root since `token` started
    * listening, that are there now, sorted; or why that cannot be known.
+   *
+   * inotify names the path a file was written through, not its other hard links: a write
+   * through `x`, made by `ln package.json x` and removed after, changed package.json with no
+   * event naming it. So when a file written in the turn is gone, or has other names, or a
+   * folder could not be watched, `walk` says that a walk by change time must complete the
+   * list (turn_changes.ts does it): hard links share their change time.
    */
-  changes(token: number): { files: string[] } | { unknown: string } {
+  changes(token: number): { files: string[]; walk?: string } | { unknown: string } {
     this.#check();
     const from = this.#listeners.get(token);
     if (this.#invalid !== undefined) return { unknown: this.#invalid };
     if (from === undefined) throw new RangeError(`Journal token ${token} is not listening`);
+    const start = from - this.#logBase;
+    const written = new Set<string>();
+    for (let i = start; i < this.#log.length; i++) {
+      if (this.#logWritten[i]) written.add(this.#log[i]!);
+    }
     const files = new Set<string>();
-    for (const path of this.#log.slice(from - this.#logBase)) {
-      if (files.has(path)) continue;
+    const seen = new Set<string>();
+    let walk: string | undefined;
+    for (const path of this.#log.slice(start)) {
+      if (seen.has(path)) continue;
+      seen.add(path);
       if (this.#lossy.has(path)) {
         files.add(path);
         continue;
       }
+      let info;
       try {
-        if (!lstatSync(path).isDirectory()) files.add(path);
+        info = lstatSync(path);
       } catch {
-        // Gone again (a temporary file, a placeholder): not a change that stayed.
+        // Gone again: a temporary file, unless it was another name of a file that stays.
+        if (written.has(path)) walk ??= `"${path}" was written, then removed`;
+        continue;
+      }
+      if (info.isDirectory()) continue;
+      files.add(path);
+      if (written.has(path) && info.isFile() && info.nlink > 1) {
+        walk ??= `"${path}" was written and has other hard links`;
       }
     }
-    return { files: [...files].sort() };
+    if (this.#blind.size > 0) walk ??= "a folder in it cannot be watched";
+    return { files: [...files].sort(), ...(walk ? { walk } : {}) };
   }
 
   /** Stops listening for `token`; the log is emptied once no turn listens. */
@@ -238,11 +263,13 @@ export class TreeJournal {
     if (this.#listeners.size > 0) {
       const oldest = Math.min(...this.#listeners.values());
       this.#log.splice(0, oldest - this.#logBase);
+      this.#logWritten.splice(0, oldest - this.#logBase);
       this.#logBase = oldest;
       return;
     }
     this.#logBase += this.#log.length;
     this.#log = [];
+    this.#logWritten = [];
     this.#lossy.clear();
   }
 
@@ -429,9 +456,10 @@ export class TreeJournal {
     pending.push(child);
   }
 
-  #record(path: string, lossy?: true): void {
+  #record(path: string, lossy?: true, written = false): void {
     if (this.#listeners.size === 0) return;
     this.#log.push(path);
+    this.#logWritten.push(written);
     if (lossy) this.#lossy.add(path);
   }
 
@@ -509,7 +537,7 @@ export class TreeJournal {
       return;
     }
     // Written, closed after writing, or its attributes changed (chmod, touch, a new link).
-    if (!isDir) this.#record(path, event.lossy);
+    if (!isDir) this.#record(path, event.lossy, true);
     else if (event.mask & IN_ATTRIB && this.#blind.has(path)) {
       // An unreadable folder of ours opened up: what it holds is new to the journal.
       const pending: DirNode[] = [];

@@ -129,6 +129,8 @@ export async function changedSince(
   roots: readonly string[],
   sinceMs: number,
   limit: number,
+  /** The change time of a path, where the runtime's own stat has it only to the second. */
+  changeTimeMs?: (path: string) => number | undefined,
 ): Promise<{ files: string[]; capped: boolean }> {
   const files: string[] = [];
   const stack = [...roots];
@@ -149,9 +151,11 @@ export async function changedSince(
       if (entry.isDirectory()) stack.push(path);
       else statted.push(path);
     }
-    const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
-    stats.forEach((st, i) => {
-      if (st && st.ctimeMs >= sinceMs - CTIME_SLACK_MS) files.push(statted[i]!);
+    const times = changeTimeMs ? statted.map(changeTimeMs) : await Promise.all(
+      statted.map((path) => lstat(path).then((s) => s.ctimeMs, () => undefined)),
+    );
+    times.forEach((ctime, i) => {
+      if (ctime !== undefined && ctime >= sinceMs - CTIME_SLACK_MS) files.push(statted[i]!);
     });
   }
   return { files: files.sort(), capped: false };

@@ -93,7 +93,7 @@ export async function beginTurnChanges(
   const started = Date.now();
   const journals = fs ? await Promise.all(roots.map((r) => journalFor(r, fs, options))) : [];
   if (fs && journals.every((j) => j !== undefined)) {
-    return journalTurn(roots, journals as TreeJournal[], started);
+    return journalTurn(roots, journals as TreeJournal[], started, fs);
   }
   if (!options.walk) return { end: () => Promise.resolve({ files: [] }), release() {} };
   const before = await snapshot(roots);
@@ -139,6 +139,7 @@ function journalTurn(
   roots: readonly string[],
   journals: TreeJournal[],
   started: number,
+  fs: LinuxFs,
 ): TurnChanges {
   const tokens = journals.map((j) => j.listen());
   const byRoot = new Map(roots.map((r, i) => [r, journals[i]!]));
@@ -184,16 +185,22 @@ function journalTurn(
         const partial: string[] = [];
         for (const [i, journal] of journals.entries()) {
           const found = journal.changes(tokens[i]!);
-          if ("files" in found) {
-            for (const f of found.files) files.add(f);
-          } else {
-            // The journal stopped: what changed is found by change time instead.
-            const since = await changedSince([roots[i]!], started, SINCE_LIMIT);
+          if ("files" in found) { for (const f of found.files) files.add(f); }
+          // The journal stopped, or cannot name every file a write reached: what changed is
+          // found by change time too.
+          const why = "files" in found ? found.walk : `watching it stopped: ${found.unknown}`;
+          if (why !== undefined) {
+            const since = await changedSince(
+              [roots[i]!],
+              started,
+              SINCE_LIMIT,
+              (path) => fs.changeTimeMs(path),
+            );
             for (const f of since.files) files.add(f);
             if (since.capped) {
               partial.push(
-                `watching "${roots[i]}" stopped (${found.unknown}) and the walk that replaced ` +
-                  `it stopped at ${SINCE_LIMIT.toLocaleString("en-US")} entries`,
+                `"${roots[i]}" was walked (${why}) and the walk stopped at ` +
+                  `${SINCE_LIMIT.toLocaleString("en-US")} entries`,
               );
             }
           }

@@ -1,8 +1,9 @@
 /**
  * In a tree past what the server's walk used to cover (20,000 entries in the project; here
  * 52,000), every change a delegate makes is still in its reply, on both engines: a file deep
- * in the tree, a file created under `node_modules/`, a file git ignores, and a host-run file
- * planted in a subfolder (flagged `planted:`). The real server, real bubblewrap and the real
+ * in the tree, a file created under `node_modules/`, a file git ignores, a file written
+ * through a hard link made and removed for it, and a host-run file planted in a subfolder
+ * (flagged `planted:`). The real server, real bubblewrap and the real
  * Claude Code CLI, the default settings and state-dir layout.
  */
 import assert from "node:assert/strict";
@@ -45,6 +46,8 @@ function changes(tag: string) {
       `echo ${tag} >> ${deep}`,
       `echo ${tag} > node_modules/m7/p3/new-${tag}.js`,
       `echo ${tag} > debug-${tag}.log`,
+      // Through another name made for it, then removed: no event names the file itself.
+      `ln src/m0/p0/f${tag === "native" ? 1 : 2}.js .alias && echo ${tag} >> .alias && rm .alias`,
       // Written by a program, whose file names Claude Code's own checks cannot see.
       `mkdir -p src/m3/p1/x-${tag} && python3 -c "open('src/m3/p1/x-${tag}/.envrc', 'w')` +
       `.write('echo pwned')"`,
@@ -53,6 +56,7 @@ function changes(tag: string) {
       `debug-${tag}.log`,
       `node_modules/m7/p3/new-${tag}.js`,
       deep,
+      `src/m0/p0/f${tag === "native" ? 1 : 2}.js`,
       `src/m3/p1/x-${tag}/.envrc`,
     ].sort(),
     planted: `src/m3/p1/x-${tag}/.envrc`,
@@ -73,7 +77,7 @@ async function check(engine: "native" | "claude"): Promise<void> {
       wait_seconds: 240,
     }, { timeoutMs: 300_000 });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.match(field(reply.text, "commands") ?? "", /^4 run$/, reply.text);
+    assert.match(field(reply.text, "commands") ?? "", /^5 run$/, reply.text);
     assert.equal(
       field(reply.text, "files"),
       `${want.files.length} changed: ${want.files.join(", ")}`,

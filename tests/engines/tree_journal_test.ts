@@ -154,6 +154,45 @@ Deno.test({
 });
 
 Deno.test({
+  name: "journal: a write through another hard link, or to a name that is gone, asks for a walk",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "package.json"), "{}");
+    put(join(r, "twin-a.txt"), "a");
+    linkSync(join(r, "twin-a.txt"), join(r, "twin-b.txt"));
+    const journal = await open(r);
+    try {
+      const quiet = journal.listen();
+      put(join(r, "tmp", "scratch.txt"));
+      renameSync(join(r, "tmp", "scratch.txt"), join(r, "kept.txt"));
+      assert.deepEqual(journal.changes(quiet), { files: [join(r, "kept.txt")] });
+      journal.release(quiet);
+      // `ln package.json x; echo evil >> x; rm x`: no event names package.json.
+      const sly = journal.listen();
+      linkSync(join(r, "package.json"), join(r, "x"));
+      appendFileSync(join(r, "x"), "evil");
+      rmSync(join(r, "x"));
+      assert.deepEqual(journal.changes(sly), {
+        files: [],
+        walk: `"${join(r, "x")}" was written, then removed`,
+      });
+      journal.release(sly);
+      const twin = journal.listen();
+      appendFileSync(join(r, "twin-a.txt"), "+");
+      assert.deepEqual(journal.changes(twin), {
+        files: [join(r, "twin-a.txt")],
+        walk: `"${join(r, "twin-a.txt")}" was written and has other hard links`,
+      });
+      journal.release(twin);
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+Deno.test({
   name: "journal: what it cannot follow makes it invalid, never silently wrong",
   ignore,
   fn: async () => {

@@ -31,6 +31,11 @@ const IN_NONBLOCK = 0o4000;
 const IN_CLOEXEC = 0o2000000;
 const O_RDONLY_DIRECTORY_NOFOLLOW_CLOEXEC = 0o200000 | 0o400000 | 0o2000000;
 const EAGAIN = 11;
+const AT_FDCWD = -100;
+const AT_SYMLINK_NOFOLLOW = 0x100;
+const STATX_CTIME = 0x80;
+/** Where `struct statx` keeps stx_ctime ({ i64 tv_sec; u32 tv_nsec; ... }). */
+const STX_CTIME_AT = 96;
 
 /** One inotify event; `name` is empty for an event on the watched directory itself. */
 export interface RawEvent {
@@ -60,6 +65,11 @@ export interface LinuxFs {
   close(fd: number): void;
   /** The entries of the directory at `path` (a link there is not followed), or -errno. */
   listDir(path: string): DirEntry[] | number;
+  /**
+   * The change time (ctime, ms) of `path` itself (a link is not followed), or undefined when
+   * it cannot be read. Deno's own stat gives it only to the second.
+   */
+  changeTimeMs(path: string): number | undefined;
 }
 
 const SYMBOLS = {
@@ -70,6 +80,7 @@ const SYMBOLS = {
   open: { parameters: ["buffer", "i32"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
   getdents64: { parameters: ["i32", "buffer", "usize"], result: "isize", optional: true },
+  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
@@ -120,7 +131,23 @@ function bind(lib: Lib): LinuxFs {
   const events = new DataView(eventBuf.buffer);
   const direntBuf = new Uint8Array(64 * 1024);
   const dirents = new DataView(direntBuf.buffer);
+  const statBuf = new Uint8Array(256);
+  const stat = new DataView(statBuf.buffer);
   return {
+    changeTimeMs(path) {
+      if (!lib.statx) {
+        try {
+          return Deno.lstatSync(path).ctime?.getTime();
+        } catch {
+          return undefined;
+        }
+      }
+      if (lib.statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, STATX_CTIME, statBuf) < 0) {
+        return undefined;
+      }
+      return Number(stat.getBigInt64(STX_CTIME_AT, true)) * 1000 +
+        stat.getUint32(STX_CTIME_AT + 8, true) / 1e6;
+    },
     inotifyInit() {
       const fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
       return fd < 0 ? -errno() : fd;
