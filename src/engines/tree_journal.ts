@@ -41,9 +41,14 @@ import {
   type RawEvent,
 } from "../platform/posix/inotify.ts";
 import { isCredentialName, isMarkedName } from "./tree_names.ts";
+import { isHostRunName } from "./protected_paths.ts";
 
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
   IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+
+/** What a log entry saw: a write (content or attributes), or a close after opening to write. */
+const WRITTEN = 1;
+const CLOSED = 2;
 
 const ENOENT = 2;
 const EACCES = 13;
@@ -110,8 +115,8 @@ export class TreeJournal {
   #fd = -1;
   /** Paths changed, in order; `#logBase` is the sequence number of its first entry. */
   #log: string[] = [];
-  /** Beside each: whether it was written (content or attributes), not only made or moved. */
-  #logWritten: boolean[] = [];
+  /** Beside each: WRITTEN, CLOSED (after being open for writing) or 0 (made or moved). */
+  #logKind: number[] = [];
   #logBase = 0;
   /** Paths logged whose names are not UTF-8: reported as they are, never looked up. */
   readonly #lossy = new Set<string>();
@@ -225,10 +230,12 @@ export class TreeJournal {
     if (this.#invalid !== undefined) return { unknown: this.#invalid };
     if (from === undefined) throw new RangeError(`Journal token ${token} is not listening`);
     const start = from - this.#logBase;
-    const written = new Set<string>();
+    const kinds = new Map<string, number>();
     for (let i = start; i < this.#log.length; i++) {
-      if (this.#logWritten[i]) written.add(this.#log[i]!);
+      const path = this.#log[i]!;
+      kinds.set(path, (kinds.get(path) ?? 0) | this.#logKind[i]!);
     }
+    const written = (path: string) => (kinds.get(path) ?? 0) !== 0;
     const files = new Set<string>();
     const seen = new Set<string>();
     let walk: string | undefined;
@@ -244,12 +251,14 @@ export class TreeJournal {
         info = lstatSync(path);
       } catch {
         // Gone again: a temporary file, unless it was another name of a file that stays.
-        if (written.has(path)) walk ??= `"${path}" was written, then removed`;
+        if (written(path) && !this.#placeholder(path, kinds.get(path)!)) {
+          walk ??= `"${path}" was written, then removed`;
+        }
         continue;
       }
       if (info.isDirectory()) continue;
       files.add(path);
-      if (written.has(path) && info.isFile() && info.nlink > 1) {
+      if (written(path) && info.isFile() && info.nlink > 1) {
         walk ??= `"${path}" was written and has other hard links`;
       }
     }
@@ -263,13 +272,13 @@ export class TreeJournal {
     if (this.#listeners.size > 0) {
       const oldest = Math.min(...this.#listeners.values());
       this.#log.splice(0, oldest - this.#logBase);
-      this.#logWritten.splice(0, oldest - this.#logBase);
+      this.#logKind.splice(0, oldest - this.#logBase);
       this.#logBase = oldest;
       return;
     }
     this.#logBase += this.#log.length;
     this.#log = [];
-    this.#logWritten = [];
+    this.#logKind = [];
     this.#lossy.clear();
   }
 
@@ -456,11 +465,22 @@ export class TreeJournal {
     pending.push(child);
   }
 
-  #record(path: string, lossy?: true, written = false): void {
+  #record(path: string, lossy?: true, kind = 0): void {
     if (this.#listeners.size === 0) return;
     this.#log.push(path);
-    this.#logWritten.push(written);
+    this.#logKind.push(kind);
     if (lossy) this.#lossy.add(path);
+  }
+
+  /**
+   * A sandbox's placeholder (native/placeholders.ts): an empty file made at a missing
+   * host-run path at the top of the root for one command, then removed; nothing was written
+   * to it, it was only made and closed. Delegates cannot make a file there (the sandboxes hold
+   * those paths), so no other name of a file can have been written through it.
+   */
+  #placeholder(path: string, kind: number): boolean {
+    const at = path.lastIndexOf("/");
+    return kind === CLOSED && path.slice(0, at) === this.root && isHostRunName(path.slice(at + 1));
   }
 
   /** Forgets `node` and everything below it; `unwatch` also removes their watches. */
@@ -537,8 +557,10 @@ export class TreeJournal {
       return;
     }
     // Written, closed after writing, or its attributes changed (chmod, touch, a new link).
-    if (!isDir) this.#record(path, event.lossy, true);
-    else if (event.mask & IN_ATTRIB && this.#blind.has(path)) {
+    if (!isDir) {
+      const kind = event.mask & (IN_MODIFY | IN_ATTRIB) ? WRITTEN : CLOSED;
+      this.#record(path, event.lossy, kind);
+    } else if (event.mask & IN_ATTRIB && this.#blind.has(path)) {
       // An unreadable folder of ours opened up: what it holds is new to the journal.
       const pending: DirNode[] = [];
       this.#entry(node, { name: event.name, kind: "dir" }, pending, true);

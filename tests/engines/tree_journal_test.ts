@@ -179,6 +179,22 @@ Deno.test({
         walk: `"${join(r, "x")}" was written, then removed`,
       });
       journal.release(sly);
+      // A sandbox's placeholder at a missing host-run path: made empty, closed, removed.
+      const placeholder = journal.listen();
+      writeFileSync(join(r, ".mcp.json"), "");
+      rmSync(join(r, ".mcp.json"));
+      assert.deepEqual(journal.changes(placeholder), { files: [] });
+      journal.release(placeholder);
+      // The same anywhere else could be another name of a file, written through a memory map
+      // (which leaves only the close).
+      const elsewhere = journal.listen();
+      writeFileSync(join(r, "y"), "");
+      rmSync(join(r, "y"));
+      assert.deepEqual(journal.changes(elsewhere), {
+        files: [],
+        walk: `"${join(r, "y")}" was written, then removed`,
+      });
+      journal.release(elsewhere);
       const twin = journal.listen();
       appendFileSync(join(r, "twin-a.txt"), "+");
       assert.deepEqual(journal.changes(twin), {
