@@ -16,8 +16,9 @@
  */
 import type { LinuxFs } from "../platform/posix/inotify.ts";
 import { linuxFs } from "../platform/posix/inotify.ts";
+import { journalFor, touch } from "./journal_registry.ts";
 import type { ListedEntry } from "./host_run_scan.ts";
-import { JOURNAL_LIMITS, type JournalLimits, type Sentinel, TreeJournal } from "./tree_journal.ts";
+import type { JournalLimits, Sentinel, TreeJournal } from "./tree_journal.ts";
 import {
   changedBetween,
   changedSince,
@@ -65,24 +66,8 @@ export interface BeginOptions {
   limits?: JournalLimits;
 }
 
-/** How long a journal is kept after its last turn. */
-const IDLE_MS = 15 * 60_000;
-/** How long a root whose journal could not be set up is walked before trying again. */
-const RETRY_MS = 5 * 60_000;
-/** How often journals read their events (the kernel queues 16,384 per journal). */
-const DRAIN_MS = 100;
 /** Entries walked for what changed after a journal stopped mid-turn. */
 const SINCE_LIMIT = 2_000_000;
-
-interface Kept {
-  journal: Promise<TreeJournal | undefined>;
-  lastUsed: number;
-}
-
-const kept = new Map<string, Kept>();
-/** Roots whose journal could not be set up: until when, and why. */
-const refused = new Map<string, { until: number; why: string }>();
-let drainTimer: ReturnType<typeof setInterval> | undefined;
 
 /** Starts watching `roots` (real paths) for one turn. */
 export async function beginTurnChanges(
@@ -91,7 +76,7 @@ export async function beginTurnChanges(
 ): Promise<TurnChanges> {
   const fs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
   const started = Date.now();
-  const journals = fs ? await Promise.all(roots.map((r) => journalFor(r, fs, options))) : [];
+  const journals = fs ? await Promise.all(roots.map((r) => journalFor(r, fs, options.limits))) : [];
   if (fs && journals.every((j) => j !== undefined)) {
     return journalTurn(roots, journals as TreeJournal[], started, fs);
   }
@@ -218,84 +203,4 @@ function journalTurn(
   };
 }
 
-/** The root's journal, set up on first use; undefined when it cannot have one. */
-async function journalFor(
-  root: string,
-  fs: LinuxFs,
-  options: BeginOptions,
-): Promise<TreeJournal | undefined> {
-  const entry = kept.get(root);
-  if (entry) {
-    const journal = await entry.journal;
-    if (journal && !journal.invalid) {
-      entry.lastUsed = Date.now();
-      return journal;
-    }
-    if (kept.get(root) === entry) kept.delete(root);
-  }
-  const no = refused.get(root);
-  if (no && no.until > Date.now()) return undefined;
-  refused.delete(root);
-  const journal = TreeJournal.open(root, fs, options.limits ?? JOURNAL_LIMITS).then((j) => {
-    if (typeof j !== "string") return j;
-    refused.set(root, { until: Date.now() + RETRY_MS, why: j });
-    if (kept.get(root)?.journal === journal) kept.delete(root);
-    return undefined;
-  });
-  kept.set(root, { journal, lastUsed: Date.now() });
-  startDraining();
-  return await journal;
-}
-
-function touch(root: string): void {
-  const entry = kept.get(root);
-  if (entry) entry.lastUsed = Date.now();
-}
-
-/**
- * Reads every journal's events now and then, so that the kernel's queue does not overflow
- * between turns, and closes journals no turn used for IDLE_MS.
- */
-function startDraining(): void {
-  if (drainTimer !== undefined) return;
-  drainTimer = setInterval(() => {
-    const now = Date.now();
-    for (const [root, entry] of kept) {
-      entry.journal.then((journal) => {
-        if (!journal) return;
-        if (!journal.listening && now - entry.lastUsed > IDLE_MS) {
-          journal.close();
-          if (kept.get(root) === entry) kept.delete(root);
-        } else journal.drain();
-      }).catch(() => {});
-    }
-    if (kept.size === 0) stopDraining();
-  }, DRAIN_MS);
-  // Journals must not keep the server alive (Deno's timers are numbers; Node's objects).
-  const timer = drainTimer as unknown as { unref?: () => void };
-  if (typeof timer.unref === "function") timer.unref();
-  else {
-    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(
-      drainTimer as unknown as number,
-    );
-  }
-}
-
-function stopDraining(): void {
-  if (drainTimer !== undefined) clearInterval(drainTimer);
-  drainTimer = undefined;
-}
-
-/** Closes every journal (tests; a server shutting down). */
-export function closeJournals(): void {
-  for (const entry of kept.values()) entry.journal.then((j) => j?.close()).catch(() => {});
-  kept.clear();
-  refused.clear();
-  stopDraining();
-}
-
-/** Why `root` gets no journal right now, when it does not (for the doctor and tests). */
-export function journalRefusal(root: string): string | undefined {
-  const no = refused.get(root);
-  return no && no.until > Date.now() ? no.why : undefined;
-}
+export { closeJournals, journalRefusal } from "./journal_registry.ts";

@@ -9,6 +9,7 @@
  * mmap writes raise no IN_MODIFY), so it could not see every change: there `linuxFs()` is
  * undefined and callers walk the tree instead.
  */
+import { readFileSync } from "node:fs";
 import { isDeno, isLinux } from "../runtime.ts";
 
 export const IN_MODIFY = 0x2;
@@ -90,6 +91,16 @@ type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 const LIBC_NAMES = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1", "libc.so"];
 
 let loaded: { fs: LinuxFs | undefined } | undefined;
+
+/** The user's limit of inotify watches (fs.inotify.max_user_watches), when it can be read. */
+export function maxUserWatches(): number | undefined {
+  try {
+    const value = Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8").trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The calls, or undefined where they cannot be made (not Linux, not Deno, no libc found). */
 export function linuxFs(): LinuxFs | undefined {
