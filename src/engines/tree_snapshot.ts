@@ -10,6 +10,7 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import type { LinuxFs } from "../platform/posix/inotify.ts";
 import { quotePath } from "../platform/plain_text.ts";
 import { CREDENTIAL_PATHS, hostRunPart } from "./protected_paths.ts";
 import { isInside } from "./native/tools/real_paths.ts";
@@ -129,34 +130,45 @@ export async function changedSince(
   roots: readonly string[],
   sinceMs: number,
   limit: number,
-  /** The change time of a path, where the runtime's own stat has it only to the second. */
-  changeTimeMs?: (path: string) => number | undefined,
+  /**
+   * Listing and change times through libc (platform/posix/inotify.ts), where the runtime's
+   * own stat has the change time only to the second (Deno), and is slower.
+   */
+  fast?: Pick<LinuxFs, "listDir" | "changeTimeMs">,
 ): Promise<{ files: string[]; capped: boolean }> {
   const files: string[] = [];
   const stack = [...roots];
   let seen = 0;
+  let slice = performance.now();
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
+    const entries = fast ? fast.listDir(dir) : await readdir(dir, { withFileTypes: true }).then(
+      (list) => list.map((e) => ({ name: e.name, kind: e.isDirectory() ? "dir" : "file" })),
+      () => -1,
+    );
+    if (typeof entries === "number") continue;
     const statted: string[] = [];
     for (const entry of entries) {
       if (++seen > limit) return { files: files.sort(), capped: true };
       if (CREDENTIAL_NAMES.has(entry.name)) continue;
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) stack.push(path);
+      const dir = entry.kind === "unknown"
+        ? await lstat(path).then((s) => s.isDirectory(), () => false)
+        : entry.kind === "dir";
+      if (dir) stack.push(path);
       else statted.push(path);
     }
-    const times = changeTimeMs ? statted.map(changeTimeMs) : await Promise.all(
+    const times = fast ? statted.map((p) => fast.changeTimeMs(p)) : await Promise.all(
       statted.map((path) => lstat(path).then((s) => s.ctimeMs, () => undefined)),
     );
     times.forEach((ctime, i) => {
       if (ctime !== undefined && ctime >= sinceMs - CTIME_SLACK_MS) files.push(statted[i]!);
     });
+    // A walk through libc does not yield by itself: the server must keep answering.
+    if (performance.now() - slice > 20) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      slice = performance.now();
+    }
   }
   return { files: files.sort(), capped: false };
 }

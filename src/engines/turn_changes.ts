@@ -175,12 +175,7 @@ function journalTurn(
           // found by change time too.
           const why = "files" in found ? found.walk : `watching it stopped: ${found.unknown}`;
           if (why !== undefined) {
-            const since = await changedSince(
-              [roots[i]!],
-              started,
-              SINCE_LIMIT,
-              (path) => fs.changeTimeMs(path),
-            );
+            const since = await changedSince([roots[i]!], started, SINCE_LIMIT, fs);
             for (const f of since.files) files.add(f);
             if (since.capped) {
               partial.push(
