@@ -152,10 +152,10 @@ export async function changedSince(
       if (++seen > limit) return { files: files.sort(), capped: true };
       if (CREDENTIAL_NAMES.has(entry.name)) continue;
       const path = join(dir, entry.name);
-      const dir = entry.kind === "unknown"
+      const isDir = entry.kind === "unknown"
         ? await lstat(path).then((s) => s.isDirectory(), () => false)
         : entry.kind === "dir";
-      if (dir) stack.push(path);
+      if (isDir) stack.push(path);
       else statted.push(path);
     }
     const times = fast ? statted.map((p) => fast.changeTimeMs(p)) : await Promise.all(
