@@ -11,7 +11,7 @@
  *   through the real server against the Ollama emulator, minus the same job in an empty git
  *   repository (claude's figures carry Claude Code's own second-long variance).
  *
- *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e]
+ *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e | --only-e2e]
  *     [--engines native,claude] [--turns 3] [--server <checkout>]
  *
  * `--server` runs another checkout's server (its `src/main.ts`) for the e2e figures before a
@@ -37,6 +37,8 @@ const { values } = parseArgs({
     turns: { type: "string", default: "3" },
     server: { type: "string" },
     e2e: { type: "boolean", default: false },
+    /** Only the e2e figures (for `--server`: the in-process ones are this checkout's). */
+    "only-e2e": { type: "boolean", default: false },
   },
 });
 if (values.server) {
@@ -83,8 +85,10 @@ async function journalTurn(root: string): Promise<number> {
 
 const ms = (t: number) => `${t.toFixed(0)} ms`.padStart(8);
 
-console.log("server-side work per turn (first turn in the folder / median of the next ones):");
-for (const files of sizes) {
+if (!values["only-e2e"]) {
+  console.log("server-side work per turn (first turn in the folder / median of the next ones):");
+}
+for (const files of values["only-e2e"] ? [] : sizes) {
   for (const nodeModules of [false, true]) {
     const root = realpathSync(tempDir("od-bench-tree-"));
     try {
@@ -111,7 +115,7 @@ for (const files of sizes) {
     }
   }
 }
-if (!values.e2e) Deno.exit(0);
+if (!values.e2e && !values["only-e2e"]) Deno.exit(0);
 
 const emu = await startOllamaEmulator();
 
@@ -166,29 +170,35 @@ for (const [engine, f] of base) {
 console.log(
   "\nwhat the tree adds, per turn (first in the folder / next ones) and per Bash command:",
 );
-for (const files of sizes) {
-  for (const nodeModules of [false, true]) {
-    const shape: TreeShape = { files, nodeModules };
-    const root = tempDir("od-bench-tree-");
-    try {
-      makeTree(root, shape);
-      for (const engine of engines) {
-        const f = await measure(root, engine);
-        const b = base.get(engine)!;
-        const label = `${files.toLocaleString("en-US")} files${
-          nodeModules ? " (half in node_modules)" : ""
-        }`.padEnd(38);
-        console.log(
-          `${label} ${engine.padEnd(7)} first ${fmt(f.first - b.first)}  next ${
-            fmt(f.next - b.next)
-          }` + (f.perCommand !== undefined && b.perCommand !== undefined
-            ? `  command ${fmt(f.perCommand - b.perCommand)}`
-            : ""),
-        );
-      }
-    } finally {
-      rmSync(root, { recursive: true, force: true });
+const shapes: Array<TreeShape & { label: string }> = [
+  ...sizes.flatMap((files) =>
+    [false, true].map((nodeModules) => ({
+      files,
+      nodeModules,
+      label: `${files.toLocaleString("en-US")} files${
+        nodeModules ? " (half in node_modules)" : ""
+      }`,
+    }))
+  ),
+  { files: 1000, nodeModules: false, nested: 100, label: "1,000 files, 100 nested projects" },
+];
+for (const { label, ...shape } of shapes) {
+  const root = tempDir("od-bench-tree-");
+  try {
+    makeTree(root, shape);
+    for (const engine of engines) {
+      const f = await measure(root, engine);
+      const b = base.get(engine)!;
+      console.log(
+        `${label.padEnd(38)} ${engine.padEnd(7)} first ${fmt(f.first - b.first)}  next ${
+          fmt(f.next - b.next)
+        }` + (f.perCommand !== undefined && b.perCommand !== undefined
+          ? `  command ${fmt(f.perCommand - b.perCommand)}`
+          : ""),
+      );
     }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 }
 await emu.close();

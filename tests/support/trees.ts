@@ -34,6 +34,26 @@ export interface TreeShape {
   files: number;
   /** Half of the files under `node_modules/` (git-ignored). */
   nodeModules: boolean;
+  /**
+   * Projects below the top, `nested/p7/`, each with what the host runs there (`.git`,
+   * `.claude`, `.vscode`, `CLAUDE.md`, `.envrc`): five host-run paths a sandbox protects.
+   */
+  nested?: number;
+}
+
+/** Writes `count` nested projects (see TreeShape.nested). */
+export function writeNested(root: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const project = join(root, "nested", `p${i}`);
+    for (const dir of [".git", ".claude", ".vscode"]) {
+      mkdirSync(join(project, dir), { recursive: true });
+    }
+    writeFileSync(join(project, ".git", "config"), "[core]\n");
+    writeFileSync(join(project, ".claude", "settings.json"), "{}\n");
+    writeFileSync(join(project, ".vscode", "settings.json"), "{}\n");
+    writeFileSync(join(project, "CLAUDE.md"), "# project\n");
+    writeFileSync(join(project, ".envrc"), "export A=1\n");
+  }
 }
 
 /** Makes the tree in `root` (which exists) and returns how many files are where. */
@@ -43,5 +63,6 @@ export function makeTree(root: string, shape: TreeShape): { src: number; nodeMod
   const inModules = shape.nodeModules ? Math.floor(shape.files / 2) : 0;
   writePart(root, "src", shape.files - inModules);
   if (inModules > 0) writePart(root, "node_modules", inModules);
+  if (shape.nested) writeNested(root, shape.nested);
   return { src: shape.files - inModules, nodeModules: inModules };
 }

@@ -6,7 +6,6 @@
  * outcome.ts.
  */
 import { readFile, realpath } from "node:fs/promises";
-import { dirname, join } from "node:path";
 import process from "node:process";
 import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
@@ -40,8 +39,7 @@ import {
   skipsContextCheck,
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
-import { protectedFileRules, worktreeFileRules } from "./file_rules.ts";
-import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
+import { protectedFileRules } from "./file_rules.ts";
 import {
   type ClaudeSandboxPlan,
   findSandboxTools,
@@ -51,6 +49,7 @@ import {
 } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
 import { failedStart, judged } from "./outcome.ts";
+import { protectScope } from "./protect_scope.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
@@ -171,42 +170,6 @@ export class ClaudeEngine implements Engine {
     return which(this.config.claudeBin, this.childEnv("x"), cwd);
   }
 
-  /**
-   * What the turn must not read or write: the server's own directories, with the job's own
-   * worktree carved out of the state dir when the turn works in it.
-   */
-  async #protectScope(
-    spec: TurnSpec,
-  ): Promise<{
-    protect: string[];
-    extraRules: string[];
-    readOnly: string[];
-    hiddenExcept?: { dir: string; keep: string };
-  }> {
-    const listed = [...(this.config.protect ?? []), this.config.claudeConfigDir];
-    const stateDir = this.config.stateDir;
-    const worktreesDir = stateDir && join(stateDir, WORKTREES_DIR);
-    const cwd = await realpath(spec.cwd).catch(() => spec.cwd);
-    if (!stateDir || !spec.worktree || !isServerWorktree(cwd, spec.worktree, worktreesDir)) {
-      return { protect: listed, extraRules: [], readOnly: [] };
-    }
-    const real = (p: string) => realpath(p).catch(() => p);
-    const keep = await real(spec.worktree.path);
-    const gitCommon = await real(commonGitDir(spec.worktree));
-    return {
-      // The worktree's own git dir lies below it: its HEAD and commondir steer the server's
-      // commits, so they stay read-only like the rest.
-      readOnly: [gitCommon, await real(spec.worktree.gitDir)],
-      hiddenExcept: { dir: await real(stateDir), keep },
-      protect: protectAround(await Promise.all(listed.map(real)), keep),
-      extraRules: worktreeFileRules({
-        stateDir: await real(stateDir),
-        checkout: dirname(gitCommon),
-        worktree: keep,
-      }),
-    };
-  }
-
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
     const env = claudeChildEnv({
@@ -264,7 +227,10 @@ export class ClaudeEngine implements Engine {
       changes: TurnChanges;
     },
   ): Promise<RunningTurn> {
-    const scoped = await this.#protectScope(spec);
+    const scoped = await protectScope(spec, {
+      listed: [...(this.config.protect ?? []), this.config.claudeConfigDir],
+      ...(this.config.stateDir ? { stateDir: this.config.stateDir } : {}),
+    });
     // Protected files by what they are: secret files and host-run files under other names
     // (a link's target, a hard link) are hidden or held read-only by path in the jail and
     // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.

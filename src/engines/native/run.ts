@@ -11,12 +11,10 @@
  */
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
+import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../guard_identities.ts";
-import type { WorkdirPolicy } from "../workdirs.ts";
 import { WORKTREES_DIR } from "../worktree_scope.ts";
-import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
   Engine,
@@ -46,7 +44,7 @@ import { inlineFiles } from "./one_shot.ts";
 import { type ToolPolicy, toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "./placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
-import { type SandboxLimits, type SandboxMode, type ShellRunner, shellRunner } from "./sandbox.ts";
+import { type ShellRunner, shellRunner } from "./sandbox.ts";
 import { limitsOf } from "./sandbox_limits.ts";
 import { watchesShell, watchShell } from "./shell_watch.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
@@ -54,39 +52,9 @@ import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
+import type { NativeEngineConfig } from "./engine_config.ts";
 
-export interface NativeEngineConfig {
-  /** The default backend: the Ollama at baseUrl. */
-  baseUrl: string;
-  backends: Record<string, BackendSpec>;
-  sandbox: SandboxMode;
-  /** What one sandboxed command may use; the defaults when absent. */
-  sandboxLimits?: SandboxLimits;
-  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
-  sandboxRunDir?: string;
-  /** The server's environment: API keys are read from here, by name, per backend. */
-  parentEnv: Record<string, string | undefined>;
-  /**
-   * The server's own settings and records (user config dir, stateDir, claudeConfigDir):
-   * hidden from commands and refused to file tools even inside a writable dir.
-   */
-  protect?: readonly string[];
-  /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
-  allowSecretFiles?: readonly string[];
-  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
-  workdirs?: WorkdirPolicy;
-  /** Retry backoff, for tests and benchmarks. */
-  backoffMs?: ChatClientOptions["backoffMs"];
-  /**
-   * The largest context (tokens) a job may use; 0 or absent = the model's own, believed up to
-   * MAX_CLAIMED_CONTEXT_TOKENS.
-   */
-  maxContext?: number;
-  /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
-  keepAlive?: string;
-  /** `<stateDir>/.worktrees`: a turn's cwd may be the worktree the server made there. */
-  worktreesDir?: string;
-}
+export type { NativeEngineConfig };
 
 /** The native engine as the server's settings configure it. */
 export function createEngine(setup: EngineSetup): NativeEngine {
