@@ -29,6 +29,8 @@ import { collectGuardIdentities } from "../src/engines/guard_identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/turn_changes.ts";
 import { changedBetween, snapshot } from "../src/engines/tree_snapshot.ts";
 import { appendFileSync, realpathSync } from "node:fs";
+import { protectedMounts } from "../src/engines/native/sandbox_mounts.ts";
+import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox_watch.ts";
 
 const { values } = parseArgs({
   options: {
@@ -113,6 +115,44 @@ for (const files of values["only-e2e"] ? [] : sizes) {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  }
+}
+if (!values["only-e2e"]) {
+  // The native sandbox's check, before and after each command, that no protected path moved:
+  // every path's signature (before), or the journal's sentinel first (after).
+  const root = realpathSync(tempDir("od-bench-tree-"));
+  try {
+    makeTree(root, { files: 1000, nodeModules: false, nested: 120 });
+    const changes = await beginTurnChanges([root], { walk: true });
+    const guard = await collectGuardIdentities([root], changes.list ? { list: changes.list } : {});
+    const mounts = protectedMounts([root], {
+      readOnly: [...(changes.nested?.nestedGit ?? []), ...guard.scan.paths],
+      secrets: guard.secretPaths,
+    });
+    const per = async (sentinel: boolean) => {
+      const watch: HostRunWatch = {
+        key: root,
+        scan: guard.scan,
+        ...(sentinel && changes.sentinel ? { sentinel: changes.sentinel } : {}),
+      };
+      await watchMounts(watch, mounts, [root]);
+      const times: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        if ((await movedPaths(watch)).length > 0) throw new Error("a path moved");
+        times.push(performance.now() - t0);
+      }
+      return median(times);
+    };
+    const paths = mounts.readOnly.length + mounts.masks.length;
+    console.log(
+      `\nwatch of ${paths} protected paths per command check (twice a command): ` +
+        `before ${(await per(false)).toFixed(1)} ms, after ${(await per(true)).toFixed(2)} ms`,
+    );
+    changes.release();
+    closeJournals();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 }
 if (!values.e2e && !values["only-e2e"]) Deno.exit(0);
