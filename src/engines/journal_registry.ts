@@ -30,6 +30,8 @@ export async function journalFor(
   root: string,
   fs: LinuxFs,
   limits: JournalLimits = JOURNAL_LIMITS,
+  /** false: only a journal kept already (a turn that does not need one set up for it). */
+  create = true,
 ): Promise<TreeJournal | undefined> {
   const entry = kept.get(root);
   if (entry) {
@@ -40,6 +42,7 @@ export async function journalFor(
     }
     if (kept.get(root) === entry) kept.delete(root);
   }
+  if (!create) return undefined;
   const no = refused.get(root);
   if (no && no.until > Date.now()) return undefined;
   refused.delete(root);
@@ -129,10 +132,4 @@ export function closeJournals(): void {
   kept.clear();
   refused.clear();
   stopDraining();
-}
-
-/** Why `root` gets no journal right now, when it does not (for the doctor and tests). */
-export function journalRefusal(root: string): string | undefined {
-  const no = refused.get(root);
-  return no && no.until > Date.now() ? no.why : undefined;
 }

@@ -76,7 +76,11 @@ export async function beginTurnChanges(
 ): Promise<TurnChanges> {
   const fs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
   const started = Date.now();
-  const journals = fs ? await Promise.all(roots.map((r) => journalFor(r, fs, options.limits))) : [];
+  // A turn that would not walk (no Bash on the native engine) uses journals kept already, and
+  // sets none up for itself: setting one up costs about what the walk costs.
+  const journals = fs
+    ? await Promise.all(roots.map((r) => journalFor(r, fs, options.limits, options.walk)))
+    : [];
   if (fs && journals.every((j) => j !== undefined)) {
     return journalTurn(roots, journals as TreeJournal[], started, fs);
   }
@@ -198,4 +202,4 @@ function journalTurn(
   };
 }
 
-export { closeJournals, journalRefusal } from "./journal_registry.ts";
+export { closeJournals } from "./journal_registry.ts";

@@ -11,6 +11,7 @@ import {
   appendFileSync,
   chmodSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   realpathSync,
@@ -267,27 +268,53 @@ const NAMES = [
   "settings.json",
 ];
 
-function everything(root: string): string[] {
-  const out: string[] = [];
+/** Every entry below `root`, and its real folders, without following a link. */
+function everything(root: string): { all: string[]; dirs: string[] } {
+  const all: string[] = [];
+  const dirs: string[] = [root];
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, e.name);
-      out.push(path);
-      if (e.isDirectory()) walk(path);
+      all.push(path);
+      if (e.isDirectory()) {
+        dirs.push(path);
+        walk(path);
+      }
     }
   };
   walk(root);
-  return out;
+  return { all, dirs };
+}
+
+/**
+ * True when nothing on the way from `root` to `path` is a link (the path itself may be
+ * missing): the test never writes through one, so nothing outside its tree is touched.
+ */
+function direct(root: string, path: string): boolean {
+  if (!path.startsWith(`${root}/`)) return false;
+  let at = root;
+  for (const part of path.slice(root.length + 1).split("/")) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return false;
+    } catch {
+      return true; // missing from here on: made, not followed
+    }
+  }
+  return true;
 }
 
 /** One random change below `root`; whatever fails (a name taken) is simply skipped. */
 function mutate(root: string, rand: () => number): void {
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
-  const all = everything(root);
-  const dirs = [root, ...all.filter((p) => !p.split("/").pop()!.includes(".") || rand() < 0.3)];
+  const { all, dirs } = everything(root);
   const at = join(pick(dirs), pick(NAMES));
+  const from = all.length > 0 ? pick(all) : undefined;
+  const op = Math.floor(rand() * 7);
+  const deep = join(at, pick(NAMES), pick(NAMES));
+  if (!direct(root, op === 6 ? deep : at) || (from && !direct(root, from))) return;
   try {
-    switch (Math.floor(rand() * 7)) {
+    switch (op) {
       case 0:
         writeFileSync(at, String(rand()));
         break;
@@ -295,19 +322,20 @@ function mutate(root: string, rand: () => number): void {
         mkdirSync(at, { recursive: true });
         break;
       case 2:
-        if (all.length > 0) renameSync(pick(all), at);
+        if (from) renameSync(from, at);
         break;
       case 3:
-        if (all.length > 0) rmSync(pick(all), { recursive: true, force: true });
+        if (from) rmSync(from, { recursive: true, force: true });
         break;
       case 4:
+        // Links out of the tree are made, never followed (see direct()).
         symlinkSync(pick([root, "..", "a.txt", "/etc"]), at);
         break;
       case 5:
-        if (all.length > 0) appendFileSync(pick(all), "+");
+        if (from && !lstatSync(from).isSymbolicLink()) appendFileSync(from, "+");
         break;
       default:
-        mkdirSync(join(at, pick(NAMES), pick(NAMES)), { recursive: true });
+        mkdirSync(deep, { recursive: true });
     }
   } catch {
     // EEXIST, EISDIR, ENOTDIR, EINVAL (a folder into itself): not a change.
