@@ -12,10 +12,12 @@
  *   repository (claude's figures carry Claude Code's own second-long variance).
  *
  *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e | --only-e2e]
- *     [--engines native,claude] [--turns 3] [--server <checkout>]
+ *     [--engines native,claude] [--turns 3] [--before <checkout>] [--server <checkout>]
  *
- * `--server` runs another checkout's server (its `src/main.ts`) for the e2e figures before a
- * change. Trees are made under the system's temporary folder and removed.
+ * `--before` takes the in-process figures before a change from another checkout's walks
+ * (main's `src/engines/native/changes.ts` and `guard_identities.ts`); `--server` runs another
+ * checkout's server (its `src/main.ts`) for the e2e figures before a change. Trees are made
+ * under the system's temporary folder and removed.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +29,6 @@ import { makeTree, type TreeShape } from "../tests/support/trees.ts";
 import { median } from "./support/common.ts";
 import { collectGuardIdentities } from "../src/engines/guard_identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/turn_changes.ts";
-import { changedBetween, snapshot } from "../src/engines/tree_snapshot.ts";
 import { appendFileSync, realpathSync } from "node:fs";
 import { protectedMounts } from "../src/engines/native/sandbox_mounts.ts";
 import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox_watch.ts";
@@ -41,6 +42,8 @@ const { values } = parseArgs({
     e2e: { type: "boolean", default: false },
     /** Only the e2e figures (for `--server`: the in-process ones are this checkout's). */
     "only-e2e": { type: "boolean", default: false },
+    /** A checkout whose walks give the in-process figures before the change. */
+    before: { type: "string" },
   },
 });
 if (values.server) {
@@ -61,21 +64,41 @@ const turns = Number(values.turns);
 /** Commands of the long job; the short one runs 1. */
 const COMMANDS = 11;
 
-/** One turn's server-side work in `root` as main did it: walk, scan, walk again. */
+/**
+ * One turn's server-side work in `root` as another checkout (`--before`, main's) does it: the
+ * native engine walks the tree, scans it and walks again; the claude engine only scans.
+ */
+interface Before {
+  snapshot(roots: string[]): Promise<unknown>;
+  changedBetween(a: unknown, b: unknown): string[];
+  collectGuardIdentities(roots: string[]): Promise<unknown>;
+}
+let before: Before | undefined;
+if (values.before) {
+  const src = join(realpathSync(values.before), "src", "engines");
+  before = {
+    ...(await import(join(src, "native", "changes.ts"))),
+    ...(await import(join(src, "guard_identities.ts"))),
+  } as Before;
+}
+
 async function walkedTurn(root: string, claude: boolean): Promise<number> {
+  const old = before!;
   const t0 = performance.now();
-  // The claude engine only scanned; the native one also walked before and after (with Bash).
-  const before = claude ? undefined : await snapshot([root]);
-  await collectGuardIdentities([root]);
+  const snap = claude ? undefined : await old.snapshot([root]);
+  await old.collectGuardIdentities([root]);
   appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
-  if (before) changedBetween(before, await snapshot([root]));
+  if (snap) old.changedBetween(snap, await old.snapshot([root]));
   return performance.now() - t0;
 }
 
-/** The same with the turn's view of changes (a journal where one can be kept). */
-async function journalTurn(root: string): Promise<number> {
+/**
+ * The same with the turn's view of changes: a journal where one can be kept, or with `fs`
+ * null the walk that replaces it (the Node package, macOS, Windows).
+ */
+async function journalTurn(root: string, fs?: null): Promise<number> {
   const t0 = performance.now();
-  const changes = await beginTurnChanges([root], { walk: true });
+  const changes = await beginTurnChanges([root], { walk: true, ...(fs === null ? { fs } : {}) });
   await collectGuardIdentities([root], changes.list ? { list: changes.list } : {});
   appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
   const report = await changes.end();
@@ -104,14 +127,16 @@ for (const files of values["only-e2e"] ? [] : sizes) {
         for (let i = 0; i < turns; i++) next.push(await f());
         return `${ms(first)} /${ms(median(next))}`;
       };
-      const native = await series(() => walkedTurn(root, false));
-      const claude = await series(() => walkedTurn(root, true));
+      const old = before
+        ? `before: native ${await series(() => walkedTurn(root, false))}, claude ${await series(
+          () => walkedTurn(root, true),
+        )}; `
+        : "";
       closeJournals();
       const journal = await series(() => journalTurn(root));
       closeJournals();
-      console.log(
-        `${label} before: native ${native}, claude ${claude}; after (both): ${journal}`,
-      );
+      const walk = await series(() => journalTurn(root, null));
+      console.log(`${label} ${old}after (both engines): ${journal}; without a journal ${walk}`);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

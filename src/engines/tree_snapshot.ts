@@ -1,120 +1,83 @@
 /**
- * Which files a job created or changed, by walking its directories: where no change journal
- * can be kept (turn_changes.ts), the server compares them before and after the turn rather
- * than trusting the model's account; and `changedSince` finds what changed after a journal
- * stopped in the middle of a turn. Version
- * control and dependency folders are walked too (a changed `.git/config` or a patched file
- * in `node_modules` runs on the host later), after the rest and with a budget of their own,
- * so a large `node_modules` cannot crowd out the project's own files. Bounded: a huge tree
- * costs a capped walk and says it was capped.
+ * What a turn changed, by walking its directories where no change journal can be kept
+ * (turn_changes.ts: the Node package, macOS, Windows, a root past the journal's limits), and
+ * where a journal needs completing: at the turn's start a walk of the folders alone (no file
+ * is looked at) finds the nested `.git` entries and credential stores the native sandbox must
+ * protect; at its end `changedSince` lists every file whose change time falls in the turn.
+ * Version control and dependency folders are walked too (a changed `.git/config` or a patched
+ * file in `node_modules` runs on the host later); credential stores are never read into.
+ *
+ * The change time, not the size and modification time: a command can put those back
+ * (`touch -r`), not the change time, which hard links share too. Bounded: past its limit a walk
+ * stops and says so.
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { LinuxFs } from "../platform/posix/inotify.ts";
 import { quotePath } from "../platform/plain_text.ts";
+import { isDeno } from "../platform/runtime.ts";
 import { CREDENTIAL_PATHS, hostRunPart } from "./protected_paths.ts";
 import { isInside } from "./native/tools/real_paths.ts";
 
-/** Entries looked at in the project's own files; beyond this the comparison is partial. */
-const MAX_ENTRIES = 20_000;
-/** Entries looked at inside version control and dependency folders. */
-const MAX_BULK_ENTRIES = 200_000;
-/** Folders walked after everything else, with their own budget. */
-const BULK = new Set([".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv", "target"]);
 /** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
 const CREDENTIAL_NAMES = new Set(CREDENTIAL_PATHS.filter((p) => !p.includes("/")));
 
-export interface Snapshot {
-  files: Map<string, string>;
-  /** Where the walk stopped early, when it did: the comparison is partial there. */
-  capped: false | "project" | "bulk";
+/** What a walk of the folders found below the roots. */
+export interface NestedFound {
   /** `.git` entries below the top of a root (nested repositories, submodules). */
   nestedGit: string[];
   /** Credential stores (`.ssh`, `.aws`...) found anywhere below the roots. */
   credentials: string[];
+  /** True when the walk stopped at its limit: the lists may miss some. */
+  capped: boolean;
 }
 
-interface Walk {
-  files: Map<string, string>;
-  seen: number;
-  limit: number;
-  nestedGit: string[];
-  credentials: string[];
-  /** Folders set aside for the second pass (only filled by the first). */
-  bulk?: string[];
+/** A folder's entries, by name and whether each is a folder; undefined when unreadable. */
+async function entriesOf(
+  dir: string,
+  fast?: Pick<LinuxFs, "listDir">,
+): Promise<Array<{ name: string; dir: boolean | undefined }> | undefined> {
+  if (fast) {
+    const listed = fast.listDir(dir);
+    if (typeof listed === "number") return undefined;
+    return listed.map((e) => ({
+      name: e.name,
+      dir: e.kind === "unknown" ? undefined : e.kind === "dir",
+    }));
+  }
+  return await readdir(dir, { withFileTypes: true }).then(
+    (list) => list.map((e) => ({ name: e.name, dir: e.isDirectory() })),
+    () => undefined,
+  );
 }
 
-/** Walks `start` depth-first; false when the budget ran out. */
-async function walk(starts: readonly string[], roots: ReadonlySet<string>, w: Walk) {
-  const stack = [...starts];
+/**
+ * The nested `.git` entries and credential stores below `roots`, at any depth (dependency
+ * folders too), from a walk of the folders that looks at no file; at most `limit` entries.
+ */
+export async function nestedWalk(roots: readonly string[], limit: number): Promise<NestedFound> {
+  const rootSet = new Set(roots);
+  const nestedGit: string[] = [];
+  const credentials: string[] = [];
+  const stack = [...roots];
+  let seen = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    const statted: string[] = [];
-    let capped = false;
-    for (const entry of entries) {
-      if (++w.seen > w.limit) {
-        capped = true;
-        break;
+    for (const entry of (await entriesOf(dir)) ?? []) {
+      if (++seen > limit) {
+        return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: true };
       }
       const path = join(dir, entry.name);
       if (CREDENTIAL_NAMES.has(entry.name)) {
         // Never read into: its content is not the job's business, and it stays hidden.
-        w.credentials.push(path);
+        credentials.push(path);
         continue;
       }
-      if (entry.name === ".git" && !roots.has(dir)) w.nestedGit.push(path);
-      if (entry.isDirectory()) {
-        if (w.bulk && BULK.has(entry.name)) w.bulk.push(path);
-        else stack.push(path);
-      } else if (entry.isFile() || entry.isSymbolicLink()) {
-        statted.push(path);
-      }
+      if (entry.name === ".git" && !rootSet.has(dir)) nestedGit.push(path);
+      if (entry.dir) stack.push(path);
     }
-    // One directory's files at a time, concurrently: a stat per await is slow on big trees.
-    const stats = await Promise.all(statted.map((path) => lstat(path).catch(() => undefined)));
-    // The change time too: a command can put a file's size and mtime back (`touch -r`), not
-    // its ctime, nor its inode when it replaced the file.
-    stats.forEach((st, i) => {
-      if (st) w.files.set(statted[i]!, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
-    });
-    if (capped) return false;
   }
-  return true;
-}
-
-export async function snapshot(roots: readonly string[]): Promise<Snapshot> {
-  const files = new Map<string, string>();
-  const rootSet = new Set(roots);
-  const project: Walk = {
-    files,
-    seen: 0,
-    limit: MAX_ENTRIES,
-    nestedGit: [],
-    credentials: [],
-    bulk: [],
-  };
-  const complete = await walk(roots, rootSet, project);
-  const bulk: Walk = {
-    files,
-    seen: 0,
-    limit: MAX_BULK_ENTRIES,
-    nestedGit: project.nestedGit,
-    credentials: project.credentials,
-  };
-  // The bulk folders found before a cap are still walked: their changes matter most.
-  const bulkComplete = await walk(project.bulk!, rootSet, bulk);
-  return {
-    files,
-    capped: !complete ? "project" : !bulkComplete ? "bulk" : false,
-    nestedGit: project.nestedGit.sort(),
-    credentials: project.credentials.sort(),
-  };
+  return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: false };
 }
 
 /** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */
@@ -122,9 +85,9 @@ const CTIME_SLACK_MS = 20;
 
 /**
  * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, this
- * process's clock) or later: what a turn changed when nothing was recorded before it. The
- * change time cannot be set back by a command (utimes sets only the access and modification
- * times). Walks at most `limit` entries; `capped` when it stopped there.
+ * process's clock) or later: what a turn changed. The change time cannot be set back by a
+ * command (utimes sets only the access and modification times). Walks at most `limit`
+ * entries; `capped` when it stopped there.
  */
 export async function changedSince(
   roots: readonly string[],
@@ -140,21 +103,19 @@ export async function changedSince(
   const stack = [...roots];
   let seen = 0;
   let slice = performance.now();
+  // Deno's own stat gives the change time to the second: compared to the second, a file
+  // changed just before the turn may count, none changed in it is missed.
+  const threshold = fast || !isDeno
+    ? sinceMs - CTIME_SLACK_MS
+    : Math.floor((sinceMs - CTIME_SLACK_MS) / 1000) * 1000;
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    const entries = fast ? fast.listDir(dir) : await readdir(dir, { withFileTypes: true }).then(
-      (list) => list.map((e) => ({ name: e.name, kind: e.isDirectory() ? "dir" : "file" })),
-      () => -1,
-    );
-    if (typeof entries === "number") continue;
     const statted: string[] = [];
-    for (const entry of entries) {
+    for (const entry of (await entriesOf(dir, fast)) ?? []) {
       if (++seen > limit) return { files: files.sort(), capped: true };
       if (CREDENTIAL_NAMES.has(entry.name)) continue;
       const path = join(dir, entry.name);
-      const isDir = entry.kind === "unknown"
-        ? await lstat(path).then((s) => s.isDirectory(), () => false)
-        : entry.kind === "dir";
+      const isDir = entry.dir ?? await lstat(path).then((s) => s.isDirectory(), () => false);
       if (isDir) stack.push(path);
       else statted.push(path);
     }
@@ -162,7 +123,7 @@ export async function changedSince(
       statted.map((path) => lstat(path).then((s) => s.ctimeMs, () => undefined)),
     );
     times.forEach((ctime, i) => {
-      if (ctime !== undefined && ctime >= sinceMs - CTIME_SLACK_MS) files.push(statted[i]!);
+      if (ctime !== undefined && ctime >= threshold) files.push(statted[i]!);
     });
     // A walk through libc does not yield by itself: the server must keep answering.
     if (performance.now() - slice > 20) {
@@ -171,21 +132,6 @@ export async function changedSince(
     }
   }
   return { files: files.sort(), capped: false };
-}
-
-/**
- * Paths created or changed between two snapshots, sorted. Deleted files are left out. When
- * either walk was capped, only paths both walks saw count: a shifted cut-off would otherwise
- * report untouched files as new.
- */
-export function changedBetween(before: Snapshot, after: Snapshot): string[] {
-  const partial = before.capped !== false || after.capped !== false;
-  const out: string[] = [];
-  for (const [path, sig] of after.files) {
-    const old = before.files.get(path);
-    if (old === undefined ? !partial : old !== sig) out.push(path);
-  }
-  return out.sort();
 }
 
 /** Planted paths named in the warning; the rest are counted. */

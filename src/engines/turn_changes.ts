@@ -7,10 +7,11 @@
  * a turn then costs a read of the events since it started, and the identity scan at its start
  * (guard_identities.ts) lists folders from the journal's memory. Setting one up costs a walk
  * of the folders (0.3 s for 100,000 files in 5,000 folders, measured), once. Elsewhere, and for
- * a root that cannot have one (too many folders, the watch limit), the tree is walked before
- * and after the turn (tree_snapshot.ts), capped, as before. A journal that stops trusting
- * itself in the middle of a turn (its queue overflowed) is replaced, for that turn, by a walk
- * for files changed since the turn began (by their change time).
+ * a root that cannot have one (too many folders, the watch limit), the tree is walked
+ * (tree_snapshot.ts): its folders at the start, its files' change times at the end. A journal
+ * that stops trusting itself in the middle of a turn (its queue overflowed), or cannot name
+ * every file a write reached, is completed by that walk for files changed since the turn
+ * began.
  *
  * Whatever could not be known is said in `partial`, which the reply shows on its `files:` line.
  */
@@ -19,13 +20,7 @@ import { linuxFs } from "../platform/posix/inotify.ts";
 import { journalFor, touch } from "./journal_registry.ts";
 import type { ListedEntry } from "./host_run_scan.ts";
 import type { JournalLimits, Sentinel, TreeJournal } from "./tree_journal.ts";
-import {
-  changedBetween,
-  changedSince,
-  plantedWarnings,
-  type Snapshot,
-  snapshot,
-} from "./tree_snapshot.ts";
+import { changedSince, nestedWalk, plantedWarnings } from "./tree_snapshot.ts";
 import type { TurnSink } from "./types.ts";
 
 /** What a turn changed. */
@@ -64,10 +59,12 @@ export interface BeginOptions {
   /** The calls behind journals; null: none (walk), as on Node. Defaults to linuxFs(). */
   fs?: LinuxFs | null;
   limits?: JournalLimits;
+  /** Entries a walk looks at (tests). */
+  walkLimit?: number;
 }
 
-/** Entries walked for what changed after a journal stopped mid-turn. */
-const SINCE_LIMIT = 2_000_000;
+/** Entries a walk looks at, for the folders or for changed files, before it stops. */
+const WALK_LIMIT = 2_000_000;
 
 /** Starts watching `roots` (real paths) for one turn. */
 export async function beginTurnChanges(
@@ -85,12 +82,25 @@ export async function beginTurnChanges(
     return journalTurn(roots, journals as TreeJournal[], started, fs);
   }
   if (!options.walk) return { end: () => Promise.resolve({ files: [] }), release() {} };
-  const before = await snapshot(roots);
+  const limit = options.walkLimit ?? WALK_LIMIT;
+  const nested = await nestedWalk(roots, limit);
+  // After the walk of the folders: what changed while it ran is no delegate's doing.
+  const since = Date.now();
   let report: Promise<ChangeReport> | undefined;
   return {
     how: "walk",
-    nested: { nestedGit: before.nestedGit, credentials: before.credentials },
-    end: () => report ??= snapshot(roots).then((after) => walkReport(before, after)),
+    nested,
+    end: () =>
+      report ??= changedSince(roots, since, limit).then(({ files, capped }) => ({
+        files,
+        ...(capped
+          ? {
+            partial: `the job's directories hold over ${
+              limit.toLocaleString("en-US")
+            } entries, and the walk for changed files stopped there`,
+          }
+          : {}),
+      })),
     release() {},
   };
 }
@@ -108,20 +118,6 @@ export async function reportChanges(
   for (const path of report.files) sink.fileChanged?.(path);
   for (const text of plantedWarnings(report.files, roots)) sink.warning?.(text);
   if (report.partial) sink.changesPartial?.(report.partial);
-}
-
-function walkReport(before: Snapshot, after: Snapshot): ChangeReport {
-  const files = changedBetween(before, after);
-  const capped = before.capped || after.capped;
-  if (!capped) return { files };
-  return {
-    files,
-    partial:
-      (capped === "project"
-        ? "the job's directories hold over 20,000 entries"
-        : "their version control and dependency folders hold over 200,000 entries") +
-      ", so only those were compared (Write and Edit calls are all listed)",
-  };
 }
 
 function journalTurn(
@@ -179,12 +175,12 @@ function journalTurn(
           // found by change time too.
           const why = "files" in found ? found.walk : `watching it stopped: ${found.unknown}`;
           if (why !== undefined) {
-            const since = await changedSince([roots[i]!], started, SINCE_LIMIT, fs);
+            const since = await changedSince([roots[i]!], started, WALK_LIMIT, fs);
             for (const f of since.files) files.add(f);
             if (since.capped) {
               partial.push(
                 `"${roots[i]}" was walked (${why}) and the walk stopped at ` +
-                  `${SINCE_LIMIT.toLocaleString("en-US")} entries`,
+                  `${WALK_LIMIT.toLocaleString("en-US")} entries`,
               );
             }
           }
