@@ -11,7 +11,7 @@
  * (`touch -r`), not the change time, which hard links share too. Bounded: past its limit a walk
  * stops and says so.
  */
-import { lstat, readdir } from "node:fs/promises";
+import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import type { LinuxFs } from "../platform/posix/inotify.ts";
 import { quotePath } from "../platform/plain_text.ts";
@@ -32,11 +32,16 @@ export interface NestedFound {
   capped: boolean;
 }
 
-/** A folder's entries, by name and whether each is a folder; undefined when unreadable. */
-async function entriesOf(
+/**
+ * A folder's entries, by name and whether each is a folder; undefined when unreadable. Read
+ * at once, not through promises: a walk makes a call per file, and each promise cost Deno
+ * 30 µs more (3.6 s instead of about 1 s for 100,000 files, measured); the walks yield to
+ * the server between folders instead (see Yielder).
+ */
+function entriesOf(
   dir: string,
   fast?: Pick<LinuxFs, "listDir">,
-): Promise<Array<{ name: string; dir: boolean | undefined }> | undefined> {
+): Array<{ name: string; dir: boolean | undefined }> | undefined {
   if (fast) {
     const listed = fast.listDir(dir);
     if (typeof listed === "number") return undefined;
@@ -45,10 +50,41 @@ async function entriesOf(
       dir: e.kind === "unknown" ? undefined : e.kind === "dir",
     }));
   }
-  return await readdir(dir, { withFileTypes: true }).then(
-    (list) => list.map((e) => ({ name: e.name, dir: e.isDirectory() })),
-    () => undefined,
-  );
+  try {
+    return readdirSync(dir, { withFileTypes: true }).map((e) => ({
+      name: e.name,
+      dir: e.isDirectory(),
+    }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Lets the server answer during a long walk: a pause every 20 ms of work. */
+class Yielder {
+  #slice = performance.now();
+  async maybe(): Promise<void> {
+    if (performance.now() - this.#slice < 20) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.#slice = performance.now();
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The change time of `path` (ms), or undefined when it is gone. */
+function changeTime(path: string): number | undefined {
+  try {
+    return lstatSync(path).ctimeMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -61,9 +97,11 @@ export async function nestedWalk(roots: readonly string[], limit: number): Promi
   const credentials: string[] = [];
   const stack = [...roots];
   let seen = 0;
+  const pause = new Yielder();
   while (stack.length > 0) {
+    await pause.maybe();
     const dir = stack.pop()!;
-    for (const entry of (await entriesOf(dir)) ?? []) {
+    for (const entry of entriesOf(dir) ?? []) {
       if (++seen > limit) {
         return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: true };
       }
@@ -102,7 +140,7 @@ export async function changedSince(
   const files: string[] = [];
   const stack = [...roots];
   let seen = 0;
-  let slice = performance.now();
+  const pause = new Yielder();
   // Deno's own stat gives the change time to the second: compared to the second, a file
   // changed just before the turn may count, none changed in it is missed.
   const threshold = fast || !isDeno
@@ -111,25 +149,18 @@ export async function changedSince(
   while (stack.length > 0) {
     const dir = stack.pop()!;
     const statted: string[] = [];
-    for (const entry of (await entriesOf(dir, fast)) ?? []) {
+    for (const entry of entriesOf(dir, fast) ?? []) {
       if (++seen > limit) return { files: files.sort(), capped: true };
       if (CREDENTIAL_NAMES.has(entry.name)) continue;
       const path = join(dir, entry.name);
-      const isDir = entry.dir ?? await lstat(path).then((s) => s.isDirectory(), () => false);
-      if (isDir) stack.push(path);
+      if (entry.dir ?? isFolder(path)) stack.push(path);
       else statted.push(path);
     }
-    const times = fast ? statted.map((p) => fast.changeTimeMs(p)) : await Promise.all(
-      statted.map((path) => lstat(path).then((s) => s.ctimeMs, () => undefined)),
-    );
-    times.forEach((ctime, i) => {
-      if (ctime !== undefined && ctime >= threshold) files.push(statted[i]!);
-    });
-    // A walk through libc does not yield by itself: the server must keep answering.
-    if (performance.now() - slice > 20) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      slice = performance.now();
+    for (const path of statted) {
+      const ctime = fast ? fast.changeTimeMs(path) : changeTime(path);
+      if (ctime !== undefined && ctime >= threshold) files.push(path);
     }
+    await pause.maybe();
   }
   return { files: files.sort(), capped: false };
 }
