@@ -49,9 +49,11 @@ export async function journalFor(
   const holder: { journal?: Promise<TreeJournal | undefined> } = {};
   const journal: Promise<TreeJournal | undefined> = (async () => {
     const left = watchBudget() - (await watchesUsed(root));
+    // Whatever goes wrong setting one up, the turn walks instead: evidence is never lost to it.
     const opened = left < 1
       ? `this server's journals already use its share of inotify watches (${watchBudget()})`
-      : await TreeJournal.open(root, fs, { ...limits, maxDirs: Math.min(limits.maxDirs, left) });
+      : await TreeJournal.open(root, fs, { ...limits, maxDirs: Math.min(limits.maxDirs, left) })
+        .catch((e: Error) => `setting it up failed (${e.message})`);
     if (typeof opened !== "string") return opened;
     refused.set(root, { until: Date.now() + RETRY_MS, why: opened });
     if (kept.get(root)?.journal === holder.journal) kept.delete(root);

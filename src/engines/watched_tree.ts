@@ -141,7 +141,12 @@ export class WatchedTree {
       }
       if (events.length === 0) return;
       for (const event of events) {
-        this.#apply(event);
+        try {
+          this.#apply(event);
+        } catch (e) {
+          // Whatever it could not apply, it can no longer vouch for.
+          return this.fail(`an event could not be applied (${(e as Error).message})`);
+        }
         if (this.#invalid) return;
       }
     }
