@@ -97,11 +97,14 @@ export function recordLines(
   }
   for (const [label, value] of verifyLines(r)) rows.push([label.replace(/:$/, ""), value]);
   for (const c of r.claims ?? []) rows.push(["claim", `"${c.claim}": ${c.reason}`]);
-  if (r.changedFiles && r.changedFiles.length > 0) {
+  const changed = r.changedFiles ?? [];
+  const total = changed.length + (r.changedFilesMore ?? 0);
+  if (total > 0 || r.changedFilesPartial) {
     rows.push([
       "changed",
-      r.changedFiles.slice(0, 10).map(quotePath).join(", ") +
-      (r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : ""),
+      (total === 0 ? "none seen" : changed.slice(0, 10).map(quotePath).join(", ") +
+        (total > 10 ? `, +${total - 10} more` : "")) +
+      (r.changedFilesPartial ? `; incomplete: ${r.changedFilesPartial}` : ""),
     ]);
   }
   if (r.owner && (r.state === "running" || r.state === "queued")) {

@@ -18,7 +18,13 @@
  */
 import { basename, join } from "node:path";
 import { Collector, identityKey, insideAny } from "./guard_walk.ts";
-import { type HostRunScan, SCAN_BOUNDS, type ScanBounds, scanHostRun } from "./host_run_scan.ts";
+import {
+  type HostRunScan,
+  SCAN_BOUNDS,
+  type ScanBounds,
+  scanHostRun,
+  type ScanOptions,
+} from "./host_run_scan.ts";
 import { HOST_RUN_DIRS, HOST_RUN_PATHS, isSecretFileName } from "./protected_paths.ts";
 
 export { identityKey, insideAny };
@@ -62,6 +68,8 @@ export interface GuardOptions {
   maxHostRunEntries?: number;
   /** Files looked at for other hard links (default LINK_SEARCH_FILES). */
   maxLinkSearchFiles?: number;
+  /** Lists folders from a change journal's memory (see ScanOptions.list). */
+  list?: ScanOptions["list"];
 }
 
 /**
@@ -88,6 +96,7 @@ export async function collectGuardIdentities(
   const c = new Collector(roots, allow, options.maxHostRunEntries ?? HOST_RUN_ENTRIES);
   const scan = await scanHostRun(roots, options.bounds ?? SCAN_BOUNDS, {
     secret: (name) => isSecretFileName(name, allow),
+    ...(options.list ? { list: options.list } : {}),
   });
   if (scan.incomplete) c.fail(scan.incomplete);
   const kindOf = (path: string) => HOST_RUN_DIRS.has(basename(path)) ? "dir" : "file";

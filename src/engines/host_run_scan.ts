@@ -47,6 +47,18 @@ export interface HostRunScan {
 export interface ScanOptions {
   /** Picks the secret files to list by name, in the same walk (guard_identities.ts). */
   secret?: (name: string) => boolean;
+  /**
+   * Lists a folder from memory instead of the disk: a change journal's (tree_journal.ts)
+   * folders and marked names, which are all this scan looks at; undefined where it does not
+   * know the folder, which is then read.
+   */
+  list?: (dir: string) => ListedEntry[] | undefined;
+}
+
+/** A folder's entry as the scan sees it: a name, and whether it is a folder. */
+export interface ListedEntry {
+  name: string;
+  isDirectory(): boolean;
 }
 
 /** Directories never descended into: dependencies (large, not where users run git). */
@@ -103,8 +115,16 @@ export async function scanHostRun(
         );
       }
       dirs += batch.length;
-      const listed = await Promise.all(batch.map(async ({ dir, depth, peek }) => {
+      const listed: Array<{
+        dir: string;
+        depth: number;
+        peek?: boolean;
+        entries: ListedEntry[];
+        error?: string;
+      }> = await Promise.all(batch.map(async ({ dir, depth, peek }) => {
         try {
+          const known = options.list?.(dir);
+          if (known) return { dir, depth, peek, entries: known };
           return { dir, depth, peek, entries: await readdir(dir, { withFileTypes: true }) };
         } catch (e) {
           const code = codeOf(e);

@@ -32,7 +32,10 @@ export type TranscriptEntry =
   }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
 
-/** A command an engine ran for the delegate (native Bash), as the server measured it (not as the model claims). */
+/**
+ * A command an engine ran for the delegate, as the server measured it (native Bash) or Claude
+ * Code reported it (claude engine), not as the model claims.
+ */
 export interface CommandRun {
   command: string;
   /** null when a signal or the tool's timeout ended it. */
@@ -151,7 +154,7 @@ export interface TurnSink {
   sandbox?(text: string): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   childStarted(pid: number): void;
-  /** A command the engine ran itself (native Bash), with its real exit code. */
+  /** A command the delegate ran (Bash), with its real exit code. */
   commandRun?(run: CommandRun): void;
   /** A file the engine's tools created or changed. */
   fileChanged?(path: string): void;
@@ -160,6 +163,8 @@ export interface TurnSink {
    * checked against while the turn runs. The turn's outcome still carries the final usage.
    */
   usage?(soFar: RunningUsage): void;
+  /** Why the files reported by fileChanged may not be all the turn changed. */
+  changesPartial?(why: string): void;
 }
 
 /** A turn's token counts so far. */

@@ -67,7 +67,29 @@ export function applyOutcome(
       record.state = outcome?.ok ? "completed" : "failed";
       if (!outcome?.ok) record.errorText = outcome?.errorText ?? "The job failed";
   }
+  const idle = nothingRan(record);
+  if (idle && !(record.warnings ?? []).includes(idle)) (record.warnings ??= []).push(idle);
   delete record.child;
+}
+
+/**
+ * The warning for a turn whose every tool call was denied or refused, or undefined: its
+ * `completed` and `exit: code 0` would otherwise read as work done.
+ */
+export function nothingRan(record: JobRecord): string | undefined {
+  const calls = record.toolCalls;
+  const denied = record.permissionDenials.length;
+  const refused = (record.commands ?? []).filter((c) => c.refused !== undefined).length;
+  if (calls === 0 || denied + refused < calls) return undefined;
+  const why = [
+    ...(denied > 0 ? [`${denied} denied by permissions`] : []),
+    ...(refused > 0 ? [`${refused} refused by the sandbox`] : []),
+  ].join(", ");
+  const ran = calls === 1
+    ? "its only tool call did not run"
+    : `none of its ${calls} tool calls ran`;
+  return `${ran} (${why}): the delegate looked at and changed nothing, so its answer rests on ` +
+    "no work in the project";
 }
 
 /**

@@ -132,7 +132,7 @@ export const jobRecordSchema = z.object({
   sandbox: z.string().optional(),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
   effectivePermissionMode: z.string().optional(),
-  /** Native engine: every command Bash ran, with its real exit code. */
+  /** Every command Bash ran, with its real exit code (as the server or Claude Code saw it). */
   commands: z.array(z.object({
     command: z.string(),
     exitCode: z.number().nullable(),
@@ -144,8 +144,12 @@ export const jobRecordSchema = z.object({
     /** Masked failures past those listed, counted only. */
     maskedMore: z.number().int().optional(),
   })).optional(),
-  /** Native engine: files the job created or changed. */
+  /** Files the job created or changed (the first MAX_CHANGED_KEPT of them). */
   changedFiles: z.array(z.string()).optional(),
+  /** Changed files past those named. */
+  changedFilesMore: z.number().int().optional(),
+  /** Why the changed files may not be all the job changed, when they may not be. */
+  changedFilesPartial: z.string().optional(),
   /**
    * isolation "worktree": the session's own git worktree and branch (jobs/worktree.ts). Where
    * it goes is set when the job starts; gitDir and base once its first turn made it; head,

@@ -9,8 +9,12 @@ import { ACTIVITY_KEEP, keptActivity, type LiveJob } from "./live_job.ts";
 import { isTerminal } from "./record.ts";
 import type { JobStore } from "./store.ts";
 
+/** Changed files a record names; past it they are counted (`changedFilesMore`). */
+export const MAX_CHANGED_KEPT = 1000;
+
 export function turnSink(live: LiveJob, store: JobStore): TurnSink {
   const record = live.record;
+  const changed = new Set(record.changedFiles ?? []);
   return {
     activity: (a) => {
       live.activities.push(keptActivity(a));
@@ -39,8 +43,16 @@ export function turnSink(live: LiveJob, store: JobStore): TurnSink {
       (record.commands ??= []).push(run);
     },
     fileChanged: (path) => {
+      if (changed.has(path)) return;
+      changed.add(path);
+      // A command can change a hundred thousand files (an install): the record keeps the
+      // first ones and counts the rest.
       const files = (record.changedFiles ??= []);
-      if (!files.includes(path)) files.push(path);
+      if (files.length < MAX_CHANGED_KEPT) files.push(path);
+      else record.changedFilesMore = (record.changedFilesMore ?? 0) + 1;
+    },
+    changesPartial: (why) => {
+      record.changedFilesPartial = why;
     },
     childStarted: (pid) => {
       identityOf(pid).then((child) => {

@@ -41,9 +41,7 @@ export function summary(
     line("model:", r.modelChoice ? `${r.model} (${r.modelChoice})` : r.model),
     ...(r.fallbacks ?? []).map((f) => line("fallback:", `${f.from} -> ${f.to} (${f.reason})`)),
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
-    ...(r.engine === "native"
-      ? [line("engine:", `native (backend ${r.backend ?? "ollama"})`)]
-      : []),
+    line("engine:", r.engine === "native" ? `native (backend ${r.backend ?? "ollama"})` : r.engine),
     ...endpointLines(r, line),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
@@ -91,12 +89,8 @@ export function summary(
     const shown = r.claims.map((c) => `"${c.claim}" (${c.reason})`).join("; ");
     lines.push(line("claims:", `${r.claims.length} not backed by the evidence: ${shown}`));
   }
-  if (r.changedFiles && r.changedFiles.length > 0) {
-    const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
-    const shown = r.changedFiles.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));
-    const more = r.changedFiles.length > 10 ? `, +${r.changedFiles.length - 10} more` : "";
-    lines.push(line("files:", `${r.changedFiles.length} changed: ${shown.join(", ")}${more}`));
-  }
+  const files = filesText(r);
+  if (files) lines.push(line("files:", files));
   if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
   return lines.join("\n");
 }
@@ -113,9 +107,13 @@ export function commandsText(commands: NonNullable<JobRecord["commands"]>): stri
   const parts = [`${ran.length} run`];
   if (failed.length > 0) {
     const shown = failed.slice(0, 3).map((c) =>
-      `${c.exitCode === null ? `signal ${c.signal ?? "?"}` : `exit ${c.exitCode}`}: ${
-        cut(c.command, 60)
-      }`
+      `${
+        c.exitCode !== null
+          ? `exit ${c.exitCode}`
+          : c.signal
+          ? `signal ${c.signal}`
+          : "no exit code"
+      }: ${cut(c.command, 60)}`
     );
     parts.push(
       `${failed.length} failed (${shown.join("; ")}${failed.length > 3 ? "; ..." : ""})`,
@@ -133,6 +131,21 @@ export function commandsText(commands: NonNullable<JobRecord["commands"]>): stri
   }
   if (refused.length > 0) parts.push(`${refused.length} refused`);
   return parts.join(", ");
+}
+
+/**
+ * `2 changed: src/a.ts, src/a.test.ts`, and why the list may be incomplete when it may be
+ * (`; incomplete: ...`); undefined when nothing changed and nothing is unknown.
+ */
+function filesText(r: JobRecord): string | undefined {
+  const named = r.changedFiles ?? [];
+  const total = named.length + (r.changedFilesMore ?? 0);
+  const partial = r.changedFilesPartial ? `incomplete: ${r.changedFilesPartial}` : undefined;
+  if (total === 0) return partial && `none seen; ${partial}`;
+  const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
+  const shown = named.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));
+  const more = total > 10 ? `, +${total - 10} more` : "";
+  return `${total} changed: ${shown.join(", ")}${more}${partial ? `; ${partial}` : ""}`;
 }
 
 function relativeTo(path: string, cwd: string): string {

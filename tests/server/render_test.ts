@@ -58,6 +58,7 @@ Deno.test("summary: the layout of claude-ollama-delegate-mcp's replies for a com
     `session_id: ${SID}   (turn 2)`,
     "state:      completed",
     "model:      qwen3-coder",
+    "engine:     claude",
     "cwd:        /work/proj",
     "elapsed:    12.3s",
     "tokens:     in 1200 / out 340  (4 turns)",
@@ -74,6 +75,7 @@ Deno.test("summary: a running job has no tokens, tool calls or exit lines", () =
     `session_id: ${SID}   (turn 2)`,
     "state:      running",
     "model:      qwen3-coder",
+    "engine:     claude",
     "cwd:        /work/proj",
     "elapsed:    1.5s",
     "permission: acceptEdits",
@@ -86,7 +88,7 @@ Deno.test("summary: queued shows its place in line; elapsed falls back to create
     T0 + 1500,
   );
   assert.equal(got[2], "state:      queued (3 in line)");
-  assert.equal(got[5], "elapsed:    2.0s");
+  assert.equal(got[6], "elapsed:    2.0s");
   assert.equal(lines(view({ state: "queued" }, 0))[2], "state:      queued");
 });
 
@@ -146,7 +148,7 @@ Deno.test("summary: denied, exit and error lines of a failed job", () => {
     errorText: "Reached maximum number of turns (1)",
     permissionDenials,
   }));
-  assert.deepEqual(got.slice(6), [
+  assert.deepEqual(got.slice(7), [
     "tool calls: 0",
     "permission: acceptEdits",
     // The command as it was, its line break shown rather than taken.
@@ -285,4 +287,32 @@ Deno.test("summary: one turn is a turn, not '1 turns'", () => {
     durationMs: 5,
   };
   assert.ok(lines(view({ usage })).includes("tokens:     in 10 / out 2  (1 turn)"));
+});
+
+Deno.test("summary: files counts those past the named ones and says when the list is incomplete", () => {
+  const at = (n: number) => `/work/proj/f${n}.js`;
+  const text = (over: Partial<JobRecord>) =>
+    lines(view(over)).find((l) => l.startsWith("files:")) ?? "(no files line)";
+  assert.equal(text({}), "(no files line)");
+  assert.equal(text({ changedFiles: [at(1), at(2)] }), "files:      2 changed: f1.js, f2.js");
+  assert.equal(
+    text({ changedFiles: Array.from({ length: 12 }, (_, i) => at(i)), changedFilesMore: 5 }),
+    "files:      17 changed: f0.js, f1.js, f2.js, f3.js, f4.js, f5.js, f6.js, f7.js, f8.js, " +
+      "f9.js, +7 more",
+  );
+  assert.equal(
+    text({ changedFiles: [at(1)], changedFilesPartial: "a walk stopped" }),
+    "files:      1 changed: f1.js; incomplete: a walk stopped",
+  );
+  assert.equal(
+    text({ changedFilesPartial: "a walk stopped" }),
+    "files:      none seen; incomplete: a walk stopped",
+  );
+});
+
+Deno.test("commandsText: a command without an exit code (ended with its turn) is a failure", () => {
+  assert.equal(
+    commandsText([{ command: "sleep 100", exitCode: null, durationMs: 5 }]),
+    "1 run, 1 failed (no exit code: sleep 100)",
+  );
 });

@@ -16,6 +16,7 @@ import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";
 import { BackendWatch } from "./backend_watch.ts";
 import { type MessageUsage, readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
+import { BashEvidence } from "./bash_evidence.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -117,11 +118,13 @@ export async function startChild(
     void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});
   });
   const tokens = new RunningTokens();
+  const commands = new BashEvidence(sink);
   const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
     const event = readStreamEvent(line);
     if (event === undefined) return;
     if (event.type === "notice" && event.retry) watch.retried();
     if (event.type === "assistant" && event.usage) sink.usage?.(tokens.add(event));
+    commands.see(event);
     for (const item of streamItems(event)) {
       if (item.type === "init") {
         sink.sessionStarted({
@@ -161,6 +164,7 @@ export async function startChild(
     await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
     await streamFile.close();
     await stderrFile.close();
+    commands.finish();
     const outcome = outcomeOf(result, status.code, status.signal, stderrTail);
     // A result that came in while the turn was being ended still stands.
     return await settle(

@@ -52,7 +52,14 @@ import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
 import { verifyClaude } from "./verify.ts";
-import { findSandboxTools, planSandbox, sandboxSettings, withNestedHostRun } from "./sandbox.ts";
+import {
+  type ClaudeSandboxPlan,
+  findSandboxTools,
+  planSandbox,
+  sandboxSettings,
+  withNestedHostRun,
+} from "./sandbox.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
 import { failedStart, judged } from "./outcome.ts";
 
 /**
@@ -210,14 +217,50 @@ export class ClaudeEngine implements Engine {
     if (plan.kind === "refused") return failedStart(plan.reason);
     if (plan.kind !== "on") sink.sandbox?.(plan.why);
     const roots = [spec.cwd, ...spec.options.addDirs];
+    const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
+    // What the turn changes is looked for by the server, from before Claude Code starts.
+    const changes = await beginTurnChanges(realRoots, { walk: true });
+    let turn: RunningTurn | undefined;
+    try {
+      turn = await this.#start(spec, sink, {
+        baseUrl,
+        env,
+        marker,
+        command,
+        plan,
+        roots,
+        realRoots,
+        changes,
+      });
+    } finally {
+      if (turn) turn.done.finally(() => changes.release()).catch(() => {});
+      else changes.release();
+    }
+    return turn;
+  }
+
+  async #start(
+    spec: TurnSpec,
+    sink: TurnSink,
+    { baseUrl, env, marker, command, plan, roots, realRoots, changes }: {
+      baseUrl: string;
+      env: Record<string, string>;
+      marker: { name: string; value: string };
+      command: string;
+      plan: Exclude<ClaudeSandboxPlan, { kind: "refused" }>;
+      roots: string[];
+      realRoots: string[];
+      changes: TurnChanges;
+    },
+  ): Promise<RunningTurn> {
     const scoped = await protectScope(this.config, spec);
     // Protected files by what they are: secret files and host-run files under other names
     // (a link's target, a hard link) are hidden or held read-only by path in the jail and
     // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.
-    const ids = await collectGuardIdentities(
-      await Promise.all(roots.map((r) => realpath(r).catch(() => r))),
-      { allowSecretFiles: this.config.allowSecretFiles ?? [] },
-    );
+    const ids = await collectGuardIdentities(realRoots, {
+      allowSecretFiles: this.config.allowSecretFiles ?? [],
+      ...(changes.list ? { list: changes.list } : {}),
+    });
     if (ids.secretPaths.length > MAX_SECRET_MASKS) {
       return failedStart(
         `Cannot start Claude Code: ${ids.secretPaths.length} secret-looking files lie in the ` +
@@ -314,7 +357,6 @@ export class ClaudeEngine implements Engine {
       ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
       : { command, args };
     // Host-run paths missing now: one the turn creates is moved out of the project at its end.
-    const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
     const missing = missingHostRun(realRoots);
     return await startChild(
       {
@@ -335,6 +377,8 @@ export class ClaudeEngine implements Engine {
         if (moved.length > 0) {
           sink.warning?.(`planted: ${quarantineText(moved, (p) => shownPath(p, realRoots[0]!))}`);
         }
+        // Everything the turn started is gone by now: what it changed stays as it is.
+        await reportChanges(changes, realRoots, sink);
         const verdict = outcome.usage && judgeTurn({
           model: spec.model,
           estimate,

@@ -53,14 +53,17 @@ export type StreamEvent =
    * A system event worth one activity line (a permission denial, an API retry); `retry` when
    * Claude Code says a request to its endpoint failed and it will try again.
    */
-  | { type: "notice"; text: string; retry?: true }
+  | { type: "notice"; text: string; retry?: true; deniedToolUse?: string }
   /**
    * The model's message: its content blocks that are objects, and the message's id and usage
    * as the endpoint reported them (Claude Code repeats both on each event of one message).
    */
   | { type: "assistant"; blocks: Json[]; messageId?: string; usage?: MessageUsage }
-  /** Tool results sent back to the model: the content blocks that are objects. */
-  | { type: "user"; blocks: Json[] }
+  /**
+   * Tool results sent back to the model: the content blocks that are objects, and the ids of
+   * tool calls Claude Code says it did not run (its `tool_result_meta`: a denial, a refusal).
+   */
+  | { type: "user"; blocks: Json[]; notRun: string[] }
   | { type: "result"; result: ResultEvent }
   /** A note the server wrote itself (SERVER_NOTE), never the model's words. */
   | { type: "server"; text: string }
@@ -87,7 +90,9 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
       const message = event.message;
       if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
       const blocks = message.content.filter(isObject);
-      if (event.type === "user") return { type: "user", blocks };
+      if (event.type === "user") {
+        return { type: "user", blocks, notRun: notRunIds(event.tool_result_meta) };
+      }
       const usage = isObject(message.usage) ? message.usage : undefined;
       const id = str(message.id);
       return {
@@ -164,11 +169,14 @@ function systemEvent(event: Json): StreamEvent {
       if (model) init.model = model;
       return init;
     }
-    case "permission_denied":
-      return {
+    case "permission_denied": {
+      const notice: StreamEvent = {
         type: "notice",
         text: `permission denied: ${str(event.tool_name) ?? "tool"}: ${str(event.message) ?? ""}`,
       };
+      const id = str(event.tool_use_id);
+      return id === undefined ? notice : { ...notice, deniedToolUse: id };
+    }
     case "api_retry":
       return {
         type: "notice",
@@ -180,6 +188,14 @@ function systemEvent(event: Json): StreamEvent {
     default:
       return { type: "other" };
   }
+}
+
+/** Ids of the tool calls that `tool_result_meta` marks as not run (`non_execution_kind`). */
+function notRunIds(meta: unknown): string[] {
+  if (!Array.isArray(meta)) return [];
+  return meta.filter(isObject).flatMap((m) =>
+    typeof m.id === "string" && m.non_execution_kind !== undefined ? [m.id] : []
+  );
 }
 
 function assistantItems(blocks: readonly Json[]): StreamItem[] {

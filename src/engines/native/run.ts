@@ -11,12 +11,10 @@
  */
 import { open, readFile, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
-import type { ChatClientOptions, ChatMessage } from "../../backends/openai.ts";
+import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../guard_identities.ts";
-import type { WorkdirPolicy } from "../workdirs.ts";
 import { WORKTREES_DIR } from "../worktree_scope.ts";
-import type { BackendSpec } from "../../settings/types.ts";
 import type {
   Activity,
   CheckResult,
@@ -46,52 +44,21 @@ import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
-import { toolPolicy } from "./permissions.ts";
+import { type ToolPolicy, toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "./placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
-import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { type ShellRunner, shellRunner } from "./sandbox.ts";
 import { limitsOf } from "./sandbox_limits.ts";
-import { reportShellChanges, watchShell } from "./shell_watch.ts";
+import { watchesShell, watchShell } from "./shell_watch.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
 import { verifyNative } from "./verify.ts";
+import type { NativeEngineConfig } from "./engine_config.ts";
 
-export interface NativeEngineConfig {
-  /** The default backend: the Ollama at baseUrl. */
-  baseUrl: string;
-  /** The default backend as a pool of endpoints; empty or absent = baseUrl alone. */
-  baseUrls?: BackendTable["baseUrls"];
-  backends: Record<string, BackendSpec>;
-  sandbox: SandboxMode;
-  /** What one sandboxed command may use; the defaults when absent. */
-  sandboxLimits?: SandboxLimits;
-  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
-  sandboxRunDir?: string;
-  /** The server's environment: API keys are read from here, by name, per backend. */
-  parentEnv: Record<string, string | undefined>;
-  /**
-   * The server's own settings and records (user config dir, stateDir, claudeConfigDir):
-   * hidden from commands and refused to file tools even inside a writable dir.
-   */
-  protect?: readonly string[];
-  /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
-  allowSecretFiles?: readonly string[];
-  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
-  workdirs?: WorkdirPolicy;
-  /** Retry backoff, for tests and benchmarks. */
-  backoffMs?: ChatClientOptions["backoffMs"];
-  /**
-   * The largest context (tokens) a job may use; 0 or absent = the model's own, believed up to
-   * MAX_CLAIMED_CONTEXT_TOKENS.
-   */
-  maxContext?: number;
-  /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
-  keepAlive?: string;
-  /** `<stateDir>/.worktrees`: a turn's cwd may be the worktree the server made there. */
-  worktreesDir?: string;
-}
+export type { NativeEngineConfig };
 
 /** The native engine as the server's settings configure it. */
 export function createEngine(setup: EngineSetup): NativeEngine {
@@ -111,6 +78,20 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     keepAlive: s.keepAlive,
     worktreesDir: join(s.stateDir, WORKTREES_DIR),
   });
+}
+
+/** What a turn is set up with before its model is reached. */
+interface Prepared {
+  started: number;
+  backend: ResolvedBackend;
+  cwd: string;
+  roots: string[];
+  protect: string[];
+  runner: ShellRunner;
+  policy: ToolPolicy;
+  /** The turn's view of its directories' changes; `shell`: whether commands can run. */
+  changes: TurnChanges;
+  shell: boolean;
 }
 
 export class NativeEngine implements Engine {
@@ -158,11 +139,6 @@ export class NativeEngine implements Engine {
     if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
     const scope = await turnScope(spec, this.config);
     if ("refused" in scope) return failed(scope.refused);
-    const { cwd, roots, protect } = scope;
-    // What the protected files are, whatever names they go by, before the model acts.
-    const guard = await collectGuardIdentities(roots, {
-      allowSecretFiles: this.config.allowSecretFiles ?? [],
-    });
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
@@ -172,11 +148,41 @@ export class NativeEngine implements Engine {
       spec.options.permissionMode,
       spec.options.allowedTools,
       spec.options.disallowedTools,
-      cwd,
+      scope.cwd,
     );
     if (runner.kind === "unconfined" && policy.tools.some((t) => t.name === "Bash")) {
       sink.sandbox?.(runner.why);
     }
+    // Commands' changes are looked for by the server; Write and Edit report their own.
+    const shell = watchesShell(policy, runner);
+    const changes = await beginTurnChanges(scope.roots, { walk: shell });
+    try {
+      return await this.#turn(spec, sink, signal, {
+        started,
+        backend,
+        ...scope,
+        runner,
+        policy,
+        changes,
+        shell,
+      });
+    } finally {
+      changes.release();
+    }
+  }
+
+  async #turn(
+    spec: TurnSpec,
+    sink: TurnSink,
+    signal: AbortSignal,
+    prepared: Prepared,
+  ): Promise<TurnOutcome> {
+    const { started, backend, cwd, roots, protect, runner, policy, changes, shell } = prepared;
+    // What the protected files are, whatever names they go by, before the model acts.
+    const guard = await collectGuardIdentities(roots, {
+      allowSecretFiles: this.config.allowSecretFiles ?? [],
+      ...(changes.list ? { list: changes.list } : {}),
+    });
     const prompt = await readFile(spec.promptPath, "utf8");
 
     const endpoint = spec.endpoint;
@@ -263,7 +269,7 @@ export class NativeEngine implements Engine {
           "with other hard links",
       });
     }
-    let before = await watchShell(policy, runner, roots, spec.worktree, guard);
+    if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap,
@@ -316,10 +322,7 @@ export class NativeEngine implements Engine {
       const at = endpoint ? { ...backend, url: endpoint.url } : backend;
       outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
-    if (before) {
-      await reportShellChanges(before, roots, sink);
-      before = undefined;
-    }
+    if (shell) await reportChanges(changes, roots, sink);
     return await settleWriters(outcome, [writer, transcript]);
   }
 

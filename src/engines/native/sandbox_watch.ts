@@ -8,6 +8,7 @@ import { lstat, readdir, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type HostRunScan, scanHostRun } from "../host_run_scan.ts";
 import type { ProtectedMounts } from "./sandbox_mounts.ts";
+import type { Sentinel } from "../tree_journal.ts";
 import { displayPath, isInsideRoots } from "./tools/real_paths.ts";
 
 /** What a turn's sandbox found and watches; see BwrapRunner.hostRun. */
@@ -21,6 +22,13 @@ export interface HostRunWatch {
    * the turn's start, shell_watch.ts) the sandbox cannot hide or protect what it must.
    */
   moved?: string;
+  /**
+   * Where the turn has a change journal (turn_changes.ts): a sentinel over the watched paths,
+   * so that they are looked at again only after something may have moved them (a few dozen
+   * file system calls per path otherwise, each command).
+   */
+  sentinel?: (paths: readonly string[]) => Sentinel;
+  watching?: Sentinel;
 }
 /**
  * What each path is, to notice one the sandbox could no longer find: the folder it is in
@@ -61,6 +69,7 @@ async function signatures(paths: Iterable<string>): Promise<Map<string, string>>
 /** The watched paths that are no longer what they were, sorted. */
 export async function movedPaths(watch: HostRunWatch): Promise<string[]> {
   if (!watch.watched) return [];
+  if (watch.watching && !watch.watching.dirty()) return [];
   const now = await signatures(watch.watched.keys());
   return [...now].filter(([p, sig]) => watch.watched!.get(p) !== sig).map(([p]) => p).sort();
 }
@@ -100,6 +109,8 @@ export async function watchMounts(
     ...mounts.readOnly,
     ...mounts.masks.map((m) => m.path),
   ].filter((p) => isInsideRoots(writable, p) && !writable.includes(p));
+  // The sentinel first: whatever happens while the signatures are taken makes it dirty.
+  watch.watching = watch.sentinel?.([...new Set(paths)]);
   watch.watched = await signatures(new Set(paths));
 }
 

@@ -1,36 +1,34 @@
 /**
  * The sandboxed shell around one native turn: what its commands get read-only or hidden
  * beyond the top-level protections (nested repositories, credential stores found below the
- * roots, the repository a worktree's git reads), and which files they changed, found by
- * comparing the job's directories before and after the turn rather than trusting the model,
- * with a warning for any planted where the host would run it.
+ * roots, the repository a worktree's git reads), and which files they changed, found from
+ * the turn's view of its directories (turn_changes.ts: a change journal, or a walk before and
+ * after) rather than from the model, with a warning for any planted where the host would run
+ * it.
  */
-import type { TurnSink } from "../types.ts";
 import { commonGitDir, type TurnWorktree } from "../worktree_scope.ts";
-import { changedBetween, plantedWarnings, type Snapshot, snapshot } from "./changes.ts";
+import type { TurnChanges } from "../turn_changes.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import type { GuardIdentities } from "../guard_identities.ts";
 import type { BwrapRunner, ShellRunner } from "./sandbox.ts";
 import { displayPath } from "./tools/real_paths.ts";
 
-/**
- * Prepares `runner` for the turn and, when the turn may run commands, takes the snapshot the
- * changes are found against (undefined when nothing can run).
- */
-export async function watchShell(
-  policy: ToolPolicy | "commands",
+/** True when the turn may run commands, whose changes the server then looks for itself. */
+export function watchesShell(policy: ToolPolicy, runner: ShellRunner): boolean {
+  return policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
+}
+
+/** Prepares `runner` for the turn, with what `changes` found below the roots. */
+export function watchShell(
   runner: ShellRunner,
-  roots: readonly string[],
+  changes: TurnChanges,
   worktree: TurnWorktree | undefined,
+  roots: readonly string[],
   guard?: GuardIdentities,
-): Promise<Snapshot | undefined> {
-  // "commands": the server runs commands itself (verify), whatever the delegate's tools.
-  const runsCommands = policy === "commands" || policy.tools.some((t) => t.name === "Bash");
-  const watchesShell = runsCommands && runner.kind !== "refused";
-  const before: Snapshot | undefined = watchesShell ? await snapshot(roots) : undefined;
+): void {
   // Nested repositories and credential stores get the protection the top-level ones get.
-  if (before && runner.kind === "bwrap") {
-    runner.nested = { readOnly: before.nestedGit, hidden: before.credentials };
+  if (changes.nested && runner.kind === "bwrap") {
+    runner.nested = { readOnly: changes.nested.nestedGit, hidden: changes.nested.credentials };
   }
   // git in the worktree reads the repository's `.git` (its `.git` file points there):
   // mounted read-only, so the delegate's commands see it but cannot change it.
@@ -39,7 +37,9 @@ export async function watchShell(
     runner.nested = { ...runner.nested, readOnly };
   }
   if (guard && runner.kind === "bwrap") guardShell(runner, roots, guard);
-  return before;
+  if (runner.kind === "bwrap" && runner.hostRun && changes.sentinel) {
+    runner.hostRun.sentinel = changes.sentinel;
+  }
 }
 
 /**
@@ -88,31 +88,4 @@ function shellRefusal(guard: GuardIdentities, cwd: string): string | undefined {
     "The user can allow names that are no secrets (test certificates, say) with " +
     "`ollama-delegate config --allow-secret-file '<pattern>'`, or start the job with a " +
     `narrower cwd; ${alternatives}`;
-}
-
-/**
- * Reports the files that changed since `before`, warns of files planted where the host would
- * run them, and says when the comparison was partial.
- */
-export async function reportShellChanges(
-  before: Snapshot,
-  roots: readonly string[],
-  sink: TurnSink,
-): Promise<void> {
-  const after = await snapshot(roots);
-  for (const path of changedBetween(before, after)) sink.fileChanged?.(path);
-  for (const text of plantedWarnings(changedBetween(before, after), roots)) {
-    sink.warning?.(text);
-  }
-  const capped = before.capped || after.capped;
-  if (capped) {
-    sink.activity({
-      kind: "error",
-      text: (capped === "project"
-        ? "The job's directories hold over 20,000 entries"
-        : "The job's version control and dependency folders hold over 200,000 entries") +
-        ": the list of changed files covers Write and Edit calls and only part of what " +
-        "commands changed",
-    });
-  }
 }

@@ -10,7 +10,8 @@ import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { TRANSCRIPT_FILE } from "./folder.ts";
 import { JsonlWriter } from "./jsonl_writer.ts";
-import { type SandboxLimits, type SandboxMode, shellRunner } from "./sandbox.ts";
+import { type SandboxLimits, type SandboxMode, type ShellRunner, shellRunner } from "./sandbox.ts";
+import { beginTurnChanges } from "../turn_changes.ts";
 import { runShell } from "./sandbox_run.ts";
 import { watchShell } from "./shell_watch.ts";
 import { turnScope, type TurnScopeConfig } from "./turn_scope.ts";
@@ -54,7 +55,22 @@ export async function verifyNative(
   }
   // The same preparation as a turn that may run Bash: nested repositories, credential stores
   // and protected files under other names are found and mounted as for the delegate.
-  await watchShell("commands", runner, roots, spec.worktree, guard);
+  const changes = await beginTurnChanges(roots, { walk: true });
+  try {
+    watchShell(runner, changes, spec.worktree, roots, guard);
+    return await done(await runChecks(spec, runner, cwd, roots, protect));
+  } finally {
+    changes.release();
+  }
+}
+
+async function runChecks(
+  spec: VerifySpec,
+  runner: Exclude<ShellRunner, { kind: "refused" }>,
+  cwd: string,
+  roots: string[],
+  protect: string[],
+): Promise<CheckResult> {
   const runs: CheckRun[] = [];
   for (const command of spec.commands) {
     const result = await runShell(runner, {
@@ -79,11 +95,9 @@ export async function verifyNative(
     runs.push(run);
     if (run.exitCode !== 0 || spec.signal.aborted) break;
   }
-  return await done({
+  return {
     passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
     runs,
-    ...(runner.kind === "unconfined"
-      ? { confinement: "unconfined: the sandbox setting is off" }
-      : {}),
-  });
+    ...(runner.kind === "unconfined" ? { confinement: `unconfined: sandbox ${runner.why}` } : {}),
+  };
 }

@@ -1,0 +1,41 @@
+/** What the native engine is configured with (run.ts's createEngine builds it from settings). */
+import type { ChatClientOptions } from "../../backends/openai.ts";
+import type { BackendSpec } from "../../settings/types.ts";
+import type { WorkdirPolicy } from "../workdirs.ts";
+import type { BackendTable } from "./backend.ts";
+import type { SandboxLimits, SandboxMode } from "./sandbox.ts";
+
+export interface NativeEngineConfig {
+  /** The default backend: the Ollama at baseUrl. */
+  baseUrl: string;
+  /** The default backend as a pool of endpoints; empty or absent = baseUrl alone. */
+  baseUrls?: BackendTable["baseUrls"];
+  backends: Record<string, BackendSpec>;
+  sandbox: SandboxMode;
+  /** What one sandboxed command may use; the defaults when absent. */
+  sandboxLimits?: SandboxLimits;
+  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
+  sandboxRunDir?: string;
+  /** The server's environment: API keys are read from here, by name, per backend. */
+  parentEnv: Record<string, string | undefined>;
+  /**
+   * The server's own settings and records (user config dir, stateDir, claudeConfigDir):
+   * hidden from commands and refused to file tools even inside a writable dir.
+   */
+  protect?: readonly string[];
+  /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
+  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
+  workdirs?: WorkdirPolicy;
+  /** Retry backoff, for tests and benchmarks. */
+  backoffMs?: ChatClientOptions["backoffMs"];
+  /**
+   * The largest context (tokens) a job may use; 0 or absent = the model's own, believed up to
+   * MAX_CLAIMED_CONTEXT_TOKENS.
+   */
+  maxContext?: number;
+  /** Ollama's `keep_alive` for the model (e.g. "30m"); Ollama's default when empty. */
+  keepAlive?: string;
+  /** `<stateDir>/.worktrees`: a turn's cwd may be the worktree the server made there. */
+  worktreesDir?: string;
+}

@@ -1,0 +1,248 @@
+/**
+ * Linux's inotify(7) and a directory listing by getdents64(2), called through Deno's FFI:
+ * the change journal (engines/tree_journal.ts) watches every folder of a delegate's
+ * directories and lists new ones as they appear.
+ *
+ * Only under Deno on Linux (the source run with `-A`, and the compiled binaries, which have
+ * every permission). Node has no FFI, and its own watcher (`fs.watch`, libuv) does not ask
+ * for IN_CLOSE_WRITE, the only event a write through a shared memory map leaves (inotify(7):
+ * mmap writes raise no IN_MODIFY), so it could not see every change: there `linuxFs()` is
+ * undefined and callers walk the tree instead.
+ */
+import { readFileSync } from "node:fs";
+import { isDeno, isLinux } from "../runtime.ts";
+
+export const IN_MODIFY = 0x2;
+export const IN_ATTRIB = 0x4;
+export const IN_CLOSE_WRITE = 0x8;
+export const IN_MOVED_FROM = 0x40;
+export const IN_MOVED_TO = 0x80;
+export const IN_CREATE = 0x100;
+export const IN_DELETE = 0x200;
+export const IN_DELETE_SELF = 0x400;
+export const IN_MOVE_SELF = 0x800;
+export const IN_UNMOUNT = 0x2000;
+export const IN_Q_OVERFLOW = 0x4000;
+export const IN_IGNORED = 0x8000;
+export const IN_ONLYDIR = 0x1000000;
+export const IN_DONT_FOLLOW = 0x2000000;
+export const IN_ISDIR = 0x40000000;
+
+const IN_NONBLOCK = 0o4000;
+const IN_CLOEXEC = 0o2000000;
+const O_RDONLY_DIRECTORY_NOFOLLOW_CLOEXEC = 0o200000 | 0o400000 | 0o2000000;
+const EAGAIN = 11;
+const AT_FDCWD = -100;
+const AT_SYMLINK_NOFOLLOW = 0x100;
+const STATX_CTIME = 0x80;
+/** Where `struct statx` keeps stx_ctime ({ i64 tv_sec; u32 tv_nsec; ... }). */
+const STX_CTIME_AT = 96;
+
+/** One inotify event; `name` is empty for an event on the watched directory itself. */
+export interface RawEvent {
+  wd: number;
+  mask: number;
+  name: string;
+  /** The name is not valid UTF-8: `name` holds it with U+FFFD in place of the bad bytes. */
+  lossy?: true;
+}
+
+/** One directory entry, typed by getdents64's d_type (`unknown` where the filesystem says). */
+export interface DirEntry {
+  name: string;
+  kind: "dir" | "file" | "link" | "other" | "unknown";
+  lossy?: true;
+}
+
+/** The calls the journal makes; errors come back as negative errno values, never thrown. */
+export interface LinuxFs {
+  /** A non-blocking inotify instance, or -errno. */
+  inotifyInit(): number;
+  /** The watch descriptor for `path`, or -errno. */
+  addWatch(fd: number, path: string, mask: number): number;
+  removeWatch(fd: number, wd: number): void;
+  /** The events queued now (empty when none), or -errno. */
+  readEvents(fd: number): RawEvent[] | number;
+  close(fd: number): void;
+  /** The entries of the directory at `path` (a link there is not followed), or -errno. */
+  listDir(path: string): DirEntry[] | number;
+  /**
+   * The change time (ctime, ms) of `path` itself (a link is not followed), or undefined when
+   * it cannot be read. Deno's own stat gives it only to the second.
+   */
+  changeTimeMs(path: string): number | undefined;
+}
+
+const SYMBOLS = {
+  inotify_init1: { parameters: ["i32"], result: "i32" },
+  inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
+  inotify_rm_watch: { parameters: ["i32", "i32"], result: "i32" },
+  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
+  open: { parameters: ["buffer", "i32"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+  getdents64: { parameters: ["i32", "buffer", "usize"], result: "isize", optional: true },
+  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
+
+/** glibc, then musl's names. */
+const LIBC_NAMES = ["libc.so.6", "libc.musl-x86_64.so.1", "libc.musl-aarch64.so.1", "libc.so"];
+
+let loaded: { fs: LinuxFs | undefined } | undefined;
+
+/** The user's limit of inotify watches (fs.inotify.max_user_watches), when it can be read. */
+export function maxUserWatches(): number | undefined {
+  try {
+    const value = Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8").trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The calls, or undefined where they cannot be made (not Linux, not Deno, no libc found). */
+export function linuxFs(): LinuxFs | undefined {
+  loaded ??= { fs: isDeno && isLinux ? load() : undefined };
+  return loaded.fs;
+}
+
+function load(): LinuxFs | undefined {
+  for (const name of LIBC_NAMES) {
+    try {
+      return bind(Deno.dlopen(name, SYMBOLS).symbols);
+    } catch {
+      // Not this name, or no FFI permission: try the next, then go without.
+    }
+  }
+  return undefined;
+}
+
+const encoder = new TextEncoder();
+const strict = new TextDecoder("utf-8", { fatal: true });
+const loose = new TextDecoder("utf-8");
+
+/** A NUL-terminated copy of `path` for a C call. */
+const cPath = (path: string) => encoder.encode(`${path}\0`);
+
+function decodeName(bytes: Uint8Array): { name: string; lossy?: true } {
+  try {
+    return { name: strict.decode(bytes) };
+  } catch {
+    return { name: loose.decode(bytes), lossy: true };
+  }
+}
+
+const D_TYPES: Record<number, DirEntry["kind"]> = { 4: "dir", 8: "file", 10: "link", 0: "unknown" };
+
+function bind(lib: Lib): LinuxFs {
+  const errno = () => new Deno.UnsafePointerView(lib.__errno_location()!).getInt32();
+  const eventBuf = new Uint8Array(64 * 1024);
+  const events = new DataView(eventBuf.buffer);
+  const direntBuf = new Uint8Array(64 * 1024);
+  const dirents = new DataView(direntBuf.buffer);
+  const statBuf = new Uint8Array(256);
+  const stat = new DataView(statBuf.buffer);
+  return {
+    changeTimeMs(path) {
+      if (!lib.statx) {
+        try {
+          return Deno.lstatSync(path).ctime?.getTime();
+        } catch {
+          return undefined;
+        }
+      }
+      if (lib.statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, STATX_CTIME, statBuf) < 0) {
+        return undefined;
+      }
+      return Number(stat.getBigInt64(STX_CTIME_AT, true)) * 1000 +
+        stat.getUint32(STX_CTIME_AT + 8, true) / 1e6;
+    },
+    inotifyInit() {
+      const fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+      return fd < 0 ? -errno() : fd;
+    },
+    addWatch(fd, path, mask) {
+      const wd = lib.inotify_add_watch(fd, cPath(path), mask);
+      return wd < 0 ? -errno() : wd;
+    },
+    removeWatch(fd, wd) {
+      lib.inotify_rm_watch(fd, wd);
+    },
+    readEvents(fd) {
+      const out: RawEvent[] = [];
+      // A read returns whole events only; the buffer holds hundreds of them.
+      for (;;) {
+        const got = Number(lib.read(fd, eventBuf, BigInt(eventBuf.length)));
+        if (got < 0) {
+          const e = errno();
+          return e === EAGAIN ? out : -e;
+        }
+        if (got === 0) return out;
+        for (let at = 0; at + 16 <= got;) {
+          const len = events.getUint32(at + 12, true);
+          let end = at + 16;
+          while (end < at + 16 + len && eventBuf[end] !== 0) end++;
+          const { name, lossy } = decodeName(eventBuf.subarray(at + 16, end));
+          out.push({
+            wd: events.getInt32(at, true),
+            mask: events.getUint32(at + 4, true),
+            name,
+            ...(lossy ? { lossy } : {}),
+          });
+          at += 16 + len;
+        }
+      }
+    },
+    close(fd) {
+      lib.close(fd);
+    },
+    listDir(path) {
+      if (!lib.getdents64) return listWithDeno(path);
+      const fd = lib.open(cPath(path), O_RDONLY_DIRECTORY_NOFOLLOW_CLOEXEC);
+      if (fd < 0) return -errno();
+      const out: DirEntry[] = [];
+      try {
+        for (;;) {
+          const got = Number(lib.getdents64(fd, direntBuf, BigInt(direntBuf.length)));
+          if (got < 0) return -errno();
+          if (got === 0) return out;
+          // struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name (NUL-ended).
+          for (let at = 0; at < got;) {
+            const reclen = dirents.getUint16(at + 16, true);
+            const type = direntBuf[at + 18]!;
+            let end = at + 19;
+            while (end < at + reclen && direntBuf[end] !== 0) end++;
+            const bytes = direntBuf.subarray(at + 19, end);
+            at += reclen;
+            // "." and "..": skipped by their bytes, before any decoding.
+            if (
+              bytes[0] === 0x2e && (bytes.length === 1 || (bytes.length === 2 && bytes[1] === 0x2e))
+            ) {
+              continue;
+            }
+            const { name, lossy } = decodeName(bytes);
+            out.push({ name, kind: D_TYPES[type] ?? "other", ...(lossy ? { lossy } : {}) });
+          }
+        }
+      } finally {
+        lib.close(fd);
+      }
+    },
+  };
+}
+
+/** Where libc has no getdents64 (glibc before 2.30): Deno's own listing. */
+function listWithDeno(path: string): DirEntry[] | number {
+  try {
+    if (Deno.lstatSync(path).isSymlink) return -20; // ENOTDIR, as O_NOFOLLOW gives
+    return [...Deno.readDirSync(path)].map((e) => ({
+      name: e.name,
+      kind: e.isDirectory ? "dir" : e.isFile ? "file" : e.isSymlink ? "link" : "other",
+    }));
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    return code === "ENOENT" ? -2 : code === "EACCES" ? -13 : code === "ENOTDIR" ? -20 : -5;
+  }
+}

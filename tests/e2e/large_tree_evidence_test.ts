@@ -1,0 +1,105 @@
+/**
+ * In a tree past what the server's walk used to cover (20,000 entries in the project; here
+ * 52,000), every change a delegate makes is still in its reply, on both engines: a file deep
+ * in the tree, a file created under `node_modules/`, a file git ignores, a file written
+ * through a hard link made and removed for it, and a host-run file planted in a subfolder
+ * (flagged `planted:`). The real server, real bubblewrap and the real
+ * Claude Code CLI, the default settings and state-dir layout.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { field, sandboxClaude, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+import { makeTree, treeFile, writePart } from "../support/trees.ts";
+
+const SRC_FILES = 30_000;
+const MODULE_FILES = 20_000;
+
+/** The tree, shared by both tests (made once: 50,000 files take seconds). */
+let shared: { root: string; users: number } | undefined;
+
+function bigTree(): string {
+  if (!shared) {
+    const root = tempDir("od-large-tree-");
+    makeTree(root, { files: 0, nodeModules: false });
+    writePart(root, "src", SRC_FILES);
+    writePart(root, "node_modules", MODULE_FILES);
+    shared = { root, users: 0 };
+  }
+  shared.users++;
+  return shared.root;
+}
+
+function release(): void {
+  if (shared && --shared.users === 0) {
+    rmSync(shared.root, { recursive: true, force: true });
+    shared = undefined;
+  }
+}
+
+/** The changes one turn makes, each somewhere the old walk did not reach or report. */
+function changes(tag: string) {
+  const deep = treeFile("src", SRC_FILES - 1);
+  return {
+    commands: [
+      `echo ${tag} >> ${deep}`,
+      `echo ${tag} > node_modules/m7/p3/new-${tag}.js`,
+      `echo ${tag} > debug-${tag}.log`,
+      // Through another name made for it, then removed: no event names the file itself.
+      `ln src/m0/p0/f${tag === "native" ? 1 : 2}.js .alias && echo ${tag} >> .alias && rm .alias`,
+      // Written by a program, whose file names Claude Code's own checks cannot see.
+      `mkdir -p src/m3/p1/x-${tag} && python3 -c "open('src/m3/p1/x-${tag}/.envrc', 'w')` +
+      `.write('echo pwned')"`,
+    ],
+    files: [
+      `debug-${tag}.log`,
+      `node_modules/m7/p3/new-${tag}.js`,
+      deep,
+      `src/m0/p0/f${tag === "native" ? 1 : 2}.js`,
+      `src/m3/p1/x-${tag}/.envrc`,
+    ].sort(),
+    planted: `src/m3/p1/x-${tag}/.envrc`,
+  };
+}
+
+async function check(engine: "native" | "claude"): Promise<void> {
+  const root = bigTree();
+  try {
+    await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+    const want = changes(engine);
+    const reply = await scene.call("delegate_start", {
+      prompt: `${want.commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nplease`,
+      model: "qwen3:8b",
+      engine,
+      cwd: root,
+      permission_mode: "bypassPermissions",
+      wait_seconds: 240,
+    }, { timeoutMs: 300_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.match(field(reply.text, "commands") ?? "", /^5 run$/, reply.text);
+    assert.equal(
+      field(reply.text, "files"),
+      `${want.files.length} changed: ${want.files.join(", ")}`,
+      reply.text,
+    );
+    assert.match(
+      reply.text,
+      new RegExp(`^warning: +planted: ${want.planted.replaceAll(".", "\\.")} \\(`, "m"),
+      reply.text,
+    );
+    const id = field(reply.text, "job_id")!;
+    const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+    assert.equal(record.changedFilesPartial, undefined, reply.text);
+  } finally {
+    release();
+  }
+}
+
+Deno.test("large tree: the native engine reports a deep change, node_modules, ignored and planted files", async () => {
+  await check("native");
+});
+
+Deno.test("large tree: the claude engine reports a deep change, node_modules, ignored and planted files", async () => {
+  await check("claude");
+});
