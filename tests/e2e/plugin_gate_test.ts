@@ -72,7 +72,7 @@ Deno.test("plugin: the hooks file names this version, and the CLI registers its 
   assert.match(r.stdout, /hooks: Stop command node \["-e",/);
 });
 
-Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, starting nothing", async () => {
+Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, starting nothing", () => {
   // A stand-in npx that records being started, on a PATH of its own beside node.
   const bin = tempDir("od-gate-bin-");
   const marker = join(bin, "npx-ran");
