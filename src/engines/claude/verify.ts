@@ -87,7 +87,9 @@ export async function verifyClaude(
     result = {
       passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
       runs,
-      ...(plan.kind === "unconfined" ? { confinement: `unconfined: ${plan.why}` } : {}),
+      ...(plan.kind === "unconfined"
+        ? { confinement: `unconfined: ${plan.why.replace(/^off \((.*)\)$/s, "$1")}` }
+        : {}),
     };
   }
   await noteInStream(spec, result.runs);

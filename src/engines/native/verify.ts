@@ -98,6 +98,9 @@ async function runChecks(
   return {
     passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
     runs,
-    ...(runner.kind === "unconfined" ? { confinement: `unconfined: sandbox ${runner.why}` } : {}),
+    // "off (why)": the reason alone reads "[unconfined: why]".
+    ...(runner.kind === "unconfined"
+      ? { confinement: `unconfined: ${runner.why.replace(/^off \((.*)\)$/s, "$1")}` }
+      : {}),
   };
 }
