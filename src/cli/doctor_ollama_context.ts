@@ -5,18 +5,20 @@
  */
 import type { OllamaModel } from "../backends/ollama.ts";
 import { isCloud } from "../models/catalog.ts";
+import { loadedContext } from "../models/loaded_context.ts";
 import { sameModel } from "../models/names.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Settings } from "../settings/types.ts";
 import {
   type Check,
   fetchJson,
+  HTTP_TIMEOUT_MS,
   isObject,
   NEEDED_CONTEXT,
   RAISE_CONTEXT_HINT,
 } from "./doctor_check.ts";
 import type { EngineNeed } from "./engine_prompt.ts";
-import { effectiveContext, loadedContexts, sourceText, tokensLabel } from "./model_context.ts";
+import { effectiveContext, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 
 const CLOUD_CONTEXT_HINT = `A cloud model always runs with its full context, which cannot be ` +
@@ -56,8 +58,7 @@ export async function contextCheck(
   const maxContext = modelContextLength(show.body.model_info);
   const parameters = typeof show.body.parameters === "string" ? show.body.parameters : "";
   const numCtx = Number(/^\s*num_ctx\s+(\d+)/m.exec(parameters)?.[1] ?? NaN) || undefined;
-  const loaded = (await loadedContexts(s.baseUrl)).find((m) => sameModel(m.name, model))
-    ?.contextLength;
+  const loaded = await loadedContext(s.baseUrl, model, HTTP_TIMEOUT_MS);
   const listed = models.find((m) => sameModel(m.name, model));
   const cloud = listed ? isCloud(listed) : /[:-]cloud$/.test(model);
   const context = effectiveContext({

@@ -5,8 +5,8 @@
  * two server-side values are not in its API; `/api/ps` shows what a loaded model got.
  * Cloud models always run with their full context on ollama.com.
  */
-import { type LoadedModel, OllamaClient } from "../backends/ollama.ts";
-import { sameModel } from "../models/names.ts";
+import type { OllamaClient } from "../backends/ollama.ts";
+import { loadedContext } from "../models/loaded_context.ts";
 import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 
 export interface ModelContext {
@@ -19,11 +19,6 @@ export interface ModelContext {
   /** What the next request without `options.num_ctx` runs with, when that can be known. */
   effective?: number;
   source: "cloud" | "modelfile" | "loaded" | "unknown";
-}
-
-/** Loaded models and their contexts, from /api/ps (newer Ollama); empty when it fails. */
-export async function loadedContexts(baseUrl: string): Promise<LoadedModel[]> {
-  return await new OllamaClient(baseUrl, HTTP_TIMEOUT_MS).ps().catch(() => []);
 }
 
 /** Combines what /api/show and /api/ps say into the context the model runs with. */
@@ -53,12 +48,14 @@ export async function modelContext(
   model: string,
   cloud: boolean,
 ): Promise<ModelContext> {
-  const [show, loaded] = await Promise.all([client.show(model), loadedContexts(client.baseUrl)]);
-  const mine = loaded.find((m) => sameModel(m.name, model));
+  const [show, loaded] = await Promise.all([
+    client.show(model),
+    loadedContext(client.baseUrl, model, HTTP_TIMEOUT_MS),
+  ]);
   return effectiveContext({
     ...(show?.contextLength !== undefined ? { max: show.contextLength } : {}),
     ...(show?.numCtx !== undefined ? { numCtx: show.numCtx } : {}),
-    ...(mine?.contextLength !== undefined ? { loaded: mine.contextLength } : {}),
+    ...(loaded !== undefined ? { loaded } : {}),
     cloud: cloud || show?.remote === true,
   });
 }

@@ -2,9 +2,10 @@
 import { OllamaClient } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
-import { sameModel } from "../models/names.ts";
+import { loadedContextIn, loadedModels } from "../models/loaded_context.ts";
 import type { Settings } from "../settings/types.ts";
-import { effectiveContext, loadedContexts, type ModelContext } from "./model_context.ts";
+import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
+import { effectiveContext, type ModelContext } from "./model_context.ts";
 import { ModelsFailure } from "./models_derive.ts";
 
 /** /api/show calls run this many at a time: a long list must not flood Ollama. */
@@ -28,7 +29,7 @@ export async function listModels(settings: Settings): Promise<ListedModel[]> {
   } catch (e) {
     throw new ModelsFailure(`Cannot list models: ${errorMessage(e)}`, { cause: e });
   }
-  const loaded = await loadedContexts(settings.baseUrl);
+  const loaded = await loadedModels(settings.baseUrl, HTTP_TIMEOUT_MS);
   const out: ListedModel[] = new Array(tags.length);
   let next = 0;
   const worker = async () => {
@@ -43,7 +44,7 @@ export async function listModels(settings: Settings): Promise<ListedModel[]> {
       } catch (e) {
         error = errorMessage(e);
       }
-      const running = loaded.find((l) => sameModel(l.name, m.name));
+      const running = loadedContextIn(loaded, m.name);
       const max = show?.contextLength ?? m.contextLength;
       const capabilities = show?.capabilities ?? m.capabilities;
       out[i] = {
@@ -53,7 +54,7 @@ export async function listModels(settings: Settings): Promise<ListedModel[]> {
         context: effectiveContext({
           ...(max !== undefined ? { max } : {}),
           ...(show?.numCtx !== undefined ? { numCtx: show.numCtx } : {}),
-          ...(running?.contextLength !== undefined ? { loaded: running.contextLength } : {}),
+          ...(running !== undefined ? { loaded: running } : {}),
           cloud,
         }),
         ...(error ? { error } : {}),

@@ -60,3 +60,13 @@ Deno.test("hasCloudSuffix: cloud elsewhere than the tag's end is not cloud", () 
   assert.equal(hasCloudSuffix("llama3:latest"), false);
   assert.equal(hasCloudSuffix("my-cloud/llama3"), false, "a namespace is not a tag");
 });
+
+Deno.test("sameModel: the cases of the native engine's former copy give its answers", () => {
+  // It matched /api/ps names with its own regex (a tag is a colon after the last slash).
+  assert.equal(sameModel("qwen3:8b", "qwen3:8b"), true);
+  assert.equal(sameModel("ns/m:7b", "ns/m:7b"), true);
+  assert.equal(sameModel("ns/m", "ns/m:latest"), true);
+  assert.equal(sameModel("host:5000/m", "host:5000/m:latest"), true);
+  assert.equal(sameModel("ns/m:7b", "ns/m:8b"), false);
+  assert.equal(sameModel("host:5000/m", "host:5000/m:7b"), false);
+});

@@ -9,7 +9,7 @@
  * loaded with too small a context is refused; after it, the input tokens Ollama reported are
  * compared with what was sent.
  */
-import { canonicalModelName, hasCloudSuffix, sameModel } from "../../models/names.ts";
+import { canonicalModelName, hasCloudSuffix } from "../../models/names.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 import type { Usage } from "../types.ts";
 
@@ -135,14 +135,6 @@ export function suggestedContext(required: number): number {
 /** Cloud models run on ollama.com with their full context: nothing to check. */
 export function skipsContextCheck(model: string): boolean {
   return hasCloudSuffix(model);
-}
-
-/** The context `/api/ps` shows `model` loaded with, when it is loaded and says. */
-export function loadedContextOf(
-  loaded: readonly { name: string; contextLength?: number }[],
-  model: string,
-): number | undefined {
-  return loaded.find((m) => sameModel(m.name, model))?.contextLength;
 }
 
 const n = (v: number) => v.toLocaleString("en-US");

@@ -8,6 +8,7 @@
 import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import process from "node:process";
+import { loadedContext } from "../../models/loaded_context.ts";
 import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
@@ -33,7 +34,6 @@ import type {
 } from "../types.ts";
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
-import { OllamaClient } from "../../backends/ollama.ts";
 import {
   type ClaudeHarness,
   DEFAULT_CLAUDE_TOOLS,
@@ -44,7 +44,6 @@ import { claudeArgs, delegateTools } from "./argv.ts";
 import {
   estimatePromptTokens,
   judgeTurn,
-  loadedContextOf,
   refusalText,
   skipsContextCheck,
 } from "./context_check.ts";
@@ -176,13 +175,8 @@ export class ClaudeEngine implements Engine {
    */
   async #loadedContext(model: string, baseUrl: string): Promise<number | undefined> {
     if (skipsContextCheck(model)) return undefined;
-    try {
-      const loaded = await new OllamaClient(baseUrl, PS_TIMEOUT_MS).ps();
-      return loadedContextOf(loaded, model);
-    } catch {
-      // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
-      return undefined;
-    }
+    // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
+    return await loadedContext(baseUrl, model, PS_TIMEOUT_MS);
   }
 
   /** Where `claudeBin` resolves for a child, or undefined when it cannot be found. */

@@ -13,8 +13,12 @@ import {
   type ChatClientOptions,
   type ChatEffort,
 } from "../../backends/openai.ts";
+import { loadedContext as psContext } from "../../models/loaded_context.ts";
 import type { TurnSink } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+
+/** How long `/api/ps` may take to say what context the model is loaded with. */
+const PS_TIMEOUT_MS = 5000;
 
 /** The client of one turn and what its backend said about the model. */
 export interface ModelConnection {
@@ -88,9 +92,7 @@ export async function connectModel(
     // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
     [model, loadedContext] = await Promise.all([
       ollama.show(modelName).catch(() => undefined),
-      ollama.ps()
-        .then((loaded) => loaded.find((m) => sameModel(m.name, modelName))?.contextLength)
-        .catch(() => undefined),
+      psContext(url, modelName, PS_TIMEOUT_MS),
     ]);
   } else {
     const contextLength = await (client as ChatClient).contextLength(modelName)
@@ -98,12 +100,6 @@ export async function connectModel(
     model = contextLength !== undefined ? { contextLength } : undefined;
   }
   return { client, model, loadedContext };
-}
-
-/** Ollama names a model without a tag as `:latest`. */
-function sameModel(a: string, b: string): boolean {
-  const full = (name: string) => (/:[^/]*$/.test(name) ? name : `${name}:latest`);
-  return full(a) === full(b);
 }
 
 /**

@@ -3,7 +3,6 @@ import {
   CLAUDE_PROMPT_TOKENS,
   estimatePromptTokens,
   judgeTurn,
-  loadedContextOf,
   refusalText,
   requiredContext,
   suggestedContext,
@@ -75,15 +74,6 @@ Deno.test("required and suggested contexts", () => {
   assert.equal(suggestedContext(32_768), 32_768);
   assert.equal(suggestedContext(32_769), 65_536);
   assert.equal(suggestedContext(100_000), 131_072);
-});
-
-Deno.test("loaded context: matched by Ollama's model name rules", () => {
-  const ps = [{ name: "llama3:latest", contextLength: 2048 }, { name: "qwen3:8b" }];
-  assert.equal(loadedContextOf(ps, "llama3"), 2048);
-  assert.equal(loadedContextOf(ps, "llama3:latest"), 2048);
-  assert.equal(loadedContextOf(ps, "qwen3:8b"), undefined);
-  assert.equal(loadedContextOf(ps, "qwen3:4b"), undefined);
-  assert.equal(loadedContextOf([], "llama3"), undefined);
 });
 
 Deno.test("refusal: a loaded context under the request, with the numbers and every fix", () => {
