@@ -7,6 +7,7 @@ import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../jobs/figures.ts";
+import { readFileTail } from "../platform/file_tail.ts";
 import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
 import {
   humanDuration,
@@ -135,27 +136,14 @@ export class FileFollower {
 
 /** The last lines of the file's end (at most BACKLOG_BYTES read), and where they stop. */
 async function backlog(path: string): Promise<{ lines: string[]; end: number }> {
-  let handle;
-  try {
-    handle = await open(path, "r");
-  } catch {
-    return { lines: [], end: 0 };
-  }
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - BACKLOG_BYTES - 1);
-    const buffer = new Uint8Array(size - start);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-    let text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-    // Only whole lines: the first may be cut by the window, the last may still be written.
-    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    const lastNl = text.lastIndexOf("\n");
-    const whole = lastNl === -1 ? "" : text.slice(0, lastNl);
-    const tailBytes = new TextEncoder().encode(text.slice(lastNl + 1)).length;
-    return { lines: whole === "" ? [] : whole.split("\n"), end: start + bytesRead - tailBytes };
-  } finally {
-    await handle.close();
-  }
+  const tail = await readFileTail(path, BACKLOG_BYTES);
+  if (!tail) return { lines: [], end: 0 };
+  // Only whole lines: the last may still be being written, and is read again by the follower.
+  const text = tail.text;
+  const lastNl = text.lastIndexOf("\n");
+  const whole = lastNl === -1 ? "" : text.slice(0, lastNl);
+  const tailBytes = new TextEncoder().encode(text.slice(lastNl + 1)).length;
+  return { lines: whole === "" ? [] : whole.split("\n"), end: tail.end - tailBytes };
 }
 
 /** The last `n` printable lines, with the end events among and after them. */

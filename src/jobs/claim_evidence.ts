@@ -4,9 +4,9 @@
  * engine records commands and changes itself; for another engine they are read back from its
  * transcript through its folder reader (tool calls and whether their results were errors).
  */
-import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { folderReader } from "../engines/registry.ts";
+import { readFileTail } from "../platform/file_tail.ts";
 import type { ClaimEvidence } from "./claims.ts";
 import type { JobRecord } from "./record.ts";
 
@@ -48,20 +48,11 @@ async function fromTranscript(
   dir: string,
 ): Promise<{ commands: ClaimEvidence["commands"]; edited: string[] }> {
   const out = { commands: [] as ClaimEvidence["commands"], edited: [] as string[] };
-  let text: string;
   try {
     const reader = await folderReader(record.engine);
-    const handle = await open(join(dir, reader.activityFile), "r");
-    try {
-      const { size } = await handle.stat();
-      const start = Math.max(0, size - TRANSCRIPT_BYTES);
-      const buffer = new Uint8Array(size - start);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    } finally {
-      await handle.close();
-    }
+    const tail = await readFileTail(join(dir, reader.activityFile), TRANSCRIPT_BYTES);
+    if (!tail) return out;
+    const text = tail.text;
     const read = reader.transcriptReader();
     const calls = new Map<string, { command?: string; file?: string }>();
     for (const line of text.split("\n")) {

@@ -7,9 +7,10 @@
  * `ledgerEntry` is the one function that turns an ended job's record into a line: whatever ends
  * a delegate's work (a job, a reviewer of a panel) goes through it.
  */
-import { appendFile, open } from "node:fs/promises";
+import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { canonicalModelName } from "../models/names.ts";
+import { readFileTail } from "../platform/file_tail.ts";
 import type { Price } from "../settings/types.ts";
 import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
@@ -104,29 +105,10 @@ export async function readLedger(
   stateDir: string,
   maxBytes = LEDGER_READ_BYTES,
 ): Promise<LedgerRead> {
-  let handle;
-  try {
-    handle = await open(join(stateDir, LEDGER_FILE), "r");
-  } catch {
-    return { entries: [], skipped: 0, truncated: false };
-  }
-  let text: string;
-  let truncated = false;
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - maxBytes);
-    const buffer = new Uint8Array(size - start);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-    text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-    if (start > 0) {
-      truncated = true;
-      text = text.slice(text.indexOf("\n") + 1);
-    }
-  } finally {
-    await handle.close();
-  }
-  const out: LedgerRead = { entries: [], skipped: 0, truncated };
-  for (const line of text.split("\n")) {
+  const tail = await readFileTail(join(stateDir, LEDGER_FILE), maxBytes);
+  if (!tail) return { entries: [], skipped: 0, truncated: false };
+  const out: LedgerRead = { entries: [], skipped: 0, truncated: tail.truncated };
+  for (const line of tail.text.split("\n")) {
     if (line.trim() === "") continue;
     const entry = parseEntry(line);
     if (entry) out.entries.push(entry);

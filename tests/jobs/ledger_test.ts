@@ -1,6 +1,6 @@
 /** The quality ledger: the line an ended job leaves, reading it back, and its figures. */
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendLedger, ledgerEntry, readLedger } from "../../src/jobs/ledger.ts";
@@ -137,4 +137,16 @@ Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; e
   const plain = mkdtempSync(join(tmpdir(), "od-plain-"));
   assert.match(await repoIdOf(plain), /^dir:[0-9a-f]{16}$/);
   assert.ok(!(await repoIdOf(plain)).includes("od-plain"));
+});
+
+Deno.test("readLedger: a window that starts on an entry's first byte keeps that entry", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  await appendLedger(dir, record(), {});
+  await appendLedger(dir, record({ state: "failed" }), {});
+  const last = readFileSync(join(dir, "ledger.jsonl"), "utf8").split("\n").at(-2)!;
+  const tail = await readLedger(dir, Buffer.byteLength(last) + 1);
+  assert.equal(tail.truncated, true);
+  assert.equal(tail.entries.length, 1, "the newest entry, whole");
+  assert.equal(tail.entries[0]!.state, "failed");
+  assert.equal(tail.skipped, 0);
 });

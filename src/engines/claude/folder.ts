@@ -4,7 +4,7 @@
  * job layer, the server and the terminal ask through `claudeFolder`.
  */
 import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
+import { readFileTail } from "../../platform/file_tail.ts";
 import { join } from "node:path";
 import { LineSplitter } from "../line_splitter.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry } from "../types.ts";
@@ -69,31 +69,15 @@ export async function recentActivity(
   limit: number,
   tailBytes = 512 * 1024,
 ): Promise<Activity[]> {
-  let handle;
-  try {
-    handle = await open(path, "r");
-  } catch {
-    return [];
-  }
-  try {
-    const { size } = await handle.stat();
-    // One byte before the tail is read too: when it is a newline, the tail's first line is
-    // whole and must not be dropped as a partial one.
-    const start = Math.max(0, size - tailBytes - 1);
-    const buffer = new Uint8Array(size - start);
-    await handle.read(buffer, 0, buffer.length, start);
-    let text = new TextDecoder().decode(buffer);
-    if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    const out: Activity[] = [];
-    for (const line of text.split("\n")) {
-      for (const item of parseStreamLine(line)) {
-        if (item.type === "activity") out.push(item.activity);
-      }
+  const tail = await readFileTail(path, tailBytes);
+  if (!tail) return [];
+  const out: Activity[] = [];
+  for (const line of tail.text.split("\n")) {
+    for (const item of parseStreamLine(line)) {
+      if (item.type === "activity") out.push(item.activity);
     }
-    return out.slice(-limit);
-  } finally {
-    await handle.close();
   }
+  return out.slice(-limit);
 }
 
 const isObject = (v: unknown): v is Json =>

@@ -4,8 +4,9 @@
  * in TranscriptEntry lines. Only this engine parses them; the job layer, the server and the
  * terminal ask through `nativeFolder`.
  */
-import { open, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readFileTail } from "../../platform/file_tail.ts";
 import { describeCall, toolDetail } from "../tool_detail.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry, TurnFacts } from "../types.ts";
 
@@ -34,24 +35,11 @@ export function activityOf(entry: TranscriptEntry): Activity[] {
   }
 }
 
+/** The entries among a transcript's last `maxBytes` (a long job's transcript can be large). */
 export async function readTail(path: string, maxBytes: number): Promise<TranscriptEntry[]> {
-  let text: string;
-  try {
-    // Only the tail is read: a long job's transcript can be large.
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const start = Math.max(0, size - maxBytes);
-      const buffer = new Uint8Array(size - start);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-      text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return [];
-  }
+  const tail = await readFileTail(path, maxBytes).catch(() => undefined);
+  if (!tail) return [];
+  const text = tail.text;
   const out: TranscriptEntry[] = [];
   for (const raw of text.split("\n")) {
     if (raw.trim() === "") continue;
