@@ -4,7 +4,7 @@
  * the bytes stop flowing) with an error that names the cap.
  */
 import { DelegateError } from "../errors.ts";
-import { concatBytes } from "../platform/bytes.ts";
+import { concatBytes, ownBytes } from "../platform/bytes.ts";
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;
@@ -91,75 +91,12 @@ export async function readBounded(
         await reader.cancel().catch(() => {});
         return { bytes: concatBytes(parts, size), complete: false };
       }
-      parts.push(own(value));
+      parts.push(ownBytes(value));
       size += value.length;
     }
   } finally {
     reader.releaseLock();
   }
-}
-
-/**
- * Splits a byte stream into lines (LF, with a CR before it dropped) without copying what
- * was already scanned: a chunk is searched once, and a line is joined only when it is
- * complete. LF never occurs inside a UTF-8 sequence, so each line decodes on its own.
- */
-export class ByteLines {
-  #parts: Uint8Array[] = [];
-  #size = 0;
-
-  constructor(private readonly maxLineBytes: number, private readonly tooLong: () => Error) {}
-
-  /** The lines this chunk completes. Throws tooLong() once a line passes the cap. */
-  push(chunk: Uint8Array): Uint8Array[] {
-    const lines: Uint8Array[] = [];
-    let start = 0;
-    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      lines.push(this.#take(chunk.subarray(start, nl)));
-      start = nl + 1;
-    }
-    if (start < chunk.length) {
-      const rest = chunk.subarray(start);
-      this.#check(rest.length);
-      this.#parts.push(own(rest));
-      this.#size += rest.length;
-    }
-    return lines;
-  }
-
-  /** The last line when the stream ended without a newline, if any. */
-  end(): Uint8Array | undefined {
-    return this.#size > 0 ? this.#take(new Uint8Array(0)) : undefined;
-  }
-
-  #take(piece: Uint8Array): Uint8Array {
-    this.#check(piece.length);
-    let line = piece;
-    if (this.#parts.length > 0) {
-      this.#parts.push(piece);
-      line = concatBytes(this.#parts, this.#size + piece.length);
-      this.#parts = [];
-      this.#size = 0;
-    }
-    return line.length > 0 && line[line.length - 1] === 13 ? line.subarray(0, -1) : line;
-  }
-
-  #check(adding: number): void {
-    if (this.#size + adding > this.maxLineBytes) {
-      this.#parts = [];
-      this.#size = 0;
-      throw this.tooLong();
-    }
-  }
-}
-
-/**
- * The bytes of a view without the rest of its buffer. A chunk of a fetch body can be a small
- * view of a much larger buffer; keeping the view keeps the whole buffer (seen: 16 KiB
- * frames held 4 times their size), so a part kept for later is copied when that is cheaper.
- */
-function own(view: Uint8Array): Uint8Array {
-  return view.buffer.byteLength > 2 * view.byteLength ? view.slice() : view;
 }
 
 /** A short, quoted sample of what arrived, for an error message; binary data is named so. */

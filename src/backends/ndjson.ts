@@ -2,7 +2,8 @@
  * Newline-delimited JSON (Ollama's native streams: one JSON value a line) read with caps: a
  * line over `maxBytes` stops the stream, and so does a line that is not JSON.
  */
-import { ByteLines, sample } from "./bounded.ts";
+import { ByteLines } from "../platform/line_splitter.ts";
+import { sample } from "./bounded.ts";
 
 export interface NdjsonOptions {
   maxBytes: number;
@@ -32,14 +33,15 @@ export async function* ndjsonValues(
     }
   };
 
+  // With tooLong given, a line over the cap throws: every line comes back with its bytes.
   for await (const chunk of body) {
     options.signal?.throwIfAborted();
     for (const line of lines.push(chunk)) {
-      const parsed = parse(line);
+      const parsed = parse(line.bytes!);
       if (parsed) yield parsed.value;
     }
   }
   const last = lines.end();
-  const parsed = last ? parse(last) : undefined;
+  const parsed = last ? parse(last.bytes!) : undefined;
   if (parsed) yield parsed.value;
 }

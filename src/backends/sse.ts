@@ -2,7 +2,8 @@
  * Server-sent events (WHATWG HTML, "Server-sent events", 9.2.6 interpreting an event
  * stream) read with caps: a line or an event's data over `maxBytes` stops the stream.
  */
-import { ByteLines, sample } from "./bounded.ts";
+import { ByteLines } from "../platform/line_splitter.ts";
+import { sample } from "./bounded.ts";
 
 export interface SseEvent {
   /** The `event:` field, "message" when absent; "error" for llama.cpp's `error:` lines. */
@@ -80,11 +81,12 @@ export async function* sseEvents(
     }
   }
 
+  // With tooLong given, a line over the cap throws: every line comes back with its bytes.
   for await (const chunk of body) {
     options.signal?.throwIfAborted();
-    for (const line of lines.push(chunk)) yield* take(line);
+    for (const line of lines.push(chunk)) yield* take(line.bytes!);
   }
   const last = lines.end();
-  if (last) yield* take(last);
+  if (last) yield* take(last.bytes!);
   yield* take(new Uint8Array(0));
 }

@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { LineSplitter } from "../engines/line_splitter.ts";
+import { LineSplitter } from "../platform/line_splitter.ts";
 import { folderReader } from "../engines/registry.ts";
 import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";

@@ -10,8 +10,8 @@
  */
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { z } from "zod";
+import { readLines } from "../platform/file_lines.ts";
 import { isValidId } from "./ids.ts";
 import { type JobRecord, jobRecordSchema } from "./record.ts";
 import type { JobStore } from "./store.ts";
@@ -20,7 +20,7 @@ import type { JobStore } from "./store.ts";
 export const USAGE_DIR = ".usage";
 const LEDGER_FILE = "pruned.jsonl";
 /** A line longer than this is not one we wrote: skipped, counted as unreadable. */
-const MAX_LINE_CHARS = 4096;
+const MAX_LINE_BYTES = 4096;
 
 /** What the usage report needs of a job; a pruned one is marked. */
 export type UsageEntry = Pick<JobRecord, "id" | "model" | "createdAt" | "state" | "usage"> & {
@@ -76,26 +76,17 @@ export async function readLedger(
 ): Promise<{ entries: UsageEntry[]; unreadable: number }> {
   const byId = new Map<string, UsageEntry>();
   let unreadable = 0;
-  let handle;
   try {
-    handle = await open(ledgerPath(stateDir), "r");
+    await readLines(ledgerPath(stateDir), 0, MAX_LINE_BYTES, ({ text }) => {
+      if (text?.trim() === "") return true;
+      const entry = text !== undefined ? parseLine(text) : undefined;
+      if (!entry) unreadable++;
+      else byId.set(entry.id, entry);
+      return true;
+    });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return { entries: [], unreadable };
     throw e;
-  }
-  const stream = handle.createReadStream({ encoding: "utf8" });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
-      if (line.trim() === "") continue;
-      const entry = line.length <= MAX_LINE_CHARS ? parseLine(line) : undefined;
-      if (!entry) unreadable++;
-      else byId.set(entry.id, entry);
-    }
-  } finally {
-    lines.close();
-    stream.destroy();
-    await handle.close().catch(() => {});
   }
   return { entries: [...byId.values()], unreadable };
 }

@@ -12,7 +12,7 @@ import { isTerminal } from "../jobs/record.ts";
 import type { EngineName } from "../settings/types.ts";
 import { TRANSCRIPT_PAGE, type transcriptShape } from "./shapes.ts";
 import { type FileIdentity, TranscriptIndex } from "./transcript_index.ts";
-import { readLines } from "./transcript_lines.ts";
+import { readLines } from "../platform/file_lines.ts";
 import {
   byteLength,
   cutToBytes,

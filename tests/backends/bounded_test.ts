@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ByteLines, readBounded, sample, sizeText } from "../../src/backends/bounded.ts";
+import { readBounded, sample, sizeText } from "../../src/backends/bounded.ts";
 import { sseEvents } from "../../src/backends/sse.ts";
 
 const enc = new TextEncoder();
@@ -28,44 +28,6 @@ function endless(chunk: Uint8Array): {
   }, { highWaterMark: 0 });
   return { body, pulled: () => pulled, cancelled: () => cancelled };
 }
-
-Deno.test("ByteLines: lines across chunks, CRLF, a last line without newline", () => {
-  const lines = new ByteLines(100, () => new RangeError("long"));
-  const got = [
-    ...lines.push(enc.encode("ab")),
-    ...lines.push(enc.encode("c\r\nde\n\nf")),
-    ...lines.push(enc.encode("g")),
-  ].map((l) => dec.decode(l));
-  assert.deepEqual(got, ["abc", "de", ""]);
-  assert.equal(dec.decode(lines.end()!), "fg");
-  assert.equal(lines.end(), undefined);
-});
-
-Deno.test("ByteLines: a line over the cap throws, whether it ends in the chunk or not", () => {
-  const tooLong = () => new RangeError("long");
-  assert.throws(() => new ByteLines(4, tooLong).push(enc.encode("12345\n")), RangeError);
-  const pending = new ByteLines(4, tooLong);
-  pending.push(enc.encode("123"));
-  assert.throws(() => pending.push(enc.encode("45")), RangeError);
-  // Exactly at the cap is fine.
-  assert.deepEqual(
-    new ByteLines(4, tooLong).push(enc.encode("1234\n")).map((l) => dec.decode(l)),
-    ["1234"],
-  );
-});
-
-Deno.test("ByteLines: a long line in many chunks costs linear time, not a rescan per chunk", () => {
-  const chunk = new Uint8Array(16 * 1024).fill(120);
-  const lines = new ByteLines(64 * 1024 * 1024, () => new RangeError("long"));
-  const started = performance.now();
-  for (let i = 0; i < 2048; i++) assert.equal(lines.push(chunk).length, 0);
-  const out = lines.push(enc.encode("\n"));
-  const ms = performance.now() - started;
-  assert.equal(out[0]!.length, 32 * 1024 * 1024);
-  // Joining the pending text on every chunk (as `buffer += ...; buffer.indexOf("\n")` does)
-  // copies ~32 GiB here.
-  assert.ok(ms < 5000, `took ${ms.toFixed(0)} ms`);
-});
 
 Deno.test("sseEvents: a BOM, an `error:` line, a last event without blank line", async () => {
   const events = [];

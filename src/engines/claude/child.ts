@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
-import { LineSplitter } from "../line_splitter.ts";
+import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { RunningTurn, TurnOutcome, TurnSink } from "../types.ts";
 import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";

@@ -6,7 +6,7 @@
 import { createReadStream } from "node:fs";
 import { readFileTail } from "../../platform/file_tail.ts";
 import { join } from "node:path";
-import { LineSplitter } from "../line_splitter.ts";
+import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry } from "../types.ts";
 import {
   type Json,

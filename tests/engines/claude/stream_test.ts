@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { outcomeOf } from "../../../src/engines/claude/outcome.ts";
-import { LineSplitter } from "../../../src/engines/line_splitter.ts";
+import { LineSplitter } from "../../../src/platform/line_splitter.ts";
 import {
   parseStreamLine,
   readStreamEvent,
