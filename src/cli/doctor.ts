@@ -5,6 +5,7 @@
  */
 import process from "node:process";
 import { parseArgs } from "node:util";
+import { colourOn } from "../platform/colour.ts";
 import { currentEnv } from "../platform/runtime.ts";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
@@ -200,9 +201,7 @@ export async function doctorMain(argv: string[]): Promise<number> {
   if (values.json) {
     console.log(renderJson(report));
   } else {
-    // https://no-color.org: any non-empty NO_COLOR turns colour off.
-    const colour = process.stdout.isTTY === true && !env.NO_COLOR;
-    console.log(renderText(report, colour));
+    console.log(renderText(report, colourOn("stdout", env)));
   }
   return report.ok ? 0 : 1;
 }

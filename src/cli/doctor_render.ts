@@ -1,4 +1,5 @@
 /** The `doctor` report as text for a terminal and as JSON for scripts. */
+import { type ColourFormat, paint } from "../platform/colour.ts";
 import type { Check, CheckStatus } from "./doctor_check.ts";
 
 /** A check as reported: `required` says whether the default engine needs it. */
@@ -13,7 +14,7 @@ export interface DoctorReport {
 }
 
 const LABEL: Record<CheckStatus, string> = { pass: "PASS", fail: "FAIL", warn: "WARN" };
-const COLOUR: Record<CheckStatus, string> = { pass: "32", fail: "31", warn: "33" };
+const COLOUR: Record<CheckStatus, ColourFormat> = { pass: "green", fail: "red", warn: "yellow" };
 
 /** The JSON shape: lines are for people only. */
 export function renderJson(report: DoctorReport): string {
@@ -37,16 +38,19 @@ export function renderJson(report: DoctorReport): string {
 
 /** One line per check, its extra lines and its fix hint, then the verdict. */
 export function renderText(report: DoctorReport, colour: boolean): string {
-  const paint = (code: string, text: string) => colour ? `\x1b[${code}m${text}\x1b[0m` : text;
   const width = Math.max(...report.checks.map((c) => c.title.length));
   const indent = " ".repeat(width + 10);
   const out = [`ollama-delegate doctor (default engine: ${report.defaultEngine})`, ""];
   for (const c of report.checks) {
     out.push(
-      `  ${paint(COLOUR[c.status], LABEL[c.status])}  ${c.title.padEnd(width)}  ${c.summary}`,
+      `  ${paint(COLOUR[c.status], LABEL[c.status], colour)}  ${
+        c.title.padEnd(width)
+      }  ${c.summary}`,
     );
     for (const line of c.lines ?? []) out.push(`${indent}${line}`);
-    if (c.hint && c.status !== "pass") out.push(`${indent}${paint("2", `fix: ${c.hint}`)}`);
+    if (c.hint && c.status !== "pass") {
+      out.push(`${indent}${paint("dim", `fix: ${c.hint}`, colour)}`);
+    }
   }
   const failed = report.checks.filter((c) => c.status === "fail");
   const warned = report.checks.filter((c) => c.status === "warn").length;

@@ -55,8 +55,8 @@ Options for every command:
   -h, --help             show this help
 
 <id> is a job id, or a unique prefix of it of at least 4 characters (the ID column shows
-8). Colour appears only on a terminal, and never when NO_COLOR is set; live status lines
-appear only on a terminal, and never with --no-status.`;
+8). Colour appears only on a terminal, and never when NO_COLOR is set (FORCE_COLOR overrides
+both); live status lines appear only on a terminal, and never with --no-status.`;
 
 const SUBCOMMANDS = ["list", "show", "tail", "cancel", "prune", "usage"] as const;
 

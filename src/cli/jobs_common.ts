@@ -5,6 +5,7 @@ import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
+import { type ColourFormat, colourWanted, paint } from "../platform/colour.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import { flattenLine } from "../platform/plain_text.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
@@ -25,7 +26,7 @@ export interface JobsIo {
   err(text: string): void;
   /** Writes without a newline (live status lines). */
   write(text: string): void;
-  /** Colour: only on a terminal, and never with NO_COLOR. */
+  /** Colour: by the one rule of platform/colour.ts (FORCE_COLOR, NO_COLOR, a terminal). */
   colour: boolean;
   /**
    * Live status lines redrawn in place: only on a terminal. NO_COLOR does not turn them off
@@ -45,8 +46,7 @@ export function processIo(): JobsIo {
     out: (text) => void process.stdout.write(`${text}\n`),
     err: (text) => void process.stderr.write(`${text}\n`),
     write: (text) => void process.stdout.write(text),
-    // https://no-color.org: any non-empty NO_COLOR turns colour off.
-    colour: capable && !env.NO_COLOR,
+    colour: colourWanted(env, tty),
     live: capable,
     columns: tty ? process.stdout.columns || 100 : undefined,
   };
@@ -60,18 +60,18 @@ export interface Style {
 }
 
 export function styleFor(io: JobsIo): Style {
-  const wrap = (code: string) => (s: string) => io.colour ? `\x1b[${code}m${s}\x1b[0m` : s;
+  const wrap = (format: ColourFormat) => (s: string) => paint(format, s, io.colour);
   const colours: Record<JobState, (s: string) => string> = {
-    queued: wrap("36"),
-    running: wrap("33"),
-    completed: wrap("32"),
-    failed: wrap("31"),
-    cancelled: wrap("35"),
-    interrupted: wrap("31"),
+    queued: wrap("cyan"),
+    running: wrap("yellow"),
+    completed: wrap("green"),
+    failed: wrap("red"),
+    cancelled: wrap("magenta"),
+    interrupted: wrap("red"),
   };
   return {
-    bold: wrap("1"),
-    dim: wrap("2"),
+    bold: wrap("bold"),
+    dim: wrap("dim"),
     state: (state, text = state) => colours[state](text),
   };
 }

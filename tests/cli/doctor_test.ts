@@ -576,7 +576,7 @@ Deno.test("doctor: backends are probed with their key; failures count only for t
   }
 });
 
-Deno.test("doctor: colour only on a terminal and never with NO_COLOR", async () => {
+Deno.test("doctor: colour on a terminal, not with NO_COLOR or a dumb terminal, FORCE_COLOR wins", async () => {
   const emu = await startOllamaEmulator({ models: GOOD_MODELS });
   try {
     const home = tempDir("od-doctor-");
@@ -603,10 +603,17 @@ Deno.test("doctor: colour only on a terminal and never with NO_COLOR", async () 
       return new TextDecoder().decode(out.stdout);
     };
     const coloured = await onTty({});
-    assert.ok(coloured.includes("\x1b[32mPASS\x1b[0m"), JSON.stringify(coloured.slice(0, 300)));
-    const plain = await onTty({ NO_COLOR: "1" });
-    assert.ok(plain.includes("PASS"), plain);
-    assert.ok(!plain.includes("\x1b["), JSON.stringify(plain.slice(0, 300)));
+    assert.ok(coloured.includes("\x1b[32mPASS\x1b[39m"), JSON.stringify(coloured.slice(0, 300)));
+    const plainCases: Record<string, string>[] = [{ NO_COLOR: "1" }, { TERM: "dumb" }, {
+      FORCE_COLOR: "0",
+    }];
+    for (const extra of plainCases) {
+      const plain = await onTty(extra);
+      assert.ok(plain.includes("PASS"), plain);
+      assert.ok(!plain.includes("\x1b["), `${JSON.stringify(extra)}: ${plain.slice(0, 300)}`);
+    }
+    const forced = await onTty({ NO_COLOR: "1", FORCE_COLOR: "1" });
+    assert.ok(forced.includes("\x1b[32mPASS\x1b[39m"), JSON.stringify(forced.slice(0, 300)));
   } finally {
     await emu.close();
   }

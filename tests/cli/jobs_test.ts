@@ -111,7 +111,7 @@ Deno.test("jobs: --state, --limit, --all and --json", async () => {
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--older-than <age>/);
   assert.match(help.stdout, /^ {6}--no-status {12}no live status line/m);
-  assert.match(help.stdout, /never when NO_COLOR is set; live status lines\nappear only on a /);
+  assert.match(help.stdout, /never when NO_COLOR is set \(FORCE_COLOR overrides\nboth\); live/);
 });
 
 Deno.test("jobs show: record, prompt, result head and paths; ids by prefix", async () => {
@@ -340,7 +340,7 @@ Deno.test("renderJobsTable: colour only when colour is on", () => {
   const plain = renderJobsTable("/s", records(), 3, [], io(false), PRICING, T);
   const fancy = renderJobsTable("/s", records(), 3, [], io(true), PRICING, T);
   assert.ok(!plain.includes(ESC));
-  assert.ok(fancy.includes(`${ESC}[32mcompleted${ESC}[0m`));
+  assert.ok(fancy.includes(`${ESC}[32mcompleted${ESC}[39m`));
   // Stripping the escapes gives the plain table back.
   assert.equal(fancy.replace(new RegExp(`${ESC}\\[\\d+m`, "g"), ""), plain);
 });
