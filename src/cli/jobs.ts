@@ -45,7 +45,7 @@ Commands:
       --wait <seconds>       how long to wait for it to stop (default 15)
       --no-status            no live "waiting" line
   prune                  remove finished jobs (their usage stays counted by usage)
-      --older-than <age>     12h, 7d, 30d... (default: retainDays from settings)
+      --older-than <age>     90m, 12h, 7d, 2w... (default: retainDays from settings)
       --dry-run              only say what would be removed
   usage                  tokens and cost per model and per day
       --days <n>             the last n days, today included (default 30; 0 = all)

@@ -6,6 +6,7 @@ import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
 import { type ColourFormat, colourWanted, paint } from "../platform/colour.ts";
+import { DURATION_EXAMPLES, parseDuration } from "../platform/duration.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import { flattenLine } from "../platform/plain_text.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
@@ -211,23 +212,15 @@ export function compactCount(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-/** Parses "90m", "12h", "7d", "2w" into milliseconds. */
+/** An age for --older-than in milliseconds: a number with a unit, never a bare number. */
 export function parseAge(text: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(m|min|h|d|w)\s*$/i.exec(text);
-  if (!m) {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
     throw new JobsUsageError(
-      `Cannot use age "${text}": write a number with m, h, d or w, like 12h, 7d or 30d`,
+      `Cannot use age "${text}": write a number with a unit, like ${DURATION_EXAMPLES}`,
     );
   }
-  const unit = m[2]!.toLowerCase();
-  const factor = unit === "w"
-    ? 604_800_000
-    : unit === "d"
-    ? 86_400_000
-    : unit === "h"
-    ? 3_600_000
-    : 60_000;
-  return Math.round(Number(m[1]) * factor);
+  return ms;
 }
 
 /** A positive whole number from a flag. */

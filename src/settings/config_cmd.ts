@@ -35,7 +35,7 @@ Options:
                                    per GPU or machine), for both engines (user scope only)
   --claude-bin <path>              claudeBin: the Claude Code CLI
   --state-dir <dir>                stateDir: where job records live
-  --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, or milliseconds
+  --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, 7d, or milliseconds
   --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
   --engine <claude|native>         defaultEngine: which engine runs a task by default
   --isolation <none|worktree>      defaultIsolation: worktree = each task in its own git

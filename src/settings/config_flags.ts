@@ -2,6 +2,7 @@
  * The flags of `ollama-delegate config` that change a setting: which setting each names and
  * how its text becomes the value the setting's schema checks.
  */
+import { DURATION_EXAMPLES, parseDuration } from "../platform/duration.ts";
 import { ConfigUsageError } from "./config_errors.ts";
 import { parseTokenCount } from "./token_count.ts";
 import { DEFAULT_CLAUDE_TOOLS, type SettingKey } from "./types.ts";
@@ -38,16 +39,16 @@ export const FLAG_TO_KEY = {
 } as const satisfies Record<string, SettingKey>;
 export type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
-/** Parses "90s", "30m", "2h", "1500ms" or plain milliseconds. */
+/** Parses a duration (platform/duration.ts), or plain milliseconds, as jobTimeoutMs counts. */
 export function parseDurationMs(text: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (!m) {
+  const ms = parseDuration(text, { bare: "ms" });
+  if (ms === undefined) {
     throw new ConfigUsageError(
-      `Cannot use job timeout "${text}": write a duration like 90s, 30m, 2h or milliseconds`,
+      `Cannot use job timeout "${text}": write a duration like ${DURATION_EXAMPLES}, or ` +
+        `milliseconds`,
     );
   }
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? "ms"] ?? 1;
-  return Math.round(Number(m[1]) * factor);
+  return ms;
 }
 
 /** A flag value that removes the setting from the file, so the built-in default applies. */

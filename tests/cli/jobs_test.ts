@@ -219,9 +219,16 @@ Deno.test("jobs prune: --older-than and --dry-run", async () => {
   const mixed = await runCli(ctx, ["jobs", "prune", "--older-than", "30h", "--dry-run"]);
   assert.match(mixed.stdout, /\(older than 1d 6h\) from /);
   assert.ok(existsSync(join(ctx.stateDir, A)));
-  const bad = await runCli(ctx, ["jobs", "prune", "--older-than", "7 parsecs"]);
-  assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /like 12h, 7d or 30d/);
+  // Seconds, as --job-timeout takes them (refused before one parser served both).
+  const seconds = await runCli(ctx, ["jobs", "prune", "--older-than", "90s", "--dry-run"]);
+  assert.equal(seconds.code, 0, seconds.stderr);
+  // 90 seconds, which the message rounds to minutes.
+  assert.match(seconds.stdout, /^Would remove 3 finished jobs .*\(older than 2m\) from /m);
+  for (const text of ["7 parsecs", "30"]) {
+    const bad = await runCli(ctx, ["jobs", "prune", "--older-than", text]);
+    assert.equal(bad.code, 2, text);
+    assert.match(bad.stderr, /Cannot use age ".*": write a number with a unit, like 90s, 30m, 2h/);
+  }
   const run = await runCli(ctx, ["jobs", "prune", "--older-than", "12h", "--json"]);
   const report = JSON.parse(run.stdout) as { removed: Array<{ id: string }> };
   assert.deepEqual(report.removed.map((r) => r.id).sort(), [A, B, C]);
