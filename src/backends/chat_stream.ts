@@ -20,14 +20,8 @@ import {
   type ChatRequest,
   ConnectionError,
 } from "./chat_types.ts";
-import {
-  errorDetail,
-  fetchFailure,
-  isObject,
-  parseJson,
-  parseRetryAfter,
-  sleep,
-} from "./http_util.ts";
+import { errorDetail, fetchFailure, isObject, parseJson, parseRetryAfter } from "./http_util.ts";
+import { sleep } from "../platform/sleep.ts";
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
 const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);

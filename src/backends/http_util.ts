@@ -66,15 +66,3 @@ const OS_ERRORS: ReadonlyArray<readonly [RegExp, string]> = [
   [/network is unreachable/i, "ENETUNREACH"],
   [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
 ];
-
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}

@@ -2,6 +2,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
 import { ClaudeEngine } from "../engines/claude/run.ts";
 import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
 import { INSTALL_BWRAP_HINT } from "../engines/native/sandbox.ts";
@@ -185,7 +186,7 @@ async function runVersion(
   // A grandchild holding the pipes must not hold the report.
   const texts = await Promise.race([
     output,
-    new Promise<[string, string]>((r) => setTimeout(() => r(["", ""]), 1000)),
+    delay(1000, ["", ""] as [string, string]),
   ]);
   const why = first.code === 0 ? "printed no version" : `exited with ${first.code ?? first.signal}`;
   return { code: first.code, stdout: texts[0], stderr: texts[1], why };

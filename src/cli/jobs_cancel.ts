@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { setTimeout as delay } from "node:timers/promises";
 import { escapeLine } from "../platform/plain_text.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
@@ -9,7 +10,6 @@ import {
   noMoreArguments,
   parseCount,
   resolveJobId,
-  sleep,
   styleFor,
 } from "./jobs_common.ts";
 
@@ -77,7 +77,7 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: JobsIo): 
       if (live) {
         io.write(`\r\x1b[2K${style.dim(`waiting for pid ${ownerPid ?? "?"} to stop the job…`)}`);
       }
-      await sleep(250);
+      await delay(250);
       record = (await ctx.manager.get(id)).record;
     }
     if (live) io.write("\r\x1b[2K");

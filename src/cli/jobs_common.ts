@@ -238,7 +238,3 @@ export function oneLine(text: string, max: number): string {
   const flat = flattenLine(first);
   return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { setTimeout as delay } from "node:timers/promises";
 import { LineSplitter } from "../platform/line_splitter.ts";
 import { folderReader } from "../engines/registry.ts";
 import type { LiveEvent } from "../engines/types.ts";
@@ -16,7 +17,6 @@ import {
   noMoreArguments,
   parseCount,
   resolveJobId,
-  sleep,
   styleFor,
 } from "./jobs_common.ts";
 
@@ -252,7 +252,7 @@ export async function jobsTail(
       );
       status = true;
     }
-    await sleep(pollMs);
+    await delay(pollMs);
   }
   await follower.poll();
   follower.end();

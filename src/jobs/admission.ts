@@ -32,7 +32,7 @@ import {
 } from "./admission_folder.ts";
 import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./admission_lease.ts";
 import type { BackendGate, Lane, QueueDetail } from "./queue.ts";
-import { sleep } from "./wait.ts";
+import { sleep } from "../platform/sleep.ts";
 
 export { endpointFolder };
 

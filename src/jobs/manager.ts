@@ -5,6 +5,7 @@
  * per session, recovery.ts jobs whose server died, remote_cancel.ts cancels across processes,
  * job_reads.ts reads the jobs it does not hold from disk.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
@@ -34,7 +35,7 @@ import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
 import { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { finishJob, runJob, type TurnRunDeps } from "./turn_run.ts";
-import { sleep, waitForEnd, type WaitOptions } from "./wait.ts";
+import { waitForEnd, type WaitOptions } from "./wait.ts";
 import { carriedWorktree, plannedWorktree } from "./worktree_turn.ts";
 
 export type { JobView, ManagerConfig, NewTurn };
@@ -196,7 +197,7 @@ export class JobManager {
     live.stopWatch = watchForCancel(this.store, live, (jobId) => this.cancel(jobId), this.#log);
     runJob(live, this.#turns).catch((e) => this.#log?.(`job ${id}: ${e}`)).finally(live.placed);
     // The reply then says whether the job runs, or what it waits for.
-    await Promise.race([live.isPlaced, sleep(1000)]);
+    await Promise.race([live.isPlaced, delay(1000)]);
     return this.#view(live);
   }
 

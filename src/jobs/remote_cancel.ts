@@ -3,6 +3,7 @@
  * process that runs it, so another one (`jobs cancel` in a terminal, or a second Claude Code
  * session's server) writes a request into the job's folder, which the owner watches for.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { selfIdentity } from "../platform/process_identity.ts";
 import { JobError } from "./errors.ts";
 import type { JobView, LiveJob } from "./live_job.ts";
@@ -61,7 +62,7 @@ export async function cancelElsewhere(
   await store.requestCancel(id, await selfIdentity(), "session");
   const deadline = Date.now() + waitMs;
   while (!isTerminal(view.record.state) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await delay(POLL_MS);
     view = await get(id);
   }
   if (isTerminal(view.record.state)) return { view, wasRunning: view.record.state === "cancelled" };

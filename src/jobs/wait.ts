@@ -1,3 +1,4 @@
+import { sleep } from "../platform/sleep.ts";
 import type { JobView } from "./live_job.ts";
 import { isTerminal } from "./record.ts";
 
@@ -39,17 +40,4 @@ export async function waitForEnd(
     }
   }
   return view;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

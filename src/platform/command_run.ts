@@ -4,6 +4,7 @@
  * whatever still holds its pipes. The sandbox decides what to run; this knows how.
  */
 import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
 import { SpawnError, spawnProcess } from "./spawn.ts";
 import { isWindows } from "./runtime.ts";
 import { killSession, killTree } from "./tree_kill.ts";
@@ -103,11 +104,11 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
   // process forked while the command was being stopped, or a daemon it left behind.
   const drained = await Promise.race([
     pumps.then(() => true),
-    new Promise<false>((r) => setTimeout(() => r(false), stopping ? 300 : 2000)),
+    delay(stopping ? 300 : 2000, false),
   ]);
   if (!drained && !isWindows) {
     killSession(child.pid);
-    await Promise.race([pumps, new Promise((r) => setTimeout(r, 1000))]);
+    await Promise.race([pumps, delay(1000)]);
   }
   return {
     exitCode: status.code,

@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WorkdirPolicy } from "../engines/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
@@ -90,7 +91,7 @@ export async function serve(): Promise<number> {
       log(`stopping: ${why}`);
       await Promise.race([
         shutdownJobs(runtime.started(), why),
-        new Promise((r) => setTimeout(r, SHUTDOWN_LIMIT_MS)),
+        delay(SHUTDOWN_LIMIT_MS),
       ]);
       await server.close().catch(() => {});
       return code;

@@ -9,7 +9,7 @@
  * back) keep the turn.
  */
 import { probeBackend } from "../../backends/reachability.ts";
-import { sleep } from "../../backends/http_util.ts";
+import { sleep } from "../../platform/sleep.ts";
 import { ollamaUnreachable } from "../backend_failures.ts";
 
 export interface WatchTiming {

@@ -7,6 +7,7 @@
  */
 import { open } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
@@ -161,7 +162,10 @@ export async function startChild(
     // double fork) is found by session and marker.
     await sweep(LEFTOVER_GRACE_MS);
     // A grandchild can keep the pipes open after claude exits; its output is not ours.
-    await Promise.race([Promise.allSettled([pumpStdout, pumpStderr]), delay(2000)]);
+    await Promise.race([
+      Promise.allSettled([pumpStdout, pumpStderr]),
+      delay(2000, undefined, { ref: false }),
+    ]);
     await streamFile.close();
     await stderrFile.close();
     commands.finish();
@@ -213,11 +217,4 @@ function plus(a: MessageUsage, b: MessageUsage): MessageUsage {
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
   };
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    (t as unknown as { unref?: () => void }).unref?.();
-  });
 }

@@ -20,6 +20,7 @@ import { createHash } from "node:crypto";
 import { lstat, mkdir, readdir, readFile, rmdir, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   isRunning,
   processExists,
@@ -176,7 +177,7 @@ export class PlaceholderRegistry {
             `Run the command again; if this repeats, check that process`,
         );
       }
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await delay(POLL_MS);
     }
   }
 }

@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import process from "node:process";
+import { setTimeout as delay } from "node:timers/promises";
 
 const PREFIX = "ollama-delegate-";
 
@@ -169,7 +170,7 @@ async function removeDir(dir: string): Promise<void> {
         // Already gone.
       }
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await delay(50);
   }
 }
 
