@@ -21,6 +21,7 @@ import {
   ConnectionError,
 } from "./chat_types.ts";
 import { errorDetail, fetchFailure, isObject, parseJson, parseRetryAfter } from "./http_util.ts";
+import { ReplyDraft, type StreamEnd } from "./reply_draft.ts";
 import { sleep } from "../platform/sleep.ts";
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
@@ -77,15 +78,14 @@ export abstract class StreamingChatClient implements ChatBackend {
   protected abstract requestBody(request: ChatRequest): string;
 
   /**
-   * Reads one streamed reply from a 200 response whose body is a stream. Reading stops when
-   * `fetchSignal` aborts; `signal` is the caller's.
+   * Reads the events of one streamed reply (the body of a 200 response) into `draft`, until
+   * the stream ends or reports an error. Reading stops when `fetchSignal` aborts.
    */
-  protected abstract readStream(
+  protected abstract readEvents(
     body: ReadableStream<Uint8Array>,
-    signal: AbortSignal,
     fetchSignal: AbortSignal,
-    onText?: (delta: string) => void,
-  ): Promise<ChatReply>;
+    draft: ReplyDraft,
+  ): Promise<StreamEnd>;
 
   protected headers(): Record<string, string> {
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -177,7 +177,7 @@ export abstract class StreamingChatClient implements ChatBackend {
     const type = response.headers.get("content-type") ?? "";
     if (/^\s*(application\/json|text\/html)/i.test(type)) throw await this.notStream(response);
     try {
-      return await this.readStream(response.body, signal, fetchSignal, onText);
+      return await this.#readReply(response.body, fetchSignal, onText);
     } catch (e) {
       if (
         signal.aborted || e instanceof BackendReplyError || e instanceof ChatHttpError ||
@@ -185,6 +185,19 @@ export abstract class StreamingChatClient implements ChatBackend {
       ) throw e;
       throw this.cut(`the stream broke: ${errorMessage(e)}`, e);
     }
+  }
+
+  /** One reply from its stream, or the error of a stream that ended early or reported one. */
+  async #readReply(
+    body: ReadableStream<Uint8Array>,
+    fetchSignal: AbortSignal,
+    onText?: (delta: string) => void,
+  ): Promise<ChatReply> {
+    const draft = new ReplyDraft(this.limits, (reason) => this.overCap(reason), onText);
+    const end = await this.readEvents(body, fetchSignal, draft);
+    if ("error" in end) throw this.streamError(end.error);
+    if (!end.complete) throw this.cut("the stream ended before the reply was complete");
+    return draft.reply();
   }
 
   protected async fetchPath(path: string, init: RequestInit): Promise<Response> {
@@ -290,41 +303,5 @@ export abstract class StreamingChatClient implements ChatBackend {
       message: `${this.options.label} broke off its reply: ${reason}`,
       ...(cause !== undefined ? { cause } : {}),
     });
-  }
-}
-
-/**
- * The text of one reply (and the thinking before it, which is not kept but counted), held
- * under the reply's text cap.
- */
-export class ReplyText {
-  text = "";
-  #chars = 0;
-
-  constructor(
-    private readonly maxChars: number,
-    private readonly overCap: (reason: string) => Error,
-  ) {}
-
-  /** Text of the answer: kept, and passed to `onText`. */
-  add(delta: string, onText?: (delta: string) => void): void {
-    if (delta === "") return;
-    this.#count(delta.length);
-    this.text += delta;
-    onText?.(delta);
-  }
-
-  /** Thinking: only counted, so that a model thinking without end is stopped too. */
-  skip(delta: string): void {
-    this.#count(delta.length);
-  }
-
-  #count(chars: number): void {
-    if (this.#chars + chars > this.maxChars) {
-      throw this.overCap(
-        `over ${sizeText(this.maxChars, "characters")} of text in one reply (the cap)`,
-      );
-    }
-    this.#chars += chars;
   }
 }

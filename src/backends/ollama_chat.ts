@@ -11,11 +11,11 @@
  * carries `prompt_eval_count`/`eval_count` and durations in nanoseconds.
  */
 import { sizeText } from "./bounded.ts";
-import type { ChatEffort, ChatMessage, ChatReply, ChatRequest, ChatTimings } from "./chat_types.ts";
-import { type ChatClientOptions, ReplyText, StreamingChatClient } from "./chat_stream.ts";
+import type { ChatEffort, ChatMessage, ChatRequest, ChatTimings } from "./chat_types.ts";
+import { type ChatClientOptions, StreamingChatClient } from "./chat_stream.ts";
 import { errorDetail, isObject, type Json, num } from "./http_util.ts";
 import { ndjsonValues } from "./ndjson.ts";
-import { ToolCallAssembler } from "./tool_calls.ts";
+import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
 
 export interface OllamaChatOptions extends ChatClientOptions {
   /**
@@ -131,18 +131,12 @@ export class OllamaChatClient extends StreamingChatClient {
     });
   }
 
-  protected async readStream(
+  protected async readEvents(
     body: ReadableStream<Uint8Array>,
-    _signal: AbortSignal,
     fetchSignal: AbortSignal,
-    onText?: (delta: string) => void,
-  ): Promise<ChatReply> {
+    draft: ReplyDraft,
+  ): Promise<StreamEnd> {
     const limits = this.limits;
-    const reply: ChatReply = { content: "", toolCalls: [], finishReason: null };
-    const text = new ReplyText(limits.contentChars, (reason) => this.overCap(reason));
-    const calls = new ToolCallAssembler(limits, (reason) => this.overCap(reason));
-    let done = false;
-    let streamError: string | undefined;
     const values = ndjsonValues(body, {
       maxBytes: limits.lineBytes,
       tooLong: () => this.overCap(`a line over ${sizeText(limits.lineBytes)} (the cap for one)`),
@@ -151,32 +145,26 @@ export class OllamaChatClient extends StreamingChatClient {
     });
     for await (const value of values) {
       if (!isObject(value)) continue;
-      if (value.error !== undefined) {
-        streamError = errorDetail(value);
-        break;
-      }
+      if (value.error !== undefined) return { error: errorDetail(value) };
       const message = isObject(value.message) ? value.message : {};
-      if (typeof message.thinking === "string") text.skip(message.thinking);
-      if (typeof message.content === "string") text.add(message.content, onText);
-      if (Array.isArray(message.tool_calls)) calls.add(message.tool_calls.map(toolCallDelta));
+      if (typeof message.thinking === "string") draft.text.skip(message.thinking);
+      if (typeof message.content === "string") draft.addText(message.content);
+      if (Array.isArray(message.tool_calls)) {
+        draft.calls.add(message.tool_calls.map(toolCallDelta));
+      }
       if (value.done === true) {
-        done = true;
-        reply.finishReason = typeof value.done_reason === "string" && value.done_reason !== ""
+        draft.finishReason = typeof value.done_reason === "string" && value.done_reason !== ""
           ? value.done_reason
           : "stop";
-        reply.usage = {
+        draft.usage = {
           promptTokens: num(value.prompt_eval_count),
           completionTokens: num(value.eval_count),
         };
-        reply.timings = timingsOf(value);
-        break;
+        draft.timings = timingsOf(value);
+        return { complete: true };
       }
     }
-    if (streamError !== undefined) throw this.streamError(streamError);
-    if (!done) throw this.cut("the stream ended before the reply was complete");
-    reply.content = text.text;
-    reply.toolCalls = calls.calls();
-    return reply;
+    return { complete: false };
   }
 }
 

@@ -5,11 +5,11 @@
  * is read under REPLY_LIMITS.
  */
 import { BackendReplyError, REPLY_LIMITS, type ReplyLimits, sample, sizeText } from "./bounded.ts";
-import type { ChatEffort, ChatReply, ChatRequest } from "./chat_types.ts";
-import { ReplyText, StreamingChatClient } from "./chat_stream.ts";
+import type { ChatEffort, ChatRequest } from "./chat_types.ts";
+import { StreamingChatClient } from "./chat_stream.ts";
 import { errorDetail, isObject, type Json, num, parseJson } from "./http_util.ts";
+import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
 import { sseEvents } from "./sse.ts";
-import { ToolCallAssembler } from "./tool_calls.ts";
 
 export * from "./chat_types.ts";
 export { type ChatClientOptions, endpointFailure, MAX_ATTEMPTS } from "./chat_stream.ts";
@@ -78,18 +78,12 @@ export class ChatClient extends StreamingChatClient {
     });
   }
 
-  protected async readStream(
+  protected async readEvents(
     body: ReadableStream<Uint8Array>,
-    _signal: AbortSignal,
     fetchSignal: AbortSignal,
-    onText?: (delta: string) => void,
-  ): Promise<ChatReply> {
+    draft: ReplyDraft,
+  ): Promise<StreamEnd> {
     const limits = this.limits;
-    const reply: ChatReply = { content: "", toolCalls: [], finishReason: null };
-    const text = new ReplyText(limits.contentChars, (reason) => this.overCap(reason));
-    const calls = new ToolCallAssembler(limits, (reason) => this.overCap(reason));
-    let sawDone = false;
-    let streamError: string | undefined;
     const events = sseEvents(body, {
       maxBytes: limits.lineBytes,
       tooLong: () =>
@@ -98,14 +92,8 @@ export class ChatClient extends StreamingChatClient {
       signal: fetchSignal,
     });
     for await (const event of events) {
-      if (event.event === "error") {
-        streamError = errorDetail(parseJson(event.data));
-        break;
-      }
-      if (event.data === "[DONE]") {
-        sawDone = true;
-        break;
-      }
+      if (event.event === "error") return { error: errorDetail(parseJson(event.data)) };
+      if (event.data === "[DONE]") return { complete: true };
       if (event.data.trim() === "") continue;
       let chunk: unknown;
       try {
@@ -115,28 +103,22 @@ export class ChatClient extends StreamingChatClient {
       }
       if (!isObject(chunk)) continue;
       if (isObject(chunk.error) || typeof chunk.error === "string") {
-        streamError = errorDetail(chunk);
-        break;
+        return { error: errorDetail(chunk) };
       }
       if (isObject(chunk.usage)) {
-        reply.usage = {
+        draft.usage = {
           promptTokens: num(chunk.usage.prompt_tokens),
           completionTokens: num(chunk.usage.completion_tokens),
         };
       }
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
       if (!isObject(choice)) continue;
-      if (typeof choice.finish_reason === "string") reply.finishReason = choice.finish_reason;
+      if (typeof choice.finish_reason === "string") draft.finishReason = choice.finish_reason;
       const delta = isObject(choice.delta) ? choice.delta : {};
-      if (typeof delta.content === "string") text.add(delta.content, onText);
-      if (Array.isArray(delta.tool_calls)) calls.add(delta.tool_calls);
+      if (typeof delta.content === "string") draft.addText(delta.content);
+      if (Array.isArray(delta.tool_calls)) draft.calls.add(delta.tool_calls);
     }
-    if (streamError !== undefined) throw this.streamError(streamError);
-    if (!sawDone && reply.finishReason === null) {
-      throw this.cut("the stream ended before the reply was complete");
-    }
-    reply.content = text.text;
-    reply.toolCalls = calls.calls();
-    return reply;
+    // A server that ends without [DONE] has still answered when it gave a finish reason.
+    return { complete: draft.finishReason !== null };
   }
 }

@@ -530,6 +530,19 @@ Deno.test("complete: a stream cut before the finish is retried, then the whole r
   );
 });
 
+Deno.test("complete: a stream that gave a finish reason is whole without [DONE]", async () => {
+  // Some servers close the stream after the finishing chunk; the reply is complete then.
+  await withRawServer(
+    () => sseResponse([chunk({ content: "all" }), chunk({}, "length")], { done: false }),
+    async (url, count) => {
+      const reply = await client(url).complete(ask("go"), never());
+      assert.equal(reply.content, "all");
+      assert.equal(reply.finishReason, "length");
+      assert.equal(count(), 1);
+    },
+  );
+});
+
 Deno.test("complete: a connection that breaks mid-stream is a retried ConnectionError", async () => {
   // A raw socket, so that the connection can be dropped in the middle of a chunked body.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
