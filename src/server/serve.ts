@@ -10,7 +10,7 @@ import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
 import { type Runtime, runtimeLoader } from "../jobs/runtime.ts";
-import { ModernEra } from "./modern_era.ts";
+import { Revision2026Transport } from "./mcp_2026_07_28.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
 import { registerTools } from "./tools.ts";
 
@@ -80,7 +80,7 @@ export async function serve(): Promise<number> {
   });
 
   // MCP 2026-07-28 (server/discover, delegate_run as a task) around the SDK's 2025 server.
-  const transport = new ModernEra(
+  const transport = new Revision2026Transport(
     new CappedStdioTransport(process.stdin, process.stdout, { log }),
     { tasks: taskStore, log },
   );

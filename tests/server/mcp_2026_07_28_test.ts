@@ -451,7 +451,7 @@ Deno.test("2025-11-25 beside it: initialize, no resultType, tools/list_changed o
     assert.deepEqual(
       capabilities,
       { tools: { listChanged: true } },
-      "discover reports the tool capability initialize reports (capabilities() in modern_era.ts)",
+      "discover reports the tool capability initialize reports (capabilities() in mcp_2026_07_28.ts)",
     );
     assert.ok(_tasks2025, "2025 clients keep the 2025 tasks capability");
     raw.notify("notifications/initialized");

@@ -11,8 +11,8 @@
  *
  * SDK 1.x knows only the 2025 revision, so this layer sits between our transport and the SDK.
  * It answers what 2026 adds (server/discover, delegate_run as a task, tasks/get, tasks/cancel,
- * tasks/update, subscriptions/listen), hands every other modern request to the SDK and puts the
- * `resultType` the revision requires on its reply. Messages without the modern `_meta` (the
+ * tasks/update, subscriptions/listen), hands every other 2026 request to the SDK and puts the
+ * `resultType` the revision requires on its reply. Messages without the 2026 `_meta` (the
  * SDK's client, a client that fell back to `initialize`) pass through untouched.
  *
  * Spec: modelcontextprotocol.io/specification/2026-07-28 (basic/index "Per-request protocol
@@ -38,27 +38,28 @@ import {
   META_SUBSCRIPTION,
   METHOD_NOT_FOUND,
   missingTasksExtension,
-  MODERN_VERSION,
   protocolFields,
   RequestError,
+  REVISION_2026,
   TASKS_EXTENSION,
   wireTask,
-} from "./modern_wire.ts";
+} from "./mcp_2026_07_28_wire.ts";
 
 /** Open subscriptions per connection: each is an entry the client keeps alive. */
 const MAX_SUBSCRIPTIONS = 16;
 
-type Era = "unknown" | "legacy" | "modern";
+/** The revision the client speaks: unknown until its first request says. */
+type Era = "unknown" | "2025-11-25" | "2026-07-28";
 
-export interface ModernEraOptions {
+export interface Revision2026Options {
   /** delegate_run's tasks; it runs as a 2026 task once registered (not in mode "off"). */
   tasks: JobTaskStore;
-  /** One line per refused modern request and once when a client speaks 2026-07-28. */
+  /** One line per refused 2026 request and once when a client speaks 2026-07-28. */
   log?: (line: string) => void;
 }
 
 /** A transport that serves the 2026-07-28 revision around the SDK's 2025 server. */
-export class ModernEra implements Transport {
+export class Revision2026Transport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
@@ -68,7 +69,7 @@ export class ModernEra implements Transport {
   readonly #log: (line: string) => void;
   #era: Era = "unknown";
   #initialized = false;
-  /** Modern requests the SDK answers, by id: their replies get `resultType`. */
+  /** 2026 requests the SDK answers, by id: their replies get `resultType`. */
   readonly #forwarded = new Map<Id, string>();
   /** Open subscriptions/listen requests that asked for tools/list_changed. */
   readonly #subscriptions = new Set<Id>();
@@ -76,7 +77,7 @@ export class ModernEra implements Transport {
   #heldChange = false;
   #announced = false;
 
-  constructor(inner: Transport, options: ModernEraOptions) {
+  constructor(inner: Transport, options: Revision2026Options) {
     this.#inner = inner;
     this.#tasks = options.tasks;
     this.#log = options.log ?? (() => {});
@@ -127,14 +128,14 @@ export class ModernEra implements Transport {
 
   #notify(message: JSONRPCMessage, method: string, options?: TransportSendOptions) {
     // The 2026 extension has no 2025 status notifications; its clients poll tasks/get.
-    if (method === "notifications/tasks/status" && this.#era === "modern") {
+    if (method === "notifications/tasks/status" && this.#era === "2026-07-28") {
       return Promise.resolve();
     }
     if (method !== "notifications/tools/list_changed") return this.#inner.send(message, options);
-    if (this.#era === "legacy" && this.#initialized) return this.#inner.send(message, options);
+    if (this.#era === "2025-11-25" && this.#initialized) return this.#inner.send(message, options);
     // 2026 delivers change notifications only on subscriptions/listen streams, stamped with
     // the subscription's id; a 2025 client may hear them once initialized.
-    if (this.#era !== "modern" || this.#subscriptions.size === 0) {
+    if (this.#era !== "2026-07-28" || this.#subscriptions.size === 0) {
       this.#heldChange = true;
       return Promise.resolve();
     }
@@ -182,7 +183,7 @@ export class ModernEra implements Transport {
     this.onmessage?.(message);
     if (m.method === "notifications/initialized") {
       this.#initialized = true;
-      if (this.#era === "legacy" && this.#heldChange) {
+      if (this.#era === "2025-11-25" && this.#heldChange) {
         this.#heldChange = false;
         this.#inner.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
           .catch((e: unknown) => this.onerror?.(e as Error));
@@ -191,11 +192,11 @@ export class ModernEra implements Transport {
   }
 
   #request(message: JSONRPCMessage, id: Id, method: string, params: Json): void {
-    if (method === "initialize") this.#era = "legacy";
+    if (method === "initialize") this.#era = "2025-11-25";
     if (method === "server/discover") {
       // Every server must answer it (basic/versioning); it is how a client learns our eras.
       this.#reply(id, method, {
-        supportedVersions: [MODERN_VERSION],
+        supportedVersions: [REVISION_2026],
         capabilities: this.capabilities(),
       });
       return;
@@ -211,20 +212,20 @@ export class ModernEra implements Transport {
       this.onmessage?.(message);
       return;
     }
-    this.#era = "modern";
+    this.#era = "2026-07-28";
     if (!this.#announced) {
       this.#announced = true;
       this.#log(
-        `${fields.client ? `client ${fields.client}` : "a client"} speaks MCP ${MODERN_VERSION}; ` +
+        `${fields.client ? `client ${fields.client}` : "a client"} speaks MCP ${REVISION_2026}; ` +
           `delegate_run runs as a task where it declares ${TASKS_EXTENSION}`,
       );
     }
-    this.#modern(message, id, method, params, fields.tasks).catch((e: unknown) =>
+    this.#serve2026(message, id, method, params, fields.tasks).catch((e: unknown) =>
       this.#fail(id, method, e)
     );
   }
 
-  async #modern(
+  async #serve2026(
     message: JSONRPCMessage,
     id: Id,
     method: string,
@@ -261,7 +262,7 @@ export class ModernEra implements Transport {
       case "tasks/list":
         throw new RequestError(
           METHOD_NOT_FOUND,
-          `Method not found: ${method} belongs to 2025-11-25 tasks; in ${MODERN_VERSION} ` +
+          `Method not found: ${method} belongs to 2025-11-25 tasks; in ${REVISION_2026} ` +
             "tasks/get carries the result",
         );
       case "tools/call":

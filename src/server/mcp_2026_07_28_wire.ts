@@ -1,5 +1,5 @@
 /**
- * The wire shapes of MCP revision 2026-07-28 that SDK 1.x lacks, for modern_era.ts: the
+ * The wire shapes of MCP revision 2026-07-28 that SDK 1.x lacks, for mcp_2026_07_28.ts: the
  * per-request protocol fields, the result stamps (`resultType`, server identity, cache hints),
  * the tasks extension's task shapes and the revision's error codes.
  *
@@ -16,7 +16,7 @@ import { errorMessage } from "../errors.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import type { DetachedView } from "./task_store.ts";
 
-export const MODERN_VERSION = "2026-07-28";
+export const REVISION_2026 = "2026-07-28";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 const META_VERSION = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT = "io.modelcontextprotocol/clientInfo";
@@ -90,9 +90,9 @@ export function protocolFields(params: Json): ProtocolFields | undefined {
   const meta = isRecord(params._meta) ? params._meta : {};
   const version = meta[META_VERSION];
   if (version === undefined) return undefined;
-  if (version !== MODERN_VERSION) {
+  if (version !== REVISION_2026) {
     throw new RequestError(UNSUPPORTED_VERSION, "Unsupported protocol version", {
-      supported: [MODERN_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS],
+      supported: [REVISION_2026, ...SUPPORTED_PROTOCOL_VERSIONS],
       requested: String(version),
     });
   }
@@ -101,7 +101,7 @@ export function protocolFields(params: Json): ProtocolFields | undefined {
     throw new RequestError(
       INVALID_PARAMS,
       `Invalid params: _meta "${META_CAPABILITIES}" is required on every request of ` +
-        `protocol revision ${MODERN_VERSION}`,
+        `protocol revision ${REVISION_2026}`,
     );
   }
   const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
