@@ -4,8 +4,8 @@ import { join } from "node:path";
 /**
  * The files the job layer keeps in a job's folder, `<stateDir>/<job id>/`. Each engine keeps
  * its own files there too and alone reads them (see JobFolderReader in engines/types.ts).
- * The names of the first four are those claude-ollama-delegate-mcp used, so its folders read
- * back.
+ * prompt.txt, result.txt and result.json have the names and shapes of the folders
+ * claude-ollama-delegate-mcp wrote, so those read back (record.ts recordFromResultSummary).
  */
 export const JOB_FILES = {
   /** The durable record of one turn (record.ts). */
@@ -14,8 +14,8 @@ export const JOB_FILES = {
   prompt: "prompt.txt",
   /** The final text of a finished job. */
   result: "result.txt",
-  /** The summary claude-ollama-delegate-mcp kept, still written for tools that read it. */
-  seedResult: "result.json",
+  /** A finished job's outcome in a fixed shape, for scripts (record.ts resultSummary). */
+  resultSummary: "result.json",
   /** Another process asks the owning server to cancel the job (remote_cancel.ts). */
   cancelRequest: "cancel.request",
 } as const;

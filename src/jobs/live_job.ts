@@ -13,7 +13,10 @@ import type { CancelSource } from "./store.ts";
 export const ACTIVITY_KEEP = 100;
 /** The most of one activity's text (or a tool's detail) kept; status shows at most 400. */
 export const ACTIVITY_TEXT_KEEP = 1000;
-/** SIGTERM-to-SIGKILL grace for cancel and timeout (the 3 s claude-ollama-delegate-mcp gave). */
+/**
+ * SIGTERM-to-SIGKILL grace for cancel and timeout: time for a delegate to end on its own and
+ * write out what it holds, short enough that a cancel is answered while the caller waits.
+ */
 export const KILL_GRACE_MS = 3000;
 
 export interface ManagerConfig {

@@ -192,13 +192,17 @@ export const jobRecordSchema = z.object({
   /** Claims of the final text the evidence contradicts (claims.ts). */
   claims: z.array(z.object({ kind: z.string(), claim: z.string(), reason: z.string() }))
     .optional(),
-  /** The record came from a claude-ollama-delegate-mcp `result.json` without a `job.json`. */
+  /** The record was read from a folder's `result.json` alone: it has no `job.json`. */
   legacy: z.boolean().optional(),
 });
 export type JobRecord = z.infer<typeof jobRecordSchema>;
 
-/** claude-ollama-delegate-mcp's `result.json`, kept for tools that read it. */
-export function seedResultJson(job: JobRecord): Record<string, unknown> {
+/**
+ * A finished job's `result.json`: its outcome (state, usage, exit code, times) in a small
+ * shape that stays the same while job.json's grows, for scripts that read a job's end. It is
+ * also all a folder written by claude-ollama-delegate-mcp holds, and reads back as a record.
+ */
+export function resultSummary(job: JobRecord): Record<string, unknown> {
   return {
     id: job.id,
     sessionId: job.sessionId,
@@ -224,13 +228,13 @@ export function seedResultJson(job: JobRecord): Record<string, unknown> {
   };
 }
 
-const legacySchema = z.object({
+const resultSummarySchema = z.object({
   id: z.string(),
   sessionId: z.string(),
   turn: z.number().int().min(1).default(1),
   model: z.string().default(""),
   cwd: z.string().default(""),
-  // claude-ollama-delegate-mcp's four states, plus ours: this also reads back our own result.json.
+  // Every state: a summary of ours reads back as well as one written with four states.
   state: z.enum(JOB_STATES),
   usage: z.object({
     inputTokens: z.number(),
@@ -245,11 +249,11 @@ const legacySchema = z.object({
 });
 
 /**
- * Reads a job folder written by claude-ollama-delegate-mcp, which kept only
- * `result.json`: users who switch binaries keep their history.
+ * The record of a folder that holds a `result.json` and no `job.json` (as
+ * claude-ollama-delegate-mcp wrote them): a user who switches binaries keeps their history.
  */
-export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | undefined {
-  const parsed = legacySchema.safeParse(raw);
+export function recordFromResultSummary(raw: unknown, prompt: string): JobRecord | undefined {
+  const parsed = resultSummarySchema.safeParse(raw);
   if (!parsed.success) return undefined;
   const r = parsed.data;
   return {
@@ -260,8 +264,8 @@ export function recordFromSeedResult(raw: unknown, prompt: string): JobRecord | 
     engine: "claude",
     model: r.model,
     cwd: r.cwd,
-    // A claude-ollama-delegate-mcp job left "running" died with its server, which kept jobs in
-    // memory only.
+    // A summary-only job left "running" cannot still run: the server that wrote it kept its
+    // jobs in memory only, and no record of ours names a live owner.
     state: r.state === "running" || r.state === "queued" ? "interrupted" : r.state,
     createdAt: r.startedAt,
     startedAt: r.startedAt,

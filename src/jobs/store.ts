@@ -4,7 +4,12 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
 import { JOB_FILES, prepareStateDir, SESSIONS_DIR } from "./job_folder.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
-import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
+import {
+  type JobRecord,
+  jobRecordSchema,
+  recordFromResultSummary,
+  resultSummary,
+} from "./record.ts";
 import { SessionTurns } from "./session_turns.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
@@ -25,7 +30,7 @@ export type ReadResult =
 const RETRY_UNWRITTEN_MS = 5000;
 
 /**
- * The job folders under `stateDir`: `<id>/job.json` plus claude-ollama-delegate-mcp's files.
+ * The job folders under `stateDir`: `<id>/job.json` and the files of JOB_FILES.
  * Ids are checked before any path is built, so nothing from a tool call reaches outside
  * `stateDir`.
  */
@@ -91,16 +96,13 @@ export class JobStore {
     return next;
   }
 
-  /**
-   * Writes claude-ollama-delegate-mcp's `result.json` and `result.txt` beside the record of a
-   * finished job.
-   */
+  /** Writes a finished job's `result.txt` (its final text) and `result.json` (its outcome). */
   async writeResult(record: JobRecord, text: string): Promise<void> {
     const dir = this.dirOf(record.id);
     await writeFileAtomic(join(dir, JOB_FILES.result), text);
     await writeFileAtomic(
-      join(dir, JOB_FILES.seedResult),
-      JSON.stringify(seedResultJson(record), null, 2),
+      join(dir, JOB_FILES.resultSummary),
+      JSON.stringify(resultSummary(record), null, 2),
     );
   }
 
@@ -178,11 +180,11 @@ export class JobStore {
       }
       return { kind: "ok", record: parsed.data };
     }
-    const legacy = await readText(join(dir, JOB_FILES.seedResult));
+    const legacy = await readText(join(dir, JOB_FILES.resultSummary));
     if (legacy === undefined) return { kind: "missing" };
     try {
       const prompt = (await readText(join(dir, JOB_FILES.prompt))) ?? "";
-      const record = recordFromSeedResult(JSON.parse(legacy), prompt);
+      const record = recordFromResultSummary(JSON.parse(legacy), prompt);
       if (record && record.id.toLowerCase() === id.toLowerCase()) return { kind: "ok", record };
     } catch {
       // Fall through to "corrupt".

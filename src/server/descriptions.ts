@@ -57,7 +57,10 @@ function defaultText(ctx: DescriptionContext): string {
     : "a cloud model Ollama serves, else its first model";
 }
 
-/** Tool descriptions, rewritten per delegation mode as claude-ollama-delegate-mcp does. */
+/**
+ * Tool descriptions, rewritten per delegation mode: they are all the orchestrator reads about
+ * when to delegate, so each mode's rule is written into them.
+ */
 export function descriptions(ctx: DescriptionContext): Record<string, string> {
   return {
     ollama_models:

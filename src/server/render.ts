@@ -18,8 +18,9 @@ const LABEL = 12;
 const line = (label: string, value: string) => `${label.padEnd(LABEL)}${escapeLine(value)}`;
 
 /**
- * The summary block shared by every job reply: claude-ollama-delegate-mcp's layout, which
- * callers already parse, with our lines only added.
+ * The summary block shared by every job reply. Orchestrators, hooks and scripts read its
+ * `label: value` lines, so a line keeps its label and its place, and new facts come as lines
+ * of their own.
  */
 export function summary(
   view: JobView,
@@ -174,7 +175,7 @@ function cutProse(text: string, max: number): string {
 const cutTo = (text: string, max: number) =>
   text.length > max ? `${text.slice(0, max - 1)}…` : text;
 
-/** `  [tool] Bash: ls` lines, the layout of claude-ollama-delegate-mcp's replies. */
+/** `  [tool] Bash: ls` lines: one activity a line, its kind in brackets first, to scan or grep. */
 export function activityLines(activities: readonly Activity[], limit: number): string[] {
   return activities.slice(-limit).map((a) => {
     switch (a.kind) {

@@ -262,8 +262,8 @@ export function runConfig(argv: string[], io: ConfigIo): number {
 }
 
 /**
- * The stranding rule (claude-ollama-delegate-mcp's too): a change may not leave defaultModel
- * outside the allowlist. The refusal says how to allow the model, in the layer whose list is in
+ * The stranding rule: a change may not leave defaultModel outside the allowlist, where every
+ * call that names no model would be refused. The refusal says how to allow the model, in the layer whose list is in
  * force, or pick another.
  */
 export function strandedDefault(

@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 
 /**
  * Expands a leading `~`, which only a shell would expand: taken literally it makes a `./~`
- * directory (as claude-ollama-delegate-mcp did).
+ * directory.
  */
 export function expandHome(path: string, home: string = homedir()): string {
   if (path === "~") return home;

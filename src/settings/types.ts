@@ -5,7 +5,11 @@ import type { z } from "zod";
  * take. fields.ts holds the table of their defaults, variables and validation.
  */
 
-/** How eagerly the orchestrator is told to delegate; the modes of claude-ollama-delegate-mcp. */
+/**
+ * How eagerly the orchestrator is told to delegate: not at all (ollama_models alone), when the
+ * user asks, or on its own judgement. The names are those settings files written for
+ * claude-ollama-delegate-mcp already hold.
+ */
 export const DELEGATION_MODES = ["off", "ondemand", "auto"] as const;
 export type DelegationMode = typeof DELEGATION_MODES[number];
 
@@ -105,8 +109,8 @@ export interface Price {
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * Every setting, with its type. Field names are claude-ollama-delegate-mcp's, so its config
- * files carry over.
+ * Every setting, with its type. The field names are kept as settings files already spell them
+ * (those of claude-ollama-delegate-mcp too), so no user's file stops working.
  */
 export interface Settings {
   baseUrl: string;

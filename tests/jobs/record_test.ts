@@ -5,15 +5,15 @@ import {
   JOB_STATES,
   type JobRecord,
   jobRecordSchema,
-  recordFromSeedResult,
-  seedResultJson,
+  recordFromResultSummary,
+  resultSummary,
 } from "../../src/jobs/record.ts";
 
 const ID = "11111111-2222-4333-8444-555555555555";
 const SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
 
-/** A result.json as claude-ollama-delegate-mcp wrote it. */
-function seedResult(over: Record<string, unknown> = {}): Record<string, unknown> {
+/** A result.json as claude-ollama-delegate-mcp wrote it, alone in its folder. */
+function summaryJson(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: ID,
     sessionId: SID,
@@ -53,8 +53,8 @@ function rec(over: Partial<JobRecord> = {}): JobRecord {
   };
 }
 
-Deno.test("recordFromSeedResult: a completed claude-ollama-delegate-mcp job becomes a legacy record", () => {
-  const r = recordFromSeedResult(seedResult(), "Summarise the repo");
+Deno.test("recordFromResultSummary: a completed job of a result.json-only folder becomes a legacy record", () => {
+  const r = recordFromResultSummary(summaryJson(), "Summarise the repo");
   assert.deepEqual(r, {
     format: 1,
     id: ID,
@@ -87,9 +87,9 @@ Deno.test("recordFromSeedResult: a completed claude-ollama-delegate-mcp job beco
   assert.deepEqual(jobRecordSchema.parse(r), r);
 });
 
-Deno.test("recordFromSeedResult: a job left running died with its server → interrupted", () => {
-  const r = recordFromSeedResult(
-    seedResult({ state: "running", usage: null, exitCode: null, endedAt: null }),
+Deno.test("recordFromResultSummary: a job left running died with its server → interrupted", () => {
+  const r = recordFromResultSummary(
+    summaryJson({ state: "running", usage: null, exitCode: null, endedAt: null }),
     "x",
   );
   assert.equal(r?.state, "interrupted");
@@ -98,9 +98,9 @@ Deno.test("recordFromSeedResult: a job left running died with its server → int
   assert.equal(r?.exitCode, null);
 });
 
-Deno.test("recordFromSeedResult: failed keeps its error text; prompt preview is cut", () => {
-  const r = recordFromSeedResult(
-    seedResult({ state: "failed", isError: true, exitCode: 1, errorText: "boom" }),
+Deno.test("recordFromResultSummary: failed keeps its error text; prompt preview is cut", () => {
+  const r = recordFromResultSummary(
+    summaryJson({ state: "failed", isError: true, exitCode: 1, errorText: "boom" }),
     "p".repeat(500),
   );
   assert.equal(r?.state, "failed");
@@ -109,8 +109,8 @@ Deno.test("recordFromSeedResult: failed keeps its error text; prompt preview is 
   assert.equal(r?.promptPreview, "p".repeat(200));
 });
 
-Deno.test("recordFromSeedResult: missing optional fields take defaults", () => {
-  const r = recordFromSeedResult(
+Deno.test("recordFromResultSummary: missing optional fields take defaults", () => {
+  const r = recordFromResultSummary(
     { id: ID, sessionId: SID, state: "cancelled", startedAt: 5 },
     "",
   );
@@ -122,7 +122,7 @@ Deno.test("recordFromSeedResult: missing optional fields take defaults", () => {
   assert.equal(r !== undefined && "errorText" in r, false);
 });
 
-Deno.test("recordFromSeedResult: rejects garbage", () => {
+Deno.test("recordFromResultSummary: rejects garbage", () => {
   const bad: unknown[] = [
     null,
     undefined,
@@ -130,18 +130,18 @@ Deno.test("recordFromSeedResult: rejects garbage", () => {
     "result",
     [],
     {},
-    seedResult({ id: 7 }),
-    seedResult({ sessionId: undefined }),
-    seedResult({ state: "weird" }),
-    seedResult({ startedAt: "yesterday" }),
-    seedResult({ turn: 0 }),
-    seedResult({ turn: 1.5 }),
-    seedResult({ usage: { inputTokens: "many" } }),
+    summaryJson({ id: 7 }),
+    summaryJson({ sessionId: undefined }),
+    summaryJson({ state: "weird" }),
+    summaryJson({ startedAt: "yesterday" }),
+    summaryJson({ turn: 0 }),
+    summaryJson({ turn: 1.5 }),
+    summaryJson({ usage: { inputTokens: "many" } }),
   ];
-  for (const raw of bad) assert.equal(recordFromSeedResult(raw, "p"), undefined, String(raw));
+  for (const raw of bad) assert.equal(recordFromResultSummary(raw, "p"), undefined, String(raw));
 });
 
-Deno.test("seedResultJson: claude-ollama-delegate-mcp's fields, with ours mapped onto them", () => {
+Deno.test("resultSummary: its fixed fields, with the record's mapped onto them", () => {
   const usage = {
     inputTokens: 10,
     outputTokens: 2,
@@ -150,7 +150,7 @@ Deno.test("seedResultJson: claude-ollama-delegate-mcp's fields, with ours mapped
     numTurns: 1,
     durationMs: 900,
   };
-  assert.deepEqual(seedResultJson(rec({ usage, exitCode: 0 })), {
+  assert.deepEqual(resultSummary(rec({ usage, exitCode: 0 })), {
     id: ID,
     sessionId: SID,
     turn: 1,
@@ -164,15 +164,15 @@ Deno.test("seedResultJson: claude-ollama-delegate-mcp's fields, with ours mapped
     startedAt: 1100,
     endedAt: 2100,
   });
-  const queued = seedResultJson(rec({ state: "queued", startedAt: undefined, endedAt: undefined }));
+  const queued = resultSummary(rec({ state: "queued", startedAt: undefined, endedAt: undefined }));
   assert.equal(queued.startedAt, 1000);
   assert.equal(queued.endedAt, null);
   assert.equal(queued.usage, null);
   assert.equal(queued.exitCode, null);
 });
 
-Deno.test("seedResultJson: isError for failed, interrupted and cancelled only", () => {
-  const isError = JOB_STATES.map((state) => [state, seedResultJson(rec({ state })).isError]);
+Deno.test("resultSummary: isError for failed, interrupted and cancelled only", () => {
+  const isError = JOB_STATES.map((state) => [state, resultSummary(rec({ state })).isError]);
   assert.deepEqual(isError, [
     ["queued", false],
     ["running", false],
@@ -181,13 +181,13 @@ Deno.test("seedResultJson: isError for failed, interrupted and cancelled only", 
     ["cancelled", true],
     ["interrupted", true],
   ]);
-  assert.equal(seedResultJson(rec({ state: "failed", errorText: "e" })).errorText, "e");
+  assert.equal(resultSummary(rec({ state: "failed", errorText: "e" })).errorText, "e");
 });
 
-Deno.test("seedResultJson round-trips through recordFromSeedResult for the finished states claude-ollama-delegate-mcp knows", () => {
+Deno.test("resultSummary round-trips through recordFromResultSummary for the finished states", () => {
   for (const state of ["completed", "failed", "cancelled"] as const) {
-    const back = recordFromSeedResult(
-      JSON.parse(JSON.stringify(seedResultJson(rec({ state, exitCode: 1, errorText: "e" })))),
+    const back = recordFromResultSummary(
+      JSON.parse(JSON.stringify(resultSummary(rec({ state, exitCode: 1, errorText: "e" })))),
       "p",
     );
     assert.equal(back?.id, ID, state);
@@ -207,11 +207,11 @@ Deno.test("isTerminal / isErrorState", () => {
   assert.deepEqual(JOB_STATES.filter(isErrorState), ["failed", "interrupted"]);
 });
 
-Deno.test("recordFromSeedResult: reads our own result.json; queued means interrupted", () => {
-  const r = recordFromSeedResult(seedResult({ state: "queued" }), "p");
+Deno.test("recordFromResultSummary: reads our own result.json; queued means interrupted", () => {
+  const r = recordFromResultSummary(summaryJson({ state: "queued" }), "p");
   assert.equal(r?.state, "interrupted");
   assert.equal(
-    recordFromSeedResult(seedResult({ state: "interrupted" }), "p")?.state,
+    recordFromResultSummary(summaryJson({ state: "interrupted" }), "p")?.state,
     "interrupted",
   );
 });

@@ -44,7 +44,7 @@ const view = (over: Partial<JobRecord> = {}, queuePosition = 0): JobView => ({
 });
 const lines = (v: JobView, now = T0 + 99_999) => summary(v, now).split("\n");
 
-Deno.test("summary: the layout of claude-ollama-delegate-mcp's replies for a completed job", () => {
+Deno.test("summary: the label: value lines of a completed job, in their order", () => {
   const usage = {
     inputTokens: 1200,
     outputTokens: 340,
