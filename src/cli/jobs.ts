@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { costOf, jobCostText } from "../jobs/cost.ts";
 import { isJobError } from "../jobs/errors.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../jobs/record.ts";
-import { elapsedMs, jobTotalTokens } from "../jobs/figures.ts";
+import { elapsedMs, jobTotalTokens } from "../jobs/job_figures.ts";
 import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
 import { renderEndpointTable } from "./jobs_endpoints.ts";

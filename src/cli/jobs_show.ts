@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { folderReader } from "../engines/registry.ts";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
-import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
+import { elapsedMs, jobTokensText, turnsText } from "../jobs/job_figures.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { worktreeText } from "../jobs/worktree_text.ts";
 import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";

@@ -8,7 +8,7 @@ import { JobError } from "./errors.ts";
 import { ACTIVITY_KEEP, type JobView } from "./live_job.ts";
 import type { BackendGate, Lane } from "./queue.ts";
 import type { JobRecord } from "./record.ts";
-import { reconcile, type RecoveryDeps } from "./recovery.ts";
+import { reconcile, type RecoveryDeps } from "./orphan_recovery.ts";
 
 /** The view of job `id` (a valid id) from its folder; throws when it is missing or unreadable. */
 export async function viewFromDisk(

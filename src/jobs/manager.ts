@@ -2,7 +2,7 @@
  * The job manager: what the server and the `jobs` commands ask of jobs. It holds the jobs
  * this process runs (the live map) and hands each concern to its own module: turn_run.ts
  * runs a turn and records its end, queue.ts the lines jobs wait in, session_order.ts one turn
- * per session, recovery.ts jobs whose server died, remote_cancel.ts cancels across processes,
+ * per session, orphan_recovery.ts jobs whose server died, remote_cancel.ts cancels across processes,
  * job_reads.ts reads the jobs it does not hold from disk.
  */
 import { setTimeout as delay } from "node:timers/promises";
@@ -30,7 +30,7 @@ import { EndpointPlacer } from "./endpoint_pool.ts";
 import { laneOfRecord } from "./endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
-import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
+import { reconcile, recoverOrphans, type RecoveryDeps } from "./orphan_recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
 import { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";

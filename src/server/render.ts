@@ -1,7 +1,7 @@
 import { join, relative } from "node:path";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
-import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/figures.ts";
+import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/job_figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { budgetText } from "../jobs/budget.ts";

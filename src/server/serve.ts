@@ -150,11 +150,11 @@ async function backgroundWork(
   const [rt, { startBackgroundSweep }, { startBackgroundPrune }, placeholders] = await Promise
     .all([
       loading,
-      import("../jobs/sweep.ts"),
+      import("../jobs/orphan_recovery.ts"),
       import("../jobs/retention.ts"),
       import("../engines/native/placeholder_sweep.ts"),
     ]);
-  const recovered = startBackgroundSweep(rt.manager, log, 0);
+  const recovered = startBackgroundSweep(() => rt.manager.recoverOrphans(), log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.
   void placeholders.startPlaceholderSweep(
     placeholders.placeholderRunDir(rt.settings.stateDir),

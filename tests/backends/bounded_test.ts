@@ -3,7 +3,6 @@ import { readBounded, sample, sizeText } from "../../src/backends/bounded.ts";
 import { sseEvents } from "../../src/backends/sse.ts";
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 function stream(parts: readonly (string | Uint8Array)[]): ReadableStream<Uint8Array> {
   return ReadableStream.from(parts.map((p) => (typeof p === "string" ? enc.encode(p) : p)));

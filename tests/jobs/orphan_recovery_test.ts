@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { isTerminal } from "../../src/jobs/record.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
-import { reconcile, recoverOrphans, type RecoveryDeps } from "../../src/jobs/recovery.ts";
+import { reconcile, recoverOrphans, type RecoveryDeps } from "../../src/jobs/orphan_recovery.ts";
 import { identityOf, isRunning, selfIdentity } from "../../src/platform/process_identity.ts";
 import { FakeEngine, managerWith } from "./support/fake_engine.ts";
 

@@ -1,7 +1,8 @@
 /**
  * Crash recovery: a record that says queued or running while the server process that owns
  * it is gone is marked interrupted (never "running" forever), and any delegate it left
- * behind is stopped.
+ * behind is stopped: when someone reads the job, and for every such job once a server has
+ * started (startBackgroundSweep).
  */
 import type { Engine } from "../engines/types.ts";
 import { isRunning, selfIdentity } from "../platform/process_identity.ts";
@@ -64,4 +65,37 @@ export async function recoverOrphans(
     if (isTerminal((await reconcile(read.record, deps)).state)) recovered.push(id);
   }
   return recovered;
+}
+
+/** A moment after start-up, so that `initialize` never waits for the sweep. */
+const SWEEP_DELAY_MS = 500;
+
+/**
+ * Recovers, in the background, the jobs of server processes that died (a crash, a SIGKILL):
+ * each becomes interrupted and the delegate tree it recorded is stopped, without waiting
+ * for someone to read the job. The timer never keeps the process alive. Resolves with the
+ * ids recovered.
+ */
+export function startBackgroundSweep(
+  recover: () => Promise<string[]>,
+  log: (line: string) => void,
+  delayMs = SWEEP_DELAY_MS,
+): Promise<string[]> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      recover().then((ids) => {
+        if (ids.length > 0) {
+          log(
+            `recovered ${ids.length} job(s) whose server had stopped (now interrupted, their ` +
+              `delegates stopped): ${ids.slice(0, 5).join(", ")}${ids.length > 5 ? ", ..." : ""}`,
+          );
+        }
+        resolve(ids);
+      }, (e) => {
+        log(`cannot recover the jobs of stopped servers: ${(e as Error).message}`);
+        resolve([]);
+      });
+    }, delayMs);
+    (timer as { unref?: () => void }).unref?.();
+  });
 }
