@@ -27,7 +27,7 @@ import { field, startServer, tempDir } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { makeTree, type TreeShape } from "../tests/support/trees.ts";
 import { median } from "./support/common.ts";
-import { collectGuardIdentities } from "../src/engines/guard_identities.ts";
+import { collectGuardIdentities } from "../src/guard/identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
 import { protectedMounts } from "../src/engines/native/sandbox_mounts.ts";

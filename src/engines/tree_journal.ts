@@ -13,8 +13,8 @@
  */
 import { lstatSync } from "node:fs";
 import type { LinuxFs } from "../platform/posix/inotify.ts";
-import type { ListedEntry } from "./host_run_scan.ts";
-import { isHostRunName } from "./protected_paths.ts";
+import type { ListedEntry } from "../guard/host_run_scan.ts";
+import { isHostRunName } from "../guard/protected_paths.ts";
 import { type Blind, CLOSED, WatchedTree } from "./watched_tree.ts";
 
 export type { Blind };

@@ -7,7 +7,7 @@ import {
   isHostRunName,
   isSecretFileName,
   SECRET_FILE_PATTERNS,
-} from "./protected_paths.ts";
+} from "../guard/protected_paths.ts";
 
 /** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
 const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(

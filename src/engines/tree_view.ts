@@ -3,7 +3,7 @@
  * disk: a folder's entries as the identity scan lists them, the nested `.git` entries and
  * credential stores.
  */
-import type { ListedEntry } from "./host_run_scan.ts";
+import type { ListedEntry } from "../guard/host_run_scan.ts";
 import { isCredentialName } from "./tree_names.ts";
 
 /** A watched folder. Its path never changes: a folder that moves is forgotten and re-watched. */

@@ -1,6 +1,6 @@
 import type { Effort, EngineName, PermissionMode, Settings } from "../settings/types.ts";
-import type { WorkdirPolicy } from "./workdirs.ts";
-import type { TurnWorktree } from "./worktree_scope.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
+import type { TurnWorktree } from "../guard/worktree_scope.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =

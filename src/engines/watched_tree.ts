@@ -35,7 +35,7 @@ import {
   type LinuxFs,
   type RawEvent,
 } from "../platform/posix/inotify.ts";
-import type { ListedEntry } from "./host_run_scan.ts";
+import type { ListedEntry } from "../guard/host_run_scan.ts";
 import { isCredentialName, isMarkedName } from "./tree_names.ts";
 import { type DirNode, findNode, listNode, nestedBelow } from "./tree_view.ts";
 

@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { WorkdirPolicy } from "../engines/workdirs.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";

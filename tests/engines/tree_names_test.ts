@@ -4,7 +4,7 @@ import {
   HOST_RUN_PATHS,
   isSecretFileName,
   SECRET_FILE_PATTERNS,
-} from "../../src/engines/protected_paths.ts";
+} from "../../src/guard/protected_paths.ts";
 import { isMarkedName } from "../../src/engines/tree_names.ts";
 
 /** Names made from each pattern: its stars filled, in several cases, with neighbours. */

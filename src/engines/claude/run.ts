@@ -13,13 +13,13 @@ import { searchPath, which } from "../../platform/which.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
-import { collectGuardIdentities } from "../guard_identities.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
 import {
   missingHostRun,
   quarantinePlanted,
   quarantineText,
   removeClaudeTrace,
-} from "../planted.ts";
+} from "../../guard/planted.ts";
 import type {
   Activity,
   CheckResult,

@@ -1,7 +1,7 @@
 /** What the native engine is configured with (run.ts's createEngine builds it from settings). */
 import type { ChatClientOptions } from "../../backends/openai.ts";
 import type { BackendSpec } from "../../settings/types.ts";
-import type { WorkdirPolicy } from "../workdirs.ts";
+import type { WorkdirPolicy } from "../../guard/workdirs.ts";
 import type { BackendTable } from "./backend.ts";
 import type { SandboxLimits, SandboxMode } from "./sandbox.ts";
 
@@ -25,7 +25,7 @@ export interface NativeEngineConfig {
   protect?: readonly string[];
   /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
-  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
+  /** Where jobs may work (guard/workdirs.ts); this process's home and no roots when absent. */
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];

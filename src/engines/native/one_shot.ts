@@ -5,9 +5,9 @@
  */
 import type { OpenedFile } from "../../platform/beneath.ts";
 import { DelegateError } from "../../errors.ts";
-import type { GuardIdentities } from "../guard_identities.ts";
+import type { GuardIdentities } from "../../guard/identities.ts";
 import { openConfined } from "./tools/confine.ts";
-import { displayPath } from "./tools/real_paths.ts";
+import { displayPath } from "../../guard/real_paths.ts";
 import { readCapped } from "./tools/file_io.ts";
 import { MAX_FILE_BYTES } from "./tools/types.ts";
 import { estimateTokens } from "./prompt.ts";

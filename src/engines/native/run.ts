@@ -13,8 +13,8 @@ import { open, readFile, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import { collectGuardIdentities } from "../guard_identities.ts";
-import { WORKTREES_DIR } from "../worktree_scope.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
+import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import type {
   Activity,
   CheckResult,

@@ -29,7 +29,7 @@ export interface NestedPaths {
   /** Hidden: credential stores inside the project. */
   hidden?: readonly string[];
   /**
-   * Secret files (guard_identities.ts's `secretPaths`: by name, link targets, other hard
+   * Secret files (src/guard/identities.ts's `secretPaths`: by name, link targets, other hard
    * links): shown as empty files, unless the user allowed their names.
    */
   secrets?: readonly string[];

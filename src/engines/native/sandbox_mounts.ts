@@ -1,6 +1,6 @@
 /**
  * What the sandbox mounts over a delegate's writable directories so that the protected paths
- * (src/engines/protected_paths.ts) hold inside it too: host-run paths read-only, also when
+ * (src/guard/protected_paths.ts) hold inside it too: host-run paths read-only, also when
  * they do not exist yet; credential stores and the server's own directories hidden; and, when
  * the server runs as root, the system files that only root may read.
  */
@@ -11,8 +11,8 @@ import {
   HOST_RUN_DIRS,
   HOST_RUN_PATHS,
   PLACEHOLDER_NAMES,
-} from "../protected_paths.ts";
-import { isInsideRoots } from "./tools/real_paths.ts";
+} from "../../guard/protected_paths.ts";
+import { isInsideRoots } from "../../guard/real_paths.ts";
 import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
 import type { NestedPaths } from "./sandbox.ts";
 

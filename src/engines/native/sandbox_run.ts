@@ -16,8 +16,8 @@ import {
   launchInCgroup,
   type LimitCgroup,
 } from "../../platform/posix/limit_cgroup.ts";
-import { HOST_RUN_PATHS } from "../protected_paths.ts";
-import { type Quarantined, quarantinePlanted } from "../planted.ts";
+import { HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
+import { type Quarantined, quarantinePlanted } from "../../guard/planted.ts";
 import { isRoot } from "../../platform/runtime.ts";
 import { bwrapArgs, DEFAULT_LIMITS, type SandboxLayout } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "./placeholders.ts";

@@ -6,12 +6,12 @@
  * after) rather than from the model, with a warning for any planted where the host would run
  * it.
  */
-import { commonGitDir, type TurnWorktree } from "../worktree_scope.ts";
+import { commonGitDir, type TurnWorktree } from "../../guard/worktree_scope.ts";
 import type { TurnChanges } from "../turn_changes.ts";
 import type { ToolPolicy } from "./permissions.ts";
-import type { GuardIdentities } from "../guard_identities.ts";
+import type { GuardIdentities } from "../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./sandbox.ts";
-import { displayPath } from "./tools/real_paths.ts";
+import { displayPath } from "../../guard/real_paths.ts";
 
 /** True when the turn may run commands, whose changes the server then looks for itself. */
 export function watchesShell(policy: ToolPolicy, runner: ShellRunner): boolean {
@@ -50,7 +50,7 @@ export function watchShell(
 export const MAX_SECRET_MASKS = 500;
 
 /**
- * What the turn-start identities (guard_identities.ts) add to the sandbox: host-run files
+ * What the turn-start identities (src/guard/identities.ts) add to the sandbox: host-run files
  * under other names read-only (link targets, other hard links; placeholders where a link
  * leads to nothing yet), secret files hidden. Their walk is the one the sandbox would make
  * at the first command, so it is handed over rather than made again. The turn's commands are

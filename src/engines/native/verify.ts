@@ -5,7 +5,7 @@
  * are noted in the job's transcript as the server's, apart from the model's words.
  */
 import { join } from "node:path";
-import { collectGuardIdentities } from "../guard_identities.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { TRANSCRIPT_FILE } from "./folder.ts";

@@ -1,5 +1,5 @@
 /**
- * What the turn-start identities (guard_identities.ts) add to the real bubblewrap sandbox:
+ * What the turn-start identities (src/guard/identities.ts) add to the real bubblewrap sandbox:
  * secret files and their hard links hidden (also inside a read-only host-run folder), host-run
  * files under other names read-only, and a host-run link's missing target kept from being
  * created. Each test runs the command for real and looks at the host afterwards.
@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { link, mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { collectGuardIdentities } from "../../../src/engines/guard_identities.ts";
+import { collectGuardIdentities } from "../../../src/guard/identities.ts";
 import type { BwrapRunner } from "../../../src/engines/native/sandbox.ts";
 import { runShell } from "../../../src/engines/native/sandbox_run.ts";
 

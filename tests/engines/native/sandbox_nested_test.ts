@@ -13,7 +13,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type { BwrapRunner } from "../../../src/engines/native/sandbox.ts";
 import { runShell } from "../../../src/engines/native/sandbox_run.ts";
-import { SCAN_BOUNDS, scanHostRun } from "../../../src/engines/host_run_scan.ts";
+import { SCAN_BOUNDS, scanHostRun } from "../../../src/guard/host_run_scan.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import type { ToolContext } from "../../../src/engines/native/tools/types.ts";
 

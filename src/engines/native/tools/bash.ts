@@ -2,8 +2,8 @@ import { basename } from "node:path";
 import { DEFAULT_LIMITS, type ShellRunner } from "../sandbox.ts";
 import { runShell } from "../sandbox_run.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
-import { quarantineText } from "../../planted.ts";
-import { displayPath } from "./real_paths.ts";
+import { quarantineText } from "../../../guard/planted.ts";
+import { displayPath } from "../../../guard/real_paths.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;

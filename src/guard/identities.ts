@@ -17,7 +17,7 @@
  * a sandbox that protects by path must not run).
  */
 import { basename, join } from "node:path";
-import { Collector, identityKey, insideAny } from "./guard_walk.ts";
+import { Collector, identityKey, insideAny } from "./identity_walk.ts";
 import {
   type HostRunScan,
   SCAN_BOUNDS,

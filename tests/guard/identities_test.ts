@@ -1,5 +1,5 @@
 /**
- * The turn-start identities of protected files (src/engines/guard_identities.ts): what they
+ * The turn-start identities of protected files (src/guard/identities.ts): what they
  * find under other names (link targets, hard links, links out of host-run folders), the
  * widened secret names, the user's allowed names, and that they say so when a bound stopped
  * them (callers then fail closed).
@@ -7,12 +7,12 @@
 import assert from "node:assert/strict";
 import { link, mkdir, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { collectGuardIdentities, identityKey } from "../../src/engines/guard_identities.ts";
+import { collectGuardIdentities, identityKey } from "../../src/guard/identities.ts";
 import {
   pathIdentityRefusal,
   readIdentityRefusal,
   writeIdentityRefusal,
-} from "../../src/engines/guard_refusals.ts";
+} from "../../src/guard/refusals.ts";
 
 async function withTree(fn: (top: string) => Promise<void>): Promise<void> {
   const top = await realpath(await Deno.makeTempDir({ prefix: "guard_identities_" }));

@@ -1,5 +1,5 @@
 /**
- * The walk behind guard_identities.ts: from the host-run and secret paths found by name, to
+ * The walk behind identities.ts: from the host-run and secret paths found by name, to
  * what they are (device and inode), where their links lead, what lies inside host-run folders,
  * and, only when one of them has other hard links, their other names in the roots. Bounded;
  * whatever stops it or cannot be looked at is kept in `incomplete`.

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { scanHostRun } from "../../src/engines/host_run_scan.ts";
+import { scanHostRun } from "../../src/guard/host_run_scan.ts";
 
 async function withTree(fn: (top: string) => Promise<void>): Promise<void> {
   const top = await realpath(await Deno.makeTempDir({ prefix: "host_run_scan_" }));

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isServerWorktree, protectAround } from "../../src/engines/worktree_scope.ts";
+import { isServerWorktree, protectAround } from "../../src/guard/worktree_scope.ts";
 
 const SID = "5e551000-0000-4000-8000-000000000001";
 

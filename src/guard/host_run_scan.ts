@@ -9,7 +9,7 @@
  * caller must then not start a sandbox that relies on it (fail closed): a `.git` it did not
  * reach would stay writable. Asynchronous, a bounded number of directories at a time, so a
  * large tree does not hold up the server's event loop. The same walk can list secret files
- * by name (guard_identities.ts), so a turn reads its directories once.
+ * by name (identities.ts), so a turn reads its directories once.
  */
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -45,7 +45,7 @@ export interface HostRunScan {
 }
 
 export interface ScanOptions {
-  /** Picks the secret files to list by name, in the same walk (guard_identities.ts). */
+  /** Picks the secret files to list by name, in the same walk (identities.ts). */
   secret?: (name: string) => boolean;
   /**
    * Lists a folder from memory instead of the disk: a change journal's (tree_journal.ts)

@@ -16,7 +16,7 @@
  *   the sandbox hides them, because what a delegate reads is sent to its model's provider,
  *   unless the user allows them by name (`allowSecretFiles`).
  *
- * These are names; guard_identities.ts finds the same files under other names (links, hard
+ * These are names; identities.ts finds the same files under other names (links, hard
  * links) by device and inode.
  */
 import { posix } from "node:path";

@@ -5,7 +5,7 @@ import {
   isSecretFileName,
   readRefusal,
   writeRefusal,
-} from "../../src/engines/protected_paths.ts";
+} from "../../src/guard/protected_paths.ts";
 
 Deno.test("writeRefusal: host-run paths at any depth, with everything below them", () => {
   for (

@@ -1,5 +1,5 @@
 /**
- * Judging a file by what it is against a turn's GuardIdentities (guard_identities.ts): a
+ * Judging a file by what it is against a turn's GuardIdentities (identities.ts): a
  * write into a host-run file or directory reached under another name, a read of a secret
  * file's content under another name. The native file tools call these with the fstat of the
  * descriptor they opened (and of every directory their walk entered), so no link or rename
@@ -8,7 +8,7 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { type GuardIdentities, identityKey, insideAny } from "./guard_identities.ts";
+import { type GuardIdentities, identityKey, insideAny } from "./identities.ts";
 import { hostRunRefusal, readRefusal } from "./protected_paths.ts";
 
 /** What the checks need of a stat result (node's Stats has it). */

@@ -8,7 +8,7 @@ import {
   POSIX_FLAVOR,
   refusalOf,
   windowsFlavor,
-} from "../../src/engines/workdirs.ts";
+} from "../../src/guard/workdirs.ts";
 
 const home = "/home/alice";
 const posix = (path: string, roots: string[] = []) =>
