@@ -48,7 +48,7 @@ export interface ScanOptions {
   /** Picks the secret files to list by name, in the same walk (identities.ts). */
   secret?: (name: string) => boolean;
   /**
-   * Lists a folder from memory instead of the disk: a change journal's (tree_journal.ts)
+   * Lists a folder from memory instead of the disk: a change journal's (engines/tree/journal.ts)
    * folders and marked names, which are all this scan looks at; undefined where it does not
    * know the folder, which is then read.
    */

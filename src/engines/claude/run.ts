@@ -59,7 +59,7 @@ import {
   sandboxSettings,
   withNestedHostRun,
 } from "./sandbox.ts";
-import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { failedStart, judged } from "./outcome.ts";
 
 /**

@@ -50,7 +50,7 @@ import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox.ts";
 import { limitsOf } from "./sandbox_limits.ts";
 import { watchesShell, watchShell } from "./shell_watch.ts";
-import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";

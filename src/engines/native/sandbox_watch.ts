@@ -8,7 +8,7 @@ import { lstat, readdir, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type HostRunScan, scanHostRun } from "../../guard/host_run_scan.ts";
 import type { ProtectedMounts } from "./sandbox_mounts.ts";
-import type { Sentinel } from "../tree_journal.ts";
+import type { Sentinel } from "../tree/journal.ts";
 import { displayPath, isInsideRoots } from "../../guard/real_paths.ts";
 
 /** What a turn's sandbox found and watches; see BwrapRunner.hostRun. */

@@ -7,7 +7,7 @@
  * it.
  */
 import { commonGitDir, type TurnWorktree } from "../../guard/worktree_scope.ts";
-import type { TurnChanges } from "../turn_changes.ts";
+import type { TurnChanges } from "../tree/turn_changes.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import type { GuardIdentities } from "../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./sandbox.ts";

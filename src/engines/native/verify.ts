@@ -11,7 +11,7 @@ import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { TRANSCRIPT_FILE } from "./folder.ts";
 import { JsonlWriter } from "./jsonl_writer.ts";
 import { type SandboxLimits, type SandboxMode, type ShellRunner, shellRunner } from "./sandbox.ts";
-import { beginTurnChanges } from "../turn_changes.ts";
+import { beginTurnChanges } from "../tree/turn_changes.ts";
 import { runShell } from "./sandbox_run.ts";
 import { watchShell } from "./shell_watch.ts";
 import { turnScope, type TurnScopeConfig } from "./turn_scope.ts";

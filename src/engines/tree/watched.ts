@@ -1,7 +1,7 @@
 /**
  * The folders below one root, each watched by inotify (through Deno's FFI,
  * platform/posix/inotify.ts) and known by the names the identity scan and the sandboxes look
- * for: the part of a change journal (tree_journal.ts) that keeps up with the tree.
+ * for: the part of a change journal (journal.ts) that keeps up with the tree.
  *
  * A folder that appears (created, renamed, moved in) is watched, then listed, and every file
  * in it is reported as changed; one that goes (deleted, renamed, moved out) is forgotten with
@@ -34,10 +34,10 @@ import {
   IN_UNMOUNT,
   type LinuxFs,
   type RawEvent,
-} from "../platform/posix/inotify.ts";
-import type { ListedEntry } from "../guard/host_run_scan.ts";
-import { isCredentialName, isMarkedName } from "./tree_names.ts";
-import { type DirNode, findNode, listNode, nestedBelow } from "./tree_view.ts";
+} from "../../platform/posix/inotify.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import { isCredentialName, isMarkedName } from "./names.ts";
+import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
 
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
   IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;

@@ -4,8 +4,8 @@ import {
   HOST_RUN_PATHS,
   isSecretFileName,
   SECRET_FILE_PATTERNS,
-} from "../../src/guard/protected_paths.ts";
-import { isMarkedName } from "../../src/engines/tree_names.ts";
+} from "../../../src/guard/protected_paths.ts";
+import { isMarkedName } from "../../../src/engines/tree/names.ts";
 
 /** Names made from each pattern: its stars filled, in several cases, with neighbours. */
 function namesFrom(pattern: string): string[] {

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { appendFileSync, linkSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beginTurnChanges, closeJournals } from "../../src/engines/turn_changes.ts";
-import { linuxFs } from "../../src/platform/posix/inotify.ts";
+import { beginTurnChanges, closeJournals } from "../../../src/engines/tree/turn_changes.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 
 function tree(): { root: string; [Symbol.dispose](): void } {
   const root = realpathSync(Deno.makeTempDirSync({ prefix: "turn_changes_test_" }));

@@ -13,11 +13,11 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import type { LinuxFs } from "../platform/posix/inotify.ts";
-import { quotePath } from "../platform/plain_text.ts";
-import { isDeno } from "../platform/runtime.ts";
-import { CREDENTIAL_PATHS, hostRunPart } from "../guard/protected_paths.ts";
-import { isInside } from "../guard/real_paths.ts";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { isDeno } from "../../platform/runtime.ts";
+import { CREDENTIAL_PATHS, hostRunPart } from "../../guard/protected_paths.ts";
+import { isInside } from "../../guard/real_paths.ts";
 
 /** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
 const CREDENTIAL_NAMES = new Set(CREDENTIAL_PATHS.filter((p) => !p.includes("/")));

@@ -22,11 +22,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { scanHostRun } from "../../src/guard/host_run_scan.ts";
-import { isSecretFileName } from "../../src/guard/protected_paths.ts";
-import { TreeJournal } from "../../src/engines/tree_journal.ts";
-import { nestedWalk } from "../../src/engines/tree_snapshot.ts";
-import { linuxFs } from "../../src/platform/posix/inotify.ts";
+import { scanHostRun } from "../../../src/guard/host_run_scan.ts";
+import { isSecretFileName } from "../../../src/guard/protected_paths.ts";
+import { TreeJournal } from "../../../src/engines/tree/journal.ts";
+import { nestedWalk } from "../../../src/engines/tree/snapshot.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 
 const fs = linuxFs();
 const ignore = fs === undefined;

@@ -1,5 +1,5 @@
 /**
- * The names a change journal (tree_journal.ts) keeps of each folder: those the identity scan
+ * The names a change journal (journal.ts) keeps of each folder: those the identity scan
  * (host_run_scan.ts) and the sandbox look for. Everything else it only watches.
  */
 import {
@@ -7,7 +7,7 @@ import {
   isHostRunName,
   isSecretFileName,
   SECRET_FILE_PATTERNS,
-} from "../guard/protected_paths.ts";
+} from "../../guard/protected_paths.ts";
 
 /** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
 const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(

@@ -9,8 +9,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { changedSince, nestedWalk } from "../../src/engines/tree_snapshot.ts";
-import { linuxFs } from "../../src/platform/posix/inotify.ts";
+import { changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 
 function tree(): { top: string; [Symbol.dispose](): void } {
   const top = realpathSync(Deno.makeTempDirSync({ prefix: "tree_snapshot_test_" }));

@@ -2,26 +2,26 @@
  * What a turn changed in its directories, found the same way on both engines and never from
  * the model's account, at a cost that does not grow with the tree.
  *
- * Where it can (Linux, under Deno), each root gets a change journal (tree_journal.ts) when a
+ * Where it can (Linux, under Deno), each root gets a change journal (journal.ts) when a
  * turn first works there, kept while the server runs and closed after IDLE_MS without a turn:
  * a turn then costs a read of the events since it started, and the identity scan at its start
  * (src/guard/identities.ts) lists folders from the journal's memory. Setting one up costs a walk
  * of the folders (0.3 s for 100,000 files in 5,000 folders, measured), once. Elsewhere, and for
  * a root that cannot have one (too many folders, the watch limit), the tree is walked
- * (tree_snapshot.ts): its folders at the start, its files' change times at the end. A journal
+ * (snapshot.ts): its folders at the start, its files' change times at the end. A journal
  * that stops trusting itself in the middle of a turn (its queue overflowed), or cannot name
  * every file a write reached, is completed by that walk for files changed since the turn
  * began.
  *
  * Whatever could not be known is said in `partial`, which the reply shows on its `files:` line.
  */
-import type { LinuxFs } from "../platform/posix/inotify.ts";
-import { linuxFs } from "../platform/posix/inotify.ts";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import { linuxFs } from "../../platform/posix/inotify.ts";
 import { journalFor, touch } from "./journal_registry.ts";
-import type { ListedEntry } from "../guard/host_run_scan.ts";
-import type { JournalLimits, Sentinel, TreeJournal } from "./tree_journal.ts";
-import { changedSince, nestedWalk, plantedWarnings } from "./tree_snapshot.ts";
-import type { TurnSink } from "./types.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
+import { changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
+import type { TurnSink } from "../types.ts";
 
 /** What a turn changed. */
 export interface ChangeReport {

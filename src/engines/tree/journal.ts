@@ -1,5 +1,5 @@
 /**
- * A change journal of one delegate directory (a root): its folders watched (watched_tree.ts)
+ * A change journal of one delegate directory (a root): its folders watched (watched.ts)
  * for as long as the server uses the root, so that what changed during a turn, and which
  * folders hold host-run, secret and credential names, are known without walking the tree
  * again. A walk costs a stat of every file (0.3 s for 100,000 files, measured); a turn with the
@@ -12,10 +12,10 @@
  * (the tree stopped: callers then walk instead, and a new journal is built).
  */
 import { lstatSync } from "node:fs";
-import type { LinuxFs } from "../platform/posix/inotify.ts";
-import type { ListedEntry } from "../guard/host_run_scan.ts";
-import { isHostRunName } from "../guard/protected_paths.ts";
-import { type Blind, CLOSED, WatchedTree } from "./watched_tree.ts";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import { isHostRunName } from "../../guard/protected_paths.ts";
+import { type Blind, CLOSED, WatchedTree } from "./watched.ts";
 
 export type { Blind };
 

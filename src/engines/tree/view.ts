@@ -1,10 +1,10 @@
 /**
- * What a watched tree (watched_tree.ts) knows of its folders, read without touching the
+ * What a watched tree (watched.ts) knows of its folders, read without touching the
  * disk: a folder's entries as the identity scan lists them, the nested `.git` entries and
  * credential stores.
  */
-import type { ListedEntry } from "../guard/host_run_scan.ts";
-import { isCredentialName } from "./tree_names.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import { isCredentialName } from "./names.ts";
 
 /** A watched folder. Its path never changes: a folder that moves is forgotten and re-watched. */
 export interface DirNode {

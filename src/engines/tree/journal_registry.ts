@@ -1,13 +1,13 @@
 /**
- * The change journals (tree_journal.ts) this server keeps, one per root a turn worked in: set
+ * The change journals (journal.ts) this server keeps, one per root a turn worked in: set
  * up at the first turn there, read now and then so that the kernel's queue does not overflow
  * between turns, closed after IDLE_MS without a turn. Together they watch at most half of the
  * user's inotify watches (editors and other tools need theirs). A root that cannot have one
  * (too many folders, no watches left) is walked, and tried again after RETRY_MS.
  */
-import type { LinuxFs } from "../platform/posix/inotify.ts";
-import { maxUserWatches } from "../platform/posix/inotify.ts";
-import { JOURNAL_LIMITS, type JournalLimits, TreeJournal } from "./tree_journal.ts";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import { maxUserWatches } from "../../platform/posix/inotify.ts";
+import { JOURNAL_LIMITS, type JournalLimits, TreeJournal } from "./journal.ts";
 
 /** How long a journal is kept after its last turn. */
 const IDLE_MS = 15 * 60_000;

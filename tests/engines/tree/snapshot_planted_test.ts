@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { plantedWarnings } from "../../src/engines/tree_snapshot.ts";
+import { plantedWarnings } from "../../../src/engines/tree/snapshot.ts";
 
 Deno.test("plantedWarnings: host-run files created or changed at any depth are named, relative to cwd", () => {
   const cwd = "/w/code";
