@@ -32,7 +32,6 @@ import { contextCap } from "./context_budget.ts";
 import {
   backendNames,
   type BackendTable,
-  DEFAULT_BACKEND,
   resolveBackend,
   type ResolvedBackend,
 } from "./backend.ts";
@@ -338,8 +337,6 @@ export class NativeEngine implements Engine {
     return nativeFolder.facts(dir);
   }
 }
-
-export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
 
 /** Whether two paths name one directory. */
 async function sameDir(a: string, b: string): Promise<boolean> {
