@@ -30,8 +30,8 @@ import { median } from "./support/common.ts";
 import { collectGuardIdentities } from "../src/guard/identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/tree/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
-import { protectedMounts } from "../src/engines/native/sandbox_mounts.ts";
-import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox_watch.ts";
+import { protectedMounts } from "../src/engines/native/sandbox/mounts.ts";
+import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox/watch.ts";
 
 const { values } = parseArgs({
   options: {

@@ -12,7 +12,7 @@ import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { probeEndpoint } from "../backends/endpoint_health.ts";
 import { ClaudeEngine } from "../engines/claude/run.ts";
-import { limitsOf } from "../engines/native/sandbox_limits.ts";
+import { limitsOf } from "../engines/native/sandbox/limits.ts";
 import {
   claudeCheck,
   claudeSandboxCheck,

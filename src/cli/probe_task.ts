@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { OllamaChatClient } from "../backends/ollama_chat.ts";
 import { readBounded, REPLY_LIMITS } from "../backends/bounded.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
-import { checkArguments, type OfferedTool } from "../engines/native/text_call_arguments.ts";
-import { recoverTextCalls } from "../engines/native/text_calls.ts";
+import { checkArguments, type OfferedTool } from "../engines/native/text_calls/arguments.ts";
+import { recoverTextCalls } from "../engines/native/text_calls/recover_calls.ts";
 import { isObject } from "./doctor_check.ts";
 
 export const PROBE_TOOLS: readonly (OfferedTool & { description: string })[] = [

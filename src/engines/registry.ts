@@ -98,7 +98,9 @@ export function delegateFacts(setup: EngineSetup): DelegateFacts {
     claudeBinary: async () => (await claude()).resolveBinary(setup.serverCwd),
     claudeEnv: async (model) => (await claude()).childEnv(model),
     async nativeShell() {
-      const runner = (await import("./native/sandbox.ts")).shellRunner(setup.settings.sandbox);
+      const runner = (await import("./native/sandbox/shell_runner.ts")).shellRunner(
+        setup.settings.sandbox,
+      );
       return runner.kind === "bwrap"
         ? { kind: "bwrap", bwrap: runner.bwrap }
         : { kind: runner.kind };

@@ -151,7 +151,7 @@ async function backgroundWork(
       loading,
       import("../jobs/sweep.ts"),
       import("../jobs/retention.ts"),
-      import("../engines/native/placeholder_sweep.ts"),
+      import("../engines/native/sandbox/placeholder_sweep.ts"),
     ]);
   const recovered = startBackgroundSweep(rt.manager, log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.

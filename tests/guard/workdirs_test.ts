@@ -3,12 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  judgeWorkdir,
-  POSIX_FLAVOR,
-  refusalOf,
-  windowsFlavor,
-} from "../../src/guard/workdirs.ts";
+import { judgeWorkdir, POSIX_FLAVOR, refusalOf, windowsFlavor } from "../../src/guard/workdirs.ts";
 
 const home = "/home/alice";
 const posix = (path: string, roots: string[] = []) =>

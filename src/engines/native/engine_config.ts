@@ -3,7 +3,8 @@ import type { ChatClientOptions } from "../../backends/openai.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type { WorkdirPolicy } from "../../guard/workdirs.ts";
 import type { BackendTable } from "./backend.ts";
-import type { SandboxLimits, SandboxMode } from "./sandbox.ts";
+import type { SandboxLimits } from "./sandbox/limits.ts";
+import type { SandboxMode } from "./sandbox/shell_runner.ts";
 
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
@@ -14,7 +15,7 @@ export interface NativeEngineConfig {
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
   sandboxLimits?: SandboxLimits;
-  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
+  /** Where sandboxes of every server sharing this state dir coordinate (sandbox/placeholders.ts). */
   sandboxRunDir?: string;
   /** The server's environment: API keys are read from here, by name, per backend. */
   parentEnv: Record<string, string | undefined>;

@@ -1,6 +1,6 @@
 /**
  * The native engine's files in a job folder: `messages.jsonl`, the conversation a follow-up
- * continues (history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
+ * continues (context/history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
  * in TranscriptEntry lines. Only this engine parses them; the job layer, the server and the
  * terminal ask through `nativeFolder`.
  */

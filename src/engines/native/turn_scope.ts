@@ -6,7 +6,12 @@
  */
 import { realpath } from "node:fs/promises";
 import type { TurnSpec } from "../types.ts";
-import { defaultWorkdirPolicy, realContext, refusalOf, type WorkdirPolicy } from "../../guard/workdirs.ts";
+import {
+  defaultWorkdirPolicy,
+  realContext,
+  refusalOf,
+  type WorkdirPolicy,
+} from "../../guard/workdirs.ts";
 import { isServerWorktree, protectAround } from "../../guard/worktree_scope.ts";
 import { protectedPaths } from "../../guard/real_paths.ts";
 

@@ -29,7 +29,7 @@ export interface JournalLimits {
 export const JOURNAL_LIMITS: JournalLimits = { maxDirs: 200_000, maxLog: 500_000 };
 
 /**
- * Paths whose identity a sandbox holds on to (sandbox_watch.ts): told when an event touched
+ * Paths whose identity a sandbox holds on to (native/sandbox/watch.ts): told when an event touched
  * one of them, one of their folders on the way from the root, or an entry right inside one.
  */
 export interface Sentinel {
@@ -239,7 +239,7 @@ export class TreeJournal {
   }
 
   /**
-   * A sandbox's placeholder (native/placeholders.ts): an empty file made at a missing
+   * A sandbox's placeholder (native/sandbox/placeholders.ts): an empty file made at a missing
    * host-run path at the top of the root for one command, then removed; nothing was written
    * to it, it was only made and closed. Delegates cannot make a file there (the sandboxes hold
    * those paths), so no other name of a file can have been written through it.
