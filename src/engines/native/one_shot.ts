@@ -10,10 +10,9 @@ import { openConfined } from "./tools/confine.ts";
 import { displayPath } from "../../guard/real_paths.ts";
 import { readCapped } from "./tools/file_io.ts";
 import { MAX_FILE_BYTES } from "./tools/types.ts";
-import { estimateTokens } from "./prompt.ts";
+import { estimateTokens } from "../../models/tokens.ts";
+import { DEFAULT_FILES_BUDGET } from "../../models/prompt_sizes.ts";
 
-/** Token budget for inlined files when the model's context length is unknown. */
-export const DEFAULT_FILES_BUDGET = 100_000;
 /** Tokens kept free for the system prompt and the answer. */
 const RESERVE_TOKENS = 4096;
 

@@ -8,6 +8,7 @@
  */
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { DelegateError } from "../../../errors.ts";
+import { estimateTokens } from "../../../models/tokens.ts";
 
 /**
  * Tokens kept free for the reply. Ollama's context holds the prompt and the reply together,
@@ -76,16 +77,6 @@ export function replyReserve(cap: number): number {
   return Math.min(REPLY_RESERVE_TOKENS, Math.floor(cap / 4));
 }
 
-/** chars/4 of the messages and tools as JSON. */
-export function estimateTokens(
-  messages: readonly ChatMessage[],
-  tools: readonly ChatTool[] = [],
-): number {
-  const chars = JSON.stringify(messages).length +
-    (tools.length > 0 ? JSON.stringify(tools).length : 0);
-  return Math.ceil(chars / 4);
-}
-
 /**
  * The context to ask Ollama for: a power of two from MIN_CONTEXT_BUCKET that holds `needed`,
  * never below `previous` (a different `num_ctx` reloads the model, so it only grows within a
@@ -124,10 +115,10 @@ export function partsOf(
   };
   for (const m of view) chars[m.role] += JSON.stringify(m).length;
   return [
-    ["system prompt and tools", Math.ceil(chars.system / 4)],
-    ["task and user messages", Math.ceil(chars.user / 4)],
-    ["the model's replies", Math.ceil(chars.assistant / 4)],
-    ["tool results", Math.ceil(chars.tool / 4)],
+    ["system prompt and tools", estimateTokens(chars.system)],
+    ["task and user messages", estimateTokens(chars.user)],
+    ["the model's replies", estimateTokens(chars.assistant)],
+    ["tool results", estimateTokens(chars.tool)],
   ];
 }
 

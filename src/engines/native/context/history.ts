@@ -8,6 +8,7 @@
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../../../backends/openai.ts";
+import { CHARS_PER_TOKEN } from "../../../models/tokens.ts";
 import type { ContextCap } from "./budget.ts";
 import { MESSAGES_FILE, TRANSCRIPT_FILE } from "../folder.ts";
 import { HistoryWindow, type LeftOut } from "./history_window.ts";
@@ -29,7 +30,7 @@ export const HISTORY_MAX_BYTES = 8 * 1024 * 1024;
  * leaving all of it out, and at most HISTORY_MAX_BYTES.
  */
 export function historyBudget(cap: ContextCap): number {
-  return Math.min(HISTORY_MAX_BYTES, Math.max(MAX_TURN_GROWTH_CHARS, cap.tokens * 4));
+  return Math.min(HISTORY_MAX_BYTES, Math.max(MAX_TURN_GROWTH_CHARS, cap.tokens * CHARS_PER_TOKEN));
 }
 
 /** The conversation a follow-up continues, and what was left out or dropped to make it. */

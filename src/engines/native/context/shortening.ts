@@ -5,6 +5,7 @@
  * replaced, and the "[context shortened]" line for the transcript.
  */
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
+import { estimateTokens } from "../../../models/tokens.ts";
 import { describeCall } from "../../tool_detail.ts";
 import { capText, type ContextCap, formatCount, replyReserve } from "./budget.ts";
 
@@ -79,7 +80,7 @@ export class RequestSize {
   }
 
   get tokens(): number {
-    return Math.ceil(this.#chars / 4);
+    return estimateTokens(this.#chars);
   }
 
   /** A message's JSON is one element of the array's, so the array changes by the difference. */

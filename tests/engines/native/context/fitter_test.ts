@@ -6,14 +6,19 @@ import {
 } from "../../../../src/engines/native/context/fitter.ts";
 import {
   ContextOverflowError,
-  estimateTokens,
   replyReserve,
 } from "../../../../src/engines/native/context/budget.ts";
+import { estimateTokens } from "../../../../src/models/tokens.ts";
 
 const TOOLS: ChatTool[] = [{
   type: "function",
   function: { name: "Read", description: "Read a file", parameters: { type: "object" } },
 }];
+
+/** What a request of `messages` and TOOLS comes to, as JSON. */
+function requestTokens(messages: readonly ChatMessage[]): number {
+  return estimateTokens(JSON.stringify(messages).length + JSON.stringify(TOOLS).length);
+}
 
 /** A conversation: system, task, then `n` Read calls each answered with `size` characters. */
 function conversation(n: number, size: number, task = "fix the bug"): ChatMessage[] {
@@ -89,7 +94,7 @@ Deno.test("fit: old tool results become one-line stubs only when needed, newest 
     assert.equal(c, `[tool result of Read src/f${i}.ts: 5,000 chars, shown earlier]`);
   }
   assert.deepEqual(contents.slice(-RECENT_TOOL_RESULTS), toolContents(ask(messages)).slice(-6));
-  assert.ok(estimateTokens(out.messages, TOOLS) <= 16384 - replyReserve(16384));
+  assert.ok(requestTokens(out.messages) <= 16384 - replyReserve(16384));
   assert.equal(notes.length, 1);
   assert.equal(notes[0]!.count, 4);
   assert.match(
@@ -144,7 +149,7 @@ Deno.test("fit: when stubs are not enough, the oldest results keep head and tail
   // The newest result is elided last: it stays whole when the others suffice.
   assert.equal(contents.at(-1)!.length, 20_000);
   // Shortened until a quarter of the budget is free, so the next request fits as it is.
-  assert.ok(estimateTokens(out.messages, TOOLS) <= 9216);
+  assert.ok(requestTokens(out.messages) <= 9216);
   assert.match(notes[0]!.note, /kept the head and tail of Read src\/f4\.ts \(20,000 -> /);
 });
 
@@ -241,7 +246,7 @@ Deno.test("fit: when shortening tool output is not enough, the oldest whole exch
     content: "[4 earlier messages of this conversation are left out here to fit the model's " +
       "context; the task above is whole]",
   });
-  assert.ok(estimateTokens(out.messages, TOOLS) <= 9216);
+  assert.ok(requestTokens(out.messages) <= 9216);
   assert.equal(notes.length, 1);
   assert.match(
     notes[0]!.note,
