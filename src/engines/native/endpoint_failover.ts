@@ -13,7 +13,7 @@ import {
 } from "../../backends/openai.ts";
 import { DelegateError } from "../../errors.ts";
 import type { TurnEndpoint } from "../types.ts";
-import type { ResolvedBackend } from "./backend.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
 import {
   chatClientFor,
   connectModel,

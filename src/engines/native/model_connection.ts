@@ -14,7 +14,7 @@ import {
   type ChatEffort,
 } from "../../backends/openai.ts";
 import type { TurnSink } from "../types.ts";
-import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
 /** The client of one turn and what its backend said about the model. */
 export interface ModelConnection {

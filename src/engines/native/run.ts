@@ -34,7 +34,7 @@ import {
   type BackendTable,
   resolveBackend,
   type ResolvedBackend,
-} from "./backend.ts";
+} from "../../settings/backends.ts";
 import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
 import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { type History, historyBudget, readHistory } from "./context/history.ts";

@@ -1,9 +1,10 @@
-import {
-  type BackendKind,
-  type BackendSpec,
-  endpointsOf,
-  type EndpointSpec,
-} from "../../settings/types.ts";
+/**
+ * Which endpoints a backend name stands for: the default Ollama (baseUrl, or baseUrls as a
+ * pool) or one of the user's named backends, with its API key looked up by name in the
+ * server's environment. Settings resolution, read by the job layer (model choice, endpoint
+ * pools), the native engine and the reports alike.
+ */
+import { type BackendKind, type BackendSpec, endpointsOf, type EndpointSpec } from "./types.ts";
 
 /** One endpoint of a backend, with the limit its jobs hold to there (none = no shared limit). */
 export interface ResolvedEndpoint {
