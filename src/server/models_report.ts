@@ -1,4 +1,4 @@
-import { OllamaClient } from "../backends/ollama.ts";
+import { backendClient } from "../backends/kinds.ts";
 import type { ResolvedBackend } from "../jobs/model_choice.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { ShellSandbox } from "../engines/registry.ts";
@@ -209,16 +209,12 @@ async function backendLines(
   return ["Native backends (engine: native, backend: <name>):", ...rows];
 }
 
-/** A backend's models: Ollama lists them on /api/tags, every other server on /v1/models. */
+/** A backend's models, as its kind lists them; each kind's client is loaded when needed. */
 async function listedModels(backend: ResolvedBackend): Promise<string[]> {
-  if (backend.kind === "ollama") {
-    return (await new OllamaClient(backend.url, 3000).tags()).map((m) => m.name);
-  }
-  // The OpenAI-compatible client is the native engine's: loaded when a report needs it.
-  const { ChatClient } = await import("../backends/openai.ts");
-  return await new ChatClient({
-    baseUrl: backend.url,
+  const client = await backendClient(backend.kind, {
+    url: backend.url,
     label: `backend "${backend.name}"`,
     ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-  }).models(3000);
+  });
+  return await client.models(3000);
 }
