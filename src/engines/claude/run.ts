@@ -138,8 +138,8 @@ export class ClaudeEngine implements Engine {
     return claudeFolder.recentActivity(dir, limit);
   }
 
-  facts(dir: string): Promise<TurnFacts> {
-    return claudeFolder.facts(dir);
+  turnFacts(dir: string): Promise<TurnFacts> {
+    return claudeFolder.turnFacts(dir);
   }
 
   verify(spec: VerifySpec): Promise<CheckResult> {

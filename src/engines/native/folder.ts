@@ -137,7 +137,7 @@ export const nativeFolder: JobFolderReader = {
     const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
     return entries.flatMap(activityOf).slice(-limit);
   },
-  async facts(dir: string): Promise<TurnFacts> {
+  async turnFacts(dir: string): Promise<TurnFacts> {
     const entries = await readTail(join(dir, TRANSCRIPT_FILE), Number.MAX_SAFE_INTEGER);
     let started = false;
     try {

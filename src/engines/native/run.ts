@@ -333,8 +333,8 @@ export class NativeEngine implements Engine {
     return nativeFolder.recentActivity(dir, limit);
   }
 
-  facts(dir: string): Promise<TurnFacts> {
-    return nativeFolder.facts(dir);
+  turnFacts(dir: string): Promise<TurnFacts> {
+    return nativeFolder.turnFacts(dir);
   }
 }
 
