@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { agentPolicyOf } from "../agents/apply.ts";
 import { requireAgent } from "../agents/lookup.ts";
 import { DelegateError } from "../errors.ts";
-import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../engines/workdirs.ts";
+import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { type Runtime, runtimeLoader } from "../jobs/runtime.ts";

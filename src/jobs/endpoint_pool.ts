@@ -16,7 +16,7 @@ import {
   type BackendTable,
   resolveBackend,
   type ResolvedBackend,
-} from "../engines/native/backend.ts";
+} from "../settings/backends.ts";
 import type { EngineName } from "../settings/types.ts";
 import type { BackendGate, Lane } from "./queue.ts";
 

@@ -3,7 +3,7 @@
  * endpoint's slot and the global one (queue.ts), and what the engine is handed to report
  * failures there and move off it. The record says where the turn ran, and every move.
  */
-import type { ResolvedBackend } from "../engines/native/backend.ts";
+import type { ResolvedBackend } from "../settings/backends.ts";
 import type { TurnEndpoint } from "../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
 import type { LiveJob } from "./live_job.ts";

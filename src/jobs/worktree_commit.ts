@@ -11,7 +11,7 @@
  * rest, each is unstaged again before the commit, and stays in the worktree.
  */
 import { join } from "node:path";
-import { HOST_RUN_PATHS } from "../engines/protected_paths.ts";
+import { HOST_RUN_PATHS } from "../guard/protected_paths.ts";
 import { quotePath } from "../platform/plain_text.ts";
 import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
 import { type LeftOut, leftOutKind } from "./worktree_policy.ts";

@@ -4,7 +4,7 @@
  */
 import { join, relative } from "node:path";
 import { errorMessage } from "../errors.ts";
-import { WORKTREES_DIR } from "../engines/worktree_scope.ts";
+import { WORKTREES_DIR } from "../guard/worktree_scope.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import { createWorktree, summarize, unusableReason } from "./worktree.ts";

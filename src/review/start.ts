@@ -8,7 +8,7 @@
  */
 import type { Agent } from "../agents/agent.ts";
 import { type AgentPolicy, applyAgent } from "../agents/apply.ts";
-import { DEFAULT_FILES_BUDGET } from "../engines/native/one_shot.ts";
+import { DEFAULT_FILES_BUDGET } from "../models/prompt_sizes.ts";
 import { DelegateError } from "../errors.ts";
 import type { JobView } from "../jobs/manager.ts";
 import type { Runtime } from "../jobs/runtime.ts";
