@@ -35,7 +35,7 @@ import { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { finishJob, runJob, type TurnRunDeps } from "./turn_run.ts";
 import { sleep, waitForEnd, type WaitOptions } from "./wait.ts";
-import { carriedWorktree, plannedWorktree } from "./worktree_turn.ts";
+import { carriedWorktree, plannedWorktree } from "./worktree/turn.ts";
 
 export type { JobView, ManagerConfig, NewTurn };
 

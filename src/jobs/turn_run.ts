@@ -18,7 +18,7 @@ import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { turnSink } from "./turn_sink.ts";
-import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
+import { finishWorktree, prepareWorktree } from "./worktree/turn.ts";
 
 /** The most of a final text read for claims. */
 const CLAIMS_TEXT_CHARS = 200_000;

@@ -12,11 +12,11 @@
  */
 import { lstat, mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptiedFilters, git, GitError } from "./git.ts";
-import { carryUncommitted } from "./worktree_carry.ts";
-import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
-import { leftOutKind, notCommittedFilesNote } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { emptiedFilters, git, GitError } from "../git.ts";
+import { carryUncommitted } from "./carry.ts";
+import { commitChanges, notCommittedNote } from "./commit.ts";
+import { leftOutKind, notCommittedFilesNote } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 /** The top level of the git checkout holding `dir`, found without git; undefined outside one. */
 export async function findCheckout(dir: string): Promise<string | undefined> {

@@ -11,11 +11,11 @@
  * rest, each is unstaged again before the commit, and stays in the worktree.
  */
 import { join } from "node:path";
-import { HOST_RUN_PATHS } from "../engines/protected_paths.ts";
-import { quotePath } from "../platform/plain_text.ts";
-import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
-import { type LeftOut, leftOutKind } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { HOST_RUN_PATHS } from "../../engines/protected_paths.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "../git.ts";
+import { type LeftOut, leftOutKind } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTHOR.email}`];
 

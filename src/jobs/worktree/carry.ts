@@ -8,12 +8,12 @@
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage } from "../errors.ts";
-import { openBeneath } from "../platform/beneath.ts";
-import { quotePath } from "../platform/plain_text.ts";
-import { git } from "./git.ts";
-import { type LeftOut, leftOutKind, notCarriedNote } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { errorMessage } from "../../errors.ts";
+import { openBeneath } from "../../platform/beneath.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { git } from "../git.ts";
+import { type LeftOut, leftOutKind, notCarriedNote } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 /**
  * Copies the checkout's uncommitted changes into the worktree (not yet committed); returns
