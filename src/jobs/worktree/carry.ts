@@ -1,7 +1,7 @@
 /**
  * The user's uncommitted changes carried into a new worktree (include_uncommitted): tracked
  * changes applied as a patch, untracked files copied without following a symlink at any step,
- * and links copied as links. Host-run paths and secret files (worktree_policy.ts) are left in
+ * and links copied as links. Host-run paths and secret files (policy.ts) are left in
  * the checkout, tracked or not: the delegate would read them and the branch would hold them.
  * The user's checkout is only read.
  */
