@@ -18,7 +18,7 @@ import {
   type ResolvedBackend,
 } from "../engines/native/backend.ts";
 import type { EngineName } from "../settings/types.ts";
-import type { BackendGate, Lane } from "./queue.ts";
+import type { BackendGate, Lane } from "./line/endpoint_lines.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
 export interface Placement {

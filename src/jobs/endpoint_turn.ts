@@ -7,7 +7,7 @@ import type { ResolvedBackend } from "../engines/native/backend.ts";
 import type { TurnEndpoint } from "../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
 import type { LiveJob } from "./live_job.ts";
-import type { Lane, QueueLanes } from "./queue.ts";
+import type { Lane, QueueLanes } from "./line/endpoint_lines.ts";
 import type { JobRecord } from "./record.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";

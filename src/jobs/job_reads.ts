@@ -6,7 +6,7 @@
 import { DelegateError } from "../errors.ts";
 import { JobError } from "./errors.ts";
 import { ACTIVITY_KEEP, type JobView } from "./live_job.ts";
-import type { BackendGate, Lane } from "./queue.ts";
+import type { BackendGate, Lane } from "./line/endpoint_lines.ts";
 import type { JobRecord } from "./record.ts";
 import { reconcile, type RecoveryDeps } from "./recovery.ts";
 

@@ -21,10 +21,10 @@ import {
   newRecord,
   type NewTurn,
 } from "./live_job.ts";
-import { Admission } from "./admission.ts";
+import { Admission } from "./line/shared_endpoint_lines.ts";
 import { uncheckedBudget } from "./budget.ts";
 import { checkDailyBudget } from "./daily_budget.ts";
-import { LocalGate, QueueLanes } from "./queue.ts";
+import { LocalGate, QueueLanes } from "./line/endpoint_lines.ts";
 import { EndpointPlacer } from "./endpoint_pool.ts";
 import { laneOfRecord } from "./endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";

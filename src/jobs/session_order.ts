@@ -7,7 +7,7 @@ import { errorMessage } from "../errors.ts";
 import { type ProcessIdentity, selfIdentity } from "../platform/process_identity.ts";
 import type { LiveJob } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
-import { awaitTurn, type TurnJobState, TurnWakeups } from "./session_turns.ts";
+import { awaitTurn, type TurnJobState, TurnWakeups } from "./line/turn_line.ts";
 import type { JobStore } from "./store.ts";
 import { DelegateError } from "../errors.ts";
 

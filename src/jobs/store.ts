@@ -5,7 +5,7 @@ import { isValidId } from "./ids.ts";
 import { JOB_FILES, prepareStateDir, SESSIONS_DIR } from "./job_folder.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
-import { SessionTurns } from "./session_turns.ts";
+import { SessionTurns } from "./line/turn_line.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";

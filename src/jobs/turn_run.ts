@@ -13,7 +13,7 @@ import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { EndpointPlacer } from "./endpoint_pool.ts";
 import { type Seat, takeSeat } from "./endpoint_turn.ts";
-import type { QueueLanes } from "./queue.ts";
+import type { QueueLanes } from "./line/endpoint_lines.ts";
 import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";

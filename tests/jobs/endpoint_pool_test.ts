@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { EndpointHealth } from "../../src/backends/endpoint_health.ts";
 import { EndpointPlacer, type Placement } from "../../src/jobs/endpoint_pool.ts";
-import { LocalGate } from "../../src/jobs/queue.ts";
+import { LocalGate } from "../../src/jobs/line/endpoint_lines.ts";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 
 const timing = { probeTimeoutMs: 1000, everyMs: 60_000, freshMs: 0, holdDownMs: 60_000 };

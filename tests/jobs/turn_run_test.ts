@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { TurnOutcome } from "../../src/engines/types.ts";
 import { liveJob, newRecord } from "../../src/jobs/live_job.ts";
-import { QueueLanes } from "../../src/jobs/queue.ts";
+import { QueueLanes } from "../../src/jobs/line/endpoint_lines.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { SessionOrder } from "../../src/jobs/session_order.ts";
 import { runJob, type TurnRunDeps } from "../../src/jobs/turn_run.ts";

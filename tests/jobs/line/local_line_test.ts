@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LocalGate, QueueLanes, SlotQueue } from "../../src/jobs/queue.ts";
+import { LocalGate, QueueLanes, SlotQueue } from "../../../src/jobs/line/endpoint_lines.ts";
 
 /** Lets every settled promise run its callbacks. */
 const tick = () => new Promise((r) => setTimeout(r, 0));

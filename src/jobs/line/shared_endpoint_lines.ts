@@ -19,7 +19,7 @@
  * servers except for jobs queued within one poll (about 250 ms) of each other.
  */
 import { join } from "node:path";
-import { isRunning, type ProcessIdentity, selfIdentity } from "../platform/process_identity.ts";
+import { isRunning, type ProcessIdentity, selfIdentity } from "../../platform/process_identity.ts";
 import {
   before,
   endpointFolder,
@@ -29,10 +29,10 @@ import {
   slotFile,
   ticketFile,
   type Verdict,
-} from "./admission_folder.ts";
-import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./admission_lease.ts";
-import type { BackendGate, Lane, QueueDetail } from "./queue.ts";
-import { sleep } from "./wait.ts";
+} from "./slot_line.ts";
+import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./lease.ts";
+import type { BackendGate, Lane, QueueDetail } from "./endpoint_lines.ts";
+import { sleep } from "../wait.ts";
 
 export { endpointFolder };
 

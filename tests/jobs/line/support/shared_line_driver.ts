@@ -7,10 +7,10 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { Admission, endpointFolder } from "../../../src/jobs/admission.ts";
-import type { Lane } from "../../../src/jobs/queue.ts";
+import { Admission, endpointFolder } from "../../../../src/jobs/line/shared_endpoint_lines.ts";
+import type { Lane } from "../../../../src/jobs/line/endpoint_lines.ts";
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), "admission_child.ts");
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "shared_line_child.ts");
 export const WAIT_MS = 30_000;
 
 /** A second process using the line, driven line by line. */

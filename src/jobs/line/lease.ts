@@ -19,7 +19,7 @@
  * reports the slot lost. Of a resumed holder and a taker, each verifies after its own write,
  * so at least one of them sees the other and gives way; both may, never neither.
  */
-import type { LineFolder } from "./admission_folder.ts";
+import type { LineFolder } from "./slot_line.ts";
 
 /** How long a holder vouches for its slot when the caller does not say. */
 export const DEFAULT_LEASE_MS = 8000;

@@ -17,7 +17,7 @@
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import { gate as lineGate } from "./admission_driver.ts";
+import { gate as lineGate } from "./shared_line_driver.ts";
 
 const [dir, limit, leaseMs] = process.argv.slice(2);
 const gate = lineGate(dir!, Number(limit), leaseMs !== undefined ? Number(leaseMs) : undefined);

@@ -16,7 +16,7 @@ import {
   ticketFiles,
   uuid,
   withChildren,
-} from "./support/admission_driver.ts";
+} from "./support/shared_line_driver.ts";
 
 /** A short lease, so that the tests take seconds; renewed every 300 ms. */
 const LEASE_MS = 1200;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admission, endpointFolder } from "../../src/jobs/admission.ts";
+import { Admission, endpointFolder } from "../../../src/jobs/line/shared_endpoint_lines.ts";
 import {
   Child,
   gate,
@@ -18,7 +18,7 @@ import {
   uuid,
   WAIT_MS,
   withChildren,
-} from "./support/admission_driver.ts";
+} from "./support/shared_line_driver.ts";
 
 Deno.test("admission: another process's held slots count; a release lets this one in", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));

@@ -5,18 +5,18 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { identityOf, selfIdentity } from "../../src/platform/process_identity.ts";
+import { identityOf, selfIdentity } from "../../../src/platform/process_identity.ts";
 import {
   blockingTurn,
   SessionTurns,
   type TurnJobState,
   TurnWakeups,
   waitForEarlierTurns,
-} from "../../src/jobs/session_turns.ts";
+} from "../../../src/jobs/line/turn_line.ts";
 
 const SESSION = "0b6f4a52-3d39-4f0e-9a52-5c1f7f7a1e01";
 const jobId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
-const MODULE = fileURLToPath(new URL("../../src/jobs/session_turns.ts", import.meta.url));
+const MODULE = fileURLToPath(new URL("../../../src/jobs/line/turn_line.ts", import.meta.url));
 
 function fresh(): SessionTurns {
   return new SessionTurns(mkdtempSync(join(tmpdir(), "od-turns-")));

@@ -14,8 +14,8 @@
 import { link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
-import { isValidId } from "./ids.ts";
-import { isRunning, type ProcessIdentity } from "../platform/process_identity.ts";
+import { isValidId } from "../ids.ts";
+import { isRunning, type ProcessIdentity } from "../../platform/process_identity.ts";
 
 export interface TurnTicket {
   turn: number;

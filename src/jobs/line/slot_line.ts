@@ -14,7 +14,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { unlinkSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { ProcessIdentity } from "../platform/process_identity.ts";
+import type { ProcessIdentity } from "../../platform/process_identity.ts";
 
 const FILE = /^(?:slot-(\d{1,4})|wait)-([0-9a-f-]{36})\.json$/;
 /** A temp file this old was left by a writer that died between write and rename. */
