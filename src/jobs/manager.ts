@@ -176,7 +176,7 @@ export class JobManager {
     if (budgets) await checkDailyBudget(this.store.stateDir, budgets, turn.backend);
     const self = await selfIdentity();
     const id = newId();
-    const number = await this.#sessions.take(session.sessionId, session.from, id, self);
+    const number = await this.#sessions.ticket(session.sessionId, session.from, id, self);
     const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
     const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
     const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
@@ -187,7 +187,7 @@ export class JobManager {
       await this.store.addSessionJob(session.sessionId, id);
     } catch (e) {
       this.#live.delete(id);
-      await this.#sessions.release(session.sessionId, number, id);
+      await this.#sessions.leave(session.sessionId, number, id);
       throw new DelegateError(
         `Cannot start job: cannot write its record in ${this.store.stateDir} (${errorMessage(e)})`,
         { cause: e },

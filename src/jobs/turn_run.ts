@@ -46,7 +46,7 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
   const record = live.record;
   // The session's earlier turns come first, so a follow-up waiting for them holds no slot.
   try {
-    if (!(await deps.sessions.awaitTurn(live))) return;
+    if (!(await deps.sessions.take(live))) return;
   } catch (e) {
     return await finishJob(
       live,

@@ -25,7 +25,7 @@ Deno.test("runJob: the sink's reports land in the record; the end is written and
     liveRecord: (jobId) => (jobId === id ? live.record : undefined),
     reconcile: (r) => Promise.resolve(r),
   });
-  await sessions.take(sessionId, 1, id, self);
+  await sessions.ticket(sessionId, 1, id, self);
   sessions.claimed(id);
   const finished: Array<[JobRecord, TurnOutcome]> = [];
   let ended = 0;
