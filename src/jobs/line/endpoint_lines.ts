@@ -1,49 +1,10 @@
 /**
- * A FIFO concurrency limit: at most `limit` holders at once, the rest wait in order.
- * A waiter can leave the line (a queued job that is cancelled).
+ * Endpoints' lines as the job layer uses them: a job waits in the line of the endpoint it was
+ * placed on (endpoint_pool.ts) before the global one (job_lines.ts). The lines are kept in
+ * this process only (LocalEndpointLines: the `jobs` commands, tests), or shared by every
+ * server of the user through the state dir (SharedEndpointLines, shared_endpoint_lines.ts).
  */
-export class SlotQueue {
-  #active = 0;
-  #waiting: Array<{ key: string; grant: (granted: boolean) => void }> = [];
-
-  constructor(readonly limit: number) {}
-
-  /**
-   * Resolves true when a slot is granted (the caller must `release()` it later), or false
-   * when the waiter was removed with `leave`.
-   */
-  acquire(key: string): Promise<boolean> {
-    if (this.#active < this.limit) {
-      this.#active++;
-      return Promise.resolve(true);
-    }
-    return new Promise((resolve) => this.#waiting.push({ key, grant: resolve }));
-  }
-
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next.grant(true);
-    else this.#active = Math.max(0, this.#active - 1);
-  }
-
-  /** Removes a waiter; true if it was waiting. */
-  leave(key: string): boolean {
-    const i = this.#waiting.findIndex((w) => w.key === key);
-    if (i === -1) return false;
-    const [waiter] = this.#waiting.splice(i, 1);
-    waiter?.grant(false);
-    return true;
-  }
-
-  /** 1-based place in line, or 0 when not waiting. */
-  position(key: string): number {
-    return this.#waiting.findIndex((w) => w.key === key) + 1;
-  }
-
-  get waiting(): number {
-    return this.#waiting.length;
-  }
-}
+import { LocalLine } from "./local_line.ts";
 
 /** Who holds one of an endpoint's slots, as a job's status shows it. */
 export interface SlotHolder {
@@ -69,7 +30,7 @@ export interface QueueDetail {
  * One endpoint's line as a job of one backend sees it. The line is the endpoint's URL: every
  * backend that names the URL shares its count, each job holding to its own backend's limit.
  */
-export interface Lane {
+export interface EndpointLine {
   url: string;
   /** The backend the job runs on, for status lines. */
   backend: string;
@@ -79,26 +40,23 @@ export interface Lane {
   pooled?: boolean;
 }
 
-/**
- * The per-endpoint limit a job passes before the global one: in this process only
- * (LocalGate), or shared by every server of the user through the state dir (admission.ts).
- */
-export interface BackendGate {
+/** The lines of every endpoint, as jobs of this process wait in them. */
+export interface EndpointLines {
   /**
    * Resolves true once the job holds a slot of its endpoint; false when it left the line.
-   * `lost` is called if the slot goes to another job while this one holds it (this process
-   * stopped running for longer than its lease).
+   * `placed` runs once it has to wait; `lost` if the slot goes to another job while this one
+   * holds it (this process stopped running for longer than its lease).
    */
-  enter(
+  take(
     id: string,
-    lane: Lane | undefined,
+    line: EndpointLine | undefined,
     placed: () => void,
     lost?: (reason: string) => void,
   ): Promise<boolean>;
   /** Whether job `id` still holds its slot; asked before it starts more work. */
   stillHolds(id: string): Promise<boolean>;
   /** Gives back the slot job `id` holds, wherever it is. */
-  exit(id: string): void;
+  giveBack(id: string): void;
   /** Takes a waiting job out of the line; true when it was waiting. */
   leave(id: string): boolean;
   /** 1-based place in the endpoint's line, 0 when not waiting there. */
@@ -106,30 +64,30 @@ export interface BackendGate {
   /** What a waiting job of this process last saw of its endpoint's line. */
   detail(id: string): QueueDetail | undefined;
   /** The same for a job of any process, read from where the line is kept. */
-  describe(id: string, lane: Lane | undefined): Promise<QueueDetail | undefined>;
+  describe(id: string, line: EndpointLine | undefined): Promise<QueueDetail | undefined>;
   /** Jobs of other processes that hold or wait for the endpoint's slots. */
-  others(lane: Lane): Promise<number>;
+  others(line: EndpointLine): Promise<number>;
 }
 
-/** Per-endpoint limits kept in this process only (the `jobs` commands, tests). */
-export class LocalGate implements BackendGate {
-  readonly #lanes = new Map<string, SlotQueue>();
-  /** The line each job entered (held or waiting). */
-  readonly #of = new Map<string, SlotQueue>();
+/** Endpoints' lines kept in this process only. */
+export class LocalEndpointLines implements EndpointLines {
+  readonly #lines = new Map<string, LocalLine>();
+  /** The line each job is in (holding or waiting). */
+  readonly #of = new Map<string, LocalLine>();
 
-  async enter(id: string, lane: Lane | undefined, placed: () => void): Promise<boolean> {
-    const queue = this.#lane(lane);
-    if (!queue) return true;
-    this.#of.set(id, queue);
-    const granted = await take(queue, id, placed);
+  async take(id: string, endpoint: EndpointLine | undefined, placed: () => void): Promise<boolean> {
+    const line = this.#line(endpoint);
+    if (!line) return true;
+    this.#of.set(id, line);
+    const granted = await line.take(id, placed);
     if (!granted) this.#of.delete(id);
     return granted;
   }
 
-  exit(id: string): void {
-    const queue = this.#of.get(id);
+  giveBack(id: string): void {
+    const line = this.#of.get(id);
     this.#of.delete(id);
-    queue?.release();
+    line?.giveBack();
   }
 
   stillHolds(): Promise<boolean> {
@@ -157,80 +115,10 @@ export class LocalGate implements BackendGate {
     return Promise.resolve(0);
   }
 
-  #lane(lane: Lane | undefined): SlotQueue | undefined {
-    if (lane?.limit === undefined) return undefined;
-    let queue = this.#lanes.get(lane.url);
-    if (!queue) this.#lanes.set(lane.url, queue = new SlotQueue(lane.limit));
-    return queue;
+  #line(endpoint: EndpointLine | undefined): LocalLine | undefined {
+    if (endpoint?.limit === undefined) return undefined;
+    let line = this.#lines.get(endpoint.url);
+    if (!line) this.#lines.set(endpoint.url, line = new LocalLine(endpoint.limit));
+    return line;
   }
-}
-
-/**
- * The lines a job waits in before it runs: its endpoint's (the gate), then the global one
- * (maxConcurrent, this process). The endpoint's slot comes first, so a job waiting for its
- * endpoint holds no global slot. The price: a job that got its endpoint's slot while this
- * process's global slots are all taken (by jobs on other endpoints) holds that slot idle
- * until one of them ends.
- */
-export class QueueLanes {
-  readonly #global: SlotQueue;
-
-  constructor(maxConcurrent: number, readonly gate: BackendGate = new LocalGate()) {
-    this.#global = new SlotQueue(maxConcurrent);
-  }
-
-  /**
-   * Takes the job's slots; `placed` runs once it has to wait for one, `lost` if its endpoint's
-   * shared slot goes to another job later (BackendGate). False when the job left the line
-   * (`leave`), and then it holds no slot.
-   */
-  async enter(
-    id: string,
-    lane: Lane | undefined,
-    placed: () => void,
-    lost?: (reason: string) => void,
-  ): Promise<boolean> {
-    if (!(await this.gate.enter(id, lane, placed, lost))) return false;
-    if (!(await take(this.#global, id, placed))) {
-      this.gate.exit(id);
-      return false;
-    }
-    return true;
-  }
-
-  /**
-   * Moves a running job to another endpoint's line: its slot where it was goes back first
-   * (that endpoint failed), then it waits for one on `lane`, keeping its global slot. False
-   * when it left the line meanwhile (cancelled).
-   */
-  async move(
-    id: string,
-    lane: Lane | undefined,
-    lost?: (reason: string) => void,
-  ): Promise<boolean> {
-    this.gate.exit(id);
-    return await this.gate.enter(id, lane, () => {}, lost);
-  }
-
-  /** Gives back the slots of job `id`, which entered. */
-  exit(id: string): void {
-    this.#global.release();
-    this.gate.exit(id);
-  }
-
-  /** Takes a waiting job out of its line; true when it was waiting. */
-  leave(id: string): boolean {
-    return this.gate.leave(id) || this.#global.leave(id);
-  }
-
-  /** 1-based place in whichever line the job waits in, 0 when it waits in none. */
-  position(id: string): number {
-    return this.gate.position(id) || this.#global.position(id);
-  }
-}
-
-function take(queue: SlotQueue, id: string, placed: () => void): Promise<boolean> {
-  const granted = queue.acquire(id);
-  if (queue.position(id) > 0) placed();
-  return granted;
 }

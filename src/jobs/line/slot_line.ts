@@ -1,28 +1,37 @@
 /**
- * The files of one endpoint's shared line, `<stateDir>/.slots/<endpointFolder(url)>/`:
+ * An endpoint's line: `limit` places (its slots) shared by every server of the user, in the
+ * files of `<stateDir>/.slots/<endpointFolder(url)>/`:
  *
  *   slot-<i>-<job id>.json  a held slot, i in 0..limit-1
  *   wait-<job id>.json      a ticket: a job waiting, with the time it queued
  *
  * Each holds `{ jobId, owner: {pid, startTime}, since, seq, leaseMs }` and is written whole
- * (a temp file renamed into place), mode 0600 in a 0700 folder, so a reader never sees half a
- * file. Its mtime is its owner's last renewal of the lease (admission_lease.ts). A file whose
- * owner process is gone is stale: a scan ignores and removes it. Names are unique to their
- * job, so removing a dead owner's file never removes a fresh one.
+ * (files.ts), in a 0700 folder. Its mtime is its owner's last renewal of the lease (lease.ts).
+ * A file whose owner process is gone is stale: a look passes over it and removes it. Names
+ * are unique to their job, so removing a dead owner's file never removes a fresh one.
+ *
+ * Holding slot i is create-then-verify: write `slot-<i>-<me>`, list the folder again, and
+ * keep it only if no other live claim on i is there; otherwise remove it. Of two servers
+ * claiming i at once, the one that verifies later always sees the other's claim, so at most
+ * one keeps it (both may lose, and look again). Tickets order the line by the time they were
+ * written, so it is first come first served across servers except for jobs queued within one
+ * poll of each other.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { unlinkSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rename, stat, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, stat, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ProcessIdentity } from "../../platform/process_identity.ts";
+import { ownerOf, TEMP_PREFIX, writeTemp } from "./files.ts";
+import type { Line, LineView } from "./line.ts";
 
 const FILE = /^(?:slot-(\d{1,4})|wait)-([0-9a-f-]{36})\.json$/;
 /** A temp file this old was left by a writer that died between write and rename. */
 const TEMP_STALE_MS = 60_000;
 
-/** A slot or a ticket, as its file says. */
-export interface Entry {
-  /** The slot index; undefined for a ticket. */
+/** A ticket, or a held slot, as its file says. */
+export interface SlotTicket {
+  /** The slot it holds; undefined while it waits. */
   index?: number;
   jobId: string;
   owner: ProcessIdentity;
@@ -33,18 +42,29 @@ export interface Entry {
   leaseMs?: number;
 }
 
-/** What a scan makes of a file: counted, passed over (a lapsed lease), or removed (owner gone). */
+/** A slot this process holds: its file, index, and when it was written (its first lease). */
+export interface Slot {
+  file: string;
+  index: number;
+  writtenAt: number;
+}
+
+/** What a look makes of a file: counted, passed over (a lapsed lease), or removed (owner gone). */
 export type Verdict = "live" | "stale" | "gone";
 
-/** One endpoint's line on disk, as jobs of one backend (`name`) with one limit see it. */
-export class LineFolder {
+/** How this process judges a file of another, given its mtime (shared_endpoint_lines.ts). */
+export type Judge = (entry: SlotTicket, file: string, mtimeMs: number) => Promise<Verdict>;
+
+/** One endpoint's line, as jobs of one backend (`name`) with one limit see it. */
+export class SlotLine implements Line<SlotTicket, Slot> {
   /** What each file holds: its content never changes once in place, so it is read once. */
-  #known = new Map<string, Entry | null>();
+  #known = new Map<string, SlotTicket | null>();
 
   constructor(
     readonly name: string,
     readonly dir: string,
     readonly limit: number,
+    readonly judge: Judge,
     /** The endpoint's URL when the backend is a pool: status lines name it. */
     readonly endpoint?: string,
   ) {}
@@ -56,19 +76,62 @@ export class LineFolder {
     await chmod(this.dir, 0o700).catch(() => {});
   }
 
+  /** Puts `mine` in the line. */
+  async ticket(mine: SlotTicket): Promise<void> {
+    await this.#write(ticketFile(mine.jobId), mine);
+  }
+
+  async look(mine: SlotTicket): Promise<LineView<SlotTicket>> {
+    const { slots, tickets } = await this.scan();
+    const ahead = tickets.filter((t) => t.jobId !== mine.jobId && before(t, mine));
+    return { holders: slots, ahead };
+  }
+
+  /** Claims a free slot: create, then keep it only if nobody else claims the same one. */
+  async hold(mine: SlotTicket, view: LineView<SlotTicket>): Promise<Slot | undefined> {
+    const taken = new Set(view.holders.map((s) => s.index));
+    const free = [...Array(this.limit).keys()].filter((i) => !taken.has(i));
+    // Two servers that start from the same free slot collide less when each starts elsewhere.
+    const offset = Math.floor(Math.random() * free.length);
+    for (const index of [...free.slice(offset), ...free.slice(0, offset)]) {
+      const file = slotFile(index, mine.jobId);
+      try {
+        const writtenAt = Date.now();
+        await this.#write(file, { ...mine, index, since: writtenAt });
+        if (!(await this.claimedByAnother(index, mine.jobId))) return { file, index, writtenAt };
+      } catch (e) {
+        this.remove(file);
+        throw e;
+      }
+      this.remove(file);
+    }
+    return undefined;
+  }
+
+  /** Whether another live claim on slot `index` than job `jobId`'s is in the line. */
+  async claimedByAnother(index: number, jobId: string): Promise<boolean> {
+    return (await this.scan()).slots.some((s) => s.index === index && s.jobId !== jobId);
+  }
+
+  /** Takes job `jobId`'s ticket out of the line. */
+  leave(jobId: string): void {
+    this.remove(ticketFile(jobId));
+  }
+
+  giveBack(slot: Slot): void {
+    this.remove(slot.file);
+  }
+
   /**
-   * The live slots (by index) and tickets (in line order), as `judge` rules on each file with
-   * its mtime; files it calls gone are removed.
+   * The live slots (by index) and tickets (in line order), as the judge rules on each file
+   * with its mtime; files it calls gone are removed.
    */
-  async scan(judge: (entry: Entry, file: string, mtimeMs: number) => Promise<Verdict>): Promise<{
-    slots: Entry[];
-    tickets: Entry[];
-  }> {
-    const slots: Entry[] = [];
-    const tickets: Entry[] = [];
-    const seen = new Map<string, Entry | null>();
+  async scan(): Promise<{ slots: SlotTicket[]; tickets: SlotTicket[] }> {
+    const slots: SlotTicket[] = [];
+    const tickets: SlotTicket[] = [];
+    const seen = new Map<string, SlotTicket | null>();
     for (const file of await readdir(this.dir)) {
-      if (file.startsWith(".tmp-")) {
+      if (file.startsWith(TEMP_PREFIX)) {
         const age = await stat(join(this.dir, file)).then((s) => Date.now() - s.mtimeMs, () => 0);
         if (age > TEMP_STALE_MS) this.remove(file);
         continue;
@@ -87,7 +150,7 @@ export class LineFolder {
         seen.set(file, null);
         continue;
       }
-      const verdict = await judge(entry, file, mtimeMs);
+      const verdict = await this.judge(entry, file, mtimeMs);
       if (verdict === "gone") {
         this.remove(file);
         continue;
@@ -99,12 +162,6 @@ export class LineFolder {
     tickets.sort((a, b) => (before(a, b) ? -1 : 1));
     slots.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     return { slots, tickets };
-  }
-
-  async write(file: string, content: Entry): Promise<void> {
-    const temp = join(this.dir, `.tmp-${randomUUID()}`);
-    await writeFile(temp, JSON.stringify(content), { flag: "wx", mode: 0o600 });
-    await rename(temp, join(this.dir, file));
   }
 
   /** Renews a file's lease (its mtime); false when the file is not there. */
@@ -127,6 +184,10 @@ export class LineFolder {
       // Gone already: a stale file another server removed first, or a cancelled ticket.
     }
   }
+
+  async #write(file: string, content: SlotTicket): Promise<void> {
+    await rename(await writeTemp(this.dir, JSON.stringify(content)), join(this.dir, file));
+  }
 }
 
 export const slotFile = (index: number, jobId: string) => `slot-${index}-${jobId}.json`;
@@ -143,30 +204,25 @@ export function endpointFolder(url: string): string {
 }
 
 /** Line order: queue time, then order within one process, then pid and job id. */
-export function before(a: Entry, b: Entry): boolean {
+export function before(a: SlotTicket, b: SlotTicket): boolean {
   if (a.since !== b.since) return a.since < b.since;
   if (a.owner.pid === b.owner.pid && a.seq !== b.seq) return a.seq < b.seq;
   if (a.owner.pid !== b.owner.pid) return a.owner.pid < b.owner.pid;
   return a.jobId < b.jobId;
 }
 
-export function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
-  return a.pid === b.pid && a.startTime === b.startTime;
-}
-
-function parseEntry(text: string, match: RegExpExecArray): Entry | null {
+function parseEntry(text: string, match: RegExpExecArray): SlotTicket | null {
   try {
-    const v = JSON.parse(text) as Partial<Entry>;
-    const owner = v.owner as Partial<ProcessIdentity> | undefined;
+    const v = JSON.parse(text) as Partial<SlotTicket>;
+    const owner = ownerOf(v.owner);
     if (
-      typeof v.jobId !== "string" || v.jobId !== match[2] || typeof owner?.pid !== "number" ||
-      typeof owner.startTime !== "string" || typeof v.since !== "number" ||
-      typeof v.seq !== "number"
+      typeof v.jobId !== "string" || v.jobId !== match[2] || owner === undefined ||
+      typeof v.since !== "number" || typeof v.seq !== "number"
     ) return null;
     return {
       ...(match[1] !== undefined ? { index: Number(match[1]) } : {}),
       jobId: v.jobId,
-      owner: { pid: owner.pid, startTime: owner.startTime },
+      owner,
       since: v.since,
       seq: v.seq,
       ...(typeof v.leaseMs === "number" && Number.isFinite(v.leaseMs)
