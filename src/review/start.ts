@@ -3,7 +3,7 @@
  * server computes the diff once, fits it to the smallest context among the reviewers, and
  * starts each reviewer as a read-only job of its own on that same diff. Reviewers of a panel
  * are separate sessions given the same prompt: none can see another's answer. Each job takes
- * its turn in the shared admission queue like any other, and the panel itself holds no slot,
+ * its turn in the shared lines like any other, and the panel itself holds no slot,
  * so a panel larger than maxConcurrent waits rather than deadlocks.
  */
 import type { Agent } from "../agents/agent.ts";

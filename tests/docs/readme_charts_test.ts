@@ -11,7 +11,7 @@ import { enginesFacts, requestSizeCheck } from "../../src/cli/engine_prompt.ts";
 import { NEEDED_CONTEXT } from "../../src/cli/doctor_check.ts";
 import { tokensLabel } from "../../src/cli/model_context.ts";
 import { estimatePromptTokens, requiredContext } from "../../src/engines/claude/context_check.ts";
-import { PATCH_FILE, plannedWorktree, takeCommands } from "../../src/jobs/worktree_turn.ts";
+import { PATCH_FILE, plannedWorktree, takeCommands } from "../../src/jobs/worktree/turn.ts";
 import {
   NATIVE_PROMPT_TOKENS,
   OLLAMA_SMALLEST_DEFAULT_CONTEXT,

@@ -16,10 +16,14 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { createWorktree, removeWorktree, unusableReason } from "../../src/jobs/worktree.ts";
-import { commitChanges } from "../../src/jobs/worktree_commit.ts";
-import { worktreeText } from "../../src/jobs/worktree_text.ts";
-import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
+import {
+  createWorktree,
+  removeWorktree,
+  unusableReason,
+} from "../../../src/jobs/worktree/worktree.ts";
+import { commitChanges } from "../../../src/jobs/worktree/commit.ts";
+import { worktreeText } from "../../../src/jobs/worktree/text.ts";
+import { FakeEngine, managerWith, newTurn } from "../support/fake_engine.ts";
 
 const sh = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {

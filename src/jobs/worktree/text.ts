@@ -2,9 +2,9 @@
  * A job's worktree in words, the same for the MCP reply and the terminal: where it is, its
  * branch, what changed against the base and how to take it.
  */
-import { escapeLine, quotePath } from "../platform/plain_text.ts";
-import type { JobRecord } from "./record.ts";
-import { takeCommands } from "./worktree_turn.ts";
+import { escapeLine, quotePath } from "../../platform/plain_text.ts";
+import type { JobRecord } from "../record.ts";
+import { takeCommands } from "./turn.ts";
 
 /** Diff stat lines shown; the patch file holds everything. */
 const STAT_LINES = 20;

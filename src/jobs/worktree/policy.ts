@@ -6,7 +6,7 @@
  * be read by the delegate, whose reads go to its model's provider, and a branch is what the
  * user merges, pushes and shares.
  */
-import { hostRunPart, readRefusal } from "../guard/protected_paths.ts";
+import { hostRunPart, readRefusal } from "../../guard/protected_paths.ts";
 
 export type LeftOutKind = "host-run" | "secret";
 

@@ -1,16 +1,17 @@
 /**
- * Driving the shared line from tests: a second server process (admission_child.ts) line by
- * line, and the folder's files as a test checks them.
+ * Driving an endpoint's shared line from tests: a second server process (shared_line_child.ts)
+ * line by line, and the folder's files as a test checks them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import { Admission, endpointFolder } from "../../../src/jobs/admission.ts";
-import type { Lane } from "../../../src/jobs/queue.ts";
+import type { EndpointLine } from "../../../../src/jobs/line/endpoint_lines.ts";
+import { SharedEndpointLines } from "../../../../src/jobs/line/shared_endpoint_lines.ts";
+import { endpointFolder } from "../../../../src/jobs/line/slot_line.ts";
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), "admission_child.ts");
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "shared_line_child.ts");
 export const WAIT_MS = 30_000;
 
 /** A second process using the line, driven line by line. */
@@ -85,38 +86,38 @@ export const ticketFiles = (root: string) =>
   readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
 
 /**
- * The real Admission on `root`, with every job on one endpoint's line (TEST_URL, backend
- * "ollama", at most `limit` at once): the tests name only the job, as a server with one
- * Ollama does.
+ * The real SharedEndpointLines on `root`, with every job on one endpoint's line (TEST_URL,
+ * backend "ollama", at most `limit` at once): the tests name only the job, as a server with
+ * one Ollama does.
  */
-export function gate(root: string, limit: number, leaseMs?: number): OneLane {
-  return new OneLane(
-    new Admission(root, { pollMs: 40, ...(leaseMs !== undefined ? { leaseMs } : {}) }),
+export function sharedLine(root: string, limit: number, leaseMs?: number): OneEndpoint {
+  return new OneEndpoint(
+    new SharedEndpointLines(root, { pollMs: 40, ...(leaseMs !== undefined ? { leaseMs } : {}) }),
     { url: TEST_URL, backend: "ollama", limit },
   );
 }
 
-/** An Admission whose jobs all wait in one lane. */
-export class OneLane {
-  constructor(readonly admission: Admission, readonly lane: Lane) {}
+/** SharedEndpointLines whose jobs all wait in one endpoint's line. */
+export class OneEndpoint {
+  constructor(readonly lines: SharedEndpointLines, readonly line: EndpointLine) {}
 
-  enter(id: string, _lane: undefined, placed: () => void, lost?: (reason: string) => void) {
-    return this.admission.enter(id, this.lane, placed, lost);
+  take(id: string, placed: () => void, lost?: (reason: string) => void) {
+    return this.lines.take(id, this.line, placed, lost);
   }
-  exit(id: string, _lane?: undefined): void {
-    this.admission.exit(id);
+  giveBack(id: string): void {
+    this.lines.giveBack(id);
   }
   leave(id: string): boolean {
-    return this.admission.leave(id);
+    return this.lines.leave(id);
   }
   position(id: string): number {
-    return this.admission.position(id);
+    return this.lines.position(id);
   }
   detail(id: string) {
-    return this.admission.detail(id);
+    return this.lines.detail(id);
   }
   stillHolds(id: string): Promise<boolean> {
-    return this.admission.stillHolds(id);
+    return this.lines.stillHolds(id);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Leases on the shared line's files (admission.ts). A process that exists is not always one
+ * Leases on the files of an endpoint's line (slot_line.ts). A process that exists is not always one
  * that runs: a server suspended with Ctrl-Z (SIGSTOP) keeps its pid, and its slot would hold
  * every other session's jobs in the queue for as long as it stays stopped. So each file says
  * how long its owner vouches for it (`leaseMs`), and the owner renews it by a timer, touching
@@ -14,12 +14,12 @@
  *
  * The holder: once its own last renewal is older than 3/4 of the lease (before any reader may
  * pass it by), it renews and then looks again for another live claim on its slot index, the
- * create-then-verify of admission.ts seen from the other side. A claim there means the slot
+ * create-then-verify of slot_line.ts seen from the other side. A claim there means the slot
  * went to another job while this process was not running: the holder removes its file and
  * reports the slot lost. Of a resumed holder and a taker, each verifies after its own write,
  * so at least one of them sees the other and gives way; both may, never neither.
  */
-import type { LineFolder } from "./admission_folder.ts";
+import type { SlotLine } from "./slot_line.ts";
 
 /** How long a holder vouches for its slot when the caller does not say. */
 export const DEFAULT_LEASE_MS = 8000;
@@ -63,7 +63,7 @@ export class StaleWatch {
 
 /** A file this process renews. */
 interface Kept {
-  line: LineFolder;
+  line: SlotLine;
   file: string;
   /** The slot index; undefined for a ticket. */
   index?: number;
@@ -74,29 +74,22 @@ interface Kept {
   isLost?: boolean;
 }
 
-/** Whether another live claim on `index` is in the line (not job `id`'s own). */
-export type RivalCheck = (line: LineFolder, index: number, id: string) => Promise<boolean>;
-
 /** Renews this process's files, and finds out when one of its slots went to another job. */
 export class LeaseKeeper {
   readonly #kept = new Map<string, Kept>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(
-    readonly leaseMs: number,
-    readonly rival: RivalCheck,
-    readonly log?: (line: string) => void,
-  ) {}
+  constructor(readonly leaseMs: number, readonly log?: (line: string) => void) {}
 
   /** Renews job `id`'s ticket while it waits. */
-  ticket(id: string, line: LineFolder, file: string, writtenAt: number): void {
+  ticket(id: string, line: SlotLine, file: string, writtenAt: number): void {
     this.#keep(`t:${id}`, { line, file, renewedAt: writtenAt });
   }
 
   /** Renews job `id`'s slot while it holds it; `lost` is called if it goes to another job. */
   slot(
     id: string,
-    claim: { line: LineFolder; file: string; index: number; writtenAt: number },
+    claim: { line: SlotLine; file: string; index: number; writtenAt: number },
     lost?: (reason: string) => void,
   ): void {
     const { line, file, index, writtenAt } = claim;
@@ -153,7 +146,7 @@ export class LeaseKeeper {
         if (there) kept.renewedAt = started;
         return;
       }
-      const taken = !there || (lapsed && await this.rival(kept.line, kept.index, id));
+      const taken = !there || (lapsed && await kept.line.claimedByAnother(kept.index, id));
       if (!taken) {
         kept.renewedAt = started;
         return;

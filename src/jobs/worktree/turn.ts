@@ -3,14 +3,14 @@
  * a turn starts, committed and summed up when it ends, carried to follow-ups.
  */
 import { join, relative } from "node:path";
-import { errorMessage } from "../errors.ts";
-import { WORKTREES_DIR } from "../guard/worktree_scope.ts";
-import type { JobRecord } from "./record.ts";
-import type { JobStore } from "./store.ts";
+import { errorMessage } from "../../errors.ts";
+import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
+import type { JobRecord } from "../record.ts";
+import type { JobStore } from "../store.ts";
 import { createWorktree, summarize, unusableReason } from "./worktree.ts";
-import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
-import { notCommittedFilesNote } from "./worktree_policy.ts";
-import type { WorktreeRef } from "./worktree_ref.ts";
+import { commitChanges, notCommittedNote } from "./commit.ts";
+import { notCommittedFilesNote } from "./policy.ts";
+import type { WorktreeRef } from "./ref.ts";
 
 export type JobWorktree = NonNullable<JobRecord["worktree"]>;
 

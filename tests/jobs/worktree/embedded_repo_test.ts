@@ -24,8 +24,8 @@ import {
   removeWorktree,
   summarize,
   unusableReason,
-} from "../../src/jobs/worktree.ts";
-import { commitChanges } from "../../src/jobs/worktree_commit.ts";
+} from "../../../src/jobs/worktree/worktree.ts";
+import { commitChanges } from "../../../src/jobs/worktree/commit.ts";
 
 const sh = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {

@@ -1,19 +1,19 @@
 /**
  * The user's uncommitted changes carried into a new worktree (include_uncommitted): tracked
  * changes applied as a patch, untracked files copied without following a symlink at any step,
- * and links copied as links. Host-run paths and secret files (worktree_policy.ts) are left in
+ * and links copied as links. Host-run paths and secret files (policy.ts) are left in
  * the checkout, tracked or not: the delegate would read them and the branch would hold them.
  * The user's checkout is only read.
  */
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { errorMessage } from "../errors.ts";
-import { openBeneath } from "../platform/beneath.ts";
-import { quotePath } from "../platform/plain_text.ts";
-import { git } from "./git.ts";
-import { type LeftOut, leftOutKind, notCarriedNote } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { errorMessage } from "../../errors.ts";
+import { openBeneath } from "../../platform/beneath.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { git } from "../git.ts";
+import { type LeftOut, leftOutKind, notCarriedNote } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 /**
  * Copies the checkout's uncommitted changes into the worktree (not yet committed); returns

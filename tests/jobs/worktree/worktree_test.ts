@@ -16,8 +16,8 @@ import {
   removeWorktree,
   summarize,
   unusableReason,
-} from "../../src/jobs/worktree.ts";
-import { commitAll } from "../../src/jobs/worktree_commit.ts";
+} from "../../../src/jobs/worktree/worktree.ts";
+import { commitAll } from "../../../src/jobs/worktree/commit.ts";
 
 const sh = (cwd: string, ...args: string[]) =>
   execFileSync("git", args, { cwd, encoding: "utf8", env: { PATH: "/usr/bin:/bin", HOME: cwd } });

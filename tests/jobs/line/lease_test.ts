@@ -9,14 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   Child,
-  gate,
   lineDir,
+  sharedLine,
   sleep,
   slotFiles,
   ticketFiles,
   uuid,
   withChildren,
-} from "./support/admission_driver.ts";
+} from "./support/shared_line_driver.ts";
 
 /** A short lease, so that the tests take seconds; renewed every 300 ms. */
 const LEASE_MS = 1200;
@@ -27,12 +27,12 @@ const root = () => mkdtempSync(join(tmpdir(), "od-lease-"));
 
 /** Resolves with the time job `id` got its slot in `here`, or undefined after `ms`. */
 async function grantedWithin(
-  here: ReturnType<typeof gate>,
+  here: ReturnType<typeof sharedLine>,
   id: string,
   ms: number,
 ): Promise<number | undefined> {
   let at: number | undefined;
-  const entered = here.enter(id, undefined, () => {}).then((ok) => {
+  const entered = here.take(id, () => {}).then((ok) => {
     if (ok) at = now();
   });
   const deadline = Date.now() + ms;
@@ -54,7 +54,7 @@ Deno.test("lease: a stopped holder's slot is taken within its lease; resumed, it
     await sleep(200);
     stopped!.signal("SIGSTOP");
     const stoppedAt = now();
-    const here = gate(dir, 1, LEASE_MS);
+    const here = sharedLine(dir, 1, LEASE_MS);
     const mine = uuid();
     const heldAt = await grantedWithin(here, mine, 10_000);
     assert.ok(heldAt !== undefined, "the stopped server's slot was never given up");
@@ -83,7 +83,7 @@ Deno.test("lease: a stopped holder's slot is taken within its lease; resumed, it
     await stopped!.line(`waiting ${again}`);
     await sleep(2 * LEASE_MS);
     assert.equal(stopped!.has(`held ${again}`), false, "two held the one slot");
-    here.exit(mine, undefined);
+    here.giveBack(mine);
     await stopped!.line(`held ${again}`);
   }, LEASE_MS);
 });
@@ -94,7 +94,7 @@ Deno.test("lease: a holder that keeps running keeps its slot past its lease; sto
     const theirs = uuid();
     holder!.send(`enter ${theirs}`);
     await holder!.line(`held ${theirs}`);
-    const here = gate(dir, 1, LEASE_MS);
+    const here = sharedLine(dir, 1, LEASE_MS);
     const mine = uuid();
     assert.equal(
       await grantedWithin(here, mine, 3 * LEASE_MS),
@@ -128,7 +128,7 @@ Deno.test("lease: a stopped waiter's ticket does not hold up the line; resumed, 
     waiter!.send(`enter ${early}`);
     await waiter!.line(`waiting ${early}`);
     waiter!.signal("SIGSTOP");
-    const here = gate(dir, 1, LEASE_MS);
+    const here = sharedLine(dir, 1, LEASE_MS);
     const mine = uuid();
     const entered = grantedWithin(here, mine, 10_000);
     await sleep(200);
@@ -138,7 +138,7 @@ Deno.test("lease: a stopped waiter's ticket does not hold up the line; resumed, 
     waiter!.signal("SIGCONT");
     await sleep(2 * LEASE_MS);
     assert.equal(waiter!.has(`held ${early}`), false, "two held the one slot");
-    here.exit(mine, undefined);
+    here.giveBack(mine);
     await waiter!.line(`held ${early}`);
   }, LEASE_MS);
 });
@@ -156,7 +156,7 @@ Deno.test("lease: a slot file without a lease (an older server) counts while its
     const { leaseMs: _dropped, ...entry } = JSON.parse(readFileSync(file, "utf8"));
     writeFileSync(file, JSON.stringify(entry));
     utimesSync(file, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    const here = gate(dir, 1, LEASE_MS);
+    const here = sharedLine(dir, 1, LEASE_MS);
     assert.equal(await grantedWithin(here, uuid(), 3 * LEASE_MS), undefined);
   } finally {
     await old.stop();

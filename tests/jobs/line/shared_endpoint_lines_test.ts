@@ -1,26 +1,27 @@
 /**
  * The shared line per backend across real processes: this test process and children that run
- * the same module (tests/jobs/support/admission_child.ts) on one folder, as the servers of
+ * the same module (tests/jobs/line/support/shared_line_child.ts) on one folder, as the servers of
  * several Claude Code sessions do on one state dir.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admission, endpointFolder } from "../../src/jobs/admission.ts";
+import { SharedEndpointLines } from "../../../src/jobs/line/shared_endpoint_lines.ts";
+import { endpointFolder } from "../../../src/jobs/line/slot_line.ts";
 import {
   Child,
-  gate,
   lineDir,
+  sharedLine,
   sleep,
   slotFiles,
   ticketFiles,
   uuid,
   WAIT_MS,
   withChildren,
-} from "./support/admission_driver.ts";
+} from "./support/shared_line_driver.ts";
 
-Deno.test("admission: another process's held slots count; a release lets this one in", async () => {
+Deno.test("endpoint line: another process's held slots count; one given back lets this one in", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   await withChildren(root, 2, 1, async ([other]) => {
     const [a, b] = [uuid(), uuid()];
@@ -28,11 +29,11 @@ Deno.test("admission: another process's held slots count; a release lets this on
     other!.send(`enter ${b}`);
     await other!.line(`held ${a}`);
     await other!.line(`held ${b}`);
-    const here = gate(root, 2);
+    const here = sharedLine(root, 2);
     const mine = uuid();
     let placed = false;
     let granted: boolean | undefined;
-    void here.enter(mine, undefined, () => (placed = true)).then((ok) => (granted = ok));
+    void here.take(mine, () => (placed = true)).then((ok) => (granted = ok));
     await sleep(600);
     assert.equal(placed, true);
     assert.equal(granted, undefined, "this process waits while the other holds both slots");
@@ -55,12 +56,12 @@ Deno.test("admission: another process's held slots count; a release lets this on
     for (const f of slotFiles(root)) {
       assert.equal(statSync(join(lineDir(root), f)).mode & 0o777, 0o600, f);
     }
-    here.exit(mine, undefined);
+    here.giveBack(mine);
     assert.equal(slotFiles(root).length, 1);
   });
 });
 
-Deno.test("admission: two processes claiming a free slot at the same moment: one wins", async () => {
+Deno.test("endpoint line: two processes claiming a free slot at the same moment: one wins", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   await withChildren(root, 1, 2, async ([b, c]) => {
     for (let round = 0; round < 30; round++) {
@@ -82,7 +83,7 @@ Deno.test("admission: two processes claiming a free slot at the same moment: one
   });
 });
 
-Deno.test("admission: the slot of a killed process is taken over", async () => {
+Deno.test("endpoint line: the slot of a killed process is taken over", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   const doomed = new Child(root, 1);
   await doomed.line("ready");
@@ -91,18 +92,18 @@ Deno.test("admission: the slot of a killed process is taken over", async () => {
   await doomed.line(`held ${held}`);
   await doomed.kill();
   assert.deepEqual(slotFiles(root), [`slot-0-${held}.json`], "the dead holder's file is left");
-  const here = gate(root, 1);
+  const here = sharedLine(root, 1);
   const mine = uuid();
   const granted = await Promise.race([
-    here.enter(mine, undefined, () => {}),
+    here.take(mine, () => {}),
     sleep(WAIT_MS).then(() => "still waiting"),
   ]);
   assert.equal(granted, true);
   assert.deepEqual(slotFiles(root), [`slot-0-${mine}.json`]);
-  here.exit(mine, undefined);
+  here.giveBack(mine);
 });
 
-Deno.test("admission: two processes racing for one stale slot: exactly one wins", async () => {
+Deno.test("endpoint line: two processes racing for one stale slot: exactly one wins", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   const doomed = new Child(root, 1);
   await doomed.line("ready");
@@ -140,18 +141,18 @@ Deno.test("admission: two processes racing for one stale slot: exactly one wins"
   });
 });
 
-Deno.test("admission: a job that leaves the line while waiting holds nothing and is out of line", async () => {
+Deno.test("endpoint line: a job that leaves the line while waiting holds nothing and is out of line", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   await withChildren(root, 1, 1, async ([other]) => {
     const theirs = uuid();
     other!.send(`enter ${theirs}`);
     await other!.line(`held ${theirs}`);
-    const here = gate(root, 1);
+    const here = sharedLine(root, 1);
     const [first, second] = [uuid(), uuid()];
     const outcome: Record<string, boolean> = {};
-    void here.enter(first, undefined, () => {}).then((ok) => (outcome[first] = ok));
+    void here.take(first, () => {}).then((ok) => (outcome[first] = ok));
     await sleep(100);
-    void here.enter(second, undefined, () => {}).then((ok) => (outcome[second] = ok));
+    void here.take(second, () => {}).then((ok) => (outcome[second] = ok));
     await sleep(400);
     assert.equal(here.position(first), 1);
     assert.equal(here.position(second), 2);
@@ -168,11 +169,11 @@ Deno.test("admission: a job that leaves the line while waiting holds nothing and
     assert.equal(outcome[second], true);
     assert.deepEqual(slotFiles(root), [`slot-0-${second}.json`]);
     assert.deepEqual(ticketFiles(root), []);
-    here.exit(second, undefined);
+    here.giveBack(second);
   });
 });
 
-Deno.test("admission: FIFO across processes: an earlier ticket of another process goes first", async () => {
+Deno.test("endpoint line: FIFO across processes: an earlier ticket of another process goes first", async () => {
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
   await withChildren(root, 1, 2, async ([holder, early]) => {
     const held = uuid();
@@ -181,10 +182,10 @@ Deno.test("admission: FIFO across processes: an earlier ticket of another proces
     const before = uuid();
     early!.send(`enter ${before}`);
     await early!.line(`waiting ${before}`);
-    const here = gate(root, 1);
+    const here = sharedLine(root, 1);
     const mine = uuid();
     let granted = false;
-    void here.enter(mine, undefined, () => {}).then((ok) => (granted = ok));
+    void here.take(mine, () => {}).then((ok) => (granted = ok));
     await sleep(300);
     assert.equal(here.position(mine), 2);
     holder!.send(`exit ${held}`);
@@ -195,31 +196,31 @@ Deno.test("admission: FIFO across processes: an earlier ticket of another proces
     const deadline = Date.now() + WAIT_MS;
     while (!granted && Date.now() < deadline) await sleep(20);
     assert.equal(granted, true);
-    here.exit(mine, undefined);
+    here.giveBack(mine);
   });
 });
 
-Deno.test("admission: endpoint URLs become safe folder names; lines are per URL, each job holding to its own limit", async () => {
+Deno.test("endpoint line: endpoint URLs become safe folder names; lines are per URL, each job holding to its own limit", async () => {
   assert.match(endpointFolder("http://gpu-1.lab:11434"), /^endpoint-gpu-1.lab_11434-[0-9a-f]{12}$/);
   assert.doesNotMatch(endpointFolder("http://../../etc"), /\//);
   assert.notEqual(endpointFolder("http://h:1/a"), endpointFolder("http://h:1/b"));
   assert.notEqual(endpointFolder("http://h:1"), endpointFolder("https://h:1"));
   const root = mkdtempSync(join(tmpdir(), "od-slots-"));
-  const here = new Admission(root);
+  const here = new SharedEndpointLines(root);
   const url = "http://gpu:11434";
   // A backend without a limit has no shared line: nothing is written.
-  assert.equal(await here.enter(uuid(), { url, backend: "free" }, () => {}), true);
+  assert.equal(await here.take(uuid(), { url, backend: "free" }, () => {}), true);
   assert.deepEqual(readdirSync(root), []);
   // Two backends naming one URL share its line: "lab" (1 at once) and the default (2).
   const id = uuid();
-  assert.equal(await here.enter(id, { url, backend: "lab", limit: 1 }, () => {}), true);
+  assert.equal(await here.take(id, { url, backend: "lab", limit: 1 }, () => {}), true);
   assert.deepEqual(readdirSync(join(root, endpointFolder(url))), [`slot-0-${id}.json`]);
   const other = uuid();
-  assert.equal(await here.enter(other, { url, backend: "ollama", limit: 2 }, () => {}), true);
+  assert.equal(await here.take(other, { url, backend: "ollama", limit: 2 }, () => {}), true);
   assert.equal(readdirSync(join(root, endpointFolder(url))).length, 2);
   let labWaited = false;
   const labNext = { id: uuid(), done: Promise.resolve(false) };
-  labNext.done = here.enter(
+  labNext.done = here.take(
     labNext.id,
     { url, backend: "lab", limit: 1 },
     () => (labWaited = true),
@@ -230,13 +231,13 @@ Deno.test("admission: endpoint URLs become safe folder names; lines are per URL,
   // Another URL is another line.
   const elsewhere = uuid();
   assert.equal(
-    await here.enter(elsewhere, { url: "http://gpu2:11434", backend: "lab", limit: 1 }, () => {}),
+    await here.take(elsewhere, { url: "http://gpu2:11434", backend: "lab", limit: 1 }, () => {}),
     true,
   );
-  here.exit(id);
+  here.giveBack(id);
   await sleep(300);
   assert.equal(here.position(labNext.id), 1, "the default's job still counts on the URL");
-  here.exit(other);
+  here.giveBack(other);
   assert.equal(await labNext.done, true);
-  here.exit(elsewhere);
+  here.giveBack(elsewhere);
 });

@@ -2,21 +2,22 @@
  * A delegate's own git worktree: made from the user's HEAD on a new branch under the state
  * directory (never inside the user's checkout), committed by the server after each turn
  * (delegates cannot write `.git`), summed up as a diff and a patch, and removed when its
- * jobs are pruned. Every command goes through git.ts, which keeps what the delegate wrote
+ * jobs are pruned. Every command goes through ../git.ts, which keeps what the delegate wrote
  * from running anything on the host.
  *
- * Its parts: worktree_ref.ts (where it is, how git is run there), worktree_carry.ts (the
- * user's uncommitted changes copied in at creation), worktree_commit.ts (the server's commits,
- * which never stage a repository the delegate made inside the worktree), worktree_policy.ts
- * (the host-run paths and secret files neither carried nor committed).
+ * Its parts, in this folder: ref.ts (where it is, how git is run there), carry.ts (the user's
+ * uncommitted changes copied in at creation), commit.ts (the server's commits, which never
+ * stage a repository the delegate made inside the worktree), policy.ts (the host-run paths
+ * and secret files neither carried nor committed); turn.ts follows it across a job's turns,
+ * and text.ts puts it in words.
  */
 import { lstat, mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptiedFilters, git, GitError } from "./git.ts";
-import { carryUncommitted } from "./worktree_carry.ts";
-import { commitChanges, notCommittedNote } from "./worktree_commit.ts";
-import { leftOutKind, notCommittedFilesNote } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { emptiedFilters, git, GitError } from "../git.ts";
+import { carryUncommitted } from "./carry.ts";
+import { commitChanges, notCommittedNote } from "./commit.ts";
+import { leftOutKind, notCommittedFilesNote } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 /** The top level of the git checkout holding `dir`, found without git; undefined outside one. */
 export async function findCheckout(dir: string): Promise<string | undefined> {

@@ -7,15 +7,15 @@
  * gitlink it would make `git status` there, ours or Claude Code's own at a follow-up's start,
  * descend into it and read its config, which is the delegate's and may name a filter that
  * runs on the host. Its files stay in the worktree and the turn says they were not committed.
- * Nor is a host-run path or a secret file at any depth (worktree_policy.ts): staged with the
+ * Nor is a host-run path or a secret file at any depth (policy.ts): staged with the
  * rest, each is unstaged again before the commit, and stays in the worktree.
  */
 import { join } from "node:path";
-import { HOST_RUN_PATHS } from "../guard/protected_paths.ts";
-import { quotePath } from "../platform/plain_text.ts";
-import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "./git.ts";
-import { type LeftOut, leftOutKind } from "./worktree_policy.ts";
-import { pinned, type WorktreeRef } from "./worktree_ref.ts";
+import { HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "../git.ts";
+import { type LeftOut, leftOutKind } from "./policy.ts";
+import { pinned, type WorktreeRef } from "./ref.ts";
 
 const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTHOR.email}`];
 

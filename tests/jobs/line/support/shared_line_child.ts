@@ -1,6 +1,6 @@
 /**
- * A second server process as far as the shared line goes: it drives the real Admission on
- * a folder given on the command line (`<dir> <limit> [leaseMs]`), following commands on stdin,
+ * A second server process as far as an endpoint's shared line goes: it drives the real
+ * SharedEndpointLines on a folder given on the command line (`<dir> <limit> [leaseMs]`), following commands on stdin,
  * and reports on stdout.
  *   enter <id> [at]      queue job <id> (at time `at`, to start two processes together); prints
  *                        "waiting <id>", then "held <id> <t>" or "left <id>", and "lost <id> <t>"
@@ -17,10 +17,10 @@
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import { gate as lineGate } from "./admission_driver.ts";
+import { sharedLine } from "./shared_line_driver.ts";
 
 const [dir, limit, leaseMs] = process.argv.slice(2);
-const gate = lineGate(dir!, Number(limit), leaseMs !== undefined ? Number(leaseMs) : undefined);
+const shared = sharedLine(dir!, Number(limit), leaseMs !== undefined ? Number(leaseMs) : undefined);
 const now = () => performance.timeOrigin + performance.now();
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -28,11 +28,11 @@ async function cycle(n: number, holdMs: number): Promise<void> {
   const spans: Array<[number, number]> = [];
   for (let i = 0; i < n; i++) {
     const id = crypto.randomUUID();
-    await gate.enter(id, undefined, () => {});
+    await shared.take(id, () => {});
     const held = now();
     await new Promise((r) => setTimeout(r, holdMs));
     spans.push([held, now()]);
-    gate.exit(id, undefined);
+    shared.giveBack(id);
   }
   say(`cycles ${JSON.stringify(spans)}`);
 }
@@ -40,7 +40,7 @@ async function cycle(n: number, holdMs: number): Promise<void> {
 async function work(id: string, n: number, stepMs: number): Promise<void> {
   const starts: number[] = [];
   for (let i = 0; i < n; i++) {
-    if (!(await gate.stillHolds(id))) {
+    if (!(await shared.stillHolds(id))) {
       say(`stopped ${id} ${now()}`);
       break;
     }
@@ -55,14 +55,14 @@ for await (const line of createInterface({ input: process.stdin })) {
   const [command, a, b, c] = line.trim().split(/\s+/);
   if (command === "enter") {
     if (b !== undefined) await new Promise((r) => setTimeout(r, Number(b) - Date.now()));
-    gate.enter(a!, undefined, () => say(`waiting ${a}`), () => say(`lost ${a} ${now()}`)).then(
+    shared.take(a!, () => say(`waiting ${a}`), () => say(`lost ${a} ${now()}`)).then(
       (ok) => say(ok ? `held ${a} ${now()}` : `left ${a}`),
     );
   } else if (command === "exit") {
     say(`released ${a} ${now()}`);
-    gate.exit(a!, undefined);
+    shared.giveBack(a!);
   } else if (command === "leave") {
-    gate.leave(a!);
+    shared.leave(a!);
   } else if (command === "cycle") {
     void cycle(Number(a), Number(b));
   } else if (command === "work") {
