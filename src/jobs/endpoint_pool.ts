@@ -12,11 +12,7 @@ import {
   type ProbeTarget,
 } from "../backends/endpoint_health.ts";
 import { tagged } from "../engines/backend_failures.ts";
-import {
-  type BackendTable,
-  resolveBackend,
-  type ResolvedBackend,
-} from "../settings/backends.ts";
+import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
 import type { EngineName } from "../settings/types.ts";
 import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 
