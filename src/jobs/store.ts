@@ -10,7 +10,7 @@ import {
   recordFromResultSummary,
   resultSummary,
 } from "./record.ts";
-import { SessionTurns } from "./session_turns.ts";
+import { TurnLines, type TurnTicket } from "./line/turn_line.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";
@@ -37,11 +37,11 @@ const RETRY_UNWRITTEN_MS = 5000;
 export class JobStore {
   readonly sessionsDir: string;
   /** Turn tickets: one turn per session at a time, across server processes. */
-  readonly turns: SessionTurns;
+  readonly turns: TurnLines;
 
   constructor(readonly stateDir: string) {
     this.sessionsDir = join(stateDir, SESSIONS_DIR);
-    this.turns = new SessionTurns(this.sessionsDir);
+    this.turns = new TurnLines(this.sessionsDir);
   }
 
   /** Creates the folders once; cheap and independent of how many jobs exist. */
@@ -247,13 +247,22 @@ export class JobStore {
   async sessionJobs(sessionId: string): Promise<string[]> {
     const jobs = await this.#indexedJobs(sessionId);
     const known = new Set(jobs.map((j) => j.toLowerCase()));
-    for (const ticket of await this.turns.list(sessionId).catch(() => [])) {
+    for (const ticket of await this.#tickets(sessionId)) {
       if (ticket.jobId !== "" && !known.has(ticket.jobId)) {
         known.add(ticket.jobId);
         jobs.push(ticket.jobId);
       }
     }
     return jobs;
+  }
+
+  /** The session's turn tickets; none when they cannot be read (the index alone then). */
+  async #tickets(sessionId: string): Promise<TurnTicket[]> {
+    try {
+      return await this.turns.line(sessionId).tickets();
+    } catch {
+      return [];
+    }
   }
 
   async #indexedJobs(sessionId: string): Promise<string[]> {

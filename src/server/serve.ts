@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import process from "node:process";
 import { setTimeout as delay } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { WorkdirPolicy } from "../engines/workdirs.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
@@ -147,20 +147,16 @@ async function backgroundWork(
   loading: Promise<Runtime>,
   retainDays: number,
 ): Promise<string | undefined> {
-  const [rt, { startBackgroundSweep }, { startBackgroundPrune }, placeholders] = await Promise
-    .all([
+  const [rt, { startBackgroundSweep }, { startBackgroundPrune }, { startEngineWork }] =
+    await Promise.all([
       loading,
       import("../jobs/orphan_recovery.ts"),
       import("../jobs/retention.ts"),
-      import("../engines/native/placeholder_sweep.ts"),
+      import("../engines/registry.ts"),
     ]);
   const recovered = startBackgroundSweep(() => rt.manager.recoverOrphans(), log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.
-  void placeholders.startPlaceholderSweep(
-    placeholders.placeholderRunDir(rt.settings.stateDir),
-    log,
-    recovered,
-  );
+  void startEngineWork(rt.settings, log, recovered);
   startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
   if (rt.settings.defaultModel) return undefined;
   return await rt.catalog.defaultModel().catch(() => undefined);

@@ -1,31 +1,18 @@
 /**
- * Connecting a native turn to its backend: the chat client for the backend's kind (Ollama's
- * native chat API for Ollama backends, the only one of Ollama's that sets the context per
- * request; OpenAI-compatible chat completions for the others), what the backend says about
- * the model (its context and capabilities, and the context Ollama has it loaded with now), and
- * the effort the model can take.
+ * Connecting a native turn to its backend: the chat client for the backend's kind and what
+ * the backend says about the model (backends/kinds.ts: each kind knows its API), with the
+ * labels and retry reports of this engine, and the effort the model can take.
  */
-import { OllamaClient } from "../../backends/ollama.ts";
-import { OllamaChatClient } from "../../backends/ollama_chat.ts";
-import {
-  type ChatBackend,
-  ChatClient,
-  type ChatClientOptions,
-  type ChatEffort,
-} from "../../backends/openai.ts";
-import { loadedContext as psContext } from "../../models/loaded_context.ts";
+import type { BackendFactory, EndpointModel } from "../../backends/backend_client.ts";
+import { backendFactory } from "../../backends/kinds.ts";
+import type { ChatBackend, ChatClientOptions, ChatEffort } from "../../backends/openai.ts";
+import { loadedContextIn } from "../../models/loaded_context.ts";
 import type { TurnSink } from "../types.ts";
-import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
-/** How long `/api/ps` may take to say what context the model is loaded with. */
-const PS_TIMEOUT_MS = 5000;
-
-/** The client of one turn and what its backend said about the model. */
-export interface ModelConnection {
-  client: ChatBackend;
-  /** Undefined when the backend cannot say: the chat request then reports why. */
-  model: { contextLength?: number; capabilities?: string[] } | undefined;
-  /** The context Ollama has the model loaded with (`/api/ps`), when it says. */
+/** The client of one turn, what its endpoint said about the model, and the context it has it loaded with. */
+export interface ModelConnection extends Omit<EndpointModel, "loaded"> {
+  /** The context the endpoint has the model loaded with now (Ollama's `/api/ps`), when it says. */
   loadedContext: number | undefined;
 }
 
@@ -45,33 +32,46 @@ export interface ConnectOptions {
   throttled?: (ms: number) => void;
 }
 
-/** The chat client for `backend` at `url` (one endpoint of it). */
-export function chatClientFor(
+/** The chat clients of `backend`, one per endpoint URL, as this engine labels and watches them. */
+export async function chatClients(
   backend: ResolvedBackend,
-  url: string,
   options: ConnectOptions,
-): ChatBackend {
-  const { sink } = options;
-  const where = backend.endpoints.length > 1 ? ` at ${url}` : "";
-  const common: ChatClientOptions = {
-    baseUrl: url,
-    label: backend.name === DEFAULT_BACKEND
-      ? `Ollama (${url})`
-      : `backend "${backend.name}"${where}`,
-    ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
-    ...(options.failover ? { failover: true } : {}),
-    onRetry: ({ attempt, waitMs, reason, status }) => {
-      if (status === 429) options.throttled?.(waitMs);
-      sink.activity({
-        kind: "error",
-        text: `${reason} from ${backend.name}${where}; retry ${attempt} in ${waitMs} ms`,
-      });
-    },
+): Promise<
+  (url: string) => { chat(): ChatBackend; connect(model: string): Promise<ModelConnection> }
+> {
+  const kind: BackendFactory = await backendFactory(backend.kind);
+  return (url) => {
+    const { sink } = options;
+    const where = backend.endpoints.length > 1 ? ` at ${url}` : "";
+    const client = kind({
+      url,
+      label: backend.name === DEFAULT_BACKEND
+        ? `Ollama (${url})`
+        : `backend "${backend.name}"${where}`,
+      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+    });
+    const chat = {
+      ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+      ...(options.failover ? { failover: true } : {}),
+      ...(options.keepAlive ? { keepAlive: options.keepAlive } : {}),
+      onRetry: ({ attempt, waitMs, reason, status }: Parameters<
+        NonNullable<ChatClientOptions["onRetry"]>
+      >[0]) => {
+        if (status === 429) options.throttled?.(waitMs);
+        sink.activity({
+          kind: "error",
+          text: `${reason} from ${backend.name}${where}; retry ${attempt} in ${waitMs} ms`,
+        });
+      },
+    };
+    return {
+      chat: () => client.chat(chat),
+      connect: async (model) => {
+        const { loaded, ...rest } = await client.connect(model, chat);
+        return { ...rest, loadedContext: loadedContextIn(loaded, model) };
+      },
+    };
   };
-  if (backend.kind !== "ollama") return new ChatClient(common);
-  const keepAlive = options.keepAlive;
-  return new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
 }
 
 /**
@@ -84,22 +84,7 @@ export async function connectModel(
   options: ConnectOptions,
   url = backend.url,
 ): Promise<ModelConnection> {
-  const client = chatClientFor(backend, url, options);
-  let model: { contextLength?: number; capabilities?: string[] } | undefined;
-  let loadedContext: number | undefined;
-  if (backend.kind === "ollama") {
-    const ollama = new OllamaClient(url);
-    // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
-    [model, loadedContext] = await Promise.all([
-      ollama.show(modelName).catch(() => undefined),
-      psContext(url, modelName, PS_TIMEOUT_MS),
-    ]);
-  } else {
-    const contextLength = await (client as ChatClient).contextLength(modelName)
-      .catch(() => undefined);
-    model = contextLength !== undefined ? { contextLength } : undefined;
-  }
-  return { client, model, loadedContext };
+  return await (await chatClients(backend, options))(url).connect(modelName);
 }
 
 /**
