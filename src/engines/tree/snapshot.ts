@@ -13,6 +13,7 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { isDeno } from "../../platform/runtime.ts";
@@ -65,7 +66,7 @@ class Yielder {
   #slice = performance.now();
   async maybe(): Promise<void> {
     if (performance.now() - this.#slice < 20) return;
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await delay(0);
     this.#slice = performance.now();
   }
 }

@@ -14,6 +14,7 @@
  * hide them), as the walk never read into them.
  */
 import { lstatSync } from "node:fs";
+import { setTimeout as delay } from "node:timers/promises";
 import process from "node:process";
 import {
   type DirEntry,
@@ -108,7 +109,7 @@ export class WatchedTree {
         tree.#list(pending.pop()!, pending, false);
         if (tree.#invalid) throw new TreeError(tree.#invalid);
         if (performance.now() - slice > 20) {
-          await new Promise((resolve) => setTimeout(resolve, 0));
+          await delay(0);
           slice = performance.now();
         }
       }
