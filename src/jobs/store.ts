@@ -15,12 +15,6 @@ import { TurnLines, type TurnTicket } from "./line/turn_line.ts";
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";
 
-/** A record that could not be read, reported and skipped rather than fatal. */
-export interface CorruptRecord {
-  id: string;
-  reason: string;
-}
-
 export type ReadResult =
   | { kind: "ok"; record: JobRecord }
   | { kind: "missing" }

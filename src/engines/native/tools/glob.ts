@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative, sep } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { BeneathDir } from "../../../platform/beneath.ts";
 import { openSearchBase, PathRefused } from "./confine.ts";
 import { pathPolicy } from "./path_policy.ts";
@@ -27,11 +27,6 @@ export async function searchBase(
     }
     throw e;
   }
-}
-
-/** `/`-separated path of `file` relative to `base`. */
-export function relativeSlash(base: string, file: string): string {
-  return relative(base, file).split(sep).join("/");
 }
 
 /** Sorts newest first, then by path. */
