@@ -18,6 +18,10 @@ export const JOB_FILES = {
   resultSummary: "result.json",
   /** Another process asks the owning server to cancel the job (remote_cancel.ts). */
   cancelRequest: "cancel.request",
+  /** A review job's diff and line map (review/review_file.ts); only when the record's kind says. */
+  review: "review.json",
+  /** A review panel's merged findings, in its first member's folder (review/outcome.ts). */
+  panel: "panel.json",
 } as const;
 
 /** The state dir's folder of session indexes and turn tickets (line/turn_line.ts). */

@@ -6,7 +6,7 @@ import type { EndpointHealth } from "../backends/endpoint_health.ts";
 import type { PoolTable } from "./endpoint_pool.ts";
 import type { QueueDetail } from "./line/endpoint_lines.ts";
 import type { DailyBudgets } from "./daily_budget.ts";
-import type { JobChecks, JobRecord } from "./record.ts";
+import type { JobChecks, JobKind, JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
@@ -57,6 +57,8 @@ export interface NewTurn {
   worktree?: JobRecord["worktree"];
   /** The named agent the turn runs as. */
   agent?: string;
+  /** A review (review/start.ts); a task when absent. */
+  kind?: JobKind;
   /** What the orchestrator must know from the start (what of a project's agent was not used). */
   warnings?: string[];
   /** What the server checks after the turn (verify) and the job's budgets. */
@@ -147,6 +149,7 @@ export function newRecord(
     createdAt: Date.now(),
     ...(session.parentJobId ? { parentJobId: session.parentJobId } : {}),
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
+    kind: turn.kind ?? "task",
     ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
     ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
     ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),

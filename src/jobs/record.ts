@@ -58,6 +58,19 @@ export const jobChecks = z.object({
 });
 export type JobChecks = z.infer<typeof jobChecks>;
 
+/** A review's folder holds its review file (JOB_FILES.review); a task's holds none. */
+export const JOB_KINDS = ["task", "review"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+/**
+ * Whether the job's folder may hold a review file, so that its reply must look for one. A
+ * record that names its kind says; one written before `kind` was recorded says nothing, and
+ * then only a job run as an agent may be a review (every reviewer runs as one).
+ */
+export function mayHoldReview(record: Pick<JobRecord, "kind" | "agent">): boolean {
+  return record.kind === undefined ? record.agent !== undefined : record.kind === "review";
+}
+
 /** The process that owns a live job: its pid and a token that changes if the pid is reused. */
 const owner = z.object({ pid: z.number().int(), startTime: z.string() });
 
@@ -90,6 +103,11 @@ export const jobRecordSchema = z.object({
   parentJobId: z.string().optional(),
   /** The named agent whose preset and system prompt the job runs with. */
   agent: z.string().optional(),
+  /**
+   * What the job is: a delegate's task, or a review (whose folder holds review.json, read for
+   * its reply). Absent from records written before the field (see mayHoldReview).
+   */
+  kind: z.enum(JOB_KINDS).optional(),
   /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
   repo: z.string().optional(),
   /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */

@@ -4,6 +4,7 @@
  * panel every reviewer's own words kept in the first reviewer's folder (panel.json).
  */
 import { join } from "node:path";
+import { JOB_FILES } from "../jobs/job_folder.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
 import type { JobStore } from "../jobs/store.ts";
@@ -11,8 +12,6 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { checkFindings, parseFindings } from "./findings.ts";
 import { type Answer, mergeAnswers, type MergedFinding, type Reviewer } from "./panel.ts";
 import { readReply, readReview, type ReviewRecord } from "./review_file.ts";
-
-export const PANEL_FILE = "panel.json";
 
 export interface ReviewOutcome {
   record: ReviewRecord;
@@ -97,7 +96,7 @@ export async function reviewOutcome(
   const merged = mergeAnswers(answers, minAgreement);
   const outcome: ReviewOutcome = { record, views: [...views], answers, ...merged, minAgreement };
   if (views.length > 1) {
-    const path = join(jobs.store.dirOf(views[0]!.record.id), PANEL_FILE);
+    const path = join(jobs.store.dirOf(views[0]!.record.id), JOB_FILES.panel);
     try {
       await writeFileAtomic(path, JSON.stringify(outcomeJson(outcome), null, 1));
       outcome.wordings = { path };

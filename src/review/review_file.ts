@@ -7,13 +7,12 @@
 import { open, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { JOB_FILES } from "../jobs/job_folder.ts";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { flattenLine, quotePath } from "../platform/plain_text.ts";
 import type { Budgeted, ReviewDiff } from "./diff.ts";
 import { checkFindings, type Finding, parseFindings } from "./findings.ts";
-
-export const REVIEW_FILE = "review.json";
 
 const reviewSchema = z.object({
   format: z.literal(1),
@@ -54,14 +53,14 @@ export function reviewRecord(diff: ReviewDiff, fit: Budgeted, focus?: string): R
 }
 
 export async function writeReview(dir: string, record: ReviewRecord): Promise<void> {
-  await writeFileAtomic(join(dir, REVIEW_FILE), JSON.stringify(record));
+  await writeFileAtomic(join(dir, JOB_FILES.review), JSON.stringify(record));
 }
 
 /** The review record of a job folder; undefined when the job is not a review (or it is unreadable). */
 export async function readReview(dir: string): Promise<ReviewRecord | undefined> {
   let text: string;
   try {
-    text = await readFile(join(dir, REVIEW_FILE), "utf8");
+    text = await readFile(join(dir, JOB_FILES.review), "utf8");
   } catch {
     return undefined;
   }

@@ -215,6 +215,7 @@ export async function startReview(host: ReviewHost, req: ReviewRequest): Promise
             addDirs: [],
           },
           agent: r.agent.name,
+          kind: "review",
           ...(r.applied.notes.length > 0 ? { warnings: r.applied.notes } : {}),
         }),
       );

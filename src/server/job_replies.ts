@@ -6,7 +6,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { join } from "node:path";
-import { isTerminal, type JobChecks } from "../jobs/record.ts";
+import { isTerminal, type JobChecks, mayHoldReview } from "../jobs/record.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { AUTO, autoRoute } from "./auto_model.ts";
 import { DelegateError } from "../errors.ts";
@@ -82,7 +82,7 @@ export async function jobReply(
   const { store } = await deps.runtime();
   const { text: out, length } = await store.readResultText(r.id, max);
   const body = outputBody(out, length, max, store.resultPath(r.id), r.id);
-  const review = r.state === "completed"
+  const review = r.state === "completed" && mayHoldReview(r)
     ? await reviewSection(store.dirOf(r.id), store.resultPath(r.id), max)
     : undefined;
   if (review) {
@@ -117,8 +117,7 @@ export async function jobReply(
 
 /** The review record of a job that is a member of a review panel; undefined for others. */
 async function panelOf(deps: ToolDeps, view: JobView) {
-  // Only a review job runs as an agent and has a review file; the others skip the read.
-  if (view.record.agent === undefined) return undefined;
+  if (!mayHoldReview(view.record)) return undefined;
   const { store } = await deps.runtime();
   const record = await readReview(store.dirOf(view.record.id));
   return record?.panel ? record : undefined;

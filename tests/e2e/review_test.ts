@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
@@ -151,6 +151,57 @@ Deno.test("review (native): JSON in a fenced block with a trailing comma is repa
     /^repaired: +the reply was not plain JSON \(taken from a fenced code block/m,
   );
   assert.ok(r.text.includes("1. [high] app.ts:2  eval"), r.text);
+});
+
+Deno.test("review: job.json names the review; a task's reply reads no review file; a record without the kind still reads", async () => {
+  const reply = JSON.stringify({ findings: [finding("app.ts", 2, "high", "eval of input")] });
+  await using scene = await startScene({ emulator: { chatScript: reviewer(reply) } });
+  const dir = repo();
+  const review = await scene.call("delegate_review", {
+    cwd: dir,
+    engine: "native",
+    model: "qwen3:8b",
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(review.isError, false, review.text);
+  const reviewId = field(review.text, "job_id")!;
+  const task = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen3:8b",
+    prompt: "@reply the plain answer\nanswer",
+    cwd: dir,
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(field(task.text, "state"), "completed", task.text);
+  const taskId = field(task.text, "job_id")!;
+  const recordPath = (id: string) => join(scene.stateDir, id, "job.json");
+  const record = (id: string) => JSON.parse(readFileSync(recordPath(id), "utf8"));
+  assert.equal(record(reviewId).kind, "review");
+  assert.equal(record(taskId).kind, "task");
+
+  // A review file in a task's folder is not the task's: its reply is its own output.
+  copyFileSync(
+    join(scene.stateDir, reviewId, "review.json"),
+    join(scene.stateDir, taskId, "review.json"),
+  );
+  const plain = await scene.call("delegate_result", { job_id: taskId });
+  assert.equal(plain.isError, false, plain.text);
+  assert.match(plain.text, /--- output ---\nthe plain answer/);
+  assert.doesNotMatch(plain.text, /^reviewed:/m);
+
+  // Records written before the kind was: a review ran as an agent, a task (here) as none. A
+  // second server reads both from disk.
+  for (const id of [reviewId, taskId]) {
+    const { kind: _, ...older } = record(id);
+    writeFileSync(recordPath(id), JSON.stringify(older));
+  }
+  const second = await scene.startServer();
+  const old = await second.call("delegate_result", { job_id: reviewId });
+  assert.equal(old.isError, false, old.text);
+  assert.match(old.text, /^findings: +1 \(1 high\)$/m);
+  assert.ok(old.text.includes("1. [high] app.ts:2  eval of input"), old.text);
+  const oldTask = await second.call("delegate_result", { job_id: taskId });
+  assert.match(oldTask.text, /--- output ---\nthe plain answer/);
 });
 
 Deno.test("review: base...HEAD; a bad base, a clean tree and a non-repository are refused", async () => {

@@ -5,6 +5,7 @@ import {
   JOB_STATES,
   type JobRecord,
   jobRecordSchema,
+  mayHoldReview,
   recordFromResultSummary,
   resultSummary,
 } from "../../src/jobs/record.ts";
@@ -226,4 +227,19 @@ Deno.test("jobRecordSchema: a command's masked failures are kept", () => {
   }];
   const parsed = jobRecordSchema.parse({ ...rec(), engine: "native", commands });
   assert.deepEqual(parsed.commands, commands);
+});
+
+Deno.test("jobRecordSchema: the kind is read when present; a record without it still parses", () => {
+  assert.equal(jobRecordSchema.parse(rec({ kind: "review", agent: "reviewer" })).kind, "review");
+  const older = jobRecordSchema.parse(rec());
+  assert.equal(older.kind, undefined);
+  assert.throws(() => jobRecordSchema.parse({ ...rec(), kind: "panel" }));
+});
+
+Deno.test("mayHoldReview: the kind decides; without it, only a job run as an agent may be a review", () => {
+  assert.equal(mayHoldReview(rec({ kind: "review", agent: "reviewer" })), true);
+  assert.equal(mayHoldReview(rec({ kind: "task", agent: "tester" })), false);
+  assert.equal(mayHoldReview(rec({ kind: "task" })), false);
+  assert.equal(mayHoldReview(rec({ agent: "reviewer" })), true);
+  assert.equal(mayHoldReview(rec()), false);
 });
