@@ -102,7 +102,7 @@ Deno.test("allowlistedEnv (Windows): blocked prefixes go in any case", () => {
   assert.deepEqual(allowlistedEnv(parent, true), { SystemRoot: "C:\\Windows" });
 });
 
-Deno.test("allowlist: claude-ollama-delegate-mcp's lists, per platform", () => {
+Deno.test("allowlist: what a child needs to run and reach the network, per platform; none blocked", () => {
   const posix = allowlist(false);
   const win = allowlist(true);
   assert.equal(posix.length, 24);

@@ -5,13 +5,13 @@ import { defaultSettings, FIELDS } from "../../src/settings/fields.ts";
 import { loadSettings, readSettingsFile } from "../../src/settings/load.ts";
 import { put, withSandbox } from "./helpers.ts";
 
-Deno.test("fields: env names and defaults follow claude-ollama-delegate-mcp's plus our additions", () => {
+Deno.test("fields: every env name and default, as users' existing settings and scripts spell them", () => {
   const table = Object.fromEntries(FIELDS.map((f) => [f.key, [f.env, f.default]]));
   assert.deepEqual(table, {
     delegationMode: [["OLLAMA_MCP_DELEGATION_MODE"], "ondemand"],
     allowedModels: [["OLLAMA_MCP_ALLOWED_MODELS"], []],
     defaultModel: [["OLLAMA_MCP_DEFAULT_MODEL"], ""],
-    // acceptEdits, not claude-ollama-delegate-mcp's auto: auto may be unavailable off Anthropic.
+    // acceptEdits, not auto: auto may be unavailable off Anthropic.
     defaultPermissionMode: [["OLLAMA_MCP_PERMISSION_MODE"], "acceptEdits"],
     baseUrl: [["OLLAMA_MCP_BASE_URL", "OLLAMA_HOST"], "http://127.0.0.1:11434"],
     baseUrls: [["OLLAMA_MCP_BASE_URLS"], []],
