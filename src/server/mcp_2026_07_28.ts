@@ -49,7 +49,7 @@ import {
 const MAX_SUBSCRIPTIONS = 16;
 
 /** The revision the client speaks: unknown until its first request says. */
-type Era = "unknown" | "2025-11-25" | "2026-07-28";
+type SpokenRevision = "unknown" | "2025-11-25" | "2026-07-28";
 
 export interface Revision2026Options {
   /** delegate_run's tasks; it runs as a 2026 task once registered (not in mode "off"). */
@@ -67,7 +67,7 @@ export class Revision2026Transport implements Transport {
   readonly #inner: Transport;
   readonly #tasks: JobTaskStore;
   readonly #log: (line: string) => void;
-  #era: Era = "unknown";
+  #revision: SpokenRevision = "unknown";
   #initialized = false;
   /** 2026 requests the SDK answers, by id: their replies get `resultType`. */
   readonly #forwarded = new Map<Id, string>();
@@ -128,14 +128,16 @@ export class Revision2026Transport implements Transport {
 
   #notify(message: JSONRPCMessage, method: string, options?: TransportSendOptions) {
     // The 2026 extension has no 2025 status notifications; its clients poll tasks/get.
-    if (method === "notifications/tasks/status" && this.#era === "2026-07-28") {
+    if (method === "notifications/tasks/status" && this.#revision === "2026-07-28") {
       return Promise.resolve();
     }
     if (method !== "notifications/tools/list_changed") return this.#inner.send(message, options);
-    if (this.#era === "2025-11-25" && this.#initialized) return this.#inner.send(message, options);
+    if (this.#revision === "2025-11-25" && this.#initialized) {
+      return this.#inner.send(message, options);
+    }
     // 2026 delivers change notifications only on subscriptions/listen streams, stamped with
     // the subscription's id; a 2025 client may hear them once initialized.
-    if (this.#era !== "2026-07-28" || this.#subscriptions.size === 0) {
+    if (this.#revision !== "2026-07-28" || this.#subscriptions.size === 0) {
       this.#heldChange = true;
       return Promise.resolve();
     }
@@ -183,7 +185,7 @@ export class Revision2026Transport implements Transport {
     this.onmessage?.(message);
     if (m.method === "notifications/initialized") {
       this.#initialized = true;
-      if (this.#era === "2025-11-25" && this.#heldChange) {
+      if (this.#revision === "2025-11-25" && this.#heldChange) {
         this.#heldChange = false;
         this.#inner.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })
           .catch((e: unknown) => this.onerror?.(e as Error));
@@ -192,9 +194,10 @@ export class Revision2026Transport implements Transport {
   }
 
   #request(message: JSONRPCMessage, id: Id, method: string, params: Json): void {
-    if (method === "initialize") this.#era = "2025-11-25";
+    if (method === "initialize") this.#revision = "2025-11-25";
     if (method === "server/discover") {
-      // Every server must answer it (basic/versioning); it is how a client learns our eras.
+      // Every server must answer it (basic/versioning); it is how a client learns the
+      // revisions we speak.
       this.#reply(id, method, {
         supportedVersions: [REVISION_2026],
         capabilities: this.capabilities(),
@@ -212,7 +215,7 @@ export class Revision2026Transport implements Transport {
       this.onmessage?.(message);
       return;
     }
-    this.#era = "2026-07-28";
+    this.#revision = "2026-07-28";
     if (!this.#announced) {
       this.#announced = true;
       this.#log(
