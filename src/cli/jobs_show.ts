@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { folderReader } from "../engines/registry.ts";
 import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
-import type { JobRecord } from "../jobs/record.ts";
+import { JOB_FILES } from "../jobs/job_folder.ts";
+import { type JobRecord, mayHoldReview } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/job_figures.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { worktreeText } from "../jobs/worktree/text.ts";
@@ -117,6 +118,8 @@ export function recordLines(
   ];
 }
 
+const exists = (path: string) => stat(path).then(() => true, () => false);
+
 /** `jobs show ID`. */
 export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -129,12 +132,18 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   noMoreArguments("jobs show", positionals.slice(1));
   const { record } = await ctx.manager.get(id);
   const dir = ctx.store.dirOf(id);
+  const review = join(dir, JOB_FILES.review);
   const files = {
     folder: dir,
     record: ctx.store.recordPath(id),
     prompt: ctx.store.promptPath(id),
     result: ctx.store.resultPath(id),
     activity: join(dir, (await folderReader(record.engine)).activityFile),
+    // A review's file is its own, listed even when missing; a record older than `kind` may
+    // be a review, and then shows one only when its folder holds it.
+    ...(record.kind === "review" || (mayHoldReview(record) && await exists(review))
+      ? { review }
+      : {}),
   };
   const prompt = await readHead(files.prompt, HEAD_CHARS * 4);
   const result = await ctx.store.readResultText(id, HEAD_CHARS);
@@ -173,8 +182,7 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
   out.push(result.length === 0 ? "(no result text yet)" : escapeBlock(result.text));
   out.push("", style.bold("--- files ---"));
   for (const [label, path] of Object.entries(files)) {
-    const exists = await stat(path).then(() => true, () => false);
-    out.push(`${label.padEnd(12)}${path}${exists ? "" : "  (not there)"}`);
+    out.push(`${label.padEnd(12)}${path}${await exists(path) ? "" : "  (not there)"}`);
   }
   io.out(out.join("\n"));
   return 0;
