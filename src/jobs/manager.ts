@@ -8,7 +8,6 @@
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
-import type { EngineName } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
 import { resolveJobRef } from "./job_ref.ts";
@@ -61,7 +60,7 @@ export class JobManager {
 
   constructor(
     readonly store: JobStore,
-    engines: Partial<Record<EngineName, Engine>>,
+    engines: Record<string, Engine>,
     config: ManagerConfig,
   ) {
     this.#lines = new JobLines(
@@ -287,7 +286,7 @@ export class JobManager {
   }
 
   /** What this process knows of the endpoints of a job's backend (pools only). */
-  endpointStates(engine: EngineName, backend: string | undefined) {
+  endpointStates(engine: string, backend: string | undefined) {
     const resolved = this.#placer?.backendOf(engine, backend);
     return resolved && this.#placer ? this.#placer.states(resolved) : [];
   }
