@@ -144,7 +144,7 @@ const PRODUCT: Record<EngineName, EngineEntry> = {
     engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),
     async serverStart(settings, log, after) {
-      const sweep = await import("./native/sandbox/placeholder_sweep.ts");
+      const sweep = await import("./placeholder_sweep.ts");
       await sweep.startPlaceholderSweep(sweep.placeholderRunDir(settings.stateDir), log, after);
     },
   },

@@ -44,7 +44,7 @@ import { usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { type ToolPolicy, toolPolicy } from "./permissions.ts";
-import { placeholderRunDir } from "./sandbox/placeholders.ts";
+import { placeholderRunDir } from "../placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
 import { limitsOf } from "./sandbox/limits.ts";

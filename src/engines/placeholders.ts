@@ -25,7 +25,7 @@ import {
   processExists,
   type ProcessIdentity,
   selfIdentity,
-} from "../../../platform/process_identity.ts";
+} from "../platform/process_identity.ts";
 
 export type PlaceholderKind = "file" | "dir";
 
