@@ -3,11 +3,11 @@
  * and `doctor --probe`: the claude engine's own estimate (the measured table behind its
  * refusal of a model loaded with too small a context), the native engine's measured prompt.
  */
-import { engineFacts } from "../engines/registry.ts";
+import { engineFacts, engineNames } from "../engines/registry.ts";
 import type { EngineFacts } from "../engines/facts.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Check } from "./doctor_check.ts";
-import { type EngineName, ENGINES, type Settings } from "../settings/types.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
 
 export interface EngineNeed {
   engine: EngineName;
@@ -17,10 +17,13 @@ export interface EngineNeed {
   requiredContext: number;
 }
 
-/** What each engine a user may choose says about itself with these settings, here. */
-export type EnginesFacts = Record<EngineName, EngineFacts>;
+/**
+ * What each engine of the table says about itself with these settings, here: the product's
+ * (named in settings' ENGINES) and any other registered.
+ */
+export type EnginesFacts = Record<EngineName, EngineFacts> & Record<string, EngineFacts>;
 
-/** Asks every engine of settings' ENGINES for its facts (engines/facts.ts). */
+/** Asks every engine of the table for its facts (engines/facts.ts). */
 export async function enginesFacts(
   settings: Settings,
   env: Record<string, string | undefined>,
@@ -28,8 +31,9 @@ export async function enginesFacts(
   platform?: string,
 ): Promise<EnginesFacts> {
   const setup = { settings, env, serverCwd: cwd, ...(platform ? { platform } : {}) };
-  const each = await Promise.all(ENGINES.map((name) => engineFacts(name, setup)));
-  return Object.fromEntries(ENGINES.map((name, i) => [name, each[i]!])) as EnginesFacts;
+  const names = engineNames();
+  const each = await Promise.all(names.map((name) => engineFacts(name, setup)));
+  return Object.fromEntries(names.map((name, i) => [name, each[i]!])) as EnginesFacts;
 }
 
 /**
@@ -79,6 +83,13 @@ export function requestSizeCheck(s: Settings, facts: EnginesFacts): Check {
       claudePromptTokens: claude.promptTokens,
       claudeRequiredContext: claude.requiredContext,
       nativePromptTokens: native.promptTokens,
+      // Every engine of the table, so that one added there shows without a field of its own.
+      engines: Object.fromEntries(
+        Object.entries(facts).map(([name, f]) => [name, {
+          promptTokens: f.request.promptTokens,
+          requiredContext: f.request.requiredContext,
+        }]),
+      ),
     },
   };
 }
