@@ -22,8 +22,23 @@ import type {
   VerifySpec,
 } from "./types.ts";
 
+/**
+ * What the job layer and the replies must know of an engine before it runs, fixed and known
+ * without loading it.
+ */
+export interface EngineTraits {
+  /**
+   * It runs on any configured backend (delegate_start's `backend`) and takes `files`; without
+   * it the engine always runs on the default Ollama (baseUrl or its pool).
+   */
+  backends: boolean;
+  /** The files it reports changed are all the turn changed: it compares the folders itself. */
+  completeChanges: boolean;
+}
+
 /** One engine's entry in the table. */
 export interface EngineEntry {
+  traits: EngineTraits;
   folder(): Promise<JobFolderReader>;
   engine(setup: EngineSetup): Promise<Engine>;
   facts(setup: FactsSetup): Promise<EngineFacts>;
@@ -67,6 +82,11 @@ function entry(name: string): EngineEntry {
     throw new TypeError(`"${name}" is not an engine (${engineNames().join(", ")})`);
   }
   return found;
+}
+
+/** What `engine` is, before it runs (EngineTraits). */
+export function engineTraits(engine: string): EngineTraits {
+  return entry(engine).traits;
 }
 
 /** How the files an engine wrote in a job folder are read back. */
@@ -135,11 +155,13 @@ class LazyEngine implements Engine {
 /** The product's engines; deno check asks for an entry for every name in settings' ENGINES. */
 const PRODUCT: Record<EngineName, EngineEntry> = {
   claude: {
+    traits: { backends: false, completeChanges: false },
     folder: async () => (await import("./claude/folder.ts")).claudeFolder,
     engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./claude/facts.ts")).claudeFacts(setup),
   },
   native: {
+    traits: { backends: true, completeChanges: true },
     folder: async () => (await import("./native/folder.ts")).nativeFolder,
     engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),

@@ -12,6 +12,7 @@ import {
   type ProbeTarget,
 } from "../backends/endpoint_health.ts";
 import { tagged } from "../engines/backend_failures.ts";
+import { engineTraits } from "../engines/registry.ts";
 import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
 import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 
@@ -42,7 +43,12 @@ export class EndpointPlacer {
    * engine then fails the job with the list of names).
    */
   backendOf(engine: string, backend: string | undefined): ResolvedBackend | undefined {
-    return resolveBackend(this.table, engine === "claude" ? undefined : backend);
+    return this.backendNamed(engineTraits(engine).backends ? backend : undefined);
+  }
+
+  /** The backend of that name; undefined = the default Ollama. */
+  backendNamed(backend: string | undefined): ResolvedBackend | undefined {
+    return resolveBackend(this.table, backend);
   }
 
   /** The line of `url` in `backend`, or undefined when the backend has no such endpoint. */

@@ -285,9 +285,9 @@ export class JobManager {
     return live.record.state === "queued" && this.#lines.leave(live.record.id);
   }
 
-  /** What this process knows of the endpoints of a job's backend (pools only). */
-  endpointStates(engine: string, backend: string | undefined) {
-    const resolved = this.#placer?.backendOf(engine, backend);
+  /** What this process knows of the endpoints of a backend (pools only); undefined: Ollama's. */
+  endpointStates(backend: string | undefined) {
+    const resolved = this.#placer?.backendNamed(backend);
     return resolved && this.#placer ? this.#placer.states(resolved) : [];
   }
 

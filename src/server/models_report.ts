@@ -158,7 +158,7 @@ async function defaultPoolLines(backend: ResolvedBackend, manager: JobManager): 
   if (backend.endpoints.length < 2) return [];
   const { rows } = await endpointRows(
     backend,
-    manager.endpointStates("claude", undefined),
+    manager.endpointStates(undefined),
     "  ",
   );
   return [
@@ -190,7 +190,7 @@ async function backendLines(
     if (pooled) {
       const { rows, up } = await endpointRows(
         backend,
-        manager.endpointStates("native", name),
+        manager.endpointStates(name),
         "      ",
       );
       endpoints = `\n${rows.join("\n")}`;

@@ -84,6 +84,8 @@ const thirdFacts: EngineFacts = {
 
 // The one table entry.
 registerEngine("third", {
+  // On the default Ollama only; what it reports changed is not all a turn changed.
+  traits: { backends: false, completeChanges: false },
   folder: () => Promise.resolve(thirdFolder),
   engine: () => Promise.resolve(thirdEngine),
   facts: () => Promise.resolve(thirdFacts),
@@ -128,6 +130,12 @@ Deno.test("a third engine in the table runs a job through the server's job layer
     assert.equal(
       readFileSync(join(dir, "result.txt"), "utf8"),
       "the third engine read 8 characters",
+    );
+    // Its traits, not its name, decide what it may be asked: a named backend is refused.
+    const { models } = await s.runtime.get();
+    await assert.rejects(
+      models.choose({ engine: "third", model: "any-model", backend: "gpus" }),
+      (e: Error) => /backend needs engine "native"/.test(e.message),
     );
     // Read back from disk as another process would (`jobs`, a server after a restart).
     const readBack = await new JobStore(store.stateDir).read(done.record.id);
