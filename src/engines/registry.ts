@@ -107,21 +107,28 @@ export function createEngines(setup: EngineSetup): Record<string, Engine> {
 }
 
 /**
- * Starts every engine's work for a server that has started (EngineEntry.serverStart); one that
- * fails is logged, and neither stops the others nor the server.
+ * Starts the engines' work for a server that has started: the sweep of sandbox placeholders
+ * that dead servers left (both engines mount them), and each engine's own
+ * (EngineEntry.serverStart). One that fails is logged, and neither stops the others nor the
+ * server.
  */
 export async function startEngineWork(
   settings: Settings,
   log: (line: string) => void,
   after: Promise<unknown>,
 ): Promise<void> {
-  await Promise.all(
-    [...TABLE].map(([name, e]) =>
+  const sweep = (async () => {
+    const { placeholderRunDir, startPlaceholderSweep } = await import("./placeholder_sweep.ts");
+    await startPlaceholderSweep(placeholderRunDir(settings.stateDir), log, after);
+  })().catch((cause) => log(`the sweep of sandbox placeholders failed: ${errorMessage(cause)}`));
+  await Promise.all([
+    sweep,
+    ...[...TABLE].map(([name, e]) =>
       e.serverStart?.(settings, log, after).catch((cause) =>
         log(`the ${name} engine's start-up work failed: ${errorMessage(cause)}`)
       )
     ),
-  );
+  ]);
 }
 
 class LazyEngine implements Engine {
@@ -165,10 +172,6 @@ const PRODUCT: Record<EngineName, EngineEntry> = {
     folder: async () => (await import("./native/folder.ts")).nativeFolder,
     engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),
-    async serverStart(settings, log, after) {
-      const sweep = await import("./placeholder_sweep.ts");
-      await sweep.startPlaceholderSweep(sweep.placeholderRunDir(settings.stateDir), log, after);
-    },
   },
 };
 for (const [name, modules] of Object.entries(PRODUCT)) registerEngine(name, modules);
