@@ -1,10 +1,10 @@
 /**
  * The engines, by name: the one place that knows which folder holds which engine. Each entry
- * gives three modules, all loaded at first use so that the server answers `initialize`
- * without them: its job-folder reader (light: how its files are read back), the engine
- * itself (its loop, tools, sandbox) and its facts (what the doctor, the probe and
- * `ollama_models` show of it). The product's engines are registered below through
- * `registerEngine`, as any other engine would be.
+ * gives its traits (what the job layer must know before it runs) and three modules, all
+ * loaded at first use so that the server answers `initialize` without them: its job-folder
+ * reader (light: how its files are read back), the engine itself (its loop, tools, sandbox)
+ * and its facts (what the doctor, the probe and `ollama_models` show of it). The product's
+ * engines are registered below through `registerEngine`, as any other engine would be.
  */
 import { errorMessage } from "../errors.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
