@@ -69,6 +69,25 @@ export interface BackendClient {
 /** A kind's clients, one per endpoint. */
 export type BackendFactory = (target: BackendTarget) => BackendClient;
 
+/**
+ * What a kind's servers are, for the native engine's context sizing and its failure words;
+ * known without loading the kind's module.
+ */
+export interface BackendKindFacts {
+  /** Its chat requests say the context they need (Ollama's num_ctx), so the server sizes it. */
+  sizesContext: boolean;
+  /** What its chat replies are, for a reply that was not one: "an Ollama chat stream". */
+  chatStream: string;
+  /** The chat path its servers serve, under the backend's root URL: "/api/chat". */
+  chatPath: string;
+  /** What to do when no connection could be made. */
+  startHint: string;
+  /** What to do when the server has no such model (HTTP 404). */
+  missingModelHint(model: string): string;
+  /** What to do when a request that carried no API key was refused; undefined: give one. */
+  refusedHint?: string;
+}
+
 /** One kind's entry in the table of kinds (kinds.ts). */
 export interface BackendKindEntry {
   /**
@@ -76,6 +95,7 @@ export interface BackendKindEntry {
    * a model loaded. Known without loading the kind's module.
    */
   probePath: string;
+  facts: BackendKindFacts;
   /** The kind's module, loaded at first use: a client for each endpoint. */
   load(): Promise<BackendFactory>;
 }

@@ -68,6 +68,9 @@ export async function contextCheck(
     cloud,
   });
   const { engine, promptTokens: prompt, requiredContext: required } = need;
+  // An engine that asks for the context per request is cut only by the model's maximum and
+  // maxContext; one that is not gets what the model is loaded with, and refuses less.
+  const asLoaded = !need.contextPerRequest;
   const details = {
     model,
     cloud,
@@ -88,7 +91,9 @@ export async function contextCheck(
     `ollama-delegate models derive ${model} --ctx ${tokensLabel(target)}, then ` +
     `ollama-delegate config --default-model ${derived}` +
     (s.allowedModels.length > 0 ? ` (and add it to --allow)` : "") +
-    (engine === "claude" ? `; or use engine "native", which sets the context per request` : "");
+    (asLoaded && need.perRequestEngines.length > 0
+      ? `; or use engine "${need.perRequestEngines[0]}", which sets the context per request`
+      : "");
   const localHint = `${deriveHint}. Or, for every model: ${RAISE_CONTEXT_HINT}`;
   const warn = (summary: string, hint = cloud ? CLOUD_CONTEXT_HINT : localHint): Check => ({
     ...base,
@@ -98,26 +103,26 @@ export async function contextCheck(
     details,
   });
   const engineText = `the ${engine} engine's prompt (about ${prompt} tokens per request)`;
-  const claudeText = `the ${required} tokens the claude engine needs (its prompt is about ` +
+  const asLoadedText = `the ${required} tokens the ${engine} engine needs (its prompt is about ` +
     `${prompt} tokens per request, plus room to answer)`;
   if (maxContext !== undefined && maxContext < required) {
     return warn(
       `"${model}" supports a context of ${maxContext} tokens, less than ` +
-        (engine === "claude" ? claudeText : engineText),
+        (asLoaded ? asLoadedText : engineText),
       PICK_LONGER_HINT,
     );
   }
-  if (!cloud && engine === "claude" && context.effective !== undefined) {
+  if (!cloud && asLoaded && context.effective !== undefined) {
     if (context.effective < required) {
       return warn(
         `"${model}" runs with a context of ${context.effective} tokens ` +
-          `(${sourceText(context)}), less than ${claudeText}: the claude engine refuses it ` +
-          `while it is loaded so, since Ollama would cut Claude Code's own instructions`,
+          `(${sourceText(context)}), less than ${asLoadedText}: the ${engine} engine refuses ` +
+          `it while it is loaded so, since Ollama would cut the engine's own instructions`,
       );
     }
   }
   if (maxContext !== undefined && maxContext < NEEDED_CONTEXT) {
-    const room = !cloud && engine === "claude" &&
+    const room = !cloud && asLoaded &&
       (context.effective === undefined || context.effective < maxContext);
     return warn(
       `"${model}" supports a context of ${maxContext} tokens; coding agents need ` +
@@ -125,12 +130,12 @@ export async function contextCheck(
       cloud ? CLOUD_CONTEXT_HINT : room ? localHint : PICK_LONGER_HINT,
     );
   }
-  if (!cloud && engine === "native") {
-    // The native engine picks num_ctx per request, up to the model's maximum and maxContext.
+  if (!cloud && !asLoaded) {
+    // It picks num_ctx per request, up to the model's maximum and maxContext.
     const cap = s.maxContext > 0 ? Math.min(s.maxContext, maxContext ?? s.maxContext) : maxContext;
     if (cap !== undefined && cap < NEEDED_CONTEXT) {
       return warn(
-        `the native engine may ask Ollama for at most ${cap} tokens for "${model}" ` +
+        `the ${engine} engine may ask Ollama for at most ${cap} tokens for "${model}" ` +
           `(maxContext ${s.maxContext}); coding agents need ${NEEDED_CONTEXT}`,
         `Raise it if your GPU has room: ollama-delegate config --max-context 64k`,
       );
@@ -139,7 +144,7 @@ export async function contextCheck(
       ...base,
       status: "pass",
       summary: `"${model}" supports ${maxContext ?? "an unknown number of"} tokens; the ` +
-        `native engine asks Ollama for the context each request needs`,
+        `${engine} engine asks Ollama for the context each request needs`,
       details,
     };
   }

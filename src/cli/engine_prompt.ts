@@ -3,24 +3,31 @@
  * and `doctor --probe`: the claude engine's own estimate (the measured table behind its
  * refusal of a model loaded with too small a context), the native engine's measured prompt.
  */
-import { engineFacts } from "../engines/registry.ts";
+import { engineFacts, engineNames } from "../engines/registry.ts";
 import type { EngineFacts } from "../engines/facts.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Check } from "./doctor_check.ts";
-import { type EngineName, ENGINES, type Settings } from "../settings/types.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
 
 export interface EngineNeed {
-  engine: EngineName;
+  engine: string;
   /** Prompt tokens of every request before the task: system prompt, tools, reminders. */
   promptTokens: number;
   /** The context under which the engine's requests are cut (or, for claude, refused). */
   requiredContext: number;
+  /** It asks for the context each request needs (engines/facts.ts RequestSize). */
+  contextPerRequest: boolean;
+  /** The engines that do, for advice when this one does not. */
+  perRequestEngines: string[];
 }
 
-/** What each engine a user may choose says about itself with these settings, here. */
-export type EnginesFacts = Record<EngineName, EngineFacts>;
+/**
+ * What each engine of the table says about itself with these settings, here: the product's
+ * (named in settings' ENGINES) and any other registered.
+ */
+export type EnginesFacts = Record<EngineName, EngineFacts> & Record<string, EngineFacts>;
 
-/** Asks every engine of settings' ENGINES for its facts (engines/facts.ts). */
+/** Asks every engine of the table for its facts (engines/facts.ts). */
 export async function enginesFacts(
   settings: Settings,
   env: Record<string, string | undefined>,
@@ -28,8 +35,9 @@ export async function enginesFacts(
   platform?: string,
 ): Promise<EnginesFacts> {
   const setup = { settings, env, serverCwd: cwd, ...(platform ? { platform } : {}) };
-  const each = await Promise.all(ENGINES.map((name) => engineFacts(name, setup)));
-  return Object.fromEntries(ENGINES.map((name, i) => [name, each[i]!])) as EnginesFacts;
+  const names = engineNames();
+  const each = await Promise.all(names.map((name) => engineFacts(name, setup)));
+  return Object.fromEntries(names.map((name, i) => [name, each[i]!])) as EnginesFacts;
 }
 
 /**
@@ -38,28 +46,57 @@ export async function enginesFacts(
  * would be on; the native engine asks Ollama for the context each request needs, so its prompt
  * is its need.
  */
-export function engineNeed(engine: EngineName, facts: EnginesFacts): EngineNeed {
-  const { promptTokens, requiredContext } = facts[engine].request;
-  return { engine, promptTokens, requiredContext };
+export function engineNeed(engine: string, facts: EnginesFacts): EngineNeed {
+  const request = facts[engine]?.request;
+  if (!request) {
+    throw new TypeError(`"${engine}" is not an engine (${Object.keys(facts).join(", ")})`);
+  }
+  const { promptTokens, requiredContext } = request;
+  return {
+    engine,
+    promptTokens,
+    requiredContext,
+    contextPerRequest: request.contextPerRequest === true,
+    perRequestEngines: perRequestEngines(facts),
+  };
+}
+
+function perRequestEngines(facts: EnginesFacts): string[] {
+  return Object.entries(facts).filter(([, f]) => f.request.contextPerRequest).map(([n]) => n);
+}
+
+/** `; or use engine "x"` (with `why`) naming an engine that sets the context per request. */
+export function perRequestAdvice(engines: readonly string[], why = ""): string {
+  return engines.length > 0 ? `, or use engine "${engines[0]}"${why}` : "";
 }
 
 /**
  * `doctor`'s "Request size" line: what one request of each engine carries with the settings
  * in force, and whether a local model loaded with Ollama's smallest default context (4,096
- * tokens, GPUs under 24 GiB) holds it. A warning when the claude engine's does not.
+ * tokens, GPUs under 24 GiB) holds it. A warning when it cannot hold the need of an engine
+ * that does not set the context per request (the claude engine).
  */
 export function requestSizeCheck(s: Settings, facts: EnginesFacts): Check {
-  const claude = engineNeed("claude", facts);
-  const native = engineNeed("native", facts);
-  const sandbox = facts.claude.sandbox.kind === "on";
-  const harness = facts.claude.request.depends;
-  const fits = claude.requiredContext <= OLLAMA_SMALLEST_DEFAULT_CONTEXT;
-  const summary = `claude: about ${claude.promptTokens} tokens a request (${harness}); ` +
-    `native: about ${native.promptTokens}; ` +
+  const all = Object.entries(facts);
+  const short = all.filter(([, f]) =>
+    !f.request.contextPerRequest && f.request.requiredContext > OLLAMA_SMALLEST_DEFAULT_CONTEXT
+  );
+  const fits = short.length === 0;
+  const summary =
+    all.map(([name, f]) =>
+      `${name}: about ${f.request.promptTokens} tokens a request` +
+      (f.request.depends ? ` (${f.request.depends})` : "")
+    ).join("; ") + "; " +
     (fits
-      ? `both fit a model loaded with Ollama's default ${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens`
+      ? `${all.length === 2 ? "both" : "all"} fit a model loaded with Ollama's default ` +
+        `${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens`
       : `a model loaded with Ollama's default ${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens cannot ` +
-        `hold the claude engine's ${claude.requiredContext}`);
+        `hold ${
+          short.map(([name, f]) => `the ${name} engine's ${f.request.requiredContext}`).join(
+            " or ",
+          )
+        }`);
+  const advice = perRequestAdvice(perRequestEngines(facts));
   return {
     id: "requests",
     title: "Request size",
@@ -68,17 +105,23 @@ export function requestSizeCheck(s: Settings, facts: EnginesFacts): Check {
     ...(fits ? {} : {
       hint: s.claudeHarness === "full"
         ? "Use the lean harness (ollama-delegate config --claude-harness lean), load models " +
-          "with more context (ollama-delegate models derive <model> --ctx 64k), or use engine " +
-          '"native"'
-        : "Load models with more context (ollama-delegate models derive <model> --ctx 64k), " +
-          'or use engine "native"',
+          `with more context (ollama-delegate models derive <model> --ctx 64k)${advice}`
+        : `Load models with more context (ollama-delegate models derive <model> --ctx 64k)${advice}`,
     }),
+    // claude* and native* stay for scripts that read them; `engines` has every engine.
     details: {
       claudeHarness: s.claudeHarness,
-      claudeSandbox: sandbox,
-      claudePromptTokens: claude.promptTokens,
-      claudeRequiredContext: claude.requiredContext,
-      nativePromptTokens: native.promptTokens,
+      claudeSandbox: facts.claude.sandbox.kind === "on",
+      claudePromptTokens: facts.claude.request.promptTokens,
+      claudeRequiredContext: facts.claude.request.requiredContext,
+      nativePromptTokens: facts.native.request.promptTokens,
+      // Every engine of the table, so that one added there shows without a field of its own.
+      engines: Object.fromEntries(
+        Object.entries(facts).map(([name, f]) => [name, {
+          promptTokens: f.request.promptTokens,
+          requiredContext: f.request.requiredContext,
+        }]),
+      ),
     },
   };
 }

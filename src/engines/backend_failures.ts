@@ -13,6 +13,8 @@
  *   context_overflow        the request cannot fit the model's context
  *   misconfigured           an unknown backend, a missing API key variable
  */
+import { kindFacts } from "../backends/kinds.ts";
+import type { BackendKind } from "../settings/types.ts";
 
 export type FailureWord =
   | "backend_unreachable"
@@ -32,14 +34,11 @@ export const ollamaAt = (url: string): string => `Ollama at ${url}`;
  * No connection was made to the backend `where` names ("Ollama at <url>", or a named backend
  * with its URL); `reason` says how the attempt failed ("connection failed (ECONNREFUSED)").
  */
-export function unreachableText(where: string, reason: string, ollama: boolean): string {
-  return `Cannot reach ${where}: ${reason}. ` +
-    (ollama
-      ? `Start it with "ollama serve" or the Ollama app`
-      : "Check that the server runs and the URL is right");
+export function unreachableText(where: string, reason: string, kind: BackendKind): string {
+  return `Cannot reach ${where}: ${reason}. ${kindFacts(kind).startHint}`;
 }
 
 /** The job error of a turn whose Ollama at `url` stopped answering. */
 export function ollamaUnreachable(url: string, reason: string): string {
-  return tagged("backend_unreachable", unreachableText(ollamaAt(url), reason, true));
+  return tagged("backend_unreachable", unreachableText(ollamaAt(url), reason, "ollama"));
 }

@@ -42,6 +42,13 @@ export interface RequestSize {
   requiredContext: number;
   /** What the size depends on in the settings in force ("lean harness, ..."); none if nothing. */
   depends?: string;
+  /**
+   * The engine asks the backend for the context each request needs, so the context a model
+   * is loaded with does not cut its requests (the model's maximum and maxContext still do).
+   * Absent: its requests get the context the model runs with, and the engine refuses a model
+   * loaded with less than requiredContext.
+   */
+  contextPerRequest?: true;
 }
 
 /** A tool as `doctor --probe` offers it: a name and the JSON Schema of its input. */

@@ -1,10 +1,10 @@
 /**
  * The engines, by name: the one place that knows which folder holds which engine. Each entry
- * gives three modules, all loaded at first use so that the server answers `initialize`
- * without them: its job-folder reader (light: how its files are read back), the engine
- * itself (its loop, tools, sandbox) and its facts (what the doctor, the probe and
- * `ollama_models` show of it). The product's engines are registered below through
- * `registerEngine`, as any other engine would be.
+ * gives its traits (what the job layer must know before it runs) and three modules, all
+ * loaded at first use so that the server answers `initialize` without them: its job-folder
+ * reader (light: how its files are read back), the engine itself (its loop, tools, sandbox)
+ * and its facts (what the doctor, the probe and `ollama_models` show of it). The product's
+ * engines are registered below through `registerEngine`, as any other engine would be.
  */
 import { errorMessage } from "../errors.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
@@ -22,8 +22,23 @@ import type {
   VerifySpec,
 } from "./types.ts";
 
+/**
+ * What the job layer and the replies must know of an engine before it runs, fixed and known
+ * without loading it.
+ */
+export interface EngineTraits {
+  /**
+   * It runs on any configured backend (delegate_start's `backend`) and takes `files`; without
+   * it the engine always runs on the default Ollama (baseUrl or its pool).
+   */
+  backends: boolean;
+  /** The files it reports changed are all the turn changed: it compares the folders itself. */
+  completeChanges: boolean;
+}
+
 /** One engine's entry in the table. */
 export interface EngineEntry {
+  traits: EngineTraits;
   folder(): Promise<JobFolderReader>;
   engine(setup: EngineSetup): Promise<Engine>;
   facts(setup: FactsSetup): Promise<EngineFacts>;
@@ -69,6 +84,11 @@ function entry(name: string): EngineEntry {
   return found;
 }
 
+/** What `engine` is, before it runs (EngineTraits). */
+export function engineTraits(engine: string): EngineTraits {
+  return entry(engine).traits;
+}
+
 /** How the files an engine wrote in a job folder are read back. */
 export function folderReader(engine: string): Promise<JobFolderReader> {
   return entry(engine).folder();
@@ -87,21 +107,28 @@ export function createEngines(setup: EngineSetup): Record<string, Engine> {
 }
 
 /**
- * Starts every engine's work for a server that has started (EngineEntry.serverStart); one that
- * fails is logged, and neither stops the others nor the server.
+ * Starts the engines' work for a server that has started: the sweep of sandbox placeholders
+ * that dead servers left (both engines mount them), and each engine's own
+ * (EngineEntry.serverStart). One that fails is logged, and neither stops the others nor the
+ * server.
  */
 export async function startEngineWork(
   settings: Settings,
   log: (line: string) => void,
   after: Promise<unknown>,
 ): Promise<void> {
-  await Promise.all(
-    [...TABLE].map(([name, e]) =>
+  const sweep = (async () => {
+    const { placeholderRunDir, startPlaceholderSweep } = await import("./placeholder_sweep.ts");
+    await startPlaceholderSweep(placeholderRunDir(settings.stateDir), log, after);
+  })().catch((cause) => log(`the sweep of sandbox placeholders failed: ${errorMessage(cause)}`));
+  await Promise.all([
+    sweep,
+    ...[...TABLE].map(([name, e]) =>
       e.serverStart?.(settings, log, after).catch((cause) =>
         log(`the ${name} engine's start-up work failed: ${errorMessage(cause)}`)
       )
     ),
-  );
+  ]);
 }
 
 class LazyEngine implements Engine {
@@ -135,18 +162,16 @@ class LazyEngine implements Engine {
 /** The product's engines; deno check asks for an entry for every name in settings' ENGINES. */
 const PRODUCT: Record<EngineName, EngineEntry> = {
   claude: {
+    traits: { backends: false, completeChanges: false },
     folder: async () => (await import("./claude/folder.ts")).claudeFolder,
     engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./claude/facts.ts")).claudeFacts(setup),
   },
   native: {
+    traits: { backends: true, completeChanges: true },
     folder: async () => (await import("./native/folder.ts")).nativeFolder,
     engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),
-    async serverStart(settings, log, after) {
-      const sweep = await import("./native/sandbox/placeholder_sweep.ts");
-      await sweep.startPlaceholderSweep(sweep.placeholderRunDir(settings.stateDir), log, after);
-    },
   },
 };
 for (const [name, modules] of Object.entries(PRODUCT)) registerEngine(name, modules);

@@ -5,7 +5,7 @@
  * transcript through its folder reader (tool calls and whether their results were errors).
  */
 import { join } from "node:path";
-import { folderReader } from "../engines/registry.ts";
+import { engineTraits, folderReader } from "../engines/registry.ts";
 import { readFileTail } from "../platform/file_tail.ts";
 import type { ClaimEvidence } from "./claims.ts";
 import type { JobRecord } from "./record.ts";
@@ -37,8 +37,9 @@ export async function claimEvidence(record: JobRecord, dir: string): Promise<Cla
   return {
     commands,
     changedFiles: [...changed],
-    // The native engine compares the directories before and after; a worktree's diff does too.
-    changesComplete: record.engine === "native" || record.worktree?.diffStat !== undefined,
+    // An engine that compares the folders before and after is complete; a worktree's diff too.
+    changesComplete: engineTraits(record.engine).completeChanges ||
+      record.worktree?.diffStat !== undefined,
   };
 }
 

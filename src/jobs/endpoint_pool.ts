@@ -12,8 +12,8 @@ import {
   type ProbeTarget,
 } from "../backends/endpoint_health.ts";
 import { tagged } from "../engines/backend_failures.ts";
+import { engineTraits } from "../engines/registry.ts";
 import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
-import type { EngineName } from "../settings/types.ts";
 import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
@@ -42,8 +42,13 @@ export class EndpointPlacer {
    * the native one on its named backend; undefined for a name the settings do not have (the
    * engine then fails the job with the list of names).
    */
-  backendOf(engine: EngineName, backend: string | undefined): ResolvedBackend | undefined {
-    return resolveBackend(this.table, engine === "claude" ? undefined : backend);
+  backendOf(engine: string, backend: string | undefined): ResolvedBackend | undefined {
+    return this.backendNamed(engineTraits(engine).backends ? backend : undefined);
+  }
+
+  /** The backend of that name; undefined = the default Ollama. */
+  backendNamed(backend: string | undefined): ResolvedBackend | undefined {
+    return resolveBackend(this.table, backend);
   }
 
   /** The line of `url` in `backend`, or undefined when the backend has no such endpoint. */

@@ -1,6 +1,6 @@
 /** A job this process holds in memory, and the shapes the job manager hands out. */
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
-import type { EngineName, Price } from "../settings/types.ts";
+import type { Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { EndpointHealth } from "../backends/endpoint_health.ts";
 import type { PoolTable } from "./endpoint_pool.ts";
@@ -45,7 +45,7 @@ export interface ManagerConfig {
 
 export interface NewTurn {
   prompt: string;
-  engine: EngineName;
+  engine: string;
   /** Native engine backend name; undefined = the Ollama at baseUrl. */
   backend?: string;
   model: string;

@@ -9,7 +9,6 @@ import { setTimeout as delay } from "node:timers/promises";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
-import type { EngineName } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
 import { resolveJobRef } from "./job_ref.ts";
@@ -62,7 +61,7 @@ export class JobManager {
 
   constructor(
     readonly store: JobStore,
-    engines: Partial<Record<EngineName, Engine>>,
+    engines: Record<string, Engine>,
     config: ManagerConfig,
   ) {
     this.#lines = new JobLines(
@@ -287,9 +286,9 @@ export class JobManager {
     return live.record.state === "queued" && this.#lines.leave(live.record.id);
   }
 
-  /** What this process knows of the endpoints of a job's backend (pools only). */
-  endpointStates(engine: EngineName, backend: string | undefined) {
-    const resolved = this.#placer?.backendOf(engine, backend);
+  /** What this process knows of the endpoints of a backend (pools only); undefined: Ollama's. */
+  endpointStates(backend: string | undefined) {
+    const resolved = this.#placer?.backendNamed(backend);
     return resolved && this.#placer ? this.#placer.states(resolved) : [];
   }
 

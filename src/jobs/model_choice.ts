@@ -10,15 +10,16 @@ import {
   resolveBackend,
   type ResolvedBackend,
 } from "../settings/backends.ts";
+import { engineTraits } from "../engines/registry.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
-import type { EngineName, Settings } from "../settings/types.ts";
+import type { Settings } from "../settings/types.ts";
 import { JobError } from "./errors.ts";
 
 export type { ResolvedBackend };
 
 /** What a call asks for. */
 export interface ModelRequest {
-  engine: EngineName;
+  engine: string;
   model?: string | undefined;
   backend?: string | undefined;
   /** Files the native engine reads into the prompt. */
@@ -59,7 +60,7 @@ export class ModelChoice {
   /** The model (and backend) of a new job; throws a JobError or the catalog's DelegateError. */
   async choose(request: ModelRequest): Promise<{ model: string; backend?: string }> {
     const s = this.settings;
-    if (request.engine === "claude") {
+    if (!engineTraits(request.engine).backends) {
       if (request.backend !== undefined || request.files !== undefined) {
         throw new JobError({
           kind: "needs-native",

@@ -6,7 +6,6 @@
  */
 import type { Engine } from "../engines/types.ts";
 import { isRunning, selfIdentity } from "../platform/process_identity.ts";
-import type { EngineName } from "../settings/types.ts";
 import { KILL_GRACE_MS } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
@@ -14,7 +13,7 @@ import type { JobStore } from "./store.ts";
 export interface RecoveryDeps {
   store: JobStore;
   /** The engines, whose job folders hold the facts of a turn nobody watched end. */
-  engines: Partial<Record<EngineName, Engine>>;
+  engines: Record<string, Engine>;
   /** The record of a job this process holds, by id as given. */
   liveRecord(id: string): JobRecord | undefined;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { EFFORTS, ENGINES, PERMISSION_MODES } from "../settings/types.ts";
+import { isEngine } from "../engines/registry.ts";
+import { EFFORTS, PERMISSION_MODES } from "../settings/types.ts";
 
 export const JOB_STATES = [
   "queued",
@@ -80,7 +81,8 @@ export const jobRecordSchema = z.object({
   id: z.string(),
   sessionId: z.string(),
   turn: z.number().int().min(1),
-  engine: z.enum(ENGINES),
+  /** One of the engine table's (engines/registry.ts): the product's, or one a test registered. */
+  engine: z.string().refine(isEngine, { error: (i) => `"${String(i.input)}" is not an engine` }),
   /** Native engine: the backend name; absent = the Ollama at baseUrl. */
   backend: z.string().optional(),
   /**

@@ -5,7 +5,6 @@
  */
 import { errorMessage } from "../errors.ts";
 import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
-import type { EngineName } from "../settings/types.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import { claimEvidence } from "./claim_evidence.ts";
 import { checkClaims } from "./claims.ts";
@@ -26,7 +25,7 @@ const CLAIMS_TEXT_CHARS = 200_000;
 export interface TurnRunDeps {
   store: JobStore;
   /** The engine of a job; throws when it is not available. */
-  engine(name: EngineName): Engine;
+  engine(name: string): Engine;
   lines: JobLines;
   /** Places turns on an endpoint of their backend's pool; absent = the backend's own URL. */
   placer?: EndpointPlacer;

@@ -5,6 +5,7 @@ import type { SandboxPlan } from "../engines/facts.ts";
 import { errorMessage } from "../errors.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import type { JobManager } from "../jobs/manager.ts";
+import { engineLines } from "./engines_report.ts";
 import { endpointRows } from "./pool_report.ts";
 import { formatProblems } from "../settings/load.ts";
 import type { ToolDeps } from "./tool_deps.ts";
@@ -61,6 +62,8 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     ...rows,
     "",
     ...(await backendLines(models.configuredBackends(), catalog, manager)),
+    "",
+    ...(await engineLines(facts)),
     "",
     ...(await agentLines(deps)),
     "",
@@ -155,7 +158,7 @@ async function defaultPoolLines(backend: ResolvedBackend, manager: JobManager): 
   if (backend.endpoints.length < 2) return [];
   const { rows } = await endpointRows(
     backend,
-    manager.endpointStates("claude", undefined),
+    manager.endpointStates(undefined),
     "  ",
   );
   return [
@@ -187,7 +190,7 @@ async function backendLines(
     if (pooled) {
       const { rows, up } = await endpointRows(
         backend,
-        manager.endpointStates("native", name),
+        manager.endpointStates(name),
         "      ",
       );
       endpoints = `\n${rows.join("\n")}`;

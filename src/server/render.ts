@@ -1,4 +1,5 @@
 import { join, relative } from "node:path";
+import { engineTraits } from "../engines/registry.ts";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
 import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/job_figures.ts";
@@ -42,7 +43,10 @@ export function summary(
     line("model:", r.modelChoice ? `${r.model} (${r.modelChoice})` : r.model),
     ...(r.fallbacks ?? []).map((f) => line("fallback:", `${f.from} -> ${f.to} (${f.reason})`)),
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
-    line("engine:", r.engine === "native" ? `native (backend ${r.backend ?? "ollama"})` : r.engine),
+    line(
+      "engine:",
+      engineTraits(r.engine).backends ? `${r.engine} (backend ${r.backend ?? "ollama"})` : r.engine,
+    ),
     ...endpointLines(r, line),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),

@@ -9,7 +9,6 @@ import { folderReader } from "../engines/registry.ts";
 import type { TranscriptEntry } from "../engines/types.ts";
 import type { JobManager } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
-import type { EngineName } from "../settings/types.ts";
 import { TRANSCRIPT_PAGE, type transcriptShape } from "./shapes.ts";
 import { type FileIdentity, TranscriptIndex } from "./transcript_index.ts";
 import { readLines } from "../platform/file_lines.ts";
@@ -56,7 +55,7 @@ export interface PageOptions {
  */
 export async function readTranscriptPage(
   dir: string,
-  engine: EngineName,
+  engine: string,
   options: PageOptions = {},
   index: TranscriptIndex = sharedIndex,
 ): Promise<TranscriptPage> {

@@ -1,5 +1,4 @@
 import type { TranscriptEntry } from "../engines/types.ts";
-import type { EngineName } from "../settings/types.ts";
 
 /** One entry as a page shows it: its long field cut to the page's budget. */
 export interface PageEntry {
@@ -17,7 +16,7 @@ export interface PageEntry {
 }
 
 export interface TranscriptPage {
-  engine: EngineName;
+  engine: string;
   path: string;
   /** The file does not exist (yet). */
   missing: boolean;

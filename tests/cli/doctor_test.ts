@@ -402,7 +402,7 @@ Deno.test("doctor: a model loaded with less context than Claude Code's prompt ge
     assert.equal(run.code, 0, "a short context is a warning");
     assert.match(
       line(run.stdout, "Context length"),
-      /WARN {2}Context length +"qwen3-coder:30b" runs with a context of 4096 tokens \(as loaded now\), less than the \d+ tokens the claude engine needs \(its prompt is about \d+ tokens per request, plus room to answer\): the claude engine refuses it while it is loaded so, since Ollama would cut Claude Code's own instructions/,
+      /WARN {2}Context length +"qwen3-coder:30b" runs with a context of 4096 tokens \(as loaded now\), less than the \d+ tokens the claude engine needs \(its prompt is about \d+ tokens per request, plus room to answer\): the claude engine refuses it while it is loaded so, since Ollama would cut the engine's own instructions/,
     );
     assert.match(
       fixUnder(run.stdout, "Context length"),

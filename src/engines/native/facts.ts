@@ -23,7 +23,11 @@ export function nativeFacts(setup: FactsSetup): EngineFacts {
     sandboxInstall: INSTALL_BWRAP_HINT,
     trySandbox: () => probeSandbox(s.sandbox, limitsOf(s)),
     // It asks Ollama for the context each request needs, so its prompt is its need.
-    request: { promptTokens: NATIVE_PROMPT_TOKENS, requiredContext: NATIVE_PROMPT_TOKENS },
+    request: {
+      promptTokens: NATIVE_PROMPT_TOKENS,
+      requiredContext: NATIVE_PROMPT_TOKENS,
+      contextPerRequest: true,
+    },
     textCalls: (text, tools) =>
       recoverTextCalls(text, tools)?.calls.map((c) => ({
         name: c.name,

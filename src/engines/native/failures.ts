@@ -8,6 +8,7 @@ import {
   ConnectionError,
   MAX_ATTEMPTS,
 } from "../../backends/openai.ts";
+import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
 import { type FailureWord, ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
 import { failedTurn } from "../types.ts";
@@ -61,13 +62,14 @@ export function wordOf(e: unknown): FailureWord | undefined {
 }
 
 function endpointText(e: unknown, backend: BackendNaming, model: string): string {
+  const kind = kindFacts(backend.kind);
   const where = backend.name === DEFAULT_BACKEND
     ? ollamaAt(backend.url)
     : `backend "${backend.name}" (${backend.url})`;
   // Each kind of failure says what happened: "cannot reach" only when no connection was
   // made, never for a reply that came but was cut, oversized or not a chat stream.
   if (e instanceof ConnectionError && e.kind === "unreachable") {
-    return unreachableText(where, e.reason, backend.kind === "ollama");
+    return unreachableText(where, e.reason, backend.kind);
   }
   if (e instanceof ConnectionError) {
     return `${where} broke off its reply for "${model}" (${MAX_ATTEMPTS} attempts): ` +
@@ -79,33 +81,26 @@ function endpointText(e: unknown, backend: BackendNaming, model: string): string
       `backend`;
   }
   if (e instanceof BackendReplyError) {
-    // Ollama backends are spoken to over Ollama's own /api/chat, the others over /v1.
-    const native = backend.kind === "ollama";
-    return `${where} did not answer "${model}" with ${
-      native ? "an Ollama chat stream" : "an OpenAI-compatible chat completion stream"
-    }: ${e.reason}. ` +
+    return `${where} did not answer "${model}" with ${kind.chatStream}: ${e.reason}. ` +
       (backend.name === DEFAULT_BACKEND
         ? "Check that baseUrl points at Ollama itself (ollama-delegate config --base-url <url>)"
         : `Check that the URL of backend "${backend.name}" is the server's root (without ` +
-          `/v1) and that the server serves ${native ? "/api/chat" : "/v1/chat/completions"}`);
+          `/v1) and that the server serves ${kind.chatPath}`);
   }
   if (!(e instanceof ChatHttpError)) return `The run failed: ${errorMessage(e)}`;
   const d = e.detail;
   switch (e.status) {
     case 404:
       return `${where} has no model "${model}" (HTTP 404: ${d}). ` +
-        (backend.kind === "ollama" ? `Pull it with "ollama pull ${model}"` : "Check the model id") +
+        kind.missingModelHint(model) +
         ", or pick one from ollama_models";
     case 410:
       return `Model "${model}" was retired (${where}, HTTP 410: ${d}). Pick another model`;
     case 401:
     case 403:
       return `${where} refused the request for "${model}" (HTTP ${e.status}: ${d}). ` +
-        (backend.apiKeyEnv
-          ? `Check the API key in $${backend.apiKeyEnv}`
-          : backend.kind === "ollama"
-          ? `Cloud models need "ollama signin"`
-          : `It may need an API key: ollama-delegate config --backend ${backend.name}=<url> ` +
+        (backend.apiKeyEnv ? `Check the API key in $${backend.apiKeyEnv}` : kind.refusedHint ??
+          `It may need an API key: ollama-delegate config --backend ${backend.name}=<url> ` +
             `--api-key-env <VAR>`);
     case 400:
       if (/does not support tools/i.test(d)) {

@@ -11,6 +11,7 @@
  */
 import { open, readFile, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { kindFacts } from "../../backends/kinds.ts";
 import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
@@ -44,7 +45,7 @@ import { usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { type ToolPolicy, toolPolicy } from "./permissions.ts";
-import { placeholderRunDir } from "./sandbox/placeholders.ts";
+import { placeholderRunDir } from "../placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
 import { limitsOf } from "./sandbox/limits.ts";
@@ -272,7 +273,7 @@ export class NativeEngine implements Engine {
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap,
-      sizeContext: backend.kind === "ollama",
+      sizeContext: kindFacts(backend.kind).sizesContext,
       ...(loadedContext !== undefined ? { loadedContext } : {}),
       leftOut: history.leftOut,
       onShortened: (count, note) => {

@@ -3,7 +3,7 @@
  * runs as and under which limits. Pure: run_shell.ts decides the inputs and runs it.
  */
 import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../../bwrap_base.ts";
-import type { Placeholder } from "./placeholders.ts";
+import type { Placeholder } from "../../placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "./limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 

@@ -20,7 +20,7 @@ import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapArgs, type SandboxLayout } from "./bwrap_args.ts";
-import { type Placeholder, PlaceholderRegistry } from "./placeholders.ts";
+import { type Placeholder, PlaceholderRegistry } from "../../placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "./limits.ts";
 import type { ShellRunner } from "./shell_runner.ts";
 import {

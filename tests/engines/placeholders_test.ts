@@ -7,17 +7,13 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sweepPlaceholders } from "../../../../src/engines/native/sandbox/placeholder_sweep.ts";
-import {
-  keyOf,
-  type Placeholder,
-  PlaceholderRegistry,
-} from "../../../../src/engines/native/sandbox/placeholders.ts";
+import { sweepPlaceholders } from "../../src/engines/placeholder_sweep.ts";
+import { keyOf, type Placeholder, PlaceholderRegistry } from "../../src/engines/placeholders.ts";
 import {
   identityOf,
   type ProcessIdentity,
   selfIdentity,
-} from "../../../../src/platform/process_identity.ts";
+} from "../../src/platform/process_identity.ts";
 
 async function withDirs(fn: (proj: string, run: string) => Promise<void>): Promise<void> {
   const top = await realpath(await Deno.makeTempDir({ prefix: "placeholders_" }));

@@ -6,7 +6,7 @@
  */
 import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { selfIdentity } from "../../../platform/process_identity.ts";
+import { selfIdentity } from "../platform/process_identity.ts";
 import {
   type EntryName,
   ownerAlive,

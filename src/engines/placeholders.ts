@@ -26,7 +26,7 @@ import {
   processExists,
   type ProcessIdentity,
   selfIdentity,
-} from "../../../platform/process_identity.ts";
+} from "../platform/process_identity.ts";
 
 export type PlaceholderKind = "file" | "dir";
 

@@ -1,0 +1,191 @@
+/**
+ * scripts/import_rules.ts against a copy of src/ with one rule broken at a time: each planted
+ * import must be reported by file, line, specifier and rule, and the tree as it is must pass.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkImports, type Violation } from "../../scripts/import_rules.ts";
+import { importsOf } from "../../scripts/import_graph.ts";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const src = join(repo, "src");
+const script = join(repo, "scripts", "import_rules.ts");
+
+/** A copy of src/ with `plant` applied; removed after `use`. */
+function withPlanted(plant: (copy: string) => void, use: (copy: string) => void): void {
+  const top = mkdtempSync(join(tmpdir(), "import_rules_"));
+  try {
+    const copy = join(top, "src");
+    cpSync(src, copy, { recursive: true });
+    plant(copy);
+    use(copy);
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+}
+
+function planted(plant: (copy: string) => void): Violation[] {
+  let found: Violation[] = [];
+  withPlanted(plant, (copy) => found = checkImports(copy));
+  return found;
+}
+
+/** Appends `line` to `src/<file>` in the copy. */
+const add = (file: string, line: string) => (copy: string) =>
+  appendFileSync(join(copy, file), `\n${line}\n`);
+
+/**
+ * Writes `src/<file>` importing nothing and then imports it from `from`: an import up a
+ * layer that closes no cycle (one to an existing file often would, through its own imports).
+ */
+const addUp = (from: string, file: string, line: string) => (copy: string) => {
+  writeFileSync(join(copy, file), "export type X = 1;\nexport const x = 1;\n");
+  add(from, line)(copy);
+};
+
+Deno.test("the repository's src/ keeps every import rule", () => {
+  assert.deepEqual(checkImports(src).map((v) => v.message), []);
+});
+
+Deno.test("an import running up a layer is named with its file, line, specifier and layers", () => {
+  const found = planted(
+    addUp("platform/bytes.ts", "jobs/planted.ts", 'import "../jobs/planted.ts";'),
+  );
+  assert.equal(found.length, 1, found.map((v) => v.message).join("\n"));
+  const [v] = found;
+  assert.equal(v!.rule, "up a layer");
+  assert.equal(v!.file, "src/platform/bytes.ts");
+  assert.equal(v!.specifier, "../jobs/planted.ts");
+  assert.match(v!.message, /^src\/platform\/bytes\.ts:\d+: imports "\.\.\/jobs\/planted\.ts": /);
+  assert.match(v!.message, /the jobs layer, above this file's platform layer/);
+});
+
+Deno.test("a type-only or dynamic import up a layer counts as much as a static one", () => {
+  const typeOnly = planted(
+    addUp("backends/bounded.ts", "jobs/planted.ts", 'import type { X } from "../jobs/planted.ts";'),
+  );
+  assert.deepEqual(typeOnly.map((v) => v.rule), ["up a layer"]);
+  const dynamic = planted(
+    addUp(
+      "models/catalog.ts",
+      "server/planted.ts",
+      'export const later = () => import("../server/planted.ts");',
+    ),
+  );
+  assert.deepEqual(dynamic.map((v) => [v.rule, v.specifier]), [[
+    "up a layer",
+    "../server/planted.ts",
+  ]]);
+});
+
+for (const from of ["cli/jobs.ts", "jobs/store.ts", "server/tools.ts", "review/diff.ts"]) {
+  Deno.test(`${from.split("/")[0]}/ importing an engine's own folder is refused`, () => {
+    const found = planted(add(from, 'import "../engines/native/facts.ts";'));
+    assert.equal(found.length, 1, found.map((v) => v.message).join("\n"));
+    assert.equal(found[0]!.rule, "engine folder");
+    assert.equal(found[0]!.file, `src/${from}`);
+    assert.match(
+      found[0]!.message,
+      /inside the native engine's own folder \(src\/engines\/native\/\)/,
+    );
+  });
+}
+
+Deno.test("one engine importing another's folder is refused; the engine table may", () => {
+  const found = planted(add("engines/claude/facts.ts", 'import "../native/facts.ts";'));
+  assert.deepEqual(found.map((v) => [v.rule, v.file]), [[
+    "engine folder",
+    "src/engines/claude/facts.ts",
+  ]]);
+  // registry.ts reaches every engine's folder already; a new engine folder is covered too.
+  const third = planted((copy) => {
+    mkdirSync(join(copy, "engines", "third"));
+    writeFileSync(join(copy, "engines", "third", "run.ts"), 'import "../types.ts";\n');
+    add("engines/registry.ts", 'import "./third/run.ts";')(copy);
+    add("jobs/store.ts", 'import "../engines/third/run.ts";')(copy);
+  });
+  assert.deepEqual(third.map((v) => [v.rule, v.file]), [["engine folder", "src/jobs/store.ts"]]);
+});
+
+Deno.test("the front ends importing each other is refused both ways", () => {
+  const found = planted((copy) => {
+    add("cli/jobs.ts", 'import "../server/tools.ts";')(copy);
+    add("server/tools.ts", 'import "../cli/jobs.ts";')(copy);
+  });
+  const rules = found.map((v) => `${v.rule} ${v.file}`).sort();
+  // The pair is also a cycle, reported once more as such.
+  assert.deepEqual(rules, [
+    "cycle src/cli/jobs.ts",
+    "front ends src/cli/jobs.ts",
+    "front ends src/server/tools.ts",
+  ]);
+});
+
+Deno.test("an import cycle inside one layer is reported with its path", () => {
+  const found = planted((copy) => {
+    writeFileSync(join(copy, "jobs", "planted_a.ts"), 'import "./planted_b.ts";\n');
+    writeFileSync(join(copy, "jobs", "planted_b.ts"), 'import type { X } from "./planted_c.ts";\n');
+    writeFileSync(
+      join(copy, "jobs", "planted_c.ts"),
+      'export type X = 1;\nimport "./planted_a.ts";\n',
+    );
+  });
+  assert.deepEqual(found.map((v) => v.message), [
+    "import cycle: src/jobs/planted_a.ts -> src/jobs/planted_b.ts -> src/jobs/planted_c.ts -> " +
+    "src/jobs/planted_a.ts; break it by moving what the files share into a lower file",
+  ]);
+});
+
+Deno.test("a folder no layer holds, and an import out of src/, are named", () => {
+  const found = planted((copy) => {
+    mkdirSync(join(copy, "extras"));
+    writeFileSync(join(copy, "extras", "x.ts"), "export const x = 1;\n");
+    add("jobs/store.ts", 'import "../../tests/support/scene.ts";')(copy);
+  });
+  assert.deepEqual(found.map((v) => [v.rule, v.file]).sort(), [
+    ["no layer", "src/extras/x.ts"],
+    ["outside", "src/jobs/store.ts"],
+  ]);
+});
+
+Deno.test("imports in comments are not imports; multi-line ones are reported at the specifier", () => {
+  const text = [
+    "/**",
+    ' * Loaded with import("../server/tools.ts") by nobody.',
+    " */",
+    '// import "../cli/jobs.ts";',
+    "import {",
+    "  a,",
+    "  type B,",
+    '} from "./a.ts";',
+    'export * from "./b.ts";',
+    'const url = "http://example.com"; import("./c.ts");',
+  ].join("\n");
+  assert.deepEqual(importsOf(text), [
+    { specifier: "./a.ts", line: 8 },
+    { specifier: "./b.ts", line: 9 },
+    { specifier: "./c.ts", line: 10 },
+  ]);
+});
+
+Deno.test("the script exits 1 naming the violation, and 0 silently on the clean tree", () => {
+  const run = (dir: string) =>
+    spawnSync(Deno.execPath(), ["run", "--allow-read", script, dir], { encoding: "utf8" });
+  const clean = run(src);
+  assert.equal(clean.status, 0, clean.stderr);
+  assert.equal(clean.stderr, "");
+  const plant = addUp("guard/workdirs.ts", "engines/planted.ts", 'import "../engines/planted.ts";');
+  withPlanted(plant, (copy) => {
+    const broken = run(copy);
+    assert.equal(broken.status, 1);
+    assert.match(
+      broken.stderr,
+      /src\/guard\/workdirs\.ts:\d+: imports "\.\.\/engines\/planted\.ts": the engines layer/,
+    );
+    assert.match(broken.stderr, /1 import rule\(s\) broken/);
+  });
+});
