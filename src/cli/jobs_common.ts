@@ -34,6 +34,9 @@ export interface JobsIo {
   live: boolean;
   /** Terminal width; undefined when not a terminal, where lines keep a fixed layout. */
   columns: number | undefined;
+  /** The environment and working directory the settings are read from. */
+  env: Record<string, string>;
+  cwd: string;
 }
 
 export function processIo(): JobsIo {
@@ -49,6 +52,8 @@ export function processIo(): JobsIo {
     colour: capable && !env.NO_COLOR,
     live: capable,
     columns: tty ? process.stdout.columns || 100 : undefined,
+    env: currentEnv(),
+    cwd: process.cwd(),
   };
 }
 
@@ -85,7 +90,7 @@ export interface JobsContext {
 }
 
 export function openContext(io: JobsIo): JobsContext {
-  const resolved = loadSettings({ env: currentEnv(), cwd: process.cwd() });
+  const resolved = loadSettings({ env: io.env, cwd: io.cwd });
   for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
   const settings = resolved.settings;
   const store = new JobStore(settings.stateDir);
