@@ -47,7 +47,7 @@ export async function statsMain(argv: string[], io: JobsIo = processIo()): Promi
       throw new JobsUsageError(`stats takes no arguments ("${positionals[0]}")`);
     }
     const days = parseCount("days", values.days);
-    const resolved = loadSettings({ env: io.env, cwd: io.cwd });
+    const resolved = loadSettings({ env: io.env, cwd: io.cwd, home: io.home });
     for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
     const stateDir = resolved.settings.stateDir;
     const ledger = await readLedger(stateDir);

@@ -103,6 +103,8 @@ export async function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
     columns: undefined,
     env: ctx.env,
     cwd: ctx.cwd,
+    // A process's homedir() is its HOME when set, as here.
+    home: ctx.env.HOME ?? ctx.cwd,
   };
   const code = await (await load())(rest, io);
   return { code, stdout, stderr };
