@@ -7,7 +7,7 @@
  *
  *   deno run -A bench/text_calls_bench.ts
  */
-import { recoverTextCalls } from "../src/engines/native/text_calls.ts";
+import { recoverTextCalls } from "../src/engines/native/text_calls/recover_calls.ts";
 import { CORPUS_TOOLS, TEXT_CALL_CORPUS } from "../tests/support/text_call_corpus.ts";
 
 const rows = new Map<string, { total: number; right: number }>();

@@ -27,11 +27,11 @@ import { field, startServer, tempDir } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { makeTree, type TreeShape } from "../tests/support/trees.ts";
 import { median } from "./support/common.ts";
-import { collectGuardIdentities } from "../src/engines/guard_identities.ts";
-import { beginTurnChanges, closeJournals } from "../src/engines/turn_changes.ts";
+import { collectGuardIdentities } from "../src/guard/identities.ts";
+import { beginTurnChanges, closeJournals } from "../src/engines/tree/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
-import { protectedMounts } from "../src/engines/native/sandbox_mounts.ts";
-import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox_watch.ts";
+import { protectedMounts } from "../src/engines/native/sandbox/mounts.ts";
+import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox/watch.ts";
 
 const { values } = parseArgs({
   options: {

@@ -80,19 +80,24 @@ model are documented at https://github.com/${slug}#readme.
 `;
 }
 
-/** Writes dist/npm and packs it into `out` (default dist/); returns the tarball's path. */
-export function buildNpm(out: string = join(ROOT, "dist")): string {
-  rmSync(NPM_DIR, { recursive: true, force: true });
-  mkdirSync(NPM_DIR, { recursive: true });
-  buildNode(join(NPM_DIR, BIN_FILE));
+/**
+ * Writes the package's files into `stage` (default dist/npm) and packs them into `out`
+ * (default dist/); returns the tarball's path. Callers that may run at the same time as
+ * another build (tests under `deno test --parallel`) pass a stage of their own: the default
+ * one is emptied first, so two builds sharing it would pack each other's half-written files.
+ */
+export function buildNpm(out: string = join(ROOT, "dist"), stage: string = NPM_DIR): string {
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(stage, { recursive: true });
+  buildNode(join(stage, BIN_FILE));
   const slug = repositorySlug();
-  writeFileSync(join(NPM_DIR, "package.json"), JSON.stringify(packageJson(slug), null, 2) + "\n");
-  writeFileSync(join(NPM_DIR, "README.md"), readme(slug));
-  copyFileSync(join(ROOT, "LICENSE"), join(NPM_DIR, "LICENSE"));
+  writeFileSync(join(stage, "package.json"), JSON.stringify(packageJson(slug), null, 2) + "\n");
+  writeFileSync(join(stage, "README.md"), readme(slug));
+  copyFileSync(join(ROOT, "LICENSE"), join(stage, "LICENSE"));
   mkdirSync(out, { recursive: true });
   const packed = execFileSync(
     "npm",
-    ["pack", "--silent", "--pack-destination", out, NPM_DIR],
+    ["pack", "--silent", "--pack-destination", out, stage],
     { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
   ).trim().split("\n").at(-1)!;
   return join(out, packed);

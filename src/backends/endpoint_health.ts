@@ -10,6 +10,7 @@
  */
 import type { BackendKind } from "../settings/types.ts";
 import { fetchFailure } from "./http_util.ts";
+import { probePath } from "./kinds.ts";
 
 /** What a probe needs to know about an endpoint. */
 export interface ProbeTarget {
@@ -59,7 +60,7 @@ export type Probe = (target: ProbeTarget, timeoutMs: number) => Promise<string |
  * the connection, or answers 5xx.
  */
 export const probeEndpoint: Probe = async (target, timeoutMs) => {
-  const path = target.kind === "ollama" ? "/api/version" : "/v1/models";
+  const path = probePath(target.kind);
   try {
     const response = await fetch(target.url + path, {
       headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},

@@ -11,8 +11,6 @@ import { loadSettings } from "../settings/load.ts";
 import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { probeEndpoint } from "../backends/endpoint_health.ts";
-import { ClaudeEngine } from "../engines/claude/run.ts";
-import { limitsOf } from "../engines/native/sandbox_limits.ts";
 import {
   claudeCheck,
   claudeSandboxCheck,
@@ -21,7 +19,7 @@ import {
   stateDirCheck,
 } from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
-import { engineNeed, requestSizeCheck } from "./engine_prompt.ts";
+import { engineNeed, enginesFacts, requestSizeCheck } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
 import { renderProbeJson, renderProbeText } from "./probe_render.ts";
@@ -83,25 +81,20 @@ export async function runDoctor(
   // A pool of Ollamas is checked in depth at its first endpoint that answers, and each one
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
+  const facts = await enginesFacts(s, env, cwd);
   const [claude, ollama, sandbox, backends, pool] = await Promise.all([
-    claudeCheck(resolved, env, cwd),
-    ollamaChecks(first, engineNeed(s.defaultEngine, first, env)),
-    sandboxCheck(s.sandbox, limitsOf(s)),
+    claudeCheck(resolved, facts.claude, cwd),
+    ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
+    sandboxCheck(s.sandbox, facts.native),
     backendChecks(s.backends, env),
     ollamaPoolCheck(s.baseUrls),
   ]);
-  const childEnv = new ClaudeEngine({
-    claudeBin: s.claudeBin,
-    claudeConfigDir: s.claudeConfigDir,
-    baseUrl: s.baseUrl,
-    parentEnv: env,
-  }).childEnv(s.defaultModel || "doctor");
   const checks = [
     configCheck(resolved),
     stateDirCheck(s.stateDir),
     claude,
-    claudeSandboxCheck(s.sandbox, childEnv),
-    requestSizeCheck(s, env),
+    claudeSandboxCheck(s.sandbox, facts.claude.sandbox),
+    requestSizeCheck(s, facts),
     ...ollama,
     ...pool,
   ];

@@ -2,13 +2,12 @@
  * `doctor` checks of the native engine's named backends (settings.backends), and of every
  * endpoint of a backend (or of the default Ollama) that is a pool.
  */
-import { OllamaClient } from "../backends/ollama.ts";
-import { errorMessage } from "../errors.ts";
+import { backendClient } from "../backends/kinds.ts";
 import { type BackendSpec, endpointsOf, type EndpointSpec } from "../settings/types.ts";
-import { type Check, fetchJson, HTTP_TIMEOUT_MS, isObject, withoutAdvice } from "./doctor_check.ts";
+import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./doctor_check.ts";
 
 /**
- * One check per backend: Ollama ones answer /api/version, OpenAI ones list /v1/models. A pool
+ * One check per backend (Ollama ones answer /api/version, OpenAI ones list /v1/models). A pool
  * is checked at each endpoint: it passes when all answer, warns when some do (its jobs then
  * run on those), and fails when none does.
  */
@@ -18,8 +17,7 @@ export function backendChecks(
 ): Promise<Check[]> {
   return Promise.all(
     Object.entries(backends).map(async ([name, spec]) => {
-      const one = (at: BackendSpec) =>
-        at.kind === "ollama" ? ollamaBackend(name, at) : openaiBackend(name, at, env);
+      const one = (at: BackendSpec) => backendCheck(name, at, env);
       const endpoints = endpointsOf(spec);
       if (endpoints.length === 1) return await one(spec);
       const each = await Promise.all(endpoints.map((e) => one({ ...spec, url: e.url })));
@@ -32,7 +30,7 @@ export function backendChecks(
 export async function ollamaPoolCheck(baseUrls: readonly EndpointSpec[]): Promise<Check[]> {
   if (baseUrls.length < 2) return [];
   const each = await Promise.all(
-    baseUrls.map((e) => ollamaBackend("ollama", { url: e.url, kind: "ollama" })),
+    baseUrls.map((e) => backendCheck("ollama", { url: e.url, kind: "ollama" }, {})),
   );
   return [poolCheck("ollama.pool", "Ollama pool", baseUrls, each)];
 }
@@ -71,30 +69,12 @@ function poolCheck(
   };
 }
 
-async function ollamaBackend(name: string, spec: BackendSpec): Promise<Check> {
-  const base = { id: `backend.${name}`, title: `Backend ${name}` };
-  const details = { url: spec.url, kind: spec.kind };
-  try {
-    const version = await new OllamaClient(spec.url, HTTP_TIMEOUT_MS).version();
-    return {
-      ...base,
-      status: "pass",
-      summary: `Ollama ${version} at ${spec.url}`,
-      details: { ...details, version },
-    };
-  } catch (e) {
-    return {
-      ...base,
-      status: "fail",
-      summary: withoutAdvice(errorMessage(e)),
-      hint: `Start the Ollama server behind it, or fix its URL: ollama-delegate config ` +
-        `--backend ${name}=<url> --backend-kind ollama`,
-      details,
-    };
-  }
-}
-
-async function openaiBackend(
+/**
+ * One endpoint of a backend: what the server says about itself when asked as its kind asks
+ * (backends/kinds.ts: Ollama's version, an OpenAI-compatible server's model list), sent with
+ * the backend's own key only.
+ */
+async function backendCheck(
   name: string,
   spec: BackendSpec,
   env: Record<string, string | undefined>,
@@ -114,44 +94,34 @@ async function openaiBackend(
     ? `Set ${spec.apiKeyEnv} in the environment the server starts in (the shell that starts ` +
       `Claude Code, or the env of its MCP entry)`
     : undefined;
-  const answer = await fetchJson(
-    `${spec.url}/v1/models`,
-    key ? { headers: { authorization: `Bearer ${key}` } } : {},
-  );
+  const client = await backendClient(spec.kind, {
+    url: spec.url,
+    label: `backend "${name}"`,
+    ...(key ? { apiKey: key } : {}),
+  });
+  const answer = await client.identify(HTTP_TIMEOUT_MS);
   if (!answer.ok) {
-    const rejected = answer.status === 401 || answer.status === 403;
     return {
       ...base,
       status: "fail",
-      summary: `${spec.url}/v1/models ${
-        answer.status === undefined ? "cannot be reached" : "failed"
-      } (${answer.why})${missingNote}`,
+      summary: `${withoutAdvice(answer.summary)}${missingNote}`,
       hint: keyHint ??
-        (rejected
+        (answer.rejected
           ? `The server refused the key: check ${spec.apiKeyEnv ?? "the API key"} ` +
             `(ollama-delegate config --backend ${name}=<url> --api-key-env <VAR>)`
-          : `Start the server, or fix its URL: ollama-delegate config --backend ${name}=<url>`),
+          : answer.foreign
+          ? `Point the backend at the server root (without /v1): ollama-delegate config ` +
+            `--backend ${name}=<url>`
+          : `Start ${client.serverName}, or fix its URL: ollama-delegate config ` +
+            `--backend ${name}=<url> --backend-kind ${spec.kind}`),
       details,
     };
   }
-  const data = isObject(answer.body) && Array.isArray(answer.body.data) ? answer.body.data : null;
-  if (!data) {
-    return {
-      ...base,
-      status: "fail",
-      summary: `${spec.url}/v1/models answered without a model list, so it is not ` +
-        `OpenAI-compatible at this URL`,
-      hint: `Point the backend at the server root (without /v1): ollama-delegate config ` +
-        `--backend ${name}=<url>`,
-      details,
-    };
-  }
-  const ids = data.flatMap((m) => isObject(m) && typeof m.id === "string" ? [m.id] : []);
   return {
     ...base,
     status: keyMissing ? "warn" : "pass",
-    summary: `${spec.url} lists ${ids.length} model(s)${missingNote}`,
+    summary: `${answer.summary}${missingNote}`,
     ...(keyHint ? { hint: keyHint } : {}),
-    details: { ...details, models: ids },
+    details: { ...details, ...answer.details },
   };
 }

@@ -2,11 +2,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { ClaudeEngine } from "../engines/claude/run.ts";
-import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
-import { INSTALL_BWRAP_HINT } from "../engines/native/sandbox.ts";
-import { probeSandbox } from "../engines/native/sandbox_probe.ts";
-import type { SandboxLimits } from "../engines/native/sandbox_limits.ts";
+import type { EngineFacts, SandboxPlan, SandboxTrial } from "../engines/facts.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
 import { isWindows, osPlatform } from "../platform/runtime.ts";
@@ -98,18 +94,12 @@ export function stateDirCheck(stateDir: string): Check {
 /** Where `claudeBin` resolves on the delegate's PATH, and whether it answers `--version`. */
 export async function claudeCheck(
   resolved: ResolvedSettings,
-  env: Record<string, string>,
+  facts: EngineFacts,
   cwd: string,
 ): Promise<Check> {
   const s = resolved.settings;
-  const engine = new ClaudeEngine({
-    claudeBin: s.claudeBin,
-    claudeConfigDir: s.claudeConfigDir,
-    baseUrl: s.baseUrl,
-    parentEnv: env,
-  });
-  const childEnv = engine.childEnv(s.defaultModel || "doctor");
-  const bin = engine.resolveBinary(cwd);
+  const childEnv = facts.childEnv?.(s.defaultModel || "doctor") ?? {};
+  const bin = facts.binary?.path;
   const base = { id: "claude", title: "Claude Code CLI" };
   if (!bin) {
     return {
@@ -194,18 +184,18 @@ async function runVersion(
 /** How claude delegates are confined here (the jail, Claude Code's sandbox), and if not why. */
 export function claudeSandboxCheck(
   mode: SandboxSetting,
-  childEnv: Record<string, string>,
+  plan: SandboxPlan,
   platform: string = osPlatform,
 ): Check {
   const base = { id: "claude.sandbox", title: "claude sandbox" };
-  const plan = planSandbox(mode, findSandboxTools(childEnv), platform);
   if (plan.kind === "on") {
+    const { bwrap, socat } = plan.tools;
     return {
       ...base,
       status: "pass",
-      summary: `claude delegates run in a bubblewrap jail (${plan.bwrap}), with Claude Code's ` +
-        `own sandbox nested inside for Bash (${plan.socat})`,
-      details: { mode, bwrap: plan.bwrap, socat: plan.socat },
+      summary: `claude delegates run in a bubblewrap jail (${bwrap}), with Claude Code's ` +
+        `own sandbox nested inside for Bash (${socat})`,
+      details: { mode, bwrap, socat },
     };
   }
   if (plan.kind === "refused") {
@@ -230,10 +220,7 @@ export function claudeSandboxCheck(
 }
 
 /** bubblewrap runs a trivial command (or the user turned the sandbox off). */
-export async function sandboxCheck(
-  mode: SandboxSetting,
-  limits?: SandboxLimits,
-): Promise<Check> {
+export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Promise<Check> {
   const base = { id: "sandbox", title: "Sandbox (bubblewrap)" };
   if (mode === "off") {
     return {
@@ -244,10 +231,12 @@ export async function sandboxCheck(
       details: { mode },
     };
   }
+  const install = facts.sandboxInstall ?? "";
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const probe = await Promise.race([
-    probeSandbox(mode, limits),
-    new Promise<{ ok: boolean; detail: string; unconfined?: true }>((resolve) => {
+  const probe = await Promise.race<SandboxTrial>([
+    facts.trySandbox?.() ??
+      Promise.resolve({ ok: false, detail: "the native engine cannot try its sandbox" }),
+    new Promise<SandboxTrial>((resolve) => {
       timer = setTimeout(
         () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),
         SANDBOX_TIMEOUT_MS,
@@ -260,7 +249,7 @@ export async function sandboxCheck(
       ...base,
       status: "warn",
       summary: `${probe.detail}; every native reply says so`,
-      hint: INSTALL_BWRAP_HINT.replace(/, or allow unconfined commands[^]*$/, ""),
+      hint: install.replace(/, or allow unconfined commands[^]*$/, ""),
       details: { mode },
     };
   }
@@ -273,7 +262,7 @@ export async function sandboxCheck(
       ? 'The sandbox setting is "required": to let commands run unconfined here, and say so: ' +
         "ollama-delegate config --sandbox on"
       : /not installed/.test(probe.detail)
-      ? INSTALL_BWRAP_HINT
+      ? install
       : "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, or " +
         "sysctl kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off with " +
         "ollama-delegate config --sandbox off",

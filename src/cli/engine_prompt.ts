@@ -3,12 +3,11 @@
  * and `doctor --probe`: the claude engine's own estimate (the measured table behind its
  * refusal of a model loaded with too small a context), the native engine's measured prompt.
  */
-import { osPlatform } from "../platform/runtime.ts";
-import { estimatePromptTokens, requiredContext } from "../engines/claude/context_check.ts";
-import { findSandboxTools, planSandbox } from "../engines/claude/sandbox.ts";
-import { NATIVE_PROMPT_TOKENS, OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
+import { engineFacts } from "../engines/registry.ts";
+import type { EngineFacts } from "../engines/facts.ts";
+import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Check } from "./doctor_check.ts";
-import { type EngineName, LEAN_CLAUDE_TOOLS, type Settings } from "../settings/types.ts";
+import { type EngineName, ENGINES, type Settings } from "../settings/types.ts";
 
 export interface EngineNeed {
   engine: EngineName;
@@ -18,29 +17,30 @@ export interface EngineNeed {
   requiredContext: number;
 }
 
+/** What each engine a user may choose says about itself with these settings, here. */
+export type EnginesFacts = Record<EngineName, EngineFacts>;
+
+/** Asks every engine of settings' ENGINES for its facts (engines/facts.ts). */
+export async function enginesFacts(
+  settings: Settings,
+  env: Record<string, string | undefined>,
+  cwd: string,
+  platform?: string,
+): Promise<EnginesFacts> {
+  const setup = { settings, env, serverCwd: cwd, ...(platform ? { platform } : {}) };
+  const each = await Promise.all(ENGINES.map((name) => engineFacts(name, setup)));
+  return Object.fromEntries(ENGINES.map((name, i) => [name, each[i]!])) as EnginesFacts;
+}
+
 /**
- * The claude engine's need with the settings in force: the claudeTools, the default
- * permission mode, and Claude Code's sandbox where it would be on. The native engine asks
- * Ollama for the context each request needs, so its prompt is its need.
+ * An engine's need with the settings in force, as the engine estimates it: the claude engine
+ * by its claudeTools, harness, default permission mode and Claude Code's sandbox where it
+ * would be on; the native engine asks Ollama for the context each request needs, so its prompt
+ * is its need.
  */
-export function engineNeed(
-  engine: EngineName,
-  s: Settings,
-  env: Record<string, string>,
-): EngineNeed {
-  if (engine === "native") {
-    return { engine, promptTokens: NATIVE_PROMPT_TOKENS, requiredContext: NATIVE_PROMPT_TOKENS };
-  }
-  const sandbox = planSandbox(s.sandbox, findSandboxTools(env), osPlatform).kind === "on";
-  const lean = s.claudeHarness === "lean";
-  const promptTokens = estimatePromptTokens({
-    tools: lean ? s.claudeTools.filter((t) => LEAN_CLAUDE_TOOLS.includes(t)) : s.claudeTools,
-    lean,
-    permissionMode: s.defaultPermissionMode,
-    taskChars: 0,
-    sandbox,
-  });
-  return { engine, promptTokens, requiredContext: requiredContext(promptTokens) };
+export function engineNeed(engine: EngineName, facts: EnginesFacts): EngineNeed {
+  const { promptTokens, requiredContext } = facts[engine].request;
+  return { engine, promptTokens, requiredContext };
 }
 
 /**
@@ -48,11 +48,11 @@ export function engineNeed(
  * in force, and whether a local model loaded with Ollama's smallest default context (4,096
  * tokens, GPUs under 24 GiB) holds it. A warning when the claude engine's does not.
  */
-export function requestSizeCheck(s: Settings, env: Record<string, string>): Check {
-  const claude = engineNeed("claude", s, env);
-  const native = engineNeed("native", s, env);
-  const sandbox = planSandbox(s.sandbox, findSandboxTools(env), osPlatform).kind === "on";
-  const harness = `${s.claudeHarness} harness, Claude Code's sandbox ${sandbox ? "on" : "off"}`;
+export function requestSizeCheck(s: Settings, facts: EnginesFacts): Check {
+  const claude = engineNeed("claude", facts);
+  const native = engineNeed("native", facts);
+  const sandbox = facts.claude.sandbox.kind === "on";
+  const harness = facts.claude.request.depends;
   const fits = claude.requiredContext <= OLLAMA_SMALLEST_DEFAULT_CONTEXT;
   const summary = `claude: about ${claude.promptTokens} tokens a request (${harness}); ` +
     `native: about ${native.promptTokens}; ` +

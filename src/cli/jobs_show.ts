@@ -6,7 +6,7 @@ import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/figures.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
-import { worktreeText } from "../jobs/worktree_text.ts";
+import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { Price } from "../settings/types.ts";
 import {

@@ -4,6 +4,7 @@
  * model and one request at a time (a local Ollama runs one model well, not several at once),
  * each request bounded by a timeout; a model that fails is reported with its error.
  */
+import process from "node:process";
 import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
@@ -11,7 +12,7 @@ import { hasCloudSuffix, sameModel } from "../models/names.ts";
 import { TYPICAL_REPLY_TOKENS } from "../models/prompt_sizes.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
-import { type EngineNeed, engineNeed } from "./engine_prompt.ts";
+import { type EngineNeed, engineNeed, enginesFacts } from "./engine_prompt.ts";
 import { type ModelContext, modelContext, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 import { type NativeOutcome, type PathOutcome, probeMessages, probeNative } from "./probe_task.ts";
@@ -78,8 +79,14 @@ export async function runProbe(
   options: { timeoutSeconds?: number; env: Record<string, string> },
 ): Promise<ProbeReport> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_PROBE_TIMEOUT_S;
-  const claudeNeed = engineNeed("claude", settings, options.env);
-  const nativeNeed = engineNeed("native", settings, options.env);
+  const facts = await enginesFacts(settings, options.env, process.cwd());
+  const claudeNeed = engineNeed("claude", facts);
+  const nativeNeed = engineNeed("native", facts);
+  // A call is read as the native engine reads one: it recovers calls written as text.
+  const reading = {
+    textCalls: facts.native.textCalls,
+    checkArguments: facts.native.checkArguments,
+  };
   const report: ProbeReport = {
     ok: false,
     baseUrl: settings.baseUrl,
@@ -114,10 +121,12 @@ export async function runProbe(
     const cloud = listed ? isCloud(listed) : hasCloudSuffix(model);
     const nativeRun: Attempt<NativeOutcome> = await probeNative(settings.baseUrl, model, {
       timeoutMs,
+      reading,
       ...(settings.keepAlive ? { keepAlive: settings.keepAlive } : {}),
     }).catch((e) => ({ error: errorMessage(e) }));
     const claudeRun: Attempt<PathOutcome> = await probeMessages(settings.baseUrl, model, {
       timeoutMs,
+      reading,
     }).catch((e) => ({ error: errorMessage(e) }));
     // Read after the requests: the native one loaded the model with the context that the
     // claude engine's requests get too (neither asked for another).

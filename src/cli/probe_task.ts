@@ -8,11 +8,10 @@ import { randomBytes } from "node:crypto";
 import { OllamaChatClient } from "../backends/ollama_chat.ts";
 import { readBounded, REPLY_LIMITS } from "../backends/bounded.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
-import { checkArguments, type OfferedTool } from "../engines/native/text_call_arguments.ts";
-import { recoverTextCalls } from "../engines/native/text_calls.ts";
+import type { EngineFacts, ProbeTool } from "../engines/facts.ts";
 import { isObject } from "./doctor_check.ts";
 
-export const PROBE_TOOLS: readonly (OfferedTool & { description: string })[] = [
+export const PROBE_TOOLS: readonly (ProbeTool & { description: string })[] = [
   {
     name: "Read",
     description: "Read a text file. file_path: relative to the working directory.",
@@ -73,20 +72,23 @@ function freshSystem(): string {
   return `Session ${randomBytes(6).toString("hex")}.\n${SYSTEM}`;
 }
 
+/** How a reply's calls are read: by the engine that recovers calls written as text. */
+export type CallReading = Pick<EngineFacts, "textCalls" | "checkArguments">;
+
 function classify(
   structured: Array<{ name: string; arguments: unknown }>,
   text: string,
+  reading: CallReading,
 ): Omit<PathOutcome, "seconds"> {
   const first = structured[0];
   if (first) {
     const tool = PROBE_TOOLS.find((t) => t.name === first.name);
     const error = tool
-      ? checkArguments(tool, first.arguments)
+      ? reading.checkArguments?.(tool, first.arguments)
       : `it called "${first.name}", a tool it was not offered`;
     return { call: "structured", tool: first.name, ...(error ? { argumentsError: error } : {}) };
   }
-  const recovered = recoverTextCalls(text, PROBE_TOOLS);
-  const call = recovered?.calls[0];
+  const call = reading.textCalls?.(text, PROBE_TOOLS)?.[0];
   if (call) {
     return {
       call: "text",
@@ -115,7 +117,7 @@ function probeError(path: string, timeoutMs: number, e: unknown): DelegateError 
 export async function probeNative(
   baseUrl: string,
   model: string,
-  options: { timeoutMs: number; keepAlive?: string },
+  options: { timeoutMs: number; keepAlive?: string; reading: CallReading },
 ): Promise<NativeOutcome> {
   const client = new OllamaChatClient({
     baseUrl,
@@ -143,7 +145,10 @@ export async function probeNative(
     name: c.function.name,
     arguments: parseArguments(c.function.arguments),
   }));
-  const outcome: NativeOutcome = { ...classify(calls, reply.content), seconds: round3(seconds) };
+  const outcome: NativeOutcome = {
+    ...classify(calls, reply.content, options.reading),
+    seconds: round3(seconds),
+  };
   if (reply.usage) {
     outcome.promptTokens = reply.usage.promptTokens;
     outcome.evalTokens = reply.usage.completionTokens;
@@ -175,7 +180,7 @@ const round3 = (n: number) => Math.round(n * 1000) / 1000;
 export async function probeMessages(
   baseUrl: string,
   model: string,
-  options: { timeoutMs: number },
+  options: { timeoutMs: number; reading: CallReading },
 ): Promise<PathOutcome> {
   const started = performance.now();
   let body: unknown;
@@ -233,5 +238,8 @@ export async function probeMessages(
       text += block.text;
     }
   }
-  return { ...classify(calls, text), seconds: round3((performance.now() - started) / 1000) };
+  return {
+    ...classify(calls, text, options.reading),
+    seconds: round3((performance.now() - started) / 1000),
+  };
 }

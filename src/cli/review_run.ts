@@ -3,14 +3,14 @@
  * `review --gate`): the same settings, job layer, agents and directory policy as the MCP
  * server in that directory, the same start (src/review/start.ts), then a wait until every
  * reviewer has ended. Its jobs are ordinary jobs in the state dir: the jobs console shows
- * them, usage counts them, and the shared admission queue holds them to maxConcurrent.
+ * them, usage counts them, and the shared lines hold them to maxConcurrent.
  */
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import { agentPolicyOf } from "../agents/apply.ts";
 import { requireAgent } from "../agents/lookup.ts";
 import { DelegateError } from "../errors.ts";
-import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../engines/workdirs.ts";
+import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { type Runtime, runtimeLoader } from "../jobs/runtime.ts";

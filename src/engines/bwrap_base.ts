@@ -1,6 +1,6 @@
 /**
  * What the two bubblewrap layouts share (the native engine's sandbox for one command,
- * native/bwrap_args.ts; the claude engine's jail for a whole Claude Code, claude/jail.ts):
+ * native/sandbox/bwrap_args.ts; the claude engine's jail for a whole Claude Code, claude/jail.ts):
  * the system part both mount read-only, who the process runs as when the server is root, how
  * a path is hidden, and the files under /etc that only root may read.
  */

@@ -1,10 +1,14 @@
 /**
- * The engines, by name. Each registers two modules, both loaded at first use so that the
- * server answers `initialize` without them: its job-folder reader (light: how its files are
- * read back) and the engine itself (its loop, tools, sandbox). Adding an engine takes its
- * folder under src/engines/, its name in settings' ENGINES, and its entry here.
+ * The engines, by name: the one place that knows which folder holds which engine. Each entry
+ * gives three modules, all loaded at first use so that the server answers `initialize`
+ * without them: its job-folder reader (light: how its files are read back), the engine
+ * itself (its loop, tools, sandbox) and its facts (what the doctor, the probe and
+ * `ollama_models` show of it). The product's engines are registered below through
+ * `registerEngine`, as any other engine would be.
  */
-import type { EngineName } from "../settings/types.ts";
+import { errorMessage } from "../errors.ts";
+import type { EngineName, Settings } from "../settings/types.ts";
+import type { EngineFacts, FactsSetup } from "./facts.ts";
 import type {
   Activity,
   CheckResult,
@@ -18,42 +22,94 @@ import type {
   VerifySpec,
 } from "./types.ts";
 
-interface EngineModules {
+/** One engine's entry in the table. */
+export interface EngineEntry {
   folder(): Promise<JobFolderReader>;
   engine(setup: EngineSetup): Promise<Engine>;
+  facts(setup: FactsSetup): Promise<EngineFacts>;
+  /**
+   * Work a server does for this engine once it has started, after `after` (the recovery of
+   * dead servers' jobs, which stops what they still ran).
+   */
+  serverStart?(
+    settings: Settings,
+    log: (line: string) => void,
+    after: Promise<unknown>,
+  ): Promise<void>;
 }
 
-const ENGINES: Record<EngineName, EngineModules> = {
-  claude: {
-    folder: async () => (await import("./claude/folder.ts")).claudeFolder,
-    engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
-  },
-  native: {
-    folder: async () => (await import("./native/folder.ts")).nativeFolder,
-    engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
-  },
-};
+const TABLE = new Map<string, EngineEntry>();
+
+/** Adds an engine to the table; a name is registered once. */
+export function registerEngine(name: string, entry: EngineEntry): void {
+  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(name)) {
+    throw new TypeError(`Cannot register engine "${name}": use a-z, 0-9, _ or - (32 at most)`);
+  }
+  if (TABLE.has(name)) {
+    throw new TypeError(`Cannot register engine "${name}": an engine of that name is registered`);
+  }
+  TABLE.set(name, entry);
+}
+
+/** Every registered engine's name, the product's first. */
+export function engineNames(): string[] {
+  return [...TABLE.keys()];
+}
+
+/** Whether `name` is a registered engine. */
+export function isEngine(name: string): boolean {
+  return TABLE.has(name);
+}
+
+function entry(name: string): EngineEntry {
+  const found = TABLE.get(name);
+  if (!found) {
+    throw new TypeError(`"${name}" is not an engine (${engineNames().join(", ")})`);
+  }
+  return found;
+}
 
 /** How the files an engine wrote in a job folder are read back. */
-export function folderReader(engine: EngineName): Promise<JobFolderReader> {
-  return ENGINES[engine].folder();
+export function folderReader(engine: string): Promise<JobFolderReader> {
+  return entry(engine).folder();
+}
+
+/** What `engine` says about itself on this machine (facts.ts). */
+export function engineFacts(engine: string, setup: FactsSetup): Promise<EngineFacts> {
+  return entry(engine).facts(setup);
 }
 
 /** Every engine, configured from `setup`; each loads its module at its first turn. */
-export function createEngines(setup: EngineSetup): Record<EngineName, Engine> {
-  const out = {} as Record<EngineName, Engine>;
-  for (const name of Object.keys(ENGINES) as EngineName[]) {
-    out[name] = new LazyEngine(name, ENGINES[name], setup);
-  }
+export function createEngines(setup: EngineSetup): Record<string, Engine> {
+  const out: Record<string, Engine> = {};
+  for (const [name, modules] of TABLE) out[name] = new LazyEngine(name, modules, setup);
   return out;
+}
+
+/**
+ * Starts every engine's work for a server that has started (EngineEntry.serverStart); one that
+ * fails is logged, and neither stops the others nor the server.
+ */
+export async function startEngineWork(
+  settings: Settings,
+  log: (line: string) => void,
+  after: Promise<unknown>,
+): Promise<void> {
+  await Promise.all(
+    [...TABLE].map(([name, e]) =>
+      e.serverStart?.(settings, log, after).catch((cause) =>
+        log(`the ${name} engine's start-up work failed: ${errorMessage(cause)}`)
+      )
+    ),
+  );
 }
 
 class LazyEngine implements Engine {
   #engine: Promise<Engine> | undefined;
 
   constructor(
-    readonly name: EngineName,
-    private readonly modules: EngineModules,
+    readonly name: string,
+    private readonly modules: EngineEntry,
     private readonly setup: EngineSetup,
   ) {}
 
@@ -71,37 +127,26 @@ class LazyEngine implements Engine {
     return await (await this.modules.folder()).recentActivity(dir, limit);
   }
 
-  async facts(dir: string): Promise<TurnFacts> {
-    return await (await this.modules.folder()).facts(dir);
+  async turnFacts(dir: string): Promise<TurnFacts> {
+    return await (await this.modules.folder()).turnFacts(dir);
   }
 }
 
-/** How the native engine's Bash runs on this machine. */
-export type ShellSandbox =
-  | { kind: "bwrap"; bwrap: string }
-  | { kind: "unconfined" }
-  | { kind: "refused" };
-
-/** What `ollama_models` shows about how delegates run; each asks its engine at first use. */
-export interface DelegateFacts {
-  /** Where the claude engine's binary resolves for a child; undefined when not found. */
-  claudeBinary(): Promise<string | undefined>;
-  /** The environment a claude delegate of `model` gets. */
-  claudeEnv(model: string): Promise<Record<string, string>>;
-  /** How the native engine's Bash runs here. */
-  nativeShell(): Promise<ShellSandbox>;
-}
-
-export function delegateFacts(setup: EngineSetup): DelegateFacts {
-  const claude = async () => (await import("./claude/run.ts")).createEngine(setup);
-  return {
-    claudeBinary: async () => (await claude()).resolveBinary(setup.serverCwd),
-    claudeEnv: async (model) => (await claude()).childEnv(model),
-    async nativeShell() {
-      const runner = (await import("./native/sandbox.ts")).shellRunner(setup.settings.sandbox);
-      return runner.kind === "bwrap"
-        ? { kind: "bwrap", bwrap: runner.bwrap }
-        : { kind: runner.kind };
+/** The product's engines; deno check asks for an entry for every name in settings' ENGINES. */
+const PRODUCT: Record<EngineName, EngineEntry> = {
+  claude: {
+    folder: async () => (await import("./claude/folder.ts")).claudeFolder,
+    engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
+    facts: async (setup) => (await import("./claude/facts.ts")).claudeFacts(setup),
+  },
+  native: {
+    folder: async () => (await import("./native/folder.ts")).nativeFolder,
+    engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
+    facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),
+    async serverStart(settings, log, after) {
+      const sweep = await import("./native/sandbox/placeholder_sweep.ts");
+      await sweep.startPlaceholderSweep(sweep.placeholderRunDir(settings.stateDir), log, after);
     },
-  };
-}
+  },
+};
+for (const [name, modules] of Object.entries(PRODUCT)) registerEngine(name, modules);

@@ -1,6 +1,6 @@
-import type { Effort, EngineName, PermissionMode, Settings } from "../settings/types.ts";
-import type { WorkdirPolicy } from "./workdirs.ts";
-import type { TurnWorktree } from "./worktree_scope.ts";
+import type { Effort, PermissionMode, Settings } from "../settings/types.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
+import type { TurnWorktree } from "../guard/worktree_scope.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =
@@ -285,7 +285,7 @@ export interface JobFolderReader {
   /** The newest `limit` activities recorded in a job folder. */
   recentActivity(dir: string, limit: number): Promise<Activity[]>;
   /** What a job folder says about a turn whose server died. */
-  facts(dir: string): Promise<TurnFacts>;
+  turnFacts(dir: string): Promise<TurnFacts>;
   /**
    * A reader of the activity file's lines as transcript entries: undefined for a line that
    * is not a record (skipped), an empty list for one that holds no entry. Fresh per pass
@@ -297,12 +297,12 @@ export interface JobFolderReader {
 }
 
 export interface Engine {
-  readonly name: EngineName;
+  readonly name: string;
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn>;
   /** The newest `limit` activities recorded in a job folder. */
   recentActivity(dir: string, limit: number): Promise<Activity[]>;
   /** What a job folder says about a turn whose server died. */
-  facts(dir: string): Promise<TurnFacts>;
+  turnFacts(dir: string): Promise<TurnFacts>;
   /**
    * Runs a job's verification commands itself, under exactly the confinement the delegate's
    * Bash has on this engine (sandbox, no network, environment allowlist, limits), never as the

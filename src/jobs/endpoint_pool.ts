@@ -12,18 +12,14 @@ import {
   type ProbeTarget,
 } from "../backends/endpoint_health.ts";
 import { tagged } from "../engines/backend_failures.ts";
-import {
-  type BackendTable,
-  resolveBackend,
-  type ResolvedBackend,
-} from "../engines/native/backend.ts";
+import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
 import type { EngineName } from "../settings/types.ts";
-import type { BackendGate, Lane } from "./queue.ts";
+import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
 export interface Placement {
   backend: ResolvedBackend;
-  lane: Lane;
+  line: EndpointLine;
   /** The session's previous endpoint, which this turn left, and why. */
   moved?: { from: string; reason: string };
 }
@@ -37,7 +33,7 @@ export class EndpointPlacer {
 
   constructor(
     private readonly table: PoolTable,
-    private readonly gate: BackendGate,
+    private readonly lines: EndpointLines,
     readonly health: EndpointHealth = new EndpointHealth(),
   ) {}
 
@@ -50,8 +46,8 @@ export class EndpointPlacer {
     return resolveBackend(this.table, engine === "claude" ? undefined : backend);
   }
 
-  /** The lane of `url` in `backend`, or undefined when the backend has no such endpoint. */
-  laneOf(backend: ResolvedBackend, url: string): Lane | undefined {
+  /** The line of `url` in `backend`, or undefined when the backend has no such endpoint. */
+  lineOf(backend: ResolvedBackend, url: string): EndpointLine | undefined {
     const endpoint = backend.endpoints.find((e) => e.url === url);
     if (!endpoint) return undefined;
     return {
@@ -95,7 +91,9 @@ export class EndpointPlacer {
     }
     // Counted before the choice, which then runs without a pause: turns placed at once by this
     // process see each other's choices.
-    const others = await Promise.all(up.map((e) => this.gate.others(this.laneOf(backend, e.url)!)));
+    const others = await Promise.all(
+      up.map((e) => this.lines.others(this.lineOf(backend, e.url)!)),
+    );
     const now = Date.now();
     const load = up.map((e, i) => {
       const busy = (this.#local.get(e.url) ?? 0) + others[i]!;
@@ -128,7 +126,7 @@ export class EndpointPlacer {
       if (e.url === url || e.limit === undefined) continue;
       if (this.health.isDown(e.url) || this.health.isThrottled(e.url, now)) continue;
       const busy = (this.#local.get(e.url) ?? 0) +
-        await this.gate.others(this.laneOf(backend, e.url)!);
+        await this.lines.others(this.lineOf(backend, e.url)!);
       if (busy < e.limit) return true;
     }
     return false;
@@ -156,7 +154,7 @@ export class EndpointPlacer {
     moved: Placement["moved"],
   ): Placement {
     this.#local.set(url, (this.#local.get(url) ?? 0) + 1);
-    return { backend, lane: this.laneOf(backend, url)!, ...(moved ? { moved } : {}) };
+    return { backend, line: this.lineOf(backend, url)!, ...(moved ? { moved } : {}) };
   }
 
   #whyLeft(backend: ResolvedBackend, url: string, avoid: ReadonlySet<string>): string {

@@ -1,20 +1,21 @@
 /**
  * A turn's seat: the endpoint of its backend it was placed on (endpoint_pool.ts) with that
- * endpoint's slot and the global one (queue.ts), and what the engine is handed to report
+ * endpoint's slot and the global place (line/job_lines.ts), and what the engine is handed to report
  * failures there and move off it. The record says where the turn ran, and every move.
  */
-import type { ResolvedBackend } from "../engines/native/backend.ts";
+import type { ResolvedBackend } from "../settings/backends.ts";
 import type { TurnEndpoint } from "../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
 import type { LiveJob } from "./live_job.ts";
-import type { Lane, QueueLanes } from "./queue.ts";
+import type { EndpointLine } from "./line/endpoint_lines.ts";
+import type { JobLines } from "./line/job_lines.ts";
 import type { JobRecord } from "./record.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 
 export interface SeatDeps {
   store: JobStore;
-  lanes: QueueLanes;
+  lines: JobLines;
   sessions: SessionOrder;
   /** Absent: jobs run on their backend's own URL, limited by this process alone. */
   placer?: EndpointPlacer;
@@ -37,7 +38,7 @@ export async function takeSeat(
   const placer = deps.placer;
   const backend = placer?.backendOf(record.engine, record.backend);
   if (!placer || !backend) {
-    if (!(await deps.lanes.enter(record.id, undefined, live.placed, lost))) return "left";
+    if (!(await deps.lines.take(record.id, undefined, live.placed, lost))) return "left";
     return new Seat(live, deps, lost);
   }
   const affinity = (await deps.sessions.records(record.sessionId))
@@ -47,7 +48,7 @@ export async function takeSeat(
   for (let downs = 0; downs <= backend.endpoints.length;) {
     const placement = await placer.place(backend, affinity !== undefined ? { affinity } : {});
     if ("refused" in placement) return placement;
-    const url = placement.lane.url;
+    const url = placement.line.url;
     const seat = new Seat(live, deps, lost, { placer, backend, placement });
     record.endpoint = {
       url,
@@ -64,14 +65,14 @@ export async function takeSeat(
       seat.free();
       return "stopped";
     }
-    const entered = await enter(live, deps, placement, lost, affinity === undefined);
-    if (entered !== "entered") {
+    const taken = await takePlaces(live, deps, placement, lost, affinity === undefined);
+    if (taken !== "held") {
       seat.free();
-      if (entered === "left") return "left";
+      if (taken === "left") return "left";
       continue;
     }
     if (backend.endpoints.length === 1 || !placer.health.isDown(url)) return seat;
-    deps.lanes.exit(record.id);
+    deps.lines.giveBack(record.id);
     seat.free();
     downs++;
   }
@@ -82,40 +83,40 @@ export async function takeSeat(
 const REBALANCE_MS = 500;
 
 /**
- * Enters the placement's lines. A new session (`mayMove`: no endpoint of its own yet) that
+ * Takes the job's places in the placement's lines. A new session (`mayMove`: no endpoint of its own yet) that
  * waits for its endpoint's slot while another endpoint of the pool has a free one and nobody
  * waiting leaves the line to be placed again ("moved"), so that no GPU idles while a job waits:
  * servers that placed jobs at the same moment may not have seen each other's. A session with
  * an endpoint waits there, for its cache.
  */
-async function enter(
+async function takePlaces(
   live: LiveJob,
   deps: SeatDeps,
   placement: Placement,
   lost: (reason: string) => void,
   mayMove: boolean,
-): Promise<"entered" | "left" | "moved"> {
+): Promise<"held" | "left" | "moved"> {
   const id = live.record.id;
-  const entering = deps.lanes.enter(id, placement.lane, live.placed, lost);
-  if (!mayMove || !placement.lane.pooled || !deps.placer) {
-    return (await entering) ? "entered" : "left";
+  const taking = deps.lines.take(id, placement.line, live.placed, lost);
+  if (!mayMove || !placement.line.pooled || !deps.placer) {
+    return (await taking) ? "held" : "left";
   }
   const placer = deps.placer;
   let moving = false;
   let looking = false;
   const timer = setInterval(async () => {
-    if (moving || looking || deps.lanes.gate.position(id) === 0) return;
+    if (moving || looking || deps.lines.endpoints.position(id) === 0) return;
     looking = true;
     try {
-      const idle = await placer.idleElsewhere(placement.backend, placement.lane.url);
+      const idle = await placer.idleElsewhere(placement.backend, placement.line.url);
       // Only the endpoint's own line: a job that meanwhile got the slot stays.
-      if (idle && !live.stopReason && deps.lanes.gate.leave(id)) moving = true;
+      if (idle && !live.stopReason && deps.lines.endpoints.leave(id)) moving = true;
     } finally {
       looking = false;
     }
   }, REBALANCE_MS);
   try {
-    return (await entering) ? "entered" : moving ? "moved" : "left";
+    return (await taking) ? "held" : moving ? "moved" : "left";
   } finally {
     clearInterval(timer);
   }
@@ -137,7 +138,7 @@ export class Seat {
       placement: Placement;
     },
   ) {
-    this.#url = pool?.placement.lane.url;
+    this.#url = pool?.placement.line.url;
     if (pool && pool.backend.endpoints.length > 1) {
       // While the job runs, its pool is probed in the background: a probe that fails moves
       // its next request.
@@ -163,9 +164,9 @@ export class Seat {
     };
   }
 
-  /** Gives back both slots of a job that entered. */
-  leave(): void {
-    this.deps.lanes.exit(this.live.record.id);
+  /** Gives back both places of a job that took them. */
+  giveBack(): void {
+    this.deps.lines.giveBack(this.live.record.id);
     this.free();
   }
 
@@ -184,11 +185,11 @@ export class Seat {
     pool.placer.health.markDown(from, reason);
     const placement = await pool.placer.place(pool.backend, { avoid: new Set([from]) });
     if ("refused" in placement) return { errorText: placement.refused };
-    const to = placement.lane.url;
+    const to = placement.line.url;
     pool.placer.release(from);
     this.#url = to;
-    const entered = await this.deps.lanes.move(record.id, placement.lane, this.lost);
-    if (!entered) return { errorText: "Stopped while waiting for a slot on another endpoint" };
+    const held = await this.deps.lines.move(record.id, placement.line, this.lost);
+    if (!held) return { errorText: "Stopped while waiting for a slot on another endpoint" };
     const moves = [...(record.endpoint?.moves ?? []), { from, to, reason }];
     record.endpoint = { url: to, poolSize: pool.backend.endpoints.length, moves };
     await this.deps.store.write(record).catch(() => {});
@@ -196,12 +197,12 @@ export class Seat {
   }
 }
 
-/** The lane a queued job of another process waits in, from its record. */
-export function laneOfRecord(
+/** The line a queued job of another process waits in, from its record. */
+export function lineOfRecord(
   placer: EndpointPlacer | undefined,
   record: JobRecord,
-): Lane | undefined {
+): EndpointLine | undefined {
   const backend = placer?.backendOf(record.engine, record.backend);
   const url = record.endpoint?.url;
-  return backend && url !== undefined ? placer!.laneOf(backend, url) : undefined;
+  return backend && url !== undefined ? placer!.lineOf(backend, url) : undefined;
 }

@@ -20,7 +20,7 @@ export const JOB_FILES = {
   cancelRequest: "cancel.request",
 } as const;
 
-/** The state dir's folder of session indexes and turn tickets (session_turns.ts). */
+/** The state dir's folder of session indexes and turn tickets (line/turn_line.ts). */
 export const SESSIONS_DIR = ".sessions";
 
 /**

@@ -6,7 +6,7 @@
 import { DelegateError } from "../errors.ts";
 import { JobError } from "./errors.ts";
 import { ACTIVITY_KEEP, type JobView } from "./live_job.ts";
-import type { BackendGate, Lane } from "./queue.ts";
+import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 import type { JobRecord } from "./record.ts";
 import { reconcile, type RecoveryDeps } from "./recovery.ts";
 
@@ -14,8 +14,8 @@ import { reconcile, type RecoveryDeps } from "./recovery.ts";
 export async function viewFromDisk(
   id: string,
   recovery: RecoveryDeps,
-  gate: BackendGate,
-  laneOf: (record: JobRecord) => Lane | undefined = () => undefined,
+  endpoints: EndpointLines,
+  lineOf: (record: JobRecord) => EndpointLine | undefined = () => undefined,
 ): Promise<JobView> {
   const key = id.toLowerCase();
   const store = recovery.store;
@@ -33,7 +33,7 @@ export async function viewFromDisk(
     : [];
   // A job another server queued: where it stands in its endpoint's shared line.
   const queue = record.state === "queued"
-    ? await gate.describe(record.id, laneOf(record))
+    ? await endpoints.describe(record.id, lineOf(record))
     : undefined;
   return { record, activities, queuePosition: queue?.position ?? 0, ...(queue ? { queue } : {}) };
 }

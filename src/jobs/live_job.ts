@@ -4,7 +4,7 @@ import type { EngineName, Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { EndpointHealth } from "../backends/endpoint_health.ts";
 import type { PoolTable } from "./endpoint_pool.ts";
-import type { QueueDetail } from "./queue.ts";
+import type { QueueDetail } from "./line/endpoint_lines.ts";
 import type { DailyBudgets } from "./daily_budget.ts";
 import type { JobChecks, JobRecord } from "./record.ts";
 import type { CancelSource } from "./store.ts";

@@ -1,7 +1,7 @@
 /**
  * The job manager: what the server and the `jobs` commands ask of jobs. It holds the jobs
  * this process runs (the live map) and hands each concern to its own module: turn_run.ts
- * runs a turn and records its end, queue.ts the lines jobs wait in, session_order.ts one turn
+ * runs a turn and records its end, line/ the lines jobs wait in, session_order.ts one turn
  * per session, recovery.ts jobs whose server died, remote_cancel.ts cancels across processes,
  * job_reads.ts reads the jobs it does not hold from disk.
  */
@@ -21,12 +21,13 @@ import {
   newRecord,
   type NewTurn,
 } from "./live_job.ts";
-import { Admission } from "./admission.ts";
 import { uncheckedBudget } from "./budget.ts";
 import { checkDailyBudget } from "./daily_budget.ts";
-import { LocalGate, QueueLanes } from "./queue.ts";
+import { LocalEndpointLines } from "./line/endpoint_lines.ts";
+import { JobLines } from "./line/job_lines.ts";
+import { SharedEndpointLines } from "./line/shared_endpoint_lines.ts";
 import { EndpointPlacer } from "./endpoint_pool.ts";
-import { laneOfRecord } from "./endpoint_turn.ts";
+import { lineOfRecord } from "./endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./recovery.ts";
@@ -35,7 +36,7 @@ import { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { finishJob, runJob, type TurnRunDeps } from "./turn_run.ts";
 import { sleep, waitForEnd, type WaitOptions } from "./wait.ts";
-import { carriedWorktree, plannedWorktree } from "./worktree_turn.ts";
+import { carriedWorktree, plannedWorktree } from "./worktree/turn.ts";
 
 export type { JobView, ManagerConfig, NewTurn };
 
@@ -50,7 +51,7 @@ const SHUTDOWN_GRACE_MS = 1500;
  */
 export class JobManager {
   readonly #live = new Map<string, LiveJob>();
-  readonly #lanes: QueueLanes;
+  readonly #lines: JobLines;
   readonly #placer: EndpointPlacer | undefined;
   readonly #sessions: SessionOrder;
   readonly #recovery: RecoveryDeps;
@@ -63,14 +64,14 @@ export class JobManager {
     engines: Partial<Record<EngineName, Engine>>,
     config: ManagerConfig,
   ) {
-    this.#lanes = new QueueLanes(
+    this.#lines = new JobLines(
       config.maxConcurrent,
       config.slotsDir
-        ? new Admission(config.slotsDir, { log: (line) => config.log?.(line) })
-        : new LocalGate(),
+        ? new SharedEndpointLines(config.slotsDir, { log: (line) => config.log?.(line) })
+        : new LocalEndpointLines(),
     );
     this.#placer = config.pools
-      ? new EndpointPlacer(config.pools, this.#lanes.gate, config.health)
+      ? new EndpointPlacer(config.pools, this.#lines.endpoints, config.health)
       : undefined;
     const liveRecord = (id: string) => this.#live.get(id)?.record;
     this.#recovery = { store, engines, liveRecord };
@@ -85,7 +86,7 @@ export class JobManager {
         if (!engine) throw new DelegateError(`Cannot run job: the ${name} engine is not available`);
         return engine;
       },
-      lanes: this.#lanes,
+      lines: this.#lines,
       ...(this.#placer ? { placer: this.#placer } : {}),
       sessions: this.#sessions,
       config,
@@ -176,7 +177,7 @@ export class JobManager {
     if (budgets) await checkDailyBudget(this.store.stateDir, budgets, turn.backend);
     const self = await selfIdentity();
     const id = newId();
-    const number = await this.#sessions.take(session.sessionId, session.from, id, self);
+    const number = await this.#sessions.ticket(session.sessionId, session.from, id, self);
     const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
     const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
     const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
@@ -187,7 +188,7 @@ export class JobManager {
       await this.store.addSessionJob(session.sessionId, id);
     } catch (e) {
       this.#live.delete(id);
-      await this.#sessions.release(session.sessionId, number, id);
+      await this.#sessions.leave(session.sessionId, number, id);
       throw new DelegateError(
         `Cannot start job: cannot write its record in ${this.store.stateDir} (${errorMessage(e)})`,
         { cause: e },
@@ -227,18 +228,18 @@ export class JobManager {
     return await viewFromDisk(
       id,
       this.#recovery,
-      this.#lanes.gate,
-      (record) => laneOfRecord(this.#placer, record),
+      this.#lines.endpoints,
+      (record) => lineOfRecord(this.#placer, record),
     );
   }
 
   #view(live: LiveJob): JobView {
     const { id } = live.record;
-    const queue = this.#lanes.gate.detail(id);
+    const queue = this.#lines.endpoints.detail(id);
     return {
       record: live.record,
       activities: live.activities,
-      queuePosition: this.#lanes.position(id),
+      queuePosition: this.#lines.position(id),
       ...(queue ? { queue } : {}),
     };
   }
@@ -266,7 +267,7 @@ export class JobManager {
     } else if (live.turn) {
       // A running turn may be waiting for a slot on another endpoint (a move): out of that
       // line too, so that its wait ends with the turn.
-      this.#lanes.leave(live.record.id);
+      this.#lines.leave(live.record.id);
       await live.turn.stop(KILL_GRACE_MS);
     }
     await live.finished;
@@ -282,7 +283,7 @@ export class JobManager {
       live.sessionWait.abort();
       return true;
     }
-    return live.record.state === "queued" && this.#lanes.leave(live.record.id);
+    return live.record.state === "queued" && this.#lines.leave(live.record.id);
   }
 
   /** What this process knows of the endpoints of a job's backend (pools only). */
@@ -320,7 +321,7 @@ export class JobManager {
       live.stopReason ??= "shutdown";
       if (this.#leaveQueues(live)) pending.push(finishJob(live, undefined, this.#turns));
       else if (live.turn) {
-        this.#lanes.leave(live.record.id);
+        this.#lines.leave(live.record.id);
         pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
       }
       pending.push(live.finished);

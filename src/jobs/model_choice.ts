@@ -9,7 +9,7 @@ import {
   DEFAULT_BACKEND,
   resolveBackend,
   type ResolvedBackend,
-} from "../engines/native/backend.ts";
+} from "../settings/backends.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 import { JobError } from "./errors.ts";

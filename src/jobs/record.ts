@@ -151,7 +151,7 @@ export const jobRecordSchema = z.object({
   /** Why the changed files may not be all the job changed, when they may not be. */
   changedFilesPartial: z.string().optional(),
   /**
-   * isolation "worktree": the session's own git worktree and branch (jobs/worktree.ts). Where
+   * isolation "worktree": the session's own git worktree and branch (jobs/worktree/). Where
    * it goes is set when the job starts; gitDir and base once its first turn made it; head,
    * diffStat and patch after each turn.
    */

@@ -32,7 +32,7 @@ export async function reconcile(record: JobRecord, deps: RecoveryDeps): Promise<
     await killTree(record.child.pid, { graceMs: KILL_GRACE_MS }).catch(() => {});
   }
   const dir = deps.store.dirOf(record.id);
-  const facts = await deps.engines[record.engine]?.facts(dir).catch(() => undefined);
+  const facts = await deps.engines[record.engine]?.turnFacts(dir).catch(() => undefined);
   if (facts) {
     record.toolCalls = Math.max(record.toolCalls, facts.toolCalls);
     record.sessionCreated ||= facts.sessionCreated;

@@ -5,7 +5,7 @@ import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import { keepUsage, ledgerPath } from "./usage_ledger.ts";
-import { removeWorktree } from "./worktree.ts";
+import { removeWorktree } from "./worktree/worktree.ts";
 
 const DAY_MS = 86_400_000;
 /**

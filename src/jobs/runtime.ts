@@ -4,7 +4,7 @@
  * loading them, nor the engines they drive. The terminal's `review` builds the same.
  */
 import { join } from "node:path";
-import type { DelegateFacts } from "../engines/registry.ts";
+import type { EngineFacts } from "../engines/facts.ts";
 import type { EngineSetup } from "../engines/types.ts";
 import type { JobManager } from "./manager.ts";
 import type { ModelChoice } from "./model_choice.ts";
@@ -19,8 +19,8 @@ export interface Runtime {
   catalog: ModelCatalog;
   /** The engine, backend and model of new jobs, after every policy check. */
   models: ModelChoice;
-  /** What `ollama_models` shows about delegates: their binary, env and sandbox. */
-  delegates: DelegateFacts;
+  /** What an engine says about itself here (`ollama_models`: the binary, env and sandbox). */
+  facts(engine: string): Promise<EngineFacts>;
 }
 
 export interface RuntimeLoader {
@@ -42,7 +42,7 @@ export function runtimeLoader(setup: EngineSetup, log: (line: string) => void): 
 async function build(setup: EngineSetup, log: (line: string) => void): Promise<Runtime> {
   const [
     { OllamaClient },
-    { createEngines, delegateFacts },
+    { createEngines, engineFacts },
     { JobManager },
     { ModelChoice },
     { JobStore },
@@ -91,6 +91,6 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     manager,
     catalog,
     models: new ModelChoice(s, catalog, setup.env),
-    delegates: delegateFacts(setup),
+    facts: (engine) => engineFacts(engine, setup),
   };
 }

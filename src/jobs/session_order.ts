@@ -1,13 +1,14 @@
 /**
  * One turn per session at a time, as this process sees it: taking a turn's ticket, waiting
- * for the earlier turns to end, and reading a session's turns in order. The tickets
- * themselves, shared by every server process, are in session_turns.ts.
+ * for the earlier turns to end, and reading a session's turns in order. The session's line
+ * itself, shared by every server process, is in line/turn_line.ts.
  */
 import { errorMessage } from "../errors.ts";
 import { type ProcessIdentity, selfIdentity } from "../platform/process_identity.ts";
 import type { LiveJob } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
-import { awaitTurn, type TurnJobState, TurnWakeups } from "./session_turns.ts";
+import { Wakeups } from "./line/line.ts";
+import { takeTurn, type TurnJobState } from "./line/turn_line.ts";
 import type { JobStore } from "./store.ts";
 import { DelegateError } from "../errors.ts";
 
@@ -22,15 +23,15 @@ export class SessionOrder {
   /** Jobs whose turn ticket is taken but which are not held as live jobs yet. */
   readonly #claiming = new Set<string>();
   /** Waiters for an earlier turn, woken when a turn of this process ends. */
-  readonly #turnEnded = new TurnWakeups();
+  readonly #turnEnded = new Wakeups();
 
   constructor(private readonly store: JobStore, private readonly jobs: SessionJobs) {}
 
   /**
-   * Takes the next free turn of the session, at least `from`, for job `jobId`. The job
-   * counts as running for other turns until `claimed` says it is held.
+   * Takes a ticket for the next free turn of the session, at least `from`, for job `jobId`.
+   * The job counts as running for other turns until `claimed` says it is held.
    */
-  async take(
+  async ticket(
     sessionId: string,
     from: number,
     jobId: string,
@@ -38,7 +39,7 @@ export class SessionOrder {
   ): Promise<number> {
     this.#claiming.add(jobId);
     try {
-      return await this.store.turns.take(sessionId, from, { jobId, owner });
+      return await this.store.turns.line(sessionId).ticket(from, { jobId, owner });
     } catch (e) {
       this.#claiming.delete(jobId);
       throw new DelegateError(
@@ -59,9 +60,14 @@ export class SessionOrder {
     return this.#claiming.has(jobId);
   }
 
-  /** Gives back a turn whose job could not be created. */
-  async release(sessionId: string, turn: number, jobId: string): Promise<void> {
-    await this.store.turns.release(sessionId, turn, jobId).catch(() => {});
+  /** Takes a turn whose job could not be created out of the session's line. */
+  async leave(sessionId: string, turn: number, jobId: string): Promise<void> {
+    try {
+      await this.store.turns.line(sessionId).leave({ turn, jobId });
+    } catch {
+      // The ticket stays: this process's turns pass over it (its job has no record), and
+      // other processes' turns once this one is gone.
+    }
     this.#turnEnded.wakeAll();
   }
 
@@ -71,28 +77,32 @@ export class SessionOrder {
   }
 
   /**
-   * Waits until every earlier turn of the job's session has ended. False when a cancel or
-   * shutdown took the job out of the wait (that caller finishes it).
+   * Waits until the job holds its session's turn: every earlier turn has ended. False when a
+   * cancel or shutdown took the job out of the wait (that caller finishes it).
    */
-  async awaitTurn(live: LiveJob): Promise<boolean> {
-    const { sessionId, turn } = live.record;
+  async take(live: LiveJob): Promise<boolean> {
+    const { sessionId, turn, id } = live.record;
     live.sessionWait = new AbortController();
-    return await awaitTurn({
-      turns: this.store.turns,
-      sessionId,
-      turn,
-      self: await selfIdentity(),
-      state: (jobId) => this.#turnState(jobId),
-      signal: live.sessionWait.signal,
-      waiting: (t) => {
-        live.activities.push({
-          kind: "text",
-          text: `Waiting for turn ${t.turn} of this session (job ${t.jobId || "?"}) to end`,
-        });
-        live.placed();
-      },
-      wakeups: this.#turnEnded,
-    }).finally(() => delete live.sessionWait);
+    try {
+      const self = await selfIdentity();
+      const line = this.store.turns.line(sessionId, {
+        self,
+        state: (jobId) => this.#turnState(jobId),
+      });
+      return await takeTurn(line, { turn, jobId: id, owner: self }, {
+        signal: live.sessionWait.signal,
+        wakeups: this.#turnEnded,
+        waiting: (t) => {
+          live.activities.push({
+            kind: "text",
+            text: `Waiting for turn ${t.turn} of this session (job ${t.jobId || "?"}) to end`,
+          });
+          live.placed();
+        },
+      });
+    } finally {
+      delete live.sessionWait;
+    }
   }
 
   async #turnState(jobId: string): Promise<TurnJobState> {

@@ -5,7 +5,7 @@ import { isValidId } from "./ids.ts";
 import { JOB_FILES, prepareStateDir, SESSIONS_DIR } from "./job_folder.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import { type JobRecord, jobRecordSchema, recordFromSeedResult, seedResultJson } from "./record.ts";
-import { SessionTurns } from "./session_turns.ts";
+import { TurnLines, type TurnTicket } from "./line/turn_line.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";
@@ -32,11 +32,11 @@ const RETRY_UNWRITTEN_MS = 5000;
 export class JobStore {
   readonly sessionsDir: string;
   /** Turn tickets: one turn per session at a time, across server processes. */
-  readonly turns: SessionTurns;
+  readonly turns: TurnLines;
 
   constructor(readonly stateDir: string) {
     this.sessionsDir = join(stateDir, SESSIONS_DIR);
-    this.turns = new SessionTurns(this.sessionsDir);
+    this.turns = new TurnLines(this.sessionsDir);
   }
 
   /** Creates the folders once; cheap and independent of how many jobs exist. */
@@ -245,13 +245,22 @@ export class JobStore {
   async sessionJobs(sessionId: string): Promise<string[]> {
     const jobs = await this.#indexedJobs(sessionId);
     const known = new Set(jobs.map((j) => j.toLowerCase()));
-    for (const ticket of await this.turns.list(sessionId).catch(() => [])) {
+    for (const ticket of await this.#tickets(sessionId)) {
       if (ticket.jobId !== "" && !known.has(ticket.jobId)) {
         known.add(ticket.jobId);
         jobs.push(ticket.jobId);
       }
     }
     return jobs;
+  }
+
+  /** The session's turn tickets; none when they cannot be read (the index alone then). */
+  async #tickets(sessionId: string): Promise<TurnTicket[]> {
+    try {
+      return await this.turns.line(sessionId).tickets();
+    } catch {
+      return [];
+    }
   }
 
   async #indexedJobs(sessionId: string): Promise<string[]> {

@@ -13,12 +13,12 @@ import { appendLedger } from "./ledger.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { EndpointPlacer } from "./endpoint_pool.ts";
 import { type Seat, takeSeat } from "./endpoint_turn.ts";
-import type { QueueLanes } from "./queue.ts";
+import type { JobLines } from "./line/job_lines.ts";
 import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { turnSink } from "./turn_sink.ts";
-import { finishWorktree, prepareWorktree } from "./worktree_turn.ts";
+import { finishWorktree, prepareWorktree } from "./worktree/turn.ts";
 
 /** The most of a final text read for claims. */
 const CLAIMS_TEXT_CHARS = 200_000;
@@ -27,7 +27,7 @@ export interface TurnRunDeps {
   store: JobStore;
   /** The engine of a job; throws when it is not available. */
   engine(name: EngineName): Engine;
-  lanes: QueueLanes;
+  lines: JobLines;
   /** Places turns on an endpoint of their backend's pool; absent = the backend's own URL. */
   placer?: EndpointPlacer;
   sessions: SessionOrder;
@@ -46,7 +46,7 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
   const record = live.record;
   // The session's earlier turns come first, so a follow-up waiting for them holds no slot.
   try {
-    if (!(await deps.sessions.awaitTurn(live))) return;
+    if (!(await deps.sessions.take(live))) return;
   } catch (e) {
     return await finishJob(
       live,
@@ -73,7 +73,7 @@ export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
     outcome = failedTurn(`Cannot run job: ${(e as Error).message}`);
   } finally {
     clearTimeout(timer);
-    seat.leave();
+    seat.giveBack();
   }
   await finishJob(live, outcome, deps);
 }
@@ -101,7 +101,7 @@ async function startTurn(
   const cwd = record.worktree ? await prepareWorktree(record, store) : record.cwd;
   const { path, gitDir } = record.worktree ?? {};
   // Before the engine starts: this process may have been stopped since the slot was won.
-  await deps.lanes.gate.stillHolds(record.id);
+  await deps.lines.endpoints.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
   const endpoint = seat.endpoint();
   const spec: TurnSpec = {

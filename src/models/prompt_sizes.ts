@@ -16,6 +16,12 @@
 export const NATIVE_PROMPT_TOKENS = 672;
 
 /**
+ * Tokens of files a native one-shot (and a review) puts in its prompt when the model's
+ * context length is unknown.
+ */
+export const DEFAULT_FILES_BUDGET = 100_000;
+
+/**
  * A turn's reply as time estimates assume it: one tool call with its reasoning, or a short
  * answer. Thinking models write more.
  */

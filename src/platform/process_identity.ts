@@ -49,3 +49,8 @@ export function processExists(pid: number, permissionMeansAlive = false): boolea
     return permissionMeansAlive && (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/** Whether two identities name one process (a reused pid has another start time). */
+export function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
+  return a.pid === b.pid && a.startTime === b.startTime;
+}

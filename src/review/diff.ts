@@ -6,7 +6,7 @@
  */
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import { estimateTokens } from "../engines/native/prompt.ts";
+import { estimateTokens } from "../models/tokens.ts";
 import { DelegateError } from "../errors.ts";
 import { linkedSecrets, secretReason } from "./diff_secrets.ts";
 import { gitText, reviewConfig, runGit } from "./git.ts";

@@ -6,9 +6,9 @@
  */
 import { lstat } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { collectGuardIdentities, identityKey } from "../engines/guard_identities.ts";
-import { readIdentityRefusal } from "../engines/guard_refusals.ts";
-import { readRefusal } from "../engines/protected_paths.ts";
+import { collectGuardIdentities, identityKey } from "../guard/identities.ts";
+import { readIdentityRefusal } from "../guard/refusals.ts";
+import { readRefusal } from "../guard/protected_paths.ts";
 
 /**
  * Why the file at `path` (relative to the repository) is left out by its name, or undefined;

@@ -3,12 +3,12 @@
  * server computes the diff once, fits it to the smallest context among the reviewers, and
  * starts each reviewer as a read-only job of its own on that same diff. Reviewers of a panel
  * are separate sessions given the same prompt: none can see another's answer. Each job takes
- * its turn in the shared admission queue like any other, and the panel itself holds no slot,
+ * its turn in the shared lines like any other, and the panel itself holds no slot,
  * so a panel larger than maxConcurrent waits rather than deadlocks.
  */
 import type { Agent } from "../agents/agent.ts";
 import { type AgentPolicy, applyAgent } from "../agents/apply.ts";
-import { DEFAULT_FILES_BUDGET } from "../engines/native/one_shot.ts";
+import { DEFAULT_FILES_BUDGET } from "../models/prompt_sizes.ts";
 import { DelegateError } from "../errors.ts";
 import type { JobView } from "../jobs/manager.ts";
 import type { Runtime } from "../jobs/runtime.ts";

@@ -7,7 +7,7 @@ import {
   ruleName,
   type WorkdirPolicy,
   type WorkdirRefusal,
-} from "../engines/workdirs.ts";
+} from "../guard/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
 import { MAX_PROMPT_BYTES } from "./shapes.ts";
@@ -156,7 +156,7 @@ export async function existingDir(path: string, base: string, what: string): Pro
 
 /**
  * Resolves a directory from a tool call, checks that it exists and that the working
- * directory policy allows it (see jobs/workdirs.ts). Returns its real path, so what runs is
+ * directory policy allows it (see guard/workdirs.ts). Returns its real path, so what runs is
  * what was judged.
  */
 export async function allowedDir(

@@ -5,8 +5,8 @@
 import { realpath } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { DelegateError } from "../errors.ts";
-import { WORKTREES_DIR } from "../engines/worktree_scope.ts";
-import { findCheckout } from "../jobs/worktree.ts";
+import { WORKTREES_DIR } from "../guard/worktree_scope.ts";
+import { findCheckout } from "../jobs/worktree/worktree.ts";
 import type { Isolation } from "../settings/types.ts";
 
 /** The checkout a job's worktree is made from, or undefined for isolation "none". */

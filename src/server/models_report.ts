@@ -1,7 +1,7 @@
-import { OllamaClient } from "../backends/ollama.ts";
+import { backendClient } from "../backends/kinds.ts";
 import type { ResolvedBackend } from "../jobs/model_choice.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
-import type { ShellSandbox } from "../engines/registry.ts";
+import type { SandboxPlan } from "../engines/facts.ts";
 import { errorMessage } from "../errors.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import type { JobManager } from "../jobs/manager.ts";
@@ -19,7 +19,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
   let isError = false;
   let version = "";
   let rows: string[] = [];
-  const { catalog, delegates, models, manager } = await deps.runtime();
+  const { catalog, facts, models, manager } = await deps.runtime();
   try {
     const view = await catalog.view();
     version = `  (Ollama ${view.version})`;
@@ -43,8 +43,9 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     rows = [`  ${escapeLine(errorMessage(e))}`];
   }
   const defaultModel = await catalog.describeDefault();
-  const claudeBinary = await delegates.claudeBinary();
-  const shell = await delegates.nativeShell();
+  const [claude, native] = await Promise.all([facts("claude"), facts("native")]);
+  const claudeBinary = claude.binary?.path;
+  const shell = native.sandbox;
   out.push(
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
@@ -65,7 +66,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     "",
     "Environment injected into delegates (everything else is dropped except a small allowlist):",
   );
-  const env = await delegates.claudeEnv("<model>");
+  const env = claude.childEnv?.("<model>") ?? {};
   for (const [k, v] of Object.entries(env).filter(([k]) => SHOWN.test(k)).sort()) {
     out.push(`  ${k}=${v}`);
   }
@@ -138,9 +139,9 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
   ];
 }
 
-function sandboxText(runner: ShellSandbox): string {
-  if (runner.kind === "bwrap") return `bubblewrap (${runner.bwrap})`;
-  if (runner.kind === "unconfined") return "OFF, commands run unconfined (user setting)";
+function sandboxText(plan: SandboxPlan): string {
+  if (plan.kind === "on") return `bubblewrap (${plan.tools.bwrap})`;
+  if (plan.kind === "off") return "OFF, commands run unconfined (user setting)";
   return "unavailable, Bash is refused";
 }
 
@@ -209,16 +210,12 @@ async function backendLines(
   return ["Native backends (engine: native, backend: <name>):", ...rows];
 }
 
-/** A backend's models: Ollama lists them on /api/tags, every other server on /v1/models. */
+/** A backend's models, as its kind lists them; each kind's client is loaded when needed. */
 async function listedModels(backend: ResolvedBackend): Promise<string[]> {
-  if (backend.kind === "ollama") {
-    return (await new OllamaClient(backend.url, 3000).tags()).map((m) => m.name);
-  }
-  // The OpenAI-compatible client is the native engine's: loaded when a report needs it.
-  const { ChatClient } = await import("../backends/openai.ts");
-  return await new ChatClient({
-    baseUrl: backend.url,
+  const client = await backendClient(backend.kind, {
+    url: backend.url,
     label: `backend "${backend.name}"`,
     ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-  }).models(3000);
+  });
+  return await client.models(3000);
 }

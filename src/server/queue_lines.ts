@@ -3,7 +3,7 @@
  * and who holds the slots, so that the orchestrator can tell a busy GPU from a stuck job.
  */
 import type { JobManager } from "../jobs/manager.ts";
-import type { QueueDetail } from "../jobs/queue.ts";
+import type { QueueDetail } from "../jobs/line/endpoint_lines.ts";
 import type { JobRecord } from "../jobs/record.ts";
 
 /** Holders named on the line; the rest are counted. */

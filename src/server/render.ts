@@ -6,7 +6,7 @@ import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { budgetText } from "../jobs/budget.ts";
 import type { Price } from "../settings/types.ts";
-import { worktreeText } from "../jobs/worktree_text.ts";
+import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { endpointLines, queueLines } from "./queue_lines.ts";
 

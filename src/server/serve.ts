@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { WorkdirPolicy } from "../engines/workdirs.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
@@ -61,8 +61,9 @@ export interface WiredServer {
   connect(transport: Transport, onclose?: () => void): Promise<void>;
   /**
    * A moment after `initialize`: the job layer loads, then, in the background, jobs of servers
-   * that died are interrupted and their delegates stopped, the sandbox placeholders they left
-   * in projects removed, finished jobs older than retainDays pruned, and without a configured
+   * that died are interrupted and their delegates stopped, each engine's start-up work done
+   * (the native engine removes the sandbox placeholders they left), finished jobs older than
+   * retainDays pruned, and without a configured
    * default model (it then depends on what Ollama serves) delegate_start's description names
    * the one in force.
    */
@@ -210,7 +211,7 @@ async function shutdownJobs(
 }
 
 /**
- * Recovers the jobs of dead servers and removes their placeholders, schedules pruning, and
+ * Recovers the jobs of dead servers, starts the engines' start-up work, schedules pruning, and
  * hands `describe` the default model in force when none is configured (and Ollama can say).
  * Resolves once all but the scheduled pruning is done, with that pruning.
  */
@@ -220,25 +221,21 @@ async function backgroundWork(
   describe: (model: string) => void,
   log: (line: string) => void,
 ): Promise<BackgroundPrune> {
-  const [rt, { startBackgroundSweep }, { startBackgroundPrune }, placeholders] = await Promise
-    .all([
+  const [rt, { startBackgroundSweep }, { startBackgroundPrune }, { startEngineWork }] =
+    await Promise.all([
       loading,
       import("../jobs/sweep.ts"),
       import("../jobs/retention.ts"),
-      import("../engines/native/placeholder_sweep.ts"),
+      import("../engines/registry.ts"),
     ]);
   const recovered = startBackgroundSweep(rt.manager, log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.
-  const swept = placeholders.startPlaceholderSweep(
-    placeholders.placeholderRunDir(rt.settings.stateDir),
-    log,
-    recovered,
-  );
+  const engineWork = startEngineWork(rt.settings, log, recovered);
   const prune = startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
   if (!rt.settings.defaultModel) {
     const model = await rt.catalog.defaultModel().catch(() => undefined);
     if (model) describe(model);
   }
-  await swept;
+  await engineWork;
   return prune;
 }

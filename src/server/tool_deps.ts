@@ -1,6 +1,6 @@
 /** What the tool handlers are given, and how each turns its outcome into a tool result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { WorkdirPolicy } from "../engines/workdirs.ts";
+import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
 import { isJobError } from "../jobs/errors.ts";
 import type { ResolvedSettings } from "../settings/load.ts";

@@ -10,7 +10,7 @@ import { claudeArgs, delegateTools } from "../../src/engines/claude/argv.ts";
 import { toolPolicy } from "../../src/engines/native/permissions.ts";
 import { bashTool } from "../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../src/engines/native/tools/index.ts";
-import type { ShellRunner } from "../../src/engines/native/sandbox.ts";
+import type { ShellRunner } from "../../src/engines/native/sandbox/shell_runner.ts";
 import type { TurnSpec } from "../../src/engines/types.ts";
 import { DEFAULT_CLAUDE_TOOLS, type PermissionMode } from "../../src/settings/types.ts";
 

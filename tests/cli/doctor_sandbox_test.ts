@@ -3,6 +3,16 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { claudeSandboxCheck } from "../../src/cli/doctor_local.ts";
+import { enginesFacts } from "../../src/cli/engine_prompt.ts";
+import { defaultSettings } from "../../src/settings/fields.ts";
+import type { SandboxSetting } from "../../src/settings/types.ts";
+
+/** The check as the doctor makes it, from what the claude engine says of itself there. */
+async function checkWith(mode: SandboxSetting, env: Record<string, string>, platform: string) {
+  const settings = { ...defaultSettings(), sandbox: mode };
+  const facts = await enginesFacts(settings, env, "/", platform);
+  return claudeSandboxCheck(mode, facts.claude.sandbox, platform);
+}
 
 /** A PATH of one folder holding executables of these names. */
 function pathWith(...names: string[]): Record<string, string> {
@@ -11,32 +21,32 @@ function pathWith(...names: string[]): Record<string, string> {
   return { PATH: dir };
 }
 
-Deno.test("doctor claude.sandbox: on with bubblewrap and socat", () => {
-  const check = claudeSandboxCheck("on", pathWith("bwrap", "socat"), "linux");
+Deno.test("doctor claude.sandbox: on with bubblewrap and socat", async () => {
+  const check = await checkWith("on", pathWith("bwrap", "socat"), "linux");
   assert.equal(check.status, "pass");
   assert.match(check.summary, /bubblewrap jail .* Claude Code's own sandbox nested inside/);
 });
 
-Deno.test("doctor claude.sandbox: bubblewrap without socat is the jail alone, a warning with the fix", () => {
-  const check = claudeSandboxCheck("on", pathWith("bwrap"), "linux");
+Deno.test("doctor claude.sandbox: bubblewrap without socat is the jail alone, a warning with the fix", async () => {
+  const check = await checkWith("on", pathWith("bwrap"), "linux");
   assert.equal(check.status, "warn");
   assert.match(check.summary, /sandbox partial \(socat is missing/);
   assert.match(check.summary, /apt install socat/);
-  const required = claudeSandboxCheck("required", pathWith("bwrap"), "linux");
+  const required = await checkWith("required", pathWith("bwrap"), "linux");
   assert.equal(required.status, "fail");
   assert.match(required.summary, /"required"/);
   assert.match(required.hint ?? "", /apt install bubblewrap socat/);
 });
 
-Deno.test("doctor claude.sandbox: off is a warning that says why", () => {
-  const none = claudeSandboxCheck("on", pathWith(), "linux");
+Deno.test("doctor claude.sandbox: off is a warning that says why", async () => {
+  const none = await checkWith("on", pathWith(), "linux");
   assert.equal(none.status, "warn");
   assert.match(none.summary, /bubblewrap is missing/);
   assert.match(none.hint ?? "", /apt install bubblewrap socat/);
-  const mac = claudeSandboxCheck("on", pathWith("bwrap", "socat"), "darwin");
+  const mac = await checkWith("on", pathWith("bwrap", "socat"), "darwin");
   assert.equal(mac.status, "warn");
   assert.match(mac.summary, /only on Linux; this is darwin/);
-  const off = claudeSandboxCheck("off", pathWith("bwrap", "socat"), "linux");
+  const off = await checkWith("off", pathWith("bwrap", "socat"), "linux");
   assert.equal(off.status, "warn");
   assert.match(off.summary, /setting is off/);
 });

@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { requestSizeCheck } from "../../src/cli/engine_prompt.ts";
+import { enginesFacts, requestSizeCheck } from "../../src/cli/engine_prompt.ts";
 import { NEEDED_CONTEXT } from "../../src/cli/doctor_check.ts";
 import { tokensLabel } from "../../src/cli/model_context.ts";
 import { estimatePromptTokens, requiredContext } from "../../src/engines/claude/context_check.ts";
-import { PATCH_FILE, plannedWorktree, takeCommands } from "../../src/jobs/worktree_turn.ts";
+import { PATCH_FILE, plannedWorktree, takeCommands } from "../../src/jobs/worktree/turn.ts";
 import {
   NATIVE_PROMPT_TOKENS,
   OLLAMA_SMALLEST_DEFAULT_CONTEXT,
@@ -36,7 +36,7 @@ function chart(marker: string): string {
 /** Tokens as the chart writes them: 1224 -> "1.2k". */
 const k = (tokens: number) => `${Math.round(tokens / 100) / 10}k`;
 
-Deno.test("README engine chart: the request sizes and contexts doctor computes", () => {
+Deno.test("README engine chart: the request sizes and contexts doctor computes", async () => {
   const text = chart("claudeHarness");
   const s = defaultSettings();
   assert.equal(s.defaultEngine, "claude");
@@ -78,8 +78,10 @@ Deno.test("README engine chart: the request sizes and contexts doctor computes",
 
   // And doctor says the same: lean passes on the default context, full is told to derive.
   const noSandbox = { ...s, sandbox: "off" as const };
-  assert.equal(requestSizeCheck(noSandbox, {}).status, "pass");
-  const full = requestSizeCheck({ ...noSandbox, claudeHarness: "full" }, {});
+  const sized = async (settings: typeof noSandbox) =>
+    requestSizeCheck(settings, await enginesFacts(settings, {}, "/"));
+  assert.equal((await sized(noSandbox)).status, "pass");
+  const full = await sized({ ...noSandbox, claudeHarness: "full" });
   assert.equal(full.status, "warn");
   assert.match(full.hint ?? "", /ollama-delegate models derive <model> --ctx 64k/);
 });

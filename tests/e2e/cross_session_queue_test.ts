@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
-import { endpointFolder } from "../../src/jobs/admission.ts";
+import { endpointFolder } from "../../src/jobs/line/slot_line.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 0 };
 

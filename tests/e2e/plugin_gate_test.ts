@@ -109,7 +109,8 @@ Deno.test({
   name: "plugin: installed, its Stop hook runs the review gate through npx, blocks once with " +
     "the findings, and lets the next stop through",
   async fn() {
-    const tarball = buildNpm(tempDir("od-pack-"));
+    const packDir = tempDir("od-pack-");
+    const tarball = buildNpm(packDir, join(packDir, "stage"));
     const registry = await startNpmRegistry([tarball]);
     const reviews: ChatRequestView[] = [];
     const fed: MessagesRequestView[] = [];

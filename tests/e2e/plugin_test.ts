@@ -69,7 +69,7 @@ Deno.test({
     "packed npm package and is connected",
   async fn() {
     const packDir = tempDir("od-pack-");
-    const tarball = buildNpm(packDir);
+    const tarball = buildNpm(packDir, join(packDir, "stage"));
     const registry = await startNpmRegistry([tarball]);
     try {
       const home = tempDir("od-plugin-home-");
@@ -105,7 +105,8 @@ Deno.test({
 });
 
 Deno.test("npm package: the packed tarball installs into a prefix and answers --version", () => {
-  const tarball = buildNpm(tempDir("od-pack-"));
+  const packDir = tempDir("od-pack-");
+  const tarball = buildNpm(packDir, join(packDir, "stage"));
   const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
   assert.deepEqual(listing.sort(), [
     "package/LICENSE",

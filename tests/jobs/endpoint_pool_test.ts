@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { EndpointHealth } from "../../src/backends/endpoint_health.ts";
 import { EndpointPlacer, type Placement } from "../../src/jobs/endpoint_pool.ts";
-import { LocalGate } from "../../src/jobs/queue.ts";
+import { LocalEndpointLines } from "../../src/jobs/line/endpoint_lines.ts";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 
 const timing = { probeTimeoutMs: 1000, everyMs: 60_000, freshMs: 0, holdDownMs: 60_000 };
@@ -28,7 +28,7 @@ async function withPool(
       backends: { solo: { url: urls[0]!, kind: "openai" } },
       env: {},
     },
-    new LocalGate(),
+    new LocalEndpointLines(),
     new EndpointHealth(timing),
   );
   try {
@@ -39,8 +39,8 @@ async function withPool(
 }
 
 const urlOf = (p: Placement | { refused: string }) => {
-  assert.ok("lane" in p, JSON.stringify(p));
-  return p.lane.url;
+  assert.ok("line" in p, JSON.stringify(p));
+  return p.line.url;
 };
 
 Deno.test("placer: new sessions spread by load; a session keeps its endpoint while it is up", async () => {
@@ -48,7 +48,7 @@ Deno.test("placer: new sessions spread by load; a session keeps its endpoint whi
     const pool = placer.backendOf("claude", undefined)!;
     assert.deepEqual(pool.endpoints.map((e) => e.url), [a, b]);
     const first = await placer.place(pool);
-    assert.deepEqual("lane" in first && first.lane, {
+    assert.deepEqual("line" in first && first.line, {
       url: a,
       backend: "ollama",
       limit: 4,
@@ -102,9 +102,9 @@ Deno.test("placer: a session whose endpoint is down moves and says why; none up 
     });
     // A backend of one endpoint is never probed: its turns go there, as they always did.
     const solo = placer.backendOf("native", "solo")!;
-    assert.deepEqual("lane" in (await placer.place(solo)) && (await placer.place(solo)), {
+    assert.deepEqual("line" in (await placer.place(solo)) && (await placer.place(solo)), {
       backend: solo,
-      lane: { url: a, backend: "solo" },
+      line: { url: a, backend: "solo" },
     });
   });
 });

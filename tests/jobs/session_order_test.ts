@@ -20,7 +20,7 @@ Deno.test("SessionOrder: turn 2 waits until turn 1 ends; records come in turn or
   const lives = [];
   for (const n of [1, 2]) {
     const id = jobId(n);
-    const turn = await order.take(SESSION, 1, id, self);
+    const turn = await order.ticket(SESSION, 1, id, self);
     assert.equal(turn, n);
     const live = liveJob(newRecord(newTurn(`turn ${n}`), { sessionId: SESSION, turn }, id, self));
     held.set(id, live.record);
@@ -30,10 +30,10 @@ Deno.test("SessionOrder: turn 2 waits until turn 1 ends; records come in turn or
     lives.push(live);
   }
   const [first, second] = lives as [ReturnType<typeof liveJob>, ReturnType<typeof liveJob>];
-  assert.equal(await order.awaitTurn(first), true);
+  assert.equal(await order.take(first), true);
   first.record.state = "running";
   let waited: boolean | undefined;
-  const waiting = order.awaitTurn(second).then((v) => (waited = v));
+  const waiting = order.take(second).then((v) => (waited = v));
   await second.isPlaced;
   assert.deepEqual(second.activities, [{
     kind: "text",
@@ -56,10 +56,10 @@ Deno.test("SessionOrder: a cancel takes a waiting turn out of the line", async (
     liveRecord: (id) => (id === jobId(1) ? first.record : undefined),
     reconcile: (r) => Promise.resolve(r),
   });
-  await order.take(SESSION, 1, jobId(1), self);
-  await order.take(SESSION, 1, jobId(2), self);
+  await order.ticket(SESSION, 1, jobId(1), self);
+  await order.ticket(SESSION, 1, jobId(2), self);
   const second = liveJob(newRecord(newTurn(), { sessionId: SESSION, turn: 2 }, jobId(2), self));
-  const waiting = order.awaitTurn(second);
+  const waiting = order.take(second);
   await second.isPlaced;
   second.sessionWait?.abort();
   assert.equal(await waiting, false);
@@ -73,7 +73,7 @@ Deno.test("SessionOrder: a turn that cannot be taken says where, and is not held
     reconcile: (r) => Promise.resolve(r),
   });
   await assert.rejects(
-    order.take("not-a-session", 1, jobId(3), await selfIdentity()),
+    order.ticket("not-a-session", 1, jobId(3), await selfIdentity()),
     /^DelegateError: Cannot start job: cannot take a turn of session not-a-session in /,
   );
   assert.equal(order.isClaiming(jobId(3)), false);

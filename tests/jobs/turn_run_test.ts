@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { TurnOutcome } from "../../src/engines/types.ts";
 import { liveJob, newRecord } from "../../src/jobs/live_job.ts";
-import { QueueLanes } from "../../src/jobs/queue.ts";
+import { JobLines } from "../../src/jobs/line/job_lines.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { SessionOrder } from "../../src/jobs/session_order.ts";
 import { runJob, type TurnRunDeps } from "../../src/jobs/turn_run.ts";
@@ -25,14 +25,14 @@ Deno.test("runJob: the sink's reports land in the record; the end is written and
     liveRecord: (jobId) => (jobId === id ? live.record : undefined),
     reconcile: (r) => Promise.resolve(r),
   });
-  await sessions.take(sessionId, 1, id, self);
+  await sessions.ticket(sessionId, 1, id, self);
   sessions.claimed(id);
   const finished: Array<[JobRecord, TurnOutcome]> = [];
   let ended = 0;
   const deps: TurnRunDeps = {
     store,
     engine: () => engine,
-    lanes: new QueueLanes(1),
+    lines: new JobLines(1),
     sessions,
     config: {
       jobTimeoutMs: 60_000,

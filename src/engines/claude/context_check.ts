@@ -10,6 +10,7 @@
  * compared with what was sent.
  */
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../../models/names.ts";
+import { estimateTokens } from "../../models/tokens.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 import type { Usage } from "../types.ts";
 
@@ -94,8 +95,6 @@ export const NEAR_FULL_SHARE = 0.97;
 /** The context suggested in the fixes; Ollama's docs recommend 64000 for coding agents. */
 export const SUGGESTED_MIN_CONTEXT = 32_768;
 
-const chars4 = (chars: number) => Math.ceil(chars / 4);
-
 /** The prompt tokens of one request: what the first request of a turn carries, at least. */
 export function estimatePromptTokens(input: {
   tools: readonly string[];
@@ -108,7 +107,7 @@ export function estimatePromptTokens(input: {
   lean?: boolean;
 }): number {
   const t = input.lean ? CLAUDE_LEAN_PROMPT_TOKENS : CLAUDE_PROMPT_TOKENS;
-  let tokens = t.base + chars4(input.taskChars) + chars4(input.appendChars ?? 0);
+  let tokens = t.base + estimateTokens(input.taskChars) + estimateTokens(input.appendChars ?? 0);
   if (!input.lean && input.tools.includes("default")) {
     tokens = Math.max(tokens - t.base, 0) + CLAUDE_PROMPT_TOKENS.defaultSet;
   } else if (input.tools.length > 0) {

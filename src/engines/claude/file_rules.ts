@@ -15,7 +15,11 @@
  */
 import { readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS, SECRET_FILE_PATTERNS } from "../protected_paths.ts";
+import {
+  CREDENTIAL_PATHS,
+  HOST_RUN_PATHS,
+  SECRET_FILE_PATTERNS,
+} from "../../guard/protected_paths.ts";
 
 export interface FileRuleScope {
   /** The working directory and add_dirs. */

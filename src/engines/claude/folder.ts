@@ -183,7 +183,7 @@ function liveEvents(line: string): LiveEvent[] {
 export const claudeFolder: JobFolderReader = {
   activityFile: STREAM_FILE,
   recentActivity: (dir, limit) => recentActivity(join(dir, STREAM_FILE), limit),
-  facts: (dir) => transcriptFacts(join(dir, STREAM_FILE)),
+  turnFacts: (dir) => transcriptFacts(join(dir, STREAM_FILE)),
   transcriptReader() {
     const names = new ToolNames();
     return (line) => {

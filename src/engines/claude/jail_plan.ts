@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import {
   cliFiles,
@@ -37,10 +37,10 @@ export interface JailInputs {
   readOnly: readonly string[];
   /**
    * Held read-only besides the host-run names at the top: those found deeper (host_run_scan.ts)
-   * and host-run files under other names (link targets, hard links: guard_identities.ts).
+   * and host-run files under other names (link targets, hard links: src/guard/identities.ts).
    */
   nestedHostRun: readonly string[];
-  /** Files holding a secret (guard_identities.ts `secretPaths`): hidden, whatever their name. */
+  /** Files holding a secret (src/guard/identities.ts `secretPaths`): hidden, whatever their name. */
   secretFiles?: readonly string[];
   tmpMb: number;
 }

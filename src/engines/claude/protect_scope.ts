@@ -6,7 +6,12 @@
 import { realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { TurnSpec } from "../types.ts";
-import { commonGitDir, isServerWorktree, protectAround, WORKTREES_DIR } from "../worktree_scope.ts";
+import {
+  commonGitDir,
+  isServerWorktree,
+  protectAround,
+  WORKTREES_DIR,
+} from "../../guard/worktree_scope.ts";
 import { worktreeFileRules } from "./file_rules.ts";
 
 export interface ProtectScope {

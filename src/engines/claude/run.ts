@@ -13,13 +13,13 @@ import { searchPath, which } from "../../platform/which.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
-import { collectGuardIdentities } from "../guard_identities.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
 import {
   missingHostRun,
   quarantinePlanted,
   quarantineText,
   removeClaudeTrace,
-} from "../planted.ts";
+} from "../../guard/planted.ts";
 import type {
   Activity,
   CheckResult,
@@ -59,7 +59,7 @@ import {
   sandboxSettings,
   withNestedHostRun,
 } from "./sandbox.ts";
-import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { failedStart, judged } from "./outcome.ts";
 
 /**
@@ -138,8 +138,8 @@ export class ClaudeEngine implements Engine {
     return claudeFolder.recentActivity(dir, limit);
   }
 
-  facts(dir: string): Promise<TurnFacts> {
-    return claudeFolder.facts(dir);
+  turnFacts(dir: string): Promise<TurnFacts> {
+    return claudeFolder.turnFacts(dir);
   }
 
   verify(spec: VerifySpec): Promise<CheckResult> {

@@ -15,8 +15,8 @@
  *   server's files are unreadable.
  */
 import { join } from "node:path";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../protected_paths.ts";
-import { type HostRunScan, scanHostRun } from "../host_run_scan.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
+import { type HostRunScan, scanHostRun } from "../../guard/host_run_scan.ts";
 import { which } from "../../platform/which.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
 
@@ -180,7 +180,7 @@ export async function withNestedHostRun<G extends { readOnly: string[] }>(
   guard: G,
   plan: ClaudeSandboxPlan,
   roots: readonly string[],
-  /** The scan of `roots` when the caller already made it (guard_identities.ts does). */
+  /** The scan of `roots` when the caller already made it (src/guard/identities.ts does). */
   done?: HostRunScan,
 ): Promise<G> {
   if (plan.kind !== "on" && plan.kind !== "partial") return guard;

@@ -13,9 +13,9 @@ import {
 } from "../../backends/openai.ts";
 import { DelegateError } from "../../errors.ts";
 import type { TurnEndpoint } from "../types.ts";
-import type { ResolvedBackend } from "./backend.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
 import {
-  chatClientFor,
+  chatClients,
   connectModel,
   type ConnectOptions,
   type ModelConnection,
@@ -38,11 +38,12 @@ export async function connectTurn(
     failover: true,
     throttled: (ms) => endpoint.throttled(ms),
   };
-  const connected = await connectModel(backend, model, pooled, endpoint.url);
+  const clients = await chatClients(backend, pooled);
+  const connected = await clients(endpoint.url).connect(model);
   const client = new FailoverClient(
     connected.client,
     endpoint,
-    (url) => chatClientFor(backend, url, pooled),
+    (url) => clients(url).chat(),
     (text) => {
       options.sink.activity({ kind: "error", text });
       note(text);

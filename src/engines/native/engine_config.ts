@@ -1,9 +1,10 @@
 /** What the native engine is configured with (run.ts's createEngine builds it from settings). */
 import type { ChatClientOptions } from "../../backends/openai.ts";
 import type { BackendSpec } from "../../settings/types.ts";
-import type { WorkdirPolicy } from "../workdirs.ts";
-import type { BackendTable } from "./backend.ts";
-import type { SandboxLimits, SandboxMode } from "./sandbox.ts";
+import type { WorkdirPolicy } from "../../guard/workdirs.ts";
+import type { BackendTable } from "../../settings/backends.ts";
+import type { SandboxLimits } from "./sandbox/limits.ts";
+import type { SandboxMode } from "./sandbox/shell_runner.ts";
 
 export interface NativeEngineConfig {
   /** The default backend: the Ollama at baseUrl. */
@@ -14,7 +15,7 @@ export interface NativeEngineConfig {
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
   sandboxLimits?: SandboxLimits;
-  /** Where sandboxes of every server sharing this state dir coordinate (placeholders.ts). */
+  /** Where sandboxes of every server sharing this state dir coordinate (sandbox/placeholders.ts). */
   sandboxRunDir?: string;
   /** The server's environment: API keys are read from here, by name, per backend. */
   parentEnv: Record<string, string | undefined>;
@@ -25,7 +26,7 @@ export interface NativeEngineConfig {
   protect?: readonly string[];
   /** Secret-looking file names the file tools may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
-  /** Where jobs may work (jobs/workdirs.ts); this process's home and no roots when absent. */
+  /** Where jobs may work (guard/workdirs.ts); this process's home and no roots when absent. */
   workdirs?: WorkdirPolicy;
   /** Retry backoff, for tests and benchmarks. */
   backoffMs?: ChatClientOptions["backoffMs"];

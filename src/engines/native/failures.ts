@@ -11,7 +11,7 @@ import {
 import { errorMessage } from "../../errors.ts";
 import { type FailureWord, ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
 import { failedTurn } from "../types.ts";
-import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
 /** What failure texts say of a backend: its name, the endpoint's URL, its kind and key. */
 export type BackendNaming = Omit<ResolvedBackend, "endpoints">;

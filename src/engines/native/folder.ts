@@ -1,6 +1,6 @@
 /**
  * The native engine's files in a job folder: `messages.jsonl`, the conversation a follow-up
- * continues (history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
+ * continues (context/history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
  * in TranscriptEntry lines. Only this engine parses them; the job layer, the server and the
  * terminal ask through `nativeFolder`.
  */
@@ -137,7 +137,7 @@ export const nativeFolder: JobFolderReader = {
     const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
     return entries.flatMap(activityOf).slice(-limit);
   },
-  async facts(dir: string): Promise<TurnFacts> {
+  async turnFacts(dir: string): Promise<TurnFacts> {
     const entries = await readTail(join(dir, TRANSCRIPT_FILE), Number.MAX_SAFE_INTEGER);
     let started = false;
     try {

@@ -1,9 +1,9 @@
 /**
  * The native agent loop: ask the model, run the tool calls it makes in order, feed the
  * results back as `role: "tool"` messages, until it answers without tool calls. Calls the model
- * wrote as text are recovered and run the same way (recovery.ts). As max_turns nears, the last
+ * wrote as text are recovered and run the same way (text_calls/recover_reply.ts). As max_turns nears, the last
  * tool result counts down, and the last request goes without tools so the model must answer
- * (turns.ts). It also stops on cancel (the caller aborts `signal`) and when the model loops;
+ * (loop_aids.ts). It also stops on cancel (the caller aborts `signal`) and when the model loops;
  * a stop before the final answer keeps what the model wrote, marked as partial. Each call is
  * run by loop_tool_calls.ts.
  */
@@ -11,8 +11,8 @@ import type { ChatBackend, ChatMessage, ChatReply, ChatRequest } from "../../bac
 import type { PermissionDenial } from "../types.ts";
 import { answerRest, runCall, type ToolCallDeps } from "./loop_tool_calls.ts";
 import { chatTools } from "./prompt.ts";
-import { offeredTools, recoverReply } from "./recovery.ts";
-import { countdownLine, partialText } from "./turns.ts";
+import { offeredTools, recoverReply } from "./text_calls/recover_reply.ts";
+import { countdownLine, partialText } from "./loop_aids.ts";
 
 /**
  * The default and the hard cap of model requests per turn: the default leaves room for a task of
@@ -35,7 +35,7 @@ export const MAX_TURN_GROWTH_CHARS = 4_000_000;
 export interface LoopDeps extends ToolCallDeps {
   client: ChatBackend;
   /**
-   * The last step before each request goes out (context.ts: fits it to the model's context,
+   * The last step before each request goes out (context/fitter.ts: fits it to the model's context,
    * sizes Ollama's; adds the effort); may throw ContextOverflowError. The request as is when
    * absent.
    */

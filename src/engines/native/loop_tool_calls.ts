@@ -9,7 +9,11 @@ import type { ChatMessage, ChatToolCall } from "../../backends/openai.ts";
 import { describeCall } from "../tool_detail.ts";
 import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
 import type { ToolPolicy } from "./permissions.ts";
-import { offeredTools, type RecoveredCall, recoveredCallError } from "./recovery.ts";
+import {
+  offeredTools,
+  type RecoveredCall,
+  recoveredCallError,
+} from "./text_calls/recover_reply.ts";
 import { ignoredNote, ignoredParameters } from "./tools/claude_params.ts";
 import type { ToolContext } from "./tools/types.ts";
 

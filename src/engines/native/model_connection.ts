@@ -1,29 +1,15 @@
 /**
- * Connecting a native turn to its backend: the chat client for the backend's kind (Ollama's
- * native chat API for Ollama backends, the only one of Ollama's that sets the context per
- * request; OpenAI-compatible chat completions for the others), what the backend says about
- * the model (its context and capabilities, and the context Ollama has it loaded with now), and
- * the effort the model can take.
+ * Connecting a native turn to its backend: the chat client for the backend's kind and what
+ * the backend says about the model (backends/kinds.ts: each kind knows its API), with the
+ * labels and retry reports of this engine, and the effort the model can take.
  */
-import { OllamaClient } from "../../backends/ollama.ts";
-import { OllamaChatClient } from "../../backends/ollama_chat.ts";
-import {
-  type ChatBackend,
-  ChatClient,
-  type ChatClientOptions,
-  type ChatEffort,
-} from "../../backends/openai.ts";
+import type { BackendFactory, ModelConnection } from "../../backends/backend_client.ts";
+import { backendFactory } from "../../backends/kinds.ts";
+import type { ChatBackend, ChatClientOptions, ChatEffort } from "../../backends/openai.ts";
 import type { TurnSink } from "../types.ts";
-import { DEFAULT_BACKEND, type ResolvedBackend } from "./backend.ts";
+import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
-/** The client of one turn and what its backend said about the model. */
-export interface ModelConnection {
-  client: ChatBackend;
-  /** Undefined when the backend cannot say: the chat request then reports why. */
-  model: { contextLength?: number; capabilities?: string[] } | undefined;
-  /** The context Ollama has the model loaded with (`/api/ps`), when it says. */
-  loadedContext: number | undefined;
-}
+export type { ModelConnection };
 
 export interface ConnectOptions {
   /** Retry backoff, for tests and benchmarks. */
@@ -41,33 +27,40 @@ export interface ConnectOptions {
   throttled?: (ms: number) => void;
 }
 
-/** The chat client for `backend` at `url` (one endpoint of it). */
-export function chatClientFor(
+/** The chat clients of `backend`, one per endpoint URL, as this engine labels and watches them. */
+export async function chatClients(
   backend: ResolvedBackend,
-  url: string,
   options: ConnectOptions,
-): ChatBackend {
-  const { sink } = options;
-  const where = backend.endpoints.length > 1 ? ` at ${url}` : "";
-  const common: ChatClientOptions = {
-    baseUrl: url,
-    label: backend.name === DEFAULT_BACKEND
-      ? `Ollama (${url})`
-      : `backend "${backend.name}"${where}`,
-    ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
-    ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
-    ...(options.failover ? { failover: true } : {}),
-    onRetry: ({ attempt, waitMs, reason, status }) => {
-      if (status === 429) options.throttled?.(waitMs);
-      sink.activity({
-        kind: "error",
-        text: `${reason} from ${backend.name}${where}; retry ${attempt} in ${waitMs} ms`,
-      });
-    },
+): Promise<
+  (url: string) => { chat(): ChatBackend; connect(model: string): Promise<ModelConnection> }
+> {
+  const kind: BackendFactory = await backendFactory(backend.kind);
+  return (url) => {
+    const { sink } = options;
+    const where = backend.endpoints.length > 1 ? ` at ${url}` : "";
+    const client = kind({
+      url,
+      label: backend.name === DEFAULT_BACKEND
+        ? `Ollama (${url})`
+        : `backend "${backend.name}"${where}`,
+      ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),
+    });
+    const chat = {
+      ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
+      ...(options.failover ? { failover: true } : {}),
+      ...(options.keepAlive ? { keepAlive: options.keepAlive } : {}),
+      onRetry: ({ attempt, waitMs, reason, status }: Parameters<
+        NonNullable<ChatClientOptions["onRetry"]>
+      >[0]) => {
+        if (status === 429) options.throttled?.(waitMs);
+        sink.activity({
+          kind: "error",
+          text: `${reason} from ${backend.name}${where}; retry ${attempt} in ${waitMs} ms`,
+        });
+      },
+    };
+    return { chat: () => client.chat(chat), connect: (model) => client.connect(model, chat) };
   };
-  if (backend.kind !== "ollama") return new ChatClient(common);
-  const keepAlive = options.keepAlive;
-  return new OllamaChatClient({ ...common, ...(keepAlive ? { keepAlive } : {}) });
 }
 
 /**
@@ -80,30 +73,7 @@ export async function connectModel(
   options: ConnectOptions,
   url = backend.url,
 ): Promise<ModelConnection> {
-  const client = chatClientFor(backend, url, options);
-  let model: { contextLength?: number; capabilities?: string[] } | undefined;
-  let loadedContext: number | undefined;
-  if (backend.kind === "ollama") {
-    const ollama = new OllamaClient(url);
-    // Unknown (undefined) when Ollama cannot say: the chat request then reports why.
-    [model, loadedContext] = await Promise.all([
-      ollama.show(modelName).catch(() => undefined),
-      ollama.ps()
-        .then((loaded) => loaded.find((m) => sameModel(m.name, modelName))?.contextLength)
-        .catch(() => undefined),
-    ]);
-  } else {
-    const contextLength = await (client as ChatClient).contextLength(modelName)
-      .catch(() => undefined);
-    model = contextLength !== undefined ? { contextLength } : undefined;
-  }
-  return { client, model, loadedContext };
-}
-
-/** Ollama names a model without a tag as `:latest`. */
-function sameModel(a: string, b: string): boolean {
-  const full = (name: string) => (/:[^/]*$/.test(name) ? name : `${name}:latest`);
-  return full(a) === full(b);
+  return await (await chatClients(backend, options))(url).connect(modelName);
 }
 
 /**

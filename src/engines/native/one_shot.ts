@@ -5,15 +5,14 @@
  */
 import type { OpenedFile } from "../../platform/beneath.ts";
 import { DelegateError } from "../../errors.ts";
-import type { GuardIdentities } from "../guard_identities.ts";
+import type { GuardIdentities } from "../../guard/identities.ts";
 import { openConfined } from "./tools/confine.ts";
-import { displayPath } from "./tools/real_paths.ts";
+import { displayPath } from "../../guard/real_paths.ts";
 import { readCapped } from "./tools/file_io.ts";
 import { MAX_FILE_BYTES } from "./tools/types.ts";
-import { estimateTokens } from "./prompt.ts";
+import { estimateTokens } from "../../models/tokens.ts";
+import { DEFAULT_FILES_BUDGET } from "../../models/prompt_sizes.ts";
 
-/** Token budget for inlined files when the model's context length is unknown. */
-export const DEFAULT_FILES_BUDGET = 100_000;
 /** Tokens kept free for the system prompt and the answer. */
 const RESERVE_TOKENS = 4096;
 

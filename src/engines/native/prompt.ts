@@ -40,8 +40,3 @@ export function chatTools(tools: readonly NativeTool[]): ChatTool[] {
     function: { name: t.name, description: t.description, parameters: t.parameters },
   }));
 }
-
-/** The usual estimate of tokens in text. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}

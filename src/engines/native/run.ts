@@ -6,15 +6,15 @@
  * `transcript.jsonl` (what was done).
  *
  * A turn's directories come from turn_scope.ts, its client from model_connection.ts, what its
- * shell may touch and changed from shell_watch.ts, its outcome from turn_outcome.ts; this
+ * shell may touch and changed from sandbox/shell_watch.ts, its outcome from turn_outcome.ts; this
  * module puts the turn together.
  */
 import { open, readFile, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import { collectGuardIdentities } from "../guard_identities.ts";
-import { WORKTREES_DIR } from "../worktree_scope.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
+import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import type {
   Activity,
   CheckResult,
@@ -27,30 +27,29 @@ import type {
   TurnSpec,
   VerifySpec,
 } from "../types.ts";
-import { ContextFitter } from "./context.ts";
-import { contextCap } from "./context_budget.ts";
+import { ContextFitter } from "./context/fitter.ts";
+import { contextCap } from "./context/budget.ts";
 import {
   backendNames,
   type BackendTable,
-  DEFAULT_BACKEND,
   resolveBackend,
   type ResolvedBackend,
-} from "./backend.ts";
+} from "../../settings/backends.ts";
 import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
 import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
-import { type History, historyBudget, readHistory } from "./history.ts";
+import { type History, historyBudget, readHistory } from "./context/history.ts";
 import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { type ToolPolicy, toolPolicy } from "./permissions.ts";
-import { placeholderRunDir } from "./placeholders.ts";
+import { placeholderRunDir } from "./sandbox/placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
-import { type ShellRunner, shellRunner } from "./sandbox.ts";
-import { limitsOf } from "./sandbox_limits.ts";
-import { watchesShell, watchShell } from "./shell_watch.ts";
-import { beginTurnChanges, reportChanges, type TurnChanges } from "../turn_changes.ts";
+import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
+import { limitsOf } from "./sandbox/limits.ts";
+import { watchesShell, watchShell } from "./sandbox/shell_watch.ts";
+import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
@@ -334,12 +333,10 @@ export class NativeEngine implements Engine {
     return nativeFolder.recentActivity(dir, limit);
   }
 
-  facts(dir: string): Promise<TurnFacts> {
-    return nativeFolder.facts(dir);
+  turnFacts(dir: string): Promise<TurnFacts> {
+    return nativeFolder.turnFacts(dir);
   }
 }
-
-export { DEFAULT_BACKEND, MESSAGES_FILE, type ResolvedBackend, TRANSCRIPT_FILE };
 
 /** Whether two paths name one directory. */
 async function sameDir(a: string, b: string): Promise<boolean> {

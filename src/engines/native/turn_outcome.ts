@@ -4,10 +4,10 @@
  * the model's context, or the backend's failure, worded by failures.ts).
  */
 import type { TurnOutcome } from "../types.ts";
-import { ContextOverflowError } from "./context_budget.ts";
+import { ContextOverflowError } from "./context/budget.ts";
 import { EndpointsDownError } from "./endpoint_failover.ts";
 import { type BackendNaming, endpointError, failed, statusOf } from "./failures.ts";
-import { withRepairNote } from "./history.ts";
+import { withRepairNote } from "./context/history.ts";
 import type { LoopResult } from "./loop.ts";
 
 /** The outcome of a loop that ran to its end; `started` is when the turn began (ms). */

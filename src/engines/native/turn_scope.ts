@@ -6,9 +6,14 @@
  */
 import { realpath } from "node:fs/promises";
 import type { TurnSpec } from "../types.ts";
-import { defaultWorkdirPolicy, realContext, refusalOf, type WorkdirPolicy } from "../workdirs.ts";
-import { isServerWorktree, protectAround } from "../worktree_scope.ts";
-import { protectedPaths } from "./tools/real_paths.ts";
+import {
+  defaultWorkdirPolicy,
+  realContext,
+  refusalOf,
+  type WorkdirPolicy,
+} from "../../guard/workdirs.ts";
+import { isServerWorktree, protectAround } from "../../guard/worktree_scope.ts";
+import { protectedPaths } from "../../guard/real_paths.ts";
 
 /** The directories of one turn, as real paths. */
 export interface TurnScope {

@@ -1,19 +1,20 @@
 /**
  * A job's verification on the native engine: each `verify` command runs through the very
- * runner the delegate's Bash uses (sandbox_run.ts), with the same directories, protections,
+ * runner the delegate's Bash uses (sandbox/run_shell.ts), with the same directories, protections,
  * limits and environment, so the check can do nothing the delegate could not. The commands
  * are noted in the job's transcript as the server's, apart from the model's words.
  */
 import { join } from "node:path";
-import { collectGuardIdentities } from "../guard_identities.ts";
+import { collectGuardIdentities } from "../../guard/identities.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { TRANSCRIPT_FILE } from "./folder.ts";
 import { JsonlWriter } from "./jsonl_writer.ts";
-import { type SandboxLimits, type SandboxMode, type ShellRunner, shellRunner } from "./sandbox.ts";
-import { beginTurnChanges } from "../turn_changes.ts";
-import { runShell } from "./sandbox_run.ts";
-import { watchShell } from "./shell_watch.ts";
+import type { SandboxLimits } from "./sandbox/limits.ts";
+import { type SandboxMode, type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
+import { beginTurnChanges } from "../tree/turn_changes.ts";
+import { runShell } from "./sandbox/run_shell.ts";
+import { watchShell } from "./sandbox/shell_watch.ts";
 import { turnScope, type TurnScopeConfig } from "./turn_scope.ts";
 
 export interface NativeVerifyConfig extends TurnScopeConfig {

@@ -1,6 +1,6 @@
 /**
  * Linux's inotify(7) and a directory listing by getdents64(2), called through Deno's FFI:
- * the change journal (engines/tree_journal.ts) watches every folder of a delegate's
+ * the change journal (engines/tree/journal.ts) watches every folder of a delegate's
  * directories and lists new ones as they appear.
  *
  * Only under Deno on Linux (the source run with `-A`, and the compiled binaries, which have

@@ -5,7 +5,7 @@ import {
   sandboxSettings,
   withNestedHostRun,
 } from "../../../src/engines/claude/sandbox.ts";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../../src/engines/protected_paths.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../../src/guard/protected_paths.ts";
 
 const TOOLS = { bwrap: "/usr/bin/bwrap", socat: "/usr/bin/socat" };
 

@@ -1,5 +1,5 @@
 /**
- * The protected paths (src/engines/protected_paths.ts) as the file tools hold them: host-run
+ * The protected paths (src/guard/protected_paths.ts) as the file tools hold them: host-run
  * paths are never written, also before they exist and through symlinks; credential stores are
  * neither read, listed nor written; secret files are not read unless the user allows them; and
  * the user's path rules hold on the path as resolved.
@@ -16,7 +16,7 @@ import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 import { readTool } from "../../../src/engines/native/tools/read.ts";
 import type { ToolContext } from "../../../src/engines/native/tools/types.ts";
 import { writeTool } from "../../../src/engines/native/tools/write.ts";
-import { HOST_RUN_PATHS } from "../../../src/engines/protected_paths.ts";
+import { HOST_RUN_PATHS } from "../../../src/guard/protected_paths.ts";
 import { type Fixture, fixture } from "./tool_fixture.ts";
 
 async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {

@@ -45,7 +45,7 @@ type Assistant = Extract<ChatMessage, { role: "assistant" }>;
 const assistants = (messages: readonly ChatMessage[]) =>
   messages.filter((m): m is Assistant => m.role === "assistant");
 
-/** The format text_calls.ts names for each emulated style. */
+/** The format text_calls/recover_calls.ts names for each emulated style. */
 const FORMAT: Record<string, string> = { "qwen3-coder-bare": "qwen3-coder" };
 
 for (const api of ["openai", "native"] as const) {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runLoop } from "../../../src/engines/native/loop.ts";
-import { MAX_PARTIAL_CHARS, partialText } from "../../../src/engines/native/turns.ts";
+import { MAX_PARTIAL_CHARS, partialText } from "../../../src/engines/native/loop_aids.ts";
 import type { ChatScript } from "../../support/ollama_emulator.ts";
 import {
   assertEveryCallAnswered,

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { mkdir, open, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { DelegateError } from "../../../src/errors.ts";
-import { DEFAULT_FILES_BUDGET, inlineFiles } from "../../../src/engines/native/one_shot.ts";
+import { inlineFiles } from "../../../src/engines/native/one_shot.ts";
+import { DEFAULT_FILES_BUDGET } from "../../../src/models/prompt_sizes.ts";
 import { MAX_FILE_BYTES } from "../../../src/engines/native/tools/types.ts";
 import { type Fixture, fixture } from "./tool_fixture.ts";
 

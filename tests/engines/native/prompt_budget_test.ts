@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { toolPolicy } from "../../../src/engines/native/permissions.ts";
-import { chatTools, estimateTokens, systemPrompt } from "../../../src/engines/native/prompt.ts";
-import { shellRunner } from "../../../src/engines/native/sandbox.ts";
+import { chatTools, systemPrompt } from "../../../src/engines/native/prompt.ts";
+import { estimateTokens } from "../../../src/models/tokens.ts";
+import { shellRunner } from "../../../src/engines/native/sandbox/shell_runner.ts";
 import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 

@@ -40,7 +40,7 @@ export const OK: TurnOutcome = {
 
 export class FakeEngine implements Engine {
   readonly turns: FakeTurn[] = [];
-  /** What `facts` and `recentActivity` read back from a job folder. */
+  /** What `turnFacts` and `recentActivity` read back from a job folder. */
   facts_: TurnFacts = { toolCalls: 0, sessionCreated: false };
   activities: Activity[] = [];
   #waiters: Array<() => void> = [];
@@ -78,7 +78,7 @@ export class FakeEngine implements Engine {
     return Promise.resolve(this.activities.slice(-limit));
   }
 
-  facts(_dir: string): Promise<TurnFacts> {
+  turnFacts(_dir: string): Promise<TurnFacts> {
     return Promise.resolve(this.facts_);
   }
 

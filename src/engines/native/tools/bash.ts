@@ -1,9 +1,10 @@
 import { basename } from "node:path";
-import { DEFAULT_LIMITS, type ShellRunner } from "../sandbox.ts";
-import { runShell } from "../sandbox_run.ts";
+import { DEFAULT_LIMITS } from "../sandbox/limits.ts";
+import type { ShellRunner } from "../sandbox/shell_runner.ts";
+import { runShell } from "../sandbox/run_shell.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
-import { quarantineText } from "../../planted.ts";
-import { displayPath } from "./real_paths.ts";
+import { quarantineText } from "../../../guard/planted.ts";
+import { displayPath } from "../../../guard/real_paths.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
 
 const DEFAULT_TIMEOUT_MS = 120_000;

@@ -26,7 +26,7 @@ import {
   pathPolicy,
   type PathPurpose,
 } from "./path_policy.ts";
-import { isInsideRoots, realpathLoose } from "./real_paths.ts";
+import { isInsideRoots, realpathLoose } from "../../../guard/real_paths.ts";
 
 export { PathRefused };
 

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import type { OpenedFile } from "../../../platform/beneath.ts";
 import { openedSecretRefusal, pathPolicy, secretRefusal } from "./path_policy.ts";
-import { displayPath } from "./real_paths.ts";
+import { displayPath } from "../../../guard/real_paths.ts";
 import {
   FieldError,
   guard,

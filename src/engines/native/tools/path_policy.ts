@@ -12,15 +12,15 @@ import {
   hostRunRefusal,
   readRefusal,
   writeRefusal,
-} from "../../protected_paths.ts";
-import type { GuardIdentities } from "../../guard_identities.ts";
+} from "../../../guard/protected_paths.ts";
+import type { GuardIdentities } from "../../../guard/identities.ts";
 import {
   type FileIdentity,
   readIdentityRefusal,
   writeIdentityRefusal,
   writePathRefusal,
-} from "../../guard_refusals.ts";
-import { isInside } from "./real_paths.ts";
+} from "../../../guard/refusals.ts";
+import { isInside } from "../../../guard/real_paths.ts";
 
 /** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
 export type PathPurpose = "read" | "write" | "list";
@@ -34,7 +34,7 @@ export interface ConfineScope {
   /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
   /**
-   * The protected files by identity, collected at the turn's start (guard_identities.ts):
+   * The protected files by identity, collected at the turn's start (src/guard/identities.ts):
    * what is opened, and every directory a write goes through, is compared with them.
    */
   guard?: GuardIdentities;

@@ -3,7 +3,7 @@
  * Code's, so `allowed_tools`, `disallowed_tools` and permission modes mean the same for
  * both engines.
  */
-import type { GuardIdentities } from "../../guard_identities.ts";
+import type { GuardIdentities } from "../../../guard/identities.ts";
 import type { CommandRun } from "../../types.ts";
 
 export type { CommandRun };
@@ -28,7 +28,7 @@ export interface ToolContext {
   protect?: readonly string[];
   /** Secret-looking file names the user lets the file tools read (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
-  /** The turn's protected files by identity (guard_identities.ts); see ConfineScope. */
+  /** The turn's protected files by identity (src/guard/identities.ts); see ConfineScope. */
   guard?: GuardIdentities;
   /**
    * The user's path rules applied to a path as the file tools resolved it (symlinks followed):

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { confinePath, PathRefused } from "../../../../src/engines/native/tools/confine.ts";
-import { isInside, protectedPaths } from "../../../../src/engines/native/tools/real_paths.ts";
+import { isInside, protectedPaths } from "../../../../src/guard/real_paths.ts";
 import { readTool } from "../../../../src/engines/native/tools/read.ts";
 import { writeTool } from "../../../../src/engines/native/tools/write.ts";
 import { fixture } from "../tool_fixture.ts";

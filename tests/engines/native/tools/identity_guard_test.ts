@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { link, mkdir, readFile, rename, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { collectGuardIdentities } from "../../../../src/engines/guard_identities.ts";
+import { collectGuardIdentities } from "../../../../src/guard/identities.ts";
 import { inlineFiles } from "../../../../src/engines/native/one_shot.ts";
 import { editTool } from "../../../../src/engines/native/tools/edit.ts";
 import { grepTool } from "../../../../src/engines/native/tools/grep.ts";

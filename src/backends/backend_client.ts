@@ -1,0 +1,76 @@
+/**
+ * What every backend kind answers, whatever its API: the chat client of a turn, what it says
+ * about a model, the models it serves, and what the server says about itself. The native
+ * engine, `ollama_models`, the doctor and the endpoint probes ask a kind through this
+ * (kinds.ts picks the kind's module), so none of them branches on the kind.
+ */
+import type { ChatBackend, ChatClientOptions } from "./openai.ts";
+
+/** One endpoint of a backend, as a client of its kind reaches it. */
+export interface BackendTarget {
+  /** The endpoint's root URL, without `/v1`. */
+  url: string;
+  /** Sent to this endpoint only. */
+  apiKey?: string;
+  /** How messages name it: `Ollama (<url>)`, `backend "gpus" at <url>`. */
+  label: string;
+}
+
+/** How a turn's chat client behaves: everything but where it goes, which the target says. */
+export type ChatOptions = Omit<ChatClientOptions, "baseUrl" | "apiKey" | "label"> & {
+  /** Ollama's `keep_alive` for the model; kinds without the idea ignore it. */
+  keepAlive?: string;
+};
+
+/** The chat client of one turn and what its endpoint said about the model. */
+export interface ModelConnection {
+  client: ChatBackend;
+  /** Undefined when the backend cannot say: the chat request then reports why. */
+  model: { contextLength?: number; capabilities?: string[] } | undefined;
+  /** The context the server has the model loaded with now, when it says. */
+  loadedContext: number | undefined;
+}
+
+/** What a server said about itself when asked, or why it did not answer as its kind does. */
+export type Identity =
+  | {
+    ok: true;
+    /** One sentence: "Ollama 0.34.1 at <url>", "<url> lists 3 model(s)". */
+    summary: string;
+    details: Record<string, unknown>;
+  }
+  | {
+    ok: false;
+    summary: string;
+    /** It refused the credentials (HTTP 401 or 403). */
+    rejected?: boolean;
+    /** It answered, but not as a server of this kind would at this URL. */
+    foreign?: boolean;
+  };
+
+export interface BackendClient {
+  /** How advice names the server behind an endpoint: "the Ollama server behind it". */
+  readonly serverName: string;
+  /** The chat client of one turn. */
+  chat(options: ChatOptions): ChatBackend;
+  /** The chat client, and what the endpoint says about `model` (never throws for that part). */
+  connect(model: string, options: ChatOptions): Promise<ModelConnection>;
+  /** The names of the models the endpoint serves; throws when it cannot say. */
+  models(timeoutMs: number): Promise<string[]>;
+  /** What the server says about itself (`doctor`); never throws. */
+  identify(timeoutMs: number): Promise<Identity>;
+}
+
+/** A kind's clients, one per endpoint. */
+export type BackendFactory = (target: BackendTarget) => BackendClient;
+
+/** One kind's entry in the table of kinds (kinds.ts). */
+export interface BackendKindEntry {
+  /**
+   * The GET a health probe makes: cheap, answered by any running server of the kind without
+   * a model loaded. Known without loading the kind's module.
+   */
+  probePath: string;
+  /** The kind's module, loaded at first use: a client for each endpoint. */
+  load(): Promise<BackendFactory>;
+}

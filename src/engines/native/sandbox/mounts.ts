@@ -1,0 +1,204 @@
+/**
+ * What the sandbox mounts over a delegate's writable directories so that the protected paths
+ * (src/guard/protected_paths.ts) hold inside it too: host-run paths read-only, also when
+ * they do not exist yet; credential stores and the server's own directories hidden; and, when
+ * the server runs as root, the system files that only root may read.
+ */
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  CREDENTIAL_PATHS,
+  HOST_RUN_DIRS,
+  HOST_RUN_PATHS,
+  PLACEHOLDER_NAMES,
+} from "../../../guard/protected_paths.ts";
+import { isInsideRoots } from "../../../guard/real_paths.ts";
+import type { Placeholder, PlaceholderKind } from "./placeholders.ts";
+
+/** Paths found below the top of the writable dirs that the sandbox also protects. */
+export interface NestedPaths {
+  /** Made read-only: nested `.git` folders and files. */
+  readOnly?: readonly string[];
+  /** Hidden: credential stores inside the project. */
+  hidden?: readonly string[];
+  /**
+   * Secret files (src/guard/identities.ts's `secretPaths`: by name, link targets, other hard
+   * links): shown as empty files, unless the user allowed their names.
+   */
+  secrets?: readonly string[];
+  /** Host-run link targets that do not exist yet: empty read-only placeholders. */
+  missing?: readonly Placeholder[];
+}
+
+export interface ProtectedMounts {
+  /** Existing paths bound read-only onto themselves. */
+  readOnly: string[];
+  /** Missing host-run paths: an empty read-only file or directory is mounted there. */
+  placeholders: Placeholder[];
+  /** Existing paths hidden: an empty file (/dev/null) or an empty read-only directory. */
+  masks: Placeholder[];
+  /**
+   * Missing host-run paths left without a placeholder (see PLACEHOLDER_NAMES): one a command
+   * creates is moved out of the project when it ends (planted.ts).
+   */
+  unheld: string[];
+}
+
+type Kind = PlaceholderKind | "link" | "missing";
+
+function kindOf(path: string): Kind {
+  try {
+    const info = lstatSync(path);
+    if (info.isSymbolicLink()) return "link";
+    return info.isDirectory() ? "dir" : "file";
+  } catch {
+    return "missing";
+  }
+}
+
+/** The real path of a symlink's target when it lies in a writable dir; else undefined. */
+function linkTargetInside(path: string, writable: readonly string[]): Placeholder | undefined {
+  try {
+    const real = realpathSync(path);
+    if (!isInsideRoots(writable, real)) return undefined;
+    return { path: real, kind: statSync(real).isDirectory() ? "dir" : "file" };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The mounts that protect `writable`. `nested` adds paths found deeper (a nested `.git`,
+ * a credential directory inside the project) to be treated like their top-level kind.
+ */
+export function protectedMounts(
+  writable: readonly string[],
+  nested: NestedPaths = {},
+  /** The server's own directories: hidden when they lie in a writable dir, also if missing. */
+  serverDirs: readonly string[] = [],
+): ProtectedMounts {
+  const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [], unheld: [] };
+  const seen = new Set<string>();
+  const once = (path: string) => !seen.has(path) && (seen.add(path), true);
+  // First, so that a secret that is also host-run (`.envrc`) is masked, not bound read-only
+  // (a read-only bind after the mask would show the file again); /dev/null bound read-only
+  // keeps it unwritable as well.
+  for (const path of nested.secrets ?? []) {
+    if (kindOf(path) === "file" && once(path)) out.masks.push({ path, kind: "file" });
+  }
+  for (const root of writable) {
+    for (const name of HOST_RUN_PATHS) {
+      const path = join(root, name);
+      if (!once(path)) continue;
+      const kind = kindOf(path);
+      if (kind === "missing" && !PLACEHOLDER_NAMES.has(name)) out.unheld.push(path);
+      else if (kind === "missing") {
+        out.placeholders.push({ path, kind: HOST_RUN_DIRS.has(name) ? "dir" : "file" });
+      } else if (kind === "link") {
+        // A link cannot be mounted over (mount follows it): its target is made read-only
+        // when it is writable here, and the link itself is watched (see hostRunState).
+        const target = linkTargetInside(path, writable);
+        if (target && once(target.path)) out.readOnly.push(target.path);
+      } else {
+        out.readOnly.push(path);
+      }
+    }
+    for (const entry of CREDENTIAL_PATHS) {
+      const path = join(root, entry);
+      if (!once(path)) continue;
+      const kind = kindOf(path);
+      if (kind === "dir" || kind === "file") out.masks.push({ path, kind });
+      else if (kind === "link") {
+        const target = linkTargetInside(path, writable);
+        if (target && once(target.path)) out.masks.push(target);
+      }
+    }
+  }
+  for (const placeholder of nested.missing ?? []) {
+    // A host-run link leading where nothing is yet (`CLAUDE.md -> AGENTS.md`): the command
+    // must not create it there, as it must not create a missing `.envrc`. Before the
+    // read-only paths, which list it too (and skip it, missing).
+    const top = highestMissing(placeholder.path, writable);
+    if (top !== undefined && once(top)) {
+      out.placeholders.push(top === placeholder.path ? placeholder : { path: top, kind: "dir" });
+    }
+  }
+  for (const path of nested.readOnly ?? []) {
+    if (!once(path)) continue;
+    const kind = kindOf(path);
+    if (kind === "dir" || kind === "file") out.readOnly.push(path);
+    else if (kind === "link") {
+      // As at the top: the link's target is made read-only when it is writable here.
+      const target = linkTargetInside(path, writable);
+      if (target && once(target.path)) out.readOnly.push(target.path);
+    }
+  }
+  for (const path of nested.hidden ?? []) {
+    const kind = kindOf(path);
+    if (once(path) && (kind === "dir" || kind === "file")) out.masks.push({ path, kind });
+  }
+  for (const path of serverDirs) {
+    if (!isInsideRoots(writable, path) || writable.includes(path)) continue;
+    const kind = kindOf(path);
+    if (kind === "dir" || kind === "file") {
+      if (once(path)) out.masks.push({ path, kind });
+      continue;
+    }
+    // Missing: a delegate must not create it (a claudeConfigDir it made would hand the next
+    // Claude Code delegate its settings).
+    const top = highestMissing(path, writable);
+    if (top !== undefined && once(top)) out.placeholders.push({ path: top, kind: "dir" });
+  }
+  return out;
+}
+
+/**
+ * The highest missing folder on the way to the missing `path` inside `writable` (or `path`
+ * itself when its folder exists): the placeholder goes there, so that no empty parents are
+ * left behind on the host. Undefined when `path` exists.
+ */
+function highestMissing(path: string, writable: readonly string[]): string | undefined {
+  if (kindOf(path) !== "missing") return undefined;
+  let top = path;
+  while (kindOf(dirname(top)) === "missing" && isInsideRoots(writable, dirname(top))) {
+    top = dirname(top);
+  }
+  return top;
+}
+
+export { rootOnlySystemFiles } from "../../bwrap_base.ts";
+
+/**
+ * A cheap fingerprint of every host-run path in `roots`, to notice one that was created or
+ * replaced (a symlink in such a place can be swapped for a file: mounts follow links). An
+ * empty file or directory counts as absent: it may be another sandbox's mount point. Content
+ * is not compared: these paths are read-only inside, and the user may edit them meanwhile.
+ */
+export function hostRunState(roots: readonly string[]): Map<string, string> {
+  const state = new Map<string, string>();
+  for (const root of roots) {
+    for (const name of HOST_RUN_PATHS) {
+      const path = join(root, name);
+      let sig = "absent";
+      try {
+        const info = lstatSync(path);
+        const empty = info.isDirectory()
+          ? readdirSync(path).length === 0
+          : info.isFile() && info.size === 0;
+        if (!empty) sig = `${info.ino}:${info.mode & 0o170000}`;
+      } catch {
+        // Missing.
+      }
+      state.set(path, sig);
+    }
+  }
+  return state;
+}
+
+/** Paths whose fingerprint differs between two states. */
+export function changedHostRunPaths(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): string[] {
+  return [...after].filter(([path, sig]) => before.get(path) !== sig).map(([path]) => path);
+}

@@ -1,0 +1,69 @@
+/**
+ * `doctor`'s check of the native engine's sandbox: runs a trivial command in it, which proves
+ * bubblewrap works on this machine rather than just exists, and says how its limits are
+ * enforced here.
+ */
+import { cgroupSupport } from "../../../platform/posix/limit_cgroup.ts";
+import { isRoot } from "../../../platform/runtime.ts";
+import { type SandboxMode, shellRunner } from "./shell_runner.ts";
+import { addressSpaceMb, DEFAULT_LIMITS, type SandboxLimits, shmMb } from "./limits.ts";
+import { findPrlimit, runShell } from "./run_shell.ts";
+
+/** How the sandbox's limits are enforced on this machine, in words. */
+export async function limitsText(limits: SandboxLimits = DEFAULT_LIMITS): Promise<string> {
+  const prlimit = findPrlimit();
+  const cgroup = await cgroupSupport();
+  const mb = `${limits.maxMemoryMb} MiB`;
+  const memory = cgroup.memory
+    ? `memory: a memory cgroup, ${mb} for the command's processes together` +
+      (cgroup.noSwap ? ", no swap" : " (swap not limited: swap accounting is off)")
+    : prlimit
+    ? `memory: per process only, no memory cgroup can be made here (heap ${mb} by RLIMIT_DATA, ` +
+      `address space ${addressSpaceMb(limits)} MiB by RLIMIT_AS, which leaves room for ` +
+      `runtimes' reservations but lets shared memory pass ${mb})`
+    : "memory: not limited (no memory cgroup can be made here, and prlimit from util-linux " +
+      "is missing)";
+  const file = prlimit ? "file size: RLIMIT_FSIZE" : "file size: not limited (no prlimit)";
+  const processes = cgroup.pids
+    ? "processes: a pids cgroup"
+    : !isRoot()
+    ? (prlimit ? "processes: RLIMIT_NPROC" : "processes: not limited")
+    : "processes: not limited (as root RLIMIT_NPROC does not apply and no pids cgroup is " +
+      "writable here)";
+  return `${processes}; ${memory}; ${file}; /tmp ${limits.tmpMb} MiB and /dev/shm ` +
+    `${shmMb(limits)} MiB, the rest read-only`;
+}
+
+/** A trivial sandboxed command, for `doctor`: proves bubblewrap works here, not just exists. */
+export async function probeSandbox(
+  mode: SandboxMode,
+  limits: SandboxLimits = DEFAULT_LIMITS,
+): Promise<{ ok: boolean; detail: string; unconfined?: true }> {
+  const runner = shellRunner(mode, undefined, { limits });
+  if (runner.kind === "refused") return { ok: false, detail: runner.reason };
+  if (runner.kind === "unconfined") {
+    return { ok: true, unconfined: true, detail: `native Bash: sandbox ${runner.why}` };
+  }
+  const result = await runShell(runner, {
+    command: "echo sandbox-ok",
+    cwd: "/",
+    writable: [],
+    timeoutMs: 10_000,
+    signal: new AbortController().signal,
+    keepChars: 2000,
+  });
+  if (result.exitCode === 0 && result.output.includes("sandbox-ok")) {
+    return {
+      ok: true,
+      detail: `${runner.bwrap} runs commands (exit 0); ${await limitsText(limits)}`,
+    };
+  }
+  return {
+    ok: false,
+    detail:
+      `${runner.bwrap} cannot start a sandbox (exit ${result.exitCode ?? result.signal}): ${
+        result.output.trim().slice(0, 300)
+      }. Unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone ` +
+      `or an AppArmor restriction)`,
+  };
+}

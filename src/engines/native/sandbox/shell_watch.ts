@@ -1,0 +1,91 @@
+/**
+ * The sandboxed shell around one native turn: what its commands get read-only or hidden
+ * beyond the top-level protections (nested repositories, credential stores found below the
+ * roots, the repository a worktree's git reads), and which files they changed, found from
+ * the turn's view of its directories (turn_changes.ts: a change journal, or a walk before and
+ * after) rather than from the model, with a warning for any planted where the host would run
+ * it.
+ */
+import { commonGitDir, type TurnWorktree } from "../../../guard/worktree_scope.ts";
+import type { TurnChanges } from "../../tree/turn_changes.ts";
+import type { ToolPolicy } from "../permissions.ts";
+import type { GuardIdentities } from "../../../guard/identities.ts";
+import type { BwrapRunner, ShellRunner } from "./shell_runner.ts";
+import { displayPath } from "../../../guard/real_paths.ts";
+
+/** True when the turn may run commands, whose changes the server then looks for itself. */
+export function watchesShell(policy: ToolPolicy, runner: ShellRunner): boolean {
+  return policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
+}
+
+/** Prepares `runner` for the turn, with what `changes` found below the roots. */
+export function watchShell(
+  runner: ShellRunner,
+  changes: TurnChanges,
+  worktree: TurnWorktree | undefined,
+  roots: readonly string[],
+  guard?: GuardIdentities,
+): void {
+  // Nested repositories and credential stores get the protection the top-level ones get.
+  if (changes.nested && runner.kind === "bwrap") {
+    runner.nested = { readOnly: changes.nested.nestedGit, hidden: changes.nested.credentials };
+  }
+  // git in the worktree reads the repository's `.git` (its `.git` file points there):
+  // mounted read-only, so the delegate's commands see it but cannot change it.
+  if (worktree && runner.kind === "bwrap") {
+    const readOnly = [...(runner.nested?.readOnly ?? []), commonGitDir(worktree)];
+    runner.nested = { ...runner.nested, readOnly };
+  }
+  if (guard && runner.kind === "bwrap") guardShell(runner, roots, guard);
+  if (runner.kind === "bwrap" && runner.hostRun && changes.sentinel) {
+    runner.hostRun.sentinel = changes.sentinel;
+  }
+}
+
+/**
+ * Secret files one sandbox hides at most. Each is a mount, and bubblewrap's set-up time grows
+ * faster than their number: measured on a loaded 2-core machine, 100 took 0.1 s per command,
+ * 500 took 0.7 s, 1,000 took 1.5 s and 2,000 took 6 s.
+ */
+export const MAX_SECRET_MASKS = 500;
+
+/**
+ * What the turn-start identities (src/guard/identities.ts) add to the sandbox: host-run files
+ * under other names read-only (link targets, other hard links; placeholders where a link
+ * leads to nothing yet), secret files hidden. Their walk is the one the sandbox would make
+ * at the first command, so it is handed over rather than made again. The turn's commands are
+ * refused (fail closed) when that walk stopped early, when it could not find every other
+ * name of a hard-linked file, or when there are more secret files than a sandbox can hide.
+ */
+function guardShell(runner: BwrapRunner, roots: readonly string[], guard: GuardIdentities) {
+  runner.hostRun = {
+    key: roots.join("\0"),
+    scan: guard.incomplete ? { ...guard.scan, incomplete: guard.incomplete } : guard.scan,
+  };
+  const refused = shellRefusal(guard, roots[0] ?? "");
+  if (refused) runner.hostRun.moved = refused;
+  runner.nested = {
+    ...runner.nested,
+    readOnly: [...(runner.nested?.readOnly ?? []), ...guard.hostRunPaths],
+    secrets: guard.secretPaths,
+    missing: guard.hostRunMissing,
+  };
+}
+
+/** Why the identities do not let the sandbox protect everything they name, or undefined. */
+function shellRefusal(guard: GuardIdentities, cwd: string): string | undefined {
+  const alternatives = "Read, Write and Edit still work";
+  if (guard.incomplete === undefined && guard.pathsIncomplete !== undefined) {
+    return `Bash is refused for this turn: ${guard.pathsIncomplete}, so the sandbox cannot ` +
+      "find every other name of a hard-linked secret or host-run file to hide or protect " +
+      `it. Start the job with a narrower cwd; ${alternatives}`;
+  }
+  const count = guard.secretPaths.length;
+  if (count <= MAX_SECRET_MASKS) return undefined;
+  const shown = guard.secretPaths.slice(0, 3).map((p) => displayPath(p, cwd)).join(", ");
+  return `Bash is refused for this turn: the job's directories hold ${count} secret-looking ` +
+    `files (${shown}...), more than the ${MAX_SECRET_MASKS} the sandbox hides from commands. ` +
+    "The user can allow names that are no secrets (test certificates, say) with " +
+    "`ollama-delegate config --allow-secret-file '<pattern>'`, or start the job with a " +
+    `narrower cwd; ${alternatives}`;
+}

@@ -1,0 +1,260 @@
+/**
+ * A change journal of one delegate directory (a root): its folders watched (watched.ts)
+ * for as long as the server uses the root, so that what changed during a turn, and which
+ * folders hold host-run, secret and credential names, are known without walking the tree
+ * again. A walk costs a stat of every file (0.3 s for 100,000 files, measured); a turn with the
+ * journal costs a read of its events.
+ *
+ * What it promises: every file created, written, closed after writing (a write through a
+ * shared memory map leaves only that), renamed into place or changed in its attributes below
+ * the root during a turn is in that turn's `changes`, or `changes` says that a walk must
+ * complete them (a file written through another hard link), or that they cannot be known
+ * (the tree stopped: callers then walk instead, and a new journal is built).
+ */
+import { lstatSync } from "node:fs";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import { isHostRunName } from "../../guard/protected_paths.ts";
+import { type Blind, CLOSED, WatchedTree } from "./watched.ts";
+
+export type { Blind };
+
+export interface JournalLimits {
+  /** Folders watched at most; past it the root gets no journal (or loses it). */
+  maxDirs: number;
+  /** Paths logged while turns listen; past it the turns fall back to a walk. */
+  maxLog: number;
+}
+
+export const JOURNAL_LIMITS: JournalLimits = { maxDirs: 200_000, maxLog: 500_000 };
+
+/**
+ * Paths whose identity a sandbox holds on to (native/sandbox/watch.ts): told when an event touched
+ * one of them, one of their folders on the way from the root, or an entry right inside one.
+ */
+export interface Sentinel {
+  /** True when something may have moved them since the last call (then they are checked). */
+  dirty(): boolean;
+  close(): void;
+}
+
+interface SentinelState {
+  /** The paths and every folder on their way from the root. */
+  onTheWay: Set<string>;
+  /** The paths themselves (an entry made or removed in one changes whether it is empty). */
+  paths: Set<string>;
+  dirty: boolean;
+}
+
+export class TreeJournal {
+  #tree!: WatchedTree;
+  /** Paths changed, in order; `#logBase` is the sequence number of its first entry. */
+  #log: string[] = [];
+  /** Beside each: WRITTEN, CLOSED (after being open for writing) or 0 (made or moved). */
+  #logKind: number[] = [];
+  #logBase = 0;
+  /** Paths logged whose names are not UTF-8: reported as they are, never looked up. */
+  readonly #lossy = new Set<string>();
+  /** Turns listening: token -> the sequence number they started at. */
+  readonly #listeners = new Map<number, number>();
+  #nextToken = 1;
+  readonly #sentinels = new Set<SentinelState>();
+
+  private constructor(readonly root: string, private readonly limits: JournalLimits) {}
+
+  /**
+   * Watches every folder below `root` (a real path). Resolves to the journal, or to why there
+   * can be none (too many folders, the watch limit).
+   */
+  static async open(
+    root: string,
+    fs: LinuxFs,
+    limits: JournalLimits = JOURNAL_LIMITS,
+  ): Promise<TreeJournal | string> {
+    const journal = new TreeJournal(root, limits);
+    const tree = await WatchedTree.open(root, fs, limits.maxDirs, {
+      file: (path, lossy, kind) => journal.#record(path, lossy, kind),
+      event: (dir, name) => journal.#alarm(dir, name),
+    });
+    if (typeof tree === "string") return tree;
+    journal.#tree = tree;
+    return journal;
+  }
+
+  /** Why the journal can no longer be trusted (callers walk instead), or undefined. */
+  get invalid(): string | undefined {
+    return this.#tree.invalid;
+  }
+
+  /** Folders watched. */
+  get size(): number {
+    return this.#tree.size;
+  }
+
+  /** True while a turn listens. */
+  get listening(): boolean {
+    return this.#listeners.size > 0;
+  }
+
+  /** Reads and applies the events queued so far. */
+  drain(): void {
+    this.#tree.drain();
+    if (this.#log.length > this.limits.maxLog) {
+      this.#tree.fail(`over ${this.limits.maxLog.toLocaleString("en-US")} changes came in at once`);
+    }
+  }
+
+  #check(): void {
+    this.#tree.check();
+    this.drain();
+  }
+
+  /** Starts listening for a turn: every change from now on is kept for its token. */
+  listen(): number {
+    this.#check();
+    const token = this.#nextToken++;
+    this.#listeners.set(token, this.#logBase + this.#log.length);
+    return token;
+  }
+
+  /**
+   * The files (not folders) created or changed below the root since `token` started
+   * listening, that are there now, sorted; or why that cannot be known.
+   *
+   * inotify names the path a file was written through, not its other hard links: a write
+   * through `x`, made by `ln package.json x` and removed after, changed package.json with no
+   * event naming it. So when a file written in the turn is gone, or has other names, or a
+   * folder could not be watched, `walk` says that a walk by change time must complete the
+   * list (turn_changes.ts does it): hard links share their change time.
+   */
+  changes(token: number): { files: string[]; walk?: string } | { unknown: string } {
+    this.#check();
+    const from = this.#listeners.get(token);
+    if (this.invalid !== undefined) return { unknown: this.invalid };
+    if (from === undefined) throw new RangeError(`Journal token ${token} is not listening`);
+    const start = from - this.#logBase;
+    const kinds = new Map<string, number>();
+    for (let i = start; i < this.#log.length; i++) {
+      const path = this.#log[i]!;
+      kinds.set(path, (kinds.get(path) ?? 0) | this.#logKind[i]!);
+    }
+    const written = (path: string) => (kinds.get(path) ?? 0) !== 0;
+    const files = new Set<string>();
+    const seen = new Set<string>();
+    let walk: string | undefined;
+    for (const path of this.#log.slice(start)) {
+      if (seen.has(path)) continue;
+      seen.add(path);
+      if (this.#lossy.has(path)) {
+        files.add(path);
+        continue;
+      }
+      let info;
+      try {
+        info = lstatSync(path);
+      } catch {
+        // Gone again: a temporary file, unless it was another name of a file that stays.
+        if (written(path) && !this.#placeholder(path, kinds.get(path)!)) {
+          walk ??= `"${path}" was written, then removed`;
+        }
+        continue;
+      }
+      if (info.isDirectory()) continue;
+      files.add(path);
+      if (written(path) && info.isFile() && info.nlink > 1) {
+        walk ??= `"${path}" was written and has other hard links`;
+      }
+    }
+    if (this.#tree.blind().length > 0) walk ??= "a folder in it cannot be watched";
+    return { files: [...files].sort(), ...(walk ? { walk } : {}) };
+  }
+
+  /** Stops listening for `token`; the log is emptied once no turn listens. */
+  release(token: number): void {
+    this.#listeners.delete(token);
+    if (this.#listeners.size > 0) {
+      const oldest = Math.min(...this.#listeners.values());
+      this.#log.splice(0, oldest - this.#logBase);
+      this.#logKind.splice(0, oldest - this.#logBase);
+      this.#logBase = oldest;
+      return;
+    }
+    this.#logBase += this.#log.length;
+    this.#log = [];
+    this.#logKind = [];
+    this.#lossy.clear();
+  }
+
+  /** Folders below the root whose changes cannot be seen (unreadable ones of ours). */
+  blind(): Blind[] {
+    return this.#tree.blind();
+  }
+
+  /** See WatchedTree.list. */
+  list(dir: string): ListedEntry[] | undefined {
+    return this.#tree.list(dir);
+  }
+
+  /** `.git` entries below the top, and credential stores, anywhere (dependencies too). */
+  nested(): { nestedGit: string[]; credentials: string[] } {
+    return this.#tree.nested();
+  }
+
+  close(): void {
+    this.#tree?.close();
+  }
+
+  /**
+   * A sentinel over `paths` (inside the root). One whose folder the journal does not watch
+   * (a credential store, an unreadable folder) is always dirty: those are checked every time.
+   */
+  sentinel(paths: readonly string[]): Sentinel {
+    const state: SentinelState = { onTheWay: new Set(), paths: new Set(paths), dirty: false };
+    for (const path of paths) {
+      if (!path.startsWith(`${this.root}/`)) state.dirty = true;
+      for (let at = path; at.length > this.root.length; at = at.slice(0, at.lastIndexOf("/"))) {
+        state.onTheWay.add(at);
+      }
+      const parent = path.slice(0, path.lastIndexOf("/"));
+      if (!this.#tree.knows(parent)) state.dirty = true;
+    }
+    const always = state.dirty;
+    this.#sentinels.add(state);
+    return {
+      dirty: () => {
+        this.#check();
+        const was = state.dirty || always || this.invalid !== undefined;
+        state.dirty = false;
+        return was;
+      },
+      close: () => this.#sentinels.delete(state),
+    };
+  }
+
+  #record(path: string, lossy: boolean, kind: number): void {
+    if (this.#listeners.size === 0) return;
+    this.#log.push(path);
+    this.#logKind.push(kind);
+    if (lossy) this.#lossy.add(path);
+  }
+
+  /**
+   * A sandbox's placeholder (native/sandbox/placeholders.ts): an empty file made at a missing
+   * host-run path at the top of the root for one command, then removed; nothing was written
+   * to it, it was only made and closed. Delegates cannot make a file there (the sandboxes hold
+   * those paths), so no other name of a file can have been written through it.
+   */
+  #placeholder(path: string, kind: number): boolean {
+    const at = path.lastIndexOf("/");
+    return kind === CLOSED && path.slice(0, at) === this.root && isHostRunName(path.slice(at + 1));
+  }
+
+  /** Marks the sentinels an event at `dir`/`name` (or on `dir` itself) may concern. */
+  #alarm(dir: string, name: string): void {
+    if (this.#sentinels.size === 0) return;
+    const path = name === "" ? dir : `${dir}/${name}`;
+    for (const s of this.#sentinels) {
+      if (s.onTheWay.has(path) || s.paths.has(dir)) s.dirty = true;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The names a change journal (journal.ts) keeps of each folder: those the identity scan
+ * (host_run_scan.ts) and the sandbox look for. Everything else it only watches.
+ */
+import {
+  CREDENTIAL_PATHS,
+  isHostRunName,
+  isSecretFileName,
+  SECRET_FILE_PATTERNS,
+} from "../../guard/protected_paths.ts";
+
+/** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(
+  CREDENTIAL_PATHS.filter((p) => !p.includes("/")),
+);
+
+/**
+ * What a name must start with, end with or be to match a secret pattern, lower-cased: a cheap
+ * first test of each name (a journal lists every file of a tree; one expression of every
+ * pattern took 1.2 µs a name, measured), confirmed by isSecretFileName.
+ */
+const SECRET_KEYS = (() => {
+  const exact = new Set<string>();
+  /** Suffixes by the part after their last dot (`.tfvars.json` under `.json`). */
+  const suffixes = new Map<string, string[]>();
+  const prefixes = new Set<string>();
+  for (const pattern of SECRET_FILE_PATTERNS.map((p) => p.toLowerCase())) {
+    const star = pattern.indexOf("*");
+    if (star < 0) exact.add(pattern);
+    else if (star === 0) {
+      const suffix = pattern.slice(pattern.lastIndexOf("*") + 1);
+      const key = suffix.slice(suffix.lastIndexOf("."));
+      suffixes.set(key, [...(suffixes.get(key) ?? []), suffix]);
+    } else prefixes.add(pattern.slice(0, star));
+  }
+  const firsts = new Set([...prefixes].map((p) => p[0]));
+  return { exact, suffixes, prefixes: [...prefixes], firsts };
+})();
+
+function maybeSecret(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (SECRET_KEYS.exact.has(lower)) return true;
+  const dot = lower.lastIndexOf(".");
+  if (dot >= 0 && SECRET_KEYS.suffixes.get(lower.slice(dot))?.some((s) => lower.endsWith(s))) {
+    return true;
+  }
+  return SECRET_KEYS.firsts.has(lower[0]) && SECRET_KEYS.prefixes.some((p) => lower.startsWith(p));
+}
+
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_NAMES.has(name);
+}
+
+/**
+ * True for a host-run name, a credential name, or a name matching a secret pattern (before
+ * any `allowSecretFiles`: the scan applies the user's list itself).
+ */
+export function isMarkedName(name: string): boolean {
+  return isHostRunName(name) || CREDENTIAL_NAMES.has(name) ||
+    (maybeSecret(name) && isSecretFileName(name));
+}

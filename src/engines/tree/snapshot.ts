@@ -1,0 +1,193 @@
+/**
+ * What a turn changed, by walking its directories where no change journal can be kept
+ * (turn_changes.ts: the Node package, macOS, Windows, a root past the journal's limits), and
+ * where a journal needs completing: at the turn's start a walk of the folders alone (no file
+ * is looked at) finds the nested `.git` entries and credential stores the native sandbox must
+ * protect; at its end `changedSince` lists every file whose change time falls in the turn.
+ * Version control and dependency folders are walked too (a changed `.git/config` or a patched
+ * file in `node_modules` runs on the host later); credential stores are never read into.
+ *
+ * The change time, not the size and modification time: a command can put those back
+ * (`touch -r`), not the change time, which hard links share too. Bounded: past its limit a walk
+ * stops and says so.
+ */
+import { lstatSync, readdirSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import type { LinuxFs } from "../../platform/posix/inotify.ts";
+import { quotePath } from "../../platform/plain_text.ts";
+import { isDeno } from "../../platform/runtime.ts";
+import { CREDENTIAL_PATHS, hostRunPart } from "../../guard/protected_paths.ts";
+import { isInside } from "../../guard/real_paths.ts";
+
+/** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
+const CREDENTIAL_NAMES = new Set(CREDENTIAL_PATHS.filter((p) => !p.includes("/")));
+
+/** What a walk of the folders found below the roots. */
+export interface NestedFound {
+  /** `.git` entries below the top of a root (nested repositories, submodules). */
+  nestedGit: string[];
+  /** Credential stores (`.ssh`, `.aws`...) found anywhere below the roots. */
+  credentials: string[];
+  /** True when the walk stopped at its limit: the lists may miss some. */
+  capped: boolean;
+}
+
+/**
+ * A folder's entries, by name and whether each is a folder; undefined when unreadable. Read
+ * at once, not through promises: a walk makes a call per file, and each promise cost Deno
+ * 30 µs more (3.6 s instead of about 1 s for 100,000 files, measured); the walks yield to
+ * the server between folders instead (see Yielder).
+ */
+function entriesOf(
+  dir: string,
+  fast?: Pick<LinuxFs, "listDir">,
+): Array<{ name: string; dir: boolean | undefined }> | undefined {
+  if (fast) {
+    const listed = fast.listDir(dir);
+    if (typeof listed === "number") return undefined;
+    return listed.map((e) => ({
+      name: e.name,
+      dir: e.kind === "unknown" ? undefined : e.kind === "dir",
+    }));
+  }
+  try {
+    return readdirSync(dir, { withFileTypes: true }).map((e) => ({
+      name: e.name,
+      dir: e.isDirectory(),
+    }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Lets the server answer during a long walk: a pause every 20 ms of work. */
+class Yielder {
+  #slice = performance.now();
+  async maybe(): Promise<void> {
+    if (performance.now() - this.#slice < 20) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.#slice = performance.now();
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The change time of `path` (ms), or undefined when it is gone. */
+function changeTime(path: string): number | undefined {
+  try {
+    return lstatSync(path).ctimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The nested `.git` entries and credential stores below `roots`, at any depth (dependency
+ * folders too), from a walk of the folders that looks at no file; at most `limit` entries.
+ */
+export async function nestedWalk(roots: readonly string[], limit: number): Promise<NestedFound> {
+  const rootSet = new Set(roots);
+  const nestedGit: string[] = [];
+  const credentials: string[] = [];
+  const stack = [...roots];
+  let seen = 0;
+  const pause = new Yielder();
+  while (stack.length > 0) {
+    await pause.maybe();
+    const dir = stack.pop()!;
+    for (const entry of entriesOf(dir) ?? []) {
+      if (++seen > limit) {
+        return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: true };
+      }
+      const path = join(dir, entry.name);
+      if (CREDENTIAL_NAMES.has(entry.name)) {
+        // Never read into: its content is not the job's business, and it stays hidden.
+        credentials.push(path);
+        continue;
+      }
+      if (entry.name === ".git" && !rootSet.has(dir)) nestedGit.push(path);
+      if (entry.dir) stack.push(path);
+    }
+  }
+  return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: false };
+}
+
+/** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */
+const CTIME_SLACK_MS = 20;
+
+/**
+ * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, this
+ * process's clock) or later: what a turn changed. The change time cannot be set back by a
+ * command (utimes sets only the access and modification times). Walks at most `limit`
+ * entries; `capped` when it stopped there.
+ */
+export async function changedSince(
+  roots: readonly string[],
+  sinceMs: number,
+  limit: number,
+  /**
+   * Listing and change times through libc (platform/posix/inotify.ts), where the runtime's
+   * own stat has the change time only to the second (Deno), and is slower.
+   */
+  fast?: Pick<LinuxFs, "listDir" | "changeTimeMs">,
+): Promise<{ files: string[]; capped: boolean }> {
+  const files: string[] = [];
+  const stack = [...roots];
+  let seen = 0;
+  const pause = new Yielder();
+  // Deno's own stat gives the change time to the second: compared to the second, a file
+  // changed just before the turn may count, none changed in it is missed.
+  const threshold = fast || !isDeno
+    ? sinceMs - CTIME_SLACK_MS
+    : Math.floor((sinceMs - CTIME_SLACK_MS) / 1000) * 1000;
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    const statted: string[] = [];
+    for (const entry of entriesOf(dir, fast) ?? []) {
+      if (++seen > limit) return { files: files.sort(), capped: true };
+      if (CREDENTIAL_NAMES.has(entry.name)) continue;
+      const path = join(dir, entry.name);
+      if (entry.dir ?? isFolder(path)) stack.push(path);
+      else statted.push(path);
+    }
+    for (const path of statted) {
+      const ctime = fast ? fast.changeTimeMs(path) : changeTime(path);
+      if (ctime !== undefined && ctime >= threshold) files.push(path);
+    }
+    await pause.maybe();
+  }
+  return { files: files.sort(), capped: false };
+}
+
+/** Planted paths named in the warning; the rest are counted. */
+const PLANTED_SHOWN = 5;
+
+/**
+ * The warning for files created or changed at a host-run path at any depth (`proj/.envrc`,
+ * `sub/.git/hooks/post-checkout`), or none. The sandbox keeps the existing ones read-only, but
+ * one a command creates where none existed (a new `.envrc` in a subfolder) cannot be mounted
+ * beforehand, and git, Claude Code, direnv or an editor would run it on the host later: the
+ * orchestrator is told, whatever else the list of changed files shows. Paths are shown
+ * relative to the first root (cwd).
+ */
+export function plantedWarnings(changed: readonly string[], roots: readonly string[]): string[] {
+  const planted = changed.filter((path) =>
+    roots.some((root) => isInside(root, path) && hostRunPart(relative(root, path)) !== undefined)
+  );
+  if (planted.length === 0) return [];
+  const cwd = roots[0]!;
+  const shown = planted.slice(0, PLANTED_SHOWN).map((path) =>
+    quotePath(isInside(cwd, path) ? relative(cwd, path).split(sep).join("/") : path)
+  );
+  const more = planted.length > PLANTED_SHOWN ? `, +${planted.length - PLANTED_SHOWN} more` : "";
+  return [
+    `planted: ${shown.join(", ")}${more} (files that git, Claude Code, direnv or editors run ` +
+    "on the host, outside any sandbox: check them before working in that folder)",
+  ];
+}

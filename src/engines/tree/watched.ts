@@ -1,0 +1,375 @@
+/**
+ * The folders below one root, each watched by inotify (through Deno's FFI,
+ * platform/posix/inotify.ts) and known by the names the identity scan and the sandboxes look
+ * for: the part of a change journal (journal.ts) that keeps up with the tree.
+ *
+ * A folder that appears (created, renamed, moved in) is watched, then listed, and every file
+ * in it is reported as changed; one that goes (deleted, renamed, moved out) is forgotten with
+ * its watches. So a folder renamed and replaced between two reads of the events converges:
+ * the latest event about a name lists whatever is there then. Whatever it cannot follow (the
+ * kernel's queue overflowed, the root moved or was replaced, the folder limit or the watch
+ * limit was reached, one folder shows up under two paths) makes it `invalid` for good.
+ *
+ * Credential stores are never watched or looked into (delegates never see them: the sandboxes
+ * hide them), as the walk never read into them.
+ */
+import { lstatSync } from "node:fs";
+import process from "node:process";
+import {
+  type DirEntry,
+  IN_ATTRIB,
+  IN_CLOSE_WRITE,
+  IN_CREATE,
+  IN_DELETE,
+  IN_DELETE_SELF,
+  IN_DONT_FOLLOW,
+  IN_IGNORED,
+  IN_ISDIR,
+  IN_MODIFY,
+  IN_MOVE_SELF,
+  IN_MOVED_FROM,
+  IN_MOVED_TO,
+  IN_ONLYDIR,
+  IN_Q_OVERFLOW,
+  IN_UNMOUNT,
+  type LinuxFs,
+  type RawEvent,
+} from "../../platform/posix/inotify.ts";
+import type { ListedEntry } from "../../guard/host_run_scan.ts";
+import { isCredentialName, isMarkedName } from "./names.ts";
+import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
+
+const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
+  IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+
+/** What a file event saw: a write (content or attributes), or a close after opening to write. */
+export const WRITTEN = 1;
+export const CLOSED = 2;
+
+const ENOENT = 2;
+const EACCES = 13;
+const ENOTDIR = 20;
+const ELOOP = 40;
+const ENOSPC = 28;
+
+/** Folders that could not be watched, with why; shown as a limit of the change list. */
+export interface Blind {
+  path: string;
+  why: string;
+}
+
+/** What the tree tells its journal, as it reads events. */
+export interface TreeHooks {
+  /** A file (not a folder) made or moved in (kind 0), written, or closed after writing. */
+  file(path: string, lossy: boolean, kind: number): void;
+  /** An event on `dir` itself (`name` empty) or on its entry `name`. */
+  event(dir: string, name: string): void;
+}
+
+export class WatchedTree {
+  #top: DirNode | undefined;
+  readonly #byWd = new Map<number, DirNode>();
+  #rootId = "";
+  #fd = -1;
+  readonly #blind = new Map<string, string>();
+  #invalid: string | undefined;
+
+  private constructor(
+    readonly root: string,
+    private readonly fs: LinuxFs,
+    private readonly maxDirs: number,
+    private readonly hooks: TreeHooks,
+  ) {}
+
+  /**
+   * Watches every folder below `root` (a real path) and learns its marked names. Resolves to
+   * the tree, or to why there can be none (too many folders, the watch limit).
+   */
+  static async open(
+    root: string,
+    fs: LinuxFs,
+    maxDirs: number,
+    hooks: TreeHooks,
+  ): Promise<WatchedTree | string> {
+    const tree = new WatchedTree(root, fs, maxDirs, hooks);
+    const fd = fs.inotifyInit();
+    if (fd < 0) return `inotify could not be started (errno ${-fd})`;
+    tree.#fd = fd;
+    try {
+      tree.#rootId = identity(root) ?? "";
+      const top = tree.#watch(root, undefined);
+      if (typeof top === "string") throw new TreeError(top);
+      if (!top) throw new TreeError(`"${root}" is not a folder that can be watched`);
+      tree.#top = top;
+      // Listed a slice at a time, so that a large tree does not hold up the server.
+      const pending: DirNode[] = [top];
+      let slice = performance.now();
+      while (pending.length > 0) {
+        tree.#list(pending.pop()!, pending, false);
+        if (tree.#invalid) throw new TreeError(tree.#invalid);
+        if (performance.now() - slice > 20) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          slice = performance.now();
+        }
+      }
+      if (identity(root) !== tree.#rootId) throw new TreeError(`"${root}" was replaced`);
+      return tree;
+    } catch (e) {
+      tree.close();
+      if (e instanceof TreeError) return e.message;
+      throw e;
+    }
+  }
+
+  /** Why the tree can no longer be trusted, or undefined. */
+  get invalid(): string | undefined {
+    return this.#invalid;
+  }
+
+  /** Folders watched. */
+  get size(): number {
+    return this.#byWd.size;
+  }
+
+  /** Reads and applies the events queued so far. */
+  drain(): void {
+    if (this.#invalid) return;
+    for (;;) {
+      const events = this.fs.readEvents(this.#fd);
+      if (typeof events === "number") {
+        return this.fail(`its events could not be read (errno ${-events})`);
+      }
+      if (events.length === 0) return;
+      for (const event of events) {
+        try {
+          this.#apply(event);
+        } catch (e) {
+          // Whatever it could not apply, it can no longer vouch for.
+          return this.fail(`an event could not be applied (${(e as Error).message})`);
+        }
+        if (this.#invalid) return;
+      }
+    }
+  }
+
+  /** Drains, and checks that the root is still the folder watched. */
+  check(): void {
+    this.drain();
+    if (!this.#invalid && identity(this.root) !== this.#rootId) {
+      this.fail(`"${this.root}" was moved or replaced`);
+    }
+  }
+
+  /** Stops for good, saying why. */
+  fail(why: string): void {
+    this.#invalid ??= why;
+    this.close();
+  }
+
+  /** Folders below the root whose changes cannot be seen (unreadable ones of ours). */
+  blind(): Blind[] {
+    return [...this.#blind].map(([path, why]) => ({ path, why }));
+  }
+
+  /**
+   * The entries of `dir` that the identity scan looks at, as of the last drain (see
+   * listNode); undefined when `dir` is no watched folder of this tree.
+   */
+  list(dir: string): ListedEntry[] | undefined {
+    const node = findNode(this.#top, dir);
+    return node && listNode(node);
+  }
+
+  /** `.git` entries below the top, and credential stores, anywhere (dependencies too). */
+  nested(): { nestedGit: string[]; credentials: string[] } {
+    return nestedBelow(this.#top);
+  }
+
+  close(): void {
+    if (this.#fd >= 0) this.fs.close(this.#fd);
+    this.#fd = -1;
+    this.#byWd.clear();
+    this.#top = undefined;
+    this.#invalid ??= "it was closed";
+  }
+
+  /** True when `dir` is a watched folder. */
+  knows(dir: string): boolean {
+    return findNode(this.#top, dir) !== undefined;
+  }
+
+  /** Adds a watch on the folder at `path`; a node, or why the tree cannot go on. */
+  #watch(path: string, parent: DirNode | undefined): DirNode | string | undefined {
+    if (this.#byWd.size >= this.maxDirs) {
+      return `the job's directories hold over ${this.maxDirs.toLocaleString("en-US")} folders`;
+    }
+    const wd = this.fs.addWatch(this.#fd, path, WATCH_MASK);
+    if (wd < 0) {
+      const errno = -wd;
+      // Gone, or no folder any more (a link now): the events that did it come next.
+      if (errno === ENOENT || errno === ENOTDIR || errno === ELOOP) return undefined;
+      if (errno === EACCES) return this.#unreadable(path);
+      if (errno === ENOSPC) {
+        return "the system's limit of inotify watches (fs.inotify.max_user_watches) is reached";
+      }
+      return `"${path}" could not be watched (errno ${errno})`;
+    }
+    const known = this.#byWd.get(wd);
+    if (known) {
+      // Watched already: moved here by a rename whose events are not read yet (`mkdir b;
+      // mv a/x b/`, and b is listed first), or the same folder under two paths (a bind
+      // mount), whose events could belong to either.
+      if (identity(known.path) === identity(path)) {
+        return `"${path}" is the same folder as "${known.path}"`;
+      }
+      this.#forget(known, false);
+    }
+    const node: DirNode = { path, wd, parent, dirs: new Map(), marked: new Map() };
+    this.#byWd.set(wd, node);
+    this.#blind.delete(path);
+    return node;
+  }
+
+  /** A folder that cannot be read: noted when it is ours (a delegate could open it up). */
+  #unreadable(path: string): undefined {
+    let owner: number | undefined;
+    try {
+      owner = lstatSync(path).uid;
+    } catch {
+      return undefined;
+    }
+    if (owner === process.getuid?.()) this.#blind.set(path, "it cannot be read");
+    return undefined;
+  }
+
+  /** Lists `node`, learning its entries; with `log`, every file in it counts as changed. */
+  #list(node: DirNode, pending: DirNode[], log: boolean): void {
+    const entries = this.fs.listDir(node.path);
+    if (typeof entries === "number") {
+      if (-entries === EACCES) this.#unreadable(node.path);
+      // Otherwise gone, or replaced by a link: the events that did it come next.
+      return;
+    }
+    for (const entry of entries) this.#entry(node, entry, pending, log);
+  }
+
+  /** One entry found by listing a folder. */
+  #entry(node: DirNode, entry: DirEntry, pending: DirNode[], log: boolean): void {
+    const path = `${node.path}/${entry.name}`;
+    let kind = entry.kind;
+    if (kind === "unknown") {
+      try {
+        const info = lstatSync(path);
+        kind = info.isDirectory() ? "dir" : info.isSymbolicLink() ? "link" : "file";
+      } catch {
+        return;
+      }
+    }
+    const isDir = kind === "dir";
+    if (isMarkedName(entry.name)) node.marked.set(entry.name, isDir);
+    if (!isDir) {
+      if (log) this.hooks.file(path, entry.lossy === true, 0);
+      return;
+    }
+    if (entry.lossy) {
+      this.#blind.set(path, "its name is not UTF-8");
+      return;
+    }
+    if (isCredentialName(entry.name)) return;
+    this.#forget(node.dirs.get(entry.name), true);
+    const child = this.#watch(path, node);
+    if (typeof child === "string") return this.fail(child);
+    if (!child) return;
+    node.dirs.set(entry.name, child);
+    pending.push(child);
+  }
+
+  /** Forgets `node` and everything below it; `unwatch` also removes their watches. */
+  #forget(node: DirNode | undefined, unwatch: boolean): void {
+    if (!node) return;
+    const pending = [node];
+    while (pending.length > 0) {
+      const n = pending.pop()!;
+      if (this.#byWd.get(n.wd) === n) {
+        this.#byWd.delete(n.wd);
+        if (unwatch && this.#fd >= 0) this.fs.removeWatch(this.#fd, n.wd);
+      }
+      pending.push(...n.dirs.values());
+    }
+    const name = node.path.slice(node.path.lastIndexOf("/") + 1);
+    if (node.parent?.dirs.get(name) === node) node.parent.dirs.delete(name);
+    for (const path of this.#blind.keys()) {
+      if (path.startsWith(`${node.path}/`)) this.#blind.delete(path);
+    }
+  }
+
+  #apply(event: RawEvent): void {
+    if (event.mask & IN_Q_OVERFLOW) {
+      return this.fail("more changes came in at once than the kernel could queue");
+    }
+    const node = this.#byWd.get(event.wd);
+    if (!node) return; // a watch already forgotten
+    if (event.mask & IN_UNMOUNT) {
+      return this.fail(`a filesystem below "${this.root}" was unmounted`);
+    }
+    if (event.mask & IN_IGNORED) {
+      // The folder is gone (deleted, or its watch removed).
+      if (node === this.#top) return this.fail(`"${this.root}" was removed`);
+      return this.#forget(node, false);
+    }
+    this.hooks.event(node.path, event.name);
+    if (event.mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+      // Below the top, the entry's own event in its parent says the rest.
+      if (node === this.#top) this.fail(`"${this.root}" was moved or removed`);
+      return;
+    }
+    if (event.name === "") return; // the folder's own attributes
+    const path = `${node.path}/${event.name}`;
+    const isDir = (event.mask & IN_ISDIR) !== 0;
+    if (event.mask & (IN_DELETE | IN_MOVED_FROM)) {
+      node.marked.delete(event.name);
+      this.#forget(node.dirs.get(event.name), true);
+      this.#blind.delete(path);
+      return;
+    }
+    if (event.mask & (IN_CREATE | IN_MOVED_TO)) {
+      if (!isDir) {
+        if (isMarkedName(event.name)) node.marked.set(event.name, false);
+        else node.marked.delete(event.name);
+        return this.hooks.file(path, event.lossy === true, 0);
+      }
+      // A folder appeared: watched, then listed, so nothing made in it meanwhile is missed.
+      const pending: DirNode[] = [];
+      this.#entry(
+        node,
+        { name: event.name, kind: "dir", ...(event.lossy ? { lossy: true } : {}) },
+        pending,
+        true,
+      );
+      while (pending.length > 0 && !this.#invalid) this.#list(pending.pop()!, pending, true);
+      return;
+    }
+    // Written, closed after writing, or its attributes changed (chmod, touch, a new link).
+    if (!isDir) {
+      const kind = event.mask & (IN_MODIFY | IN_ATTRIB) ? WRITTEN : CLOSED;
+      this.hooks.file(path, event.lossy === true, kind);
+    } else if (event.mask & IN_ATTRIB && this.#blind.has(path)) {
+      // An unreadable folder of ours opened up: what it holds is new to the tree.
+      const pending: DirNode[] = [];
+      this.#entry(node, { name: event.name, kind: "dir" }, pending, true);
+      while (pending.length > 0 && !this.#invalid) this.#list(pending.pop()!, pending, true);
+    }
+  }
+}
+
+class TreeError extends Error {}
+
+/** `dev:ino` of the folder at `path` (not followed), or undefined. */
+function identity(path: string): string | undefined {
+  try {
+    const info = lstatSync(path);
+    return info.isDirectory() ? `${info.dev}:${info.ino}` : undefined;
+  } catch {
+    return undefined;
+  }
+}

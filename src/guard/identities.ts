@@ -1,0 +1,131 @@
+/**
+ * The protected files of a delegate's directories by what they are (device and inode), not
+ * by the names they go by, collected at the start of a turn: a write of `tools/claude/x` when
+ * `.claude -> tools/claude`, of `AGENTS.md` when `CLAUDE.md -> AGENTS.md` or when the two are
+ * hard links of one file, or a read of `notes.txt` hard-linked to `.env`, passes every rule
+ * about names and is caught here. Both engines use it: the native file tools compare the file
+ * or directory they opened with these sets, and the sandboxes hide or protect the extra paths
+ * it lists (link targets, other hard links) as they do the named ones.
+ *
+ * Found: every host-run path inside the roots (at the top and nested, by host_run_scan.ts's
+ * bounded walk), the real targets of links among them, what lies inside host-run directories
+ * that has other hard links or is a link leading elsewhere in the roots, every secret file by
+ * name (protected_paths.ts's patterns, less the user's `allowSecretFiles`) with its link
+ * target; and, only when one of these files has other hard links, their other names in the
+ * roots. Bounded like the scan; whatever stops it early is said in `incomplete` (the sets may
+ * miss a file: callers fail closed) or `pathsIncomplete` (the path lists may miss a hard link:
+ * a sandbox that protects by path must not run).
+ */
+import { basename, join } from "node:path";
+import { Collector, identityKey, insideAny } from "./identity_walk.ts";
+import {
+  type HostRunScan,
+  SCAN_BOUNDS,
+  type ScanBounds,
+  scanHostRun,
+  type ScanOptions,
+} from "./host_run_scan.ts";
+import { HOST_RUN_DIRS, HOST_RUN_PATHS, isSecretFileName } from "./protected_paths.ts";
+
+export { identityKey, insideAny };
+
+export interface GuardIdentities {
+  /** The roots the sets cover (real paths). */
+  roots: readonly string[];
+  /** `dev:ino` of host-run files and directories -> the host-run path (absolute) they are. */
+  hostRun: ReadonlyMap<string, string>;
+  /** `dev:ino` of secret files -> the secret file (absolute) whose content they hold. */
+  secret: ReadonlyMap<string, string>;
+  /**
+   * Paths inside the roots that are host-run without a host-run name: real targets of
+   * host-run links (also missing ones, which a write would create: see `hostRunMissing`),
+   * links' targets from inside host-run directories, other hard links of host-run files.
+   * Absolute, sorted.
+   */
+  hostRunPaths: string[];
+  /** The host-run or secret path each of hostRunPaths and secretPaths is another name of. */
+  owners: ReadonlyMap<string, string>;
+  /** The missing ones among hostRunPaths, with what they would be (a sandbox's placeholder). */
+  hostRunMissing: Array<{ path: string; kind: "file" | "dir" }>;
+  /**
+   * Regular files inside the roots that hold a secret: secret files by name, real targets of
+   * secret-named links, their other hard links. Absolute real paths, sorted.
+   */
+  secretPaths: string[];
+  /** The nested host-run paths (host_run_scan.ts), for a sandbox's read-only mounts. */
+  scan: HostRunScan;
+  /** Why the identity sets may miss a protected file: callers refuse what they cannot check. */
+  incomplete?: string;
+  /** Why the path lists may miss one (set whenever `incomplete` is). */
+  pathsIncomplete?: string;
+}
+
+export interface GuardOptions {
+  /** Secret-looking file names the user lets delegates read (`allowSecretFiles`). */
+  allowSecretFiles?: readonly string[];
+  bounds?: ScanBounds;
+  /** Entries looked at inside host-run directories (default HOST_RUN_ENTRIES). */
+  maxHostRunEntries?: number;
+  /** Files looked at for other hard links (default LINK_SEARCH_FILES). */
+  maxLinkSearchFiles?: number;
+  /** Lists folders from a change journal's memory (see ScanOptions.list). */
+  list?: ScanOptions["list"];
+}
+
+/**
+ * Entries read inside host-run directories. Git's object store, refs and logs are left out
+ * (content the host never runs, and the bulk of a `.git`), which leaves a few dozen entries
+ * in a repository; editors' and Claude Code's folders hold tens to hundreds.
+ */
+export const HOST_RUN_ENTRIES = 20_000;
+/**
+ * Files lstat'ed when looking for other hard links of a protected file: only done when one
+ * has them (a link count above 1), which projects rarely do.
+ */
+export const LINK_SEARCH_FILES = 100_000;
+
+/**
+ * The identities and extra paths protecting `roots` (real paths of a turn's working
+ * directory and add_dirs). Never throws: what it could not look at is said in `incomplete`.
+ */
+export async function collectGuardIdentities(
+  roots: readonly string[],
+  options: GuardOptions = {},
+): Promise<GuardIdentities> {
+  const allow = options.allowSecretFiles ?? [];
+  const c = new Collector(roots, allow, options.maxHostRunEntries ?? HOST_RUN_ENTRIES);
+  const scan = await scanHostRun(roots, options.bounds ?? SCAN_BOUNDS, {
+    secret: (name) => isSecretFileName(name, allow),
+    ...(options.list ? { list: options.list } : {}),
+  });
+  if (scan.incomplete) c.fail(scan.incomplete);
+  const kindOf = (path: string) => HOST_RUN_DIRS.has(basename(path)) ? "dir" : "file";
+  const top = roots.flatMap((root) => HOST_RUN_PATHS.map((name) => join(root, name)));
+  for (const path of [...top, ...scan.paths]) await c.hostRunPath(path, path, kindOf(path));
+  for (const path of scan.secrets) await c.secretFile(path);
+  let pathsIncomplete = c.incomplete;
+  if (!pathsIncomplete && c.linked.size > 0) {
+    pathsIncomplete = await c.otherLinks(options.maxLinkSearchFiles ?? LINK_SEARCH_FILES);
+  }
+  // What a host-run name protects already (a hard link's other name inside `.vscode`; a link
+  // to a missing file in `.claude`, where no placeholder could be mounted read-only anyway).
+  const named = [...top, ...scan.paths];
+  for (const path of [...c.hostRunPaths]) {
+    if (insideAny(named, path)) c.hostRunPaths.delete(path);
+  }
+  for (const path of [...c.hostRunMissing.keys()]) {
+    if (insideAny(named, path)) c.hostRunMissing.delete(path);
+  }
+  return {
+    roots,
+    hostRun: c.hostRun,
+    secret: c.secret,
+    hostRunPaths: [...c.hostRunPaths].sort(),
+    owners: c.owners,
+    hostRunMissing: [...c.hostRunMissing].map(([path, kind]) => ({ path, kind })),
+    secretPaths: [...c.secretPaths].sort(),
+    scan,
+    ...(c.incomplete ? { incomplete: c.incomplete } : {}),
+    ...(pathsIncomplete ? { pathsIncomplete } : {}),
+  };
+}

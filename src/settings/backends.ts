@@ -1,0 +1,79 @@
+/**
+ * Which endpoints a backend name stands for: the default Ollama (baseUrl, or baseUrls as a
+ * pool) or one of the user's named backends, with its API key looked up by name in the
+ * server's environment. Settings resolution, read by the job layer (model choice, endpoint
+ * pools), the native engine and the reports alike.
+ */
+import { type BackendKind, type BackendSpec, endpointsOf, type EndpointSpec } from "./types.ts";
+
+/** One endpoint of a backend, with the limit its jobs hold to there (none = no shared limit). */
+export interface ResolvedEndpoint {
+  url: string;
+  limit?: number;
+}
+
+/** A backend with its key looked up. The key goes only to the backend's own endpoints. */
+export interface ResolvedBackend {
+  name: string;
+  /** The first endpoint; the only one unless the backend is a pool. */
+  url: string;
+  /** Every endpoint, in the order configured; one for a backend that is not a pool. */
+  endpoints: ResolvedEndpoint[];
+  kind: BackendKind;
+  apiKeyEnv?: string;
+  apiKey?: string;
+}
+
+/** The name of the default backend in messages and records. */
+export const DEFAULT_BACKEND = "ollama";
+
+/** The native engine's backends: the Ollama at baseUrl and the user's named endpoints. */
+export interface BackendTable {
+  baseUrl: string;
+  /** The default Ollama as a pool; empty or absent = baseUrl alone. */
+  baseUrls?: readonly EndpointSpec[];
+  /** Jobs at once on each endpoint of the default Ollama (maxConcurrent); none when absent. */
+  defaultLimit?: number;
+  backends: Record<string, BackendSpec>;
+  /** The server's environment: API keys are read from here, by name, per backend. */
+  env: Record<string, string | undefined>;
+}
+
+/** Resolves a backend by name; undefined = the Ollama at baseUrl; unknown names give undefined. */
+export function resolveBackend(
+  table: BackendTable,
+  name: string | undefined,
+): ResolvedBackend | undefined {
+  const own = name !== undefined && Object.hasOwn(table.backends, name);
+  if (name === undefined || (name === DEFAULT_BACKEND && !own)) {
+    const pool = table.baseUrls && table.baseUrls.length > 0
+      ? table.baseUrls
+      : [{ url: table.baseUrl }];
+    const endpoints = pool.map((e) => endpoint(e, table.defaultLimit));
+    return { name: DEFAULT_BACKEND, url: endpoints[0]!.url, endpoints, kind: "ollama" };
+  }
+  // Own keys only: "constructor" or "toString" are not backends.
+  const spec = own ? table.backends[name] : undefined;
+  if (!spec) return undefined;
+  const apiKey = spec.apiKeyEnv ? table.env[spec.apiKeyEnv] : undefined;
+  const endpoints = endpointsOf(spec).map((e) => endpoint(e, spec.maxConcurrent));
+  return {
+    name,
+    url: endpoints[0]!.url,
+    endpoints,
+    kind: spec.kind,
+    ...(spec.apiKeyEnv ? { apiKeyEnv: spec.apiKeyEnv } : {}),
+    ...(apiKey ? { apiKey } : {}),
+  };
+}
+
+function endpoint(spec: EndpointSpec, backendLimit: number | undefined): ResolvedEndpoint {
+  const limit = spec.maxConcurrent ?? backendLimit;
+  return { url: spec.url, ...(limit !== undefined ? { limit } : {}) };
+}
+
+/** Names of every backend a call may use. */
+export function backendNames(table: BackendTable): string[] {
+  const names = Object.keys(table.backends);
+  return names.includes(DEFAULT_BACKEND) ? names : [DEFAULT_BACKEND, ...names];
+}

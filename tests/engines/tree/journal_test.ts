@@ -1,0 +1,415 @@
+/**
+ * The change journal against the walk it replaces: after real changes on disk (made before
+ * the journal reads a single event, as when a command runs between two reads), its list of
+ * changed files holds every file the before/after walk finds changed, its folder listing
+ * gives the identity scan exactly what reading the disk gives, and its nested `.git` and
+ * credential lists are the walk's.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import {
+  appendFileSync,
+  chmodSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { scanHostRun } from "../../../src/guard/host_run_scan.ts";
+import { isSecretFileName } from "../../../src/guard/protected_paths.ts";
+import { TreeJournal } from "../../../src/engines/tree/journal.ts";
+import { nestedWalk } from "../../../src/engines/tree/snapshot.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+
+const fs = linuxFs();
+const ignore = fs === undefined;
+
+function tree(): { root: string; [Symbol.dispose](): void } {
+  const root = realpathSync(Deno.makeTempDirSync({ prefix: "journal_test_" }));
+  return { root, [Symbol.dispose]: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+function put(path: string, content = "x"): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+}
+
+async function open(root: string, limits?: { maxDirs: number; maxLog: number }) {
+  const journal = await TreeJournal.open(root, fs!, limits);
+  if (typeof journal === "string") throw new Error(journal);
+  return journal;
+}
+
+Deno.test({
+  name: "journal: every way of changing a file is reported; deletions and reads are not",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "src", "deep", "er", "a.js"), "a");
+    put(join(r, "src", "b.js"), "b");
+    put(join(r, "node_modules", "dep", "index.js"), "ok");
+    put(join(r, "keep.txt"), "same");
+    put(join(r, "gone.txt"), "bye");
+    put(join(r, "mapped.bin"), "0123456789");
+    put(join(r, "linked.txt"), "l");
+    put(join(r, "mode.sh"), "#!/bin/sh");
+    put(join(r, "old.txt"), "o");
+    const journal = await open(r);
+    try {
+      const token = journal.listen();
+      appendFileSync(join(r, "src", "deep", "er", "a.js"), "+");
+      put(join(r, "node_modules", "new", "deep", "n.js"));
+      put(join(r, "debug.log"));
+      rmSync(join(r, "gone.txt"));
+      execFileSync("cat", [join(r, "keep.txt")]);
+      // A write through a shared memory map raises no IN_MODIFY, only IN_CLOSE_WRITE.
+      execFileSync("python3", [
+        "-c",
+        "import mmap,sys\nf=open(sys.argv[1],'r+b')\nm=mmap.mmap(f.fileno(),0)\nm[0:1]=b'Z'\n" +
+        "m.flush()\nm.close()\nf.close()",
+        join(r, "mapped.bin"),
+      ]);
+      linkSync(join(r, "linked.txt"), join(r, "src", "other-name.txt"));
+      chmodSync(join(r, "mode.sh"), 0o755);
+      // Content changed, then size and times put back.
+      writeFileSync(join(r, "old.txt"), "O");
+      utimesSync(join(r, "old.txt"), new Date(2000, 0, 1), new Date(2000, 0, 1));
+      const changes = journal.changes(token);
+      assert.ok("files" in changes, JSON.stringify(changes));
+      // A new hard link is its new name; the other name's content did not change.
+      assert.deepEqual(changes.files, [
+        join(r, "debug.log"),
+        join(r, "mapped.bin"),
+        join(r, "mode.sh"),
+        join(r, "node_modules", "new", "deep", "n.js"),
+        join(r, "old.txt"),
+        join(r, "src", "deep", "er", "a.js"),
+        join(r, "src", "other-name.txt"),
+      ]);
+      journal.release(token);
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "journal: folders renamed, moved in and out, or swapped for links, are followed",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    const outside = realpathSync(Deno.makeTempDirSync({ prefix: "journal_out_" }));
+    try {
+      put(join(r, "a", "x", "one.txt"));
+      put(join(r, "b", "two.txt"));
+      put(join(outside, "pkg", "three.txt"));
+      const journal = await open(r);
+      try {
+        const token = journal.listen();
+        // `mkdir dest; mv a/x dest/`: dest is listed before the rename is read.
+        mkdirSync(join(r, "dest"));
+        renameSync(join(r, "a", "x"), join(r, "dest", "x"));
+        appendFileSync(join(r, "dest", "x", "one.txt"), "+");
+        renameSync(join(r, "b"), join(r, "c"));
+        mkdirSync(join(r, "b"));
+        put(join(r, "b", "fresh.txt"));
+        renameSync(join(outside, "pkg"), join(r, "pkg"));
+        renameSync(join(r, "c"), join(outside, "c"));
+        symlinkSync(outside, join(r, "a", "x"));
+        const changes = journal.changes(token);
+        assert.ok("files" in changes, JSON.stringify(changes));
+        assert.deepEqual(changes.files, [
+          join(r, "a", "x"),
+          join(r, "b", "fresh.txt"),
+          join(r, "dest", "x", "one.txt"),
+          join(r, "pkg", "three.txt"),
+        ]);
+        // Later changes inside the moved folders are seen at their new paths.
+        journal.release(token);
+        const next = journal.listen();
+        appendFileSync(join(r, "dest", "x", "one.txt"), "+");
+        appendFileSync(join(r, "pkg", "three.txt"), "+");
+        appendFileSync(join(outside, "c", "two.txt"), "+");
+        assert.deepEqual(journal.changes(next), {
+          files: [join(r, "dest", "x", "one.txt"), join(r, "pkg", "three.txt")],
+        });
+        assert.ok(journal.list(join(r, "dest", "x")), "the moved folder is watched");
+        assert.equal(journal.list(join(r, "a", "x")), undefined, "a link is not a folder");
+        assert.equal(journal.list(join(r, "c")), undefined, "moved out: forgotten");
+      } finally {
+        journal.close();
+      }
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "journal: a write through another hard link, or to a name that is gone, asks for a walk",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "package.json"), "{}");
+    put(join(r, "twin-a.txt"), "a");
+    linkSync(join(r, "twin-a.txt"), join(r, "twin-b.txt"));
+    const journal = await open(r);
+    try {
+      const quiet = journal.listen();
+      put(join(r, "tmp", "scratch.txt"));
+      renameSync(join(r, "tmp", "scratch.txt"), join(r, "kept.txt"));
+      assert.deepEqual(journal.changes(quiet), { files: [join(r, "kept.txt")] });
+      journal.release(quiet);
+      // `ln package.json x; echo evil >> x; rm x`: no event names package.json.
+      const sly = journal.listen();
+      linkSync(join(r, "package.json"), join(r, "x"));
+      appendFileSync(join(r, "x"), "evil");
+      rmSync(join(r, "x"));
+      assert.deepEqual(journal.changes(sly), {
+        files: [],
+        walk: `"${join(r, "x")}" was written, then removed`,
+      });
+      journal.release(sly);
+      // A sandbox's placeholder at a missing host-run path: made empty, closed, removed.
+      const placeholder = journal.listen();
+      writeFileSync(join(r, ".mcp.json"), "");
+      rmSync(join(r, ".mcp.json"));
+      assert.deepEqual(journal.changes(placeholder), { files: [] });
+      journal.release(placeholder);
+      // The same anywhere else could be another name of a file, written through a memory map
+      // (which leaves only the close).
+      const elsewhere = journal.listen();
+      writeFileSync(join(r, "y"), "");
+      rmSync(join(r, "y"));
+      assert.deepEqual(journal.changes(elsewhere), {
+        files: [],
+        walk: `"${join(r, "y")}" was written, then removed`,
+      });
+      journal.release(elsewhere);
+      const twin = journal.listen();
+      appendFileSync(join(r, "twin-a.txt"), "+");
+      assert.deepEqual(journal.changes(twin), {
+        files: [join(r, "twin-a.txt")],
+        walk: `"${join(r, "twin-a.txt")}" was written and has other hard links`,
+      });
+      journal.release(twin);
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "journal: what it cannot follow makes it invalid, never silently wrong",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "a", "one.txt"));
+    assert.match(
+      String(await TreeJournal.open(r, fs!, { maxDirs: 1, maxLog: 10 })),
+      /over 1 folders/,
+    );
+    const journal = await open(r, { maxDirs: 10, maxLog: 5 });
+    const token = journal.listen();
+    for (let i = 0; i < 10; i++) put(join(r, `f${i}.txt`));
+    assert.match(JSON.stringify(journal.changes(token)), /unknown.*over 5 changes/);
+    journal.close();
+    const second = await open(r, { maxDirs: 3, maxLog: 100 });
+    const again = second.listen();
+    for (let i = 0; i < 3; i++) mkdirSync(join(r, `d${i}`));
+    assert.match(JSON.stringify(second.changes(again)), /unknown.*over 3 folders/);
+    second.close();
+    const third = await open(r);
+    const once = third.listen();
+    renameSync(r, `${r}-moved`);
+    mkdirSync(r);
+    assert.match(JSON.stringify(third.changes(once)), /unknown.*was (moved|removed)/);
+    third.close();
+    rmSync(`${r}-moved`, { recursive: true, force: true });
+  },
+});
+
+/** The oracle: every file below `root` with its size, times and inode (links not followed). */
+function signatures(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (![".ssh", ".npmrc"].includes(e.name)) walk(path);
+        continue;
+      }
+      if ([".ssh", ".npmrc"].includes(e.name)) continue;
+      const st = lstatSync(path);
+      out.set(path, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Files that are new or differ in `after`. */
+function differ(before: Map<string, string>, after: Map<string, string>): string[] {
+  return [...after].filter(([path, sig]) => before.get(path) !== sig).map(([path]) => path);
+}
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const NAMES = [
+  "a.txt",
+  "b",
+  "src",
+  ".env",
+  ".env.local",
+  "key.PEM",
+  ".git",
+  ".claude",
+  "CLAUDE.md",
+  ".envrc",
+  "node_modules",
+  ".ssh",
+  ".npmrc",
+  "pkg",
+  "settings.json",
+];
+
+/** Every entry below `root`, and its real folders, without following a link. */
+function everything(root: string): { all: string[]; dirs: string[] } {
+  const all: string[] = [];
+  const dirs: string[] = [root];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      all.push(path);
+      if (e.isDirectory()) {
+        dirs.push(path);
+        walk(path);
+      }
+    }
+  };
+  walk(root);
+  return { all, dirs };
+}
+
+/**
+ * True when nothing on the way from `root` to `path` is a link (the path itself may be
+ * missing): the test never writes through one, so nothing outside its tree is touched.
+ */
+function direct(root: string, path: string): boolean {
+  if (!path.startsWith(`${root}/`)) return false;
+  let at = root;
+  for (const part of path.slice(root.length + 1).split("/")) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return false;
+    } catch {
+      return true; // missing from here on: made, not followed
+    }
+  }
+  return true;
+}
+
+/** One random change below `root`; whatever fails (a name taken) is simply skipped. */
+function mutate(root: string, rand: () => number): void {
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
+  const { all, dirs } = everything(root);
+  const at = join(pick(dirs), pick(NAMES));
+  const from = all.length > 0 ? pick(all) : undefined;
+  const op = Math.floor(rand() * 7);
+  const deep = join(at, pick(NAMES), pick(NAMES));
+  if (!direct(root, op === 6 ? deep : at) || (from && !direct(root, from))) return;
+  try {
+    switch (op) {
+      case 0:
+        writeFileSync(at, String(rand()));
+        break;
+      case 1:
+        mkdirSync(at, { recursive: true });
+        break;
+      case 2:
+        if (from) renameSync(from, at);
+        break;
+      case 3:
+        if (from) rmSync(from, { recursive: true, force: true });
+        break;
+      case 4:
+        // Links out of the tree are made, never followed (see direct()).
+        symlinkSync(pick([root, "..", "a.txt", "/etc"]), at);
+        break;
+      case 5:
+        if (from && !lstatSync(from).isSymbolicLink()) appendFileSync(from, "+");
+        break;
+      default:
+        mkdirSync(deep, { recursive: true });
+    }
+  } catch {
+    // EEXIST, EISDIR, ENOTDIR, EINVAL (a folder into itself): not a change.
+  }
+}
+
+Deno.test({
+  name: "journal: after random changes its scan, nested lists and changes match the walk's",
+  ignore,
+  fn: async () => {
+    for (
+      const seed of Array.from(
+        { length: Number(Deno.env.get("JOURNAL_SEEDS") ?? 8) },
+        (_, i) => i + 1,
+      )
+    ) {
+      using t = tree();
+      const r = t.root;
+      const rand = random(seed);
+      for (let i = 0; i < 40; i++) mutate(r, rand);
+      const journal = await open(r);
+      try {
+        for (let round = 0; round < 4; round++) {
+          const before = signatures(r);
+          const token = journal.listen();
+          for (let i = 0; i < 25; i++) mutate(r, rand);
+          const after = signatures(r);
+          const changes = journal.changes(token);
+          journal.release(token);
+          const what = `seed ${seed}, round ${round}`;
+          assert.ok("files" in changes, `${what}: ${JSON.stringify(changes)}`);
+          const missed = differ(before, after).filter((f) => !changes.files.includes(f));
+          assert.deepEqual(missed, [], what);
+          const secret = (name: string) => isSecretFileName(name);
+          const fromDisk = await scanHostRun([r], undefined, { secret });
+          const fromMemory = await scanHostRun([r], undefined, {
+            secret,
+            list: (dir) => journal.list(dir),
+          });
+          assert.deepEqual(fromMemory, fromDisk, what);
+          const walked = await nestedWalk([r], 1_000_000);
+          assert.deepEqual(
+            journal.nested(),
+            { nestedGit: walked.nestedGit, credentials: walked.credentials },
+            what,
+          );
+        }
+      } finally {
+        journal.close();
+      }
+    }
+  },
+});

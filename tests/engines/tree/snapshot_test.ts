@@ -1,0 +1,88 @@
+import assert from "node:assert/strict";
+import {
+  appendFileSync,
+  mkdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
+import { changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+
+function tree(): { top: string; [Symbol.dispose](): void } {
+  const top = realpathSync(Deno.makeTempDirSync({ prefix: "tree_snapshot_test_" }));
+  return { top, [Symbol.dispose]: () => rmSync(top, { recursive: true, force: true }) };
+}
+
+function put(path: string, content = "x"): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+}
+
+/** Long enough that what was made before counts as before, also where time has seconds only. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+Deno.test("nestedWalk: nested repositories at any depth and credential stores, never read into", async () => {
+  using t = tree();
+  const top = t.top;
+  for (const bulk of [".git", "node_modules"]) put(join(top, "sub", bulk, "inner.txt"));
+  put(join(top, ".git", "config"));
+  put(join(top, "node_modules", "pkg", ".git", "config"));
+  put(join(top, "deep", ".ssh", ".git", "config"));
+  put(join(top, ".aws", "credentials"));
+  put(join(top, "a", ".npmrc"));
+  symlinkSync(join(top, "sub"), join(top, "link"));
+  assert.deepEqual(await nestedWalk([top], 1000), {
+    // The root's own .git is not nested; a link is not followed.
+    nestedGit: [join(top, "node_modules", "pkg", ".git"), join(top, "sub", ".git")],
+    credentials: [join(top, ".aws"), join(top, "a", ".npmrc"), join(top, "deep", ".ssh")],
+    capped: false,
+  });
+  assert.equal((await nestedWalk([top], 5)).capped, true);
+  assert.deepEqual(await nestedWalk([join(top, "nope")], 10), {
+    nestedGit: [],
+    credentials: [],
+    capped: false,
+  });
+});
+
+for (const fast of [undefined, linuxFs()]) {
+  Deno.test({
+    name:
+      `changedSince${fast ? " (through libc)" : ""}: files whose change time falls in the turn, ` +
+      "also with their times put back, in .git and node_modules; not in credential stores",
+    ignore: fast === undefined && Deno.build.os === "windows",
+    fn: async () => {
+      using t = tree();
+      const top = t.top;
+      put(join(top, "same.txt"));
+      put(join(top, "back.txt"), "b");
+      put(join(top, "node_modules", "dep", "index.js"));
+      put(join(top, "deep", "er", "file.txt"));
+      put(join(top, ".ssh", "id_rsa"));
+      // Deno's own stat has the change time to the second (libc's has it to the nanosecond).
+      await pause(fast ? 60 : 1100);
+      const since = Date.now();
+      appendFileSync(join(top, "node_modules", "dep", "index.js"), "+");
+      put(join(top, ".git", "hooks", "pre-commit"));
+      writeFileSync(join(top, "back.txt"), "B");
+      utimesSync(join(top, "back.txt"), new Date(2000, 0, 1), new Date(2000, 0, 1));
+      appendFileSync(join(top, "deep", "er", "file.txt"), "+");
+      appendFileSync(join(top, ".ssh", "id_rsa"), "+");
+      const found = await changedSince([top], since, 1000, fast);
+      assert.deepEqual(found, {
+        files: [
+          join(top, ".git", "hooks", "pre-commit"),
+          join(top, "back.txt"),
+          join(top, "deep", "er", "file.txt"),
+          join(top, "node_modules", "dep", "index.js"),
+        ],
+        capped: false,
+      });
+      assert.equal((await changedSince([top], since, 3, fast)).capped, true);
+    },
+  });
+}

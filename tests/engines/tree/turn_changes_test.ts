@@ -1,0 +1,85 @@
+/**
+ * A turn's view of its changes, as both engines use it: from a change journal where one can
+ * be kept, completed by a walk by change time where the journal cannot name every file a
+ * write reached; by a walk before and after where there is no journal, saying when that walk
+ * was capped.
+ */
+import assert from "node:assert/strict";
+import { appendFileSync, linkSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beginTurnChanges, closeJournals } from "../../../src/engines/tree/turn_changes.ts";
+import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+
+function tree(): { root: string; [Symbol.dispose](): void } {
+  const root = realpathSync(Deno.makeTempDirSync({ prefix: "turn_changes_test_" }));
+  return {
+    root,
+    [Symbol.dispose]: () => {
+      closeJournals();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+Deno.test({
+  name: "turn changes: a file changed through a hard link made and removed in the turn is named",
+  ignore: linuxFs() === undefined,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    writeFileSync(join(r, "package.json"), "{}");
+    writeFileSync(join(r, "other.txt"), "untouched");
+    // The walk by change time allows for the kernel's coarse clock: files changed just before
+    // the turn would count.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const changes = await beginTurnChanges([r], { walk: true });
+    assert.equal(changes.how, "journal");
+    linkSync(join(r, "package.json"), join(r, "x"));
+    appendFileSync(join(r, "x"), "evil");
+    rmSync(join(r, "x"));
+    assert.deepEqual(await changes.end(), { files: [join(r, "package.json")] });
+  },
+});
+
+Deno.test({
+  name: "turn changes: a journal that overflows mid-turn is replaced by a walk by change time",
+  ignore: linuxFs() === undefined,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    writeFileSync(join(r, "old.txt"), "old");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const changes = await beginTurnChanges([r], { walk: true, limits: { maxDirs: 10, maxLog: 3 } });
+    assert.equal(changes.how, "journal");
+    for (let i = 0; i < 5; i++) writeFileSync(join(r, `f${i}.txt`), "x");
+    const report = await changes.end();
+    assert.deepEqual(report, { files: [0, 1, 2, 3, 4].map((i) => join(r, `f${i}.txt`)) });
+  },
+});
+
+Deno.test("turn changes: without a journal, a walk of the folders, then of the files' change times, saying when it stopped", async () => {
+  using t = tree();
+  const r = t.root;
+  writeFileSync(join(r, "a.txt"), "a");
+  mkdirSync(join(r, "node_modules", "dep", ".git"), { recursive: true });
+  mkdirSync(join(r, "sub", ".ssh"), { recursive: true });
+  // Deno's own stat has the change time to the second: what was made before must be older.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const changes = await beginTurnChanges([r], { walk: true, fs: null });
+  assert.equal(changes.how, "walk");
+  assert.deepEqual(changes.nested, {
+    nestedGit: [join(r, "node_modules", "dep", ".git")],
+    credentials: [join(r, "sub", ".ssh")],
+    capped: false,
+  });
+  appendFileSync(join(r, "a.txt"), "+");
+  writeFileSync(join(r, "node_modules", "dep", "new.js"), "x");
+  assert.deepEqual(await changes.end(), {
+    files: [join(r, "a.txt"), join(r, "node_modules", "dep", "new.js")],
+  });
+  const capped = await beginTurnChanges([r], { walk: true, fs: null, walkLimit: 3 });
+  assert.match((await capped.end()).partial ?? "", /over 3 entries, and the walk .* stopped/);
+  const none = await beginTurnChanges([r], { walk: false, fs: null });
+  assert.equal(none.how, undefined);
+  assert.deepEqual(await none.end(), { files: [] });
+});
