@@ -1,15 +1,31 @@
 /**
- * The whole test suite, in two passes over the same end-to-end tests:
- *   1. deno: every test under tests/ on Deno; the e2e server runs as `deno run` with exactly
- *      the permissions baked into the release binaries (scripts/compile.ts).
+ * The whole test suite, in two passes:
+ *   1. deno: every test under tests/ on Deno, in three tiers: unit tests (tests/<layer>/), the
+ *      in-process tier (tests/in_process/: our server built by the same wiring in this process,
+ *      its delegates still real) and the end-to-end tier (tests/e2e/, tests/cli/: the real
+ *      program as a process, started as `deno run` with exactly the permissions baked into the
+ *      release binaries, scripts/compile.ts).
  *   2. node: builds the npm package (scripts/build_npm.ts: the Node bundle, packed), installs
  *      the tarball into a temporary prefix as a user would (`npm install -g --prefix`),
- *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs
- *      tests/e2e/ (and tests/cli/, whose tests start the CLI the same way) against it, with no
- *      Deno global in the program under test.
+ *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
+ *      NODE_SMOKE files below against it, with no Deno global in the program under test.
  *
- * The e2e suite needs Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere it is left
- * out with a notice, and the rest still runs. `deno task test` calls this after
+ * The Node pass is a smoke subset, not the e2e tier again: what differs under Node is the
+ * runtime under our code (child processes, stdio, signals, fetch, the regex engine, memory),
+ * not the code, which the Deno pass covers whole. The subset still runs each engine, the
+ * sandbox, the plugin and the installed command:
+ *   - tests/e2e/basic_test.ts: the claude engine, the real Claude Code CLI in its bubblewrap jail;
+ *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, backend retries,
+ *     errors, keys and a cancel mid-stream, and a pathological Grep pattern;
+ *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a hostile backend, memory bounded;
+ *   - tests/e2e/lifecycle_test.ts: the stdio wiring: cancel, a killed server, stdin closed;
+ *   - tests/e2e/plugin_test.ts: the plugin installed, its server started through npx;
+ *   - tests/cli/cli_wiring_test.ts, tests/cli/serve_terminal_test.ts: the installed command's
+ *     jobs, stats and serve, through a pipe and on a terminal.
+ * The in-process tier never runs in the Node pass: it has no program under test to swap.
+ *
+ * The e2e and in-process tiers need Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere
+ * they are left out with a notice, and the rest still runs. `deno task test` calls this after
  * scripts/ensure_test_tools.ts.
  *
  * Run: deno run -A scripts/test.ts [--pass deno|node]... [-- <deno test args>]
@@ -31,8 +47,22 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PASSES = ["deno", "node"] as const;
 type Pass = typeof PASSES[number];
 
-/** The suites that start the program through tests/support/harness.ts's serverCommand(). */
-const NODE_SUITES = ["tests/e2e/", "tests/cli/"];
+/**
+ * The Node pass's smoke subset (see the header for why each is here). Each starts the program
+ * through tests/support/harness.ts's serverCommand(), or installs the package itself.
+ */
+export const NODE_SMOKE = [
+  "tests/e2e/basic_test.ts",
+  "tests/e2e/native_test.ts",
+  "tests/e2e/hostile_backend_test.ts",
+  "tests/e2e/lifecycle_test.ts",
+  "tests/e2e/plugin_test.ts",
+  "tests/cli/cli_wiring_test.ts",
+  "tests/cli/serve_terminal_test.ts",
+];
+
+/** The tiers that need Linux: /proc, POSIX shell wrappers, bubblewrap. */
+const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 
 /** The variable tests/support/harness.ts reads: a JSON array is the server's argv. */
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
@@ -94,7 +124,7 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    const ignore = e2e ? [] : ["--ignore=tests/e2e/"];
+    const ignore = e2e ? [] : [`--ignore=${LINUX_TIERS.join(",")}`];
     denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
     return;
   }
@@ -102,8 +132,15 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
   console.error(`\n$ smoke test: ${command}`);
   await smoke(command, []);
   if (e2e) {
-    const suites = NODE_SUITES.filter((dir) => existsSync(join(ROOT, dir)));
-    denoTest(suites, extra, { [SERVER_VAR]: JSON.stringify([command]) });
+    // A renamed or removed file must not silently shrink the subset.
+    const missing = NODE_SMOKE.filter((file) => !existsSync(join(ROOT, file)));
+    if (missing.length > 0) {
+      throw new Error(
+        `the Node smoke subset names ${missing.join(", ")}, which do not exist; ` +
+          "update NODE_SMOKE in scripts/test.ts",
+      );
+    }
+    denoTest(NODE_SMOKE, extra, { [SERVER_VAR]: JSON.stringify([command]) });
   }
 }
 
@@ -121,7 +158,7 @@ if (import.meta.main) {
   const e2e = platform() === "linux";
   if (!e2e) {
     console.error(
-      `test: tests/e2e/ needs Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
+      `test: ${LINUX_TIERS.join(" and ")} need Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
         `running everything else on ${platform()}`,
     );
   }

@@ -6,6 +6,9 @@
  * followed by its name, so a test that moved to another file is listed as moved, not as lost).
  *
  * The counts are static: a `Deno.test(` inside a loop counts once, as it does in the source.
+ * Tests that run twice in `deno task test` (once per pass) are counted as runs too: at a base
+ * revision whose scripts/test.ts has no NODE_SMOKE list, the Node pass ran all of tests/e2e/
+ * and tests/cli/.
  *
  * Run: deno run -A scripts/test_inventory.ts [--base <rev>] [--files]
  */
@@ -14,6 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { NODE_SMOKE } from "./test.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -61,10 +65,18 @@ function workingTree(): Map<string, string> {
   return out;
 }
 
+const git = (args: string[]) =>
+  execFileSync("git", args, { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
+
+/** The Node pass's smoke list at a git revision, undefined when it had none. */
+function smokeAtRevision(rev: string): string[] | undefined {
+  const text = git(["show", `${rev}:scripts/test.ts`]);
+  const list = /NODE_SMOKE = \[([^\]]*)\]/.exec(text)?.[1];
+  return list === undefined ? undefined : [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+}
+
 /** The test files under tests/ at a git revision. */
 function atRevision(rev: string): Map<string, string> {
-  const git = (args: string[]) =>
-    execFileSync("git", args, { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   const out = new Map<string, string>();
   for (const path of git(["ls-tree", "-r", "--name-only", rev, "tests/"]).split("\n")) {
     if (isTestFile(path)) out.set(path, git(["show", `${rev}:${path}`]));
@@ -112,10 +124,36 @@ function countAll(files: Map<string, string>): Map<string, FileCounts> {
   return new Map([...files].map(([path, text]) => [path, countFile(text)]));
 }
 
-function report(head: Map<string, FileCounts>, base?: Map<string, FileCounts>, all = false) {
+/** The tests the Node pass runs: those in its smoke list, or (before it had one) the e2e tiers. */
+function nodePassTests(counts: Map<string, FileCounts>, smoke: readonly string[] | undefined) {
+  let tests = 0;
+  for (const [path, c] of counts) {
+    const runs = smoke
+      ? smoke.includes(path)
+      : path.startsWith("tests/e2e/") || path.startsWith("tests/cli/");
+    if (runs) tests += c.tests;
+  }
+  return tests;
+}
+
+const runsLine = (label: string, counts: Map<string, FileCounts>, smoke?: readonly string[]) => {
+  const deno = totals(counts).tests;
+  const node = nodePassTests(counts, smoke);
+  return `${label.padEnd(28)} ${deno} on Deno + ${node} on Node = ${deno + node} test runs`;
+};
+
+function report(
+  head: Map<string, FileCounts>,
+  base?: Map<string, FileCounts>,
+  all = false,
+  baseSmoke?: readonly string[],
+) {
   const out: string[] = [];
   if (base) out.push(line("before (base)", totals(base)));
   out.push(line(base ? "after (working tree)" : "working tree", totals(head)));
+  out.push("", "deno task test, static count (a test in a loop counts once)");
+  if (base) out.push(runsLine("  before (base)", base, baseSmoke));
+  out.push(runsLine(base ? "  after (working tree)" : "  working tree", head, NODE_SMOKE));
   const folders = new Set([...byFolder(head).keys(), ...(base ? byFolder(base).keys() : [])]);
   const zero = { files: 0, tests: 0, steps: 0, asserts: 0 };
   out.push("", "per folder" + (base ? " (before -> after)" : ""));
@@ -192,5 +230,6 @@ if (import.meta.main) {
   });
   const head = countAll(workingTree());
   const base = values.base ? countAll(atRevision(values.base)) : undefined;
-  console.log(report(head, base, values.files === true));
+  const baseSmoke = values.base ? smokeAtRevision(values.base) : undefined;
+  console.log(report(head, base, values.files === true, baseSmoke));
 }
