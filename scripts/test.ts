@@ -23,6 +23,8 @@
  *   - tests/cli/cli_wiring_test.ts, tests/cli/serve_terminal_test.ts: the installed command's
  *     jobs, stats and serve, through a pipe and on a terminal.
  * The in-process tier never runs in the Node pass: it has no program under test to swap.
+ * plugin_test installs and runs the package under Node in either pass, so when both passes run
+ * it runs once, in the Node pass (SAME_IN_BOTH).
  *
  * The e2e and in-process tiers need Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere
  * they are left out with a notice, and the rest still runs. `deno task test` calls this after
@@ -60,6 +62,13 @@ export const NODE_SMOKE = [
   "tests/cli/cli_wiring_test.ts",
   "tests/cli/serve_terminal_test.ts",
 ];
+
+/**
+ * Smoke files whose program under test is the same in both passes: plugin_test builds and
+ * installs the npm package itself and runs it under Node through npx. When the Node pass runs
+ * too, the Deno pass leaves them to it rather than run the same thing twice.
+ */
+export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
 
 /** The tiers that need Linux: /proc, POSIX shell wrappers, bubblewrap. */
 const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
@@ -120,7 +129,12 @@ function installNpmPackage(tarball: string): string {
   return command;
 }
 
-async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void> {
+async function runPass(
+  pass: Pass,
+  extra: string[],
+  e2e: boolean,
+  nodeToo: boolean,
+): Promise<void> {
   if (pass === "deno") {
     const server = [
       "deno",
@@ -132,7 +146,8 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    const ignore = e2e ? [] : [`--ignore=${LINUX_TIERS.join(",")}`];
+    const ignored = e2e ? (nodeToo ? SAME_IN_BOTH : []) : LINUX_TIERS;
+    const ignore = ignored.length > 0 ? [`--ignore=${ignored.join(",")}`] : [];
     denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
     return;
   }
@@ -177,7 +192,7 @@ if (import.meta.main) {
     const t0 = performance.now();
     let outcome = "ok";
     try {
-      await runPass(pass, positionals, e2e);
+      await runPass(pass, positionals, e2e, passes.includes("node"));
     } catch (e) {
       failed = true;
       outcome = `FAILED: ${(e as Error).message}`;

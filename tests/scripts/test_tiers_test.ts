@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { NODE_SMOKE } from "../../scripts/test.ts";
+import { NODE_SMOKE, SAME_IN_BOTH } from "../../scripts/test.ts";
 import { countFile } from "../../scripts/test_inventory.ts";
 import { REPO } from "../support/harness.ts";
 
@@ -19,6 +19,12 @@ Deno.test("node smoke list: every file exists, none is in-process, each engine a
   assert.match(text, /engine: "native"/);
   assert.match(text, /npx/);
   assert.ok(NODE_SMOKE.some((f) => f.startsWith("tests/cli/")), "the installed command's CLI");
+  // What the Deno pass leaves to the Node pass must run there, and must not need the pass's
+  // program under test (it would then test only one of the two).
+  for (const file of SAME_IN_BOTH) {
+    assert.ok(NODE_SMOKE.includes(file), file);
+    assert.doesNotMatch(readFileSync(join(REPO, file), "utf8"), /serverCommand|startScene/, file);
+  }
 });
 
 Deno.test("inventory: tests, steps and asserts are counted from code, not from comments", () => {
