@@ -93,7 +93,7 @@ Deno.test("hostile backend: 400 MB of streamed content ends the job with an erro
     // Reading stopped: one attempt (a flood is not retried), cut off far before its end.
     const [chat, ...more] = chatRequests(hostile);
     assert.equal(more.length, 0, "not retried");
-    // The hang-up reaches the backend a moment after the cancel returns; under load, later.
+    // The hang-up reaches the backend a moment after the job failed; under load, later.
     await until(() => chat!.cancelled, 5000, "the client to hang up on the flooding backend");
     assert.ok(chat!.sentBytes < 64 * MiB, `backend sent ${chat!.sentBytes} bytes`);
   });
@@ -179,8 +179,8 @@ Deno.test("hostile backend: while a backend streams empty deltas without end, st
   await withHostile("empty-deltas", async (server, hostile) => {
     const id = await startJob(server, "stall");
     const statusMs: number[] = [];
-    const until = Date.now() + 4000;
-    while (Date.now() < until) {
+    const watchUntil = Date.now() + 4000;
+    while (Date.now() < watchUntil) {
       const t0 = performance.now();
       const reply = await server.call("delegate_status", { job_id: id });
       statusMs.push(performance.now() - t0);
