@@ -1,15 +1,33 @@
 /**
- * The whole test suite, in two passes over the same end-to-end tests:
- *   1. deno: every test under tests/ on Deno; the e2e server runs as `deno run` with exactly
- *      the permissions baked into the release binaries (scripts/compile.ts).
+ * The whole test suite, in two passes:
+ *   1. deno: every test under tests/ on Deno, in three tiers: unit tests (tests/<layer>/), the
+ *      in-process tier (tests/in_process/: our server built by the same wiring in this process,
+ *      its delegates still real) and the end-to-end tier (tests/e2e/, tests/cli/: the real
+ *      program as a process, started as `deno run` with exactly the permissions baked into the
+ *      release binaries, scripts/compile.ts).
  *   2. node: builds the npm package (scripts/build_npm.ts: the Node bundle, packed), installs
  *      the tarball into a temporary prefix as a user would (`npm install -g --prefix`),
- *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs
- *      tests/e2e/ (and tests/cli/, whose tests start the CLI the same way) against it, with no
- *      Deno global in the program under test.
+ *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
+ *      NODE_SMOKE files below against it, with no Deno global in the program under test.
  *
- * The e2e suite needs Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere it is left
- * out with a notice, and the rest still runs. `deno task test` calls this after
+ * The Node pass is a smoke subset, not the e2e tier again: what differs under Node is the
+ * runtime under our code (child processes, stdio, signals, fetch, the regex engine, memory),
+ * not the code, which the Deno pass covers whole. The subset still runs each engine, the
+ * sandbox, the plugin and the installed command:
+ *   - tests/e2e/basic_test.ts: the claude engine, the real Claude Code CLI in its bubblewrap jail;
+ *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, backend retries,
+ *     errors, keys and a cancel mid-stream, and a pathological Grep pattern;
+ *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a hostile backend, memory bounded;
+ *   - tests/e2e/lifecycle_test.ts: the stdio wiring: cancel, a killed server, stdin closed;
+ *   - tests/e2e/plugin_test.ts: the plugin installed, its server started through npx;
+ *   - tests/cli/cli_wiring_test.ts, tests/cli/serve_terminal_test.ts: the installed command's
+ *     jobs, stats and serve, through a pipe and on a terminal.
+ * The in-process tier never runs in the Node pass: it has no program under test to swap.
+ * plugin_test installs and runs the package under Node in either pass, so when both passes run
+ * it runs once, in the Node pass (SAME_IN_BOTH).
+ *
+ * The e2e and in-process tiers need Linux (/proc, POSIX shell wrappers, bubblewrap); elsewhere
+ * they are left out with a notice, and the rest still runs. `deno task test` calls this after
  * scripts/ensure_test_tools.ts.
  *
  * Run: deno run -A scripts/test.ts [--pass deno|node]... [-- <deno test args>]
@@ -31,17 +49,48 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PASSES = ["deno", "node"] as const;
 type Pass = typeof PASSES[number];
 
-/** The suites that start the program through tests/support/harness.ts's serverCommand(). */
-const NODE_SUITES = ["tests/e2e/", "tests/cli/"];
+/**
+ * The Node pass's smoke subset (see the header for why each is here). Each starts the program
+ * through tests/support/harness.ts's serverCommand(), or installs the package itself.
+ */
+export const NODE_SMOKE = [
+  "tests/e2e/basic_test.ts",
+  "tests/e2e/native_test.ts",
+  "tests/e2e/hostile_backend_test.ts",
+  "tests/e2e/lifecycle_test.ts",
+  "tests/e2e/plugin_test.ts",
+  "tests/cli/cli_wiring_test.ts",
+  "tests/cli/serve_terminal_test.ts",
+];
+
+/**
+ * Smoke files whose program under test is the same in both passes: plugin_test builds and
+ * installs the npm package itself and runs it under Node through npx. When the Node pass runs
+ * too, the Deno pass leaves them to it rather than run the same thing twice.
+ */
+export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
+
+/** The tiers that need Linux: /proc, POSIX shell wrappers, bubblewrap. */
+const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 
 /** The variable tests/support/harness.ts reads: a JSON array is the server's argv. */
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
+
+/**
+ * Test files run at once: Deno's default (the cores), unless DENO_JOBS says otherwise. Most e2e
+ * and in-process tests wait on subprocesses, emulated replies and timers rather than compute:
+ * on a shared 2-core machine the Deno pass took 478 s with 2 files at once, 282-302 s with 4,
+ * 309 s with 6. At 4, though, timing-sensitive tests failed in 3 of 4 runs (a follow-up turn
+ * that answered with no text, in followup_test and session_lock_test; a job deadline's partial
+ * text in local_model_aids_test), so 4 stays a choice (DENO_JOBS=4) until those hold under load.
+ */
+const JOBS = process.env.DENO_JOBS;
 
 function denoTest(paths: string[], extra: string[], env: Record<string, string>): void {
   // The emulators watch request.signal for a client that hangs up; the new semantics (abort on
   // a disconnect only) are what they mean, and opting in silences Deno's legacy warning.
   const args = ["test", "-A", "--parallel", "--unstable-no-legacy-abort", ...extra, ...paths];
-  console.error(`\n$ deno ${args.join(" ")}`);
+  console.error(`\n$ ${JOBS ? `DENO_JOBS=${JOBS} ` : ""}deno ${args.join(" ")}`);
   const r = spawnSync(process.execPath, args, {
     cwd: ROOT,
     stdio: "inherit",
@@ -82,7 +131,12 @@ function installNpmPackage(tarball: string): string {
   return command;
 }
 
-async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void> {
+async function runPass(
+  pass: Pass,
+  extra: string[],
+  e2e: boolean,
+  nodeToo: boolean,
+): Promise<void> {
   if (pass === "deno") {
     const server = [
       "deno",
@@ -94,7 +148,8 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    const ignore = e2e ? [] : ["--ignore=tests/e2e/"];
+    const ignored = e2e ? (nodeToo ? SAME_IN_BOTH : []) : LINUX_TIERS;
+    const ignore = ignored.length > 0 ? [`--ignore=${ignored.join(",")}`] : [];
     denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
     return;
   }
@@ -102,8 +157,15 @@ async function runPass(pass: Pass, extra: string[], e2e: boolean): Promise<void>
   console.error(`\n$ smoke test: ${command}`);
   await smoke(command, []);
   if (e2e) {
-    const suites = NODE_SUITES.filter((dir) => existsSync(join(ROOT, dir)));
-    denoTest(suites, extra, { [SERVER_VAR]: JSON.stringify([command]) });
+    // A renamed or removed file must not silently shrink the subset.
+    const missing = NODE_SMOKE.filter((file) => !existsSync(join(ROOT, file)));
+    if (missing.length > 0) {
+      throw new Error(
+        `the Node smoke subset names ${missing.join(", ")}, which do not exist; ` +
+          "update NODE_SMOKE in scripts/test.ts",
+      );
+    }
+    denoTest(NODE_SMOKE, extra, { [SERVER_VAR]: JSON.stringify([command]) });
   }
 }
 
@@ -121,7 +183,7 @@ if (import.meta.main) {
   const e2e = platform() === "linux";
   if (!e2e) {
     console.error(
-      `test: tests/e2e/ needs Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
+      `test: ${LINUX_TIERS.join(" and ")} need Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
         `running everything else on ${platform()}`,
     );
   }
@@ -132,7 +194,7 @@ if (import.meta.main) {
     const t0 = performance.now();
     let outcome = "ok";
     try {
-      await runPass(pass, positionals, e2e);
+      await runPass(pass, positionals, e2e, passes.includes("node"));
     } catch (e) {
       failed = true;
       outcome = `FAILED: ${(e as Error).message}`;

@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
 import type { JobProblem } from "../jobs/errors.ts";
@@ -36,6 +37,10 @@ export interface JobsIo {
   live: boolean;
   /** Terminal width; undefined when not a terminal, where lines keep a fixed layout. */
   columns: number | undefined;
+  /** The environment, working directory and home the settings are read from. */
+  env: Record<string, string>;
+  cwd: string;
+  home: string;
 }
 
 export function processIo(): JobsIo {
@@ -50,6 +55,9 @@ export function processIo(): JobsIo {
     colour: colourWanted(env, tty),
     live: capable,
     columns: tty ? process.stdout.columns || 100 : undefined,
+    env: currentEnv(),
+    cwd: process.cwd(),
+    home: homedir(),
   };
 }
 
@@ -86,7 +94,7 @@ export interface JobsContext {
 }
 
 export function openContext(io: JobsIo): JobsContext {
-  const resolved = loadSettings({ env: currentEnv(), cwd: process.cwd() });
+  const resolved = loadSettings({ env: io.env, cwd: io.cwd, home: io.home });
   for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
   const settings = resolved.settings;
   const store = new JobStore(settings.stateDir);

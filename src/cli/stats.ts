@@ -3,13 +3,11 @@
  * of the current directory or for all: jobs, verified pass rate (with a bar), median repair
  * rounds, tokens and cost per verified success, wall time.
  */
-import process from "node:process";
 import { parseArgs } from "node:util";
 import { readLedger } from "../jobs/ledger.ts";
 import { filterEntries, groupStats } from "../jobs/ledger_stats.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { statsTable } from "../jobs/stats_report.ts";
-import { currentEnv } from "../platform/runtime.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { type JobsIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
 
@@ -49,11 +47,11 @@ export async function statsMain(argv: string[], io: JobsIo = processIo()): Promi
       throw new JobsUsageError(`stats takes no arguments ("${positionals[0]}")`);
     }
     const days = parseCount("days", values.days);
-    const resolved = loadSettings({ env: currentEnv(), cwd: process.cwd() });
+    const resolved = loadSettings({ env: io.env, cwd: io.cwd, home: io.home });
     for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
     const stateDir = resolved.settings.stateDir;
     const ledger = await readLedger(stateDir);
-    const repo = values.all ? undefined : await repoIdOf(process.cwd());
+    const repo = values.all ? undefined : await repoIdOf(io.cwd);
     const entries = filterEntries(ledger.entries, {
       ...(repo !== undefined ? { repo } : {}),
       ...(days !== undefined ? { since: Date.now() - days * DAY_MS } : {}),

@@ -14,7 +14,7 @@ export interface DescriptionContext {
 
 // Installed descriptions cost the user context on every turn: all tools together, schemas
 // included, stay under 2,500 tokens in every mode (measured by
-// tests/e2e/description_budget_test.ts). Say each thing once, where it matters.
+// tests/in_process/description_budget_test.ts). Say each thing once, where it matters.
 
 const POLICY =
   "Delegation mode, allowed models and defaults are the user's (set from a terminal): never " +

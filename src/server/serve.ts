@@ -1,7 +1,6 @@
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import process from "node:process";
-import { setTimeout as delay } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
@@ -9,9 +8,11 @@ import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.t
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
-import { type Runtime, runtimeLoader } from "../jobs/runtime.ts";
+import { type Runtime, type RuntimeLoader, runtimeLoader } from "../jobs/runtime.ts";
 import { Revision2026Transport } from "./mcp_2026_07_28.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
+import type { BackgroundPrune } from "../jobs/retention.ts";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { registerTools } from "./tools.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
@@ -38,12 +39,50 @@ export function terminalHint(command: string[] = selfCommand()): string {
     "terminal commands.";
 }
 
-/** Runs the MCP server on stdio until the client goes away or a signal arrives. */
-export async function serve(): Promise<number> {
-  if (isTty("stdin")) log(terminalHint());
-  const serverCwd = process.cwd();
-  const env = currentEnv();
-  const resolved = loadSettings({ env, cwd: serverCwd });
+/** Where a server runs: what `serve` takes from its process, given whole. */
+export interface ServerPlace {
+  env: Record<string, string>;
+  /** The server's working directory: the cwd of delegates whose call names none. */
+  cwd: string;
+  home: string;
+  /** One line for the operator (stderr under `serve`). */
+  log: (line: string) => void;
+}
+
+/** The MCP server with its tools and job layer, not yet connected to any transport. */
+export interface WiredServer {
+  server: McpServer;
+  runtime: RuntimeLoader;
+  /**
+   * Connects the server over `transport`, wrapped so that it also speaks MCP 2026-07-28
+   * (server/discover, delegate_run as a task) around the SDK's 2025 server. `onclose` hears
+   * the transport close (the SDK chains it before its own handler).
+   */
+  connect(transport: Transport, onclose?: () => void): Promise<void>;
+  /**
+   * A moment after `initialize`: the job layer loads, then, in the background, jobs of servers
+   * that died are interrupted and their delegates stopped, each engine's start-up work done
+   * (the native engine removes the sandbox placeholders they left), finished jobs older than
+   * retainDays pruned, and without a configured
+   * default model (it then depends on what Ollama serves) delegate_start's description names
+   * the one in force.
+   */
+  startBackground(): void;
+  /**
+   * Stops every running delegate (recording each as interrupted) within the shutdown limit,
+   * the background work, and the server. Once; later calls get the first one's promise.
+   */
+  stop(why: string): Promise<void>;
+}
+
+/**
+ * Builds the server `serve` runs, for any transport: settings from `place`, the state dir
+ * prepared, the tools registered. Undefined (after saying why) when the state dir is unusable.
+ * The in-process test scene (tests/support/in_process_scene.ts) builds its server here too.
+ */
+export function wireServer(place: ServerPlace): WiredServer | undefined {
+  const { env, cwd: serverCwd, home, log } = place;
+  const resolved = loadSettings({ env, cwd: serverCwd, home });
   for (const line of formatProblems(resolved.problems)) log(line);
   const s = resolved.settings;
 
@@ -55,10 +94,9 @@ export async function serve(): Promise<number> {
         (e as Error).message
       }. Set stateDir or OLLAMA_MCP_STATE_DIR`,
     );
-    log("server exiting with code 1: no usable state dir");
-    return 1;
+    return undefined;
   }
-  const workdirs: WorkdirPolicy = { home: homedir(), workspaceRoots: s.workspaceRoots };
+  const workdirs: WorkdirPolicy = { home, workspaceRoots: s.workspaceRoots };
   const runtime = runtimeLoader({
     settings: s,
     env,
@@ -79,51 +117,80 @@ export async function serve(): Promise<number> {
     runtime: runtime.get,
   });
 
-  // MCP 2026-07-28 (server/discover, delegate_run as a task) around the SDK's 2025 server.
-  const transport = new Revision2026Transport(
-    new CappedStdioTransport(process.stdin, process.stdout, { log }),
-    { tasks: taskStore, log },
-  );
+  let later: ReturnType<typeof setTimeout> | undefined;
+  let background: Promise<BackgroundPrune | undefined> | undefined;
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    runtime,
+    async connect(transport, onclose) {
+      const wrapped = new Revision2026Transport(transport, { tasks: taskStore, log });
+      if (onclose) wrapped.onclose = onclose;
+      await server.connect(wrapped);
+    },
+    startBackground() {
+      later ??= setTimeout(() => {
+        background = backgroundWork(runtime.get(), s.retainDays, (model) => {
+          if (!stopping) tools.describeDefault(model);
+        }, log).catch((e) => {
+          log(`cannot load the job layer: ${(e as Error).message}`);
+          return undefined;
+        });
+      }, BACKGROUND_DELAY_MS);
+      (later as { unref?: () => void }).unref?.();
+    },
+    stop(why) {
+      stopping ??= (async () => {
+        clearTimeout(later);
+        let limit: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          shutdownJobs(runtime.started(), why, log),
+          new Promise((r) => limit = setTimeout(r, SHUTDOWN_LIMIT_MS)),
+        ]);
+        clearTimeout(limit);
+        (await background)?.stop();
+        await server.close().catch(() => {});
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** Runs the MCP server on stdio until the client goes away or a signal arrives. */
+export async function serve(): Promise<number> {
+  if (isTty("stdin")) log(terminalHint());
+  const wired = wireServer({ env: currentEnv(), cwd: process.cwd(), home: homedir(), log });
+  if (!wired) {
+    log("server exiting with code 1: no usable state dir");
+    return 1;
+  }
+  const transport = new CappedStdioTransport(process.stdin, process.stdout, { log });
   let stopping: Promise<number> | undefined;
   const stop = (why: string, code = 0): Promise<number> => {
     stopping ??= (async () => {
       // Every exit says why on stderr: a server that vanishes silently cannot be debugged.
       log(`stopping: ${why}`);
-      await Promise.race([
-        shutdownJobs(runtime.started(), why),
-        delay(SHUTDOWN_LIMIT_MS),
-      ]);
-      await server.close().catch(() => {});
+      await wired.stop(why);
       return code;
     })();
     return stopping;
   };
+  let finish!: (why: string, code?: number) => void;
   const done = new Promise<number>((resolve) => {
-    const finish = (why: string, code = 0) => void stop(why, code).then(resolve);
+    finish = (why, code = 0) => void stop(why, code).then(resolve);
     const stack = (e: unknown) => e instanceof Error ? e.stack ?? e.message : String(e);
     // A stray rejection concerns one promise; the server and its running delegates go on.
     process.on("unhandledRejection", (e) => log(`unhandled promise rejection: ${stack(e)}`));
     process.on("uncaughtException", (e) => finish(`uncaught error: ${stack(e)}`, 1));
     process.stdin.once("end", () => finish("client closed stdin"));
     process.stdin.once("close", () => finish("client closed stdin"));
-    transport.onclose = () => finish("MCP transport closed");
     // EPIPE and the like: the client is gone and nothing more can be answered.
     process.stdout.once("error", (e) => finish(`stdout failed (${(e as Error).message})`));
     const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
-  await server.connect(transport);
-  // A moment after `initialize` is answered, the job layer loads. Then, in the background:
-  // jobs of servers that died are interrupted and their delegates stopped, and the sandbox
-  // placeholders they left in projects removed; finished jobs
-  // older than retainDays are pruned; and without a configured default model (it then
-  // depends on what Ollama serves), delegate_start's description names the one in force.
-  const later = setTimeout(() => {
-    backgroundWork(runtime.get(), s.retainDays).then((defaultModel) => {
-      if (defaultModel) tools.describeDefault(defaultModel);
-    }).catch((e) => log(`cannot load the job layer: ${(e as Error).message}`));
-  }, BACKGROUND_DELAY_MS);
-  (later as { unref?: () => void }).unref?.();
+  await wired.connect(transport, () => finish("MCP transport closed"));
+  wired.startBackground();
   const code = await done;
   log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.
@@ -131,7 +198,11 @@ export async function serve(): Promise<number> {
 }
 
 /** Stops every delegate of a job layer that was loaded, recording each as interrupted. */
-async function shutdownJobs(runtime: Promise<Runtime> | undefined, why: string): Promise<void> {
+async function shutdownJobs(
+  runtime: Promise<Runtime> | undefined,
+  why: string,
+  log: (line: string) => void,
+): Promise<void> {
   if (!runtime) return;
   const { manager } = await runtime;
   const running = manager.runningCount;
@@ -140,13 +211,16 @@ async function shutdownJobs(runtime: Promise<Runtime> | undefined, why: string):
 }
 
 /**
- * Recovers the jobs of dead servers, schedules pruning, and resolves with the default
- * model in force when none is configured (undefined when one is, or Ollama cannot say).
+ * Recovers the jobs of dead servers, starts the engines' start-up work, schedules pruning, and
+ * hands `describe` the default model in force when none is configured (and Ollama can say).
+ * Resolves once all but the scheduled pruning is done, with that pruning.
  */
 async function backgroundWork(
   loading: Promise<Runtime>,
   retainDays: number,
-): Promise<string | undefined> {
+  describe: (model: string) => void,
+  log: (line: string) => void,
+): Promise<BackgroundPrune> {
   const [rt, { startBackgroundSweep }, { startBackgroundPrune }, { startEngineWork }] =
     await Promise.all([
       loading,
@@ -156,8 +230,12 @@ async function backgroundWork(
     ]);
   const recovered = startBackgroundSweep(() => rt.manager.recoverOrphans(), log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.
-  void startEngineWork(rt.settings, log, recovered);
-  startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
-  if (rt.settings.defaultModel) return undefined;
-  return await rt.catalog.defaultModel().catch(() => undefined);
+  const engineWork = startEngineWork(rt.settings, log, recovered);
+  const prune = startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
+  if (!rt.settings.defaultModel) {
+    const model = await rt.catalog.defaultModel().catch(() => undefined);
+    if (model) describe(model);
+  }
+  await engineWork;
+  return prune;
 }

@@ -1,12 +1,17 @@
 /**
- * Runs `ollama-delegate jobs ...` as a user would, in a subprocess: the same program the
- * end-to-end tests start as a server (`deno run src/main.ts`, or the Node bundle when
- * OLLAMA_DELEGATE_TEST_SERVER names it), with an explicit environment.
+ * Runs `ollama-delegate <command> ...` with an explicit environment and working directory.
+ * `jobs` and `stats` run in this process (`jobsMain(argv, io)`, `statsMain`, with an io that
+ * collects what they print, as through a pipe: no terminal, so no colour and no live lines);
+ * every other command, and `startCli` and `runCliProcess` always, in a subprocess: the same
+ * program the end-to-end tests start as a server (`deno run src/main.ts`, or the installed
+ * package when OLLAMA_DELEGATE_TEST_SERVER names it). tests/cli/cli_wiring_test.ts checks that
+ * both ways print the same.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
+import type { JobsIo } from "../../src/cli/jobs_common.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { serverCommand, tempDir } from "../support/harness.ts";
 
@@ -76,7 +81,37 @@ export function startCli(ctx: CliEnv, args: string[]): {
   return { child, output: () => stdout, done };
 }
 
-export function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
+/** The subcommands whose main takes an injected io (src/cli/jobs_common.ts: JobsIo). */
+const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: JobsIo) => Promise<number>>> = {
+  jobs: async () => (await import("../../src/cli/jobs.ts")).jobsMain,
+  stats: async () => (await import("../../src/cli/stats.ts")).statsMain,
+};
+
+/** Runs the CLI to its end: `jobs` and `stats` in this process, the rest in a subprocess. */
+export async function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
+  const [command, ...rest] = args;
+  const load = command === undefined ? undefined : IN_PROCESS[command];
+  if (!load) return await runCliProcess(ctx, args);
+  let stdout = "";
+  let stderr = "";
+  const io: JobsIo = {
+    out: (text) => void (stdout += `${text}\n`),
+    err: (text) => void (stderr += `${text}\n`),
+    write: (text) => void (stdout += text),
+    colour: false,
+    live: false,
+    columns: undefined,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    // A process's homedir() is its HOME when set, as here.
+    home: ctx.env.HOME ?? ctx.cwd,
+  };
+  const code = await (await load())(rest, io);
+  return { code, stdout, stderr };
+}
+
+/** Runs the CLI to its end in a subprocess, whatever the command. */
+export function runCliProcess(ctx: CliEnv, args: string[]): Promise<CliRun> {
   return startCli(ctx, args).done;
 }
 

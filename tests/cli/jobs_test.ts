@@ -343,6 +343,9 @@ Deno.test("renderJobsTable: colour only when colour is on", () => {
     colour,
     live: true,
     columns: 100,
+    env: {},
+    cwd: "/",
+    home: "/",
   });
   const plain = renderJobsTable("/s", records(), 3, [], io(false), PRICING, T);
   const fancy = renderJobsTable("/s", records(), 3, [], io(true), PRICING, T);

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
+import { field, startServer, tempDir, type TestServer, until } from "../support/harness.ts";
 import {
   type HostileBackend,
   type HostileMode,
@@ -93,7 +93,8 @@ Deno.test("hostile backend: 400 MB of streamed content ends the job with an erro
     // Reading stopped: one attempt (a flood is not retried), cut off far before its end.
     const [chat, ...more] = chatRequests(hostile);
     assert.equal(more.length, 0, "not retried");
-    assert.equal(chat!.cancelled, true, "the client hung up");
+    // The hang-up reaches the backend a moment after the job failed; under load, later.
+    await until(() => chat!.cancelled, 5000, "the client to hang up on the flooding backend");
     assert.ok(chat!.sentBytes < 64 * MiB, `backend sent ${chat!.sentBytes} bytes`);
   });
 });
@@ -178,8 +179,8 @@ Deno.test("hostile backend: while a backend streams empty deltas without end, st
   await withHostile("empty-deltas", async (server, hostile) => {
     const id = await startJob(server, "stall");
     const statusMs: number[] = [];
-    const until = Date.now() + 4000;
-    while (Date.now() < until) {
+    const watchUntil = Date.now() + 4000;
+    while (Date.now() < watchUntil) {
       const t0 = performance.now();
       const reply = await server.call("delegate_status", { job_id: id });
       statusMs.push(performance.now() - t0);
@@ -194,7 +195,8 @@ Deno.test("hostile backend: while a backend streams empty deltas without end, st
     const after = await server.call("delegate_status", { job_id: id });
     assert.equal(field(after.text, "state"), "cancelled", after.text);
     const [chat] = chatRequests(hostile);
-    assert.equal(chat!.cancelled, true, "the client hung up");
+    // The hang-up reaches the backend a moment after the cancel returns; under load, later.
+    await until(() => chat!.cancelled, 5000, "the client to hang up on the flooding backend");
     const stopped = hostile.sentBytes();
     await new Promise((r) => setTimeout(r, 500));
     assert.ok(hostile.sentBytes() - stopped < MiB, "no more bytes after the cancel");

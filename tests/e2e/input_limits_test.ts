@@ -20,7 +20,7 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     // A model whose context holds a 10 MiB prompt: this test is about what one call can carry,
-    // not about fitting it into a context (tests/e2e/local_context_test.ts).
+    // not about fitting it into a context (tests/in_process/local_context_test.ts).
     await using scene = await startScene({
       emulator: {
         models: [{ name: "qwen3:8b", contextLength: 8 * MIB }],

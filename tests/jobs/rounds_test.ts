@@ -2,7 +2,7 @@
  * The job layer's verification rounds: the server's check after the turn, repair rounds with
  * the failing output, and every way the loop ends (a pass, the cap, no progress, the same
  * failure again, a failed backend, a cancel). The engine is the fake one; both real engines'
- * checks are tested end to end in tests/e2e/verify_test.ts.
+ * checks are tested through the real server in tests/in_process/verify_test.ts.
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

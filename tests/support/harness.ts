@@ -88,7 +88,21 @@ export interface ServerOptions {
   claudeBin?: string;
 }
 
-export interface TestServer extends AsyncDisposable {
+/** A server a test talks to through an MCP client, in a process of its own or in this one. */
+export interface SceneServer extends AsyncDisposable {
+  client: Client;
+  home: string;
+  stateDir: string;
+  /** The server's working directory. */
+  cwd: string;
+  /** What the server logged so far (its stderr). */
+  stderr: () => string;
+  call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
+  close(): Promise<void>;
+}
+
+/** The real server in a process of its own, over stdio. */
+export interface TestServer extends SceneServer {
   /**
    * Its requests (callTool, listTools, request...) fail, once the server has died, with an
    * error that says how it died and ends with its last stderr lines.
@@ -96,15 +110,8 @@ export interface TestServer extends AsyncDisposable {
   client: Client;
   transport: StdioClientTransport;
   pid: number;
-  home: string;
-  stateDir: string;
-  /** The server's working directory. */
-  cwd: string;
-  stderr: () => string;
   /** How the server process ended (`code 1`, `signal SIGKILL`), or undefined while it runs. */
   exit: () => string | undefined;
-  call(name: string, args?: Record<string, unknown>, opts?: CallOptions): Promise<ToolReply>;
-  close(): Promise<void>;
 }
 
 export interface CallOptions {
@@ -118,11 +125,21 @@ export interface ToolReply {
   raw: CallToolResult;
 }
 
-/** Starts the server and connects an SDK client to it. */
-export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+/** Where a server of a test runs and with what: its HOME, state dir, cwd and environment. */
+export interface ServerPlace {
+  home: string;
+  stateDir: string;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/**
+ * Prepares what a server of `options` needs on disk (its cwd, its user config) and the
+ * environment it starts with. Unless a test names another, the state dir is the one the server
+ * picks by itself under HOME (the layout users have): OLLAMA_MCP_STATE_DIR is then not set.
+ */
+export function prepareServer(options: ServerOptions = {}): ServerPlace {
   const home = options.home ?? tempDir("od-home-");
-  // Unless a test names another, the state dir is the one the server picks by itself under
-  // HOME (the layout users have): OLLAMA_MCP_STATE_DIR is then not set at all.
   const stateDir = options.stateDir ?? join(home, ".ollama-mcp", "jobs");
   const cwd = options.cwd ?? join(home, "project");
   if (options.cwd === undefined) mkdirSync(cwd, { recursive: true });
@@ -140,6 +157,27 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     ...(options.baseUrl ? { OLLAMA_MCP_BASE_URL: options.baseUrl } : {}),
     ...options.env,
   };
+  return { home, stateDir, cwd, env };
+}
+
+/** A tool call's reply as tests read it. */
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  opts: CallOptions = {},
+): Promise<ToolReply> {
+  const raw = await client.callTool({ name, arguments: args }, undefined, {
+    timeout: opts.timeoutMs ?? 120_000,
+    ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
+  }) as CallToolResult;
+  const first = raw.content[0];
+  return { text: first?.type === "text" ? first.text : "", isError: raw.isError === true, raw };
+}
+
+/** Starts the server and connects an SDK client to it. */
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const { home, stateDir, cwd, env } = prepareServer(options);
   const { command, args } = serverCommand();
   const transport = new StdioClientTransport({
     command,
@@ -168,14 +206,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     cwd,
     stderr: () => stderr,
     exit: () => death.how,
-    async call(name, args = {}, opts = {}) {
-      const raw = await client.callTool({ name, arguments: args }, undefined, {
-        timeout: opts.timeoutMs ?? 120_000,
-        ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
-      }) as CallToolResult;
-      const first = raw.content[0];
-      return { text: first?.type === "text" ? first.text : "", isError: raw.isError === true, raw };
-    },
+    call: (name, args, opts) => callTool(client, name, args, opts),
     async close() {
       await client.close().catch(() => {});
     },

@@ -1,9 +1,11 @@
 /**
- * A misbehaving OpenAI-compatible backend on loopback, for tests and benchmarks of the
- * native engine's caps: it floods, cuts, or answers with something that is not a chat
- * completion stream. Every request path gets the mode's answer (so `/api/tags` and
- * `/v1/models` flood too), except `GET /v1/models` and `GET /api/version` in the streaming
- * modes, which answer normally so that listings keep working.
+ * A misbehaving chat backend on loopback, for tests and benchmarks of the native engine's
+ * caps: it floods, cuts, or answers with something that is not a chat stream. It speaks
+ * OpenAI-compatible chat completions (server-sent events) or, with `protocol: "ollama"`,
+ * Ollama's /api/chat (NDJSON); tests/support/hostile_dialects.ts holds the frames of each.
+ * Every request path gets the mode's answer (so listings flood too), except the protocol's
+ * listings (`GET /v1/models`, `/api/tags`, `/api/version`) in the streaming modes, which answer
+ * normally so that listings keep working.
  *
  * Bodies are produced on demand (a pull stream), so the backend itself holds one frame at a
  * time, and it records how many bytes each response really sent and whether the client hung
@@ -11,10 +13,15 @@
  */
 
 import { field, type TestServer } from "./harness.ts";
+import { DIALECTS, type Protocol } from "./hostile_dialects.ts";
+
+export type { Protocol };
 
 export type HostileMode =
   /** Endless content deltas (`frameBytes` of text each). */
   | "content"
+  /** Endless thinking (`frameBytes` each), where the protocol has it (Ollama's). */
+  | "thinking"
   /** Endless small chunks with empty deltas: nothing to keep, but the parser stays busy. */
   | "empty-deltas"
   /**
@@ -27,13 +34,16 @@ export type HostileMode =
    * ends at once, and each follow-up adds one more such reply to the conversation.
    */
   | "replies"
-  /** One tool call whose `arguments` never end, sent in fragments like vLLM/OpenAI. */
+  /**
+   * Tool-call arguments without end: one call sent in fragments (OpenAI, vLLM), or call after
+   * call of a MiB each (Ollama sends each call whole).
+   */
   | "arguments"
   /** Endless distinct tool calls with small arguments. */
   | "tool-calls"
   /** HTTP 500 with an endless JSON error body. */
   | "error500"
-  /** `data: {"choices"...` and then bytes without any newline. */
+  /** The start of a reply and then bytes without any newline. */
   | "endless-line"
   /** Random bytes, newlines included. */
   | "garbage"
@@ -50,6 +60,7 @@ export type HostileMode =
 
 export const HOSTILE_MODES: readonly HostileMode[] = [
   "content",
+  "thinking",
   "empty-deltas",
   "turns",
   "replies",
@@ -67,13 +78,15 @@ export const HOSTILE_MODES: readonly HostileMode[] = [
 
 export interface HostileOptions {
   mode: HostileMode;
+  /** The chat protocol it speaks (default: OpenAI-compatible chat completions). */
+  protocol?: Protocol;
   /** Bytes after which a flood ends (cleanly); Infinity = until the client hangs up. */
   floodBytes?: number;
   /** Size of one frame of a flood. */
   frameBytes?: number;
   /**
-   * The context `GET /v1/models` claims for the model (`context_length`), in every mode; by
-   * default it claims none.
+   * The context the model listing claims for the model (`context_length` of `GET /v1/models`,
+   * `/api/show` for Ollama), in every mode; by default it claims none.
    */
   claimedContext?: number;
 }
@@ -96,7 +109,11 @@ export interface HostileRequest {
 export interface HostileBackend {
   url: string;
   port: number;
+  /** The path of its chat requests (`/v1/chat/completions` or `/api/chat`). */
+  chatPath: string;
   requests: HostileRequest[];
+  /** The chat requests so far. */
+  chats(): HostileRequest[];
   /** Total body bytes sent on every request so far. */
   sentBytes(): number;
   setMode(mode: HostileMode): void;
@@ -104,177 +121,113 @@ export interface HostileBackend {
 }
 
 const encoder = new TextEncoder();
+const bytes = (text: string) => encoder.encode(text);
 
-const frame = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: "chatcmpl-hostile",
-  object: "chat.completion.chunk",
-  created: 0,
-  model: "qwen3:8b",
-  choices: [{ index: 0, delta, finish_reason: finish }],
-});
+/** Modes that flood a chat request; listings still answer normally during them. */
+const STREAMING: ReadonlySet<HostileMode> = new Set([
+  "content",
+  "thinking",
+  "empty-deltas",
+  "arguments",
+  "tool-calls",
+  "endless-line",
+]);
 
 export function startHostileBackend(options: HostileOptions): Promise<HostileBackend> {
   let mode = options.mode;
+  const d = DIALECTS[options.protocol ?? "openai"];
   const floodBytes = options.floodBytes ?? Infinity;
   const frameBytes = options.frameBytes ?? 16 * 1024;
   const requests: HostileRequest[] = [];
   const closing = new AbortController();
+  const json = (record: HostileRequest, body: unknown) =>
+    send(record, 200, "application/json", [bytes(JSON.stringify(body))]);
 
   function respond(req: Request, record: HostileRequest): Response {
     const path = record.path;
-    if (req.method === "GET" && path === "/v1/models" && options.claimedContext !== undefined) {
-      const model = { id: "qwen3:8b", object: "model", context_length: options.claimedContext };
-      return send(record, 200, "application/json", [
-        encoder.encode(JSON.stringify({ object: "list", data: [model] })),
-      ]);
-    }
-    const streaming = mode === "content" || mode === "empty-deltas" || mode === "arguments" ||
-      mode === "tool-calls" || mode === "endless-line";
-    if (req.method === "GET" && (path === "/v1/models" || path === "/api/version") && streaming) {
-      const body = path === "/v1/models"
-        ? { object: "list", data: [{ id: "qwen3:8b", object: "model" }] }
-        : { version: "0.0.0-hostile" };
-      return send(record, 200, "application/json", [encoder.encode(JSON.stringify(body))]);
+    const listings = d.listings(options.claimedContext);
+    if (
+      req.method === "GET" && path in listings &&
+      (STREAMING.has(mode) || (options.claimedContext !== undefined && path !== "/api/version"))
+    ) {
+      return json(record, listings[path]);
     }
     const filler = "x".repeat(frameBytes);
+    const { stream } = d;
     switch (mode) {
       case "content":
-        return flood(
-          record,
-          200,
-          "text/event-stream",
-          frame(chunk({ role: "assistant", content: "" })),
-          frame(chunk({ content: filler })),
-          frame(chunk({}, "stop")) + "data: [DONE]\n\n",
-        );
+        return flood(record, 200, stream, d.open, d.content(filler), d.end("stop"));
+      case "thinking": {
+        const thinking = d.thinking ?? d.empty;
+        return flood(record, 200, stream, d.open, thinking(filler), d.end("stop"));
+      }
       case "empty-deltas": {
-        const small = frame(chunk({}));
-        return flood(
-          record,
-          200,
-          "text/event-stream",
-          frame(chunk({ role: "assistant", content: "" })),
-          small.repeat(Math.max(1, Math.floor(frameBytes / small.length))),
-          frame(chunk({}, "stop")) + "data: [DONE]\n\n",
-        );
+        const small = d.empty();
+        const body = small.repeat(Math.max(1, Math.floor(frameBytes / small.length)));
+        return flood(record, 200, stream, d.open, body, d.end("stop"));
       }
       case "turns": {
         const turn = requests.filter((r) => r.path === record.path).length;
         const text = `turn ${turn} `.padEnd(Math.min(floodBytes, 3_900_000), "y");
-        return send(record, 200, "text/event-stream", [
-          encoder.encode(frame(chunk({ role: "assistant", content: text }))),
-          encoder.encode(
-            frame(chunk({
-              tool_calls: [{
-                index: 0,
-                id: `call_turn_${turn}`,
-                type: "function",
-                function: { name: "Glob", arguments: JSON.stringify({ pattern: `t${turn}*` }) },
-              }],
-            })) + frame(chunk({}, "tool_calls")) + "data: [DONE]\n\n",
-          ),
+        const call = { id: `call_turn_${turn}`, name: "Glob", args: { pattern: `t${turn}*` } };
+        return send(record, 200, stream, [
+          bytes(d.open + d.content(text)),
+          bytes(d.toolCall(0, call) + d.end("tool_calls")),
         ]);
       }
       case "replies": {
         const turn = requests.filter((r) => r.path === record.path).length;
         const text = `reply ${turn} `.padEnd(Math.min(floodBytes, 3_990_000), "z");
-        return send(record, 200, "text/event-stream", [
-          encoder.encode(frame(chunk({ role: "assistant", content: text }))),
-          encoder.encode(frame(chunk({}, "stop")) + "data: [DONE]\n\n"),
-        ]);
+        return send(record, 200, stream, [bytes(d.open + d.content(text)), bytes(d.end("stop"))]);
       }
-      case "arguments":
-        return flood(
-          record,
-          200,
-          "text/event-stream",
-          frame(chunk({
-            tool_calls: [{
-              index: 0,
-              id: "call_hostile",
-              type: "function",
-              function: { name: "Write", arguments: '{"file_path":"x","content":"' },
-            }],
-          })),
-          frame(chunk({ tool_calls: [{ index: 0, function: { arguments: filler } }] })),
-          frame(chunk({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] })) +
-            frame(chunk({}, "tool_calls")) + "data: [DONE]\n\n",
-        );
+      case "arguments": {
+        const { head, body, tail } = d.endlessArguments(filler);
+        return flood(record, 200, stream, head, body, tail);
+      }
       case "tool-calls": {
         let index = 0;
-        return flood(
-          record,
-          200,
-          "text/event-stream",
-          "",
-          () =>
-            frame(chunk({
-              tool_calls: [{
-                index: index++,
-                id: `call_${index}`,
-                type: "function",
-                function: { name: "Read", arguments: '{"file_path":"a"}' },
-              }],
-            })),
-          frame(chunk({}, "tool_calls")) + "data: [DONE]\n\n",
-        );
+        const next = () => {
+          index++;
+          return d.toolCall(index - 1, {
+            id: `call_${index}`,
+            name: "Read",
+            args: { file_path: "a" },
+          });
+        };
+        return flood(record, 200, stream, "", next, d.end("tool_calls"));
       }
       case "error500":
-        return flood(
-          record,
-          500,
-          "application/json",
-          '{"error":{"message":"',
-          filler,
-          '"}}',
-        );
+        return flood(record, 500, "application/json", d.errorBody.head, filler, d.errorBody.tail);
       case "endless-line":
-        return flood(
-          record,
-          200,
-          "text/event-stream",
-          'data: {"choices":[{"index":0,"delta":{"content":"',
-          filler,
-          '"}}]}\n\n',
-        );
+        return flood(record, 200, stream, d.endlessLine.head, filler, d.endlessLine.tail);
       case "garbage": {
         let seed = 12345;
-        const bytes = new Uint8Array(frameBytes);
-        return flood(record, 200, "text/event-stream", "", () => {
-          for (let i = 0; i < bytes.length; i++) {
+        const noise = new Uint8Array(frameBytes);
+        return flood(record, 200, stream, "", () => {
+          for (let i = 0; i < noise.length; i++) {
             seed = (seed * 1103515245 + 12345) >>> 0;
-            bytes[i] = seed >>> 24;
+            noise[i] = seed >>> 24;
           }
-          return bytes.slice();
+          return noise.slice();
         }, "");
       }
       case "cut":
-      case "truncated": {
-        const parts = [
-          encoder.encode(frame(chunk({ role: "assistant", content: "" }))),
-          encoder.encode(frame(chunk({ content: "half a rep" }))),
-        ];
-        return send(record, 200, "text/event-stream", parts, mode === "cut");
-      }
+      case "truncated":
+        return send(record, 200, stream, [
+          bytes(d.open),
+          bytes(d.content("half ") + d.content("a rep")),
+        ], mode === "cut");
       case "html":
         return send(record, 200, "text/html", [
-          encoder.encode(
+          bytes(
             "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n" +
               "<body><h1>502 Bad Gateway</h1></body></html>\n",
           ),
         ]);
       case "json":
-        return send(record, 200, "application/json", [
-          encoder.encode(JSON.stringify({ error: "model is still loading" })),
-        ]);
+        return json(record, { error: "model is still loading" });
       case "ok":
-        return send(record, 200, "text/event-stream", [
-          encoder.encode(
-            frame(chunk({ role: "assistant", content: "ok" })) + frame(chunk({}, "stop")) +
-              "data: [DONE]\n\n",
-          ),
-        ]);
+        return send(record, 200, stream, [bytes(d.open + d.content("ok") + d.end("stop"))]);
     }
   }
 
@@ -334,6 +287,7 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
     cut = false,
   ): Response {
     let i = 0;
+    parts = parts.filter((p) => p.length > 0);
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const part = parts[i++];
@@ -372,7 +326,7 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
       requests.push(record);
       const body = await req.arrayBuffer().catch(() => new ArrayBuffer(0));
       record.receivedBytes = body.byteLength;
-      if (record.path === "/v1/chat/completions") record.messages = summary(body);
+      if (record.path === d.chat) record.messages = summary(body);
       return respond(req, record);
     },
   );
@@ -382,7 +336,9 @@ export function startHostileBackend(options: HostileOptions): Promise<HostileBac
   return Promise.resolve({
     url: `http://127.0.0.1:${port}`,
     port,
+    chatPath: d.chat,
     requests,
+    chats: () => requests.filter((r) => r.path === d.chat),
     sentBytes: () => requests.reduce((sum, r) => sum + r.sentBytes, 0),
     setMode(next) {
       mode = next;

@@ -21,6 +21,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   type CallOptions,
+  type SceneServer,
   type ServerOptions,
   startServer,
   tempDir,
@@ -46,15 +47,14 @@ export interface SceneOptions extends ServerOptions {
   server?: false;
 }
 
-export interface Scene extends AsyncDisposable {
+/** A scene whose servers are `S`: processes of their own (Scene) or in this process. */
+export interface SceneOf<S extends SceneServer> extends AsyncDisposable {
   /** The emulator (throws when the scene was started with `emulator: false`). */
   readonly emulator: OllamaEmulator;
   /** The first server (throws when the scene was started with `server: false`). */
-  readonly server: TestServer;
+  readonly server: S;
   /** The first server's MCP client. */
   readonly client: Client;
-  /** The first server's pid. */
-  readonly pid: number;
   /**
    * The HOME, state dir and working directory every server of the scene shares by default
    * (startServer's defaults: a new temporary HOME, the server's own default state dir
@@ -74,7 +74,7 @@ export interface Scene extends AsyncDisposable {
    * default state dir and cwd. The first one started becomes `scene.server` when the scene was
    * started with `server: false`.
    */
-  startServer(overrides?: ServerOptions): Promise<TestServer>;
+  startServer(overrides?: ServerOptions): Promise<S>;
   /**
    * Starts another emulator (a second backend, a decoy), closed with the scene after its
    * servers. Servers still default to `scene.emulator`'s URL.
@@ -82,8 +82,26 @@ export interface Scene extends AsyncDisposable {
   startEmulator(options?: EmulatorOptions): Promise<OllamaEmulator>;
 }
 
+/** The usual scene: each server a process of its own, spoken to over stdio. */
+export interface Scene extends SceneOf<TestServer> {
+  /** The first server's pid. */
+  readonly pid: number;
+}
+
 /** Starts the emulator (unless `emulator: false`) and the server (unless `server: false`). */
 export async function startScene(options: SceneOptions = {}): Promise<Scene> {
+  const scene = await sceneOf(options, startServer);
+  return Object.defineProperty(scene, "pid", { get: () => scene.server.pid }) as Scene;
+}
+
+/**
+ * A scene whose servers `launch` starts (tests/support/in_process_scene.ts starts them in this
+ * process).
+ */
+export async function sceneOf<S extends SceneServer>(
+  options: SceneOptions,
+  launch: (options: ServerOptions) => Promise<S>,
+): Promise<SceneOf<S>> {
   const { emulator: emulatorOptions, server: startNow, ...serverOptions } = options;
   // The places are fixed now, so that a test can prepare them before any server starts; the
   // defaults are startServer's own.
@@ -95,7 +113,7 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
   const emulator = emulatorOptions === false
     ? undefined
     : await startOllamaEmulator(emulatorOptions ?? {});
-  const servers: TestServer[] = [];
+  const servers: S[] = [];
   const extraEmulators: OllamaEmulator[] = [];
   const base: ServerOptions = {
     ...(emulator ? { baseUrl: emulator.url } : {}),
@@ -103,7 +121,7 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     home,
     cwd,
   };
-  let first: TestServer | undefined;
+  let first: S | undefined;
 
   const dispose = async () => {
     // Everything is stopped even when one of them fails to; the first failure is reported.
@@ -119,20 +137,20 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     if (failures.length > 0) throw failures[0];
   };
 
-  const launch = async (overrides: ServerOptions = {}): Promise<TestServer> => {
+  const start = async (overrides: ServerOptions = {}): Promise<S> => {
     const options = { ...base, ...overrides };
     if (overrides.home !== undefined && overrides.home !== home) {
       // Another HOME brings its own default state dir and working directory, as in startServer.
       options.stateDir = overrides.stateDir ?? serverOptions.stateDir;
       options.cwd = overrides.cwd ?? serverOptions.cwd;
     }
-    const server = await startServer(options);
+    const server = await launch(options);
     servers.push(server);
     first ??= server;
     return server;
   };
 
-  const need = (): TestServer => {
+  const need = (): S => {
     if (!first) {
       throw new Error(
         "this scene has no server yet (started with server: false): call startServer()",
@@ -142,7 +160,7 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
   };
 
   try {
-    if (startNow !== false) await launch();
+    if (startNow !== false) await start();
   } catch (e) {
     await dispose();
     throw e;
@@ -159,15 +177,12 @@ export async function startScene(options: SceneOptions = {}): Promise<Scene> {
     get client() {
       return need().client;
     },
-    get pid() {
-      return need().pid;
-    },
     home,
     stateDir,
     cwd,
     call: (name, args, opts) => need().call(name, args, opts),
     stderr: () => need().stderr(),
-    startServer: launch,
+    startServer: start,
     startEmulator: async (emulatorOptions = {}) => {
       const extra = await startOllamaEmulator(emulatorOptions);
       extraEmulators.push(extra);

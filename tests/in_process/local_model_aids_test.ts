@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ChatScript } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 90 };
 type Json = Record<string, unknown>;
@@ -28,7 +28,7 @@ Deno.test("aids: at max_turns the last request has no tools, and its answer comp
         kind: "tool_calls",
         calls: [{ name: "Bash", arguments: { command: `echo step >> steps.txt` } }],
       };
-  await using scene = await startScene({ emulator: { chatScript: script } });
+  await using scene = await startInProcessScene({ emulator: { chatScript: script } });
   const work = tempDir("od-aids-");
   const reply = await scene.call("delegate_start", {
     ...native,
@@ -62,7 +62,7 @@ Deno.test("aids: a job stopped at max_turns without an answer fails and keeps wh
     text: `Checked part ${view.conversationRequestNumber}.`,
     calls: [{ name: "Bash", arguments: { command: `echo ${view.conversationRequestNumber}` } }],
   });
-  await using scene = await startScene({ emulator: { chatScript: stubborn } });
+  await using scene = await startInProcessScene({ emulator: { chatScript: stubborn } });
   const reply = await scene.call("delegate_start", {
     ...native,
     max_turns: 3,
@@ -84,7 +84,7 @@ Deno.test("aids: a job stopped at max_turns without an answer fails and keeps wh
 
 Deno.test("aids: a job that reaches its deadline keeps the text so far, marked partial", async () => {
   // Generous: the first reply and its command must be in before the deadline on a loaded machine.
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       chatScript: (view) =>
         view.conversationRequestNumber === 1
@@ -117,7 +117,7 @@ Deno.test("aids: a job that reaches its deadline keeps the text so far, marked p
 });
 
 Deno.test("aids: failures hidden by a later command or a pipe are reported as masked beside the exit codes", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-aids-");
   const reply = await scene.call("delegate_start", {
     ...native,
@@ -147,7 +147,7 @@ Deno.test("aids: failures hidden by a later command or a pipe are reported as ma
 });
 
 Deno.test("aids: Edit refuses a file that changed on disk after the model read it", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-aids-");
   writeFileSync(join(work, "conf.ini"), "port=80\n");
   const reply = await scene.call("delegate_start", {
@@ -171,7 +171,7 @@ Deno.test("aids: Edit refuses a file that changed on disk after the model read i
 });
 
 Deno.test("aids: a backend's failure text starts with a status word", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [{ name: "qwen3:8b" }, { name: "old:cloud", retiredText: "old was retired at X" }],
     },

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { cliLayout, defaultLayout } from "../support/default_layout.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 import { baseRecord, runCli, writeJob } from "../cli/jobs_support.ts";
 
 /** Two planted jobs whose ids share their first 8 characters, as a long history can hold. */
@@ -18,7 +18,7 @@ const TWIN_B = "abcdef01-0b00-4000-8000-000000000002";
 
 Deno.test("job ids by prefix: 8 characters work in status, result, transcript, followup and cancel; ambiguous and unknown ones name the candidates", async () => {
   const layout = defaultLayout("od-prefix-home-");
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     ...layout,
     // Directives are read from a conversation's first message; the follow-up is answered here.
     emulator: {

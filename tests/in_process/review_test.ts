@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { join } from "node:path";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const REVIEW_TASK = "Review these changes";
 
@@ -66,7 +66,9 @@ Deno.test("review (native): findings in the diff, sorted; those outside dropped 
       finding("notes.md", 1, "medium", "a file that is not in the diff"),
     ],
   });
-  await using scene = await startScene({ emulator: { chatScript: reviewer(reply, seen) } });
+  await using scene = await startInProcessScene({
+    emulator: { chatScript: reviewer(reply, seen) },
+  });
   const dir = repo();
   const r = await scene.call("delegate_review", {
     cwd: dir,
@@ -111,7 +113,7 @@ Deno.test("review (native): findings in the diff, sorted; those outside dropped 
 });
 
 Deno.test("review (native): a reply that is not findings JSON is said so, with its path", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { chatScript: reviewer("Looks good to me! No problems found.") },
   });
   const r = await scene.call("delegate_review", {
@@ -137,7 +139,7 @@ Deno.test("review (native): JSON in a fenced block with a trailing comma is repa
   const text = "Here is my review:\n```json\n" +
     '{"findings": [{"file": "app.ts", "line": "2", "severity": "HIGH", "claim": "eval", ' +
     '"evidence": "line 2"},]}\n```\n';
-  await using scene = await startScene({ emulator: { chatScript: reviewer(text) } });
+  await using scene = await startInProcessScene({ emulator: { chatScript: reviewer(text) } });
   const r = await scene.call("delegate_review", {
     cwd: repo(),
     engine: "native",
@@ -206,7 +208,7 @@ Deno.test("review: job.json names the review; a task's reply reads no review fil
 
 Deno.test("review: base...HEAD; a bad base, a clean tree and a non-repository are refused", async () => {
   const seen: ChatRequestView[] = [];
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { chatScript: reviewer('{"findings": []}', seen) },
   });
   const dir = repo();
@@ -254,7 +256,7 @@ Deno.test("review (claude engine): the real Claude Code CLI reviews read-only", 
   });
   const systems: string[] = [];
   const tools: string[][] = [];
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       script: (view) => {
         if (!view.firstUserText.includes(REVIEW_TASK)) return undefined;
@@ -294,7 +296,7 @@ Deno.test("review: a user's reviewer.md replaces the built-in, and still only re
     "---\ndescription: Mine\ntools: Read, Bash, Write\npermission_mode: bypassPermissions\n" +
       "---\nYou are MY-OWN-REVIEWER.\n",
   );
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     home,
     emulator: { chatScript: reviewer('{"findings": []}', seen) },
   });

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const REVIEW_TASK = "Review these changes";
 const MODELS = ["qwen3-coder:30b", "gpt-oss:20b", "llama3.1:8b"];
@@ -90,7 +90,7 @@ function panelScript(seen: ChatRequestView[], answers: Record<string, unknown> =
 
 Deno.test("review panel (native): three blind reviewers, findings merged by agreement, each reviewer's words kept", async () => {
   const seen: ChatRequestView[] = [];
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { models: MODELS.map((name) => ({ name })), chatScript: panelScript(seen) },
   });
   const r = await scene.call("delegate_review", {
@@ -173,7 +173,7 @@ Deno.test("review panel (native): three blind reviewers, findings merged by agre
 
 Deno.test("review panel (native): a reviewer that fails and one that answers prose do not sink the panel; a panel larger than maxConcurrent still ends", async () => {
   const seen: ChatRequestView[] = [];
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     env: { OLLAMA_MCP_MAX_CONCURRENT: "1" },
     emulator: {
       models: MODELS.map((name) => ({ name })),
@@ -226,7 +226,9 @@ Deno.test("review panel (native): a reviewer that fails and one that answers pro
 });
 
 Deno.test("review panel: sizes, doubles and min_agreement are checked before any job starts", async () => {
-  await using scene = await startScene({ emulator: { models: MODELS.map((name) => ({ name })) } });
+  await using scene = await startInProcessScene({
+    emulator: { models: MODELS.map((name) => ({ name })) },
+  });
   const dir = repo();
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ models: ["qwen3-coder:30b"] }, /a panel has 2-5 reviewers, and models and agents name 1/],
@@ -260,7 +262,7 @@ Deno.test("review panel (claude engine): two real Claude Code reviewers, neither
       findings: [finding(2, "high", "CLAUDE-B eval of input runs code")],
     }),
   };
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: MODELS.map((name) => ({ name })),
       script: (view) => {

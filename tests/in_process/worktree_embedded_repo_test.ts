@@ -12,7 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir } from "../support/harness.ts";
 import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 const native = { engine: "native", model: "qwen3:8b", isolation: "worktree", wait_seconds: 120 };
@@ -43,7 +43,7 @@ Deno.test({
     "never runs on the host",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({ emulator: { chatScript: followupScript } });
+    await using scene = await startInProcessScene({ emulator: { chatScript: followupScript } });
     const repo = realpathSync(tempDir("od-wt-repo-"));
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "a.txt"), "a\n");

@@ -11,7 +11,7 @@ import process from "node:process";
 import type { ChatRequestView, MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
 import { contentText } from "../support/ollama_emulator_chat_script.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 const MODEL = "qwen3:8b";
@@ -53,7 +53,7 @@ for (const engine of ["native", "claude"] as const) {
     name: `${engine}: a passing check makes the job verified`,
     ignore: !linux,
     async fn() {
-      await using scene = await startScene({
+      await using scene = await startInProcessScene({
         emulator: engine === "native"
           ? { chatScript: () => ({ kind: "text", text: "done" }) }
           : { script: () => ({ kind: "text", text: "done" }) },
@@ -87,7 +87,7 @@ for (const engine of ["native", "claude"] as const) {
     name: `${engine}: a failing check starts a repair round with its output, then passes`,
     ignore: !linux,
     async fn() {
-      await using scene = await startScene({
+      await using scene = await startInProcessScene({
         emulator: engine === "native" ? { chatScript: nativeRepairer } : { script: claudeRepairer },
       });
       const work = tempDir("od-verify-");
@@ -130,7 +130,7 @@ for (const engine of ["native", "claude"] as const) {
     name: `${engine}: a check that keeps failing ends the job as verify failed, with its output`,
     ignore: !linux,
     async fn() {
-      await using scene = await startScene({
+      await using scene = await startInProcessScene({
         emulator: engine === "native"
           ? { chatScript: () => ({ kind: "text", text: "all tests pass" }) }
           : { script: () => ({ kind: "text", text: "all tests pass" }) },
@@ -165,7 +165,7 @@ for (const engine of ["native", "claude"] as const) {
     name: `${engine}: a check cannot reach the network or a credential file`,
     ignore: !linux,
     async fn() {
-      await using scene = await startScene({
+      await using scene = await startInProcessScene({
         emulator: engine === "native"
           ? { chatScript: () => ({ kind: "text", text: "done" }) }
           : { script: () => ({ kind: "text", text: "done" }) },
@@ -208,7 +208,7 @@ Deno.test({
   name: "native: with the sandbox setting off the verify line says the check ran unconfined",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({
+    await using scene = await startInProcessScene({
       emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
       env: { OLLAMA_MCP_SANDBOX: "off" },
     });
@@ -230,7 +230,7 @@ Deno.test({
   name: "claude: a check cannot create a host-run file that did not exist",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({
+    await using scene = await startInProcessScene({
       emulator: { script: () => ({ kind: "text", text: "done" }) },
     });
     const work = tempDir("od-verify-");
@@ -251,7 +251,7 @@ Deno.test({
   name: "native: an agent's verify runs for its jobs, and a follow-up keeps the session's",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({
+    await using scene = await startInProcessScene({
       emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
     });
     mkdirSync(join(scene.home, ".ollama-mcp", "agents"), { recursive: true });
@@ -292,7 +292,7 @@ Deno.test({
   name: "native: delegate_usage shows the ledger's verified figures for the server's repository",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({
+    await using scene = await startInProcessScene({
       emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
     });
     for (const verify of ["true", "false"]) {

@@ -13,8 +13,8 @@ import {
   type Task,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { alive, field, tempDir, type TestServer, until } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { alive, field, type SceneServer, tempDir, until } from "../support/harness.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const MODEL = "qwen3:8b";
 
@@ -23,12 +23,12 @@ function textOf(result: { content: Array<{ type: string; text?: string }> }): st
   return first?.type === "text" ? first.text ?? "" : "";
 }
 
-function jobRecord(server: TestServer, id: string): Record<string, unknown> {
+function jobRecord(server: SceneServer, id: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(server.stateDir, id, "job.json"), "utf8"));
 }
 
 /** The one job the server has recorded so far. */
-function onlyJobId(server: TestServer): string | undefined {
+function onlyJobId(server: SceneServer): string | undefined {
   if (!existsSync(server.stateDir)) return undefined;
   const ids = readdirSync(server.stateDir).filter((d) =>
     existsSync(join(server.stateDir, d, "job.json"))
@@ -39,7 +39,7 @@ function onlyJobId(server: TestServer): string | undefined {
 const jobIdOf = (task: Task) => /\bjob (\S+)/.exec(task.statusMessage ?? "")?.[1];
 
 Deno.test("delegate_run is listed with optional task support", async () => {
-  await using scene = await startScene({ emulator: false });
+  await using scene = await startInProcessScene({ emulator: false });
   const caps = scene.client.getServerCapabilities();
   assert.ok(caps?.tasks?.requests?.tools?.call, "the server advertises task-augmented calls");
   assert.ok(caps?.tasks?.cancel, "the server advertises tasks/cancel");
@@ -54,7 +54,7 @@ Deno.test("delegate_run is listed with optional task support", async () => {
 });
 
 Deno.test("a task-capable client gets a task, polls it to completed and reads the result", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const created = await scene.client.request(
     {
@@ -101,7 +101,7 @@ Deno.test("a task-capable client gets a task, polls it to completed and reads th
 });
 
 Deno.test("callToolStream runs delegate_run as a task to its result", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const kinds: string[] = [];
   let final = "";
@@ -125,7 +125,7 @@ Deno.test("callToolStream runs delegate_run as a task to its result", async () =
 });
 
 Deno.test("tasks/cancel cancels the job and stops its delegate", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const created = await scene.client.request(
     {
@@ -176,7 +176,7 @@ Deno.test("tasks/cancel cancels the job and stops its delegate", async () => {
 });
 
 Deno.test("a plain call blocks until the job ends and reports progress", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const progress: Array<{ progress: number; message?: string }> = [];
   const reply = await scene.call(
@@ -196,7 +196,7 @@ Deno.test("a plain call blocks until the job ends and reports progress", async (
 });
 
 Deno.test("a job that cannot start gives the error text, with or without a task", async () => {
-  await using scene = await startScene({ emulator: false });
+  await using scene = await startInProcessScene({ emulator: false });
   const reply = await scene.call("delegate_run", { prompt: "  " });
   assert.equal(reply.isError, true);
   assert.match(reply.text, /^Cannot use an empty prompt/);
@@ -217,7 +217,7 @@ Deno.test("a job that cannot start gives the error text, with or without a task"
 });
 
 Deno.test("cancelling a plain call cancels its job", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const abort = new AbortController();
   const call = scene.client.callTool(

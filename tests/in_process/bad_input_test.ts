@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 Deno.test("bad tool input is refused with a clear error", async (t) => {
   const home = tempDir("od-home-");
@@ -12,7 +12,7 @@ Deno.test("bad tool input is refused with a clear error", async (t) => {
   const outside = join(home, "evil");
   mkdirSync(outside, { recursive: true });
   writeFileSync(join(outside, "job.json"), "{}");
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [
         { name: "qwen3:8b" },
@@ -178,7 +178,7 @@ Deno.test("a corrupt config file and invalid variables are reported, never fatal
   const home = tempDir("od-home-");
   mkdirSync(join(home, ".ollama-mcp"), { recursive: true });
   writeFileSync(join(home, ".ollama-mcp", "config.json"), '{ "allowedModels": [');
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     home,
     env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "0", OLLAMA_MCP_DELEGATION_MODE: "sometimes" },
   });
@@ -209,7 +209,7 @@ Deno.test("unreachable Ollama gives one clear error naming the URL", async () =>
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
-  await using scene = await startScene({ emulator: false, baseUrl: `127.0.0.1:${port}` });
+  await using scene = await startInProcessScene({ emulator: false, baseUrl: `127.0.0.1:${port}` });
   const reply = await scene.call("delegate_start", { prompt: "x" });
   assert.equal(reply.isError, true);
   assert.match(
@@ -222,7 +222,7 @@ Deno.test("unreachable Ollama gives one clear error naming the URL", async () =>
 });
 
 Deno.test("mode off hides the delegate tools but keeps ollama_models", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: false,
     env: { OLLAMA_MCP_DELEGATION_MODE: "off" },
   });

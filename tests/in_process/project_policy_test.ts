@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 Deno.test("project policy: an empty allowlist, auto mode and zero prices from the project file do not take effect", async () => {
   const home = tempDir("od-home-");
@@ -21,7 +21,7 @@ Deno.test("project policy: an empty allowlist, auto mode and zero prices from th
       pricing: { "qwen3-coder:30b": { inputPerMillion: 0, outputPerMillion: 0 } },
     }),
   );
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [{ name: "qwen3:8b" }, { name: "qwen3-coder:30b" }],
     },

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const BUDGET_CHARS = 2500 * 4;
 const MODES = ["off", "ondemand", "auto"] as const;
@@ -17,7 +17,7 @@ const POLICY = {
 };
 
 async function measure(mode: string, userConfig?: Record<string, unknown>) {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: false,
     env: { OLLAMA_MCP_DELEGATION_MODE: mode },
     // Nothing listens here: tools/list must not need Ollama.

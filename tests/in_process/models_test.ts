@@ -1,12 +1,13 @@
 /** Model checks at start, retired cloud models, progress while waiting, honest counts. */
 import assert from "node:assert/strict";
-import { field, tempDir, type TestServer, until } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { field, type SceneServer, tempDir, until } from "../support/harness.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
+import { ACTIVITY_KEEP } from "../../src/jobs/live_job.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b7c4d1e)";
 
 Deno.test("a retired cloud model is remembered, flagged, refused and never auto-picked", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [{ name: "glm-4.7:cloud", retiredText: RETIRED }, { name: "gpt-oss:120b-cloud" }, {
         name: "qwen3:8b",
@@ -41,7 +42,7 @@ Deno.test("a retired cloud model is remembered, flagged, refused and never auto-
 });
 
 Deno.test("cloud-suffixed models pass unlisted and `llama3` equals `llama3:latest`", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { models: [{ name: "llama3:latest" }, { name: "unlisted-here:cloud" }] },
     server: false,
   });
@@ -68,8 +69,9 @@ Deno.test("cloud-suffixed models pass unlisted and `llama3` equals `llama3:lates
 });
 
 Deno.test("a blocking wait sends progress notifications and every tool call is counted", async () => {
-  const calls = 230;
-  await using scene = await startScene({
+  // Past the live record's ring of recent activity, which must not cap the count.
+  const calls = ACTIVITY_KEEP + 20;
+  await using scene = await startInProcessScene({
     emulator: {
       script: (req) => {
         const done = JSON.stringify(req.messages).split('"tool_result"').length - 1;
@@ -100,7 +102,7 @@ Deno.test("a blocking wait sends progress notifications and every tool call is c
 });
 
 Deno.test("a completed job without tool calls is flagged unverified; a failed one is an error", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-work-");
   const plain = await scene.call("delegate_start", {
     prompt: "what is in this repo?",
@@ -132,8 +134,8 @@ Deno.test("a completed job without tool calls is flagged unverified; a failed on
 });
 
 Deno.test("delegate_start's description names the real default model once Ollama is asked", async () => {
-  await using scene = await startScene({ server: false });
-  const description = async (server: TestServer) => {
+  await using scene = await startInProcessScene({ server: false });
+  const description = async (server: SceneServer) => {
     const { tools } = await server.client.listTools();
     return tools.find((t: { name: string }) => t.name === "delegate_start")?.description ?? "";
   };

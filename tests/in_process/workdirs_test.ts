@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const ENGINES = ["claude", "native"] as const;
 const base = { model: "qwen3:8b", wait_seconds: 90 };
@@ -25,7 +25,7 @@ function homeWithSecrets(): { home: string; secret: string } {
 
 Deno.test("workdirs: $HOME, / and system directories are refused for both engines; a project directory works", async () => {
   const { home, secret } = homeWithSecrets();
-  await using scene = await startScene({ home });
+  await using scene = await startInProcessScene({ home });
   const links = tempDir("od-links-");
   symlinkSync(home, join(links, "innocent"));
   const probe = '@tool Read {"file_path":".ssh/id_rsa"}\n@bash cat .aws/credentials\nread them';
@@ -81,7 +81,7 @@ Deno.test("workdirs: $HOME, / and system directories are refused for both engine
 
 Deno.test("workdirs: a server started in $HOME refuses calls that name no cwd, and says so", async () => {
   const { home } = homeWithSecrets();
-  await using scene = await startScene({ emulator: false, home, cwd: home });
+  await using scene = await startInProcessScene({ emulator: false, home, cwd: home });
   const reply = await scene.call("delegate_start", { prompt: "x", engine: "native" });
   assert.equal(reply.isError, true);
   assert.match(
@@ -93,7 +93,7 @@ Deno.test("workdirs: a server started in $HOME refuses calls that name no cwd, a
 });
 
 Deno.test("workdirs: workspaceRoots from the user file or the environment confine cwd and add_dirs", async () => {
-  await using scene = await startScene({ server: false });
+  await using scene = await startInProcessScene({ server: false });
   const root = tempDir("od-root-");
   const inside = join(root, "repo");
   mkdirSync(inside);
@@ -130,7 +130,7 @@ Deno.test("workdirs: workspaceRoots from the user file or the environment confin
 
 Deno.test("workdirs: a follow-up is judged again: add_dirs, and a cwd swapped for a link to $HOME", async () => {
   const { home } = homeWithSecrets();
-  await using scene = await startScene({ home });
+  await using scene = await startInProcessScene({ home });
   for (const engine of ENGINES) {
     const parent = tempDir("od-follow-");
     const project = join(parent, "project");

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 0 };
 
 Deno.test("status job_ids: wait any returns at the first end, wait all at the last or the deadline", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-many-");
   const start = async (prompt: string) =>
     field(
@@ -74,7 +74,7 @@ Deno.test("status job_ids: wait any returns at the first end, wait all at the la
 });
 
 Deno.test("status job_ids: an unknown id gets its own block; bad combinations are refused", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const done = await scene.call("delegate_start", {
     ...native,
     wait_seconds: 60,

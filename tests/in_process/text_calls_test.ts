@@ -12,7 +12,7 @@ import { type TextCallStyle } from "../support/ollama_emulator.ts";
 import { TEXT_CALL_STYLES } from "../support/ollama_emulator_text_calls.ts";
 import { defaultLayout } from "../support/default_layout.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const STYLES = TEXT_CALL_STYLES.filter((s): s is TextCallStyle => s !== "structured");
 const modelOf = (style: TextCallStyle) => `${style}-coder:7b`;
@@ -20,7 +20,7 @@ const modelOf = (style: TextCallStyle) => `${style}-coder:7b`;
 const FORMAT: Record<string, string> = { "qwen3-coder-bare": "qwen3-coder" };
 
 Deno.test("text calls: a call written as text in each format runs in the sandbox, is counted as recovered and answered", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: STYLES.map((style) => ({ name: modelOf(style), toolCallStyle: style })),
     },
@@ -69,7 +69,7 @@ Deno.test("text calls: prose that quotes a call is the answer; nothing runs and 
     '<tool_call>{"name": "Bash", "arguments": {"command": "touch quoted.txt"}}</tool_call> ' +
     "and the server runs it. The same call in a fenced example:\n\n```json\n" +
     '{"name": "Bash", "arguments": {"command": "touch fenced.txt"}}\n```\n\nThat is the format.';
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [{ name: "qwen2.5:7b", toolCallStyle: "hermes" }],
       chatScript: () => ({ kind: "text", text: answer }),
@@ -93,7 +93,7 @@ Deno.test("text calls: prose that quotes a call is the answer; nothing runs and 
 });
 
 Deno.test("text calls: a Bash call written as text with Claude Code's description runs like the structured call, and the transcript notes the ignored parameter", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     ...defaultLayout("od-textcall-home-"),
     emulator: {
       models: TEXT_CALL_STYLES.map((style) => ({ name: modelOf(style), toolCallStyle: style })),
@@ -137,7 +137,7 @@ Deno.test("text calls: a Bash call written as text with Claude Code's descriptio
 });
 
 Deno.test("text calls: dangerouslyDisableSandbox on a Bash call is ignored; the command stays in the sandbox and the model is told", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       models: [{ name: modelOf("hermes"), toolCallStyle: "hermes" }, { name: "qwen3:8b" }],
     },

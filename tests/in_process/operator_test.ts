@@ -1,10 +1,10 @@
 /** The operator tools through the real server: usage and cost, transcript paging, list. */
 import assert from "node:assert/strict";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 Deno.test("delegate_usage, delegate_list and delegate_transcript on native and claude jobs", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     userConfig: { pricing: { "qwen3:8b": { inputPerMillion: 1000, outputPerMillion: 2000 } } },
   });
   const work = tempDir("od-ops-");

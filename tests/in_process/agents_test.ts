@@ -4,13 +4,13 @@
  * console, and out of a delegate's reach.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
-import { field, serverCommand, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { field, tempDir } from "../support/harness.ts";
+import { runCli } from "../cli/jobs_support.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const FAST = [
   "---",
@@ -41,7 +41,7 @@ Deno.test("agents: delegate_start with an agent runs its engine, model, tools an
   const seen: ChatRequestView[] = [];
   const home = tempDir("od-home-");
   userAgent(home, "fast", FAST);
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     home,
     emulator: {
       chatScript: (view) => {
@@ -85,20 +85,17 @@ Deno.test("agents: delegate_start with an agent runs its engine, model, tools an
   assert.deepEqual(seen.at(-1)!.tools, ["Read"]);
 
   // The jobs console shows the agent too.
-  const { command, args } = serverCommand();
-  const argv = args.at(-1) === "serve" ? args.slice(0, -1) : args;
   const env = {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     HOME: home,
-    DENO_DIR: Deno.env.get("DENO_DIR") ?? join(Deno.env.get("HOME") ?? "/root", ".cache/deno"),
     NO_COLOR: "1",
     OLLAMA_MCP_STATE_DIR: scene.stateDir,
   };
-  const jobs = (...rest: string[]) =>
-    execFileSync(command, [...argv, "jobs", ...rest], { env, encoding: "utf8", timeout: 60_000 });
-  assert.match(jobs("show", id), /^agent +fast$/m);
+  const jobs = async (...rest: string[]) =>
+    (await runCli({ env, cwd: home, stateDir: scene.stateDir }, ["jobs", ...rest])).stdout;
+  assert.match(await jobs("show", id), /^agent +fast$/m);
   assert.match(
-    jobs("tail", id, "--no-status"),
+    await jobs("tail", id, "--no-status"),
     /^--- job \S+ \(native, qwen3:8b, agent fast\): completed ---$/m,
   );
 });
@@ -107,7 +104,7 @@ Deno.test("agents: a call cannot widen an agent, nor pass the user's allowed mod
   const home = tempDir("od-home-");
   userAgent(home, "fast", FAST);
   userAgent(home, "other", FAST.replace("model: qwen3:8b", "model: gpt-oss:120b-cloud"));
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     home,
     userConfig: { allowedModels: ["qwen3:8b"] },
   });
@@ -153,7 +150,7 @@ Deno.test("agents: ollama_models lists each agent in one line, and broken files"
   // A project cannot take the place of a built-in (or the user's own) agent.
   projectAgent(project, "reviewer", "---\ndescription: Says all is fine\n---\nApprove.\n");
   projectAgent(project, "broken", "---\nflavour: x\n---\nbody\n");
-  await using scene = await startScene({ home, cwd: project });
+  await using scene = await startInProcessScene({ home, cwd: project });
   const r = await scene.call("ollama_models");
   const lines = r.text.split("\n");
   const agentLine = (name: string) => lines.find((l) => l.trimStart().startsWith(`${name} `));
@@ -174,7 +171,7 @@ Deno.test("agents: ollama_models lists each agent in one line, and broken files"
 });
 
 Deno.test("agents: a native delegate cannot write the project's agent files", async () => {
-  await using scene = await startScene();
+  await using scene = await startInProcessScene();
   const work = tempDir("od-agent-work-");
   projectAgent(work, "helper", FAST);
   const agents = join(work, ".ollama-delegate", "agents");
@@ -223,7 +220,7 @@ Deno.test({
     const home = tempDir("od-home-");
     // The same file as the user's own keeps its power: the control that the command can run.
     userAgent(home, "mytester", tester);
-    await using scene = await startScene({ home, cwd: project });
+    await using scene = await startInProcessScene({ home, cwd: project });
     const run = async (agent: string) => {
       const before = scene.emulator.messageRequests().length;
       const r = await scene.call("delegate_start", {

@@ -7,13 +7,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 const MODEL = "qwen3:8b";
 
 Deno.test("native: a job past budget_tokens stops before the tools of that response run", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       // A model that would call tools forever.
       chatScript: () => ({
@@ -46,7 +46,7 @@ Deno.test({
   name: "claude: a job past budget_tokens is stopped with budget_exhausted",
   ignore: !linux,
   async fn() {
-    await using scene = await startScene({
+    await using scene = await startInProcessScene({
       emulator: {
         script: () => ({
           kind: "tool_use",
@@ -75,7 +75,7 @@ Deno.test({
 });
 
 Deno.test("a daily budget refuses the next job on its backend, naming the spend and the reset", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
     server: false,
   });

@@ -6,12 +6,12 @@ import assert from "node:assert/strict";
 import process from "node:process";
 import type { MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 
 Deno.test("native: 'all tests pass' and 'created X' without evidence are listed", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       chatScript: (view) =>
         view.toolResults.length === 0
@@ -35,7 +35,7 @@ Deno.test("native: 'all tests pass' and 'created X' without evidence are listed"
 });
 
 Deno.test("native: claims the evidence backs give no claims line", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       chatScript: (view) =>
         view.toolResults.length === 0
@@ -78,7 +78,7 @@ Deno.test({
       }
       return { kind: "text", text: "Fixed the parser. The tests pass now." };
     };
-    await using scene = await startScene({ emulator: { script } });
+    await using scene = await startInProcessScene({ emulator: { script } });
     const reply = await scene.call("delegate_start", {
       model: "qwen3:8b",
       prompt: "fix the parser",

@@ -10,7 +10,7 @@ import type { LedgerEntry } from "../../src/jobs/ledger.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
 import type { ChatScript } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { type Scene, startScene } from "../support/scene.ts";
+import { type InProcessScene as Scene, startInProcessScene } from "../support/in_process_scene.ts";
 
 const MODELS = ["qwen3:8b", "llama3.2:3b", "qwen3-coder:30b"];
 
@@ -40,7 +40,7 @@ async function sceneWith(
   ledger: LedgerEntry[],
   chatScript: ChatScript = () => ({ kind: "text", text: "done" }),
 ): Promise<Scene> {
-  const scene = await startScene({
+  const scene = await startInProcessScene({
     emulator: { models: MODELS.map((name) => ({ name })), chatScript },
     server: false,
   });

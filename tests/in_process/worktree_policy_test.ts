@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 
@@ -28,7 +28,9 @@ Deno.test({
   ignore: !linux,
   async fn() {
     // A secret-looking name the user allows is carried like any other file.
-    await using scene = await startScene({ env: { OLLAMA_MCP_ALLOW_SECRET_FILES: ".env.ci" } });
+    await using scene = await startInProcessScene({
+      env: { OLLAMA_MCP_ALLOW_SECRET_FILES: ".env.ci" },
+    });
     const repo = realpathSync(tempDir("od-wt-policy-"));
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "shared.txt"), "original\n");

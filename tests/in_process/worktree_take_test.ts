@@ -11,7 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { defaultLayout } from "../support/default_layout.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const GIT_ENV = { PATH: "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" };
 const git = (cwd: string, ...args: string[]) =>
@@ -22,7 +22,7 @@ Deno.test({
     "take it after include_uncommitted: the first command is git apply, says why, and works on the dirty checkout",
   ignore: process.platform !== "linux",
   async fn() {
-    await using scene = await startScene(defaultLayout("od-take-home-"));
+    await using scene = await startInProcessScene(defaultLayout("od-take-home-"));
     const repo = realpathSync(tempDir("od-take-repo-"));
     git(repo, "init", "-q", "-b", "main");
     writeFileSync(join(repo, "shared.txt"), "original\n");

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ChatScript } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 type Json = Record<string, unknown>;
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 120 };
@@ -33,7 +33,9 @@ function transcriptOf(stateDir: string, id: string): Json[] {
 const numCtxOf = (body: unknown) => ((body as Json).options as Json | undefined)?.num_ctx;
 
 Deno.test("local context: a prompt over Ollama's 4096 default reaches the model whole, because the job sizes num_ctx", async () => {
-  await using scene = await startScene({ emulator: { contextMode: "real", chatScript: seesTask } });
+  await using scene = await startInProcessScene({
+    emulator: { contextMode: "real", chatScript: seesTask },
+  });
   // About 6,300 tokens: over the default context, well under the model's 32,768.
   const prompt = `BEGIN-TASK\n${"word ".repeat(5000)}\nEND-TASK`;
   const reply = await scene.call("delegate_start", {
@@ -56,7 +58,7 @@ Deno.test("local context: a prompt over Ollama's 4096 default reaches the model 
 });
 
 Deno.test("local context: num_ctx stays the same over a 3-request job, so Ollama never reloads the model", async () => {
-  await using scene = await startScene({ emulator: { contextMode: "real" } });
+  await using scene = await startInProcessScene({ emulator: { contextMode: "real" } });
   const work = tempDir("od-ctx-");
   writeFileSync(join(work, "a.txt"), "alpha line\n".repeat(300));
   writeFileSync(join(work, "b.txt"), "beta line\n".repeat(300));
@@ -80,7 +82,7 @@ Deno.test("local context: num_ctx stays the same over a 3-request job, so Ollama
 });
 
 Deno.test("local context: a job that outgrows maxContext has old tool output stubbed, says so, and still answers", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { contextMode: "real" },
     userConfig: { maxContext: 8192 },
   });
@@ -125,7 +127,7 @@ Deno.test("local context: a job that outgrows maxContext has old tool output stu
 });
 
 Deno.test("local context: a task that cannot fit fails with context_overflow, the numbers and the fix, and sends nothing", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { contextMode: "real" },
     userConfig: { maxContext: 8192 },
   });
@@ -143,7 +145,7 @@ Deno.test("local context: a task that cannot fit fails with context_overflow, th
 });
 
 Deno.test("local context: an OpenAI-compatible backend keeps its API; effort goes out as reasoning_effort", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: { contextMode: "real" },
     server: false,
   });
@@ -172,7 +174,7 @@ Deno.test("local context: an OpenAI-compatible backend keeps its API; effort goe
 });
 
 Deno.test("local context: effort goes out as think to a thinking model, not to one that cannot think; keepAlive as keep_alive", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       contextMode: "real",
       models: [
@@ -206,7 +208,7 @@ Deno.test("local context: effort goes out as think to a thinking model, not to o
 });
 
 Deno.test("local context: a model already loaded with a larger context is used as it is, without a reload", async () => {
-  await using scene = await startScene({ emulator: { contextMode: "real" } });
+  await using scene = await startInProcessScene({ emulator: { contextMode: "real" } });
   // Loaded by someone else (another client, the user) with 32k: an empty chat only loads it.
   const load = await fetch(`${scene.emulator.url}/api/chat`, {
     method: "POST",

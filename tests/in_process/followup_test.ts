@@ -1,7 +1,7 @@
 /** Follow-ups: history, inherited restrictions, one turn per session (others wait). */
 import assert from "node:assert/strict";
 import { field, tempDir } from "../support/harness.ts";
-import { startScene } from "../support/scene.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 
 interface Body {
   system?: unknown;
@@ -12,7 +12,7 @@ interface Body {
 const textOf = (value: unknown): string => JSON.stringify(value);
 
 Deno.test("a follow-up resumes the session with its history and its restrictions", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       script: (req) =>
         req.lastUserText.includes("second question")
@@ -79,7 +79,7 @@ Deno.test("a follow-up resumes the session with its history and its restrictions
 });
 
 Deno.test("a follow-up while a turn of the session runs waits for it, then continues it", async () => {
-  await using scene = await startScene({
+  await using scene = await startInProcessScene({
     emulator: {
       script: (req) =>
         req.lastUserText.includes("too early")

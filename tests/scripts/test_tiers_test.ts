@@ -1,0 +1,51 @@
+/**
+ * The test tiers' bookkeeping: the Node pass's smoke list names files that exist, covers what
+ * scripts/test.ts promises, and holds no in-process test; the inventory counts what a test
+ * file holds and not what its comments quote.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { NODE_SMOKE, SAME_IN_BOTH } from "../../scripts/test.ts";
+import { countFile } from "../../scripts/test_inventory.ts";
+import { REPO } from "../support/harness.ts";
+
+Deno.test("node smoke list: every file exists, none is in-process, each engine and the plugin run", () => {
+  for (const file of NODE_SMOKE) assert.ok(existsSync(join(REPO, file)), file);
+  assert.deepEqual(NODE_SMOKE.filter((f) => f.startsWith("tests/in_process/")), []);
+  const text = NODE_SMOKE.map((f) => readFileSync(join(REPO, f), "utf8")).join("\n");
+  // The claude engine is the default; the native one is named; the plugin installs through npx.
+  assert.match(text, /real Claude Code CLI/);
+  assert.match(text, /engine: "native"/);
+  assert.match(text, /npx/);
+  assert.ok(NODE_SMOKE.some((f) => f.startsWith("tests/cli/")), "the installed command's CLI");
+  // What the Deno pass leaves to the Node pass must run there, and must not need the pass's
+  // program under test (it would then test only one of the two).
+  for (const file of SAME_IN_BOTH) {
+    assert.ok(NODE_SMOKE.includes(file), file);
+    assert.doesNotMatch(readFileSync(join(REPO, file), "utf8"), /serverCommand|startScene/, file);
+  }
+});
+
+Deno.test("inventory: tests, steps and asserts are counted from code, not from comments", () => {
+  // Written with stand-ins, so that the inventory of this file counts only its own two tests.
+  const source = [
+    '// T("quoted in a comment") and A.ok(x)',
+    '/* T("in a block"); A(y) */',
+    'T("one", async (t) => {',
+    '  await S("a", () => A.equal(1, 1));',
+    "  A(true);",
+    "});",
+    "T({",
+    '  name: "two",',
+    "  fn() { A.deepEqual([], []); },",
+    "});",
+    "T(`${engine}: three`, () => {});",
+  ].join("\n").replaceAll("T(", "Deno" + ".test(").replaceAll("S(", "t" + ".step(")
+    .replaceAll("A", "as" + "sert");
+  const counts = countFile(source);
+  assert.equal(counts.tests, 3);
+  assert.equal(counts.steps, 1);
+  assert.equal(counts.asserts, 3);
+  assert.deepEqual(counts.names, ["one", "two", "${engine}: three"]);
+});

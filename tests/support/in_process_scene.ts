@@ -1,0 +1,104 @@
+/**
+ * The middle tier's scene: our real server, built by the same wiring `serve` uses
+ * (`wireServer` in src/server/serve.ts: settings, state dir, tools, the real JobManager and
+ * engines, the 2026-07-28 layer), in this process, spoken to by the MCP SDK's own Client over
+ * its InMemoryTransport. Delegates still run for real: the native engine's commands in real
+ * bubblewrap, against the Ollama emulator on loopback.
+ *
+ *   await using scene = await startInProcessScene({ emulator: { ... }, env: { ... } });
+ *
+ * It has the shape of startScene's (tests/support/scene.ts), without what only a process has
+ * (a pid, an exit status, stdio framing, signals): those tests stay in tests/e2e/. Every
+ * message is copied through JSON both ways, as it would cross a pipe.
+ *
+ * A server here reads nothing of this process's environment, cwd or HOME: it gets the scene's,
+ * as a server process would. Servers of one scene share this process's pid, so tests where
+ * two servers must be told apart by their owner (admission, recovery, a killed server) stay
+ * end to end.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type {
+  Transport,
+  TransportSendOptions,
+} from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { wireServer } from "../../src/server/serve.ts";
+import { callTool, prepareServer, type SceneServer, type ServerOptions } from "./harness.ts";
+import { type SceneOf, sceneOf, type SceneOptions } from "./scene.ts";
+
+export type InProcessServer = SceneServer;
+export type InProcessScene = SceneOf<InProcessServer>;
+
+/** startScene's options and shape, with every server in this process. */
+export function startInProcessScene(options: SceneOptions = {}): Promise<InProcessScene> {
+  return sceneOf(options, startInProcessServer);
+}
+
+/** Our server in this process, and an SDK client connected to it. */
+export async function startInProcessServer(
+  options: ServerOptions = {},
+): Promise<InProcessServer> {
+  const { home, stateDir, cwd, env } = prepareServer(options);
+  let stderr = "";
+  const log = (line: string) => void (stderr += `ollama-delegate: ${line}\n`);
+  const wired = wireServer({ env, cwd, home, log });
+  if (!wired) throw new Error(`the server did not start:\n${stderr}`);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  let stopped: Promise<void> | undefined;
+  const stop = (why: string) =>
+    stopped ??= (async () => {
+      log(`stopping: ${why}`);
+      await wired.stop(why);
+      log("server exiting with code 0");
+    })();
+  await wired.connect(new OverTheWire(serverSide), () => void stop("MCP transport closed"));
+  const client = new Client({ name: "od-test", version: "1.0.0" });
+  await client.connect(clientSide);
+  wired.startBackground();
+  const close = async () => {
+    await stop("client closed the connection");
+    await client.close().catch(() => {});
+  };
+  return {
+    client,
+    home,
+    stateDir,
+    cwd,
+    stderr: () => stderr,
+    call: (name, args, opts) => callTool(client, name, args, opts),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * The in-memory transport hands over the very objects sent; a pipe carries JSON. Copying each
+ * message through JSON keeps what a client sees the same: no undefined fields, no shared
+ * objects, no values JSON cannot carry.
+ */
+class OverTheWire implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+
+  constructor(private readonly inner: Transport) {
+    inner.onmessage = (message: JSONRPCMessage) => this.onmessage?.(copy(message));
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error: Error) => this.onerror?.(error);
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(copy(message), options);
+  }
+}
+
+const copy = <T>(message: T): T => JSON.parse(JSON.stringify(message));
