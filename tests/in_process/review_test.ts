@@ -157,7 +157,7 @@ Deno.test("review (native): JSON in a fenced block with a trailing comma is repa
 
 Deno.test("review: job.json names the review; a task's reply reads no review file; a record without the kind still reads", async () => {
   const reply = JSON.stringify({ findings: [finding("app.ts", 2, "high", "eval of input")] });
-  await using scene = await startScene({ emulator: { chatScript: reviewer(reply) } });
+  await using scene = await startInProcessScene({ emulator: { chatScript: reviewer(reply) } });
   const dir = repo();
   const review = await scene.call("delegate_review", {
     cwd: dir,
