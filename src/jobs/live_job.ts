@@ -6,7 +6,13 @@ import type { EndpointHealth } from "../backends/endpoint_health.ts";
 import type { PoolTable } from "./endpoint_pool.ts";
 import type { QueueDetail } from "./line/endpoint_lines.ts";
 import type { DailyBudgets } from "./daily_budget.ts";
-import type { JobChecks, JobKind, JobRecord } from "./record.ts";
+import {
+  isTerminal,
+  type JobChecks,
+  type JobKind,
+  type JobRecord,
+  type JobState,
+} from "./record.ts";
 import type { CancelSource } from "./store.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
@@ -102,6 +108,12 @@ export interface LiveJob {
   placed: () => void;
   /** Resolves once `placed` was called. */
   isPlaced: Promise<void>;
+  /**
+   * The state readers see while the job's end is being recorded. The record in memory takes
+   * its end state first; a reader that took it from there would read a result file not yet
+   * written (an empty answer). Unset once result and record are on disk.
+   */
+  stateUntilRecorded?: JobState;
   /** Resolves once the job's end is recorded. */
   finished: Promise<void>;
   resolveFinished: () => void;
@@ -119,6 +131,17 @@ export function keptActivity(a: Activity): Activity {
   const cut = (s: string) =>
     s.length > ACTIVITY_TEXT_KEEP ? JSON.parse(JSON.stringify(s.slice(0, ACTIVITY_TEXT_KEEP))) : s;
   return a.kind === "tool" ? { ...a, detail: cut(a.detail) } : { ...a, text: cut(a.text) };
+}
+
+/** The record as readers may see it: not ended until its end is on disk. */
+export function shownRecord(live: LiveJob): JobRecord {
+  const state = live.stateUntilRecorded;
+  return state === undefined ? live.record : { ...live.record, state };
+}
+
+/** Whether the job's end is recorded (the record and its result are on disk). */
+export function hasEnded(live: LiveJob): boolean {
+  return live.stateUntilRecorded === undefined && isTerminal(live.record.state);
 }
 
 export function liveJob(record: JobRecord): LiveJob {

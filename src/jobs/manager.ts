@@ -13,6 +13,7 @@ import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
 import { resolveJobRef } from "./job_ref.ts";
 import {
+  hasEnded,
   type JobView,
   KILL_GRACE_MS,
   type LiveJob,
@@ -20,6 +21,7 @@ import {
   type ManagerConfig,
   newRecord,
   type NewTurn,
+  shownRecord,
 } from "./live_job.ts";
 import { uncheckedBudget } from "./budget.ts";
 import { checkDailyBudget } from "./daily_budget.ts";
@@ -207,11 +209,11 @@ export class JobManager {
 
   #forgetOldFinished(): void {
     let finished = 0;
-    for (const job of this.#live.values()) if (isTerminal(job.record.state)) finished++;
+    for (const job of this.#live.values()) if (hasEnded(job)) finished++;
     // Map iteration follows insertion order, so the oldest jobs go first.
     for (const [id, job] of this.#live) {
       if (finished <= FINISHED_KEEP) break;
-      if (!isTerminal(job.record.state)) continue;
+      if (!hasEnded(job)) continue;
       this.#live.delete(id);
       finished--;
     }
@@ -237,7 +239,7 @@ export class JobManager {
     const { id } = live.record;
     const queue = this.#lines.endpoints.detail(id);
     return {
-      record: live.record,
+      record: shownRecord(live),
       activities: live.activities,
       queuePosition: this.#lines.position(id),
       ...(queue ? { queue } : {}),
@@ -261,6 +263,11 @@ export class JobManager {
     if (isTerminal(view.record.state)) return { view, wasRunning: false };
     const live = this.#live.get(view.record.id);
     if (!live) return await cancelElsewhere(this.store, (jobId) => this.get(jobId), view);
+    if (live.stateUntilRecorded !== undefined) {
+      // Its end is being written: nothing is left to stop.
+      await live.finished;
+      return { view: this.#view(live), wasRunning: false };
+    }
     live.stopReason ??= "cancel";
     if (this.#leaveQueues(live)) {
       await finishJob(live, undefined, this.#turns);
@@ -317,6 +324,7 @@ export class JobManager {
     this.#shutdownReason = reason;
     const pending: Promise<void>[] = [];
     for (const live of this.#live.values()) {
+      if (live.stateUntilRecorded !== undefined) pending.push(live.finished);
       if (isTerminal(live.record.state)) continue;
       live.stopReason ??= "shutdown";
       if (this.#leaveQueues(live)) pending.push(finishJob(live, undefined, this.#turns));

@@ -139,6 +139,7 @@ export async function finishJob(
   deps: TurnRunDeps,
 ): Promise<void> {
   const record = live.record;
+  live.stateUntilRecorded ??= record.state;
   live.stopWatch?.();
   // Finished jobs stay in memory for a while; the turn holds its outcome, whose answer (on disk
   // from here) can be millions of characters.
@@ -176,6 +177,7 @@ export async function finishJob(
       deps.config.log?.(`job ${record.id}: cannot append to the ledger: ${errorMessage(e)}`)
     );
   }
+  delete live.stateUntilRecorded;
   if (outcome) await Promise.resolve(deps.config.onFinished?.(record, outcome)).catch(() => {});
   live.resolveFinished();
   deps.ended();

@@ -126,3 +126,26 @@ Deno.test("a job whose engine is missing fails with why", async () => {
   assert.equal(end.record.state, "failed");
   assert.match(end.record.errorText ?? "", /the claude engine is not available/);
 });
+
+Deno.test("a reader never sees a job ended before its answer is on disk", async () => {
+  // The record in memory takes its end state before the answer is written; a poll in that
+  // window read an empty answer ("produced no text output") for a job that had one.
+  const { manager, store, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn());
+  const turn = await engine.turn(0);
+  const answer = "x".repeat(8 * 1024 * 1024);
+  turn.end({ resultText: answer });
+  let polls = 0;
+  while (true) {
+    const seen = await manager.get(view.record.id);
+    polls++;
+    if (seen.record.state === "completed") {
+      const { length } = await store.readResultText(view.record.id, 10);
+      assert.equal(length, answer.length, `the job read as ended after ${polls} polls`);
+      break;
+    }
+    assert.equal(seen.record.state, "running");
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  assert.ok(polls > 1, "the end was written before the first poll: the window was not tested");
+});
