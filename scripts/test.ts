@@ -34,7 +34,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { platform } from "node:os";
+import { availableParallelism, platform } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -77,24 +77,24 @@ const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
 
 /**
- * Test files run at once: Deno's default (the cores), unless DENO_JOBS says otherwise. Most e2e
- * and in-process tests wait on subprocesses, emulated replies and timers rather than compute:
- * on a shared 2-core machine the Deno pass took 478 s with 2 files at once, 282-302 s with 4,
- * 309 s with 6. At 4, though, timing-sensitive tests failed in 3 of 4 runs (a follow-up turn
- * that answered with no text, in followup_test and session_lock_test; a job deadline's partial
- * text in local_model_aids_test), so 4 stays a choice (DENO_JOBS=4) until those hold under load.
+ * Test files run at once: twice the cores, unless DENO_JOBS says otherwise. Most e2e and
+ * in-process tests wait on subprocesses, emulated replies and timers rather than compute; on
+ * 2 shared cores the Deno pass took 478 s with 2 files at once, 282-302 s with 4, 309 s with 6.
+ * The failures first seen at 4 (an empty answer after a deadline or a follow-up) were a race in
+ * the job layer, a reader seeing a job ended before its answer was written, since fixed
+ * (tests/jobs/manager_test.ts "a reader never sees a job ended before its answer is on disk").
  */
-const JOBS = process.env.DENO_JOBS;
+const JOBS = process.env.DENO_JOBS ?? String(2 * availableParallelism());
 
 function denoTest(paths: string[], extra: string[], env: Record<string, string>): void {
   // The emulators watch request.signal for a client that hangs up; the new semantics (abort on
   // a disconnect only) are what they mean, and opting in silences Deno's legacy warning.
   const args = ["test", "-A", "--parallel", "--unstable-no-legacy-abort", ...extra, ...paths];
-  console.error(`\n$ ${JOBS ? `DENO_JOBS=${JOBS} ` : ""}deno ${args.join(" ")}`);
+  console.error(`\n$ DENO_JOBS=${JOBS} deno ${args.join(" ")}`);
   const r = spawnSync(process.execPath, args, {
     cwd: ROOT,
     stdio: "inherit",
-    env: { ...process.env, ...env },
+    env: { ...process.env, DENO_JOBS: JOBS, ...env },
   });
   if (r.status !== 0) throw new Error(`deno test ${paths.join(" ")} failed (${r.status})`);
 }
