@@ -147,8 +147,10 @@ Deno.test("when the client closes stdin the server stops its delegates, records 
 });
 
 Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the queue", async () => {
+  // 6 s: the queued job must be started while the slow one still runs, and on a loaded
+  // machine the first call's reply has come after 2 s (the job had ended: nothing to queue for).
   await using scene = await startScene({
-    env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "2000", OLLAMA_MCP_MAX_CONCURRENT: "1" },
+    env: { OLLAMA_MCP_JOB_TIMEOUT_MS: "6000", OLLAMA_MCP_MAX_CONCURRENT: "1" },
   });
   const work = tempDir("od-work-");
   const slow = await scene.call("delegate_start", {
@@ -158,8 +160,8 @@ Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the
   });
   assert.equal(field(slow.text, "state"), "running", slow.text);
   // The queue is shared by both engines. The queued job is a native one: it finishes in
-  // milliseconds, so the 2 s limit tests the timeout and not Claude Code's start-up time on
-  // a loaded machine.
+  // milliseconds, so the limit tests the timeout and not Claude Code's start-up time on a
+  // loaded machine.
   const queued = await scene.call("delegate_start", {
     prompt: "@reply quick\nquick one",
     engine: "native",
@@ -175,7 +177,7 @@ Deno.test("a turn over jobTimeoutMs fails with a timeout; extra jobs wait in the
   });
   assert.equal(timedOut.isError, true);
   assert.equal(field(timedOut.text, "state"), "failed");
-  assert.equal(field(timedOut.text, "error"), "Timed out after 2s");
+  assert.equal(field(timedOut.text, "error"), "Timed out after 6s");
   const next = await scene.call("delegate_result", {
     job_id: field(queued.text, "job_id")!,
     wait_seconds: 60,
