@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { linkSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -68,8 +68,27 @@ export function serverCommand(): { command: string; args: string[] } {
   };
 }
 
+/** Every folder tempDir made in this test module. */
+const made: string[] = [];
+
 export function tempDir(prefix = "od-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (made.length === 0 && !process.env.OD_KEEP_TEMP) {
+    // Removed when the test module's isolate ends, after all its tests: a run of the whole
+    // suite made several GiB of them (52k-file trees, job folders). OD_KEEP_TEMP=1 keeps them
+    // for a look after a failure.
+    globalThis.addEventListener("unload", () => {
+      for (const d of made) {
+        try {
+          rmSync(d, { recursive: true, force: true });
+        } catch {
+          // A folder still in use or not ours to remove: left for the system's /tmp cleaning.
+        }
+      }
+    });
+  }
+  made.push(dir);
+  return dir;
 }
 
 export interface ServerOptions {
