@@ -140,44 +140,48 @@ export async function finishJob(
 ): Promise<void> {
   const record = live.record;
   live.stateUntilRecorded ??= record.state;
-  live.stopWatch?.();
-  // Finished jobs stay in memory for a while; the turn holds its outcome, whose answer (on disk
-  // from here) can be millions of characters.
-  delete live.turn;
-  applyOutcome(record, outcome, live.stopReason, {
-    jobTimeoutMs: deps.config.jobTimeoutMs,
-    shutdownReason: deps.shutdownReason(),
-    ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
-    ...(live.slotLost ? { slotLost: live.slotLost } : {}),
-    ...(live.budgetExhausted ? { budgetExhausted: live.budgetExhausted } : {}),
-  });
-  // Only a turn that ran: a follow-up cancelled in the queue must not commit its
-  // predecessor's work in progress.
-  if (outcome && record.startedAt !== undefined) await finishWorktree(record, deps.store);
-  if (outcome?.resultText) {
-    // The model's words against the server's evidence; a long answer is read in its first part.
-    const text = outcome.resultText.slice(0, CLAIMS_TEXT_CHARS);
-    const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() =>
-      undefined
-    );
-    const claims = evidence ? checkClaims(text, evidence) : [];
-    if (claims.length > 0) record.claims = claims.slice(0, 10);
-  }
   try {
-    await deps.store.writeFinal(record, outcome?.resultText ?? "");
-  } catch (e) {
-    // What is not on disk did not happen for a follow-up or another process: say so, and
-    // never report such a job as completed. The store keeps trying to write it.
-    applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
-    deps.config.log?.(`job ${record.id}: ${record.errorText}`);
+    live.stopWatch?.();
+    // Finished jobs stay in memory for a while; the turn holds its outcome, whose answer (on disk
+    // from here) can be millions of characters.
+    delete live.turn;
+    applyOutcome(record, outcome, live.stopReason, {
+      jobTimeoutMs: deps.config.jobTimeoutMs,
+      shutdownReason: deps.shutdownReason(),
+      ...(live.cancelledFrom ? { cancelledFrom: live.cancelledFrom } : {}),
+      ...(live.slotLost ? { slotLost: live.slotLost } : {}),
+      ...(live.budgetExhausted ? { budgetExhausted: live.budgetExhausted } : {}),
+    });
+    // Only a turn that ran: a follow-up cancelled in the queue must not commit its
+    // predecessor's work in progress.
+    if (outcome && record.startedAt !== undefined) await finishWorktree(record, deps.store);
+    if (outcome?.resultText) {
+      // The model's words against the server's evidence; a long answer is read in its first part.
+      const text = outcome.resultText.slice(0, CLAIMS_TEXT_CHARS);
+      const evidence = await claimEvidence(record, deps.store.dirOf(record.id)).catch(() =>
+        undefined
+      );
+      const claims = evidence ? checkClaims(text, evidence) : [];
+      if (claims.length > 0) record.claims = claims.slice(0, 10);
+    }
+    try {
+      await deps.store.writeFinal(record, outcome?.resultText ?? "");
+    } catch (e) {
+      // What is not on disk did not happen for a follow-up or another process: say so, and
+      // never report such a job as completed. The store keeps trying to write it.
+      applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
+      deps.config.log?.(`job ${record.id}: ${record.errorText}`);
+    }
+    // The quality ledger learns from every job that ran; one that never started used no model.
+    if (record.startedAt !== undefined) {
+      await appendLedger(deps.store.stateDir, record, deps.config.pricing ?? {}).catch((e) =>
+        deps.config.log?.(`job ${record.id}: cannot append to the ledger: ${errorMessage(e)}`)
+      );
+    }
+  } finally {
+    // Even when a step above failed: a job shown running forever could never be read.
+    delete live.stateUntilRecorded;
   }
-  // The quality ledger learns from every job that ran; one that never started used no model.
-  if (record.startedAt !== undefined) {
-    await appendLedger(deps.store.stateDir, record, deps.config.pricing ?? {}).catch((e) =>
-      deps.config.log?.(`job ${record.id}: cannot append to the ledger: ${errorMessage(e)}`)
-    );
-  }
-  delete live.stateUntilRecorded;
   if (outcome) await Promise.resolve(deps.config.onFinished?.(record, outcome)).catch(() => {});
   live.resolveFinished();
   deps.ended();
