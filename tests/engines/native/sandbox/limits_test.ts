@@ -4,10 +4,7 @@
  * not count (a shared mapping, memfds).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { mkdir, realpath, rm } from "node:fs/promises";
 import { join } from "node:path";
-import process from "node:process";
 import { bwrapArgs } from "../../../../src/engines/native/sandbox/bwrap_args.ts";
 import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_runner.ts";
 import {
@@ -18,27 +15,10 @@ import { limitsText } from "../../../../src/engines/native/sandbox/probe.ts";
 import { findPrlimit, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { runCommand } from "../../../../src/platform/command_run.ts";
 import { cgroupSupport } from "../../../../src/platform/posix/limit_cgroup.ts";
+import { BWRAP, bwrapTest, hasBwrap, isRoot, withProject } from "./support.ts";
 
-const BWRAP = "/usr/bin/bwrap";
-const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
-const isRoot = process.getuid?.() === 0;
 const memoryCgroup = hasBwrap && (await cgroupSupport()).memory;
 const MIB = 1024 * 1024;
-
-function bwrapTest(name: string, fn: () => Promise<void>, ignore = false): void {
-  Deno.test({ name, ignore: !hasBwrap || ignore, fn });
-}
-
-async function withProject(fn: (cwd: string, top: string) => Promise<void>): Promise<void> {
-  const top = await realpath(await Deno.makeTempDir({ prefix: "sandbox_limits_" }));
-  const cwd = join(top, "proj");
-  await mkdir(cwd);
-  try {
-    await fn(cwd, top);
-  } finally {
-    await rm(top, { recursive: true, force: true });
-  }
-}
 
 function runner(top: string): BwrapRunner {
   return { kind: "bwrap", bwrap: BWRAP, runDir: join(top, "run"), limits: DEFAULT_LIMITS };
@@ -105,7 +85,7 @@ Deno.test("bwrapArgs: every writable tmpfs is sized, and / and /dev are read-onl
 bwrapTest(
   "sandbox: 900 MiB written to /dev/shm stops at its 64 MiB, / and /dev take nothing, /tmp stays writable",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_limits_", async (cwd, top) => {
       const result = await runShell(
         runner(top),
         request(
@@ -158,7 +138,7 @@ print("filled", len(fds))'; echo "rc=$?"`;
 bwrapTest(
   "sandbox: a 2.6 GiB shared mapping, 2.7 GiB of memfds or of three processes die at the 2 GiB memory cgroup",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_limits_", async (cwd, top) => {
       const mapped = await runShell(runner(top), request(cwd, sharedMapping(2600)));
       assert.doesNotMatch(mapped.output, /mapped/, mapped.output);
       assert.match(mapped.output, /rc=137/, "killed by the cgroup's OOM killer");
@@ -184,7 +164,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: deno, node (with WebAssembly), git and python run under the default limits",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_limits_", async (cwd, top) => {
       const result = await runShell(
         runner(top),
         request(
@@ -206,7 +186,7 @@ bwrapTest(
 bwrapTest(
   "sandbox without a memory cgroup: RLIMIT_AS caps one process's mappings at the limit plus the reserve, and deno and node still run",
   async () => {
-    await withProject(async (cwd) => {
+    await withProject("sandbox_limits_", async (cwd) => {
       const prlimit = findPrlimit()!;
       const asMb = DEFAULT_LIMITS.maxMemoryMb + ADDRESS_SPACE_RESERVE_MB;
       // One mapping past the cap, reserved and never touched (PROT_NONE costs no memory).

@@ -8,30 +8,14 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import process from "node:process";
 import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_runner.ts";
 import { runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { SCAN_BOUNDS, scanHostRun } from "../../../../src/guard/host_run_scan.ts";
 import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
 import type { ToolContext } from "../../../../src/engines/native/tools/types.ts";
-
-const BWRAP = "/usr/bin/bwrap";
-const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
-
-function bwrapTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name, ignore: !hasBwrap, fn });
-}
-
-async function withFolder(fn: (top: string) => Promise<void>): Promise<void> {
-  const top = await realpath(await Deno.makeTempDir({ prefix: "sandbox_nested_" }));
-  try {
-    await fn(top);
-  } finally {
-    await rm(top, { recursive: true, force: true });
-  }
-}
+import { BWRAP, bwrapTest, withTempFolder } from "./support.ts";
 
 /** A folder of projects: `code/proj` is a git repository with Claude Code settings. */
 async function projects(top: string): Promise<string> {
@@ -64,7 +48,7 @@ function request(cwd: string, command: string) {
 bwrapTest(
   "sandbox: host-run paths of projects below cwd are read-only inside; other files are not",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       const config = readFileSync(join(code, "proj/.git/config"), "utf8");
       const run = runner(top);
@@ -100,7 +84,7 @@ const MOVED =
 bwrapTest(
   "sandbox: a project moved into node_modules by one command: Bash is refused for the rest of the turn",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       const config = readFileSync(join(code, "proj/.git/config"), "utf8");
       const shell = turn(top, code);
@@ -134,7 +118,7 @@ bwrapTest(
         'mv code code2 && ln -s "$PWD/code2" code',
       ]
     ) {
-      await withFolder(async (top) => {
+      await withTempFolder("sandbox_nested_", async (top) => {
         await projects(join(top, "inner"));
         const cwd = join(top, "inner");
         const shell = turn(top, cwd);
@@ -158,7 +142,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: a mounted .git cannot be renamed itself; the turn's shell keeps working",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       const shell = turn(top, code);
       const rename = await shell("mv proj/.git proj/.git2");
@@ -174,7 +158,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: the user saving a nested host-run file on the host (write, then rename) does not stop Bash",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       await writeFile(join(code, "proj/CLAUDE.md"), "rules\n");
       const shell = turn(top, code);
@@ -192,7 +176,7 @@ bwrapTest(
 bwrapTest(
   "scan: a project an earlier turn renamed to node_modules has its host-run paths found",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       await rename(join(code, "proj"), join(code, "node_modules"));
       await mkdir(join(code, "node_modules", "dep", ".git"), { recursive: true });
@@ -212,7 +196,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: a tree deeper than the scan's bound is refused, nothing runs, and says why",
   async () => {
-    await withFolder(async (top) => {
+    await withTempFolder("sandbox_nested_", async (top) => {
       const code = await projects(top);
       const levels = Array.from({ length: SCAN_BOUNDS.maxDepth + 1 }, (_, i) => `d${i}`);
       await mkdir(join(code, ...levels), { recursive: true });

@@ -6,31 +6,12 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import process from "node:process";
 import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_runner.ts";
 import { type CommandRequest, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
-
-const BWRAP = "/usr/bin/bwrap";
-const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
-const isRoot = process.getuid?.() === 0;
-
-function bwrapTest(name: string, fn: () => Promise<void>, ignore = false): void {
-  Deno.test({ name, ignore: !hasBwrap || ignore, fn });
-}
-
-async function withProject(fn: (cwd: string, top: string) => Promise<void>): Promise<void> {
-  const top = await realpath(await Deno.makeTempDir({ prefix: "sandbox_protect_" }));
-  const cwd = join(top, "proj");
-  await mkdir(cwd);
-  try {
-    await fn(cwd, top);
-  } finally {
-    await rm(top, { recursive: true, force: true });
-  }
-}
+import { BWRAP, bwrapTest, isRoot, withProject } from "./support.ts";
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
@@ -56,7 +37,7 @@ function request(cwd: string, command: string, extra: Partial<CommandRequest> = 
 }
 
 bwrapTest("sandbox: .git is read-only inside; git's read commands still work", async () => {
-  await withProject(async (cwd, top) => {
+  await withProject("sandbox_protect_", async (cwd, top) => {
     git(cwd, "init", "-q", ".");
     await writeFile(join(cwd, "a.txt"), "a\n");
     git(cwd, "add", "a.txt");
@@ -92,7 +73,7 @@ bwrapTest(
   "sandbox: the host-run folders tools watch live cannot be created; the other host-run paths a " +
     "command creates are moved out when it ends; no trace is left",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       // Held by a placeholder: the command fails at once.
       const held = [
         "mkdir -p .claude && echo '{}' > .claude/settings.json",
@@ -131,7 +112,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: a placeholder stays while another command in the same directory still uses it",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       const long = runShell(
         runner(top),
         request(cwd, 'sleep 2; mkdir .claude/x; echo "late=$?"'),
@@ -149,7 +130,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: a command started on another's placeholders keeps them read-only after that one ends",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       const first = runShell(runner(top), request(cwd, "sleep 2"));
       const end = Date.now() + 10_000;
       while (!existsSync(join(cwd, ".claude")) && Date.now() < end) {
@@ -171,7 +152,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: credential stores in the project are hidden, also nested ones found by the walk",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       await mkdir(join(cwd, ".ssh"));
       await writeFile(join(cwd, ".ssh", "id_rsa"), "TOP-SECRET-KEY");
       await mkdir(join(cwd, "backup", ".aws"), { recursive: true });
@@ -202,7 +183,7 @@ bwrapTest(
 bwrapTest(
   "sandbox as root: the command runs as nobody and root-only system files are hidden",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       const result = await runShell(
         runner(top),
         request(cwd, 'id -u; cat /etc/shadow; echo "shadow=$?"; echo ok > mine.txt; cat mine.txt'),
@@ -221,7 +202,7 @@ bwrapTest(
 const limits = { maxProcesses: 40, maxMemoryMb: 256, maxFileMb: 1, tmpMb: 4 };
 
 bwrapTest("sandbox limits: processes, memory, file size and /tmp are capped", async () => {
-  await withProject(async (cwd, top) => {
+  await withProject("sandbox_protect_", async (cwd, top) => {
     const result = await runShell(
       runner(top, { limits }),
       request(
@@ -252,7 +233,7 @@ bwrapTest("sandbox limits: processes, memory, file size and /tmp are capped", as
 bwrapTest(
   "Bash tool: a file over the size limit is explained, not just a signal name",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       const tool = bashTool(runner(top, { limits }));
       const reply = await tool.run({ command: "head -c 2000000 /dev/zero > big.bin" }, {
         cwd,
@@ -270,7 +251,7 @@ bwrapTest(
 bwrapTest(
   "sandbox: the server's own directories inside a project are hidden, and cannot be made when missing",
   async () => {
-    await withProject(async (cwd, top) => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
       const state = join(cwd, "state");
       await mkdir(join(state, "job"), { recursive: true });
       await writeFile(join(state, "job", "prompt.txt"), "PRIVATE-PROMPT");

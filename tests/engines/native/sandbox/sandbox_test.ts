@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import { bwrapArgs } from "../../../../src/engines/native/sandbox/bwrap_args.ts";
@@ -12,17 +12,12 @@ import {
 import { probeSandbox } from "../../../../src/engines/native/sandbox/probe.ts";
 import { type CommandRequest, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { TailBuffer } from "../../../../src/platform/command_run.ts";
+import { BWRAP, bwrapTest, hasBwrap, withTempFolder } from "./support.ts";
 
-const BWRAP = "/usr/bin/bwrap";
 const bwrap = { kind: "bwrap", bwrap: BWRAP } as const;
-const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
 const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** A test that needs the real bubblewrap. */
-function bwrapTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name, ignore: !hasBwrap, fn });
-}
-
 interface Dirs {
   top: string;
   cwd: string;
@@ -31,19 +26,16 @@ interface Dirs {
 }
 
 async function withDirs(fn: (d: Dirs) => Promise<void>): Promise<void> {
-  const top = await realpath(await Deno.makeTempDir({ prefix: "sandbox_test_" }));
-  const d = {
-    top,
-    cwd: join(top, "proj"),
-    extra: join(top, "extra"),
-    outside: join(top, "outside"),
-  };
-  for (const dir of [d.cwd, d.extra, d.outside]) await mkdir(dir);
-  try {
+  await withTempFolder("sandbox_test_", async (top) => {
+    const d = {
+      top,
+      cwd: join(top, "proj"),
+      extra: join(top, "extra"),
+      outside: join(top, "outside"),
+    };
+    for (const dir of [d.cwd, d.extra, d.outside]) await mkdir(dir);
     await fn(d);
-  } finally {
-    await rm(top, { recursive: true, force: true });
-  }
+  });
 }
 
 function request(d: Dirs, command: string, extra: Partial<CommandRequest> = {}): CommandRequest {

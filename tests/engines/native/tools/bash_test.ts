@@ -2,13 +2,11 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import process from "node:process";
 import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
 import { BASH_KEEP_CHARS, type CommandRun } from "../../../../src/engines/native/tools/types.ts";
 import { type Fixture, fixture } from "../tool_fixture.ts";
+import { BWRAP, bwrapTest } from "../sandbox/support.ts";
 
-const BWRAP = "/usr/bin/bwrap";
-const hasBwrap = existsSync(BWRAP) && process.platform === "linux";
 const sandboxed = bashTool({ kind: "bwrap", bwrap: BWRAP });
 
 interface Run {
@@ -26,10 +24,6 @@ async function withRun(fn: (r: Run) => Promise<void>, signal?: AbortSignal): Pro
   } finally {
     await f.cleanup();
   }
-}
-
-function bwrapTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({ name, ignore: !hasBwrap, fn });
 }
 
 Deno.test("Bash: a refused runner records the refused command and returns the reason", async () => {
