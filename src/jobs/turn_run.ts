@@ -172,6 +172,9 @@ export async function finishJob(
       applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
       deps.config.log?.(`job ${record.id}: ${record.errorText}`);
     }
+    // Its end is on disk (or kept as the truth in memory): from here it reads as ended, here
+    // as in another process that reads job.json. What follows is bookkeeping that can be slow.
+    delete live.stateUntilRecorded;
     // The quality ledger learns from every job that ran; one that never started used no model.
     if (record.startedAt !== undefined) {
       await appendLedger(deps.store.stateDir, record, deps.config.pricing ?? {}).catch((e) =>

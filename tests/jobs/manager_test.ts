@@ -4,6 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { LEDGER_FILE } from "../../src/jobs/ledger.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
 import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
 
@@ -125,6 +127,37 @@ Deno.test("a job whose engine is missing fails with why", async () => {
   const end = await manager.wait(view.record.id, 10);
   assert.equal(end.record.state, "failed");
   assert.match(end.record.errorText ?? "", /the claude engine is not available/);
+});
+
+Deno.test("once its end is on disk, a job reads as ended here too, whatever comes after", async () => {
+  // Another server that cancelled a job answers "cancelled" as soon as job.json says so; the
+  // owner went on showing "running" until its quality ledger line was appended, which can take
+  // long on a loaded disk. Here the ledger is a FIFO nobody reads: the append waits until the
+  // test opens it.
+  const { manager, store, engine } = managerWith(new FakeEngine());
+  const fifo = join(store.stateDir, LEDGER_FILE);
+  const made = new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+  assert.equal(made.success, true, new TextDecoder().decode(made.stderr));
+  const view = await manager.start(newTurn());
+  const turn = await engine.turn(0);
+  turn.end({ resultText: "done" });
+  const onDisk = async () => {
+    const r = await store.read(view.record.id);
+    return r.kind === "ok" && r.record.state === "completed";
+  };
+  const deadline = Date.now() + 10_000;
+  while (!(await onDisk())) {
+    assert.ok(Date.now() < deadline, "the end never reached job.json");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  try {
+    assert.equal((await manager.get(view.record.id)).record.state, "completed");
+  } finally {
+    // Lets the ledger append finish.
+    const reader = await Deno.open(fifo, { read: true });
+    await new Response(reader.readable).text();
+  }
+  await manager.wait(view.record.id, 10);
 });
 
 Deno.test("a reader never sees a job ended before its answer is on disk", async () => {
