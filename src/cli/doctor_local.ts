@@ -2,10 +2,10 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { setTimeout as delay } from "node:timers/promises";
 import type { EngineFacts, SandboxPlan, SandboxTrial } from "../engines/facts.ts";
 import { SpawnError, spawnProcess } from "../platform/spawn.ts";
 import { killTree } from "../platform/tree_kill.ts";
+import { settleWithin } from "../platform/sleep.ts";
 import { isWindows, osPlatform } from "../platform/runtime.ts";
 import { formatProblems, type ResolvedSettings } from "../settings/load.ts";
 import type { SandboxSetting } from "../settings/types.ts";
@@ -174,10 +174,7 @@ async function runVersion(
     };
   }
   // A grandchild holding the pipes must not hold the report.
-  const texts = await Promise.race([
-    output,
-    delay(1000, ["", ""] as [string, string]),
-  ]);
+  const texts = await settleWithin(output, 1000, ["", ""] as [string, string]);
   const why = first.code === 0 ? "printed no version" : `exited with ${first.code ?? first.signal}`;
   return { code: first.code, stdout: texts[0], stderr: texts[1], why };
 }

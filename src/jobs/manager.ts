@@ -5,10 +5,10 @@
  * per session, orphan_recovery.ts jobs whose server died, remote_cancel.ts cancels across
  * processes, job_reads.ts reads the jobs it does not hold from disk.
  */
-import { setTimeout as delay } from "node:timers/promises";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
+import { settleWithin } from "../platform/sleep.ts";
 import { JobError } from "./errors.ts";
 import { isValidId, newId } from "./ids.ts";
 import { resolveJobRef } from "./job_ref.ts";
@@ -199,7 +199,7 @@ export class JobManager {
     live.stopWatch = watchForCancel(this.store, live, (jobId) => this.cancel(jobId), this.#log);
     runJob(live, this.#turns).catch((e) => this.#log?.(`job ${id}: ${e}`)).finally(live.placed);
     // The reply then says whether the job runs, or what it waits for.
-    await Promise.race([live.isPlaced, delay(1000)]);
+    await settleWithin(live.isPlaced, 1000, undefined);
     return this.#view(live);
   }
 

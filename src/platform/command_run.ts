@@ -4,9 +4,9 @@
  * whatever still holds its pipes. The sandbox decides what to run; this knows how.
  */
 import process from "node:process";
-import { setTimeout as delay } from "node:timers/promises";
 import { SpawnError, spawnProcess } from "./spawn.ts";
 import { isWindows } from "./runtime.ts";
+import { settleWithin } from "./sleep.ts";
 import { killSession, killTree } from "./tree_kill.ts";
 
 const KILL_GRACE_MS = 1000;
@@ -102,13 +102,10 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
   await stopping;
   // Something still holding our pipes after the command ended belongs to its session: a
   // process forked while the command was being stopped, or a daemon it left behind.
-  const drained = await Promise.race([
-    pumps.then(() => true),
-    delay(stopping ? 300 : 2000, false),
-  ]);
+  const drained = await settleWithin(pumps.then(() => true), stopping ? 300 : 2000, false);
   if (!drained && !isWindows) {
     killSession(child.pid);
-    await Promise.race([pumps, delay(1000)]);
+    await settleWithin(pumps, 1000, undefined);
   }
   return {
     exitCode: status.code,

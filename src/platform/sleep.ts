@@ -14,3 +14,24 @@ export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (!signal?.aborted) throw e;
   }
 }
+
+/**
+ * What `promise` gives, or `fallback` when it has not settled within `ms`. The deadline's timer
+ * goes when the promise settles first: a timer left running would hold a command-line process
+ * open for the rest of its time after its work was done.
+ */
+export async function settleWithin<T, F>(
+  promise: Promise<T>,
+  ms: number,
+  fallback: F,
+): Promise<T | F> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<F>((resolve) => timer = setTimeout(() => resolve(fallback), Math.max(0, ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -7,7 +7,7 @@
  */
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
+import { settleWithin } from "../../platform/sleep.ts";
 import { isWindows } from "../../platform/runtime.ts";
 import { type SpawnedProcess, SpawnError, spawnProcess } from "../../platform/spawn.ts";
 import { type JobScope, killTree, startTicks, sweepJob } from "../../platform/tree_kill.ts";
@@ -162,10 +162,7 @@ export async function startChild(
     // double fork) is found by session and marker.
     await sweep(LEFTOVER_GRACE_MS);
     // A grandchild can keep the pipes open after claude exits; its output is not ours.
-    await Promise.race([
-      Promise.allSettled([pumpStdout, pumpStderr]),
-      delay(2000, undefined, { ref: false }),
-    ]);
+    await settleWithin(Promise.allSettled([pumpStdout, pumpStderr]), 2000, undefined);
     await streamFile.close();
     await stderrFile.close();
     commands.finish();
