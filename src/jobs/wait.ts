@@ -32,7 +32,15 @@ export async function waitForEnd(
   while (!isTerminal(view.record.state) && Date.now() < deadline && !options.signal?.aborted) {
     const finished = jobs.finished(whole);
     const step = Math.min(deadline - Date.now(), finished ? tickMs : 500, tickMs);
-    await Promise.race([finished ?? new Promise(() => {}), sleep(step, options.signal)]);
+    // The step's timer goes when the job ends first: one left running would hold a command-line
+    // process (review --gate) open for the rest of the step after its answer was printed.
+    const woken = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, woken.signal]) : woken.signal;
+    try {
+      await Promise.race([finished ?? new Promise(() => {}), sleep(step, signal)]);
+    } finally {
+      woken.abort();
+    }
     view = await jobs.get(whole);
     if (options.tick && Date.now() - lastTick >= tickMs - 5 && !isTerminal(view.record.state)) {
       lastTick = Date.now();
