@@ -73,16 +73,17 @@ export class JobStore {
   readonly #writes = new Map<string, Promise<void>>();
 
   /**
-   * Writes `job.json`. Writes of one job run one after another and each serialises the
-   * record when its turn comes, so the file always ends with the newest state even when
+   * Writes `job.json`: the record as it is at this call. Writes of one job run one after
+   * another, in the order they were asked for, so the file ends with the newest one even when
    * callbacks of a running job write concurrently.
    */
   write(record: JobRecord): Promise<void> {
     const path = this.recordPath(record.id);
+    // Serialised now: a write that waits behind another must not pick up what changed since,
+    // such as the end state, set before the result files are written (writeFinal).
+    const text = JSON.stringify(record, null, 2);
     const previous = this.#writes.get(record.id) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() =>
-      writeFileAtomic(path, JSON.stringify(record, null, 2))
-    );
+    const next = previous.catch(() => {}).then(() => writeFileAtomic(path, text));
     this.#writes.set(record.id, next);
     next.finally(() => {
       if (this.#writes.get(record.id) === next) this.#writes.delete(record.id);

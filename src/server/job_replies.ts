@@ -20,7 +20,8 @@ import { worktreeRequest } from "./isolation_args.ts";
 import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 import type { RunArgs } from "./run_tool.ts";
-import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
+import { progressOf } from "./progress.ts";
+import { progressEvery, textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
 
 /** Waits up to `seconds` (the setting's default when absent), with progress when asked for. */
 export async function waitFor(
@@ -38,24 +39,16 @@ export async function waitFor(
     return views.find((v) => v.record.id === view.record.id) ?? view;
   }
   if (wait <= 0 || isTerminal(view.record.state)) return view;
-  const token = extra._meta?.progressToken;
+  const report = progressOf(extra, wait);
   const { manager } = await deps.runtime();
   return await manager.wait(view.record.id, wait, {
     signal: extra.signal,
-    tickMs: 5000,
-    tick: token === undefined ? undefined : (v, elapsed) => {
+    tickMs: progressEvery(deps),
+    tick: report && ((v) => {
       const last = v.activities.at(-1);
       const doing = last ? activityLines([last], 1)[0]!.trim() : v.record.state;
-      extra.sendNotification({
-        method: "notifications/progress",
-        params: {
-          progressToken: token,
-          progress: Math.round(elapsed / 1000),
-          total: wait,
-          message: `job ${v.record.id} ${v.record.state}, ${Math.round(elapsed / 1000)}s: ${doing}`,
-        },
-      }).catch(() => {});
-    },
+      report((s) => `job ${v.record.id} ${v.record.state}, ${s}s: ${doing}`);
+    }),
   });
 }
 

@@ -10,7 +10,8 @@ import { escapeLine } from "../platform/plain_text.ts";
 import { reviewOutcome } from "../review/outcome.ts";
 import { renderPanel, reviewerLabel } from "../review/panel_render.ts";
 import type { ReviewRecord } from "../review/review_file.ts";
-import { textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
+import { progressOf } from "./progress.ts";
+import { progressEvery, textResult, type ToolDeps, type ToolExtra } from "./tool_deps.ts";
 
 /** The members' views now, in the panel's order. */
 export async function panelViews(deps: ToolDeps, record: ReviewRecord): Promise<JobView[]> {
@@ -31,25 +32,14 @@ export async function waitForPanel(
   const wait = seconds ?? deps.resolved.settings.defaultWaitSeconds;
   if (wait <= 0 || views.every((v) => isTerminal(v.record.state))) return [...views];
   const { manager } = await deps.runtime();
-  const token = extra._meta?.progressToken;
-  const started = Date.now();
+  const report = progressOf(extra, wait);
   return await Promise.all(
     views.map((v) =>
       isTerminal(v.record.state) ? v : manager.wait(v.record.id, wait, {
         signal: extra.signal,
-        tickMs: 5000,
-        tick: token === undefined ? undefined : () => {
-          const elapsed = Math.round((Date.now() - started) / 1000);
-          extra.sendNotification({
-            method: "notifications/progress",
-            params: {
-              progressToken: token,
-              progress: elapsed,
-              total: wait,
-              message: `review panel: job ${v.record.id} ${v.record.state}, ${elapsed}s`,
-            },
-          }).catch(() => {});
-        },
+        tickMs: progressEvery(deps),
+        tick: report &&
+          ((now) => report((s) => `review panel: job ${now.record.id} ${now.record.state}, ${s}s`)),
       })
     ),
   );

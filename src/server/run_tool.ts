@@ -16,11 +16,9 @@ import { isTerminal, type JobState } from "../jobs/record.ts";
 import { shapes } from "./shapes.ts";
 import { activityLines } from "./render.ts";
 import { type JobTaskStore, POLL_MS } from "./task_store.ts";
+import { progressOf, type ReportProgress } from "./progress.ts";
 
 export { JobTaskStore } from "./task_store.ts";
-
-/** Progress and task status refresh while a job runs (as for `wait_seconds`). */
-const TICK_MS = 5000;
 
 /** The server capability to declare next to the task store (spec: tasks capabilities). */
 export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -56,6 +54,8 @@ export interface RunToolDeps {
   cancel(id: string): Promise<{ view: JobView; wasRunning: boolean }>;
   /** The text delegate_result gives for a finished job. */
   reply(view: JobView): Promise<CallToolResult> | CallToolResult;
+  /** Progress and task status refresh while a job runs (as for `wait_seconds`). */
+  progressMs: number;
 }
 
 function taskStatusOf(state: JobState): Task["status"] {
@@ -65,14 +65,14 @@ function taskStatusOf(state: JobState): Task["status"] {
 }
 
 /** One line for `statusMessage` and progress: the job id first, so a client can use the other tools. */
-function describe(view: JobView, elapsedMs?: number): string {
+function describe(view: JobView, seconds?: number): string {
   const r = view.record;
   const last = view.activities.at(-1);
   const doing = last ? `: ${activityLines([last], 1)[0]!.trim()}` : "";
   const where = r.state === "queued" && view.queuePosition > 0
     ? ` (queue position ${view.queuePosition})`
     : "";
-  const time = elapsedMs === undefined ? "" : `, ${Math.round(elapsedMs / 1000)}s`;
+  const time = seconds === undefined ? "" : `, ${seconds}s`;
   return `job ${r.id} ${r.state}${where}${time}${doing}`;
 }
 
@@ -106,11 +106,6 @@ function invalidArguments(error: z.ZodError): CallToolResult {
   };
 }
 
-type Notify = (n: {
-  method: "notifications/progress";
-  params: { progressToken: string | number; progress: number; message?: string };
-}) => Promise<void>;
-
 /** Registers `delegate_run` (taskSupport "optional"); needs `deps.taskStore` on the server. */
 export function registerRunTool(server: McpServer, deps: RunToolDeps): RegisteredTool {
   const store = deps.taskStore;
@@ -129,25 +124,17 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
   const follow = async (
     taskId: string,
     first: JobView,
-    progress?: { token: string | number | undefined; send: Notify },
+    report?: ReportProgress,
     signal?: AbortSignal,
   ) => {
-    const token = progress?.token;
-    const t0 = Date.now();
     const tick = (v: JobView) => {
-      const elapsed = Date.now() - t0;
       store.note(taskId, describe(v));
-      if (token === undefined) return;
-      // Progress must increase; seconds since the call keep it so across wait() rounds.
-      progress!.send({
-        method: "notifications/progress",
-        params: { progressToken: token, progress: elapsed / 1000, message: describe(v, elapsed) },
-      }).catch(() => {});
+      report?.((s) => describe(v, s));
     };
     let view = first;
     while (!isTerminal(view.record.state) && !signal?.aborted) {
       view = await deps.wait(view.record.id, 600, {
-        tickMs: TICK_MS,
+        tickMs: deps.progressMs,
         tick,
         ...(signal ? { signal } : {}),
       });
@@ -209,8 +196,7 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
       // stored result at once, since the task is already terminal. The manager's job
       // timeout bounds the wait; a cancelled request cancels the job.
       try {
-        const progress = { token: extra._meta?.progressToken, send: extra.sendNotification };
-        let end = await follow(taskId, view, progress, extra.signal);
+        let end = await follow(taskId, view, progressOf(extra), extra.signal);
         if (!isTerminal(end.record.state)) end = (await deps.cancel(view.record.id)).view;
         await finish(taskId, end);
       } catch (e) {

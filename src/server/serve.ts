@@ -47,6 +47,8 @@ export interface ServerPlace {
   home: string;
   /** One line for the operator (stderr under `serve`). */
   log: (line: string) => void;
+  /** How often blocking calls report progress; tool_deps.ts PROGRESS_MS when absent. */
+  progressMs?: number;
 }
 
 /** The MCP server with its tools and job layer, not yet connected to any transport. */
@@ -115,6 +117,7 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
     serverCwd,
     workdirs,
     runtime: runtime.get,
+    ...(place.progressMs !== undefined ? { progressMs: place.progressMs } : {}),
   });
 
   let later: ReturnType<typeof setTimeout> | undefined;

@@ -12,7 +12,14 @@ import type { JobView } from "../jobs/manager.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import { activityLines, summary } from "./render.ts";
-import { textResult, type ToolDeps, toolErrorText, type ToolExtra } from "./tool_deps.ts";
+import { progressOf } from "./progress.ts";
+import {
+  progressEvery,
+  textResult,
+  type ToolDeps,
+  toolErrorText,
+  type ToolExtra,
+} from "./tool_deps.ts";
 
 export interface StatusArgs {
   job_id?: string | undefined;
@@ -24,7 +31,6 @@ export interface StatusArgs {
 
 /** Activity lines per running job when a call names none: the list stays readable. */
 const DEFAULT_ACTIVITY = 3;
-const PROGRESS_MS = 5000;
 
 type Entry = { id: string; view: JobView } | { id: string; error: string };
 
@@ -105,21 +111,11 @@ async function waitForJobs(
   const { manager } = await deps.runtime();
   const enough = new AbortController();
   const signal = AbortSignal.any([extra.signal, enough.signal]);
-  const started = Date.now();
-  const token = extra._meta?.progressToken;
-  const progress = token === undefined ? undefined : setInterval(() => {
+  const report = progressOf(extra, seconds);
+  const progress = report && setInterval(() => {
     const done = known.filter((e) => isTerminal(e.view.record.state)).length;
-    const elapsed = Math.round((Date.now() - started) / 1000);
-    extra.sendNotification({
-      method: "notifications/progress",
-      params: {
-        progressToken: token,
-        progress: elapsed,
-        total: seconds,
-        message: `${done} of ${known.length} jobs finished, ${elapsed}s`,
-      },
-    }).catch(() => {});
-  }, PROGRESS_MS);
+    report((s) => `${done} of ${known.length} jobs finished, ${s}s`);
+  }, progressEvery(deps));
   try {
     await Promise.all(running.map(async (entry) => {
       entry.view = await manager.wait(entry.view.record.id, seconds, { signal });

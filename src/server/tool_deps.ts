@@ -1,4 +1,5 @@
 /** What the tool handlers are given, and how each turns its outcome into a tool result. */
+import { PROGRESS_MS } from "./progress.ts";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { DelegateError, errorMessage, isDelegateError } from "../errors.ts";
@@ -17,7 +18,15 @@ export interface ToolDeps {
   runtime(): Promise<Runtime>;
   /** Present when the server offers MCP tasks (delegate_run). */
   taskStore?: JobTaskStore;
+  /**
+   * How often a blocking wait sends progress (and refreshes a task's status); PROGRESS_MS
+   * unless the wiring says otherwise (the in-process test tier, to see several in a second).
+   */
+  progressMs?: number;
 }
+
+export const progressEvery = (deps: Pick<ToolDeps, "progressMs">): number =>
+  deps.progressMs ?? PROGRESS_MS;
 
 /** What the SDK hands a tool handler besides its arguments, as far as ours use it. */
 export type ToolExtra = {

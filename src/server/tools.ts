@@ -10,7 +10,7 @@ import { descriptions } from "./descriptions.ts";
 import type { ReviewArgs } from "./review_tool.ts";
 import { registerRunTool } from "./run_tool.ts";
 import { shapes, transcriptShape } from "./shapes.ts";
-import { guarded, type ToolDeps, type ToolExtra, worded } from "./tool_deps.ts";
+import { guarded, progressEvery, type ToolDeps, type ToolExtra, worded } from "./tool_deps.ts";
 
 type Handlers = typeof import("./handlers.ts");
 type Handler<A> = (args: A, extra: ToolExtra) => Promise<CallToolResult>;
@@ -160,6 +160,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
         await worded((await deps.runtime()).manager.wait(id, seconds, options)),
       cancel: async (id) => await worded((await deps.runtime()).manager.cancel(id)),
       reply: async (view) => (await replies()).jobReply(deps, view),
+      progressMs: progressEvery(deps),
     });
   }
   return {

@@ -1,5 +1,7 @@
 /** Model checks at start, retired cloud models, progress while waiting, honest counts. */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { field, type SceneServer, tempDir, until } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 import { ACTIVITY_KEEP } from "../../src/jobs/live_job.ts";
@@ -70,13 +72,23 @@ Deno.test("cloud-suffixed models pass unlisted and `llama3` equals `llama3:lates
 
 Deno.test("a blocking wait sends progress notifications and every tool call is counted", async () => {
   // Past the live record's ring of recent activity, which must not cap the count.
+  // Reads, each of another line, rather than commands: each command starts a sandbox, and
+  // 120 of them took 40 s. Progress every 300 ms instead of every 5 s.
   const calls = ACTIVITY_KEEP + 20;
+  const work = tempDir("od-work-");
+  const notes = join(work, "notes.txt");
+  writeFileSync(notes, Array.from({ length: calls + 1 }, (_, i) => `line ${i}`).join("\n"));
   await using scene = await startInProcessScene({
+    progressMs: 300,
     emulator: {
       script: (req) => {
         const done = JSON.stringify(req.messages).split('"tool_result"').length - 1;
         if (done < calls) {
-          return { kind: "tool_use", name: "Bash", input: { command: `true ${done}` } };
+          return {
+            kind: "tool_use",
+            name: "Read",
+            input: { file_path: notes, offset: done + 1, limit: 1 },
+          };
         }
         return { kind: "text", text: `ran ${done} commands` };
       },
@@ -84,16 +96,16 @@ Deno.test("a blocking wait sends progress notifications and every tool call is c
   });
   const progress: Array<{ progress: number; message?: string }> = [];
   const reply = await scene.call("delegate_start", {
-    prompt: "run many commands",
-    cwd: tempDir("od-work-"),
+    prompt: "read many lines",
+    cwd: work,
     model: "qwen3:8b",
-    allowed_tools: ["Bash"],
+    allowed_tools: ["Read"],
     wait_seconds: 300,
   }, { onprogress: (p) => progress.push(p), timeoutMs: 320_000 });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
   assert.equal(field(reply.text, "tool calls"), String(calls), "no ring-buffer cap");
   assert.match(reply.text, new RegExp(`ran ${calls} commands`));
-  assert.ok(progress.length >= 1, "at least one progress notification while blocked");
+  assert.ok(progress.length >= 2, "progress notifications while blocked");
   const id = field(reply.text, "job_id")!;
   assert.ok(progress.every((p) => p.message?.includes(id)), JSON.stringify(progress));
   for (let i = 1; i < progress.length; i++) {

@@ -176,19 +176,20 @@ Deno.test("tasks/cancel cancels the job and stops its delegate", async () => {
 });
 
 Deno.test("a plain call blocks until the job ends and reports progress", async () => {
-  await using scene = await startInProcessScene();
+  // Progress every 300 ms instead of every 5 s: several arrive within a 2 s job.
+  await using scene = await startInProcessScene({ progressMs: 300 });
   const work = tempDir("od-work-");
   const progress: Array<{ progress: number; message?: string }> = [];
   const reply = await scene.call(
     "delegate_run",
-    { prompt: "@delay 12000\n@reply slow-but-done", model: MODEL, cwd: work },
+    { prompt: "@delay 2000\n@reply slow-but-done", model: MODEL, cwd: work },
     { onprogress: (p) => progress.push(p), timeoutMs: 120_000 },
   );
   assert.equal(reply.isError, false, reply.text);
   assert.equal(field(reply.text, "state"), "completed");
   assert.match(reply.text, /--- output ---\nslow-but-done\n/);
   const jobId = field(reply.text, "job_id")!;
-  assert.ok(progress.length >= 1, "progress notifications arrived");
+  assert.ok(progress.length >= 2, `progress notifications arrived: ${JSON.stringify(progress)}`);
   for (let i = 1; i < progress.length; i++) {
     assert.ok(progress[i]!.progress > progress[i - 1]!.progress, "progress increases");
   }

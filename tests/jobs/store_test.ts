@@ -31,3 +31,24 @@ Deno.test("writeFinal: job.json says ended only once the result is on disk", asy
   assert.equal(read.kind === "ok" && read.record.state, "completed");
   assert.equal((await store.readResultText(id, 100)).text, "the answer");
 });
+
+Deno.test("write: a write queued behind another writes the record as it was when asked", async () => {
+  // A running job's callbacks write its record without waiting; one still queued when the job
+  // ended wrote the end state (read at its turn) before the answer: another server then said
+  // "cancelled" while the owner, still writing the result, said "running".
+  const store = new JobStore(tempDir("od-store-"));
+  store.init();
+  const id = "11111111-2222-4333-8444-666666666666";
+  const sessionId = "aaaaaaaa-bbbb-4ccc-8ddd-ffffffffffff";
+  const { record } = liveJob(
+    newRecord(newTurn("task"), { sessionId, turn: 1 }, id, await selfIdentity()),
+  );
+  await store.create(record, "task");
+  record.state = "running";
+  const first = store.write(record);
+  const queued = store.write(record);
+  record.state = "cancelled";
+  await Promise.all([first, queued]);
+  const onDisk = JSON.parse(readFileSync(join(store.dirOf(id), "job.json"), "utf8"));
+  assert.equal(onDisk.state, "running");
+});

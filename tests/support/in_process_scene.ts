@@ -30,19 +30,35 @@ import { type SceneOf, sceneOf, type SceneOptions } from "./scene.ts";
 export type InProcessServer = SceneServer;
 export type InProcessScene = SceneOf<InProcessServer>;
 
+/** What only a server in this process can be given: the wiring's own timing. */
+export interface InProcessOptions {
+  /**
+   * How often blocking calls send progress (the server's own is 5 s): a test that wants to see
+   * several need not run a job for 15 s.
+   */
+  progressMs?: number;
+}
+
 /** startScene's options and shape, with every server in this process. */
-export function startInProcessScene(options: SceneOptions = {}): Promise<InProcessScene> {
-  return sceneOf(options, startInProcessServer);
+export function startInProcessScene(
+  options: SceneOptions & InProcessOptions = {},
+): Promise<InProcessScene> {
+  const { progressMs, ...rest } = options;
+  return sceneOf(
+    rest,
+    (o) => startInProcessServer({ ...o, ...(progressMs ? { progressMs } : {}) }),
+  );
 }
 
 /** Our server in this process, and an SDK client connected to it. */
 export async function startInProcessServer(
-  options: ServerOptions = {},
+  options: ServerOptions & InProcessOptions = {},
 ): Promise<InProcessServer> {
   const { home, stateDir, cwd, env } = prepareServer(options);
   let stderr = "";
   const log = (line: string) => void (stderr += `ollama-delegate: ${line}\n`);
-  const wired = wireServer({ env, cwd, home, log });
+  const progress = options.progressMs ? { progressMs: options.progressMs } : {};
+  const wired = wireServer({ env, cwd, home, log, ...progress });
   if (!wired) throw new Error(`the server did not start:\n${stderr}`);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   let stopped: Promise<void> | undefined;
