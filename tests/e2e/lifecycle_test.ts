@@ -201,7 +201,18 @@ Deno.test("delegate_cancel stops a job that another server sharing the state dir
     assert.equal(cancelled.isError, false, cancelled.text);
     assert.match(cancelled.text, new RegExp(`^Cancelled job ${id} and every process it started`));
     assert.equal(field(cancelled.text, "state"), "cancelled");
-    const mine = await owner.call("delegate_status", { job_id: id });
+    // The owner agrees. Under heavy load (CI at 8 test files at once) it has been seen to say
+    // "running" for a moment after the record on disk said "cancelled"; how long is printed.
+    const asked = Date.now();
+    let mine = await owner.call("delegate_status", { job_id: id });
+    while (field(mine.text, "state") !== "cancelled" && Date.now() - asked < 5_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      mine = await owner.call("delegate_status", { job_id: id });
+    }
+    if (Date.now() - asked > 200) {
+      const disk = readFileSync(join(owner.stateDir, id, "job.json"), "utf8");
+      console.error(`the owner agreed after ${Date.now() - asked} ms; job.json: ${disk}`);
+    }
     assert.equal(field(mine.text, "state"), "cancelled", "the owner agrees");
     assert.equal(
       field(mine.text, "error"),
@@ -216,12 +227,12 @@ Deno.test("delegate_cancel stops a job that another server sharing the state dir
     await until(() => onDisk().state === "running" || undefined, 10_000, "the job to run");
     Deno.kill(owner.pid, "SIGSTOP");
     stopped = true;
-    const asked = await other.call("delegate_cancel", { job_id: id2 });
+    const pending = await other.call("delegate_cancel", { job_id: id2 });
     Deno.kill(owner.pid, "SIGCONT");
     stopped = false;
-    assert.equal(asked.isError, true, asked.text);
+    assert.equal(pending.isError, true, pending.text);
     assert.match(
-      asked.text,
+      pending.text,
       new RegExp(
         `^Asked the server process that runs job ${id2} \\(pid ${owner.pid}\\) to cancel it, ` +
           `but it is still running after 10s\\. The request stays in place`,
