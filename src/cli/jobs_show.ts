@@ -1,4 +1,5 @@
-import { open, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { readFileHead } from "../platform/file_ends.ts";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { folderReader } from "../engines/registry.ts";
@@ -20,28 +21,6 @@ import {
 } from "./jobs_common.ts";
 
 const HEAD_CHARS = 2000;
-
-/** The first `maxBytes` of a file as text and its size; undefined when it does not exist. */
-export async function readHead(
-  path: string,
-  maxBytes: number,
-): Promise<{ text: string; size: number } | undefined> {
-  let handle;
-  try {
-    handle = await open(path, "r");
-  } catch {
-    return undefined;
-  }
-  try {
-    const { size } = await handle.stat();
-    const buffer = new Uint8Array(Math.min(size, maxBytes));
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    // A cut in the middle of a UTF-8 sequence decodes to U+FFFD rather than throwing.
-    return { text: new TextDecoder().decode(buffer.subarray(0, bytesRead)), size };
-  } finally {
-    await handle.close();
-  }
-}
 
 const when = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString());
 
@@ -145,7 +124,7 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
       ? { review }
       : {}),
   };
-  const prompt = await readHead(files.prompt, HEAD_CHARS * 4);
+  const prompt = await readFileHead(files.prompt, HEAD_CHARS * 4);
   const result = await ctx.store.readResultText(id, HEAD_CHARS);
   if (values.json) {
     io.out(JSON.stringify(

@@ -8,7 +8,7 @@ import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
-import { readFileTail } from "../platform/file_tail.ts";
+import { readFileTail } from "../platform/file_ends.ts";
 import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
 import {
   humanDuration,

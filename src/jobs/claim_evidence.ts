@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { engineTraits, folderReader } from "../engines/registry.ts";
-import { readFileTail } from "../platform/file_tail.ts";
+import { readFileTail } from "../platform/file_ends.ts";
 import type { ClaimEvidence } from "./claims.ts";
 import type { JobRecord } from "./record.ts";
 

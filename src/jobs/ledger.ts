@@ -10,7 +10,7 @@
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { canonicalModelName } from "../models/names.ts";
-import { readFileTail } from "../platform/file_tail.ts";
+import { readFileTail } from "../platform/file_ends.ts";
 import type { Price } from "../settings/types.ts";
 import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";

@@ -48,15 +48,18 @@ function claudeRepairer(req: MessagesRequestView): Reply {
 
 for (const engine of ["native", "claude"] as const) {
   const base = engine === "native" ? native : claude;
+  /** An emulator whose model answers `text` on this engine's endpoint. */
+  const answering = (text: string) =>
+    engine === "native"
+      ? { chatScript: () => ({ kind: "text" as const, text }) }
+      : { script: () => ({ kind: "text" as const, text }) };
 
   Deno.test({
     name: `${engine}: a passing check makes the job verified`,
     ignore: !linux,
     async fn() {
       await using scene = await startInProcessScene({
-        emulator: engine === "native"
-          ? { chatScript: () => ({ kind: "text", text: "done" }) }
-          : { script: () => ({ kind: "text", text: "done" }) },
+        emulator: answering("done"),
       });
       const work = tempDir("od-verify-");
       writeFileSync(join(work, "sum.sh"), "echo 3\n");
@@ -131,9 +134,7 @@ for (const engine of ["native", "claude"] as const) {
     ignore: !linux,
     async fn() {
       await using scene = await startInProcessScene({
-        emulator: engine === "native"
-          ? { chatScript: () => ({ kind: "text", text: "all tests pass" }) }
-          : { script: () => ({ kind: "text", text: "all tests pass" }) },
+        emulator: answering("all tests pass"),
       });
       const work = tempDir("od-verify-");
       const reply = await scene.call("delegate_start", {
@@ -166,9 +167,7 @@ for (const engine of ["native", "claude"] as const) {
     ignore: !linux,
     async fn() {
       await using scene = await startInProcessScene({
-        emulator: engine === "native"
-          ? { chatScript: () => ({ kind: "text", text: "done" }) }
-          : { script: () => ({ kind: "text", text: "done" }) },
+        emulator: answering("done"),
       });
       const secret = "sk-ant-oat01-VERIFY-LOGIN-TOKEN";
       mkdirSync(join(scene.home, ".claude"), { recursive: true });

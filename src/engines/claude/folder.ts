@@ -4,7 +4,7 @@
  * job layer, the server and the terminal ask through `claudeFolder`.
  */
 import { createReadStream } from "node:fs";
-import { readFileTail } from "../../platform/file_tail.ts";
+import { readFileTail } from "../../platform/file_ends.ts";
 import { join } from "node:path";
 import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry } from "../types.ts";

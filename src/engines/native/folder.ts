@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readFileTail } from "../../platform/file_tail.ts";
+import { readFileTail } from "../../platform/file_ends.ts";
 import { describeCall, toolDetail } from "../tool_detail.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry, TurnFacts } from "../types.ts";
 

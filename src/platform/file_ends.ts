@@ -1,6 +1,7 @@
 /**
- * The end of a file, read without the rest: a long job's transcript or the quality ledger
- * grows without bound, and what is shown of it is its last lines.
+ * The start or the end of a file, read without the rest: a long job's transcript or the quality
+ * ledger grows without bound, and what is shown of it is its last lines; of a prompt that can
+ * be megabytes, its first part.
  */
 import { open } from "node:fs/promises";
 
@@ -14,6 +15,35 @@ export interface FileTail {
   truncated: boolean;
   /** The file's offset just after the last byte read. */
   end: number;
+}
+
+/**
+ * The first `maxBytes` of the file at `path` as text, and the file's size; undefined when it
+ * cannot be opened. A cut in the middle of a UTF-8 sequence decodes to U+FFFD.
+ */
+export async function readFileHead(
+  path: string,
+  maxBytes: number,
+): Promise<{ text: string; size: number } | undefined> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const { size } = await handle.stat();
+    const buffer = new Uint8Array(Math.min(size, maxBytes));
+    let got = 0;
+    while (got < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, got, buffer.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { text: new TextDecoder().decode(buffer.subarray(0, got)), size };
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

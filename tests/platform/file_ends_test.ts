@@ -1,5 +1,5 @@
 /**
- * The one reader of a file's tail. It replaced five: the native and claude engines' transcript
+ * The readers of a file's start and end. The tail reader is the one reader of a file's tail. It replaced five: the native and claude engines' transcript
  * tails, the claim evidence's, the quality ledger's and `jobs tail`'s backlog. Each case
  * below is one of theirs; three of them dropped a whole first line when the window started on
  * a line boundary.
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readFileTail } from "../../src/platform/file_tail.ts";
+import { readFileHead, readFileTail } from "../../src/platform/file_ends.ts";
 
 async function withFile(
   content: string | Uint8Array,
@@ -74,5 +74,15 @@ Deno.test("readFileTail: a file that cannot be opened has no tail", async () => 
   assert.equal(await readFileTail("/nonexistent/od-file-tail", 100), undefined);
   await withFile("", async (path) => {
     assert.deepEqual(await readFileTail(path, 100), { text: "", truncated: false, end: 0 });
+  });
+});
+
+Deno.test("head: the first bytes as text and the whole size; a missing file is undefined", async () => {
+  await withFile("héllo world\n", async (path) => {
+    assert.deepEqual(await readFileHead(path, 5), { text: "h\u00e9ll", size: 13 });
+    assert.deepEqual(await readFileHead(path, 100), { text: "héllo world\n", size: 13 });
+    // A cut inside "é" (2 bytes) decodes to U+FFFD, never throws.
+    assert.deepEqual(await readFileHead(path, 2), { text: "h\ufffd", size: 13 });
+    assert.equal(await readFileHead(join(path, "..", "missing"), 5), undefined);
   });
 });
