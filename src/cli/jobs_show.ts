@@ -124,7 +124,7 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Pr
       ? { review }
       : {}),
   };
-  const prompt = await readFileHead(files.prompt, HEAD_CHARS * 4);
+  const prompt = readFileHead(files.prompt, HEAD_CHARS * 4);
   const result = await ctx.store.readResultText(id, HEAD_CHARS);
   if (values.json) {
     io.out(JSON.stringify(

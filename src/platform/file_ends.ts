@@ -3,6 +3,7 @@
  * ledger grows without bound, and what is shown of it is its last lines; of a prompt that can
  * be megabytes, its first part.
  */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { open } from "node:fs/promises";
 
 export interface FileTail {
@@ -19,30 +20,32 @@ export interface FileTail {
 
 /**
  * The first `maxBytes` of the file at `path` as text, and the file's size; undefined when it
- * cannot be opened. A cut in the middle of a UTF-8 sequence decodes to U+FFFD.
+ * cannot be opened. A cut in the middle of a UTF-8 sequence decodes to U+FFFD. The rest of the
+ * file is never read (the Claude Code CLI whose `#!` line is wanted is a 400 MB native build).
+ * Synchronous: a head is small, and the jail's plan is made without awaiting.
  */
-export async function readFileHead(
+export function readFileHead(
   path: string,
   maxBytes: number,
-): Promise<{ text: string; size: number } | undefined> {
-  let handle;
+): { text: string; size: number } | undefined {
+  let fd: number;
   try {
-    handle = await open(path, "r");
+    fd = openSync(path, "r");
   } catch {
     return undefined;
   }
   try {
-    const { size } = await handle.stat();
+    const { size } = fstatSync(fd);
     const buffer = new Uint8Array(Math.min(size, maxBytes));
     let got = 0;
     while (got < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, got, buffer.length - got, got);
+      const bytesRead = readSync(fd, buffer, got, buffer.length - got, got);
       if (bytesRead === 0) break;
       got += bytesRead;
     }
     return { text: new TextDecoder().decode(buffer.subarray(0, got)), size };
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 

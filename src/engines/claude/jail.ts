@@ -19,7 +19,8 @@
  *
  * Pure: run.ts gathers the inputs and spawns the result.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync } from "node:fs";
+import { readFileHead } from "../../platform/file_ends.ts";
 import {
   type HostPathKind,
   inspectHostPath,
@@ -156,14 +157,9 @@ function isSystem(path: string): boolean {
 }
 
 function shebangOf(file: string): { program: string; env: boolean } | undefined {
-  let head: string;
-  try {
-    const bytes = readFileSync(file).subarray(0, 256);
-    head = new TextDecoder().decode(bytes);
-  } catch {
-    return undefined;
-  }
-  if (!head.startsWith("#!")) return undefined;
+  // The first line only: the native build is a 400 MB file, read whole on every turn before.
+  const head = readFileHead(file, 256)?.text;
+  if (head === undefined || !head.startsWith("#!")) return undefined;
   const words = head.slice(2).split("\n")[0]!.trim().split(/\s+/);
   const first = words[0];
   if (!first) return undefined;

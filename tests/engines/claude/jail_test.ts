@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   cliFiles,
@@ -147,6 +147,21 @@ Deno.test("cliFiles: the real file's folder; a script's interpreter found on PAT
   assert.deepEqual(cliFiles(join(bin, "claude"), [nodeDir]), [pkg, nodeDir]);
   writeFileSync(join(pkg, "cli.js"), "#!/bin/sh\nexit 0\n");
   assert.deepEqual(cliFiles(join(bin, "claude"), [nodeDir]), [pkg]);
+});
+
+Deno.test("cliFiles: reads only the CLI's first line, however large the file", () => {
+  // Every turn plans the jail, and the native build of Claude Code is a 400 MB file: reading it
+  // whole to find a `#!` line cost each turn a second of CPU and 400 MB of memory. A sparse
+  // file of 1 TiB, more than any read of the whole can hold, shows whether anything past the
+  // head is read: read whole, its interpreter line is never found.
+  const base = tempDir("od-cli-big-");
+  const nodeDir = join(base, "nvm", "bin");
+  mkdirSync(nodeDir, { recursive: true });
+  writeFileSync(join(nodeDir, "node"), "#!/bin/true\n", { mode: 0o755 });
+  const cli = join(base, "claude");
+  writeFileSync(cli, "#!/usr/bin/env node\n", { mode: 0o755 });
+  truncateSync(cli, 1024 ** 4);
+  assert.deepEqual(cliFiles(cli, [nodeDir]), [base, nodeDir]);
 });
 
 Deno.test("outermost: nested roots collapse into the outer one", () => {
