@@ -1,5 +1,5 @@
 /**
- * The whole test suite, in two passes:
+ * The whole test suite, in two passes, run as one pool of jobs (scripts/test_pool.ts):
  *   1. deno: every test under tests/ on Deno, in three tiers: unit tests (tests/<layer>/), the
  *      in-process tier (tests/in_process/: our server built by the same wiring in this process,
  *      its delegates still real) and the end-to-end tier (tests/e2e/, tests/cli/: the real
@@ -9,6 +9,11 @@
  *      the tarball into a temporary prefix as a user would (`npm install -g --prefix`),
  *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
  *      NODE_SMOKE files below against it, with no Deno global in the program under test.
+ * Each file of the process-heavy tiers is a job of its own; small unit files share one. The
+ * jobs of both passes run in one pool, DENO_JOBS at once (twice the cores by default), the
+ * longest first by tests/durations.json, so the Node pass runs beside the Deno pass instead of
+ * after it. The type check `deno test` would do first is one more job; the test jobs run with
+ * --no-check.
  *
  * The Node pass is a smoke subset, not the e2e tier again: what differs under Node is the
  * runtime under our code (child processes, stdio, signals, fetch, the regex engine, memory),
@@ -30,22 +35,28 @@
  * they are left out with a notice, and the rest still runs. `deno task test` calls this after
  * scripts/ensure_test_tools.ts.
  *
- * Run: deno run -A scripts/test.ts [--pass deno|node]... [-- <deno test args>]
+ * Run: deno run -A scripts/test.ts [--pass deno|node]... [--save-durations] [-- <args>]
+ *   <args>            files or folders under tests/ run only those (`-- tests/e2e/`); anything
+ *                     else goes to every `deno test` (`-- --filter cancel`)
+ *   --save-durations  runs every file as a job of its own and, when every job passed, writes
+ *                     what each took to tests/durations.json (commit it when the order has
+ *                     drifted)
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { availableParallelism, platform } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { availableParallelism, platform, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
+import { type PoolJob, type PoolResult, runPool, testCounts } from "./test_pool.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SCRIPT = fileURLToPath(import.meta.url);
+const ROOT = join(dirname(SCRIPT), "..");
 const PASSES = ["deno", "node"] as const;
 type Pass = typeof PASSES[number];
 
@@ -77,27 +88,157 @@ const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
 
 /**
- * Test files run at once: twice the cores, unless DENO_JOBS says otherwise. Most e2e and
- * in-process tests wait on subprocesses, emulated replies and timers rather than compute; on
- * 2 shared cores the Deno pass took 478 s with 2 files at once, 282-302 s with 4, 309 s with 6
- * (later, after cutting the suite's idle waits: 254 s with 4, 297 s with 8).
- * The failures first seen at 4 (an empty answer after a deadline or a follow-up) were a race in
- * the job layer, a reader seeing a job ended before its answer was written, since fixed
- * (tests/jobs/manager_test.ts "a reader never sees a job ended before its answer is on disk").
+ * Jobs run at once: twice the cores, unless DENO_JOBS says otherwise. Most e2e and in-process
+ * tests wait on subprocesses, emulated replies and timers rather than compute; on 2 shared
+ * cores the Deno pass took 478 s with 2 files at once, 282-302 s with 4, 309 s with 6.
  */
-const JOBS = process.env.DENO_JOBS ?? String(2 * availableParallelism());
+const JOBS = Number(process.env.DENO_JOBS ?? 2 * availableParallelism());
 
-function denoTest(paths: string[], extra: string[], env: Record<string, string>): void {
-  // The emulators watch request.signal for a client that hangs up; the new semantics (abort on
-  // a disconnect only) are what they mean, and opting in silences Deno's legacy warning.
-  const args = ["test", "-A", "--parallel", "--unstable-no-legacy-abort", ...extra, ...paths];
-  console.error(`\n$ DENO_JOBS=${JOBS} deno ${args.join(" ")}`);
-  const r = spawnSync(process.execPath, args, {
-    cwd: ROOT,
-    stdio: "inherit",
-    env: { ...process.env, DENO_JOBS: JOBS, ...env },
+/**
+ * Seconds each test file took in an earlier run (`--save-durations` writes it), so the pool
+ * starts the long ones first. A file missing from it is guessed from its tier; a stale entry
+ * only makes the order a little worse.
+ */
+const DURATIONS = join(ROOT, "tests", "durations.json");
+
+/** Tiers whose files each run as a job of their own: they start processes and wait on them. */
+const OWN_JOB_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
+
+/**
+ * Unit files expected to take less than this many seconds share a `deno test` process with
+ * their neighbours (one process start each instead of one per file), up to CHUNK_SECONDS.
+ */
+const SMALL_SECONDS = 3;
+const CHUNK_SECONDS = 10;
+
+/** Every test file under tests/, as a path from the repository's root with forward slashes. */
+export function testFiles(root = ROOT): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && /_test\.(ts|tsx|js|mjs)$/.test(entry.name)) out.push(path);
+    }
+  };
+  walk("tests");
+  return out.sort();
+}
+
+function readDurations(): Record<string, number> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(DURATIONS, "utf8"));
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      return Object.fromEntries(
+        Object.entries(parsed).filter(([, v]) => typeof v === "number" && v >= 0),
+      ) as Record<string, number>;
+    }
+  } catch {
+    // No table yet, or one that does not parse: every file is guessed from its tier.
+  }
+  return {};
+}
+
+/** The seconds a file is expected to take: its last figure, else a guess from its tier. */
+function expected(file: string, durations: Record<string, number>, key = file): number {
+  const known = durations[key];
+  if (known !== undefined) return known;
+  if (file.startsWith("tests/e2e/")) return 10;
+  if (file.startsWith("tests/in_process/") || file.startsWith("tests/cli/")) return 5;
+  return 1;
+}
+
+/** The files of one `deno test` job and the key its durations are kept under. */
+interface TestJob extends PoolJob {
+  files: string[];
+  prefix: string;
+}
+
+/**
+ * The `deno test` jobs for `files`: one per file in the process-heavy tiers or when a file is
+ * slow, the rest packed in path order into jobs of about CHUNK_SECONDS. `alone` puts every file
+ * in a job of its own, so that each one's time can be measured (`--save-durations`).
+ */
+function testJobs(
+  files: string[],
+  pass: Pass,
+  durations: Record<string, number>,
+  extra: string[],
+  alone: boolean,
+  server: () => string[],
+  needs: PoolJob[] = [],
+): TestJob[] {
+  const prefix = pass === "deno" ? "" : `${pass}:`;
+  const groups: string[][] = [];
+  let chunk: string[] = [];
+  let chunkCost = 0;
+  for (const file of files) {
+    const cost = expected(file, durations, prefix + file);
+    if (alone || OWN_JOB_TIERS.some((t) => file.startsWith(t)) || cost >= SMALL_SECONDS) {
+      groups.push([file]);
+      continue;
+    }
+    chunk.push(file);
+    chunkCost += cost;
+    if (chunkCost >= CHUNK_SECONDS) {
+      groups.push(chunk);
+      chunk = [];
+      chunkCost = 0;
+    }
+  }
+  if (chunk.length > 0) groups.push(chunk);
+  return groups.map((group) => {
+    const label = group.length === 1
+      ? `${prefix}${group[0]}`
+      : `${prefix}${group[0]} … ${group.at(-1)} (${group.length} files)`;
+    return {
+      label,
+      pass,
+      files: group,
+      prefix,
+      needs,
+      cost: group.reduce((sum, f) => sum + expected(f, durations, prefix + f), 0),
+      command: () => ({
+        argv: [
+          process.execPath,
+          "test",
+          "-A",
+          "--no-check",
+          // The emulators watch request.signal for a client that hangs up; the new semantics
+          // (abort on a disconnect only) are what they mean, and opting in silences Deno's
+          // legacy warning.
+          "--unstable-no-legacy-abort",
+          ...extra,
+          ...group,
+        ],
+        env: { [SERVER_VAR]: JSON.stringify(server()) },
+      }),
+    };
   });
-  if (r.status !== 0) throw new Error(`deno test ${paths.join(" ")} failed (${r.status})`);
+}
+
+/** Seconds per file of the jobs of one file that passed (a shared job's split is unknown). */
+function measuredDurations(results: PoolResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const result of results) {
+    const job = result.job as Partial<TestJob>;
+    if (result.status !== "ok" || job.files?.length !== 1) continue;
+    out[job.prefix + job.files[0]!] = result.seconds;
+  }
+  return out;
+}
+
+function writeDurations(measured: Record<string, number>): void {
+  const merged = { ...readDurations(), ...measured };
+  // Files since removed or renamed leave the table.
+  const kept = Object.keys(merged).filter((k) => {
+    const file = k.slice(k.indexOf(":") + 1);
+    return !file.startsWith("tests/") || existsSync(join(ROOT, file));
+  });
+  const sorted = Object.fromEntries(
+    kept.sort().map((k) => [k, Math.round(merged[k]! * 10) / 10]),
+  );
+  writeFileAtomicSync(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
 }
 
 /**
@@ -132,14 +273,38 @@ function installNpmPackage(tarball: string): string {
   return command;
 }
 
-async function runPass(
-  pass: Pass,
+/** The line `--install-npm` ends with: the installed command's path. */
+const INSTALLED = "installed command: ";
+
+/**
+ * `--install-npm`: builds and packs the npm package, installs it into a fresh prefix, smoke-tests
+ * the installed command and prints its path last. The Node pass's job that every Node smoke file
+ * waits for; a process of its own so the pool keeps reporting while npm works.
+ */
+async function installForNodePass(): Promise<void> {
+  const command = installNpmPackage(buildNpm());
+  console.error(`\n$ smoke test: ${command}`);
+  await smoke(command, []);
+  console.log(`${INSTALLED}${command}`);
+}
+
+/** Every job of the passes asked for. */
+function plan(
+  passes: Pass[],
   extra: string[],
-  e2e: boolean,
-  nodeToo: boolean,
-  checkedByDeno = false,
-): Promise<void> {
-  if (pass === "deno") {
+  linux: boolean,
+  alone: boolean,
+  only: string[],
+): PoolJob[] {
+  const durations = readDurations();
+  const all = testFiles().filter((f) => linux || !LINUX_TIERS.some((t) => f.startsWith(t)))
+    .filter((f) => only.length === 0 || only.some((o) => f === o || f.startsWith(`${o}/`)));
+  const jobs: PoolJob[] = [];
+  const deno = (file: string) => passes.includes("node") ? !SAME_IN_BOTH.includes(file) : true;
+  const tested = new Set<string>();
+  if (passes.includes("deno")) {
+    const files = all.filter(deno);
+    files.forEach((f) => tested.add(f));
     const server = [
       "deno",
       "run",
@@ -150,62 +315,142 @@ async function runPass(
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    const ignored = e2e ? (nodeToo ? SAME_IN_BOTH : []) : LINUX_TIERS;
-    const ignore = ignored.length > 0 ? [`--ignore=${ignored.join(",")}`] : [];
-    denoTest(["tests/"], [...ignore, ...extra], { [SERVER_VAR]: JSON.stringify(server) });
-    return;
+    jobs.push(...testJobs(files, "deno", durations, extra, alone, () => server));
   }
-  const command = installNpmPackage(buildNpm());
-  console.error(`\n$ smoke test: ${command}`);
-  await smoke(command, []);
-  if (e2e) {
-    // A renamed or removed file must not silently shrink the subset.
-    const missing = NODE_SMOKE.filter((file) => !existsSync(join(ROOT, file)));
-    if (missing.length > 0) {
-      throw new Error(
-        `the Node smoke subset names ${missing.join(", ")}, which do not exist; ` +
-          "update NODE_SMOKE in scripts/test.ts",
+  if (passes.includes("node")) {
+    let installed: string | undefined;
+    const install: PoolJob = {
+      label: "node: build, install and smoke-test the npm package",
+      pass: "node",
+      cost: durations["node:install"] ?? 20,
+      command: () => ({ argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"] }),
+      done(output) {
+        installed = output.split("\n").findLast((l) => l.startsWith(INSTALLED))
+          ?.slice(INSTALLED.length).trim();
+        if (!installed) throw new Error(`the install job printed no "${INSTALLED}" line`);
+      },
+    };
+    jobs.push(install);
+    if (linux) {
+      // A renamed or removed file must not silently shrink the subset.
+      const missing = NODE_SMOKE.filter((file) => !existsSync(join(ROOT, file)));
+      if (missing.length > 0) {
+        throw new Error(
+          `the Node smoke subset names ${missing.join(", ")}, which do not exist; ` +
+            "update NODE_SMOKE in scripts/test.ts",
+        );
+      }
+      const smoke = NODE_SMOKE.filter((f) => all.includes(f));
+      smoke.forEach((f) => tested.add(f));
+      jobs.push(
+        ...testJobs(smoke, "node", durations, extra, alone, () => [installed!], [install]),
       );
     }
-    // The Deno pass type-checked these files already when it ran before.
-    const check = checkedByDeno ? ["--no-check"] : [];
-    denoTest(NODE_SMOKE, [...check, ...extra], { [SERVER_VAR]: JSON.stringify([command]) });
   }
+  // The type check `deno test` would do first, once for every file either pass runs.
+  jobs.push({
+    label: "type check of the test files",
+    pass: passes[0]!,
+    cost: durations["typecheck"] ?? 10,
+    command: () => ({ argv: [process.execPath, "check", ...[...tested].sort()] }),
+  });
+  return jobs;
+}
+
+function seconds(s: number): string {
+  return `${s.toFixed(1)} s`;
 }
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
-    options: { pass: { type: "string", multiple: true } },
+    options: {
+      pass: { type: "string", multiple: true },
+      "save-durations": { type: "boolean" },
+      "install-npm": { type: "boolean" },
+    },
     allowPositionals: true,
   });
+  if (values["install-npm"]) {
+    await installForNodePass();
+    process.exit(0);
+  }
   const passes = (values.pass ?? [...PASSES]) as Pass[];
   const bad = passes.find((p) => !(PASSES as readonly string[]).includes(p));
   if (bad) {
     console.error(`test: unknown pass "${bad}" (use ${PASSES.join(" or ")})`);
     process.exit(2);
   }
-  const e2e = platform() === "linux";
-  if (!e2e) {
+  if (!Number.isInteger(JOBS) || JOBS < 1) {
+    console.error(`test: DENO_JOBS must be a whole number of at least 1, not "${JOBS}"`);
+    process.exit(2);
+  }
+  const linux = platform() === "linux";
+  if (!linux) {
     console.error(
       `test: ${LINUX_TIERS.join(" and ")} need Linux (/proc, POSIX shell wrappers, bubblewrap); ` +
         `running everything else on ${platform()}`,
     );
   }
-  // Every pass runs even after a failure, so one run shows whether a fault is Node-only.
-  const results: string[] = [];
-  let failed = false;
-  for (const [i, pass] of passes.entries()) {
-    const t0 = performance.now();
-    let outcome = "ok";
-    try {
-      const checked = passes.slice(0, i).includes("deno");
-      await runPass(pass, positionals, e2e, passes.includes("node"), checked);
-    } catch (e) {
-      failed = true;
-      outcome = `FAILED: ${(e as Error).message}`;
+  const save = values["save-durations"] === true;
+  // Arguments naming files or folders under tests/ choose what runs; the rest go to deno test.
+  const only = positionals.filter((a) => a.startsWith("tests/") && existsSync(join(ROOT, a)))
+    .map((a) => a.replace(/\/+$/, ""));
+  const extra = positionals.filter((a) => !only.includes(a.replace(/\/+$/, "")));
+  const jobs = plan(passes, extra, linux, save, only);
+  console.error(
+    `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ${JOBS} at once, longest first`,
+  );
+  const t0 = performance.now();
+  // Every job runs even after a failure, so one run shows every fault, and whether one is
+  // Node-only.
+  const results = await runPool(jobs, JOBS, (r, left) => {
+    const head = r.status === "skipped"
+      ? `skipped: ${r.reason}`
+      : `${r.status === "ok" ? "ok" : "FAILED"} in ${seconds(r.seconds)}`;
+    const at = seconds((performance.now() - t0) / 1000);
+    console.error(`\n── ${r.job.label}: ${head} (${left} to go, ${at} into the run)`);
+    if (r.output) process.stderr.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
+  });
+  const wall = (performance.now() - t0) / 1000;
+
+  const lines: string[] = [];
+  for (const pass of passes) {
+    const mine = results.filter((r) => r.job.pass === pass);
+    const counts = { passed: 0, failed: 0, ignored: 0 };
+    for (const r of mine) {
+      const c = testCounts(r.output);
+      if (c) { for (const k of ["passed", "failed", "ignored"] as const) counts[k] += c[k]; }
     }
-    results.push(`${pass} pass (${((performance.now() - t0) / 1000).toFixed(0)} s): ${outcome}`);
+    const bad = mine.filter((r) => r.status !== "ok");
+    const files = mine.reduce(
+      (n, r) => n + ((r.job as { files?: string[] }).files?.length ?? 0),
+      0,
+    );
+    lines.push(
+      `test: ${pass} pass: ${bad.length === 0 ? "ok" : "FAILED"}: ${files} files, ` +
+        `${counts.passed} passed, ${counts.failed} failed, ${counts.ignored} ignored`,
+    );
+    for (const r of bad) lines.push(`test:   ${r.status}: ${r.job.label}`);
   }
-  console.error(`\n${results.map((r) => `test: ${r}`).join("\n")}`);
+  const slowest = results.filter((r) => r.status !== "skipped")
+    .sort((a, b) => b.seconds - a.seconds).slice(0, 8);
+  lines.push(
+    `test: slowest: ${slowest.map((r) => `${r.job.label} ${seconds(r.seconds)}`).join(", ")}`,
+  );
+  lines.push(`test: all done in ${seconds(wall)}`);
+  console.error(`\n${lines.join("\n")}`);
+  const failed = results.some((r) => r.status !== "ok");
+  if (save) {
+    if (failed) console.error("test: durations not saved: not every job passed");
+    else {
+      const measured = measuredDurations(results);
+      const install = results.find((r) => r.job.label.startsWith("node: build"));
+      if (install) measured["node:install"] = install.seconds;
+      const check = results.find((r) => r.job.label.startsWith("type check"));
+      if (check) measured["typecheck"] = check.seconds;
+      writeDurations(measured);
+      console.error(`test: wrote ${DURATIONS}`);
+    }
+  }
   if (failed) process.exit(1);
 }

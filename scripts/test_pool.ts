@@ -1,0 +1,199 @@
+/**
+ * Runs the test suite's jobs (a `deno test` of one file or of a few small ones, the type check,
+ * the npm package's install) as child processes, a fixed number at once, longest expected first.
+ *
+ * Why not `deno test --parallel` over the whole tree: it starts files in path order, so a file
+ * that takes 40 s could start last and run alone while the other slots sat idle; the Node pass
+ * then waited for all of it. Here every job of both passes is in one pool, ordered by the time
+ * its files took before (tests/durations.json), so the long ones start first and the short ones
+ * fill the gaps. Each job's output is held and printed whole when it ends, so the log reads file
+ * by file even with four running at once.
+ */
+import { spawn } from "node:child_process";
+import process from "node:process";
+
+/** One unit of work in the pool. */
+export interface PoolJob {
+  /** Shown in the log: a file, or what the job does. */
+  label: string;
+  /** The pass the job belongs to; a failure fails that pass. */
+  pass: string;
+  /** Seconds the job is expected to take, for ordering (longest first). */
+  cost: number;
+  /** Jobs that must pass before this one starts; if one fails, this one is skipped. */
+  needs?: PoolJob[];
+  /** The command to run, asked for when the job starts (so it can use what a need produced). */
+  command(): { argv: string[]; env?: Record<string, string> };
+  /** Called with the job's output once it passed (e.g. to read a path it printed). */
+  done?(output: string): void;
+}
+
+export interface PoolResult {
+  job: PoolJob;
+  status: "ok" | "failed" | "skipped";
+  seconds: number;
+  output: string;
+  /** Why a skipped job did not run. */
+  reason?: string;
+}
+
+/** At most this much of a job's output is kept, its end (where failures are summarised). */
+const KEEP_OUTPUT = 4 * 1024 * 1024;
+
+/** What a job needs before it, and the longest chain of work that waits on it. */
+function priorities(jobs: PoolJob[]): Map<PoolJob, number> {
+  const after = new Map<PoolJob, PoolJob[]>();
+  for (const job of jobs) {
+    for (const need of job.needs ?? []) after.set(need, [...(after.get(need) ?? []), job]);
+  }
+  const memo = new Map<PoolJob, number>();
+  const chain = (job: PoolJob): number => {
+    const known = memo.get(job);
+    if (known !== undefined) return known;
+    const rest = Math.max(0, ...(after.get(job) ?? []).map(chain));
+    memo.set(job, job.cost + rest);
+    return job.cost + rest;
+  };
+  for (const job of jobs) chain(job);
+  return memo;
+}
+
+/** Kills a job's whole process group: its `deno test` and every server and delegate under it. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
+  const t0 = performance.now();
+  const { argv, env } = job.command();
+  const [command, ...args] = argv;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    const keep = (chunk: Buffer) => {
+      chunks.push(chunk);
+      kept += chunk.length;
+      while (kept > KEEP_OUTPUT && chunks.length > 1) kept -= chunks.shift()!.length;
+    };
+    const child = spawn(command!, args, {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // A group of its own, so that an interrupted run can stop everything the job started.
+      detached: true,
+    });
+    if (child.pid !== undefined) running.add(child.pid);
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const finish = (ok: boolean, extra = "") => {
+      if (child.pid !== undefined) running.delete(child.pid);
+      const output = Buffer.concat(chunks).toString("utf8") + extra;
+      resolve({
+        job,
+        status: ok ? "ok" : "failed",
+        seconds: (performance.now() - t0) / 1000,
+        output,
+      });
+    };
+    child.on("error", (e) => finish(false, `\ncould not start ${command}: ${e.message}\n`));
+    child.on("close", (code, signal) => {
+      finish(code === 0, code === 0 ? "" : `\n(${command} exited with ${signal ?? code})\n`);
+    });
+  });
+}
+
+/**
+ * Runs every job, `slots` at once, and returns their results in the order they ended. `report`
+ * is called as each one ends (or is skipped).
+ */
+export async function runPool(
+  jobs: PoolJob[],
+  slots: number,
+  report: (result: PoolResult, left: number) => void,
+): Promise<PoolResult[]> {
+  const rank = priorities(jobs);
+  const waiting = [...jobs].sort((a, b) =>
+    rank.get(b)! - rank.get(a)! || a.label.localeCompare(b.label)
+  );
+  const results = new Map<PoolJob, PoolResult>();
+  const ended: PoolResult[] = [];
+  const active = new Map<PoolJob, Promise<PoolResult>>();
+  const pids = new Set<number>();
+  const stop = () => {
+    for (const pid of pids) killGroup(pid);
+    process.exit(130);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  const end = (result: PoolResult) => {
+    results.set(result.job, result);
+    ended.push(result);
+    report(result, jobs.length - ended.length);
+  };
+  try {
+    while (waiting.length > 0 || active.size > 0) {
+      // Skip what can no longer run; start what can, best first.
+      for (let i = 0; i < waiting.length;) {
+        const job = waiting[i]!;
+        const failed = (job.needs ?? []).find((n) => {
+          const r = results.get(n);
+          return r !== undefined && r.status !== "ok";
+        });
+        if (failed) {
+          waiting.splice(i, 1);
+          end({ job, status: "skipped", seconds: 0, output: "", reason: `${failed.label} failed` });
+          continue;
+        }
+        const ready = (job.needs ?? []).every((n) => results.get(n)?.status === "ok");
+        if (ready && active.size < slots) {
+          waiting.splice(i, 1);
+          active.set(job, runOne(job, pids));
+          continue;
+        }
+        i++;
+      }
+      if (active.size === 0) break;
+      const result = await Promise.race(active.values());
+      active.delete(result.job);
+      if (result.status === "ok") {
+        try {
+          result.job.done?.(result.output);
+        } catch (e) {
+          result.status = "failed";
+          result.output += `\n${(e as Error).message}\n`;
+        }
+      }
+      end(result);
+    }
+  } finally {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  }
+  return ended;
+}
+
+/** What one `deno test` run printed as its total, read from its summary line. */
+export interface TestCounts {
+  passed: number;
+  failed: number;
+  ignored: number;
+}
+
+/** The counts in a `deno test` run's last summary line (`ok | 12 passed | 0 failed ...`). */
+export function testCounts(output: string): TestCounts | undefined {
+  // deno colours its summary; the codes would split the numbers from their words.
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const lines = [
+    ...plain.matchAll(
+      /^(?:ok|FAILED) \| (\d+) passed[^|]*\| (\d+) failed[^|\n]*(?:\| (\d+) ignored)?/gm,
+    ),
+  ];
+  const last = lines.at(-1);
+  if (!last) return undefined;
+  return { passed: Number(last[1]), failed: Number(last[2]), ignored: Number(last[3] ?? 0) };
+}

@@ -1,0 +1,103 @@
+/**
+ * The test suite's job pool (scripts/test_pool.ts): longest first, a job that others wait on
+ * before its cost says, a need that fails skips what waits on it, output held per job, and the
+ * counts read from deno's summary line.
+ */
+import assert from "node:assert/strict";
+import { type PoolJob, runPool, testCounts } from "../../scripts/test_pool.ts";
+
+function sh(label: string, cost: number, script: string, extra: Partial<PoolJob> = {}): PoolJob {
+  return { label, pass: "t", cost, command: () => ({ argv: ["sh", "-c", script] }), ...extra };
+}
+
+Deno.test("pool: with one slot, jobs start longest first; every one reports", async () => {
+  const jobs = [sh("short", 1, "echo s"), sh("long", 9, "echo l"), sh("middle", 5, "echo m")];
+  const reported: string[] = [];
+  const results = await runPool(jobs, 1, (r) => reported.push(r.job.label));
+  assert.deepEqual(results.map((r) => r.job.label), ["long", "middle", "short"]);
+  assert.deepEqual(reported, ["long", "middle", "short"]);
+  assert.deepEqual(results.map((r) => r.output.trim()), ["l", "m", "s"]);
+  assert.ok(results.every((r) => r.status === "ok"));
+});
+
+Deno.test("pool: a cheap job that a long one waits on starts before a medium one", async () => {
+  let seen = "";
+  const install = sh("install", 1, "echo path=/opt/x", {
+    done(output) {
+      seen = /path=(\S+)/.exec(output)![1]!;
+    },
+  });
+  const after: PoolJob = {
+    label: "uses install",
+    pass: "t",
+    cost: 10,
+    needs: [install],
+    command: () => ({ argv: ["sh", "-c", `echo using ${seen}`] }),
+  };
+  const results = await runPool([sh("medium", 5, "echo m"), after, install], 1, () => {});
+  assert.deepEqual(results.map((r) => r.job.label), ["install", "uses install", "medium"]);
+  assert.equal(results[1]!.output.trim(), "using /opt/x");
+});
+
+Deno.test("pool: a failed need skips what waits on it; the rest still runs and fails alone", async () => {
+  const broken = sh("broken", 1, "echo out; echo err >&2; exit 3");
+  const results = await runPool(
+    [broken, sh("waits", 5, "echo never", { needs: [broken] }), sh("other", 2, "echo fine")],
+    2,
+    () => {},
+  );
+  const by = new Map(results.map((r) => [r.job.label, r]));
+  assert.equal(by.get("broken")!.status, "failed");
+  assert.match(by.get("broken")!.output, /out\n[\s\S]*err\n[\s\S]*exited with 3/);
+  assert.equal(by.get("waits")!.status, "skipped");
+  assert.equal(by.get("waits")!.reason, "broken failed");
+  assert.equal(by.get("waits")!.output, "");
+  assert.equal(by.get("other")!.status, "ok");
+});
+
+Deno.test("pool: a job whose result cannot be used fails; one whose program is missing fails", async () => {
+  const results = await runPool(
+    [
+      sh("no path", 1, "echo nothing", {
+        done() {
+          throw new Error("printed no path");
+        },
+      }),
+      {
+        label: "missing",
+        pass: "t",
+        cost: 1,
+        command: () => ({ argv: ["/nonexistent/program"] }),
+      },
+    ],
+    2,
+    () => {},
+  );
+  for (const r of results) assert.equal(r.status, "failed", r.job.label);
+  assert.match(results.find((r) => r.job.label === "no path")!.output, /printed no path/);
+});
+
+Deno.test("pool: jobs run side by side up to the slots", async () => {
+  // Each waits for a file the other writes: one slot would never finish them.
+  const dir = Deno.makeTempDirSync();
+  const a = sh("a", 1, `touch ${dir}/a; while [ ! -e ${dir}/b ]; do sleep 0.05; done`);
+  const b = sh("b", 1, `touch ${dir}/b; while [ ! -e ${dir}/a ]; do sleep 0.05; done`);
+  const results = await runPool([a, b], 2, () => {});
+  assert.ok(results.every((r) => r.status === "ok"));
+  Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("testCounts: deno's summary line, coloured or not; nothing when there is none", () => {
+  assert.deepEqual(
+    testCounts(
+      "x ... ok\n\n\x1b[0m\x1b[32mok\x1b[0m | 12 passed (3 steps) | 0 failed | 2 ignored \x1b[0m(4s)\n",
+    ),
+    { passed: 12, failed: 0, ignored: 2 },
+  );
+  assert.deepEqual(testCounts("FAILED | 3 passed | 1 failed (1 step) (2s)\n"), {
+    passed: 3,
+    failed: 1,
+    ignored: 0,
+  });
+  assert.equal(testCounts("error: Module not found\n"), undefined);
+});
