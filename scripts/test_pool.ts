@@ -23,7 +23,7 @@ export interface PoolJob {
   /** Jobs that must pass before this one starts; if one fails, this one is skipped. */
   needs?: PoolJob[];
   /** The command to run, asked for when the job starts (so it can use what a need produced). */
-  command(): { argv: string[]; env?: Record<string, string> };
+  command(): { argv: string[]; env?: Record<string, string>; cwd?: string };
   /** Called with the job's output once it passed (e.g. to read a path it printed). */
   done?(output: string): void;
 }
@@ -70,7 +70,7 @@ function killGroup(pid: number | undefined): void {
 
 function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
   const t0 = performance.now();
-  const { argv, env } = job.command();
+  const { argv, env, cwd } = job.command();
   const [command, ...args] = argv;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -81,6 +81,7 @@ function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
       while (kept > KEEP_OUTPUT && chunks.length > 1) kept -= chunks.shift()!.length;
     };
     const child = spawn(command!, args, {
+      cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
       // A group of its own, so that an interrupted run can stop everything the job started.

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { CLAUDE_BIN, serverCommand, tempDir } from "../support/harness.ts";
+import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir } from "../support/harness.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
 
 interface JsonCheck {
@@ -41,15 +41,6 @@ interface DoctorOptions {
   userConfig?: Record<string, unknown> | string;
   env?: Record<string, string>;
   home?: string;
-}
-
-let denoDir: string | undefined;
-function realDenoDir(): string {
-  if (process.env.DENO_DIR) return process.env.DENO_DIR;
-  denoDir ??= (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
-    denoDir: string;
-  }).denoDir;
-  return denoDir;
 }
 
 /** The server's command line with `doctor` in place of `serve` (Deno or the Node bundle). */

@@ -10,7 +10,6 @@
  * by timing, however loaded the machine: the job cannot end before the test lets it.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -19,19 +18,12 @@ import {
   type Reply,
   startOllamaEmulator,
 } from "../support/ollama_emulator.ts";
-import { CLAUDE_BIN, serverCommand, tempDir, until } from "../support/harness.ts";
+import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir, until } from "../support/harness.ts";
 
 const TOOL = "mcp__ollama__delegate_run";
 const MODEL = "qwen3:8b";
 /** Generous: the CLI, our server and the delegate's sandbox all start on a loaded machine. */
 const STEP_MS = 90_000;
-
-function denoDir(): string {
-  return process.env.DENO_DIR ??
-    (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
-      denoDir: string;
-    }).denoDir;
-}
 
 /** A terminal's text without its control sequences (CSI, OSC/DCS strings, other escapes). */
 function plain(output: string): string {
@@ -167,7 +159,7 @@ async function openSceneOnce(
           command: server.command,
           args: server.args,
           env: {
-            DENO_DIR: denoDir(),
+            DENO_DIR: realDenoDir(),
             NO_COLOR: "1",
             OLLAMA_MCP_STATE_DIR: stateDir,
             OLLAMA_MCP_BASE_URL: emu.url,

@@ -7,11 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
-import { serverCommand, tempDir, until } from "../support/harness.ts";
+import { realDenoDir, serverCommand, tempDir, until } from "../support/harness.ts";
 import { VERSION as VERSION_OF_SERVER } from "../../src/version.ts";
 
 const VERSION = "2026-07-28";
@@ -59,8 +58,7 @@ function startRaw(baseUrl: string, env: Record<string, string> = {}): Raw {
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: home,
-      DENO_DIR: process.env.DENO_DIR ??
-        JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })).denoDir,
+      DENO_DIR: realDenoDir(),
       NO_COLOR: "1",
       OLLAMA_MCP_STATE_DIR: stateDir,
       OLLAMA_MCP_BASE_URL: baseUrl,
