@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, type SceneServer, tempDir, until } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
+import { type ChatScript } from "../support/ollama_emulator.ts";
 import { ACTIVITY_KEEP } from "../../src/jobs/live_job.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b7c4d1e)";
@@ -71,35 +72,40 @@ Deno.test("cloud-suffixed models pass unlisted and `llama3` equals `llama3:lates
 });
 
 Deno.test("a blocking wait sends progress notifications and every tool call is counted", async () => {
-  // Past the live record's ring of recent activity, which must not cap the count.
-  // Reads, each of another line, rather than commands: each command starts a sandbox, and
-  // 120 of them took 40 s. Progress every 300 ms instead of every 5 s.
+  // Past the live record's ring of recent activity (the job layer's, whatever the engine), which
+  // must not cap the count. The native engine, six reads of another line a reply: through
+  // Claude Code, 120 model turns took 11 s of CPU, and 120 commands 40 s (a sandbox each).
+  // Progress every 300 ms instead of every 5 s.
   const calls = ACTIVITY_KEEP + 20;
   const work = tempDir("od-work-");
   const notes = join(work, "notes.txt");
   writeFileSync(notes, Array.from({ length: calls + 1 }, (_, i) => `line ${i}`).join("\n"));
+  const script: ChatScript = (view) => {
+    const done = view.toolResults.length;
+    if (done >= calls) return { kind: "text", text: `ran ${done} commands` };
+    // A pause a reply, so that the wait lasts long enough for several progress ticks.
+    return {
+      kind: "delay",
+      ms: 100,
+      then: {
+        kind: "tool_calls",
+        calls: Array.from({ length: Math.min(6, calls - done) }, (_, i) => ({
+          name: "Read",
+          arguments: { file_path: notes, offset: done + i + 1, limit: 1 },
+        })),
+      },
+    };
+  };
   await using scene = await startInProcessScene({
     progressMs: 300,
-    emulator: {
-      script: (req) => {
-        const done = JSON.stringify(req.messages).split('"tool_result"').length - 1;
-        if (done < calls) {
-          return {
-            kind: "tool_use",
-            name: "Read",
-            input: { file_path: notes, offset: done + 1, limit: 1 },
-          };
-        }
-        return { kind: "text", text: `ran ${done} commands` };
-      },
-    },
+    emulator: { chatScript: script },
   });
   const progress: Array<{ progress: number; message?: string }> = [];
   const reply = await scene.call("delegate_start", {
     prompt: "read many lines",
     cwd: work,
+    engine: "native",
     model: "qwen3:8b",
-    allowed_tools: ["Read"],
     wait_seconds: 300,
   }, { onprogress: (p) => progress.push(p), timeoutMs: 320_000 });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
