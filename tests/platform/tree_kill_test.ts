@@ -32,10 +32,19 @@ function statLine(pid: number, comm: string, state: string, ppid: number): strin
 
 Deno.test("parseProcStat: comm with spaces and parentheses is skipped via the last ')'", () => {
   const rec = parseProcStat(statLine(4242, "a) (b", "S", 77));
-  assert.deepEqual(rec, { pid: 4242, ppid: 77, startTime: "987654", zombie: false });
+  assert.deepEqual(rec, {
+    pid: 4242,
+    ppid: 77,
+    startTime: "987654",
+    zombie: false,
+    stopped: false,
+  });
   // Nasty comm that imitates the fields which follow it.
   const tricky = parseProcStat(statLine(5, ") R 1 2 3 (", "Z", 3));
-  assert.deepEqual(tricky, { pid: 5, ppid: 3, startTime: "987654", zombie: true });
+  assert.deepEqual(tricky, { pid: 5, ppid: 3, startTime: "987654", zombie: true, stopped: false });
+  // Stopped by a signal (T) or by a tracer (t).
+  assert.equal(parseProcStat(statLine(6, "T (x)", "T", 3))?.stopped, true);
+  assert.equal(parseProcStat(statLine(7, "sh", "t", 3))?.stopped, true);
 });
 
 Deno.test("parseProcStat: rejects malformed or truncated lines", () => {
@@ -65,11 +74,13 @@ Deno.test("parsePsOutput: odd spacing, padded days, zombies, junk lines", () => 
     "  PID  PPID STAT STARTED",
     "\t77\t12345   S<Ll   Wed   Dec 10 11:12:13 2025",
     "garbage",
+    "   88    77 T    Wed Dec 10 11:12:14 2025",
   ].join("\n");
   assert.deepEqual(parsePsOutput(text), [
-    { pid: 1, ppid: 0, startTime: "Mon Nov 3 09:05:01 2025", zombie: false },
-    { pid: 12345, ppid: 1, startTime: "Tue Nov 30 00:00:00 2026", zombie: true },
-    { pid: 77, ppid: 12345, startTime: "Wed Dec 10 11:12:13 2025", zombie: false },
+    { pid: 1, ppid: 0, startTime: "Mon Nov 3 09:05:01 2025", zombie: false, stopped: false },
+    { pid: 12345, ppid: 1, startTime: "Tue Nov 30 00:00:00 2026", zombie: true, stopped: false },
+    { pid: 77, ppid: 12345, startTime: "Wed Dec 10 11:12:13 2025", zombie: false, stopped: false },
+    { pid: 88, ppid: 77, startTime: "Wed Dec 10 11:12:14 2025", zombie: false, stopped: true },
   ]);
 });
 
@@ -117,6 +128,8 @@ interface FakeProc {
   ppid: number;
   startTime: string;
   stopped: boolean;
+  /** A SIGSTOP sent but not landed: it lands after the next snapshot (see `lagging`). */
+  stopPending?: boolean;
   ignoresTerm: boolean;
   termPending: boolean;
 }
@@ -132,6 +145,9 @@ class FakeWorld {
   snapshots = 0;
   onSignal: (pid: number, sig: TreeSignal) => boolean | void = () => {};
   failSnapshot = (_n: number) => false;
+  /** Pids whose SIGSTOP lands only after the next snapshot; `onStopLands` runs just before. */
+  lagging = new Set<number>();
+  onStopLands: (pid: number) => void = () => {};
 
   add(pid: number, ppid: number, ignoresTerm = false): this {
     this.procs.set(pid, {
@@ -152,7 +168,7 @@ class FakeWorld {
   private table(): Map<number, ProcRecord> {
     const t = new Map<number, ProcRecord>();
     for (const [pid, p] of this.procs) {
-      t.set(pid, { pid, ppid: p.ppid, startTime: p.startTime, zombie: false });
+      t.set(pid, { pid, ppid: p.ppid, startTime: p.startTime, zombie: false, stopped: p.stopped });
     }
     return t;
   }
@@ -162,7 +178,14 @@ class FakeWorld {
     snapshot: () => {
       this.snapshots++;
       if (this.failSnapshot(this.snapshots)) return Promise.reject(new Error("ps exploded"));
-      return Promise.resolve(this.table());
+      const table = this.table();
+      for (const [pid, p] of this.procs) {
+        if (!p.stopPending) continue;
+        this.onStopLands(pid);
+        p.stopPending = false;
+        p.stopped = true;
+      }
+      return Promise.resolve(table);
     },
     probe: () => Promise.resolve(this.table()),
   };
@@ -173,8 +196,10 @@ class FakeWorld {
     const p = this.procs.get(pid);
     if (p === undefined) return false;
     if (sig === "SIGKILL") this.exit(pid);
-    else if (sig === "SIGSTOP") p.stopped = true;
-    else if (sig === "SIGTERM" && !p.ignoresTerm) {
+    else if (sig === "SIGSTOP") {
+      if (this.lagging.has(pid)) p.stopPending = true;
+      else p.stopped = true;
+    } else if (sig === "SIGTERM" && !p.ignoresTerm) {
       if (p.stopped) p.termPending = true;
       else this.exit(pid);
     } else if (sig === "SIGCONT") {
@@ -207,6 +232,22 @@ Deno.test("killTreeWith (simulated): re-walks until children forked during the s
   assert.ok(lastStop < firstTerm, "whole tree frozen before any SIGTERM");
   assert.deepEqual(w.signalsTo(103), ["SIGSTOP", "SIGTERM", "SIGCONT"]);
   assert.ok(r.elapsedMs < 200, "no grace wait once everything is gone");
+});
+
+Deno.test("killTreeWith (simulated): a member still running after its SIGSTOP is walked again once stopped", async () => {
+  // The stop lands only when the root next runs, after the first walk: it forks once more in
+  // between. A walk that found nobody new while a member still ran missed that child, which
+  // the root's death then orphaned (seen once with a root forking without end on a loaded
+  // machine).
+  const w = new FakeWorld().add(100, 1).add(200, 1);
+  w.lagging.add(100);
+  w.onStopLands = (pid) => {
+    if (pid === 100) w.add(101, 100);
+  };
+  const r = await killTreeWith(w.source, 100, { graceMs: 200 }, w.send);
+  assert.deepEqual(r.pids, [100, 101]);
+  assert.deepEqual([...w.procs.keys()], [200], "the late child is killed with the tree");
+  assert.deepEqual(w.signalsTo(200), [], "stranger never signalled");
 });
 
 Deno.test("killTreeWith (simulated): walks on from members whose parent died mid-freeze", async () => {

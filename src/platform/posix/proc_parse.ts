@@ -19,6 +19,8 @@ export interface ProcInfo {
 export interface ProcRecord extends ProcInfo {
   /** Zombies (and Linux "X"/dead tasks) have already exited; they only wait to be reaped. */
   zombie: boolean;
+  /** Stopped by a signal (state T, or t when traced); absent when the source cannot tell. */
+  stopped?: boolean;
 }
 
 /** A pid -> record table, i.e. one snapshot of the process list. */
@@ -55,7 +57,7 @@ export function parseProcStat(line: string): ProcRecord | null {
   const startTime = rest[22 - 3];
   if (pid === null || ppid === null || state === undefined || startTime === undefined) return null;
   if (!/^\d+$/.test(startTime)) return null;
-  return { pid, ppid, startTime, zombie: isDeadState(state) };
+  return { pid, ppid, startTime, zombie: isDeadState(state), stopped: /^[Tt]/.test(state) };
 }
 
 /**
@@ -76,7 +78,13 @@ export function parsePsOutput(text: string): ProcRecord[] {
     const state = m[3];
     const lstart = m[4];
     if (pid === null || ppid === null || state === undefined || lstart === undefined) continue;
-    out.push({ pid, ppid, startTime: lstart.replace(/\s+/g, " "), zombie: isDeadState(state) });
+    out.push({
+      pid,
+      ppid,
+      startTime: lstart.replace(/\s+/g, " "),
+      zombie: isDeadState(state),
+      stopped: state.startsWith("T"),
+    });
   }
   return out;
 }

@@ -62,6 +62,9 @@ export interface KillReport {
 /** Rounds of stop-and-rewalk; a frozen tree converges in depth+1 rounds, so 10 is generous. */
 const MAX_STOP_ROUNDS = 10;
 const POLL_MS = 50;
+/** How long a walk that found nobody new waits for members seen running to stop. */
+const STOP_WAIT_MS = 1000;
+const STOP_POLL_MS = 5;
 /** SIGKILL cannot be caught, so a survivor after this long is stuck in the kernel, not stubborn. */
 const KILL_WAIT_MS = 1000;
 
@@ -148,6 +151,7 @@ async function freezeTree(
   send: SignalSender,
 ): Promise<ProcInfo[]> {
   const members = new Map<number, ProcInfo>([[root.pid, toInfo(root)]]);
+  const settleBy = performance.now() + STOP_WAIT_MS;
   send(root.pid, "SIGSTOP");
   for (let round = 0; round < MAX_STOP_ROUNDS; round++) {
     let table: ProcTable;
@@ -165,7 +169,19 @@ async function freezeTree(
     const fresh = collectDescendants(table.values(), seeds).filter(
       (p) => !p.zombie && !members.has(p.pid) && p.pid !== process.pid,
     );
-    if (fresh.length === 0) break;
+    if (fresh.length === 0) {
+      // A SIGSTOP lands when its target next runs, so a member still running may fork once
+      // more after this walk, and that child would escape (seen on a loaded machine). Done once
+      // every live member is seen stopped, or after STOP_WAIT_MS (a process in uninterruptible
+      // sleep stops only when the kernel lets it).
+      const running = [...members.values()].some((m) =>
+        isSameLive(table, m) && table.get(m.pid)?.stopped === false
+      );
+      if (!running || performance.now() >= settleBy) break;
+      round--;
+      await delay(STOP_POLL_MS);
+      continue;
+    }
     for (const p of fresh) {
       members.set(p.pid, toInfo(p));
       send(p.pid, "SIGSTOP");
