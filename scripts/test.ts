@@ -10,9 +10,9 @@
  *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
  *      NODE_SMOKE files below against it, with no Deno global in the program under test.
  * Each file of the process-heavy tiers is a job of its own; small unit files share one. The
- * jobs of both passes run in one pool, DENO_JOBS at once (twice the cores by default), the
- * longest first by tests/durations.json, so the Node pass runs beside the Deno pass instead of
- * after it. The type check `deno test` would do first is one more job; the test jobs run with
+ * jobs of both passes run in one pool, the longest first by tests/durations.json, so the Node
+ * pass runs beside the Deno pass instead of after it: as many at once as there are cores, up to
+ * three times as many while the recorded loads fit (SLOTS), or DENO_JOBS at once. The type check `deno test` would do first is one more job; the test jobs run with
  * --no-check.
  *
  * The Node pass is a smoke subset, not the e2e tier again: what differs under Node is the
@@ -39,8 +39,8 @@
  *   <args>            files or folders under tests/ run only those (`-- tests/e2e/`); anything
  *                     else goes to every `deno test` (`-- --filter cancel`)
  *   --save-durations  runs every file as a job of its own and, when every job passed, writes
- *                     what each took to tests/durations.json (commit it when the order has
- *                     drifted)
+ *                     what each took, and the share of a core it kept busy, to
+ *                     tests/durations.json (commit it when the order has drifted)
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -53,7 +53,7 @@ import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
-import { type PoolJob, type PoolResult, runPool, testCounts } from "./test_pool.ts";
+import { type PoolJob, type PoolResult, runPool, type Slots, testCounts } from "./test_pool.ts";
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = join(dirname(SCRIPT), "..");
@@ -88,11 +88,20 @@ const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
 
 /**
- * Jobs run at once: twice the cores, unless DENO_JOBS says otherwise. Most e2e and in-process
- * tests wait on subprocesses, emulated replies and timers rather than compute; on 2 shared
- * cores the Deno pass took 478 s with 2 files at once, 282-302 s with 4, 309 s with 6.
+ * DENO_JOBS: that many jobs at once, whatever their loads. Most e2e and in-process tests wait on
+ * subprocesses, emulated replies and timers rather than compute: on 2 shared cores a fixed 4
+ * were faster than 2 (and than 6).
  */
 const JOBS = Number(process.env.DENO_JOBS ?? 2 * availableParallelism());
+/**
+ * Without DENO_JOBS: at least as many jobs as cores, up to three times as many while the loads
+ * recorded in tests/durations.json fit on the cores. The longest files mostly wait (a backend
+ * down on purpose, a lease, a timer: a fifth of a core); a fixed six at once crowded the cores
+ * when the busy ones met (262 s against 241 s with four).
+ */
+const SLOTS: Slots = process.env.DENO_JOBS === undefined
+  ? { min: availableParallelism(), max: 3 * availableParallelism(), cores: availableParallelism() }
+  : JOBS;
 
 /**
  * Seconds each test file took in an earlier run (`--save-durations` writes it), so the pool
@@ -125,18 +134,31 @@ export function testFiles(root = ROOT): string[] {
   return out.sort();
 }
 
-function readDurations(): Record<string, number> {
+/**
+ * What each job took before: its seconds, and the share of a core it kept busy (CPU time over
+ * wall time) where that was measured. In the file a figure is `seconds` or `[seconds, load]`.
+ */
+interface Figures {
+  seconds: Record<string, number>;
+  load: Record<string, number>;
+}
+
+function readDurations(): Figures {
+  const out: Figures = { seconds: {}, load: {} };
   try {
     const parsed: unknown = JSON.parse(readFileSync(DURATIONS, "utf8"));
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
-      return Object.fromEntries(
-        Object.entries(parsed).filter(([, v]) => typeof v === "number" && v >= 0),
-      ) as Record<string, number>;
+      for (const [key, value] of Object.entries(parsed)) {
+        const [secs, load] = Array.isArray(value) ? value : [value];
+        if (typeof secs !== "number" || !(secs >= 0)) continue;
+        out.seconds[key] = secs;
+        if (typeof load === "number" && load > 0) out.load[key] = load;
+      }
     }
   } catch {
     // No table yet, or one that does not parse: every file is guessed from its tier.
   }
-  return {};
+  return out;
 }
 
 /** The seconds a file is expected to take: its last figure, else a guess from its tier. */
@@ -162,7 +184,7 @@ interface TestJob extends PoolJob {
 function testJobs(
   files: string[],
   pass: Pass,
-  durations: Record<string, number>,
+  figures: Figures,
   extra: string[],
   alone: boolean,
   server: () => string[],
@@ -173,7 +195,7 @@ function testJobs(
   let chunk: string[] = [];
   let chunkCost = 0;
   for (const file of files) {
-    const cost = expected(file, durations, prefix + file);
+    const cost = expected(file, figures.seconds, prefix + file);
     if (alone || OWN_JOB_TIERS.some((t) => file.startsWith(t)) || cost >= SMALL_SECONDS) {
       groups.push([file]);
       continue;
@@ -197,7 +219,8 @@ function testJobs(
       files: group,
       prefix,
       needs,
-      cost: group.reduce((sum, f) => sum + expected(f, durations, prefix + f), 0),
+      cost: group.reduce((sum, f) => sum + expected(f, figures.seconds, prefix + f), 0),
+      load: groupLoad(group.map((f) => prefix + f), figures),
       command: () => ({
         argv: [
           process.execPath,
@@ -218,28 +241,64 @@ function testJobs(
   });
 }
 
-/** Seconds per file of the jobs of one file that passed (a shared job's split is unknown). */
-function measuredDurations(results: PoolResult[]): Record<string, number> {
-  const out: Record<string, number> = {};
+/** A job's load from its files' figures: their CPU time over their time; unknown if any is. */
+function groupLoad(keys: string[], figures: Figures): number | undefined {
+  let cpu = 0;
+  let wall = 0;
+  for (const key of keys) {
+    const secs = figures.seconds[key];
+    const load = figures.load[key];
+    if (secs === undefined || load === undefined) return undefined;
+    cpu += secs * load;
+    wall += secs;
+  }
+  return wall > 0 ? cpu / wall : undefined;
+}
+
+/** Figures of the jobs that passed, by key: a test file's path, "node:install", "typecheck". */
+function measuredDurations(results: PoolResult[]): Record<string, [number, number | undefined]> {
+  const out: Record<string, [number, number | undefined]> = {};
   for (const result of results) {
     const job = result.job as Partial<TestJob>;
-    if (result.status !== "ok" || job.files?.length !== 1) continue;
-    out[job.prefix + job.files[0]!] = result.seconds;
+    if (result.status !== "ok") continue;
+    const key = job.files?.length === 1
+      ? job.prefix + job.files[0]!
+      : job.label?.startsWith("node: build")
+      ? "node:install"
+      : job.label === "type check"
+      ? "typecheck"
+      : undefined;
+    if (key === undefined) continue;
+    const load = result.cpuSeconds !== undefined && result.seconds > 0
+      ? result.cpuSeconds / result.seconds
+      : undefined;
+    out[key] = [result.seconds, load];
   }
   return out;
 }
 
-function writeDurations(measured: Record<string, number>): void {
-  const merged = { ...readDurations(), ...measured };
+function writeDurations(measured: Record<string, [number, number | undefined]>): void {
+  const old = readDurations();
+  const merged: Record<string, [number, number | undefined]> = {};
+  for (const [key, secs] of Object.entries(old.seconds)) merged[key] = [secs, old.load[key]];
+  Object.assign(merged, measured);
   // Files since removed or renamed leave the table.
   const kept = Object.keys(merged).filter((k) => {
     const file = k.slice(k.indexOf(":") + 1);
     return !file.startsWith("tests/") || existsSync(join(ROOT, file));
   });
+  const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
   const sorted = Object.fromEntries(
-    kept.sort().map((k) => [k, Math.round(merged[k]! * 10) / 10]),
+    kept.sort().map((k) => {
+      const [secs, load] = merged[k]!;
+      return [k, load === undefined ? round(secs, 1) : [round(secs, 1), round(load, 2)]];
+    }),
   );
-  writeFileAtomicSync(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
+  writeFileAtomicSync(
+    DURATIONS,
+    JSON.stringify(sorted, null, 2).replace(/\[\n\s+([\d.]+),\n\s+([\d.]+)\n\s+\]/g, "[$1, $2]") +
+      "\n",
+  );
 }
 
 /**
@@ -297,7 +356,7 @@ function plan(
   alone: boolean,
   only: string[],
 ): PoolJob[] {
-  const durations = readDurations();
+  const figures = readDurations();
   const all = testFiles().filter((f) => linux || !LINUX_TIERS.some((t) => f.startsWith(t)))
     .filter((f) => only.length === 0 || only.some((o) => f === o || f.startsWith(`${o}/`)));
   const jobs: PoolJob[] = [];
@@ -316,14 +375,15 @@ function plan(
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    jobs.push(...testJobs(files, "deno", durations, extra, alone, () => server));
+    jobs.push(...testJobs(files, "deno", figures, extra, alone, () => server));
   }
   if (passes.includes("node")) {
     let installed: string | undefined;
     const install: PoolJob = {
       label: "node: build, install and smoke-test the npm package",
       pass: "node",
-      cost: durations["node:install"] ?? 20,
+      cost: figures.seconds["node:install"] ?? 20,
+      load: figures.load["node:install"],
       command: () => ({
         argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"],
         cwd: ROOT,
@@ -347,7 +407,7 @@ function plan(
       const smoke = NODE_SMOKE.filter((f) => all.includes(f));
       smoke.forEach((f) => tested.add(f));
       jobs.push(
-        ...testJobs(smoke, "node", durations, extra, alone, () => [installed!], [install]),
+        ...testJobs(smoke, "node", figures, extra, alone, () => [installed!], [install]),
       );
     }
   }
@@ -358,7 +418,8 @@ function plan(
   jobs.push({
     label: "type check",
     pass: passes[0]!,
-    cost: durations["typecheck"] ?? 10,
+    cost: figures.seconds["typecheck"] ?? 10,
+    load: figures.load["typecheck"],
     command: () => ({ argv: [process.execPath, "check", ...roots], cwd: ROOT }),
   });
   return jobs;
@@ -405,19 +466,23 @@ if (import.meta.main) {
   const extra = positionals.filter((a) => !only.includes(a.replace(/\/+$/, "")));
   const jobs = plan(passes, extra, linux, save, only);
   console.error(
-    `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ${JOBS} at once, longest first`,
+    `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ` +
+      (typeof SLOTS === "number"
+        ? `${SLOTS} at once`
+        : `${SLOTS.min} to ${SLOTS.max} at once as their loads fit ${SLOTS.cores} cores`) +
+      ", longest first",
   );
   const t0 = performance.now();
   // Every job runs even after a failure, so one run shows every fault, and whether one is
   // Node-only.
-  const results = await runPool(jobs, JOBS, (r, left) => {
+  const results = await runPool(jobs, SLOTS, (r, left) => {
     const head = r.status === "skipped"
       ? `skipped: ${r.reason}`
       : `${r.status === "ok" ? "ok" : "FAILED"} in ${seconds(r.seconds)}`;
     const at = seconds((performance.now() - t0) / 1000);
     console.error(`\n── ${r.job.label}: ${head} (${left} to go, ${at} into the run)`);
     if (r.output) process.stderr.write(r.output.endsWith("\n") ? r.output : `${r.output}\n`);
-  });
+  }, save);
   const wall = (performance.now() - t0) / 1000;
 
   const lines: string[] = [];
@@ -450,12 +515,7 @@ if (import.meta.main) {
   if (save) {
     if (failed) console.error("test: durations not saved: not every job passed");
     else {
-      const measured = measuredDurations(results);
-      const install = results.find((r) => r.job.label.startsWith("node: build"));
-      if (install) measured["node:install"] = install.seconds;
-      const check = results.find((r) => r.job.label === "type check");
-      if (check) measured["typecheck"] = check.seconds;
-      writeDurations(measured);
+      writeDurations(measuredDurations(results));
       console.error(`test: wrote ${DURATIONS}`);
     }
   }

@@ -20,6 +20,11 @@ export interface PoolJob {
   pass: string;
   /** Seconds the job is expected to take, for ordering (longest first). */
   cost: number;
+  /**
+   * The share of one core the job is expected to keep busy (its CPU time over its wall time),
+   * for `Slots.cores`; unknown is taken as 0.5.
+   */
+  load?: number;
   /** Jobs that must pass before this one starts; if one fails, this one is skipped. */
   needs?: PoolJob[];
   /** The command to run, asked for when the job starts (so it can use what a need produced). */
@@ -32,6 +37,8 @@ export interface PoolResult {
   job: PoolJob;
   status: "ok" | "failed" | "skipped";
   seconds: number;
+  /** CPU seconds of the job's processes (with `measureCpu`, on POSIX). */
+  cpuSeconds?: number;
   output: string;
   /** Why a skipped job did not run. */
   reason?: string;
@@ -68,10 +75,18 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
+/**
+ * The command run under `sh`, whose `times` prints the CPU time of everything the command
+ * waited for once it ends (Node gives no child's resource use).
+ */
+const TIMED = ["sh", "-c", '"$@"; s=$?; times; exit $s', "sh"];
+const TIMES_LINES = /(?:^|\n)\d+m[\d.]+s \d+m[\d.]+s\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\n?$/;
+
+function runOne(job: PoolJob, running: Set<number>, measureCpu: boolean): Promise<PoolResult> {
   const t0 = performance.now();
-  const { argv, env, cwd } = job.command();
-  const [command, ...args] = argv;
+  const { argv: plain, env, cwd } = job.command();
+  const timed = measureCpu && process.platform !== "win32";
+  const [command, ...args] = timed ? [...TIMED, ...plain] : plain;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let kept = 0;
@@ -92,12 +107,20 @@ function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
     child.stderr.on("data", keep);
     const finish = (ok: boolean, extra = "") => {
       if (child.pid !== undefined) running.delete(child.pid);
-      const output = Buffer.concat(chunks).toString("utf8") + extra;
+      let output = Buffer.concat(chunks).toString("utf8");
+      let cpuSeconds: number | undefined;
+      const times = timed ? TIMES_LINES.exec(output) : null;
+      if (times) {
+        const [m1, s1, m2, s2] = times.slice(1).map(Number) as [number, number, number, number];
+        cpuSeconds = m1 * 60 + s1 + m2 * 60 + s2;
+        output = output.slice(0, times.index) + (times[0].startsWith("\n") ? "\n" : "");
+      }
       resolve({
         job,
         status: ok ? "ok" : "failed",
         seconds: (performance.now() - t0) / 1000,
-        output,
+        ...(cpuSeconds !== undefined ? { cpuSeconds } : {}),
+        output: output + extra,
       });
     };
     child.on("error", (e) => finish(false, `\ncould not start ${command}: ${e.message}\n`));
@@ -108,13 +131,34 @@ function runOne(job: PoolJob, running: Set<number>): Promise<PoolResult> {
 }
 
 /**
- * Runs every job, `slots` at once, and returns their results in the order they ended. `report`
- * is called as each one ends (or is skipped).
+ * How many jobs run at once: a number, or by load: at least `min`, at most `max`, and beyond
+ * `min` only while the expected loads of those running leave room on `cores`. Many of the
+ * longest test files mostly wait (on a backend that is down on purpose, a lease, a timer), so
+ * a fixed number either leaves the cores idle while those run or crowds them while the busy
+ * ones do.
+ */
+export type Slots = number | { min: number; max: number; cores: number };
+
+/** The load of a job that has no figure yet. */
+const UNKNOWN_LOAD = 0.5;
+
+function roomFor(slots: Slots, running: PoolJob[], job: PoolJob): boolean {
+  if (typeof slots === "number") return running.length < slots;
+  if (running.length < slots.min) return true;
+  if (running.length >= slots.max) return false;
+  const load = (j: PoolJob) => j.load ?? UNKNOWN_LOAD;
+  return running.reduce((sum, j) => sum + load(j), 0) + load(job) <= slots.cores;
+}
+
+/**
+ * Runs every job, as many at once as `slots` allows, and returns their results in the order
+ * they ended. `report` is called as each one ends (or is skipped).
  */
 export async function runPool(
   jobs: PoolJob[],
-  slots: number,
+  slots: Slots,
   report: (result: PoolResult, left: number) => void,
+  measureCpu = false,
 ): Promise<PoolResult[]> {
   const rank = priorities(jobs);
   const waiting = [...jobs].sort((a, b) =>
@@ -150,9 +194,9 @@ export async function runPool(
           continue;
         }
         const ready = (job.needs ?? []).every((n) => results.get(n)?.status === "ok");
-        if (ready && active.size < slots) {
+        if (ready && roomFor(slots, [...active.keys()], job)) {
           waiting.splice(i, 1);
-          active.set(job, runOne(job, pids));
+          active.set(job, runOne(job, pids, measureCpu));
           continue;
         }
         i++;

@@ -101,3 +101,46 @@ Deno.test("testCounts: deno's summary line, coloured or not; nothing when there 
   });
   assert.equal(testCounts("error: Module not found\n"), undefined);
 });
+
+Deno.test("pool: by load, light jobs run beyond the minimum; heavy ones wait for room", async () => {
+  // Three jobs that each wait (2 s at most) until all three have started: they pass only when
+  // they run side by side.
+  const together = (dir: string, load: number) =>
+    ["a", "b", "c"].map((name) =>
+      sh(
+        name,
+        1,
+        `touch ${dir}/${name}; i=0; while [ ! -e ${dir}/a ] || [ ! -e ${dir}/b ] || ` +
+          `[ ! -e ${dir}/c ]; do i=$((i+1)); [ $i -gt 40 ] && exit 1; sleep 0.05; done`,
+        { load },
+      )
+    );
+  const light = Deno.makeTempDirSync();
+  const slots = { min: 1, max: 3, cores: 1 };
+  const ran = await runPool(together(light, 0.2), slots, () => {});
+  assert.deepEqual(ran.map((r) => r.status), ["ok", "ok", "ok"]);
+  // Busy ones (a core each) run one at a time: the first gives up waiting for the others.
+  const heavy = Deno.makeTempDirSync();
+  const alone = await runPool(together(heavy, 1), slots, () => {});
+  assert.equal(alone[0]!.status, "failed");
+  for (const dir of [light, heavy]) Deno.removeSync(dir, { recursive: true });
+});
+
+Deno.test("pool: measureCpu reports the CPU time of the job's processes and keeps its output", async () => {
+  const [busy] = await runPool(
+    [sh("busy", 1, "echo start; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo end")],
+    1,
+    () => {},
+    true,
+  );
+  assert.equal(busy!.status, "ok");
+  assert.equal(busy!.output, "start\nend\n");
+  assert.ok(
+    busy!.cpuSeconds! > 0.1 && busy!.cpuSeconds! <= busy!.seconds + 0.05,
+    JSON.stringify(busy),
+  );
+  const [failed] = await runPool([sh("f", 1, "echo x; exit 4")], 1, () => {}, true);
+  assert.equal(failed!.status, "failed");
+  assert.match(failed!.output, /^x\n\n\(sh exited with 4\)\n$/);
+  assert.ok(failed!.cpuSeconds !== undefined);
+});
