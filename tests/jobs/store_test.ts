@@ -10,7 +10,8 @@ import { selfIdentity } from "../../src/platform/process_identity.ts";
 import { tempDir } from "../support/harness.ts";
 import { newTurn } from "./support/fake_engine.ts";
 
-Deno.test("writeFinal: job.json says ended only once the result is on disk", async () => {
+/** A store in a folder of its own, holding one new task job. */
+async function storedJob() {
   const store = new JobStore(tempDir("od-store-"));
   store.init();
   const id = "11111111-2222-4333-8444-555555555555";
@@ -19,6 +20,11 @@ Deno.test("writeFinal: job.json says ended only once the result is on disk", asy
     newRecord(newTurn("task"), { sessionId, turn: 1 }, id, await selfIdentity()),
   );
   await store.create(record, "task");
+  return { store, id, record };
+}
+
+Deno.test("writeFinal: job.json says ended only once the result is on disk", async () => {
+  const { store, id, record } = await storedJob();
   const onDisk = () => JSON.parse(readFileSync(join(store.dirOf(id), "job.json"), "utf8")).state;
   const before = onDisk();
   // The result cannot be written (a folder sits where result.txt goes), as on a full disk.
@@ -36,14 +42,7 @@ Deno.test("write: a write queued behind another writes the record as it was when
   // A running job's callbacks write its record without waiting; one still queued when the job
   // ended wrote the end state (read at its turn) before the answer: another server then said
   // "cancelled" while the owner, still writing the result, said "running".
-  const store = new JobStore(tempDir("od-store-"));
-  store.init();
-  const id = "11111111-2222-4333-8444-666666666666";
-  const sessionId = "aaaaaaaa-bbbb-4ccc-8ddd-ffffffffffff";
-  const { record } = liveJob(
-    newRecord(newTurn("task"), { sessionId, turn: 1 }, id, await selfIdentity()),
-  );
-  await store.create(record, "task");
+  const { store, id, record } = await storedJob();
   record.state = "running";
   const first = store.write(record);
   const queued = store.write(record);

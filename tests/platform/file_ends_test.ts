@@ -5,24 +5,9 @@
  * a line boundary.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readFileHead, readFileTail } from "../../src/platform/file_ends.ts";
-
-async function withFile(
-  content: string | Uint8Array,
-  fn: (path: string) => Promise<void> | void,
-): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "od-file-tail-"));
-  try {
-    const path = join(dir, "f.jsonl");
-    await writeFile(path, content);
-    await fn(path);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+import { withFile } from "../support/harness.ts";
 
 const bytes = (s: string) => Buffer.byteLength(s);
 

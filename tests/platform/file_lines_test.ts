@@ -4,21 +4,9 @@
  * line whole before checking its length.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FileLine, readLines } from "../../src/platform/file_lines.ts";
-
-async function withFile(content: string, fn: (path: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "od-file-lines-"));
-  try {
-    const path = join(dir, "f.jsonl");
-    await writeFile(path, content);
-    await fn(path);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+import { withFile } from "../support/harness.ts";
 
 async function all(path: string, start: number, maxLine: number): Promise<FileLine[]> {
   const out: FileLine[] = [];

@@ -91,6 +91,24 @@ export function tempDir(prefix = "od-test-"): string {
   return dir;
 }
 
+/**
+ * Runs `fn` on a file holding `content`, in a folder of its own removed afterwards, whatever
+ * `fn` does.
+ */
+export async function withFile(
+  content: string | Uint8Array,
+  fn: (path: string) => Promise<void> | void,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "od-file-"));
+  try {
+    const path = join(dir, "f.jsonl");
+    writeFileSync(path, content);
+    await fn(path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export interface ServerOptions {
   /** Extra environment for the server (poison, OLLAMA_MCP_*). */
   env?: Record<string, string>;
