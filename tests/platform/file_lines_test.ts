@@ -4,7 +4,6 @@
  * line whole before checking its length.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { type FileLine, readLines } from "../../src/platform/file_lines.ts";
 import { withFile } from "../support/harness.ts";
 
