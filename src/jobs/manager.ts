@@ -226,13 +226,25 @@ export class JobManager {
   async get(ref: string): Promise<JobView> {
     const id = isValidId(ref) ? ref : await resolveJobRef(this.store, ref, this.#live.keys());
     const live = this.#live.get(id.toLowerCase());
-    if (live) return this.#view(live);
+    if (live) {
+      if (live.stateUntilRecorded !== undefined && (await this.#endedOnDisk(id))) {
+        // job.json already says it ended (another process may have answered so), and this
+        // process has not yet heard that the rename returned: the end is the truth here too.
+        return { ...this.#view(live), record: live.record };
+      }
+      return this.#view(live);
+    }
     return await viewFromDisk(
       id,
       this.#recovery,
       this.#lines.endpoints,
       (record) => lineOfRecord(this.#placer, record),
     );
+  }
+
+  async #endedOnDisk(id: string): Promise<boolean> {
+    const read = await this.store.read(id).catch(() => undefined);
+    return read?.kind === "ok" && isTerminal(read.record.state);
   }
 
   #view(live: LiveJob): JobView {

@@ -138,6 +138,14 @@ Deno.test("once its end is on disk, a job reads as ended here too, whatever come
   const fifo = join(store.stateDir, LEDGER_FILE);
   const made = new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
   assert.equal(made.success, true, new TextDecoder().decode(made.stderr));
+  // And the write of job.json returns late (a loaded machine runs the rename's continuation
+  // after another reader of the file has seen it): the end is on disk before this process
+  // hears so. A reader polling in that window saw "running" (seen once in CI).
+  const write = store.write.bind(store);
+  store.write = async (record) => {
+    await write(record);
+    if (record.state === "completed") await new Promise((r) => setTimeout(r, 400));
+  };
   const view = await manager.start(newTurn());
   const turn = await engine.turn(0);
   turn.end({ resultText: "done" });
