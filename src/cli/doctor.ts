@@ -3,10 +3,7 @@
  * what fails. The exit code is 0 only when what the default engine needs works; the rest
  * is reported as a warning.
  */
-import process from "node:process";
 import { parseArgs } from "node:util";
-import { colourOn } from "../platform/colour.ts";
-import { currentEnv } from "../platform/runtime.ts";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
 import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
@@ -24,6 +21,7 @@ import { engineNeed, enginesFacts, requestSizeCheck } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
 import { renderProbeJson, renderProbeText } from "./probe_render.ts";
+import { type JobsIo, processIo } from "./jobs_common.ts";
 
 export const DOCTOR_HELP = `Usage: ollama-delegate doctor [--json]
        ollama-delegate doctor --probe [model...] [--timeout <seconds>] [--json]
@@ -76,8 +74,9 @@ Options:
 export async function runDoctor(
   env: Record<string, string>,
   cwd: string,
+  home?: string,
 ): Promise<DoctorReport> {
-  const resolved = loadSettings({ env, cwd });
+  const resolved = loadSettings({ env, cwd, ...(home !== undefined ? { home } : {}) });
   const s = resolved.settings;
   // A pool of Ollamas is checked in depth at its first endpoint that answers, and each one
   // for an answer.
@@ -142,11 +141,11 @@ function neededChecks(s: Settings): (id: Check["id"]) => boolean {
 }
 
 /** Entry for main.ts. */
-export async function doctorMain(argv: string[]): Promise<number> {
+export async function doctorMain(argv: string[], io: JobsIo = processIo()): Promise<number> {
   let values;
   let positionals: string[];
   const usage = (message: string) => {
-    console.error(`ollama-delegate doctor: ${message}. See doctor --help`);
+    io.err(`ollama-delegate doctor: ${message}. See doctor --help`);
     return 2;
   };
   try {
@@ -164,7 +163,7 @@ export async function doctorMain(argv: string[]): Promise<number> {
     return usage((e as Error).message);
   }
   if (values.help) {
-    console.log(DOCTOR_HELP);
+    io.out(DOCTOR_HELP);
     return 0;
   }
   if (!values.probe && (positionals.length > 0 || values.timeout !== undefined)) {
@@ -174,7 +173,7 @@ export async function doctorMain(argv: string[]): Promise<number> {
         : "--timeout goes with --probe",
     );
   }
-  const env = currentEnv();
+  const { env, cwd, home } = io;
   if (values.probe) {
     let timeout = DEFAULT_PROBE_TIMEOUT_S;
     if (values.timeout !== undefined) {
@@ -185,16 +184,12 @@ export async function doctorMain(argv: string[]): Promise<number> {
         );
       }
     }
-    const settings = loadSettings({ env, cwd: process.cwd() }).settings;
-    const probe = await runProbe(settings, positionals, { timeoutSeconds: timeout, env });
-    console.log(values.json ? renderProbeJson(probe) : renderProbeText(probe));
+    const settings = loadSettings({ env, cwd, home }).settings;
+    const probe = await runProbe(settings, positionals, { timeoutSeconds: timeout, env, cwd });
+    io.out(values.json ? renderProbeJson(probe) : renderProbeText(probe));
     return probe.ok ? 0 : 1;
   }
-  const report = await runDoctor(env, process.cwd());
-  if (values.json) {
-    console.log(renderJson(report));
-  } else {
-    console.log(renderText(report, colourOn("stdout", env)));
-  }
+  const report = await runDoctor(env, cwd, home);
+  io.out(values.json ? renderJson(report) : renderText(report, io.colour));
   return report.ok ? 0 : 1;
 }

@@ -76,10 +76,10 @@ const perSecond = (tokens?: number, ms?: number) =>
 export async function runProbe(
   settings: Settings,
   named: string[],
-  options: { timeoutSeconds?: number; env: Record<string, string> },
+  options: { timeoutSeconds?: number; env: Record<string, string>; cwd?: string },
 ): Promise<ProbeReport> {
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_PROBE_TIMEOUT_S;
-  const facts = await enginesFacts(settings, options.env, process.cwd());
+  const facts = await enginesFacts(settings, options.env, options.cwd ?? process.cwd());
   const claudeNeed = engineNeed("claude", facts);
   const nativeNeed = engineNeed("native", facts);
   // A call is read as the native engine reads one: it recovers calls written as text.

@@ -1,6 +1,8 @@
 /**
- * `ollama-delegate doctor` as a user runs it: a real process, the real Claude Code CLI,
- * real bubblewrap, and the Ollama emulator (or nothing at all where Ollama should be).
+ * `ollama-delegate doctor` as a user runs it: the real Claude Code CLI, real bubblewrap, and
+ * the Ollama emulator (or nothing at all where Ollama should be). The command runs in this
+ * process with its environment, working directory and home injected (tests/cli/jobs_support.ts);
+ * the colour test starts the real program on a terminal.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -70,21 +72,13 @@ function doctorEnv(opts: DoctorOptions, home: string, stateDir: string): Record<
   };
 }
 
+/** Runs `doctor` in this process (doctorMain with an injected io), as through a pipe. */
 async function doctor(opts: DoctorOptions = {}): Promise<DoctorRun> {
   const home = opts.home ?? tempDir("od-doctor-");
   const stateDir = join(home, "state");
-  const { command, args } = doctorCommand(opts.args ?? []);
-  const out = await new Deno.Command(command, {
-    args,
-    cwd: home,
-    env: doctorEnv(opts, home, stateDir),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr), home, stateDir };
+  const env = doctorEnv(opts, home, stateDir);
+  const run = await runCli({ env, cwd: home, stateDir }, ["doctor", ...(opts.args ?? [])]);
+  return { code: run.code ?? -1, stdout: run.stdout, stderr: run.stderr, home, stateDir };
 }
 
 async function doctorJson(opts: DoctorOptions = {}): Promise<DoctorRun & { report: JsonReport }> {

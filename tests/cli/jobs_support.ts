@@ -1,6 +1,7 @@
 /**
  * Runs `ollama-delegate <command> ...` with an explicit environment and working directory.
- * `jobs` and `stats` run in this process (`jobsMain(argv, io)`, `statsMain`, with an io that
+ * `jobs`, `stats` and `doctor` run in this process (`jobsMain(argv, io)`, `statsMain`,
+ * `doctorMain`, with an io that
  * collects what they print, as through a pipe: no terminal, so no colour and no live lines);
  * every other command, and `startCli` and `runCliProcess` always, in a subprocess: the same
  * program the end-to-end tests start as a server (`deno run src/main.ts`, or the installed
@@ -85,9 +86,13 @@ export function startCli(ctx: CliEnv, args: string[]): {
 const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: JobsIo) => Promise<number>>> = {
   jobs: async () => (await import("../../src/cli/jobs.ts")).jobsMain,
   stats: async () => (await import("../../src/cli/stats.ts")).statsMain,
+  doctor: async () => (await import("../../src/cli/doctor.ts")).doctorMain,
 };
 
-/** Runs the CLI to its end: `jobs` and `stats` in this process, the rest in a subprocess. */
+/**
+ * Runs the CLI to its end: `jobs`, `stats` and `doctor` in this process, the rest in a
+ * subprocess.
+ */
 export async function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
   const [command, ...rest] = args;
   const load = command === undefined ? undefined : IN_PROCESS[command];
