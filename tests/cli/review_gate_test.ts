@@ -1,6 +1,7 @@
 /**
- * `ollama-delegate review --gate` as Claude Code runs its Stop hook: the hook input on stdin,
- * one JSON object (or nothing) read back, the emulator playing the reviewers.
+ * `ollama-delegate review --gate` as Claude Code runs its Stop hook: the hook input in, one
+ * JSON object (or nothing) read back, the emulator playing the reviewers. The gate runs in this
+ * process (tests/cli/review_support.ts); the SIGTERM test starts the real program.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -25,7 +26,7 @@ Deno.test("review gate: off by default, silent and starts nothing", async () => 
   const ctx = cliEnv({ env: { OLLAMA_HOST: emu.url } });
   const dir = repo();
   writeFileSync(join(dir, "app.ts"), "const b = eval(input);\n");
-  const r = await gate(ctx, dir, hook("s-off", dir));
+  const r = await gate(ctx, hook("s-off", dir));
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.output, undefined);
   assert.equal(jobCount(ctx.stateDir), 0);
@@ -53,7 +54,7 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
 
   // A low finding only: the stop goes through, with a one-line notice.
   writeFileSync(join(dir, "app.ts"), "const a = 1; // TODO\nexport {};\n");
-  const low = await gate(ctx, dir, hook(session, dir));
+  const low = await gate(ctx, hook(session, dir));
   assert.equal(low.code, 0, low.stderr);
   assert.equal(low.output?.decision, undefined, JSON.stringify(low.output));
   assert.match(
@@ -63,13 +64,13 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
   assert.equal(requests(), 3);
 
   // The same changes again: not reviewed again.
-  const same = await gate(ctx, dir, hook(session, dir));
+  const same = await gate(ctx, hook(session, dir));
   assert.equal(same.output, undefined);
   assert.equal(requests(), 3);
 
   // eval found by two of three reviewers: blocked, with the findings as the reason.
   writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = eval(input);\nexport {};\n");
-  const high = await gate(ctx, dir, hook(session, dir));
+  const high = await gate(ctx, hook(session, dir));
   assert.equal(high.code, 0, high.stderr);
   assert.equal(high.output?.decision, "block", JSON.stringify(high.output));
   const reason = String(high.output?.reason);
@@ -88,30 +89,30 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
 
   // Claude continues because of the block: that stop is never reviewed (stop_hook_active).
   writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = eval(input2);\nexport {};\n");
-  const active = await gate(ctx, dir, hook(session, dir, true));
+  const active = await gate(ctx, hook(session, dir, true));
   assert.equal(active.output, undefined);
   assert.equal(requests(), 6);
 
   // A later turn with other changes: blocked again, round 2 of 2.
-  const second = await gate(ctx, dir, hook(session, dir));
+  const second = await gate(ctx, hook(session, dir));
   assert.equal(second.output?.decision, "block");
   assert.match(String(second.output?.reason), /round 2 of at most 2/);
   assert.equal(requests(), 9);
 
   // The cap is reached: later changes are let through unreviewed, said once.
   writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = eval(input3);\nexport {};\n");
-  const capped = await gate(ctx, dir, hook(session, dir));
+  const capped = await gate(ctx, hook(session, dir));
   assert.equal(capped.output?.decision, undefined);
   assert.match(
     String(capped.output?.systemMessage),
     /2 of 2 rounds used in this session, so these changes were not reviewed/,
   );
   assert.equal(requests(), 9);
-  const after = await gate(ctx, dir, hook(session, dir));
+  const after = await gate(ctx, hook(session, dir));
   assert.equal(after.output, undefined);
 
   // Another session has its own count.
-  const other = await gate(ctx, dir, hook("a-second-session", dir));
+  const other = await gate(ctx, hook("a-second-session", dir));
   assert.equal(other.output?.decision, "block");
   assert.equal(requests(), 12);
 });
@@ -132,7 +133,7 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
       OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "60",
     },
   });
-  const r = await gate(down, dir, hook("s-down", dir));
+  const r = await gate(down, hook("s-down", dir));
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.output?.decision, undefined, JSON.stringify(r.output));
   assert.match(
@@ -154,7 +155,7 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
       OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "10",
     },
   });
-  const late = await gate(slow, dir, hook("s-slow", dir));
+  const late = await gate(slow, hook("s-slow", dir));
   assert.equal(late.code, 0, late.stderr);
   assert.match(
     String(late.output?.systemMessage),
@@ -169,7 +170,7 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
   }
 
   // A session id is used in a path only when it is a plain name.
-  const escape = await gate(down, dir, hook("../../escaped", dir));
+  const escape = await gate(down, hook("../../escaped", dir));
   assert.match(String(escape.output?.systemMessage), /no usable session_id/);
   assert.equal(existsSync(join(down.stateDir, "..", "escaped.json")), false);
   assert.equal(existsSync(join(down.stateDir, ".gate", "..", "..", "escaped.json")), false);
@@ -190,7 +191,6 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
         OLLAMA_MCP_REVIEW_GATE_MODELS: "qwen3-coder:30b,gpt-oss:20b",
       },
     }),
-    dir,
     hook("s-prose", dir),
   );
   assert.equal(prose.output?.decision, undefined, JSON.stringify(prose.output));
@@ -199,7 +199,7 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
     /no reviewer answered \(its reply was not findings JSON \(no JSON found in it\): .*\); the stop goes through$/,
   );
 
-  const garbage = await gate(slow, dir, "this is not JSON");
+  const garbage = await gate(slow, "this is not JSON");
   assert.equal(garbage.code, 0);
   assert.match(String(garbage.output?.systemMessage), /could not read Claude Code's hook input/);
 });

@@ -1,16 +1,19 @@
 /**
  * What the tests of `ollama-delegate review` and `review --gate` share: a repository, reviewers
- * the emulator plays by model name, and the gate run as Claude Code runs its Stop hook (the
- * real program in a subprocess, the hook input on stdin, its output read back).
+ * the emulator plays by model name, and the gate run as Claude Code runs its Stop hook: the
+ * hook input in, one line of output read back. `gate` runs it in this process (gateMain with
+ * the input and environment injected); the SIGTERM test in review_gate_test.ts and
+ * tests/e2e/plugin_gate_test.ts start the real program.
  */
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView, EmulatorOptions } from "../support/ollama_emulator.ts";
 import { startScene } from "../support/scene.ts";
 import { tempDir } from "../support/harness.ts";
-import { cliArgv, type CliEnv } from "./jobs_support.ts";
+import { gateMain } from "../../src/cli/review_gate.ts";
+import type { CliEnv } from "./jobs_support.ts";
 
 export const REVIEW_TASK = "Review these changes";
 export const MODELS = ["qwen3-coder:30b", "gpt-oss:20b", "llama3.1:8b"];
@@ -55,19 +58,16 @@ export function reviewers(seen: ChatRequestView[]) {
   };
 }
 
-/** Runs `review --gate` with `input` on stdin, in `cwd`. */
-export async function gate(ctx: CliEnv, cwd: string, input: string) {
-  const { command, args } = cliArgv(["review", "--gate"]);
-  const child = spawn(command, args, { env: ctx.env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+/** Runs `review --gate` with `input` as its stdin; the hook input names the folder. */
+export async function gate(ctx: CliEnv, input: string) {
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (c: Uint8Array) => (stdout += new TextDecoder().decode(c)));
-  child.stderr.on("data", (c: Uint8Array) => (stderr += new TextDecoder().decode(c)));
-  child.stdin.end(input);
   const started = Date.now();
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", resolve);
+  const code = await gateMain({
+    readInput: () => Promise.resolve(input),
+    out: (line) => void (stdout += `${line}\n`),
+    err: (line) => void (stderr += `${line}\n`),
+    env: ctx.env,
   });
   const lines = stdout.trim() === "" ? [] : stdout.trim().split("\n");
   assert.ok(lines.length <= 1, `one JSON object at most: ${stdout}`);
