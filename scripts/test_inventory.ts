@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { NODE_SMOKE } from "./test.ts";
+import { NODE_SMOKE, NODE_SMOKE_ONLY } from "./test.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -125,20 +125,31 @@ function countAll(files: Map<string, string>): Map<string, FileCounts> {
 }
 
 /** The tests the Node pass runs: those in its smoke list, or (before it had one) the e2e tiers. */
-function nodePassTests(counts: Map<string, FileCounts>, smoke: readonly string[] | undefined) {
+function nodePassTests(
+  counts: Map<string, FileCounts>,
+  smoke: readonly string[] | undefined,
+  only: Record<string, RegExp> = {},
+) {
   let tests = 0;
   for (const [path, c] of counts) {
     const runs = smoke
       ? smoke.includes(path)
       : path.startsWith("tests/e2e/") || path.startsWith("tests/cli/");
-    if (runs) tests += c.tests;
+    if (!runs) continue;
+    const filter = only[path];
+    tests += filter ? c.names.filter((n) => filter.test(n)).length : c.tests;
   }
   return tests;
 }
 
-const runsLine = (label: string, counts: Map<string, FileCounts>, smoke?: readonly string[]) => {
+const runsLine = (
+  label: string,
+  counts: Map<string, FileCounts>,
+  smoke?: readonly string[],
+  only?: Record<string, RegExp>,
+) => {
   const deno = totals(counts).tests;
-  const node = nodePassTests(counts, smoke);
+  const node = nodePassTests(counts, smoke, only);
   return `${label.padEnd(28)} ${deno} on Deno + ${node} on Node = ${deno + node} test runs`;
 };
 
@@ -153,7 +164,9 @@ function report(
   out.push(line(base ? "after (working tree)" : "working tree", totals(head)));
   out.push("", "deno task test, static count (a test in a loop counts once)");
   if (base) out.push(runsLine("  before (base)", base, baseSmoke));
-  out.push(runsLine(base ? "  after (working tree)" : "  working tree", head, NODE_SMOKE));
+  out.push(
+    runsLine(base ? "  after (working tree)" : "  working tree", head, NODE_SMOKE, NODE_SMOKE_ONLY),
+  );
   const folders = new Set([...byFolder(head).keys(), ...(base ? byFolder(base).keys() : [])]);
   const zero = { files: 0, tests: 0, steps: 0, asserts: 0 };
   out.push("", "per folder" + (base ? " (before -> after)" : ""));
