@@ -15,7 +15,11 @@ import { type HostileBackend, startHostileBackend, watchJob } from "../support/h
 const MiB = 1024 * 1024;
 /** Just under the turn's cap of 4,000,000 characters (MAX_TURN_GROWTH_CHARS). */
 const REPLY_CHARS = 3_990_000;
-const FOLLOWUPS = 13;
+/**
+ * Enough for the whole conversation, resent, to pass PEAK_LIMIT_MIB (about 470 MiB by the
+ * eighth turn before the history was bounded); keeping less of it is the capped test's job.
+ */
+const FOLLOWUPS = 7;
 /**
  * The server's peak resident memory over all the turns. What it holds stays flat: with the
  * collector forced after every turn, 140-180 MiB on Deno and Node, the history budget (4 MiB
@@ -36,6 +40,11 @@ const PEAK_LIMIT_MIB = 384;
  */
 const HEAP_LIMIT_MIB = 64;
 const CAPPED_FOLLOWUPS = 10;
+/**
+ * What the last request leaves out: every message after the task but the newest exchange
+ * (each follow-up adds a prompt and a reply; the reply before the last prompt is kept).
+ */
+const LEFT_OUT = 2 * FOLLOWUPS - 3;
 /** The history budget at the clamped context (4,194,304 bytes), the prompts and the tools. */
 const REQUEST_LIMIT_BYTES = 4.5 * MiB;
 
@@ -98,7 +107,7 @@ const chats = (hostile: HostileBackend) =>
 const transcriptText = (server: TestServer, id: string) =>
   readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8");
 
-Deno.test("hostile backend: 13 follow-ups of replies near the turn cap, with a claimed context of 1e9 tokens, keep the server's memory and requests bounded", async () => {
+Deno.test(`hostile backend: ${FOLLOWUPS} follow-ups of replies near the turn cap, with a claimed context of 1e9 tokens, keep the server's memory and requests bounded`, async () => {
   // No maxContext: the backend's claim is all the server goes by.
   await withServer({}, async (server, hostile) => {
     const { id, peaks } = await converse(server, FOLLOWUPS);
@@ -118,14 +127,18 @@ Deno.test("hostile backend: 13 follow-ups of replies near the turn cap, with a c
     assert.equal(last[1], "user: TASK-ONE: write at length");
     assert.match(
       last[2]!,
-      /^assistant: \[23 earlier messages of this conversation are left out here to fit the model's context; the task above is whole\]$/,
+      new RegExp(
+        `^assistant: \\[${LEFT_OUT} earlier messages of this conversation are left out here to fit the model's context; the task above is whole\\]$`,
+      ),
     );
     assert.equal(last[3], `user: FOLLOW-UP-${FOLLOWUPS}: more`);
     assert.match(last[4]!, new RegExp(`^assistant: reply ${FOLLOWUPS} z+$`));
     assert.equal(last[5], `user: FOLLOW-UP-${FOLLOWUPS + 1}: more`);
     assert.match(
       transcriptText(server, id),
-      /\[context shortened\] To fit the context \(1,048,576 tokens, the most a backend's claim is taken for while maxContext is not set \(it claims 1,000,000,000\); 8,192 kept for the reply\): left out 23 earlier messages \(\d{2},\d{3},\d{3} bytes\), older than what a follow-up holds in memory/,
+      new RegExp(
+        `\\[context shortened\\] To fit the context \\(1,048,576 tokens, the most a backend's claim is taken for while maxContext is not set \\(it claims 1,000,000,000\\); 8,192 kept for the reply\\): left out ${LEFT_OUT} earlier messages \\(\\d{2},\\d{3},\\d{3} bytes\\), older than what a follow-up holds in memory`,
+      ),
     );
 
     // The newest job's file still holds the whole conversation: every reply, whole.
