@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { field, sandboxClaude, tempDir } from "../support/harness.ts";
+import { field, KEEP_TEMP, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { makeTree, treeFile, writePart } from "../support/trees.ts";
 
@@ -35,7 +35,7 @@ function bigTree(): string {
 
 function release(): void {
   if (shared && --shared.users === 0) {
-    rmSync(shared.root, { recursive: true, force: true });
+    if (!KEEP_TEMP) rmSync(shared.root, { recursive: true, force: true });
     shared = undefined;
   }
 }

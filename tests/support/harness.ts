@@ -71,12 +71,18 @@ export function serverCommand(): { command: string; args: string[] } {
 /** Every folder tempDir made in this test module. */
 const made: string[] = [];
 
+/**
+ * OD_KEEP_TEMP=1: temporary folders stay, for a look after a failure, or because whoever runs
+ * the test removes them all at once (scripts/test.ts, which points TMPDIR at a folder of its
+ * own). Tests that remove a large tree of their own early leave it too.
+ */
+export const KEEP_TEMP = Boolean(process.env.OD_KEEP_TEMP);
+
 export function tempDir(prefix = "od-test-"): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  if (made.length === 0 && !process.env.OD_KEEP_TEMP) {
+  if (made.length === 0 && !KEEP_TEMP) {
     // Removed when the test module's isolate ends, after all its tests: a run of the whole
-    // suite made several GiB of them (52k-file trees, job folders). OD_KEEP_TEMP=1 keeps them
-    // for a look after a failure.
+    // suite made several GiB of them (52k-file trees, job folders).
     globalThis.addEventListener("unload", () => {
       for (const d of made) {
         try {
