@@ -21,7 +21,7 @@ import { engineNeed, enginesFacts, requestSizeCheck } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
 import { renderProbeJson, renderProbeText } from "./probe_render.ts";
-import { type JobsIo, processIo } from "./jobs_common.ts";
+import { type CliIo, processIo } from "./jobs_common.ts";
 
 export const DOCTOR_HELP = `Usage: ollama-delegate doctor [--json]
        ollama-delegate doctor --probe [model...] [--timeout <seconds>] [--json]
@@ -141,7 +141,7 @@ function neededChecks(s: Settings): (id: Check["id"]) => boolean {
 }
 
 /** Entry for main.ts. */
-export async function doctorMain(argv: string[], io: JobsIo = processIo()): Promise<number> {
+export async function doctorMain(argv: string[], io: CliIo = processIo()): Promise<number> {
   let values;
   let positionals: string[];
   const usage = (message: string) => {

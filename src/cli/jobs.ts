@@ -7,12 +7,12 @@ import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import { jobsCancel } from "./jobs_cancel.ts";
 import { renderEndpointTable } from "./jobs_endpoints.ts";
 import {
+  type CliIo,
   compactCount,
   humanDuration,
   jobProblemExitCode,
   jobProblemText,
   type JobsContext,
-  type JobsIo,
   JobsUsageError,
   oneLine,
   openContext,
@@ -61,7 +61,7 @@ both); live status lines appear only on a terminal, and never with --no-status.`
 const SUBCOMMANDS = ["list", "show", "tail", "cancel", "prune", "usage"] as const;
 
 /** `ollama-delegate jobs ...`; returns the exit code. */
-export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promise<number> {
+export async function jobsMain(argv: string[], io: CliIo = processIo()): Promise<number> {
   const first = argv[0];
   const sub = first !== undefined && (SUBCOMMANDS as readonly string[]).includes(first)
     ? first
@@ -112,7 +112,7 @@ export async function jobsMain(argv: string[], io: JobsIo = processIo()): Promis
   }
 }
 
-async function jobsList(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+async function jobsList(ctx: JobsContext, argv: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -172,7 +172,7 @@ export function renderJobsTable(
   picked: readonly JobRecord[],
   total: number,
   corrupt: ReadonlyArray<{ id: string; reason: string }>,
-  io: JobsIo,
+  io: CliIo,
   pricing: Parameters<typeof jobCostText>[1],
   now = Date.now(),
 ): string {

@@ -4,8 +4,8 @@ import { escapeLine } from "../platform/plain_text.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import {
+  type CliIo,
   type JobsContext,
-  type JobsIo,
   JobsUsageError,
   noMoreArguments,
   parseCount,
@@ -34,7 +34,7 @@ export interface CancelOutcome {
  * `jobs cancel ID`: asks the server process that runs the job to stop it, through the
  * job's folder (`cancel.request`), and waits until the record says it ended.
  */
-export async function jobsCancel(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+export async function jobsCancel(ctx: JobsContext, argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {

@@ -22,8 +22,11 @@ export class JobsUsageError extends Error {
   }
 }
 
-/** Where output goes and how it may look; tests pass their own. */
-export interface JobsIo {
+/**
+ * Where a terminal command's output goes, how it may look, and the environment it reads:
+ * `jobs`, `stats` and `doctor` take it injected; tests pass their own.
+ */
+export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   /** Writes without a newline (live status lines). */
@@ -43,7 +46,7 @@ export interface JobsIo {
   home: string;
 }
 
-export function processIo(): JobsIo {
+export function processIo(): CliIo {
   const env = process.env;
   const tty = isTty("stdout");
   // A dumb terminal shows escape sequences as text, so it gets neither.
@@ -68,7 +71,7 @@ export interface Style {
   state(state: JobState, text?: string): string;
 }
 
-export function styleFor(io: JobsIo): Style {
+export function styleFor(io: CliIo): Style {
   const wrap = (format: ColourFormat) => (s: string) => paint(format, s, io.colour);
   const colours: Record<JobState, (s: string) => string> = {
     queued: wrap("cyan"),
@@ -93,7 +96,7 @@ export interface JobsContext {
   manager: JobManager;
 }
 
-export function openContext(io: JobsIo): JobsContext {
+export function openContext(io: CliIo): JobsContext {
   const resolved = loadSettings({ env: io.env, cwd: io.cwd, home: io.home });
   for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
   const settings = resolved.settings;

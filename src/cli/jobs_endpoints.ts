@@ -2,7 +2,7 @@
 import { type EndpointFigures, endpointFigures, stayedShare } from "../jobs/endpoint_figures.ts";
 import type { JobRecord } from "../jobs/record.ts";
 import { escapeLine } from "../platform/plain_text.ts";
-import { compactCount, humanDuration, type JobsIo, styleFor } from "./jobs_common.ts";
+import { type CliIo, compactCount, humanDuration, styleFor } from "./jobs_common.ts";
 
 const HEAD = [
   "ENDPOINT",
@@ -21,7 +21,7 @@ const HEAD = [
 export function renderEndpointTable(
   stateDir: string,
   records: readonly JobRecord[],
-  io: JobsIo,
+  io: CliIo,
   json: boolean,
   now = Date.now(),
 ): string {

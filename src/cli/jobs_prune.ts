@@ -5,9 +5,9 @@ import { ledgerPath, usageHistory } from "../jobs/usage_ledger.ts";
 import { recordsInDays, renderUsage } from "../jobs/usage_report.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import {
+  type CliIo,
   humanAge,
   type JobsContext,
-  type JobsIo,
   JobsUsageError,
   parseAge,
   parseCount,
@@ -16,7 +16,7 @@ import {
 const DAY_MS = 86_400_000;
 
 /** `jobs prune [--older-than 7d] [--dry-run]`. */
-export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+export async function jobsPrune(ctx: JobsContext, argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -88,7 +88,7 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: JobsIo): P
 }
 
 /** `jobs usage [--days N]`: totals per model and per day. */
-export async function jobsUsage(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+export async function jobsUsage(ctx: JobsContext, argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: { days: { type: "string" }, json: { type: "boolean" } },

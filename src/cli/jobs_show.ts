@@ -12,9 +12,9 @@ import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { Price } from "../settings/types.ts";
 import {
+  type CliIo,
   humanDuration,
   type JobsContext,
-  type JobsIo,
   noMoreArguments,
   resolveJobId,
   styleFor,
@@ -100,7 +100,7 @@ export function recordLines(
 const exists = (path: string) => stat(path).then(() => true, () => false);
 
 /** `jobs show ID`. */
-export async function jobsShow(ctx: JobsContext, argv: string[], io: JobsIo): Promise<number> {
+export async function jobsShow(ctx: JobsContext, argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: { json: { type: "boolean" } },

@@ -11,9 +11,9 @@ import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
 import { readFileTail } from "../platform/file_ends.ts";
 import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
 import {
+  type CliIo,
   humanDuration,
   type JobsContext,
-  type JobsIo,
   noMoreArguments,
   parseCount,
   resolveJobId,
@@ -165,7 +165,7 @@ function lastLines(items: ActivityLine[], n: number): ActivityLine[] {
 export async function jobsTail(
   ctx: JobsContext,
   argv: string[],
-  io: JobsIo,
+  io: CliIo,
   options: TailOptions = {},
 ): Promise<number> {
   const { values, positionals } = parseArgs({

@@ -9,7 +9,7 @@ import { filterEntries, groupStats } from "../jobs/ledger_stats.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { statsTable } from "../jobs/stats_report.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
-import { type JobsIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
+import { type CliIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
 
 export const STATS_HELP = `Usage: ollama-delegate stats [options]
 
@@ -26,7 +26,7 @@ rounds; tokens/ok and cost/ok = all the group's tokens and cost per verified suc
 
 const DAY_MS = 86_400_000;
 
-export async function statsMain(argv: string[], io: JobsIo = processIo()): Promise<number> {
+export async function statsMain(argv: string[], io: CliIo = processIo()): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
       args: argv,

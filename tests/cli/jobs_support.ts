@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { JobsIo } from "../../src/cli/jobs_common.ts";
+import type { CliIo } from "../../src/cli/jobs_common.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { serverCommand, tempDir } from "../support/harness.ts";
 
@@ -82,8 +82,8 @@ export function startCli(ctx: CliEnv, args: string[]): {
   return { child, output: () => stdout, done };
 }
 
-/** The subcommands whose main takes an injected io (src/cli/jobs_common.ts: JobsIo). */
-const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: JobsIo) => Promise<number>>> = {
+/** The subcommands whose main takes an injected io (src/cli/jobs_common.ts: CliIo). */
+const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: CliIo) => Promise<number>>> = {
   jobs: async () => (await import("../../src/cli/jobs.ts")).jobsMain,
   stats: async () => (await import("../../src/cli/stats.ts")).statsMain,
   doctor: async () => (await import("../../src/cli/doctor.ts")).doctorMain,
@@ -99,7 +99,7 @@ export async function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
   if (!load) return await runCliProcess(ctx, args);
   let stdout = "";
   let stderr = "";
-  const io: JobsIo = {
+  const io: CliIo = {
     out: (text) => void (stdout += `${text}\n`),
     err: (text) => void (stderr += `${text}\n`),
     write: (text) => void (stdout += text),

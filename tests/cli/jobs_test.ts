@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import { join } from "node:path";
 import process from "node:process";
 import { renderJobsTable } from "../../src/cli/jobs.ts";
-import { humanAge, type JobsIo } from "../../src/cli/jobs_common.ts";
+import { type CliIo, humanAge } from "../../src/cli/jobs_common.ts";
 import { selfIdentity } from "../../src/platform/process_identity.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { until } from "../support/harness.ts";
@@ -336,7 +336,7 @@ Deno.test("jobs tail: follows a native transcript as it grows, then prints the r
 });
 
 Deno.test("renderJobsTable: colour only when colour is on", () => {
-  const io = (colour: boolean): JobsIo => ({
+  const io = (colour: boolean): CliIo => ({
     out() {},
     err() {},
     write() {},
