@@ -507,6 +507,11 @@ if (import.meta.main) {
   // mass removal cost up to a millisecond of kernel time (a 23,000-file tree took 5-16 s
   // instead of 1).
   const runTemp = mkdtempSync(join(tmpdir(), "od-test-run-"));
+  let keepTemp = false;
+  // Also when Ctrl-C ends the run (the pool exits once it has killed every job).
+  process.on("exit", () => {
+    if (!keepTemp) rmSync(runTemp, { recursive: true, force: true });
+  });
   const jobs = plan(passes, extra, linux, save, only, { TMPDIR: runTemp, OD_KEEP_TEMP: "1" });
   console.error(
     `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ` +
@@ -555,8 +560,10 @@ if (import.meta.main) {
   lines.push(`test: all done in ${seconds(wall)}`);
   console.error(`\n${lines.join("\n")}`);
   const failed = results.some((r) => r.status !== "ok");
-  if (failed) console.error(`test: the run's temporary files are kept in ${runTemp}`);
-  else rmSync(runTemp, { recursive: true, force: true });
+  if (failed) {
+    keepTemp = true;
+    console.error(`test: the run's temporary files are kept in ${runTemp}`);
+  }
   if (save) {
     if (failed) console.error("test: durations not saved: not every job passed");
     else {
