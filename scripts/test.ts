@@ -412,6 +412,7 @@ function plan(
       load: figures.load["node:install"],
       command: () => ({
         argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"],
+        env,
         cwd: ROOT,
       }),
       done(output) {
@@ -512,7 +513,10 @@ if (import.meta.main) {
   process.on("exit", () => {
     if (!keepTemp) rmSync(runTemp, { recursive: true, force: true });
   });
-  const jobs = plan(passes, extra, linux, save, only, { TMPDIR: runTemp, OD_KEEP_TEMP: "1" });
+  const tempEnv: Record<string, string> = platform() === "win32"
+    ? { TEMP: runTemp, TMP: runTemp }
+    : { TMPDIR: runTemp };
+  const jobs = plan(passes, extra, linux, save, only, { ...tempEnv, OD_KEEP_TEMP: "1" });
   console.error(
     `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ` +
       (typeof SLOTS === "number"
