@@ -16,11 +16,6 @@ const MiB = 1024 * 1024;
 /** Just under the turn's cap of 4,000,000 characters (MAX_TURN_GROWTH_CHARS). */
 const REPLY_CHARS = 3_990_000;
 /**
- * Enough for the whole conversation, resent, to pass PEAK_LIMIT_MIB (about 470 MiB by the
- * eighth turn before the history was bounded); keeping less of it is the capped test's job.
- */
-const FOLLOWUPS = 7;
-/**
  * The server's peak resident memory over all the turns. What it holds stays flat: with the
  * collector forced after every turn, 140-180 MiB on Deno and Node, the history budget (4 MiB
  * at the clamped context) and one turn's reply. Without forcing, each turn leaves a dozen
@@ -28,18 +23,21 @@ const FOLLOWUPS = 7;
  * malloc give memory back lazily: peaks measured 221-302 MiB over 14 turns, flat at 285 (Deno)
  * and 328 MiB (Node) over 36. Before the history was bounded, the server held and resent the
  * whole conversation: 317-371 MiB at turn 5, 578-816 MiB at turn 12, about 50 MiB more a turn.
+ * The conversation test runs with its heap capped (below), where the peak stays near 180 MiB.
  */
 const PEAK_LIMIT_MIB = 384;
 /**
- * The V8 heap the server gets in the test that caps it, and the follow-ups it runs there. The
- * turns run in 48 MiB on Deno (not in 40) and in 56 MiB on Node (not in 48). A server that keeps
- * one reply per finished job (as the job's turn and its activity once did) runs out of 64 MiB at
- * turn 8 (of 11); one that kept the whole conversation ran out of 80 MiB at turn 5 (Deno) or 6
- * (Node). Tighter than 80 MiB and 16 follow-ups, which caught the same at turn 12 and took
- * three times as long: the collector works hardest near the cap.
+ * The V8 heap the server gets, and the follow-ups it runs there. The turns run in 48 MiB on
+ * Deno (not in 40) and in 56 MiB on Node (not in 48). A server that keeps one reply per finished
+ * job (as the job's turn and its activity once did) runs out of 64 MiB at turn 8 (of 11); one
+ * that kept the whole conversation ran out of 80 MiB at turn 5 (Deno) or 6 (Node). Tighter than
+ * 80 MiB and 16 follow-ups, which caught the same at turn 12 and took three times as long: the
+ * collector works hardest near the cap. --max-old-space-size makes what the server keeps decide,
+ * not when the collector runs: a server that keeps more than a bounded conversation dies of
+ * "heap out of memory".
  */
 const HEAP_LIMIT_MIB = 64;
-const CAPPED_FOLLOWUPS = 10;
+const FOLLOWUPS = 10;
 /**
  * What the last request leaves out: every message after the task but the newest exchange
  * (each follow-up adds a prompt and a reply; the reply before the last prompt is kept).
@@ -107,48 +105,52 @@ const chats = (hostile: HostileBackend) =>
 const transcriptText = (server: TestServer, id: string) =>
   readFileSync(join(server.stateDir, id, "transcript.jsonl"), "utf8");
 
-Deno.test(`hostile backend: ${FOLLOWUPS} follow-ups of replies near the turn cap, with a claimed context of 1e9 tokens, keep the server's memory and requests bounded`, async () => {
+Deno.test(`hostile backend: ${FOLLOWUPS} follow-ups of replies near the turn cap, with a claimed context of 1e9 tokens, in a V8 heap of ${HEAP_LIMIT_MIB} MiB, keep the server's memory and requests bounded`, async () => {
   // No maxContext: the backend's claim is all the server goes by.
-  await withServer({}, async (server, hostile) => {
-    const { id, peaks } = await converse(server, FOLLOWUPS);
-    const figures = `server peak RSS by turn (MiB): ${peaks.map((p) => p.toFixed(0)).join(", ")}`;
-    console.log(figures);
-    assert.ok(Math.max(...peaks) < PEAK_LIMIT_MIB, figures);
+  const flag = `--max-old-space-size=${HEAP_LIMIT_MIB}`;
+  await withServer(
+    { env: { DENO_V8_FLAGS: flag, NODE_OPTIONS: flag } },
+    async (server, hostile) => {
+      const { id, peaks } = await converse(server, FOLLOWUPS);
+      const figures = `server peak RSS by turn (MiB): ${peaks.map((p) => p.toFixed(0)).join(", ")}`;
+      console.log(figures);
+      assert.ok(Math.max(...peaks) < PEAK_LIMIT_MIB, figures);
 
-    // What is resent stops growing: the task, the newest reply, and the new prompt.
-    const sent = chats(hostile);
-    assert.equal(sent.length, FOLLOWUPS + 1);
-    for (const [i, r] of sent.entries()) {
-      assert.ok(r.receivedBytes < REQUEST_LIMIT_BYTES, `request ${i + 1}: ${r.receivedBytes} B`);
-    }
-    const last = sent.at(-1)!.messages!;
-    assert.equal(last.length, 6, last.join("\n"));
-    assert.match(last[0]!, /^system: /);
-    assert.equal(last[1], "user: TASK-ONE: write at length");
-    assert.match(
-      last[2]!,
-      new RegExp(
-        `^assistant: \\[${LEFT_OUT} earlier messages of this conversation are left out here to fit the model's context; the task above is whole\\]$`,
-      ),
-    );
-    assert.equal(last[3], `user: FOLLOW-UP-${FOLLOWUPS}: more`);
-    assert.match(last[4]!, new RegExp(`^assistant: reply ${FOLLOWUPS} z+$`));
-    assert.equal(last[5], `user: FOLLOW-UP-${FOLLOWUPS + 1}: more`);
-    assert.match(
-      transcriptText(server, id),
-      new RegExp(
-        `\\[context shortened\\] To fit the context \\(1,048,576 tokens, the most a backend's claim is taken for while maxContext is not set \\(it claims 1,000,000,000\\); 8,192 kept for the reply\\): left out ${LEFT_OUT} earlier messages \\(\\d{2},\\d{3},\\d{3} bytes\\), older than what a follow-up holds in memory`,
-      ),
-    );
+      // What is resent stops growing: the task, the newest reply, and the new prompt.
+      const sent = chats(hostile);
+      assert.equal(sent.length, FOLLOWUPS + 1);
+      for (const [i, r] of sent.entries()) {
+        assert.ok(r.receivedBytes < REQUEST_LIMIT_BYTES, `request ${i + 1}: ${r.receivedBytes} B`);
+      }
+      const last = sent.at(-1)!.messages!;
+      assert.equal(last.length, 6, last.join("\n"));
+      assert.match(last[0]!, /^system: /);
+      assert.equal(last[1], "user: TASK-ONE: write at length");
+      assert.match(
+        last[2]!,
+        new RegExp(
+          `^assistant: \\[${LEFT_OUT} earlier messages of this conversation are left out here to fit the model's context; the task above is whole\\]$`,
+        ),
+      );
+      assert.equal(last[3], `user: FOLLOW-UP-${FOLLOWUPS}: more`);
+      assert.match(last[4]!, new RegExp(`^assistant: reply ${FOLLOWUPS} z+$`));
+      assert.equal(last[5], `user: FOLLOW-UP-${FOLLOWUPS + 1}: more`);
+      assert.match(
+        transcriptText(server, id),
+        new RegExp(
+          `\\[context shortened\\] To fit the context \\(1,048,576 tokens, the most a backend's claim is taken for while maxContext is not set \\(it claims 1,000,000,000\\); 8,192 kept for the reply\\): left out ${LEFT_OUT} earlier messages \\(\\d{2},\\d{3},\\d{3} bytes\\), older than what a follow-up holds in memory`,
+        ),
+      );
 
-    // The newest job's file still holds the whole conversation: every reply, whole.
-    const history = readFileSync(join(server.stateDir, id, "messages.jsonl"), "utf8");
-    const replies = history.split("\n").filter((l) => l.startsWith('{"role":"assistant"'));
-    assert.equal(replies.length, FOLLOWUPS + 1);
-    for (const [i, line] of replies.entries()) {
-      assert.equal(JSON.parse(line).content, `reply ${i + 1} `.padEnd(REPLY_CHARS, "z"));
-    }
-  });
+      // The newest job's file still holds the whole conversation: every reply, whole.
+      const history = readFileSync(join(server.stateDir, id, "messages.jsonl"), "utf8");
+      const replies = history.split("\n").filter((l) => l.startsWith('{"role":"assistant"'));
+      assert.equal(replies.length, FOLLOWUPS + 1);
+      for (const [i, line] of replies.entries()) {
+        assert.equal(JSON.parse(line).content, `reply ${i + 1} `.padEnd(REPLY_CHARS, "z"));
+      }
+    },
+  );
 });
 
 Deno.test("hostile backend: under a maxContext that cannot hold the last reply, a follow-up leaves that exchange out and says so", async () => {
@@ -176,15 +178,5 @@ Deno.test("hostile backend: under a maxContext that cannot hold the last reply, 
       transcriptText(server, id),
       /\[context shortened\] To fit the context \(100,000 tokens, set by maxContext; 8,192 kept for the reply\): left out 1 earlier message \(3,990,\d{3} bytes\), older than what a follow-up holds in memory; left out 2 earlier messages of the oldest exchanges after the task \(3,990,\d{3} chars\)/,
     );
-  });
-});
-
-Deno.test(`hostile backend: ${CAPPED_FOLLOWUPS} follow-ups of replies near the turn cap run in a V8 heap of ${HEAP_LIMIT_MIB} MiB: nothing of a finished turn is kept`, async () => {
-  // --max-old-space-size makes what the server keeps decide, not when the collector runs: a
-  // server that keeps more than a bounded conversation dies of "heap out of memory".
-  const flag = `--max-old-space-size=${HEAP_LIMIT_MIB}`;
-  await withServer({ env: { DENO_V8_FLAGS: flag, NODE_OPTIONS: flag } }, async (server) => {
-    const { peaks } = await converse(server, CAPPED_FOLLOWUPS);
-    console.log(`server peak RSS with the heap capped (MiB): ${Math.max(...peaks).toFixed(0)}`);
   });
 });
