@@ -1,8 +1,8 @@
 /**
  * Runs `ollama-delegate <command> ...` with an explicit environment and working directory.
  * `jobs`, `stats` and `doctor` run in this process (`jobsMain(argv, io)`, `statsMain`,
- * `doctorMain`, with an io that
- * collects what they print, as through a pipe: no terminal, so no colour and no live lines);
+ * `doctorMain`, with an io that collects what they print, as through a pipe: no terminal, so no
+ * colour and no live lines);
  * every other command, and `startCli` and `runCliProcess` always, in a subprocess: the same
  * program the end-to-end tests start as a server (`deno run src/main.ts`, or the installed
  * package when OLLAMA_DELEGATE_TEST_SERVER names it). tests/cli/cli_wiring_test.ts checks that
