@@ -24,7 +24,8 @@
  *     errors, keys and a cancel mid-stream, and a pathological Grep pattern (those tests only:
  *     NODE_SMOKE_ONLY);
  *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a flooding backend (memory bounded,
- *     status prompt), broken replies and a cancel mid-flood (NODE_SMOKE_ONLY);
+ *     status prompt), an endless error body hung up on at each retry, broken replies and a
+ *     cancel mid-flood (NODE_SMOKE_ONLY);
  *   - tests/e2e/lifecycle_test.ts: the stdio wiring: cancel, a killed server, stdin closed;
  *   - tests/e2e/plugin_test.ts: the plugin installed, its server started through npx;
  *   - tests/cli/cli_wiring_test.ts, tests/cli/serve_terminal_test.ts: the installed command's
@@ -87,7 +88,7 @@ export const NODE_SMOKE_ONLY: Record<string, RegExp> = {
   "tests/e2e/native_test.ts":
     /^native: (a Bash call writes|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep)/,
   "tests/e2e/hostile_backend_test.ts":
-    /^hostile backend: (400 MB of streamed content|garbage, a cut stream|while a backend streams empty deltas)/,
+    /^hostile backend: (400 MB of streamed content|an endless HTTP 500 body|garbage, a cut stream|while a backend streams empty deltas)/,
 };
 
 /**
@@ -206,7 +207,6 @@ function testJobs(
   server: () => string[],
   needs: PoolJob[] = [],
   only: Record<string, RegExp> = {},
-  env: Record<string, string> = {},
 ): TestJob[] {
   const prefix = pass === "deno" ? "" : `${pass}:`;
   const groups: string[][] = [];
@@ -259,7 +259,7 @@ function testJobs(
           ...extra,
           ...group,
         ],
-        env: { ...env, [SERVER_VAR]: JSON.stringify(server()) },
+        env: { [SERVER_VAR]: JSON.stringify(server()) },
         cwd: ROOT,
       }),
     };
@@ -380,7 +380,6 @@ function plan(
   linux: boolean,
   alone: boolean,
   only: string[],
-  env: Record<string, string> = {},
 ): PoolJob[] {
   const figures = readDurations();
   const all = testFiles().filter((f) => linux || !LINUX_TIERS.some((t) => f.startsWith(t)))
@@ -401,7 +400,7 @@ function plan(
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    jobs.push(...testJobs(files, "deno", figures, extra, alone, () => server, [], {}, env));
+    jobs.push(...testJobs(files, "deno", figures, extra, alone, () => server));
   }
   if (passes.includes("node")) {
     let installed: string | undefined;
@@ -412,7 +411,6 @@ function plan(
       load: figures.load["node:install"],
       command: () => ({
         argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"],
-        env,
         cwd: ROOT,
       }),
       done(output) {
@@ -443,7 +441,6 @@ function plan(
           () => [installed!],
           [install],
           NODE_SMOKE_ONLY,
-          env,
         ),
       );
     }
@@ -464,6 +461,45 @@ function plan(
 
 function seconds(s: number): string {
   return `${s.toFixed(1)} s`;
+}
+
+/** The temporary folder each job was given (withTempFolders). */
+const jobTemp = new Map<PoolJob, string>();
+
+/**
+ * Gives every job a temporary folder of its own inside `root` (TMPDIR, or TEMP and TMP on
+ * Windows), made when it starts, and tells the tests in it to leave their folders: they are
+ * removed once the run ends, and a failed job's are kept. A test module otherwise removes its
+ * own at its end (tempDir in tests/support/harness.ts), in the middle of the run: on ext4
+ * without a journal, inodes freed in the last minute are skipped one by one when a new one is
+ * allocated, so every file made after a mass removal cost up to a millisecond of kernel time
+ * (a 23,000-file tree took 5-18 s instead of 1).
+ */
+function withTempFolders(jobs: PoolJob[], root: string): PoolJob[] {
+  for (const job of jobs) {
+    // The same objects: other jobs name them in `needs`.
+    const command = job.command.bind(job);
+    job.command = () => {
+      const dir = mkdtempSync(join(root, "job-"));
+      jobTemp.set(job, dir);
+      const run = command();
+      const temp: Record<string, string> = platform() === "win32"
+        ? { TEMP: dir, TMP: dir }
+        : { TMPDIR: dir };
+      return { ...run, env: { ...run.env, ...temp, OD_KEEP_TEMP: "1" } };
+    };
+  }
+  return jobs;
+}
+
+/** Removes a temporary folder; one that cannot be removed now is named, not fatal. */
+function removeTemp(dir: string | undefined): void {
+  if (dir === undefined) return;
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  } catch (e) {
+    console.error(`test: could not remove ${dir}: ${(e as Error).message}`);
+  }
 }
 
 if (import.meta.main) {
@@ -501,22 +537,13 @@ if (import.meta.main) {
   const only = positionals.filter((a) => a.startsWith("tests/") && existsSync(join(ROOT, a)))
     .map((a) => a.replace(/\/+$/, ""));
   const extra = positionals.filter((a) => !only.includes(a.replace(/\/+$/, "")));
-  // Every job's temporary files go in one folder, removed once the run ends (kept after a
-  // failure, for a look). A test module otherwise removes its own at its end (tempDir in
-  // tests/support/harness.ts), in the middle of the run: on a file system without a journal,
-  // ext4 skips inodes freed in the last minute when it allocates, so every file made after a
-  // mass removal cost up to a millisecond of kernel time (a 23,000-file tree took 5-16 s
-  // instead of 1).
   const runTemp = mkdtempSync(join(tmpdir(), "od-test-run-"));
+  const jobs = withTempFolders(plan(passes, extra, linux, save, only), runTemp);
   let keepTemp = false;
   // Also when Ctrl-C ends the run (the pool exits once it has killed every job).
   process.on("exit", () => {
-    if (!keepTemp) rmSync(runTemp, { recursive: true, force: true });
+    if (!keepTemp) removeTemp(runTemp);
   });
-  const tempEnv: Record<string, string> = platform() === "win32"
-    ? { TEMP: runTemp, TMP: runTemp }
-    : { TMPDIR: runTemp };
-  const jobs = plan(passes, extra, linux, save, only, { ...tempEnv, OD_KEEP_TEMP: "1" });
   console.error(
     `test: ${jobs.length} jobs (${passes.join(" and ")} pass), ` +
       (typeof SLOTS === "number"
@@ -565,8 +592,10 @@ if (import.meta.main) {
   console.error(`\n${lines.join("\n")}`);
   const failed = results.some((r) => r.status !== "ok");
   if (failed) {
+    // Only the failed jobs' files stay, for a look.
     keepTemp = true;
-    console.error(`test: the run's temporary files are kept in ${runTemp}`);
+    for (const r of results) if (r.status === "ok") removeTemp(jobTemp.get(r.job));
+    console.error(`test: the failed jobs' temporary files are kept in ${runTemp}`);
   }
   if (save) {
     if (failed) console.error("test: durations not saved: not every job passed");

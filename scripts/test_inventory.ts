@@ -68,11 +68,21 @@ function workingTree(): Map<string, string> {
 const git = (args: string[]) =>
   execFileSync("git", args, { cwd: ROOT, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
 
+interface Smoke {
+  files: string[];
+  /** The smoke files of which only the tests these match run (NODE_SMOKE_ONLY). */
+  only: Record<string, RegExp>;
+}
+
 /** The Node pass's smoke list at a git revision, undefined when it had none. */
-function smokeAtRevision(rev: string): string[] | undefined {
+function smokeAtRevision(rev: string): Smoke | undefined {
   const text = git(["show", `${rev}:scripts/test.ts`]);
   const list = /NODE_SMOKE = \[([^\]]*)\]/.exec(text)?.[1];
-  return list === undefined ? undefined : [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+  if (list === undefined) return undefined;
+  const only: Record<string, RegExp> = {};
+  const block = /NODE_SMOKE_ONLY[^=]*= \{([\s\S]*?)\n\};/.exec(text)?.[1] ?? "";
+  for (const m of block.matchAll(/"([^"]+)":\s*\/(.+)\/,/g)) only[m[1]!] = new RegExp(m[2]!);
+  return { files: [...list.matchAll(/"([^"]+)"/g)].map((m) => m[1]!), only };
 }
 
 /** The test files under tests/ at a git revision. */
@@ -157,13 +167,13 @@ function report(
   head: Map<string, FileCounts>,
   base?: Map<string, FileCounts>,
   all = false,
-  baseSmoke?: readonly string[],
+  baseSmoke?: Smoke,
 ) {
   const out: string[] = [];
   if (base) out.push(line("before (base)", totals(base)));
   out.push(line(base ? "after (working tree)" : "working tree", totals(head)));
   out.push("", "deno task test, static count (a test in a loop counts once)");
-  if (base) out.push(runsLine("  before (base)", base, baseSmoke));
+  if (base) out.push(runsLine("  before (base)", base, baseSmoke?.files, baseSmoke?.only));
   out.push(
     runsLine(base ? "  after (working tree)" : "  working tree", head, NODE_SMOKE, NODE_SMOKE_ONLY),
   );

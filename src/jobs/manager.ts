@@ -227,8 +227,8 @@ export class JobManager {
     const id = isValidId(ref) ? ref : await resolveJobRef(this.store, ref, this.#live.keys());
     const live = this.#live.get(id.toLowerCase());
     if (live) {
-      if (live.stateUntilRecorded !== undefined && (await this.#endedOnDisk(id))) {
-        // job.json already says it ended (another process may have answered so), and this
+      if (live.stateUntilRecorded !== undefined && (await this.#endWritten(live.record))) {
+        // job.json already holds this end (another process may have answered so), and this
         // process has not yet heard that the rename returned: the end is the truth here too.
         return { ...this.#view(live), record: live.record };
       }
@@ -242,9 +242,11 @@ export class JobManager {
     );
   }
 
-  async #endedOnDisk(id: string): Promise<boolean> {
-    const read = await this.store.read(id).catch(() => undefined);
-    return read?.kind === "ok" && isTerminal(read.record.state);
+  /** Whether job.json holds `record`'s end: the final write, which follows the answer's. */
+  async #endWritten(record: JobRecord): Promise<boolean> {
+    const read = await this.store.read(record.id).catch(() => undefined);
+    return read?.kind === "ok" && isTerminal(read.record.state) &&
+      read.record.state === record.state && read.record.endedAt === record.endedAt;
   }
 
   #view(live: LiveJob): JobView {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import type { ChatRequestView, EmulatorOptions } from "../support/ollama_emulator.ts";
 import { startScene } from "../support/scene.ts";
 import { tempDir } from "../support/harness.ts";
@@ -63,12 +64,27 @@ export async function gate(ctx: CliEnv, input: string) {
   let stdout = "";
   let stderr = "";
   const started = Date.now();
-  const code = await gateMain({
-    readInput: () => Promise.resolve(input),
-    out: (line) => void (stdout += `${line}\n`),
-    err: (line) => void (stderr += `${line}\n`),
-    env: ctx.env,
-  });
+  // Claude Code reads the hook's whole stdout as its answer: what the gate would print on this
+  // process's stdout by another way than its io counts too.
+  const write = process.stdout.write;
+  const log = console.log;
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk);
+    return true;
+  }) as typeof process.stdout.write;
+  console.log = (...args: unknown[]) => void (stdout += `${args.join(" ")}\n`);
+  let code: number;
+  try {
+    code = await gateMain({
+      readInput: () => Promise.resolve(input),
+      out: (line) => void (stdout += `${line}\n`),
+      err: (line) => void (stderr += `${line}\n`),
+      env: ctx.env,
+    });
+  } finally {
+    process.stdout.write = write;
+    console.log = log;
+  }
   const lines = stdout.trim() === "" ? [] : stdout.trim().split("\n");
   assert.ok(lines.length <= 1, `one JSON object at most: ${stdout}`);
   return {

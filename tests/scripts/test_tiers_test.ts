@@ -30,15 +30,21 @@ Deno.test("node smoke list: every file exists, none is in-process, each engine a
 Deno.test("node smoke list: a file run in part under Node runs some of its tests there, not all", () => {
   for (const [file, only] of Object.entries(NODE_SMOKE_ONLY)) {
     assert.ok(NODE_SMOKE.includes(file), `${file} is not on the smoke list`);
-    const { names } = countFile(readFileSync(join(REPO, file), "utf8"));
+    const text = readFileSync(join(REPO, file), "utf8");
+    const { names } = countFile(text);
     const chosen = names.filter((n) => only.test(n));
     // Each alternative of the pattern names a test that exists: a renamed test must not drop
-    // out of the Node pass unnoticed.
+    // out of the Node pass unnoticed. A name made in a loop (`${what} ends the job`) is matched
+    // by the text it is made from, quoted in the file.
     const alternatives = /\((.*)\)$/.exec(only.source)?.[1]?.split("|") ?? [];
     assert.ok(alternatives.length > 0, only.source);
     for (const alternative of alternatives) {
       const one = new RegExp(only.source.replace(/\(.*\)$/, `(${alternative})`));
-      assert.ok(names.some((n) => one.test(n)), `${file}: no test matches ${alternative}`);
+      const quoted = new RegExp(`"${alternative}`);
+      assert.ok(
+        names.some((n) => one.test(n)) || quoted.test(text),
+        `${file}: no test matches ${alternative}`,
+      );
     }
     assert.ok(chosen.length > 0 && chosen.length < names.length, `${file}: ${chosen.length}`);
   }
