@@ -70,7 +70,7 @@ An MCP server that lets a Claude Code session hand work to cheaper models (Ollam
 LM Studio, OpenRouter), safely and asynchronously, and get evidence back instead of claims.
 
 \`\`\`sh
-claude mcp add ollama --scope user -- npx -y ollama-delegate
+claude mcp add ollama --scope user -- npx --prefix "$HOME" -y ollama-delegate
 ollama-delegate doctor        # after npm install -g ollama-delegate: check the setup
 \`\`\`
 

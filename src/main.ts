@@ -22,7 +22,7 @@ Usage:
   ollama-delegate --help           print this help
 
 Register it with Claude Code, which then starts the server itself:
-  claude mcp add ollama --scope user -- npx -y ollama-delegate
+  claude mcp add ollama --scope user -- npx --prefix "$HOME" -y ollama-delegate
   claude mcp add ollama --scope user -- /path/to/ollama-delegate
 
 Settings: ~/.ollama-mcp/config.json (or $OLLAMA_MCP_CONFIG), ./ollama-mcp.config.json and

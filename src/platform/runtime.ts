@@ -3,6 +3,7 @@
  * so the Node bundle and the Deno build differ only behind these exports.
  */
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -53,7 +54,7 @@ export function isTty(stream: "stdin" | "stdout" | "stderr"): boolean {
 /**
  * The argv that starts this program again, for telling a user what to register with an MCP
  * client: the compiled binary, `deno run` on the source, the Node bundle (or the npm command
- * that links to it), or `npx -y ollama-delegate` when npx fetched it into its cache.
+ * that links to it), or `npx --prefix <home> -y ollama-delegate` when npx fetched it into its cache.
  */
 export function selfCommand(): string[] {
   const deno = (globalThis as { Deno?: { execPath(): string; mainModule: string } }).Deno;
@@ -69,7 +70,11 @@ export function selfCommand(): string[] {
   const script = process.argv[1];
   if (script === undefined) return [process.execPath];
   // npx runs packages from its cache (~/.npm/_npx/<hash>/...), which it may clear at any time.
-  if (/[\\/]_npx[\\/]/.test(script)) return ["npx", "-y", "ollama-delegate"];
+  // Its prefix is the home folder, so that npx started in a project never takes the project's
+  // node_modules/ollama-delegate or .npmrc (docs/install.md).
+  if (/[\\/]_npx[\\/]/.test(script)) {
+    return ["npx", "--prefix", homedir(), "-y", "ollama-delegate"];
+  }
   // A bin link (npm's) starts by itself; the bundle file itself is started by node.
   if (/\.[cm]?js$/i.test(script)) return [process.execPath, resolve(script)];
   return [resolve(script)];

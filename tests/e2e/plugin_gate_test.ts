@@ -14,6 +14,7 @@ import process from "node:process";
 import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
+import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
 import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
 import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -47,45 +48,50 @@ async function claude(
   return { status: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
 }
 
-/** The Stop hook's inline script (`node -e <script>`). */
-function hookScript(): string {
+/** The Stop hook's program, as hooks.json names it. */
+const HOOK = join(PLUGIN, "hooks", "review_gate.cjs");
+
+Deno.test("plugin: the hooks file runs the plugin's own hook program, which names this version, and the CLI registers its Stop hook", async () => {
   const hooks = JSON.parse(readFileSync(join(PLUGIN, "hooks", "hooks.json"), "utf8"));
   const stop = hooks.hooks.Stop[0].hooks[0];
   assert.equal(stop.command, "node");
-  assert.equal(stop.args[0], "-e");
-  return stop.args[1] as string;
-}
-
-Deno.test("plugin: the hooks file names this version, and the CLI registers its Stop hook", async () => {
-  const hooks = JSON.parse(readFileSync(join(PLUGIN, "hooks", "hooks.json"), "utf8"));
-  const stop = hooks.hooks.Stop[0].hooks[0];
-  assert.ok(
-    hookScript().includes(`['-y','ollama-delegate@${VERSION}','review','--gate']`),
-    hookScript(),
-  );
+  assert.deepEqual(stop.args, ["${CLAUDE_PLUGIN_ROOT}/hooks/review_gate.cjs"]);
+  assert.ok(readFileSync(HOOK, "utf8").includes(`const VERSION = "${VERSION}";`));
   // Over our own limit (MAX_GATE_SECONDS), so the gate fails open before Claude Code kills it.
   assert.equal(stop.timeout, 900);
   const r = await claude(tempDir("od-gate-home-"), ["plugin", "validate", PLUGIN], {
     HOME: tempDir("od-gate-home-"),
   });
   assert.equal(r.status, 0, r.stdout + r.stderr);
-  assert.match(r.stdout, /hooks: Stop command node \["-e",/);
+  assert.match(
+    r.stdout,
+    /hooks: Stop command node \["\$\{CLAUDE_PLUGIN_ROOT\}\/hooks\/review_gate\.cjs"\]/,
+  );
 });
 
-Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, starting nothing", () => {
+Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, starting nothing; on, it starts npx from an absolute PATH entry with the plugin's folder as npm's prefix", () => {
   // A stand-in npx that records being started, on a PATH of its own beside node.
   const bin = tempDir("od-gate-bin-");
   const marker = join(bin, "npx-ran");
   writeFileSync(join(bin, "npx"), `#!/bin/sh\necho "$@" > '${marker}'\ncat >> '${marker}'\n`, {
     mode: 0o755,
   });
+  // The project's own npx, on a relative PATH entry ahead of the real one (a PATH with
+  // ./node_modules/.bin in it): it must not run.
+  const project = tempDir("od-gate-project-");
+  const planted = join(project, "planted-npx-ran");
+  mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+  writeFileSync(join(project, "node_modules", ".bin", "npx"), `#!/bin/sh\ntouch '${planted}'\n`, {
+    mode: 0o755,
+  });
   const node = execFileSync("which", ["node"], { encoding: "utf8" }).trim();
   const run = (env: Record<string, string>) => {
     const home = tempDir("od-gate-home-");
     mkdirSync(join(home, ".ollama-mcp"), { recursive: true });
-    return spawnSync(node, ["-e", hookScript()], {
+    return spawnSync(node, [HOOK], {
+      cwd: project,
       input: '{"session_id":"s1","stop_hook_active":false}',
-      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home, ...env },
+      env: { PATH: `node_modules/.bin:${bin}:/usr/bin:/bin`, HOME: home, ...env },
       encoding: "utf8",
     });
   };
@@ -98,10 +104,13 @@ Deno.test("plugin: with the gate off the Stop hook reads the setting and exits, 
   writeFileSync(join(bin, "cfg.json"), JSON.stringify({ reviewGate: "on" }));
   const on = run({ OLLAMA_MCP_CONFIG: join(bin, "cfg.json") });
   assert.equal(on.status, 0, on.stderr);
-  // Started with the pinned package and the hook's input on its stdin.
+  assert.equal(existsSync(planted), false, "the project's npx ran");
+  // Started with the pinned package, npm's prefix outside the project, and the hook's input on
+  // its stdin.
   assert.equal(
     readFileSync(marker, "utf8"),
-    `-y ollama-delegate@${VERSION} review --gate\n{"session_id":"s1","stop_hook_active":false}`,
+    `--prefix ${PLUGIN} -y ollama-delegate@${VERSION} review --gate\n` +
+      '{"session_id":"s1","stop_hook_active":false}',
   );
 });
 
@@ -121,6 +130,11 @@ Deno.test({
       execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: project });
     git("init", "-q", "-b", "main");
     writeFileSync(join(project, "app.ts"), "const a = 1;\nexport {};\n");
+    // A cloned repository that ships its own "ollama-delegate" and a .npmrc naming another
+    // registry: the gate, which runs as the user outside every sandbox, must use neither.
+    const hostile = await startNpmRegistry([]);
+    const marker = plantPackage(project, join(home, "planted-ran"));
+    plantNpmrc(project, hostile.url);
     git("add", ".");
     git("commit", "-q", "-m", "one");
     try {
@@ -171,12 +185,8 @@ Deno.test({
         },
       });
       const url = scene.emulator.url;
-      const env = {
-        HOME: home,
-        npm_config_registry: `${registry.url}/`,
-        npm_config_cache: join(home, ".npm"),
-        npm_config_update_notifier: "false",
-      };
+      userNpmrc(home, registry.url);
+      const env = { HOME: home };
       for (
         const args of [
           ["plugin", "marketplace", "add", REPO],
@@ -221,8 +231,11 @@ Deno.test({
       assert.ok(existsSync(state), state);
       assert.equal(JSON.parse(readFileSync(state, "utf8")).blocks, 1);
       assert.ok(registry.requests.some((p) => p.endsWith(`/ollama-delegate-${VERSION}.tgz`)));
+      assert.equal(existsSync(marker), false, "the project's own package ran");
+      assert.deepEqual(hostile.requests, [], "the project's registry was asked");
     } finally {
       await registry.close();
+      await hostile.close();
     }
   },
 });

@@ -3,16 +3,18 @@
  * validates the plugin and the marketplace, adds this repository as a marketplace and installs
  * the plugin into a fresh HOME; its MCP server then starts through the real `npx -y`, which
  * installs our packed npm package from a loopback registry, and `claude mcp list` must report it
- * connected.
+ * connected: also in a project that ships its own `node_modules/ollama-delegate` or a `.npmrc`
+ * naming another registry, neither of which may be used.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
+import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
 import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
 
 const PLUGIN = join(REPO, "plugins", "ollama-delegate");
@@ -44,7 +46,13 @@ Deno.test("plugin: the manifests agree with the program's version and the CLI va
   );
   assert.equal(plugin.version, VERSION, "plugin.json version");
   const mcp = JSON.parse(readFileSync(join(PLUGIN, ".mcp.json"), "utf8"));
-  assert.deepEqual(mcp.ollama.args, ["-y", `ollama-delegate@${VERSION}`]);
+  // npm's prefix is the plugin's own folder, so npx never takes the package from the project.
+  assert.deepEqual(mcp.ollama.args, [
+    "--prefix",
+    "${CLAUDE_PLUGIN_ROOT}",
+    "-y",
+    `ollama-delegate@${VERSION}`,
+  ]);
   const home = tempDir("od-plugin-home-");
   for (const path of [PLUGIN, REPO]) {
     const r = await claude(home, ["plugin", "validate", path]);
@@ -66,33 +74,38 @@ Deno.test("plugin: the manifests agree with the program's version and the CLI va
 
 Deno.test({
   name: "plugin: installed from the local marketplace, its server starts through npx from the " +
-    "packed npm package and is connected",
+    "packed npm package and is connected, never from the project's node_modules or registry",
   async fn() {
     const packDir = tempDir("od-pack-");
     const tarball = buildNpm(packDir, join(packDir, "stage"));
     const registry = await startNpmRegistry([tarball]);
+    // The registry a hostile project's .npmrc names: it must never be asked.
+    const hostile = await startNpmRegistry([]);
     try {
       const home = tempDir("od-plugin-home-");
-      mkdirSync(join(home, "project"));
-      const env = {
-        npm_config_registry: `${registry.url}/`,
-        npm_config_cache: join(home, ".npm"),
-        npm_config_update_notifier: "false",
-      };
-      const add = await claude(home, ["plugin", "marketplace", "add", REPO], env);
+      userNpmrc(home, registry.url);
+      // One project sends npm to another registry; the other ships its own "ollama-delegate".
+      const viaNpmrc = join(home, "project-npmrc");
+      mkdirSync(viaNpmrc);
+      plantNpmrc(viaNpmrc, hostile.url);
+      const viaModules = join(home, "project-modules");
+      mkdirSync(viaModules);
+      const marker = plantPackage(viaModules, join(home, "planted-ran"));
+      const add = await claude(home, ["plugin", "marketplace", "add", REPO]);
       assert.equal(add.status, 0, add.stdout + add.stderr);
-      const install = await claude(
-        home,
-        ["plugin", "install", "ollama-delegate@ollama-delegate"],
-        env,
-      );
+      const install = await claude(home, ["plugin", "install", "ollama-delegate@ollama-delegate"]);
       assert.equal(install.status, 0, install.stdout + install.stderr);
-      const list = await claude(home, ["mcp", "list"], env, join(home, "project"));
-      assert.equal(list.status, 0, list.stdout + list.stderr);
-      const line = list.stdout.split("\n").find((l) => /ollama/.test(l) && /npx/.test(l));
-      assert.ok(line, `the plugin's server is listed: ${list.stdout}`);
-      assert.match(line, /Connected/, list.stdout);
-      // npx fetched our package from the loopback registry, not from anywhere else.
+      // The project with the .npmrc first, while npm's cache is empty and it must ask a registry.
+      for (const project of [viaNpmrc, viaModules]) {
+        const list = await claude(home, ["mcp", "list"], {}, project);
+        assert.equal(list.status, 0, list.stdout + list.stderr);
+        const line = list.stdout.split("\n").find((l) => /ollama/.test(l) && /npx/.test(l));
+        assert.ok(line, `the plugin's server is listed: ${list.stdout}`);
+        assert.match(line, /Connected/, `${project}: ${list.stdout}`);
+      }
+      assert.deepEqual(hostile.requests, [], "the project's registry was asked");
+      assert.equal(existsSync(marker), false, "the project's own package ran");
+      // npx fetched our package from the user's registry, not from anywhere else.
       assert.ok(registry.requests.includes("/ollama-delegate"), registry.requests.join(" "));
       assert.ok(
         registry.requests.some((p) => p.endsWith(`/ollama-delegate-${VERSION}.tgz`)),
@@ -100,6 +113,7 @@ Deno.test({
       );
     } finally {
       await registry.close();
+      await hostile.close();
     }
   },
 });
