@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { realpath } from "node:fs/promises";
-import { git } from "./git.ts";
+import { git } from "../platform/git.ts";
 
 const cache = new Map<string, string>();
 const CACHE_MAX = 256;

@@ -1,6 +1,6 @@
 /**
  * Runs git for a review, on the server's side: a repository is data here, never code. The
- * runner is the worktree code's (../jobs/git.ts): the user's global and system config are
+ * runner is the worktree code's (../platform/git.ts): the user's global and system config are
  * not read, hooks and the fsmonitor command are off (git-config(1) "core.hooksPath",
  * "core.fsmonitor"), the repository's filter drivers are emptied (`reviewConfig`), and the
  * environment is built from scratch. Diffs add `--no-ext-diff --no-textconv` and
@@ -8,7 +8,7 @@
  * one has its own config, which git would otherwise read for a gitlink's submodule.
  */
 import { DelegateError } from "../errors.ts";
-import { emptiedFilters, gitBytes, GitError } from "../jobs/git.ts";
+import { emptiedFilters, gitBytes, GitError } from "../platform/git.ts";
 
 export interface GitResult {
   code: number | null;

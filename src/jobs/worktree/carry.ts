@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { errorMessage } from "../../errors.ts";
 import { openBeneath } from "../../platform/beneath.ts";
 import { quotePath } from "../../platform/plain_text.ts";
-import { git } from "../git.ts";
+import { git } from "../../platform/git.ts";
 import { type LeftOut, leftOutKind, notCarriedNote } from "./policy.ts";
 import { pinned, type WorktreeRef } from "./ref.ts";
 

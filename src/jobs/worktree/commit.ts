@@ -13,10 +13,12 @@
 import { join } from "node:path";
 import { HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { quotePath } from "../../platform/plain_text.ts";
-import { DELEGATE_AUTHOR, emptiedFilters, git, GitError } from "../git.ts";
+import { emptiedFilters, git, GitError } from "../../platform/git.ts";
 import { type LeftOut, leftOutKind } from "./policy.ts";
 import { pinned, type WorktreeRef } from "./ref.ts";
 
+/** The server's own identity for the commits it makes: works without any user git config. */
+const DELEGATE_AUTHOR = { name: "ollama-delegate", email: "delegate@localhost" };
 const author = [`user.name=${DELEGATE_AUTHOR.name}`, `user.email=${DELEGATE_AUTHOR.email}`];
 
 /** The note for a repository inside a worktree that was left out of its branch. */

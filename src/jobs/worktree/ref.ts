@@ -5,7 +5,7 @@
  */
 import { readFile, realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { GitError } from "../git.ts";
+import { GitError } from "../../platform/git.ts";
 
 /** Where a worktree is, as the job record keeps it. */
 export interface WorktreeRef {

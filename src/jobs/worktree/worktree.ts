@@ -13,7 +13,7 @@
  */
 import { lstat, mkdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptiedFilters, git, GitError } from "../git.ts";
+import { emptiedFilters, git, GitError } from "../../platform/git.ts";
 import { carryUncommitted } from "./carry.ts";
 import { commitChanges, notCommittedNote } from "./commit.ts";
 import { leftOutKind, notCommittedFilesNote } from "./policy.ts";

@@ -1,6 +1,6 @@
 /**
- * Runs git for the server, in the user's repository, in worktrees a delegate wrote, and for
- * reviews (one runner for all of them). The delegate controls every file of its worktree, so
+ * Runs git for the server, in the user's repository, in worktrees a delegate wrote, for
+ * reviews and for the guard's look at a repository's object store (one runner for all of them). The delegate controls every file of its worktree, so
  * nothing git reads from there may run a program on the host: hooks and fsmonitor are off,
  * the filter drivers the repository's config defines are emptied (a planted `.gitattributes`
  * could name one, gitattributes(5) "filter"), diffs never run textconv or an external diff,
@@ -15,12 +15,12 @@
  */
 import process from "node:process";
 import { DelegateError } from "../errors.ts";
-import { concatBytes } from "../platform/bytes.ts";
-import { minimalShellEnv } from "../platform/env.ts";
-import { isWindows } from "../platform/runtime.ts";
-import { SpawnError, spawnProcess } from "../platform/spawn.ts";
-import { killTree } from "../platform/tree_kill.ts";
-import { which } from "../platform/which.ts";
+import { concatBytes } from "./bytes.ts";
+import { minimalShellEnv } from "./env.ts";
+import { isWindows } from "./runtime.ts";
+import { SpawnError, spawnProcess } from "./spawn.ts";
+import { killTree } from "./tree_kill.ts";
+import { which } from "./which.ts";
 
 /** Output kept from one git command; a diff or a file list beyond it is an error, not a crash. */
 const MAX_OUTPUT = 64 * 1024 * 1024;
@@ -37,9 +37,6 @@ const SAFE_CONFIG = [
   "status.submoduleSummary=false",
   "diff.submodule=short",
 ];
-
-/** The server's own identity for the commits it makes: works without any user git config. */
-export const DELEGATE_AUTHOR = { name: "ollama-delegate", email: "delegate@localhost" };
 
 /** A git command failed: what it was, and git's own words. */
 export class GitError extends DelegateError {
