@@ -16,6 +16,7 @@
  * miss a file: callers fail closed) or `pathsIncomplete` (the path lists may miss a hard link:
  * a sandbox that protects by path must not run).
  */
+import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Collector, identityKey, insideAny } from "./identity_walk.ts";
 import {
@@ -26,6 +27,8 @@ import {
   type ScanOptions,
 } from "./host_run_scan.ts";
 import { HOST_RUN_DIRS, HOST_RUN_PATHS, isSecretFileName } from "./protected_paths.ts";
+import { gitStoreOf } from "./git_store.ts";
+import { type StoreSecrets, storeSecrets } from "./git_secrets.ts";
 
 export { identityKey, insideAny };
 
@@ -54,6 +57,13 @@ export interface GuardIdentities {
   secretPaths: string[];
   /** The nested host-run paths (host_run_scan.ts), for a sandbox's read-only mounts. */
   scan: HostRunScan;
+  /**
+   * Objects in git's stores that hold a secret's content (git_secrets.ts), when asked for
+   * (`GuardOptions.gitObjects`): files hidden from commands (loose objects; packs where no
+   * view could be made), views mounted over `objects/pack`, `dev:ino` of every such file and
+   * pack (the file tools refuse them) with the secret it holds, and the reply's lines.
+   */
+  git: GitObjects;
   /** Why the identity sets may miss a protected file: callers refuse what they cannot check. */
   incomplete?: string;
   /** Why the path lists may miss one (set whenever `incomplete` is). */
@@ -70,7 +80,24 @@ export interface GuardOptions {
   maxLinkSearchFiles?: number;
   /** Lists folders from a change journal's memory (see ScanOptions.list). */
   list?: ScanOptions["list"];
+  /**
+   * Look in the git repositories of the roots (and `extraGitDirs`) for objects holding a
+   * secret's content; `cacheDir` (in the state dir) keeps views and each pack's findings.
+   */
+  gitObjects?: { cacheDir?: string; extraGitDirs?: readonly string[] };
 }
+
+/** What git_secrets.ts found in the stores a turn's commands can read. */
+export interface GitObjects {
+  /** Loose objects and packs, or a whole `objects` folder that could not be looked through. */
+  hidden: string[];
+  views: { packDir: string; view: string }[];
+  /** `dev:ino` -> what the object holds (`.env`, `an unnamed blob`). */
+  identities: ReadonlyMap<string, string>;
+  notes: string[];
+}
+
+const NO_GIT: GitObjects = { hidden: [], views: [], identities: new Map(), notes: [] };
 
 /**
  * Entries read inside host-run directories. Git's object store, refs and logs are left out
@@ -116,8 +143,12 @@ export async function collectGuardIdentities(
   for (const path of [...c.hostRunMissing.keys()]) {
     if (insideAny(named, path)) c.hostRunMissing.delete(path);
   }
+  const git = options.gitObjects
+    ? await gitObjects([...top, ...scan.paths], [...c.secretPaths], allow, options.gitObjects)
+    : NO_GIT;
   return {
     roots,
+    git,
     hostRun: c.hostRun,
     secret: c.secret,
     hostRunPaths: [...c.hostRunPaths].sort(),
@@ -128,4 +159,65 @@ export async function collectGuardIdentities(
     ...(c.incomplete ? { incomplete: c.incomplete } : {}),
     ...(pathsIncomplete ? { pathsIncomplete } : {}),
   };
+}
+
+/**
+ * The git stores behind the `.git` entries among `hostRun` (folders, or files naming a git dir
+ * elsewhere: a worktree's), each once, and what hides their secrets.
+ */
+async function gitObjects(
+  hostRun: readonly string[],
+  secretFiles: readonly string[],
+  allow: readonly string[],
+  options: NonNullable<GuardOptions["gitObjects"]>,
+): Promise<GitObjects> {
+  const dotGits = [
+    ...hostRun.filter((p) => basename(p) === ".git"),
+    ...(options.extraGitDirs ?? []),
+  ];
+  const seen = new Set<string>();
+  const out: GitObjects = {
+    hidden: [],
+    views: [],
+    identities: new Map(),
+    notes: [],
+  };
+  const identities = out.identities as Map<string, string>;
+  for (const dotGit of dotGits) {
+    const store = gitStoreOf(dotGit);
+    if (!store || seen.has(store.objectsDir)) continue;
+    seen.add(store.objectsDir);
+    let found: StoreSecrets;
+    try {
+      found = await storeSecrets(store, {
+        secretFiles,
+        allow,
+        ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
+      });
+    } catch (e) {
+      // Fail closed, for git alone: commands get no objects of this store at all.
+      hideStore(out, store.objectsDir, (e as Error).message.split("\n")[0] ?? "");
+      continue;
+    }
+    if (found.incomplete) {
+      hideStore(out, store.objectsDir, found.incomplete);
+      continue;
+    }
+    out.hidden.push(...found.loose, ...found.packs);
+    if (found.view) out.views.push({ packDir: `${store.objectsDir}/pack`, view: found.view });
+    if (found.note) out.notes.push(found.note);
+    for (const [path, owner] of found.owners) {
+      const s = await stat(path).catch(() => undefined);
+      if (s) identities.set(identityKey(s), owner);
+    }
+  }
+  return out;
+}
+
+function hideStore(out: GitObjects, objectsDir: string, why: string): void {
+  out.hidden.push(objectsDir);
+  out.notes.push(
+    `git objects hidden from commands in ${objectsDir}, all of them: they could not be looked ` +
+      `through for secret files' content (${why}), so git cannot read this repository here`,
+  );
 }

@@ -81,6 +81,11 @@ export function readIdentityRefusal(
   s: FileIdentity,
 ): string | undefined {
   if (!s.isFile()) return undefined;
+  const object = guard.git.identities.get(identityKey(s));
+  if (object !== undefined) {
+    return `it is a git object that holds the content of a secret file (${object}), and what ` +
+      "a delegate reads is sent to its model's provider";
+  }
   const secret = guard.secret.get(identityKey(s));
   if (secret !== undefined) {
     const name = shown(guard, secret);

@@ -34,6 +34,8 @@ export interface FileRuleScope {
   unwritable?: readonly string[];
   /** Also deny secret file names at any depth (when the walk could not find them all). */
   secretNames?: boolean;
+  /** Deny the file tools git's object stores in the roots (where no jail hides secrets there). */
+  gitObjects?: boolean;
 }
 
 /** Most entries beside the way to the roots that are named one by one (see besideRoots). */
@@ -100,6 +102,11 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
       // `.claude/settings.json` runs when the user works there.
       rules.push(...both("Edit", `${absolute(root)}/**/${name}`));
     }
+    // git's object store, which may hold secret files' content (src/guard/git_secrets.ts),
+    // where no jail hides those objects: not for the file tools (git commands read it for a
+    // model). In the jail the store it shows is safe to read, and Claude Code's sandbox would
+    // hide every object matching this rule from Bash, git's own reads included.
+    if (scope.gitObjects) rules.push(`Read(${absolute(root)}/**/.git/**/objects/**)`);
     // Credential stores inside the roots, at any depth.
     for (const entry of CREDENTIAL_PATHS) {
       const path = `${absolute(root)}/**/${entry}`;

@@ -45,6 +45,11 @@ export interface JailLayout {
   readOnlyInside?: readonly string[];
   /** Hidden inside a writable dir: credential stores, the server's own folders. */
   masks?: readonly JailMask[];
+  /**
+   * Folders bound read-only over another inside the jail: git's `objects/pack` by a view of
+   * the store without secret objects (src/guard/git_secrets.ts).
+   */
+  views?: readonly { source: string; dest: string }[];
   /** `$HOME`: an empty tmpfs, so nothing of the user's is there but what is mounted. */
   home?: string;
   /** Running as uid 0: run as nobody in a user namespace, every capability dropped. */
@@ -109,6 +114,9 @@ export function jailArgs(
   }
   for (const path of layout.readOnlyInside ?? []) {
     mounts.push({ path, rank: 2, args: ["--ro-bind", path, path] });
+  }
+  for (const v of layout.views ?? []) {
+    mounts.push({ path: v.dest, rank: 2, args: ["--ro-bind", v.source, v.dest] });
   }
   for (const mask of layout.masks ?? []) {
     mounts.push({ path: mask.path, rank: 3, args: maskArgs(mask) });

@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
+import type { GitObjects } from "../../guard/identities.ts";
 import {
   cliFiles,
   etcLinkTargets,
@@ -42,6 +43,8 @@ export interface JailInputs {
   nestedHostRun: readonly string[];
   /** Files holding a secret (src/guard/identities.ts `secretPaths`): hidden, whatever their name. */
   secretFiles?: readonly string[];
+  /** Git's objects holding a secret (src/guard/identities.ts `git`): hidden, or a view. */
+  git?: Pick<GitObjects, "hidden" | "views">;
   tmpMb: number;
 }
 
@@ -83,16 +86,23 @@ export function planJail(inputs: JailInputs): JailLayout {
   for (const path of inputs.nestedHostRun) hold(path);
   const masks: JailMask[] = [];
   const seen = new Set<string>();
+  // Also inside the folders mounted read-only besides: a worktree's repository holds its store.
+  const readOnly = inputs.readOnly.map(real).filter((p) => existsSync(p));
   const hide = (path: string) => {
     const target = real(path);
     const kind = kindOf(target);
-    if (!kind || seen.has(target) || !roots.some((r) => within(r, target))) return;
+    const shown = [...roots, ...readOnly].some((r) => within(r, target));
+    if (!kind || seen.has(target) || !shown) return;
     if (roots.includes(target) || (configDir && target === configDir)) return;
     seen.add(target);
     masks.push({ path: target, kind });
   };
   for (const root of roots) for (const entry of CREDENTIAL_PATHS) hide(join(root, entry));
   for (const file of inputs.secretFiles ?? []) hide(file);
+  for (const path of inputs.git?.hidden ?? []) hide(path);
+  const views = (inputs.git?.views ?? [])
+    .filter((v) => [...roots, ...readOnly].some((r) => within(r, v.packDir)))
+    .map((v) => ({ source: v.view, dest: v.packDir }));
   for (const dir of inputs.protect) if (!configDir || !within(dir, configDir)) hide(dir);
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
   return {
@@ -101,10 +111,11 @@ export function planJail(inputs: JailInputs): JailLayout {
     readOnly: [
       ...cliFiles(inputs.command, inputs.pathDirs),
       ...etcLinkTargets(),
-      ...inputs.readOnly.map(real).filter((p) => existsSync(p)),
+      ...readOnly,
     ],
     readOnlyInside: [...readOnlyInside],
     masks,
+    ...(views.length > 0 ? { views } : {}),
     ...(inputs.home && isAbsolute(inputs.home) ? { home: inputs.home } : {}),
     root: isRoot(),
     ...(isRoot() ? { systemMasks: rootOnlySystemFiles() } : {}),

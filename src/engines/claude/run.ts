@@ -15,6 +15,7 @@ import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
+import { gitCacheDir } from "../../guard/git_secrets.ts";
 import {
   missingHostRun,
   quarantinePlanted,
@@ -251,18 +252,29 @@ export class ClaudeEngine implements Engine {
     // Protected files by what they are: secret files and host-run files under other names
     // (a link's target, a hard link) are hidden or held read-only by path in the jail and
     // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.
+    const jailed = plan.kind === "on" || plan.kind === "partial";
     const ids = await collectGuardIdentities(realRoots, {
       allowSecretFiles: this.config.allowSecretFiles ?? [],
       ...(changes.list ? { list: changes.list } : {}),
+      // Only a jail can hide git's objects; without it commands read the whole project anyway.
+      ...(jailed
+        ? {
+          gitObjects: this.config.stateDir ? { cacheDir: gitCacheDir(this.config.stateDir) } : {},
+        }
+        : {}),
     });
-    if (ids.secretPaths.length > MAX_SECRET_MASKS) {
+    const masked = ids.secretPaths.length + ids.git.hidden.length;
+    if (masked > MAX_SECRET_MASKS) {
       return failedStart(
-        `Cannot start Claude Code: ${ids.secretPaths.length} secret-looking files lie in the ` +
-          `job's directories (${ids.secretPaths.slice(0, 3).join(", ")}...), more than the ` +
-          `${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower cwd, or let ` +
-          "delegates read such names: ollama-delegate config --allow-secret-file <name>",
+        `Cannot start Claude Code: ${masked} secret-looking files and git objects lie in the ` +
+          `job's directories (${
+            [...ids.secretPaths, ...ids.git.hidden].slice(0, 3).join(", ")
+          }...), more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower ` +
+          "cwd, drop unreachable git objects (git gc --prune=now), or let delegates read such " +
+          "names: ollama-delegate config --allow-secret-file <name>",
       );
     }
+    for (const note of ids.git.notes) sink.warning?.(note);
     if (plan.kind === "partial" && ids.scan.incomplete) {
       // Without Claude Code's sandbox nothing else could keep commands off the nested
       // host-run paths the scan did not reach (fail closed).
@@ -275,7 +287,7 @@ export class ClaudeEngine implements Engine {
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
     // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
     // not confined by Claude Code's sandbox, which nests inside when socat is there too.
-    const jail = plan.kind === "on" || plan.kind === "partial"
+    const jail = jailed
       ? planJail({
         cwd: spec.cwd,
         addDirs: spec.options.addDirs,
@@ -292,6 +304,7 @@ export class ClaudeEngine implements Engine {
           ...ids.hostRunPaths,
         ],
         secretFiles: ids.secretPaths,
+        git: ids.git,
         tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
       })
       : undefined;
@@ -317,6 +330,7 @@ export class ClaudeEngine implements Engine {
         unwritable: ids.hostRunPaths,
         // The walk stopped early: secret files it did not reach are denied by name too.
         secretNames: ids.incomplete !== undefined,
+        gitObjects: !jailed,
       }),
       ...guard.extraRules,
     ];

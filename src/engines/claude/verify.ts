@@ -18,6 +18,7 @@ import { osPlatform } from "../../platform/runtime.ts";
 import { searchPath } from "../../platform/which.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
+import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { PlaceholderRegistry, placeholderRunDir } from "../placeholders.ts";
 import { HOST_RUN_DIRS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
@@ -112,6 +113,7 @@ async function planCheck(
   const scoped = await protectScope(config, spec);
   const ids = await collectGuardIdentities(roots, {
     allowSecretFiles: config.allowSecretFiles ?? [],
+    gitObjects: config.stateDir ? { cacheDir: gitCacheDir(config.stateDir) } : {},
   });
   if (ids.scan.incomplete !== undefined || ids.pathsIncomplete !== undefined) {
     // The delegate's Bash had Claude Code's sandbox to hold the whole roots read-only then;
@@ -123,13 +125,14 @@ async function planCheck(
         "confined as the delegate's were. Start the job with a narrower cwd",
     };
   }
-  if (ids.secretPaths.length > MAX_SECRET_MASKS) {
+  const masked = ids.secretPaths.length + ids.git.hidden.length;
+  if (masked > MAX_SECRET_MASKS) {
     return {
       kind: "refused",
-      reason: `Cannot verify: ${ids.secretPaths.length} secret-looking files lie in the job's ` +
+      reason: `Cannot verify: ${masked} secret-looking files and git objects lie in the job's ` +
         `directories, more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a ` +
-        "narrower cwd, or let delegates read such names: ollama-delegate config " +
-        "--allow-secret-file <name>",
+        "narrower cwd, drop unreachable git objects (git gc --prune=now), or let delegates " +
+        "read such names: ollama-delegate config --allow-secret-file <name>",
     };
   }
   const guard = await withNestedHostRun(scoped, sandbox, roots, ids.scan);
@@ -147,6 +150,7 @@ async function planCheck(
       ...ids.hostRunPaths,
     ],
     secretFiles: ids.secretPaths,
+    git: ids.git,
     tmpMb: config.tmpMb,
   });
   // Host-run paths that do not exist yet get an empty read-only placeholder, so that a test

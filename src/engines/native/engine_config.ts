@@ -39,4 +39,6 @@ export interface NativeEngineConfig {
   keepAlive?: string;
   /** `<stateDir>/.worktrees`: a turn's cwd may be the worktree the server made there. */
   worktreesDir?: string;
+  /** Where views of git stores without secret objects are kept (src/guard/git_secrets.ts). */
+  gitCacheDir?: string;
 }

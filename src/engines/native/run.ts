@@ -15,6 +15,7 @@ import { kindFacts } from "../../backends/kinds.ts";
 import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
+import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import type {
   Activity,
@@ -77,6 +78,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     maxContext: s.maxContext,
     keepAlive: s.keepAlive,
     worktreesDir: join(s.stateDir, WORKTREES_DIR),
+    gitCacheDir: gitCacheDir(s.stateDir),
   });
 }
 
@@ -182,7 +184,9 @@ export class NativeEngine implements Engine {
     const guard = await collectGuardIdentities(roots, {
       allowSecretFiles: this.config.allowSecretFiles ?? [],
       ...(changes.list ? { list: changes.list } : {}),
+      ...(shell ? { gitObjects: { cacheDir: this.config.gitCacheDir } } : {}),
     });
+    for (const note of guard.git.notes) sink.warning?.(note);
     const prompt = await readFile(spec.promptPath, "utf8");
 
     const endpoint = spec.endpoint;

@@ -22,6 +22,7 @@ export interface NativeVerifyConfig extends TurnScopeConfig {
   sandboxLimits?: SandboxLimits;
   sandboxRunDir?: string;
   allowSecretFiles?: readonly string[];
+  gitCacheDir?: string;
 }
 
 /** Runs `spec.commands` in the delegate's sandbox, stopping at the first that fails. */
@@ -46,6 +47,7 @@ export async function verifyNative(
   const { cwd, roots, protect } = scope;
   const guard = await collectGuardIdentities(roots, {
     allowSecretFiles: config.allowSecretFiles ?? [],
+    gitObjects: { cacheDir: config.gitCacheDir },
   });
   const runner = shellRunner(config.sandbox, undefined, {
     ...(config.sandboxLimits ? { limits: config.sandboxLimits } : {}),

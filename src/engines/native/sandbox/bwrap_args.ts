@@ -102,6 +102,8 @@ export function bwrapArgs(
   const mounts = layout.mounts;
   for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
   for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
+  // git's packs seen through a view without the secret objects: inside `.git`, read-only above.
+  for (const v of mounts?.views ?? []) args.push("--ro-bind", v.source, v.dest);
   // A mask inside a read-only folder (a `.env` in `.devcontainer`) again: that bind covered it.
   const readOnly = mounts?.readOnly ?? [];
   for (const mask of mounts?.masks ?? []) {

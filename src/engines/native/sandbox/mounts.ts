@@ -28,6 +28,11 @@ export interface NestedPaths {
   secrets?: readonly string[];
   /** Host-run link targets that do not exist yet: empty read-only placeholders. */
   missing?: readonly Placeholder[];
+  /**
+   * Git's objects that hold a secret's content (src/guard/git_secrets.ts): loose objects and
+   * packs hidden, or a whole `objects` folder; views mounted over `objects/pack`.
+   */
+  git?: { hidden: readonly string[]; views: readonly { packDir: string; view: string }[] };
 }
 
 export interface ProtectedMounts {
@@ -42,6 +47,8 @@ export interface ProtectedMounts {
    * creates is moved out of the project when it ends (planted.ts).
    */
   unheld: string[];
+  /** Folders bound read-only over another (git's `objects/pack` by a view without secrets). */
+  views?: { source: string; dest: string }[];
 }
 
 type Kind = PlaceholderKind | "link" | "missing";
@@ -77,7 +84,12 @@ export function protectedMounts(
   /** The server's own directories: hidden when they lie in a writable dir, also if missing. */
   serverDirs: readonly string[] = [],
 ): ProtectedMounts {
-  const out: ProtectedMounts = { readOnly: [], placeholders: [], masks: [], unheld: [] };
+  const out: ProtectedMounts = {
+    readOnly: [],
+    placeholders: [],
+    masks: [],
+    unheld: [],
+  };
   const seen = new Set<string>();
   const once = (path: string) => !seen.has(path) && (seen.add(path), true);
   // First, so that a secret that is also host-run (`.envrc`) is masked, not bound read-only
@@ -85,6 +97,15 @@ export function protectedMounts(
   // keeps it unwritable as well.
   for (const path of nested.secrets ?? []) {
     if (kindOf(path) === "file" && once(path)) out.masks.push({ path, kind: "file" });
+  }
+  for (const path of nested.git?.hidden ?? []) {
+    const kind = kindOf(path);
+    if ((kind === "file" || kind === "dir") && once(path)) out.masks.push({ path, kind });
+  }
+  for (const { packDir, view } of nested.git?.views ?? []) {
+    if (kindOf(packDir) === "dir" && kindOf(view) === "dir") {
+      (out.views ??= []).push({ source: view, dest: packDir });
+    }
   }
   for (const root of writable) {
     for (const name of HOST_RUN_PATHS) {

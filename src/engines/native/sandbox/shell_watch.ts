@@ -69,6 +69,7 @@ function guardShell(runner: BwrapRunner, roots: readonly string[], guard: GuardI
     readOnly: [...(runner.nested?.readOnly ?? []), ...guard.hostRunPaths],
     secrets: guard.secretPaths,
     missing: guard.hostRunMissing,
+    git: guard.git,
   };
 }
 
@@ -80,12 +81,13 @@ function shellRefusal(guard: GuardIdentities, cwd: string): string | undefined {
       "find every other name of a hard-linked secret or host-run file to hide or protect " +
       `it. Start the job with a narrower cwd; ${alternatives}`;
   }
-  const count = guard.secretPaths.length;
+  const hidden = [...guard.secretPaths, ...guard.git.hidden];
+  const count = hidden.length;
   if (count <= MAX_SECRET_MASKS) return undefined;
-  const shown = guard.secretPaths.slice(0, 3).map((p) => displayPath(p, cwd)).join(", ");
+  const shown = hidden.slice(0, 3).map((p) => displayPath(p, cwd)).join(", ");
   return `Bash is refused for this turn: the job's directories hold ${count} secret-looking ` +
-    `files (${shown}...), more than the ${MAX_SECRET_MASKS} the sandbox hides from commands. ` +
-    "The user can allow names that are no secrets (test certificates, say) with " +
-    "`ollama-delegate config --allow-secret-file '<pattern>'`, or start the job with a " +
-    `narrower cwd; ${alternatives}`;
+    `files and git objects (${shown}...), more than the ${MAX_SECRET_MASKS} the sandbox hides ` +
+    "from commands. The user can allow names that are no secrets (test certificates, say) " +
+    "with `ollama-delegate config --allow-secret-file '<pattern>'`, drop unreachable git " +
+    `objects (git gc --prune=now), or start the job with a narrower cwd; ${alternatives}`;
 }
