@@ -12,9 +12,9 @@
  * by name (identities.ts), so a turn reads its directories once.
  */
 import { lstat, readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import process from "node:process";
-import { CREDENTIAL_PATHS, isHostRunName } from "./protected_paths.ts";
+import { CREDENTIAL_PATHS, isHostRunEntry } from "./protected_paths.ts";
 
 export interface ScanBounds {
   /** Directories read before the scan gives up. */
@@ -142,7 +142,7 @@ export async function scanHostRun(
           const path = join(dir, entry.name);
           // `.envrc` is both: host-run, and read as a secret.
           if (!entry.isDirectory() && options.secret?.(entry.name)) secrets.add(path);
-          if (isHostRunName(entry.name)) {
+          if (isHostRunEntry(basename(dir), entry.name)) {
             if (!rootSet.has(dir)) found.add(path);
             continue;
           }

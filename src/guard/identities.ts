@@ -1,7 +1,7 @@
 /**
  * The protected files of a delegate's directories by what they are (device and inode), not
  * by the names they go by, collected at the start of a turn: a write of `tools/claude/x` when
- * `.claude -> tools/claude`, of `AGENTS.md` when `CLAUDE.md -> AGENTS.md` or when the two are
+ * `.claude -> tools/claude`, of `docs/rules.md` when `CLAUDE.md -> docs/rules.md` or when the two are
  * hard links of one file, or a read of `notes.txt` hard-linked to `.env`, passes every rule
  * about names and is caught here. Both engines use it: the native file tools compare the file
  * or directory they opened with these sets, and the sandboxes hide or protect the extra paths
@@ -26,7 +26,7 @@ import {
   scanHostRun,
   type ScanOptions,
 } from "./host_run_scan.ts";
-import { HOST_RUN_DIRS, HOST_RUN_PATHS, isSecretFileName } from "./protected_paths.ts";
+import { HOST_RUN_PATHS, isHostRunDir, isSecretFileName } from "./protected_paths.ts";
 import { gitStoreOf } from "./git_store.ts";
 import { type StoreSecrets, storeSecrets } from "./git_secrets.ts";
 
@@ -126,7 +126,7 @@ export async function collectGuardIdentities(
     ...(options.list ? { list: options.list } : {}),
   });
   if (scan.incomplete) c.fail(scan.incomplete);
-  const kindOf = (path: string) => HOST_RUN_DIRS.has(basename(path)) ? "dir" : "file";
+  const kindOf = (path: string) => isHostRunDir(path) ? "dir" : "file";
   const top = roots.flatMap((root) => HOST_RUN_PATHS.map((name) => join(root, name)));
   for (const path of [...top, ...scan.paths]) await c.hostRunPath(path, path, kindOf(path));
   for (const path of scan.secrets) await c.secretFile(path);

@@ -81,8 +81,9 @@ export function quarantineText(done: readonly Quarantined[], show: (p: string) =
   return [
     ...(moved.length > 0
       ? [
-        `moved out of the project: ${moved.join(", ")}: git, Claude Code, direnv, mise or ` +
-        "commit hooks run or trust these on the host, so delegates may not create them",
+        `moved out of the project: ${moved.join(", ")}: git, coding agents, package managers, ` +
+        "direnv, mise or commit hooks run or trust these on the host, so delegates may not " +
+        "create them",
       ]
       : []),
     ...(stuck.length > 0

@@ -23,25 +23,117 @@ import { posix } from "node:path";
 
 /**
  * Names that something on the host runs or trusts later, wherever they are below a writable
- * directory: depth does not matter, because git, Claude Code, direnv, mise, hook managers and
- * editors honour these files in whichever folder they are run or opened in, and the user may
- * run them in any project below a delegate's working directory. Directories are protected
- * with everything below them. Each entry is a single name (one path part).
+ * directory: depth does not matter, because git, Claude Code, other coding agents, package
+ * managers, direnv, mise, hook managers and editors honour these files in whichever folder
+ * they are run or opened in, and the user may run them in any project below a delegate's
+ * working directory. Directories are protected with everything below them. An entry is one
+ * name, or a folder and a name in it (`.github/hooks`) where the folder's other entries are
+ * the project's own (CI workflows). docs/security.md "Host-run paths" lists them with why;
+ * the project's own code (Makefile, package.json scripts, tests, dependencies) is not here:
+ * the user runs it on purpose and reviews it as code.
  */
 export const HOST_RUN_PATHS: readonly string[] = [
   // git: config (core.fsmonitor, core.hooksPath, filters, aliases) and hooks run on the
   // host at the next git command.
   ".git",
   // Claude Code: settings (hooks, MCP servers, permissions), commands, agents, skills; its
-  // project MCP servers; the memory files every session there reads as instructions.
+  // project MCP servers; the memory files every session there reads as instructions, and
+  // AGENTS.md, which it reads instead when no CLAUDE.md is in the folder or above it, also in
+  // subfolders it reads from (code.claude.com/docs/en/memory, "AGENTS.md", since 2.1.277).
   ".claude",
   ".mcp.json",
   "CLAUDE.md",
   "CLAUDE.local.md",
-  // direnv runs .envrc on cd; mise runs its hooks and tasks from these files.
+  "AGENTS.md",
+  // Other coding agents' instructions (read with no prompt, as the project's rules) and
+  // their project settings, which start MCP servers, hooks and plugins on the host:
+  // Codex (AGENTS.override.md, .codex/, .agents/skills), Gemini CLI and Qwen Code (folder
+  // trust is off by default: .gemini/settings.json runs at the next start), Cursor, Windsurf
+  // and Devin Desktop (hooks.json), Cline (.clinerules/hooks), Roo (.roo/mcp.json is loaded
+  // automatically), Continue (.continue/mcpServers), aider (lint-cmd and test-cmd run after
+  // every edit), OpenCode (.opencode/plugins load at start), Zed (.rules, .zed/tasks.json),
+  // Kiro (.kiro/hooks), Amazon Q, Junie, goose, Crush (crushrc is a shell script run at start),
+  // Amp (AGENT.md).
+  "AGENTS.override.md",
+  "AGENT.md",
+  ".codex",
+  ".agents",
+  "GEMINI.md",
+  ".gemini",
+  "QWEN.md",
+  ".qwen",
+  ".cursor",
+  ".cursorrules",
+  ".windsurf",
+  ".windsurfrules",
+  ".devin",
+  ".clinerules",
+  ".cline",
+  ".roo",
+  ".roorules",
+  ".roomodes",
+  ".continue",
+  ".aider.conf.yml",
+  "opencode.json",
+  "opencode.jsonc",
+  ".opencode",
+  ".zed",
+  ".rules",
+  ".kiro",
+  ".amazonq",
+  ".junie",
+  ".goosehints",
+  "CRUSH.md",
+  "crush.json",
+  ".crush.json",
+  "crushrc",
+  ".crushrc",
+  // GitHub Copilot in VS Code and its CLI: instructions, prompts, custom agents and skills,
+  // hooks (`.github/hooks/*.json`, loaded as soon as VS Code sees them) and MCP servers.
+  ".github/copilot-instructions.md",
+  ".github/instructions",
+  ".github/prompts",
+  ".github/agents",
+  ".github/skills",
+  ".github/hooks",
+  ".github/mcp.json",
+  // Package managers and toolchains: configuration that picks the program a command runs,
+  // or puts code into it, at the user's next `npm`/`yarn`/`pnpm`/`bun`/`cargo`/`uv` command
+  // whatever it was for: npm's script-shell and node-options, yarnPath and plugins, pnpm's
+  // hooks file, bun's preload, cargo's rustc-wrapper and runners, a rust-toolchain `path`,
+  // asdf and mise `path:` versions, uv's interpreter and index, Bundler's BUNDLE_GEMFILE,
+  // direnv's layout folder on PATH.
+  ".npmrc",
+  ".yarnrc.yml",
+  ".yarnrc",
+  ".yarn/releases",
+  ".yarn/plugins",
+  ".pnpmfile.cjs",
+  ".pnpmfile.mjs",
+  "pnpm-workspace.yaml",
+  "bunfig.toml",
+  ".cargo",
+  "rust-toolchain",
+  "rust-toolchain.toml",
+  ".tool-versions",
+  ".python-version",
+  "uv.toml",
+  ".bundle",
+  ".direnv",
+  // direnv runs .envrc on cd; mise runs its hooks and tasks from these files (since mise
+  // 2026.8, `mise run` trusts a project's config by itself).
   ".envrc",
   ".mise.toml",
   "mise.toml",
+  ".mise.local.toml",
+  "mise.local.toml",
+  ".mise",
+  "mise/config.toml",
+  "mise/tasks",
+  "mise-tasks",
+  ".mise-tasks",
+  ".config/mise",
+  ".config/mise.toml",
   // Editors run tasks, debuggers and extension settings from these on open.
   ".vscode",
   ".idea",
@@ -57,10 +149,40 @@ export const HOST_RUN_PATHS: readonly string[] = [
   ".ollama-delegate",
 ];
 
-/** The host-run names that are directories when they exist; the others are files. */
+/** The host-run entries that are directories when they exist; the others are files. */
 export const HOST_RUN_DIRS: ReadonlySet<string> = new Set([
   ".git",
   ".claude",
+  ".codex",
+  ".agents",
+  ".gemini",
+  ".qwen",
+  ".cursor",
+  ".windsurf",
+  ".devin",
+  ".cline",
+  ".roo",
+  ".continue",
+  ".opencode",
+  ".zed",
+  ".kiro",
+  ".amazonq",
+  ".junie",
+  ".github/instructions",
+  ".github/prompts",
+  ".github/agents",
+  ".github/skills",
+  ".github/hooks",
+  ".yarn/releases",
+  ".yarn/plugins",
+  ".cargo",
+  ".bundle",
+  ".direnv",
+  ".mise",
+  "mise/tasks",
+  "mise-tasks",
+  ".mise-tasks",
+  ".config/mise",
   ".vscode",
   ".idea",
   ".devcontainer",
@@ -68,7 +190,22 @@ export const HOST_RUN_DIRS: ReadonlySet<string> = new Set([
   ".ollama-delegate",
 ]);
 
-const HOST_RUN_NAMES: ReadonlySet<string> = new Set(HOST_RUN_PATHS);
+const HOST_RUN_NAMES: ReadonlySet<string> = new Set(
+  HOST_RUN_PATHS.filter((p) => !p.includes("/")),
+);
+/** The two-part entries: folder -> the names in it that are host-run. */
+const HOST_RUN_IN: ReadonlyMap<string, ReadonlySet<string>> = (() => {
+  const map = new Map<string, Set<string>>();
+  for (const entry of HOST_RUN_PATHS.filter((p) => p.includes("/"))) {
+    const [dir, name] = entry.split("/") as [string, string];
+    map.set(dir, (map.get(dir) ?? new Set()).add(name));
+  }
+  return map;
+})();
+/** The names inside those folders: a change journal keeps track of them too (tree/names.ts). */
+export const HOST_RUN_INNER_NAMES: ReadonlySet<string> = new Set(
+  [...HOST_RUN_IN.values()].flatMap((names) => [...names]),
+);
 
 /**
  * The host-run names a sandbox holds with a placeholder before they exist: folders that tools
@@ -86,9 +223,24 @@ export const PLACEHOLDER_NAMES: ReadonlySet<string> = new Set([
   ".idea",
 ]);
 
-/** True when `name` (one path part) is a host-run name. */
+/** True when `name` (one path part) is a host-run name wherever it is. */
 export function isHostRunName(name: string): boolean {
   return HOST_RUN_NAMES.has(name);
+}
+
+/**
+ * True when the entry `name` of a folder named `parent` is host-run: a host-run name, or one
+ * of the names host-run in that folder (`hooks` in `.github`).
+ */
+export function isHostRunEntry(parent: string, name: string): boolean {
+  return HOST_RUN_NAMES.has(name) || HOST_RUN_IN.get(parent)?.has(name) === true;
+}
+
+/** Whether the host-run path `path` (a host-run entry's path) is a directory when it exists. */
+export function isHostRunDir(path: string): boolean {
+  const rel = parts(path);
+  const last = rel.at(-1) ?? "";
+  return HOST_RUN_DIRS.has(last) || HOST_RUN_DIRS.has(`${rel.at(-2)}/${last}`);
 }
 
 /**
@@ -98,8 +250,13 @@ export function isHostRunName(name: string): boolean {
  */
 export function hostRunPart(relPath: string): string | undefined {
   const rel = parts(relPath);
-  const at = rel.findIndex((p) => HOST_RUN_NAMES.has(p));
+  const at = hostRunIndex(rel);
   return at < 0 ? undefined : rel.slice(0, at + 1).join("/");
+}
+
+/** The index of the first part of `rel` that makes it host-run, or -1. */
+export function hostRunIndex(rel: readonly string[]): number {
+  return rel.findIndex((p, i) => isHostRunEntry(i > 0 ? rel[i - 1]! : "", p));
 }
 
 /** Names of directories and files that hold credentials, refused at any depth. */

@@ -60,7 +60,7 @@ export function writeIdentityRefusal(
 /**
  * Why the path `real` (resolved, existing or not) must not be written: it is, or lies below,
  * a path a host-run link leads to (also one that does not exist yet, which a write would
- * create: `CLAUDE.md -> AGENTS.md` before AGENTS.md exists).
+ * create: `CLAUDE.md -> docs/rules.md` before it exists).
  */
 export function writePathRefusal(guard: GuardIdentities, real: string): string | undefined {
   const hit = guard.hostRunPaths.find((p) => atOrBelow(p, real));

@@ -299,8 +299,8 @@ Deno.test({
     const { home, work } = userHome();
     mkdirSync(join(work, "tools", "claude"), { recursive: true });
     symlinkSync("tools/claude", join(work, ".claude"));
-    writeFileSync(join(work, "AGENTS.md"), "# agents\n");
-    symlinkSync("AGENTS.md", join(work, "CLAUDE.md"));
+    writeFileSync(join(work, "RULES.md"), "# agents\n");
+    symlinkSync("RULES.md", join(work, "CLAUDE.md"));
     await using scene = await startScene({
       home,
       cwd: work,
@@ -313,7 +313,7 @@ Deno.test({
     const write = (path: string, mode: string) =>
       `python3 -c "open('${path}', '${mode}').write('injected')"`;
     const reply = await scene.call("delegate_start", {
-      prompt: `@bash ${write("tools/claude/settings.json", "w")}; ${write("AGENTS.md", "a")}; ` +
+      prompt: `@bash ${write("tools/claude/settings.json", "w")}; ${write("RULES.md", "a")}; ` +
         "echo ran > ran.txt",
       model: MODEL,
       cwd: work,
@@ -323,6 +323,6 @@ Deno.test({
     assert.equal(field(reply.text, "state"), "completed", reply.text);
     assert.equal(existsSync(join(work, "ran.txt")), true, reply.text);
     assert.equal(existsSync(join(work, "tools", "claude", "settings.json")), false);
-    assert.equal(readFileSync(join(work, "AGENTS.md"), "utf8"), "# agents\n");
+    assert.equal(readFileSync(join(work, "RULES.md"), "utf8"), "# agents\n");
   },
 });

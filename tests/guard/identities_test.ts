@@ -36,8 +36,8 @@ Deno.test("guard: host-run paths under other names, by identity and by path", as
     await symlink("tools/claude", join(top, ".claude"));
     await put(join(top, "config/mcp.json"), "{}");
     await symlink("config/mcp.json", join(top, ".mcp.json"));
-    await put(join(top, "AGENTS.md"), "be nice");
-    await symlink("AGENTS.md", join(top, "CLAUDE.md"));
+    await put(join(top, "RULES.md"), "be nice");
+    await symlink("RULES.md", join(top, "CLAUDE.md"));
     await put(join(top, "sub/.envrc"), "export A=1");
     await link(join(top, "sub/.envrc"), join(top, "sub/envrc.bak"));
     await put(join(top, ".git/config"), "[core]");
@@ -50,7 +50,7 @@ Deno.test("guard: host-run paths under other names, by identity and by path", as
     assert.equal(g.incomplete, undefined);
     assert.equal(g.hostRun.get(await key(join(top, "tools/claude"))), join(top, ".claude"));
     assert.equal(g.hostRun.get(await key(join(top, "config/mcp.json"))), join(top, ".mcp.json"));
-    assert.equal(g.hostRun.get(await key(join(top, "AGENTS.md"))), join(top, "CLAUDE.md"));
+    assert.equal(g.hostRun.get(await key(join(top, "RULES.md"))), join(top, "CLAUDE.md"));
     assert.equal(g.hostRun.get(await key(join(top, "sub/envrc.bak"))), join(top, "sub/.envrc"));
     assert.equal(g.hostRun.get(await key(join(top, "hooks/pre-commit"))), join(top, ".git"));
     assert.equal(
@@ -60,7 +60,7 @@ Deno.test("guard: host-run paths under other names, by identity and by path", as
     assert.equal(g.hostRun.has(await key(join(top, "src/a.ts"))), false);
     assert.equal(g.hostRun.has(await key(join(top, "src"))), false);
     assert.deepEqual(g.hostRunPaths, [
-      join(top, "AGENTS.md"),
+      join(top, "RULES.md"),
       join(top, "config/mcp.json"),
       join(top, "hooks/pre-commit"),
       join(top, "sub/envrc.bak"),
@@ -81,7 +81,7 @@ Deno.test("guard: host-run paths under other names, by identity and by path", as
 
 Deno.test("guard: a host-run link to what does not exist yet protects the path it names", async () => {
   await withTree(async (top) => {
-    await symlink("AGENTS.md", join(top, "CLAUDE.md"));
+    await symlink("RULES.md", join(top, "CLAUDE.md"));
     await symlink("docs/claude", join(top, ".claude"));
     // Inside a host-run folder the name protects it already.
     await mkdir(join(top, ".vscode"));
@@ -89,12 +89,12 @@ Deno.test("guard: a host-run link to what does not exist yet protects the path i
     const g = await collectGuardIdentities([top]);
     const byPath = [...g.hostRunMissing].sort((a, b) => a.path < b.path ? -1 : 1);
     assert.deepEqual(byPath, [
-      { path: join(top, "AGENTS.md"), kind: "file" },
+      { path: join(top, "RULES.md"), kind: "file" },
       { path: join(top, "docs/claude"), kind: "dir" },
     ]);
     assert.match(
-      await pathIdentityRefusal(g, join(top, "AGENTS.md"), "write") ?? "",
-      /"AGENTS\.md" is "CLAUDE\.md" under another name/,
+      await pathIdentityRefusal(g, join(top, "RULES.md"), "write") ?? "",
+      /"RULES\.md" is "CLAUDE\.md" under another name/,
     );
     assert.match(
       await pathIdentityRefusal(g, join(top, "docs/claude/settings.json"), "write") ?? "",

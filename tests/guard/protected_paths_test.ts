@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import {
   credentialRefusal,
   hostRunPart,
+  isHostRunDir,
+  isHostRunEntry,
   isSecretFileName,
   readRefusal,
   writeRefusal,
@@ -143,4 +145,40 @@ Deno.test("isSecretFileName: the widened names (dotenv by other names, direnv, T
   assert.match(readRefusal(".envrc") ?? "", /looks like a secret \(\.envrc\)/);
   assert.equal(isSecretFileName("app.env", ["*.env"]), false);
   assert.equal(isSecretFileName("APP.ENV", ["app.env"]), false);
+});
+
+Deno.test("host-run paths: other agents' files and package-manager configuration at any depth; a folder's other entries stay the project's", () => {
+  for (
+    const rel of [
+      "AGENTS.md",
+      "pkg/AGENTS.md",
+      ".npmrc",
+      "apps/web/.npmrc",
+      ".github/hooks/x.json",
+      "sub/.github/copilot-instructions.md",
+      ".cursor/mcp.json",
+      ".yarn/releases/yarn-4.cjs",
+      ".config/mise/config.toml",
+      "crates/a/.cargo/config.toml",
+    ]
+  ) {
+    assert.ok(writeRefusal(rel), rel);
+  }
+  assert.equal(hostRunPart("pkg/.github/hooks/pre.json"), "pkg/.github/hooks");
+  for (
+    const rel of [
+      ".github/workflows/ci.yml",
+      ".github/ISSUE_TEMPLATE/bug.md",
+      ".yarn/cache/x.zip",
+      "hooks/x.json",
+      "src/agents.ts",
+      ".config/other.toml",
+    ]
+  ) {
+    assert.equal(writeRefusal(rel), undefined, rel);
+  }
+  assert.equal(isHostRunEntry(".github", "hooks"), true);
+  assert.equal(isHostRunEntry("src", "hooks"), false);
+  assert.equal(isHostRunDir("/p/.github/hooks"), true);
+  assert.equal(isHostRunDir("/p/.github/mcp.json"), false);
 });

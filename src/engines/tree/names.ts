@@ -4,6 +4,7 @@
  */
 import {
   CREDENTIAL_PATHS,
+  HOST_RUN_INNER_NAMES,
   isHostRunName,
   isSecretFileName,
   SECRET_FILE_PATTERNS,
@@ -56,6 +57,6 @@ export function isCredentialName(name: string): boolean {
  * any `allowSecretFiles`: the scan applies the user's list itself).
  */
 export function isMarkedName(name: string): boolean {
-  return isHostRunName(name) || CREDENTIAL_NAMES.has(name) ||
+  return isHostRunName(name) || HOST_RUN_INNER_NAMES.has(name) || CREDENTIAL_NAMES.has(name) ||
     (maybeSecret(name) && isSecretFileName(name));
 }

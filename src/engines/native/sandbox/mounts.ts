@@ -136,7 +136,7 @@ export function protectedMounts(
     }
   }
   for (const placeholder of nested.missing ?? []) {
-    // A host-run link leading where nothing is yet (`CLAUDE.md -> AGENTS.md`): the command
+    // A host-run link leading where nothing is yet (`CLAUDE.md -> docs/rules.md`): the command
     // must not create it there, as it must not create a missing `.envrc`. Before the
     // read-only paths, which list it too (and skip it, missing).
     const top = highestMissing(placeholder.path, writable);

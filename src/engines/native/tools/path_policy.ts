@@ -62,7 +62,10 @@ const FOLDED_HOST_RUN = new Set(HOST_RUN_PATHS.map((name) => folded(name).join("
 /** The host-run refusal for `rel` with its names folded (see folded), at any depth. */
 function hostRunFolded(rel: string): string | undefined {
   const original = rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".");
-  const at = folded(rel).findIndex((p) => FOLDED_HOST_RUN.has(p));
+  const fold = folded(rel);
+  const at = fold.findIndex((p, i) =>
+    FOLDED_HOST_RUN.has(p) || (i > 0 && FOLDED_HOST_RUN.has(`${fold[i - 1]}/${p}`))
+  );
   return at < 0 ? undefined : hostRunRefusal(original.slice(0, at + 1).join("/"));
 }
 

@@ -55,22 +55,22 @@ Deno.test({
       await link(join(cwd, ".env"), join(cwd, "notes.txt"));
       await writeFile(join(cwd, ".devcontainer", ".env"), "B=poison-dev\n");
       await writeFile(join(cwd, "CLAUDE.md"), "rules\n");
-      await link(join(cwd, "CLAUDE.md"), join(cwd, "AGENTS.md"));
+      await link(join(cwd, "CLAUDE.md"), join(cwd, "RULES.md"));
       await mkdir(join(cwd, "extra"));
-      await symlink("../GEMINI.md", join(cwd, "extra", "CLAUDE.md"));
+      await symlink("../house.md", join(cwd, "extra", "CLAUDE.md"));
       const result = await run(
         await guarded(cwd, top),
         cwd,
-        'cat .env notes.txt .devcontainer/.env; echo x >> AGENTS.md; echo "agents=$?"; ' +
-          'echo x > GEMINI.md; echo "gemini=$?"; echo ok > plain.txt; echo "plain=$?"',
+        'cat .env notes.txt .devcontainer/.env; echo x >> RULES.md; echo "agents=$?"; ' +
+          'echo x > house.md; echo "house=$?"; echo ok > plain.txt; echo "plain=$?"',
       );
       assert.doesNotMatch(result.output, /poison-/);
       assert.match(result.output, /cat: \.devcontainer\/\.env: Permission denied/);
       assert.match(result.output, /agents=[1-9]/);
-      assert.match(result.output, /gemini=[1-9]/);
+      assert.match(result.output, /house=[1-9]/);
       assert.match(result.output, /plain=0/);
       assert.equal(readFileSync(join(cwd, "CLAUDE.md"), "utf8"), "rules\n");
-      assert.equal(existsSync(join(cwd, "GEMINI.md")), false, "the placeholder was left behind");
+      assert.equal(existsSync(join(cwd, "house.md")), false, "the placeholder was left behind");
       assert.equal(readFileSync(join(cwd, "plain.txt"), "utf8"), "ok\n");
     } finally {
       await rm(top, { recursive: true, force: true });
