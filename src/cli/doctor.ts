@@ -82,18 +82,19 @@ export async function runDoctor(
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
   const facts = await enginesFacts(s, env, cwd);
-  const [claude, ollama, sandbox, backends, pool] = await Promise.all([
+  const [claude, ollama, sandbox, backends, pool, claudeLimits] = await Promise.all([
     claudeCheck(resolved, facts.claude, cwd),
     ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
     sandboxCheck(s.sandbox, facts.native),
     backendChecks(s.backends, env),
     ollamaPoolCheck(s.baseUrls),
+    facts.claude.limitsText?.(),
   ]);
   const checks = [
     configCheck(resolved),
     stateDirCheck(s.stateDir),
     claude,
-    claudeSandboxCheck(s.sandbox, facts.claude.sandbox),
+    claudeSandboxCheck(s.sandbox, facts.claude.sandbox, undefined, claudeLimits),
     requestSizeCheck(s, facts),
     ...ollama,
     ...pool,

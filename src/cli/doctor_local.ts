@@ -184,15 +184,18 @@ export function claudeSandboxCheck(
   mode: SandboxSetting,
   plan: SandboxPlan,
   platform: string = osPlatform,
+  /** How the jail holds the sandbox limits here (the engine's `limitsText`). */
+  limits?: string,
 ): Check {
   const base = { id: "claude.sandbox", title: "claude sandbox" };
+  const held = limits ? `; ${limits}` : "";
   if (plan.kind === "on") {
     const { bwrap, socat } = plan.tools;
     return {
       ...base,
       status: "pass",
       summary: `claude delegates run in a bubblewrap jail (${bwrap}), with Claude Code's ` +
-        `own sandbox nested inside for Bash (${socat})`,
+        `own sandbox nested inside for Bash (${socat})${held}`,
       details: { mode, bwrap, socat },
     };
   }
@@ -209,7 +212,7 @@ export function claudeSandboxCheck(
   return {
     ...base,
     status: "warn",
-    summary: `sandbox ${plan.why}; every claude reply says so`,
+    summary: `sandbox ${plan.why}; every claude reply says so${held}`,
     ...(platform === "linux" && mode !== "off"
       ? { hint: "Install bubblewrap and socat (apt install bubblewrap socat) to confine it" }
       : {}),

@@ -90,6 +90,11 @@ export interface EngineFacts {
   sandboxInstall?: string;
   /** Runs a trivial command confined as a delegate's are: proof that the sandbox works here. */
   trySandbox?(): Promise<SandboxTrial>;
+  /**
+   * How delegates' commands are held to the sandbox limits here, in words, for engines whose
+   * trySandbox does not say it; undefined when nothing holds them.
+   */
+  limitsText?(): Promise<string>;
   /** One request's size with the settings in force. */
   request: RequestSize;
   /** Calls written as text that the engine would recover and run; undefined when none. */

@@ -29,12 +29,19 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   }
 }
 
-/** The synchronous twin of {@link writeFileAtomic}, for the config CLI and shutdown. */
-export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
+/**
+ * The synchronous twin of {@link writeFileAtomic}, for the config CLI and shutdown. `mode`
+ * is the new file's (0o755 for a script), so that it is never seen with another.
+ */
+export function writeFileAtomicSync(
+  path: string,
+  data: string | Uint8Array,
+  mode = 0o600,
+): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = tempName(path);
   try {
-    writeFileSync(temp, data, { mode: 0o600 });
+    writeFileSync(temp, data, { mode });
     renameSync(temp, path);
   } catch (e) {
     rmSync(temp, { force: true });

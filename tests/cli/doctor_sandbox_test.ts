@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { claudeSandboxCheck } from "../../src/cli/doctor_local.ts";
 import { enginesFacts } from "../../src/cli/engine_prompt.ts";
 import { defaultSettings } from "../../src/settings/fields.ts";
+import { cgroupSupport } from "../../src/platform/posix/limit_cgroup.ts";
 import type { SandboxSetting } from "../../src/settings/types.ts";
 
 /** The check as the doctor makes it, from what the claude engine says of itself there. */
@@ -49,4 +50,22 @@ Deno.test("doctor claude.sandbox: off is a warning that says why", async () => {
   const off = await checkWith("off", pathWith("bwrap", "socat"), "linux");
   assert.equal(off.status, "warn");
   assert.match(off.summary, /setting is off/);
+});
+
+Deno.test("doctor claude.sandbox: says how the jail holds the sandbox limits here", async () => {
+  const settings = { ...defaultSettings(), sandboxMaxMemoryMb: 512, sandboxMaxFileMb: 8 };
+  const facts = await enginesFacts(settings, pathWith("bwrap", "socat"), "/", "linux");
+  const text = await facts.claude.limitsText!();
+  const cgroup = await cgroupSupport();
+  if (cgroup.memory) {
+    assert.match(text, /memory: a cgroup of 1536 MiB for Claude Code and its commands together/);
+  } else {
+    assert.match(text, /memory: (per command process only|not limited)/);
+  }
+  assert.match(text, /file size: (8 MiB per file \(RLIMIT_FSIZE\)|not limited)/);
+  const check = claudeSandboxCheck("on", facts.claude.sandbox, "linux", text);
+  assert.ok(check.summary.endsWith(`; ${text}`), check.summary);
+  // Nothing holds the limits where the jail does not run.
+  const off = await enginesFacts(settings, pathWith(), "/", "linux");
+  assert.equal(off.claude.limitsText, undefined);
 });

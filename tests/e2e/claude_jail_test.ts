@@ -4,7 +4,8 @@
  * the layout users have: a HOME holding a Claude Code login and other tools' secrets, the
  * default state dir under it, Claude Code's sandbox on. The delegate plays the attacker: it
  * reads with its file tools, cats with Bash, and a reviewed diff tells the reviewer to fetch
- * the login. Nothing of it may reach the backend.
+ * the login. Nothing of it may reach the backend. And it is held to the sandbox limits, as the
+ * native sandbox's commands are (security round 3, item 4).
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -12,8 +13,11 @@ import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSy
 import { join } from "node:path";
 import process from "node:process";
 import type { MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
+import { toolResultsOf } from "../support/ollama_emulator_messages_script.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
+import { cgroupSupport } from "../../src/platform/posix/limit_cgroup.ts";
+import { claudeProcessReserve } from "../../src/engines/claude/jail_limits.ts";
 
 const MODEL = "qwen3:8b";
 const linux = process.platform === "linux";
@@ -324,5 +328,115 @@ Deno.test({
     assert.equal(existsSync(join(work, "ran.txt")), true, reply.text);
     assert.equal(existsSync(join(work, "tools", "claude", "settings.json")), false);
     assert.equal(readFileSync(join(work, "RULES.md"), "utf8"), "# agents\n");
+  },
+});
+
+/** A number a command printed as `name=<n>`, or undefined. */
+function printed(output: string, name: string): number | undefined {
+  const m = new RegExp(`^${name}=(\\d+)$`, "m").exec(output);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The Bash results the model was sent, in order, from the last request that carried them. */
+function bashResults(requests: { json?: unknown }[]): string[] {
+  const last = requests.map((r) => (r.json as { messages?: unknown[] } | undefined)?.messages)
+    .filter((m): m is unknown[] => Array.isArray(m)).at(-1) ?? [];
+  return toolResultsOf(last).map((b) =>
+    typeof b.content === "string" ? b.content : JSON.stringify(b.content)
+  );
+}
+
+const cgroups = await cgroupSupport();
+
+Deno.test({
+  // The tester's attack: 6 GiB allocated, 3,000 processes, a 1.2 GiB file, and a verify that
+  // held 3 GiB, all in a jail with no limits. Here at small limits, so that it stays cheap.
+  name: "claude jail: a delegate's commands and its verify are held to the sandbox limits",
+  ignore: !linux,
+  async fn() {
+    const { home, work } = userHome();
+    /** Four commands, one per limit; each prints what it got. */
+    const forkPy = [
+      "import os, signal, time",
+      "pids = []",
+      "try:",
+      "    for i in range(400):",
+      "        pid = os.fork()",
+      "        if pid == 0:",
+      "            time.sleep(60)",
+      "            os._exit(0)",
+      "        pids.append(pid)",
+      "except OSError:",
+      "    pass",
+      'print("forked=%d" % len(pids))',
+      "for p in pids: os.kill(p, signal.SIGKILL)",
+      "for p in pids: os.waitpid(p, 0)",
+    ];
+    const hold =
+      `python3 -c 'import time; b = b"\\1" * (240 * 2**20); time.sleep(2); print("held")'`;
+    const commands = [
+      `python3 -c 'b = b"\\1" * (400 * 2**20); print("heap-allocated")'; echo heap-rc=$?`,
+      `printf '%s\\n' ${forkPy.map((l) => `'${l}'`).join(" ")} > fork.py; python3 fork.py`,
+      "head -c 40M /dev/zero > big.bin; echo file-bytes=$(stat -c %s big.bin)",
+      // Six processes, each under the heap limit, together past the jail's memory cgroup.
+      `for i in 1 2 3 4 5 6; do ${hold} & done; wait; echo together-done`,
+    ];
+    const mapped = (mb: number) =>
+      `python3 -c 'import mmap; n = ${mb} * 2**20; m = mmap.mmap(-1, n); c = b"\\1" * 2**26; ` +
+      `[m.__setitem__(slice(o, o + len(c)), c) for o in range(0, n, len(c))]; print("mapped")'`;
+    await using scene = await startScene({
+      home,
+      cwd: work,
+      stateDir: join(home, ".ollama-mcp", "jobs"),
+      env: {
+        OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB: "256",
+        OLLAMA_MCP_SANDBOX_MAX_PROCESSES: "64",
+        OLLAMA_MCP_SANDBOX_MAX_FILE_MB: "16",
+      },
+    });
+    const reply = await scene.call("delegate_start", {
+      prompt: commands.map((c) => `@bash ${c}`).join("\n"),
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Bash"],
+      verify: `python3 -c 'b = b"\\1" * (400 * 2**20); print("heap-allocated")'; ` +
+        `echo heap-rc=$?; ${mapped(384)}; echo map-rc=$?; exit 1`,
+      verify_rounds: 0,
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    // Claude Code lived through it all: every command ran and the turn ended as usual.
+    assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+    const [heap, fork, file, together] = bashResults(scene.emulator.messageRequests());
+    assert.ok(together !== undefined, `not every command ran: ${reply.text}`);
+    // Memory: a process's heap stops at the limit (RLIMIT_DATA).
+    assert.doesNotMatch(heap!, /^heap-allocated$/m, heap);
+    assert.notEqual(printed(heap!, "heap-rc"), 0, heap);
+    // Processes: a pids cgroup around the jail as root (RLIMIT_NPROC does not bind uid 0),
+    // RLIMIT_NPROC otherwise; the cgroup leaves Claude Code its own room on top.
+    const forked = printed(fork!, "forked");
+    assert.ok(forked !== undefined, fork);
+    if (cgroups.pids || !root) {
+      assert.ok(forked < 64 + claudeProcessReserve(), `${forked} processes started`);
+    }
+    // File size: RLIMIT_FSIZE.
+    assert.equal(printed(file!, "file-bytes"), 16 * 1024 * 1024, file);
+    // Together: the jail's memory cgroup (the limit plus Claude Code's room) kills one of the
+    // six, not Claude Code.
+    if (cgroups.memory) {
+      const held = together!.match(/^held$/gm)?.length ?? 0;
+      assert.ok(held < 6, `all six held 240 MiB: ${together}`);
+      assert.match(together!, /together-done/);
+    }
+    // verify: the native sandbox's limits at the user's values, no room for a Claude Code.
+    const log = readFileSync(
+      join(scene.stateDir, field(reply.text, "job_id")!, "verify-1.log"),
+      "utf8",
+    );
+    assert.doesNotMatch(log, /^heap-allocated$/m, log);
+    assert.notEqual(printed(log, "heap-rc"), 0, log);
+    if (cgroups.memory) {
+      assert.doesNotMatch(log, /^mapped$/m, log);
+      assert.equal(printed(log, "map-rc"), 137, "killed by the cgroup's OOM killer");
+    }
   },
 });

@@ -9,6 +9,8 @@ import { LEAN_CLAUDE_TOOLS } from "../../settings/types.ts";
 import type { EngineFacts, FactsSetup, SandboxPlan } from "../facts.ts";
 import { estimatePromptTokens, requiredContext } from "./context_check.ts";
 import { claudeChildEnv } from "./env.ts";
+import { jailLimitsText } from "./jail_limits.ts";
+import { limitsOf } from "../sandbox_limits.ts";
 import { type ClaudeSandboxPlan, findSandboxTools, planSandbox } from "./sandbox.ts";
 
 export function claudeFacts(setup: FactsSetup): EngineFacts {
@@ -41,6 +43,10 @@ export function claudeFacts(setup: FactsSetup): EngineFacts {
     childEnv,
     sandbox: sandboxPlan(plan),
     sandboxInstall: "bubblewrap and socat (apt install bubblewrap socat)",
+    // The jail holds the limits, with Claude Code's sandbox nested inside or without it.
+    ...(plan.kind === "on" || plan.kind === "partial"
+      ? { limitsText: () => jailLimitsText(limitsOf(s)) }
+      : {}),
     request: {
       promptTokens,
       requiredContext: requiredContext(promptTokens),

@@ -63,6 +63,11 @@ export interface JailLayout {
    * which have no Claude Code around them whose nested sandbox would take the network away.
    */
   noNetwork?: boolean;
+  /**
+   * The shell Claude Code runs commands with (`CLAUDE_CODE_SHELL`): a host file mounted
+   * read-only at `path` (jail_limits.ts, which sets the commands' rlimits through it).
+   */
+  shell?: { source: string; path: string };
 }
 
 type Inspect = (path: string) => HostPathKind;
@@ -125,6 +130,16 @@ export function jailArgs(
   // tmpfs before a project inside it, a project before a server folder inside that.
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   for (const m of mounts) out.push(...m.args);
+  if (layout.shell) {
+    out.push(
+      "--ro-bind",
+      layout.shell.source,
+      layout.shell.path,
+      "--setenv",
+      "CLAUDE_CODE_SHELL",
+      layout.shell.path,
+    );
+  }
   out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--", command, ...args);
   return out;
 }
@@ -158,7 +173,8 @@ export function cliFiles(command: string, pathDirs: readonly string[]): string[]
   return [...new Set(out)].filter((p) => !isSystem(p));
 }
 
-function isSystem(path: string): boolean {
+/** Whether `path` lies in the system part every jail mounts read-only (`/usr`, `/bin`...). */
+export function isSystem(path: string): boolean {
   return ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc"].some((top) =>
     path === top || path.startsWith(top + sep)
   );

@@ -13,7 +13,10 @@ import { isRoot, osPlatform } from "../../platform/runtime.ts";
 import { searchPath, which } from "../../platform/which.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
+import { jailLimits } from "./jail_limits.ts";
 import { planJail } from "./jail_plan.ts";
+import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
+import { placeholderRunDir } from "../placeholders.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import {
@@ -68,9 +71,6 @@ import { failedStart, judged } from "./outcome.ts";
  */
 const MAX_SECRET_MASKS = 500;
 
-/** The jail's /tmp when no setting says (the native sandbox's default). */
-const DEFAULT_TMP_MB = 512;
-
 /** How long asking Ollama which models are loaded may hold up a turn's start or end. */
 const PS_TIMEOUT_MS = 3000;
 
@@ -97,8 +97,11 @@ export interface ClaudeEngineConfig {
   harness?: ClaudeHarness;
   /** The state dir: a turn's cwd may be the worktree the server made in it. */
   stateDir?: string;
-  /** Size (MiB) of the jail's private /tmp and $HOME (the `sandboxTmpMb` setting). */
-  tmpMb?: number;
+  /**
+   * The sandbox limits (`sandboxMax*` settings) of the jail's commands and of `verify`, and the
+   * size of the jail's private /tmp and $HOME (`sandboxTmpMb`); DEFAULT_LIMITS when absent.
+   */
+  limits?: SandboxLimits;
   /** Secret-looking file names delegates may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
 }
@@ -119,7 +122,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     claudeTools: s.claudeTools,
     harness: s.claudeHarness,
     stateDir: s.stateDir,
-    tmpMb: s.sandboxTmpMb,
+    limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
   });
 }
@@ -143,10 +146,7 @@ export class ClaudeEngine implements Engine {
   }
 
   verify(spec: VerifySpec): Promise<CheckResult> {
-    return verifyClaude(spec, {
-      ...this.config,
-      tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
-    });
+    return verifyClaude(spec, { ...this.config, limits: this.#limits });
   }
 
   /** The environment a delegate of `model` gets (shown by `ollama_models`). */
@@ -158,6 +158,10 @@ export class ClaudeEngine implements Engine {
       claudeConfigDir: this.config.claudeConfigDir,
       lean: this.#lean,
     });
+  }
+
+  get #limits(): SandboxLimits {
+    return this.config.limits ?? DEFAULT_LIMITS;
   }
 
   get #lean(): boolean {
@@ -305,7 +309,7 @@ export class ClaudeEngine implements Engine {
         ],
         secretFiles: ids.secretPaths,
         git: ids.git,
-        tmpMb: this.config.tmpMb ?? DEFAULT_TMP_MB,
+        tmpMb: this.#limits.tmpMb,
       })
       : undefined;
     const sandbox = plan.kind === "on"
@@ -360,13 +364,28 @@ export class ClaudeEngine implements Engine {
       tools,
       this.#lean,
     );
-    const launch = jail && (plan.kind === "on" || plan.kind === "partial")
-      // The real file: the jail holds its folder, not the links that led to it.
-      ? { command: plan.bwrap, args: jailArgs(jail, await realpath(command), args) }
+    // The real file: the jail holds its folder, not the links that led to it.
+    const real = jail && await realpath(command);
+    // The sandbox limits: a cgroup around the whole jail, and the rlimits of its commands.
+    let limited;
+    try {
+      limited = jail && await jailLimits(
+        this.#limits,
+        env,
+        this.config.stateDir && placeholderRunDir(this.config.stateDir),
+      );
+    } catch (e) {
+      return failedStart((e as Error).message);
+    }
+    const launch = jail && real && limited && (plan.kind === "on" || plan.kind === "partial")
+      ? limited.launch(
+        plan.bwrap,
+        jailArgs({ ...jail, ...(limited.shell ? { shell: limited.shell } : {}) }, real, args),
+      )
       : { command, args };
     // Host-run paths missing now: one the turn creates is moved out of the project at its end.
     const missing = missingHostRun(realRoots);
-    return await startChild(
+    const turn = await startChild(
       {
         ...launch,
         cwd: spec.cwd,
@@ -380,6 +399,8 @@ export class ClaudeEngine implements Engine {
       },
       sink,
       async (outcome) => {
+        // What is still in the jail's cgroup (nothing, unless it escaped the sweep) ends here.
+        await limited?.release();
         for (const root of realRoots) removeClaudeTrace(root, missing);
         const moved = quarantinePlanted(missing, join(spec.dir, "planted"));
         if (moved.length > 0) {
@@ -396,6 +417,9 @@ export class ClaudeEngine implements Engine {
         return verdict ? judged(outcome, verdict, sink) : outcome;
       },
     );
+    // Also when Claude Code could not be started, which settles nothing.
+    if (limited) turn.done.finally(() => limited.release()).catch(() => {});
+    return turn;
   }
 }
 

@@ -6,14 +6,21 @@
  * every capability dropped) with what Claude Code's nested sandbox adds for the delegate's
  * Bash: no network (a network namespace of its own), the host-run paths held read-only also
  * where they do not exist yet (empty read-only placeholders, as the native sandbox mounts
- * them), and the delegate's environment allowlist. The Claude Code config dir is not mounted
- * at all. Where the delegate's Bash ran unconfined (the sandbox setting off, no bubblewrap),
- * so do the commands, and the check says so.
+ * them), the delegate's environment allowlist, and a native command's limits (a cgroup per
+ * command where one can be made, and prlimit's rlimits inside: ../limit_launch.ts), at the
+ * user's values, with no room for a Claude Code, which is not there. The Claude Code config
+ * dir is not mounted at all. Where the delegate's Bash ran unconfined (the sandbox setting
+ * off, no bubblewrap), so do the commands, and the check says so.
  */
 import { lstatSync } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { join } from "node:path";
-import { runCommand, shellCommand } from "../../platform/command_run.ts";
+import {
+  type CommandResult,
+  type CommandSpec,
+  runCommand,
+  shellCommand,
+} from "../../platform/command_run.ts";
 import { osPlatform } from "../../platform/runtime.ts";
 import { searchPath } from "../../platform/which.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
@@ -30,6 +37,8 @@ import { planJail } from "./jail_plan.ts";
 import { type ProtectConfig, protectScope } from "./protect_scope.ts";
 import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
+import { limitedLaunch } from "../limit_launch.ts";
+import { limitPlan, type SandboxLimits } from "../sandbox_limits.ts";
 
 /** Secret files the jail hides at most (as for a turn: see run.ts). */
 const MAX_SECRET_MASKS = 500;
@@ -37,16 +46,21 @@ const MAX_SECRET_MASKS = 500;
 export interface ClaudeVerifyConfig extends ProtectConfig {
   parentEnv: Record<string, string | undefined>;
   sandbox?: SandboxSetting;
-  tmpMb: number;
+  /** The sandbox limits of each command (and the size of its private /tmp and $HOME). */
+  limits: SandboxLimits;
   allowSecretFiles?: readonly string[];
 }
 
-type Launch = (command: string) => { command: string; args: string[] };
+/** Runs one command to its end; `spec` is the rest of what runCommand needs. */
+type Run = (
+  command: string,
+  spec: Omit<CommandSpec, "command" | "args">,
+) => Promise<CommandResult>;
 
 /** How the commands run here: in the jail, unconfined (and why), or not at all (and why). */
 type Plan =
-  | { kind: "jail"; launch: Launch; release: () => Promise<void> }
-  | { kind: "unconfined"; launch: Launch; why: string }
+  | { kind: "jail"; run: Run; release: () => Promise<void> }
+  | { kind: "unconfined"; run: Run; why: string }
   | { kind: "refused"; reason: string };
 
 export async function verifyClaude(
@@ -62,8 +76,7 @@ export async function verifyClaude(
     const runs: CheckRun[] = [];
     try {
       for (const command of spec.commands) {
-        const out = await runCommand({
-          ...plan.launch(command),
+        const out = await plan.run(command, {
           cwd: spec.cwd,
           env,
           timeoutMs: spec.timeoutMs,
@@ -105,7 +118,11 @@ async function planCheck(
   const sandbox = planSandbox(config.sandbox ?? "on", findSandboxTools(env), osPlatform);
   if (sandbox.kind === "refused") return { kind: "refused", reason: sandbox.reason };
   if (sandbox.kind === "off") {
-    return { kind: "unconfined", why: sandbox.why, launch: shellCommand };
+    return {
+      kind: "unconfined",
+      why: sandbox.why,
+      run: (command, rest) => runCommand({ ...rest, ...shellCommand(command) }),
+    };
   }
   const roots = await Promise.all(
     [spec.cwd, ...spec.addDirs].map((r) => realpath(r).catch(() => r)),
@@ -151,7 +168,7 @@ async function planCheck(
     ],
     secretFiles: ids.secretPaths,
     git: ids.git,
-    tmpMb: config.tmpMb,
+    tmpMb: config.limits.tmpMb,
   });
   // Host-run paths that do not exist yet get an empty read-only placeholder, so that a test
   // cannot create `.claude/settings.json` or `.envrc` for the host to run later.
@@ -178,12 +195,23 @@ async function planCheck(
     masks: [...(layout.masks ?? []), ...missing],
     noNetwork: true,
   };
+  const limits = limitPlan(config.limits);
   return {
     kind: "jail",
-    launch: (command) => ({
-      command: sandbox.bwrap,
-      args: jailArgs(jail, "/bin/sh", ["-c", command]),
-    }),
+    // Each command in a cgroup of its own, which the launching shell joins before bubblewrap
+    // starts, and under the rlimits that fit what that cgroup holds, set inside the jail.
+    run: async (command, rest) => {
+      const limited = await limitedLaunch(limits.cgroup, limits.rlimits);
+      try {
+        const [shell, ...args] = [...limited.rlimitPrefix, "/bin/sh", "-c", command];
+        return await runCommand({
+          ...rest,
+          ...limited.launch(sandbox.bwrap, jailArgs(jail, shell!, args)),
+        });
+      } finally {
+        await limited.release();
+      }
+    },
     release: claim.release,
   };
 }

@@ -3,7 +3,7 @@ import type { ChatClientOptions } from "../../backends/openai.ts";
 import type { BackendSpec } from "../../settings/types.ts";
 import type { WorkdirPolicy } from "../../guard/workdirs.ts";
 import type { BackendTable } from "../../settings/backends.ts";
-import type { SandboxLimits } from "./sandbox/limits.ts";
+import type { SandboxLimits } from "../sandbox_limits.ts";
 import type { SandboxMode } from "./sandbox/shell_runner.ts";
 
 export interface NativeEngineConfig {

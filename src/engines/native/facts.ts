@@ -5,7 +5,7 @@
  */
 import { NATIVE_PROMPT_TOKENS } from "../../models/prompt_sizes.ts";
 import type { EngineFacts, FactsSetup } from "../facts.ts";
-import { limitsOf } from "./sandbox/limits.ts";
+import { limitsOf } from "../sandbox_limits.ts";
 import { probeSandbox } from "./sandbox/probe.ts";
 import { INSTALL_BWRAP_HINT, shellRunner } from "./sandbox/shell_runner.ts";
 import { checkArguments } from "./text_calls/arguments.ts";

@@ -49,7 +49,7 @@ import { type ToolPolicy, toolPolicy } from "./permissions.ts";
 import { placeholderRunDir } from "../placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
-import { limitsOf } from "./sandbox/limits.ts";
+import { limitsOf } from "../sandbox_limits.ts";
 import { watchesShell, watchShell } from "./sandbox/shell_watch.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { bashTool } from "./tools/bash.ts";

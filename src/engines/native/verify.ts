@@ -10,7 +10,7 @@ import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { TRANSCRIPT_FILE } from "./folder.ts";
 import { JsonlWriter } from "./jsonl_writer.ts";
-import type { SandboxLimits } from "./sandbox/limits.ts";
+import type { SandboxLimits } from "../sandbox_limits.ts";
 import { type SandboxMode, type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
 import { beginTurnChanges } from "../tree/turn_changes.ts";
 import { runShell } from "./sandbox/run_shell.ts";

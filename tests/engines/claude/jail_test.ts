@@ -184,3 +184,18 @@ Deno.test("besideRoots: $HOME whole when no root is in it; else what lies beside
   assert.deepEqual(besideRoots(home, [home]), []);
   assert.equal(besideRoots(home, [join(home, "code", "app")], 2).length, 2);
 });
+
+Deno.test("jailArgs: the limited shell is mounted read-only where CLAUDE_CODE_SHELL names it", () => {
+  const shell = { source: "/state/.sandbox/shell/ab12/bash", path: "/run/ollama-delegate/bash" };
+  const args = jailArgs(layout({ shell }), "/usr/bin/claude", ["-p"], inspect);
+  const end = args.indexOf("--");
+  assert.ok(
+    mounts(args).some((m) => m.join(" ") === `--ro-bind ${shell.source} ${shell.path}`),
+    JSON.stringify(mounts(args)),
+  );
+  const at = args.findIndex((a, i) => a === "--setenv" && args[i + 1] === "CLAUDE_CODE_SHELL");
+  assert.ok(at >= 0 && at < end);
+  assert.equal(args[at + 2], shell.path);
+  // Without one, Claude Code picks its shell as it always does.
+  assert.ok(!jailArgs(layout(), "/usr/bin/claude", [], inspect).includes("CLAUDE_CODE_SHELL"));
+});

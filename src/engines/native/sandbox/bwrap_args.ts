@@ -4,7 +4,7 @@
  */
 import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../../bwrap_base.ts";
 import type { Placeholder } from "../../placeholders.ts";
-import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "./limits.ts";
+import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 
 /** PATH inside the sandbox: the system's, which is read-only there. */

@@ -6,8 +6,9 @@
 import { cgroupSupport } from "../../../platform/posix/limit_cgroup.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { type SandboxMode, shellRunner } from "./shell_runner.ts";
-import { addressSpaceMb, DEFAULT_LIMITS, type SandboxLimits, shmMb } from "./limits.ts";
-import { findPrlimit, runShell } from "./run_shell.ts";
+import { addressSpaceMb, DEFAULT_LIMITS, type SandboxLimits, shmMb } from "../../sandbox_limits.ts";
+import { runShell } from "./run_shell.ts";
+import { findPrlimit } from "../../limit_launch.ts";
 
 /** How the sandbox's limits are enforced on this machine, in words. */
 export async function limitsText(limits: SandboxLimits = DEFAULT_LIMITS): Promise<string> {

@@ -11,17 +11,13 @@ import { join } from "node:path";
 import { type CommandResult, runCommand, shellCommand } from "../../../platform/command_run.ts";
 import { minimalShellEnv } from "../../../platform/env.ts";
 import { writeFileAtomicSync } from "../../../platform/atomic_write.ts";
-import {
-  createLimitCgroup,
-  launchInCgroup,
-  type LimitCgroup,
-} from "../../../platform/posix/limit_cgroup.ts";
 import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapArgs, type SandboxLayout } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "../../placeholders.ts";
-import { DEFAULT_LIMITS, limitPlan } from "./limits.ts";
+import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
+import { findPrlimit, type LimitedLaunch, limitedLaunch } from "../../limit_launch.ts";
 import type { ShellRunner } from "./shell_runner.ts";
 import {
   changedHostRunPaths,
@@ -101,17 +97,6 @@ function emptyEntry(path: string): Placeholder | undefined {
   return undefined;
 }
 
-/** prlimit on the host's /usr or /bin, which the sandbox mounts at the same place. */
-export function findPrlimit(): string | undefined {
-  return ["/usr/bin/prlimit", "/bin/prlimit"].find((p) => {
-    try {
-      return statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** Runs one command with `runner`; never throws for the command's own failure. */
 export async function runShell(
   runner: Exclude<ShellRunner, { kind: "refused" }>,
@@ -168,7 +153,7 @@ export async function runShell(
   } catch (e) {
     return { ...notRun, refused: `Bash is refused: ${(e as Error).message}` };
   }
-  let cgroup: LimitCgroup | undefined;
+  let limited: LimitedLaunch | undefined;
   let result: CommandResult;
   let before: Map<string, string>;
   try {
@@ -180,8 +165,9 @@ export async function runShell(
     await watchMounts(watch, mounts, req.writable);
     // A cgroup the launching shell joins before it becomes bubblewrap: the command's memory
     // as a whole, and its processes (RLIMIT_NPROC does not bind uid 0).
-    cgroup = !req.signal.aborted && isExecutable(runner.bwrap)
-      ? await createLimitCgroup(limitPlan(limits).cgroup)
+    const plan = limitPlan(limits);
+    limited = !req.signal.aborted && isExecutable(runner.bwrap)
+      ? await limitedLaunch(plan.cgroup, plan.rlimits)
       : undefined;
     const layout: SandboxLayout = {
       cwd: req.cwd,
@@ -190,19 +176,17 @@ export async function runShell(
       mounts,
       ...(root ? { systemMasks: rootOnlySystemFiles() } : {}),
       limits,
-      memoryCgroup: cgroup?.memory ?? false,
+      memoryCgroup: limited?.memoryCgroup ?? false,
       ...(findPrlimit() ? { prlimit: findPrlimit()! } : {}),
       ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
     };
     const args = bwrapArgs(layout, req.command);
-    const launch = cgroup
-      ? launchInCgroup(cgroup, runner.bwrap, args)
-      : { command: runner.bwrap, args };
+    const launch = limited ? limited.launch(runner.bwrap, args) : { command: runner.bwrap, args };
     before = hostRunState(req.writable);
     result = await runCommand({ ...spec, ...launch, env: { PATH: "/usr/bin:/bin" } });
   } finally {
     await claim.release();
-    await cgroup?.remove();
+    await limited?.release();
   }
   // Checked here too, so that the command that moved them is the one the reply names.
   const moved = await movedPaths(watch);

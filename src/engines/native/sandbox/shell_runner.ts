@@ -12,7 +12,7 @@ import type { HostRunWatch } from "./watch.ts";
 import { isLinux } from "../../../platform/runtime.ts";
 import { which } from "../../../platform/which.ts";
 import type { SandboxSetting } from "../../../settings/types.ts";
-import type { SandboxLimits } from "./limits.ts";
+import type { SandboxLimits } from "../../sandbox_limits.ts";
 
 export type SandboxMode = SandboxSetting;
 

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import { DEFAULT_LIMITS } from "../sandbox/limits.ts";
+import { DEFAULT_LIMITS } from "../../sandbox_limits.ts";
 import type { ShellRunner } from "../sandbox/shell_runner.ts";
 import { runShell } from "../sandbox/run_shell.ts";
 import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";

@@ -10,9 +10,10 @@ import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_r
 import {
   ADDRESS_SPACE_RESERVE_MB,
   DEFAULT_LIMITS,
-} from "../../../../src/engines/native/sandbox/limits.ts";
+} from "../../../../src/engines/sandbox_limits.ts";
 import { limitsText } from "../../../../src/engines/native/sandbox/probe.ts";
-import { findPrlimit, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
+import { runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
+import { findPrlimit } from "../../../../src/engines/limit_launch.ts";
 import { runCommand } from "../../../../src/platform/command_run.ts";
 import { cgroupSupport } from "../../../../src/platform/posix/limit_cgroup.ts";
 import { BWRAP, bwrapTest, hasBwrap, isRoot, withProject } from "./support.ts";

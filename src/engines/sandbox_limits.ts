@@ -1,12 +1,13 @@
 /**
  * What one bubblewrap-sandboxed command may use, turned into what enforces it: bubblewrap
  * mounts (every writable tmpfs sized, the root and /dev read-only), a cgroup plan (memory for
- * the command's processes together, and processes), and the rlimits prlimit sets inside. Pure:
- * whoever runs bubblewrap creates the cgroup (platform/posix/limit_cgroup.ts) and then asks for
- * the rlimits that fit what it got.
+ * the command's processes together, and processes), and the rlimits prlimit sets inside. Both
+ * engines' commands are held to these settings (the claude engine's jail adds Claude Code's
+ * own room: claude/jail_limits.ts). Pure: whoever runs bubblewrap creates the cgroup
+ * (limit_launch.ts) and then asks for the rlimits that fit what it got.
  */
-import { fieldOf } from "../../../settings/fields.ts";
-import type { Settings } from "../../../settings/types.ts";
+import { fieldOf } from "../settings/fields.ts";
+import type { Settings } from "../settings/types.ts";
 
 /** Resource limits of one sandboxed command (settings `sandboxMax*`, `sandboxTmpMb`). */
 export interface SandboxLimits {

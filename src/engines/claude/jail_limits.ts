@@ -1,0 +1,202 @@
+/**
+ * The sandbox limits (settings `sandboxMaxProcesses`, `sandboxMaxMemoryMb`, `sandboxMaxFileMb`,
+ * the native sandbox's: ../sandbox_limits.ts) for a claude delegate in its jail (jail.ts).
+ *
+ * Claude Code itself runs in the jail, and the delegate's commands below it, in Claude Code's
+ * own sandbox, which the server does not start. Claude Code needs room the limits would not
+ * leave it (the native build of 2.1.332, a Bun program, measured on a 2-core machine: 200-270
+ * MiB resident in a turn, 25 commands with 500 KB of output included; 5.5 GB of writable private
+ * mappings, which RLIMIT_DATA counts; 8 threads; and its helpers for a sandboxed command,
+ * `apply-seccomp` with 1.3 GB of them, start before the command does). So the limits go in two
+ * places:
+ * - the whole jail gets one cgroup where one can be made: memory at the limit plus
+ *   CLAUDE_MEMORY_RESERVE_MB for Claude Code, processes at the limit plus its threads and its
+ *   sandbox's helpers (claudeProcessReserve);
+ * - every command gets a native command's rlimits at the user's values: Claude Code runs
+ *   commands with the shell `CLAUDE_CODE_SHELL` names (a documented setting), here a two-line
+ *   script mounted read-only in the jail that becomes the real shell through prlimit. It runs
+ *   inside Claude Code's sandbox, after its helpers, so everything a command starts has the
+ *   limits, and no process can raise them again (they are hard limits, and the jail has no
+ *   capabilities).
+ */
+import { createHash } from "node:crypto";
+import { accessSync, constants, mkdtempSync, readFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { writeFileAtomicSync } from "../../platform/atomic_write.ts";
+import { cgroupSupport } from "../../platform/posix/limit_cgroup.ts";
+import { isRoot } from "../../platform/runtime.ts";
+import { findPrlimit, type LimitedLaunch, limitedLaunch } from "../limit_launch.ts";
+import {
+  addressSpaceMb,
+  type CgroupPlan,
+  limitPlan,
+  type SandboxLimits,
+} from "../sandbox_limits.ts";
+import { isSystem } from "./jail.ts";
+
+const MIB = 1024 * 1024;
+
+/**
+ * Memory the jail's cgroup holds for Claude Code on top of `sandboxMaxMemoryMb`: about four
+ * times what it was measured to use, since its heap grows with the conversation.
+ */
+export const CLAUDE_MEMORY_RESERVE_MB = 1024;
+
+/**
+ * Processes (a pids cgroup counts threads) the jail's cgroup holds for Claude Code on top of
+ * `sandboxMaxProcesses`: its own threads (8 on 2 cores: a pool and a GC helper per core), the
+ * helpers its sandbox starts for each command (two bubblewrap, three shells, two socat and
+ * `apply-seccomp`: 12), the bridge to its endpoint. Room for several commands at once.
+ */
+export function claudeProcessReserve(cores: number = availableParallelism()): number {
+  return 64 + 2 * cores;
+}
+
+/** The cgroup of a whole jail: the user's limits plus Claude Code's own room. */
+export function jailCgroupPlan(limits: SandboxLimits, cores?: number): CgroupPlan {
+  return {
+    maxPids: limits.maxProcesses + claudeProcessReserve(cores),
+    maxMemoryBytes: (limits.maxMemoryMb + CLAUDE_MEMORY_RESERVE_MB) * MIB,
+  };
+}
+
+/** Where the limited shell is inside the jail; its name must hold "bash" or "zsh". */
+const SHELL_DIR_INSIDE = "/run/ollama-delegate";
+
+/**
+ * The shell Claude Code would pick in the jail, as it picks one: `SHELL` when it is bash or
+ * zsh, else bash, else zsh, from /bin and /usr/bin. Only the system's are in the jail.
+ */
+export function jailShell(env: Record<string, string | undefined>): string | undefined {
+  const candidates = [env.SHELL, "/bin/bash", "/usr/bin/bash", "/bin/zsh", "/usr/bin/zsh"];
+  return candidates.find((path) => {
+    if (!path || !/^(bash|zsh)$/.test(basename(path)) || !isSystem(path)) return false;
+    try {
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** `word` quoted for sh: inside single quotes, where nothing is special but the quote. */
+function quoted(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The script that becomes `shell` with the rlimits `prefix` sets (`prlimit ... --`). It first
+ * makes itself, and so every command, the OOM killer's first choice (raising one's own
+ * `oom_score_adj` needs no privilege): when the commands together fill the jail's memory
+ * cgroup, the kernel kills one of them, not Claude Code, which may be the largest process.
+ */
+export function limitedShellScript(prefix: readonly string[], shell: string): string {
+  return "#!/bin/sh\n{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null\n" +
+    `exec ${[...prefix, shell].map(quoted).join(" ")} "$@"\n`;
+}
+
+let privateDir: string | undefined;
+
+/**
+ * Writes the limited shell under `dir` (the state dir's `.sandbox/`, which no delegate sees),
+ * named after its content, unless it is there already; gives its path. Checked at every turn:
+ * a long-running server's file may have been cleaned away.
+ */
+function writeShell(script: string, shell: string, dir: string | undefined): string {
+  const hash = createHash("sha256").update(script).digest("hex").slice(0, 16);
+  const base = dir ?? (privateDir ??= mkdtempSync(join(tmpdir(), "ollama-delegate-shell-")));
+  const path = join(base, "shell", hash, basename(shell));
+  let current: string | undefined;
+  try {
+    current = readFileSync(path, "utf8");
+  } catch {
+    // Not written yet.
+  }
+  if (current !== script) writeFileAtomicSync(path, script, 0o755);
+  return path;
+}
+
+/** How one turn's jail holds the limits. */
+export interface JailLimits {
+  /** The jail's `shell` (jail.ts): absent when the host has no prlimit or no bash or zsh. */
+  shell?: { source: string; path: string };
+  /** A memory cgroup holds the jail (else each command's RLIMIT_AS does). */
+  memoryCgroup: boolean;
+  /** A pids cgroup holds the jail. */
+  pidsCgroup: boolean;
+  /** The command line that starts bubblewrap inside the jail's cgroup, if one was made. */
+  launch: LimitedLaunch["launch"];
+  /** Kills what is left in the cgroup and removes it: after the turn's processes are gone. */
+  release(): Promise<void>;
+}
+
+/**
+ * Makes the jail's cgroup and its commands' shell for one turn. Throws (with the cgroup
+ * removed) when the shell cannot be written: the turn must not run without its limits.
+ */
+export async function jailLimits(
+  limits: SandboxLimits,
+  env: Record<string, string | undefined>,
+  /** Where the shell is written (the state dir's `.sandbox/`); else a private temporary folder. */
+  dir?: string,
+): Promise<JailLimits> {
+  const limited = await limitedLaunch(jailCgroupPlan(limits), limitPlan(limits).rlimits);
+  const shell = jailShell(env);
+  let source: string | undefined;
+  if (shell && limited.rlimitPrefix.length > 0) {
+    try {
+      source = writeShell(limitedShellScript(limited.rlimitPrefix, shell), shell, dir);
+    } catch (e) {
+      await limited.release();
+      throw new Error(
+        `Cannot start Claude Code: the shell that holds its commands to the sandbox limits ` +
+          `could not be written (${(e as Error).message}). Check that the state dir is ` +
+          "writable",
+        { cause: e },
+      );
+    }
+  }
+  return {
+    ...(source && shell
+      ? { shell: { source, path: `${SHELL_DIR_INSIDE}/${basename(shell)}` } }
+      : {}),
+    memoryCgroup: limited.memoryCgroup,
+    pidsCgroup: limited.pidsCgroup,
+    launch: limited.launch,
+    release: limited.release,
+  };
+}
+
+/** How a claude delegate is held to `limits` on this machine, in words (for `doctor`). */
+export async function jailLimitsText(limits: SandboxLimits): Promise<string> {
+  const cgroup = await cgroupSupport();
+  const prlimit = findPrlimit() !== undefined;
+  const plan = jailCgroupPlan(limits);
+  const mb = `${limits.maxMemoryMb} MiB`;
+  const memory = cgroup.memory
+    ? `memory: a cgroup of ${plan.maxMemoryBytes / MIB} MiB for Claude Code and its commands ` +
+      `together (${mb} + ${CLAUDE_MEMORY_RESERVE_MB} for Claude Code` +
+      (cgroup.noSwap ? ", no swap)" : "; swap not limited: swap accounting is off)") +
+      (prlimit ? `, and each command's heap ${mb} (RLIMIT_DATA)` : "")
+    : prlimit
+    ? `memory: per command process only, no memory cgroup can be made here (heap ${mb} by ` +
+      `RLIMIT_DATA, address space ${addressSpaceMb(limits)} MiB by RLIMIT_AS)`
+    : "memory: not limited (no memory cgroup can be made here, and prlimit from util-linux " +
+      "is missing)";
+  const processes = cgroup.pids
+    ? `processes: a pids cgroup of ${plan.maxPids} for Claude Code and its commands together ` +
+      `(${limits.maxProcesses} + ${plan.maxPids - limits.maxProcesses} for Claude Code)` +
+      (prlimit && !isRoot() ? `, and ${limits.maxProcesses} per command (RLIMIT_NPROC)` : "")
+    : !isRoot() && prlimit
+    ? `processes: ${limits.maxProcesses} per command (RLIMIT_NPROC)`
+    : isRoot()
+    ? "processes: not limited (as root RLIMIT_NPROC does not apply and no pids cgroup is " +
+      "writable here)"
+    : "processes: not limited (no pids cgroup, no prlimit)";
+  const file = prlimit
+    ? `file size: ${limits.maxFileMb} MiB per file (RLIMIT_FSIZE)`
+    : "file size: not limited (no prlimit)";
+  return `${processes}; ${memory}; ${file}; /tmp and $HOME ${limits.tmpMb} MiB each`;
+}
