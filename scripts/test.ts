@@ -19,10 +19,12 @@
  * runtime under our code (child processes, stdio, signals, fetch, the regex engine, memory),
  * not the code, which the Deno pass covers whole. The subset still runs each engine, the
  * sandbox, the plugin and the installed command:
- *   - tests/e2e/basic_test.ts: the claude engine, the real Claude Code CLI in its bubblewrap jail;
- *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, backend retries,
- *     errors, keys and a cancel mid-stream, and a pathological Grep pattern (those tests only:
- *     NODE_SMOKE_ONLY);
+ *   - tests/e2e/basic_test.ts: the claude engine, the real Claude Code CLI in its bubblewrap jail,
+ *     and the files its command changed as Node's walk finds them (credential-named folders,
+ *     names that are not UTF-8);
+ *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, the files a command
+ *     changed as Node's walk finds them, backend retries, errors, keys and a cancel mid-stream,
+ *     and a pathological Grep pattern (those tests only: NODE_SMOKE_ONLY);
  *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a flooding backend (memory bounded,
  *     status prompt), an endless error body hung up on at each retry, broken replies and a
  *     cancel mid-flood (NODE_SMOKE_ONLY);
@@ -86,7 +88,7 @@ export const NODE_SMOKE = [
  */
 export const NODE_SMOKE_ONLY: Record<string, RegExp> = {
   "tests/e2e/native_test.ts":
-    /^native: (a Bash call writes|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep)/,
+    /^native: (a Bash call writes|files in credential-named folders|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep)/,
   "tests/e2e/hostile_backend_test.ts":
     /^hostile backend: (400 MB of streamed content|an endless HTTP 500 body|garbage, a cut stream|while a backend streams empty deltas)/,
 };

@@ -6,19 +6,25 @@
  * reader sees without changing the bytes (CVE-2021-42574). Such characters are shown as C
  * escapes instead, the way git shows file names (`"ok.txt\nstate: x"`, `\033`).
  *
+ * A byte of a file name that is not UTF-8 (held as U+DC80..U+DCFF, file_names.ts) is shown as
+ * git shows it with core.quotePath on, in octal (`"caf\351.txt"`): never dropped or replaced.
+ *
  * It lives in platform/, below every layer that words outside text (an engine naming planted
  * files, jobs/, review/, both front ends), so there is one rule for all of them.
  */
+import { rawByteOf } from "./file_names.ts";
 
 /** Beyond the controls: the line and paragraph separators, and the bidi marks and overrides. */
 const FORMAT = "\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069";
-/** C0 controls, DEL, C1 controls (NEL among them), and FORMAT. */
-const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${FORMAT}]`);
-const UNSAFE_ALL = new RegExp(UNSAFE.source, "g");
+/** The bytes of a name that is not UTF-8 (lone surrogates: the expressions are in unicode mode). */
+const RAW = "\\udc80-\\udcff";
+/** C0 controls, DEL, C1 controls (NEL among them), FORMAT and RAW. */
+const UNSAFE = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${FORMAT}${RAW}]`, "u");
+const UNSAFE_ALL = new RegExp(UNSAFE.source, "gu");
 /** The same, minus the newline and tab a multi-line text keeps; CR only where it ends a line. */
 const UNSAFE_IN_BLOCK = new RegExp(
-  `\\r(?!\\n)|[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f${FORMAT}]`,
-  "g",
+  `\\r(?!\\n)|[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f${FORMAT}${RAW}]`,
+  "gu",
 );
 
 /** The short escapes of C and git; every other character is shown as its UTF-8 bytes in octal. */
@@ -37,6 +43,8 @@ const encoder = new TextEncoder();
 function escapeChar(c: string): string {
   const short = SHORT[c];
   if (short !== undefined) return short;
+  const raw = rawByteOf(c);
+  if (raw !== undefined) return `\\${raw.toString(8)}`;
   let out = "";
   for (const byte of encoder.encode(c)) out += `\\${byte.toString(8).padStart(3, "0")}`;
   return out;

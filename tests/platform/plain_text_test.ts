@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { decodeFileName } from "../../src/platform/file_names.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../../src/platform/plain_text.ts";
 import { tempDir } from "../support/harness.ts";
+import { putBytes } from "../support/trees.ts";
 
 const ESC = "\u001b";
 
@@ -60,4 +62,24 @@ Deno.test("quotePath: git's quoting of the same names", () => {
   assert.equal(quotePath("plain.txt"), "plain.txt");
   // Other non-ASCII names stay readable (git's core.quotePath off).
   assert.equal(quotePath("café/ü.txt"), "café/ü.txt");
+});
+
+Deno.test({
+  name: "quotePath: a name that is not UTF-8 shows its bytes in octal, as git does",
+  ignore: Deno.build.os !== "linux",
+  fn: () => {
+    const repo = tempDir("od-quote-");
+    execFileSync("git", ["-C", repo, "init", "-q"]);
+    // Latin-1 é and 0xFF, whose only non-ASCII bytes are not UTF-8 (git quotes them on).
+    putBytes(repo, "caf\\351 \\377.txt");
+    execFileSync("git", ["-C", repo, "add", "-A"]);
+    const listed = execFileSync("git", ["-C", repo, "-c", "core.quotePath=true", "ls-files"], {
+      encoding: "utf8",
+    }).trim();
+    const name = decodeFileName(Uint8Array.from("caf\xe9 \xff.txt", (c) => c.charCodeAt(0)));
+    assert.equal(quotePath(name), listed);
+    assert.equal(listed, '"caf\\351 \\377.txt"');
+    assert.equal(escapeLine(`x ${name}`), "x caf\\351 \\377.txt");
+    assert.equal(escapeBlock(`a\n${name}`), "a\ncaf\\351 \\377.txt");
+  },
 });

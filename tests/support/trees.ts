@@ -1,7 +1,7 @@
 /**
  * Large project trees for tests and benchmarks: `files` small files in folders of 20, 25
  * folders to a module (`src/m3/p12/f7.js`), optionally half of them under `node_modules/`
- * (ignored by git, as there), in a git repository.
+ * (ignored by git, as there), in a git repository. And single files whose names are not UTF-8.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -65,4 +65,14 @@ export function makeTree(root: string, shape: TreeShape): { src: number; nodeMod
   if (inModules > 0) writePart(root, "node_modules", inModules);
   if (shape.nested) writeNested(root, shape.nested);
   return { src: shape.files - inModules, nodeModules: inModules };
+}
+
+/**
+ * Writes `x` to the end of `rel` below `dir`, its folders made, with `rel` as printf reads it:
+ * its names can hold bytes that are not UTF-8 (`d\377/caf\351.txt`), which no file call of
+ * Deno's can name.
+ */
+export function putBytes(dir: string, rel: string): void {
+  const script = 'p="$(printf "$1")" && mkdir -p "$(dirname "$p")" && printf x >> "$p"';
+  execFileSync("sh", ["-c", script, "sh", rel], { cwd: dir });
 }

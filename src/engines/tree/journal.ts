@@ -11,7 +11,6 @@
  * complete them (a file written through another hard link), or that they cannot be known
  * (the tree stopped: callers then walk instead, and a new journal is built).
  */
-import { lstatSync } from "node:fs";
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import { isHostRunName } from "../../guard/protected_paths.ts";
@@ -53,14 +52,16 @@ export class TreeJournal {
   /** Beside each: WRITTEN, CLOSED (after being open for writing) or 0 (made or moved). */
   #logKind: number[] = [];
   #logBase = 0;
-  /** Paths logged whose names are not UTF-8: reported as they are, never looked up. */
-  readonly #lossy = new Set<string>();
   /** Turns listening: token -> the sequence number they started at. */
   readonly #listeners = new Map<number, number>();
   #nextToken = 1;
   readonly #sentinels = new Set<SentinelState>();
 
-  private constructor(readonly root: string, private readonly limits: JournalLimits) {}
+  private constructor(
+    readonly root: string,
+    private readonly limits: JournalLimits,
+    private readonly fs: LinuxFs,
+  ) {}
 
   /**
    * Watches every folder below `root` (a real path). Resolves to the journal, or to why there
@@ -71,9 +72,9 @@ export class TreeJournal {
     fs: LinuxFs,
     limits: JournalLimits = JOURNAL_LIMITS,
   ): Promise<TreeJournal | string> {
-    const journal = new TreeJournal(root, limits);
+    const journal = new TreeJournal(root, limits, fs);
     const tree = await WatchedTree.open(root, fs, limits.maxDirs, {
-      file: (path, lossy, kind) => journal.#record(path, lossy, kind),
+      file: (path, kind) => journal.#record(path, kind),
       event: (dir, name) => journal.#alarm(dir, name),
     });
     if (typeof tree === "string") return tree;
@@ -145,23 +146,18 @@ export class TreeJournal {
     for (const path of this.#log.slice(start)) {
       if (seen.has(path)) continue;
       seen.add(path);
-      if (this.#lossy.has(path)) {
-        files.add(path);
-        continue;
-      }
-      let info;
-      try {
-        info = lstatSync(path);
-      } catch {
+      // Through libc: a name that is not UTF-8 is looked up by its bytes.
+      const info = this.fs.lstat(path);
+      if (!info) {
         // Gone again: a temporary file, unless it was another name of a file that stays.
         if (written(path) && !this.#placeholder(path, kinds.get(path)!)) {
           walk ??= `"${path}" was written, then removed`;
         }
         continue;
       }
-      if (info.isDirectory()) continue;
+      if (info.kind === "dir") continue;
       files.add(path);
-      if (written(path) && info.isFile() && info.nlink > 1) {
+      if (written(path) && info.kind === "file" && info.nlink > 1) {
         walk ??= `"${path}" was written and has other hard links`;
       }
     }
@@ -182,7 +178,6 @@ export class TreeJournal {
     this.#logBase += this.#log.length;
     this.#log = [];
     this.#logKind = [];
-    this.#lossy.clear();
   }
 
   /** Folders below the root whose changes cannot be seen (unreadable ones of ours). */
@@ -206,7 +201,7 @@ export class TreeJournal {
 
   /**
    * A sentinel over `paths` (inside the root). One whose folder the journal does not watch
-   * (a credential store, an unreadable folder) is always dirty: those are checked every time.
+   * (an unreadable folder) is always dirty: those are checked every time.
    */
   sentinel(paths: readonly string[]): Sentinel {
     const state: SentinelState = { onTheWay: new Set(), paths: new Set(paths), dirty: false };
@@ -231,11 +226,10 @@ export class TreeJournal {
     };
   }
 
-  #record(path: string, lossy: boolean, kind: number): void {
+  #record(path: string, kind: number): void {
     if (this.#listeners.size === 0) return;
     this.#log.push(path);
     this.#logKind.push(kind);
-    if (lossy) this.#lossy.add(path);
   }
 
   /**

@@ -5,7 +5,14 @@
  * is looked at) finds the nested `.git` entries and credential stores the native sandbox must
  * protect; at its end `changedSince` lists every file whose change time falls in the turn.
  * Version control and dependency folders are walked too (a changed `.git/config` or a patched
- * file in `node_modules` runs on the host later); credential stores are never read into.
+ * file in `node_modules` runs on the host later), and so are credential stores: a sandbox hides
+ * those that exist, but one a command creates (`lib/.ssh/payload.js`) or a new `.npmrc` is
+ * the delegate's like any other file (issue 28). Only names and change times are read.
+ *
+ * Names that are not UTF-8 keep their bytes (platform/file_names.ts): Node's `readdir` with
+ * string names puts U+FFFD in them, and that name opens nothing, so a folder holding one is
+ * listed again by bytes. Deno's node:fs has no such listing: a name it cannot give is counted
+ * in `unnamed`, and the caller says so on the `files:` line.
  *
  * The change time, not the size and modification time: a command can put those back
  * (`touch -r`), not the change time, which hard links share too. Bounded: past its limit a walk
@@ -14,14 +21,13 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import { decodeFileName, diskPath } from "../../platform/file_names.ts";
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { isDeno } from "../../platform/runtime.ts";
-import { CREDENTIAL_PATHS, hostRunPart } from "../../guard/protected_paths.ts";
+import { hostRunPart } from "../../guard/protected_paths.ts";
 import { isInside } from "../../guard/real_paths.ts";
-
-/** Credential names that are a single path part (`.ssh`, not `.config/gcloud`). */
-const CREDENTIAL_NAMES = new Set(CREDENTIAL_PATHS.filter((p) => !p.includes("/")));
+import { isCredentialName } from "./names.ts";
 
 /** What a walk of the folders found below the roots. */
 export interface NestedFound {
@@ -33,32 +39,62 @@ export interface NestedFound {
   capped: boolean;
 }
 
+/** A folder's entries, by name and whether each is a folder (undefined: not known). */
+interface Listing {
+  entries: Array<{ name: string; dir: boolean | undefined }>;
+  /** Names the runtime could not give (not UTF-8, where only decoded names can be had). */
+  unnamed: number;
+}
+
+/** U+FFFD: what a runtime puts in a name in place of bytes that are not UTF-8. */
+const REPLACED = "\uFFFD";
+
 /**
- * A folder's entries, by name and whether each is a folder; undefined when unreadable. Read
- * at once, not through promises: a walk makes a call per file, and each promise cost Deno
- * 30 µs more (3.6 s instead of about 1 s for 100,000 files, measured); the walks yield to
- * the server between folders instead (see Yielder).
+ * A folder's entries; undefined when unreadable. Read at once, not through promises: a walk
+ * makes a call per file, and each promise cost Deno 30 µs more (3.6 s instead of about 1 s
+ * for 100,000 files, measured); the walks yield to the server between folders instead (see
+ * Yielder).
  */
-function entriesOf(
-  dir: string,
-  fast?: Pick<LinuxFs, "listDir">,
-): Array<{ name: string; dir: boolean | undefined }> | undefined {
+function entriesOf(dir: string, fast?: Pick<LinuxFs, "listDir">): Listing | undefined {
   if (fast) {
     const listed = fast.listDir(dir);
     if (typeof listed === "number") return undefined;
-    return listed.map((e) => ({
+    const entries = listed.map((e) => ({
       name: e.name,
       dir: e.kind === "unknown" ? undefined : e.kind === "dir",
     }));
+    return { entries, unnamed: 0 };
   }
   try {
-    return readdirSync(dir, { withFileTypes: true }).map((e) => ({
-      name: e.name,
-      dir: e.isDirectory(),
-    }));
+    const listed = readdirSync(diskPath(dir), { withFileTypes: true });
+    if (!listed.some((e) => e.name.includes(REPLACED))) {
+      return { entries: listed.map((e) => ({ name: e.name, dir: e.isDirectory() })), unnamed: 0 };
+    }
+    return byBytes(dir);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A folder holding a name that is not UTF-8, listed again by the names' bytes (each one's kind
+ * then looked up). A name that still holds U+FFFD and names nothing was decoded by the runtime
+ * before we got it (Deno): counted, not guessed at.
+ */
+function byBytes(dir: string): Listing {
+  const out: Listing = { entries: [], unnamed: 0 };
+  for (const bytes of readdirSync(diskPath(dir), { encoding: "buffer" })) {
+    const name = decodeFileName(bytes);
+    let info;
+    try {
+      info = lstatSync(diskPath(join(dir, name)));
+    } catch {
+      if (name.includes(REPLACED)) out.unnamed++;
+      continue; // otherwise gone since the listing
+    }
+    out.entries.push({ name, dir: info.isDirectory() });
+  }
+  return out;
 }
 
 /** Lets the server answer during a long walk: a pause every 20 ms of work. */
@@ -73,7 +109,7 @@ class Yielder {
 
 function isFolder(path: string): boolean {
   try {
-    return lstatSync(path).isDirectory();
+    return lstatSync(diskPath(path)).isDirectory();
   } catch {
     return false;
   }
@@ -82,7 +118,7 @@ function isFolder(path: string): boolean {
 /** The change time of `path` (ms), or undefined when it is gone. */
 function changeTime(path: string): number | undefined {
   try {
-    return lstatSync(path).ctimeMs;
+    return lstatSync(diskPath(path)).ctimeMs;
   } catch {
     return undefined;
   }
@@ -102,18 +138,18 @@ export async function nestedWalk(roots: readonly string[], limit: number): Promi
   while (stack.length > 0) {
     await pause.maybe();
     const dir = stack.pop()!;
-    for (const entry of entriesOf(dir) ?? []) {
+    for (const entry of entriesOf(dir)?.entries ?? []) {
       if (++seen > limit) {
         return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: true };
       }
       const path = join(dir, entry.name);
-      if (CREDENTIAL_NAMES.has(entry.name)) {
-        // Never read into: its content is not the job's business, and it stays hidden.
+      if (isCredentialName(entry.name)) {
+        // Not walked further: a sandbox hides it whole, what is below it too.
         credentials.push(path);
         continue;
       }
       if (entry.name === ".git" && !rootSet.has(dir)) nestedGit.push(path);
-      if (entry.dir) stack.push(path);
+      if (entry.dir ?? isFolder(path)) stack.push(path);
     }
   }
   return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: false };
@@ -122,11 +158,22 @@ export async function nestedWalk(roots: readonly string[], limit: number): Promi
 /** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */
 const CTIME_SLACK_MS = 20;
 
+/** What a walk for changed files found. */
+export interface ChangedFound {
+  /** Files changed (absolute, sorted). */
+  files: string[];
+  /** True when the walk stopped at its limit: `files` may miss some. */
+  capped: boolean;
+  /** Folders holding names this runtime could not give (see entriesOf), with how many. */
+  unnamed: Array<{ dir: string; count: number }>;
+}
+
 /**
  * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, this
- * process's clock) or later: what a turn changed. The change time cannot be set back by a
- * command (utimes sets only the access and modification times). Walks at most `limit`
- * entries; `capped` when it stopped there.
+ * process's clock) or later: what a turn changed, credential stores included (by name and
+ * change time only). The change time cannot be set back by a command (utimes sets only the
+ * access and modification times). Walks at most `limit` entries; `capped` when it stopped
+ * there.
  */
 export async function changedSince(
   roots: readonly string[],
@@ -137,8 +184,9 @@ export async function changedSince(
    * own stat has the change time only to the second (Deno), and is slower.
    */
   fast?: Pick<LinuxFs, "listDir" | "changeTimeMs">,
-): Promise<{ files: string[]; capped: boolean }> {
+): Promise<ChangedFound> {
   const files: string[] = [];
+  const unnamed: ChangedFound["unnamed"] = [];
   const stack = [...roots];
   let seen = 0;
   const pause = new Yielder();
@@ -150,9 +198,10 @@ export async function changedSince(
   while (stack.length > 0) {
     const dir = stack.pop()!;
     const statted: string[] = [];
-    for (const entry of entriesOf(dir, fast) ?? []) {
-      if (++seen > limit) return { files: files.sort(), capped: true };
-      if (CREDENTIAL_NAMES.has(entry.name)) continue;
+    const listing = entriesOf(dir, fast);
+    if (listing?.unnamed) unnamed.push({ dir, count: listing.unnamed });
+    for (const entry of listing?.entries ?? []) {
+      if (++seen > limit) return { files: files.sort(), capped: true, unnamed };
       const path = join(dir, entry.name);
       if (entry.dir ?? isFolder(path)) stack.push(path);
       else statted.push(path);
@@ -163,7 +212,7 @@ export async function changedSince(
     }
     await pause.maybe();
   }
-  return { files: files.sort(), capped: false };
+  return { files: files.sort(), capped: false, unnamed };
 }
 
 /** Planted paths named in the warning; the rest are counted. */

@@ -20,7 +20,7 @@ import { linuxFs } from "../../platform/posix/inotify.ts";
 import { journalFor, touch } from "./journal_registry.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
-import { changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
+import { type ChangedFound, changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
 import type { TurnSink } from "../types.ts";
 
 /** What a turn changed. */
@@ -91,18 +91,48 @@ export async function beginTurnChanges(
     how: "walk",
     nested,
     end: () =>
-      report ??= changedSince(roots, since, limit).then(({ files, capped }) => ({
-        files,
-        ...(capped
-          ? {
-            partial: `the job's directories hold over ${
-              limit.toLocaleString("en-US")
-            } entries, and the walk for changed files stopped there`,
-          }
-          : {}),
-      })),
+      // Through libc where it can be had (Deno on Linux, past a journal's limits): it gives
+      // the change time to the nanosecond and every name's bytes.
+      report ??= changedSince(roots, since, limit, fs).then((found) => {
+        const partial = [
+          ...(found.capped
+            ? [
+              `the job's directories hold over ${
+                limit.toLocaleString("en-US")
+              } entries, and the walk for changed files stopped there`,
+            ]
+            : []),
+          ...unnamedText(found),
+        ];
+        return {
+          files: found.files,
+          ...(partial.length > 0 ? { partial: partial.join("; ") } : {}),
+        };
+      }),
     release() {},
   };
+}
+
+/** Folders named in the partial text at most; the rest are counted. */
+const UNNAMED_SHOWN = 3;
+
+/**
+ * What a walk could not name: entries whose names are not UTF-8, where the runtime gives only
+ * decoded names (Deno without libc), so neither they nor what is in them can be looked at.
+ */
+function unnamedText(found: ChangedFound): string[] {
+  if (found.unnamed.length === 0) return [];
+  const count = found.unnamed.reduce((n, u) => n + u.count, 0);
+  const shown = found.unnamed.slice(0, UNNAMED_SHOWN).map((u) => `"${u.dir}"`).join(", ");
+  const more = found.unnamed.length > UNNAMED_SHOWN
+    ? ` and ${found.unnamed.length - UNNAMED_SHOWN} more folders`
+    : "";
+  const what = count === 1 ? "1 entry" : `${count} entries`;
+  const names = count === 1 ? "its name is" : "their names are";
+  return [
+    `${what} in ${shown}${more} cannot be looked at: ${names} not UTF-8, which this runtime ` +
+    "cannot read",
+  ];
 }
 
 /**
@@ -183,6 +213,7 @@ function journalTurn(
                   `${WALK_LIMIT.toLocaleString("en-US")} entries`,
               );
             }
+            partial.push(...unnamedText(since));
           }
           for (const b of journal.blind().slice(0, 3)) {
             partial.push(`changes inside "${b.path}" cannot be seen (${b.why})`);

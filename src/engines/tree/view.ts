@@ -44,7 +44,10 @@ export function listNode(node: DirNode): ListedEntry[] {
   return out;
 }
 
-/** `.git` entries below `top`, and credential stores, anywhere (dependencies too). */
+/**
+ * `.git` entries below `top`, and credential stores, anywhere (dependencies too); as the walk
+ * (snapshot.ts's nestedWalk), not below a credential store, which a sandbox hides whole.
+ */
 export function nestedBelow(top: DirNode | undefined): {
   nestedGit: string[];
   credentials: string[];
@@ -58,7 +61,7 @@ export function nestedBelow(top: DirNode | undefined): {
       if (name === ".git" && node !== top) nestedGit.push(`${node.path}/${name}`);
       if (isCredentialName(name)) credentials.push(`${node.path}/${name}`);
     }
-    pending.push(...node.dirs.values());
+    for (const [name, dir] of node.dirs) if (!isCredentialName(name)) pending.push(dir);
   }
   return { nestedGit: nestedGit.sort(), credentials: credentials.sort() };
 }

@@ -10,10 +10,12 @@
  * kernel's queue overflowed, the root moved or was replaced, the folder limit or the watch
  * limit was reached, one folder shows up under two paths) makes it `invalid` for good.
  *
- * Credential stores are never watched or looked into (delegates never see them: the sandboxes
- * hide them), as the walk never read into them.
+ * Credential stores are watched like any folder: the sandboxes hide those that exist, but one a
+ * command creates (`mkdir lib/.ssh`) can hold anything, and a file in one is reported by name
+ * like any other (issue 28). Only names and change times are looked at, never a file's content.
+ * A name that is not UTF-8 keeps its bytes (platform/file_names.ts), so such folders are
+ * watched and such files reported like the others.
  */
-import { lstatSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 import process from "node:process";
 import {
@@ -37,7 +39,7 @@ import {
   type RawEvent,
 } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isCredentialName, isMarkedName } from "./names.ts";
+import { isMarkedName } from "./names.ts";
 import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
 
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
@@ -62,7 +64,7 @@ export interface Blind {
 /** What the tree tells its journal, as it reads events. */
 export interface TreeHooks {
   /** A file (not a folder) made or moved in (kind 0), written, or closed after writing. */
-  file(path: string, lossy: boolean, kind: number): void;
+  file(path: string, kind: number): void;
   /** An event on `dir` itself (`name` empty) or on its entry `name`. */
   event(dir: string, name: string): void;
 }
@@ -97,7 +99,7 @@ export class WatchedTree {
     if (fd < 0) return `inotify could not be started (errno ${-fd})`;
     tree.#fd = fd;
     try {
-      tree.#rootId = identity(root) ?? "";
+      tree.#rootId = tree.#identity(root) ?? "";
       const top = tree.#watch(root, undefined);
       if (typeof top === "string") throw new TreeError(top);
       if (!top) throw new TreeError(`"${root}" is not a folder that can be watched`);
@@ -113,7 +115,7 @@ export class WatchedTree {
           slice = performance.now();
         }
       }
-      if (identity(root) !== tree.#rootId) throw new TreeError(`"${root}" was replaced`);
+      if (tree.#identity(root) !== tree.#rootId) throw new TreeError(`"${root}" was replaced`);
       return tree;
     } catch (e) {
       tree.close();
@@ -156,7 +158,7 @@ export class WatchedTree {
   /** Drains, and checks that the root is still the folder watched. */
   check(): void {
     this.drain();
-    if (!this.#invalid && identity(this.root) !== this.#rootId) {
+    if (!this.#invalid && this.#identity(this.root) !== this.#rootId) {
       this.fail(`"${this.root}" was moved or replaced`);
     }
   }
@@ -220,7 +222,7 @@ export class WatchedTree {
       // Watched already: moved here by a rename whose events are not read yet (`mkdir b;
       // mv a/x b/`, and b is listed first), or the same folder under two paths (a bind
       // mount), whose events could belong to either.
-      if (identity(known.path) === identity(path)) {
+      if (this.#identity(known.path) === this.#identity(path)) {
         return `"${path}" is the same folder as "${known.path}"`;
       }
       this.#forget(known, false);
@@ -233,14 +235,17 @@ export class WatchedTree {
 
   /** A folder that cannot be read: noted when it is ours (a delegate could open it up). */
   #unreadable(path: string): undefined {
-    let owner: number | undefined;
-    try {
-      owner = lstatSync(path).uid;
-    } catch {
-      return undefined;
+    const owner = this.fs.lstat(path)?.uid;
+    if (owner !== undefined && owner === process.getuid?.()) {
+      this.#blind.set(path, "it cannot be read");
     }
-    if (owner === process.getuid?.()) this.#blind.set(path, "it cannot be read");
     return undefined;
+  }
+
+  /** `device:inode` of the folder at `path` (not followed), or undefined. */
+  #identity(path: string): string | undefined {
+    const info = this.fs.lstat(path);
+    return info?.kind === "dir" ? info.id : undefined;
   }
 
   /** Lists `node`, learning its entries; with `log`, every file in it counts as changed. */
@@ -257,26 +262,14 @@ export class WatchedTree {
   /** One entry found by listing a folder. */
   #entry(node: DirNode, entry: DirEntry, pending: DirNode[], log: boolean): void {
     const path = `${node.path}/${entry.name}`;
-    let kind = entry.kind;
-    if (kind === "unknown") {
-      try {
-        const info = lstatSync(path);
-        kind = info.isDirectory() ? "dir" : info.isSymbolicLink() ? "link" : "file";
-      } catch {
-        return;
-      }
-    }
+    const kind = entry.kind === "unknown" ? this.fs.lstat(path)?.kind : entry.kind;
+    if (kind === undefined) return; // gone again: the events that did it come next
     const isDir = kind === "dir";
     if (isMarkedName(entry.name)) node.marked.set(entry.name, isDir);
     if (!isDir) {
-      if (log) this.hooks.file(path, entry.lossy === true, 0);
+      if (log) this.hooks.file(path, 0);
       return;
     }
-    if (entry.lossy) {
-      this.#blind.set(path, "its name is not UTF-8");
-      return;
-    }
-    if (isCredentialName(entry.name)) return;
     this.#forget(node.dirs.get(entry.name), true);
     const child = this.#watch(path, node);
     if (typeof child === "string") return this.fail(child);
@@ -337,23 +330,18 @@ export class WatchedTree {
       if (!isDir) {
         if (isMarkedName(event.name)) node.marked.set(event.name, false);
         else node.marked.delete(event.name);
-        return this.hooks.file(path, event.lossy === true, 0);
+        return this.hooks.file(path, 0);
       }
       // A folder appeared: watched, then listed, so nothing made in it meanwhile is missed.
       const pending: DirNode[] = [];
-      this.#entry(
-        node,
-        { name: event.name, kind: "dir", ...(event.lossy ? { lossy: true } : {}) },
-        pending,
-        true,
-      );
+      this.#entry(node, { name: event.name, kind: "dir" }, pending, true);
       while (pending.length > 0 && !this.#invalid) this.#list(pending.pop()!, pending, true);
       return;
     }
     // Written, closed after writing, or its attributes changed (chmod, touch, a new link).
     if (!isDir) {
       const kind = event.mask & (IN_MODIFY | IN_ATTRIB) ? WRITTEN : CLOSED;
-      this.hooks.file(path, event.lossy === true, kind);
+      this.hooks.file(path, kind);
     } else if (event.mask & IN_ATTRIB && this.#blind.has(path)) {
       // An unreadable folder of ours opened up: what it holds is new to the tree.
       const pending: DirNode[] = [];
@@ -364,13 +352,3 @@ export class WatchedTree {
 }
 
 class TreeError extends Error {}
-
-/** `dev:ino` of the folder at `path` (not followed), or undefined. */
-function identity(path: string): string | undefined {
-  try {
-    const info = lstatSync(path);
-    return info.isDirectory() ? `${info.dev}:${info.ino}` : undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -10,6 +10,7 @@
  * undefined and callers walk the tree instead.
  */
 import { readFileSync } from "node:fs";
+import { decodeFileName, encodeFileName } from "../file_names.ts";
 import { isDeno, isLinux } from "../runtime.ts";
 
 export const IN_MODIFY = 0x2;
@@ -34,24 +35,40 @@ const O_RDONLY_DIRECTORY_NOFOLLOW_CLOEXEC = 0o200000 | 0o400000 | 0o2000000;
 const EAGAIN = 11;
 const AT_FDCWD = -100;
 const AT_SYMLINK_NOFOLLOW = 0x100;
-const STATX_CTIME = 0x80;
-/** Where `struct statx` keeps stx_ctime ({ i64 tv_sec; u32 tv_nsec; ... }). */
-const STX_CTIME_AT = 96;
+/** STATX_BASIC_STATS: type, mode, links, owner, inode, times, size. */
+const STATX_BASIC = 0x7ff;
+/** Where `struct statx` (linux/stat.h) keeps what is read of it. */
+const STX = { nlink: 16, uid: 20, mode: 28, ino: 32, ctime: 96, devMajor: 136, devMinor: 140 };
+const S_IFMT = 0o170000;
+const S_IF: Record<number, PathFacts["kind"]> = {
+  0o040000: "dir",
+  0o100000: "file",
+  0o120000: "link",
+};
 
-/** One inotify event; `name` is empty for an event on the watched directory itself. */
+/**
+ * One inotify event; `name` is empty for an event on the watched directory itself. Names are
+ * read as file_names.ts reads them: a name that is not UTF-8 keeps its bytes.
+ */
 export interface RawEvent {
   wd: number;
   mask: number;
   name: string;
-  /** The name is not valid UTF-8: `name` holds it with U+FFFD in place of the bad bytes. */
-  lossy?: true;
 }
 
 /** One directory entry, typed by getdents64's d_type (`unknown` where the filesystem says). */
 export interface DirEntry {
   name: string;
   kind: "dir" | "file" | "link" | "other" | "unknown";
-  lossy?: true;
+}
+
+/** What lstat(2) says of a path (a link is not followed). */
+export interface PathFacts {
+  kind: Exclude<DirEntry["kind"], "unknown">;
+  nlink: number;
+  uid: number;
+  /** `device:inode`. */
+  id: string;
 }
 
 /** The calls the journal makes; errors come back as negative errno values, never thrown. */
@@ -71,6 +88,11 @@ export interface LinuxFs {
    * it cannot be read. Deno's own stat gives it only to the second.
    */
   changeTimeMs(path: string): number | undefined;
+  /**
+   * What `path` itself is, or undefined when it cannot be read. Through libc, because Deno's
+   * own calls cannot name a file whose name is not UTF-8.
+   */
+  lstat(path: string): PathFacts | undefined;
 }
 
 const SYMBOLS = {
@@ -119,20 +141,8 @@ function load(): LinuxFs | undefined {
   return undefined;
 }
 
-const encoder = new TextEncoder();
-const strict = new TextDecoder("utf-8", { fatal: true });
-const loose = new TextDecoder("utf-8");
-
-/** A NUL-terminated copy of `path` for a C call. */
-const cPath = (path: string) => encoder.encode(`${path}\0`);
-
-function decodeName(bytes: Uint8Array): { name: string; lossy?: true } {
-  try {
-    return { name: strict.decode(bytes) };
-  } catch {
-    return { name: loose.decode(bytes), lossy: true };
-  }
-}
+/** A NUL-terminated copy of `path` for a C call, with the bytes of a name that is not UTF-8. */
+const cPath = (path: string) => encodeFileName(`${path}\0`);
 
 const D_TYPES: Record<number, DirEntry["kind"]> = { 4: "dir", 8: "file", 10: "link", 0: "unknown" };
 
@@ -144,6 +154,8 @@ function bind(lib: Lib): LinuxFs {
   const dirents = new DataView(direntBuf.buffer);
   const statBuf = new Uint8Array(256);
   const stat = new DataView(statBuf.buffer);
+  const statx = (path: string) =>
+    lib.statx!(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, STATX_BASIC, statBuf) >= 0;
   return {
     changeTimeMs(path) {
       if (!lib.statx) {
@@ -153,11 +165,21 @@ function bind(lib: Lib): LinuxFs {
           return undefined;
         }
       }
-      if (lib.statx(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, STATX_CTIME, statBuf) < 0) {
-        return undefined;
-      }
-      return Number(stat.getBigInt64(STX_CTIME_AT, true)) * 1000 +
-        stat.getUint32(STX_CTIME_AT + 8, true) / 1e6;
+      if (!statx(path)) return undefined;
+      return Number(stat.getBigInt64(STX.ctime, true)) * 1000 +
+        stat.getUint32(STX.ctime + 8, true) / 1e6;
+    },
+    lstat(path) {
+      if (!lib.statx) return lstatWithDeno(path);
+      if (!statx(path)) return undefined;
+      return {
+        kind: S_IF[stat.getUint16(STX.mode, true) & S_IFMT] ?? "other",
+        nlink: stat.getUint32(STX.nlink, true),
+        uid: stat.getUint32(STX.uid, true),
+        id: `${stat.getUint32(STX.devMajor, true)}:${stat.getUint32(STX.devMinor, true)}:${
+          stat.getBigUint64(STX.ino, true)
+        }`,
+      };
     },
     inotifyInit() {
       const fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -184,12 +206,10 @@ function bind(lib: Lib): LinuxFs {
           const len = events.getUint32(at + 12, true);
           let end = at + 16;
           while (end < at + 16 + len && eventBuf[end] !== 0) end++;
-          const { name, lossy } = decodeName(eventBuf.subarray(at + 16, end));
           out.push({
             wd: events.getInt32(at, true),
             mask: events.getUint32(at + 4, true),
-            name,
-            ...(lossy ? { lossy } : {}),
+            name: decodeFileName(eventBuf.subarray(at + 16, end)),
           });
           at += 16 + len;
         }
@@ -222,8 +242,7 @@ function bind(lib: Lib): LinuxFs {
             ) {
               continue;
             }
-            const { name, lossy } = decodeName(bytes);
-            out.push({ name, kind: D_TYPES[type] ?? "other", ...(lossy ? { lossy } : {}) });
+            out.push({ name: decodeFileName(bytes), kind: D_TYPES[type] ?? "other" });
           }
         }
       } finally {
@@ -231,6 +250,21 @@ function bind(lib: Lib): LinuxFs {
       }
     },
   };
+}
+
+/** Where libc has no statx (glibc before 2.28): Deno's own (it cannot name every file). */
+function lstatWithDeno(path: string): PathFacts | undefined {
+  try {
+    const info = Deno.lstatSync(path);
+    return {
+      kind: info.isDirectory ? "dir" : info.isFile ? "file" : info.isSymlink ? "link" : "other",
+      nlink: info.nlink ?? 1,
+      uid: info.uid ?? -1,
+      id: `${info.dev}:${info.ino}`,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where libc has no getdents64 (glibc before 2.30): Deno's own listing. */

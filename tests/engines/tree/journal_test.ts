@@ -27,6 +27,7 @@ import { isSecretFileName } from "../../../src/guard/protected_paths.ts";
 import { TreeJournal } from "../../../src/engines/tree/journal.ts";
 import { nestedWalk } from "../../../src/engines/tree/snapshot.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+import { putBytes } from "../../support/trees.ts";
 
 const fs = linuxFs();
 const ignore = fs === undefined;
@@ -95,6 +96,53 @@ Deno.test({
         join(r, "src", "other-name.txt"),
       ]);
       journal.release(token);
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "journal: files in credential-named folders, a new .npmrc and names that are not " +
+    "UTF-8 are reported by name",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "lib", ".docker", "config.json"), "{}");
+    put(join(r, ".aws", "config"));
+    putBytes(r, "d\\377/old.txt");
+    const journal = await open(r);
+    try {
+      const token = journal.listen();
+      // Issue 28: a payload in a store made for it, and the `.npmrc` whose script-shell runs it.
+      put(join(r, "lib", ".ssh", "payload.js"), "require('child_process')");
+      appendFileSync(join(r, "lib", ".docker", "config.json"), "+");
+      appendFileSync(join(r, ".aws", "config"), "+");
+      put(join(r, ".npmrc"), "script-shell=lib/.ssh/payload.js");
+      putBytes(r, "caf\\351.txt");
+      putBytes(r, "d\\377/old.txt");
+      putBytes(r, "n\\376w/.ssh/f.txt");
+      assert.deepEqual(journal.changes(token), {
+        files: [
+          join(r, ".aws", "config"),
+          join(r, ".npmrc"),
+          join(r, "caf\udce9.txt"),
+          join(r, "d\udcff", "old.txt"),
+          join(r, "lib", ".docker", "config.json"),
+          join(r, "lib", ".ssh", "payload.js"),
+          join(r, "n\udcfew", ".ssh", "f.txt"),
+        ],
+      });
+      journal.release(token);
+      // Still the stores a sandbox hides, found as the walk of the folders finds them.
+      assert.deepEqual(journal.nested().credentials, [
+        join(r, ".aws"),
+        join(r, ".npmrc"),
+        join(r, "lib", ".docker"),
+        join(r, "lib", ".ssh"),
+        join(r, "n\udcfew", ".ssh"),
+      ]);
     } finally {
       journal.close();
     }
@@ -240,17 +288,19 @@ Deno.test({
   },
 });
 
-/** The oracle: every file below `root` with its size, times and inode (links not followed). */
+/**
+ * The oracle: every file below `root` with its size, times and inode (links not followed),
+ * in credential stores too.
+ */
 function signatures(root: string): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, e.name);
       if (e.isDirectory()) {
-        if (![".ssh", ".npmrc"].includes(e.name)) walk(path);
+        walk(path);
         continue;
       }
-      if ([".ssh", ".npmrc"].includes(e.name)) continue;
       const st = lstatSync(path);
       out.set(path, `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
     }

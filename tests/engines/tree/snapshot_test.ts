@@ -11,6 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+import { putBytes } from "../../support/trees.ts";
 
 function tree(): { top: string; [Symbol.dispose](): void } {
   const top = realpathSync(Deno.makeTempDirSync({ prefix: "tree_snapshot_test_" }));
@@ -53,7 +54,7 @@ for (const fast of [undefined, linuxFs()]) {
   Deno.test({
     name:
       `changedSince${fast ? " (through libc)" : ""}: files whose change time falls in the turn, ` +
-      "also with their times put back, in .git and node_modules; not in credential stores",
+      "also with their times put back, in .git, node_modules and credential stores",
     ignore: fast === undefined && Deno.build.os === "windows",
     fn: async () => {
       using t = tree();
@@ -63,6 +64,7 @@ for (const fast of [undefined, linuxFs()]) {
       put(join(top, "node_modules", "dep", "index.js"));
       put(join(top, "deep", "er", "file.txt"));
       put(join(top, ".ssh", "id_rsa"));
+      put(join(top, "lib", ".docker", "config.json"));
       // Deno's own stat has the change time to the second (libc's has it to the nanosecond).
       await pause(fast ? 60 : 1100);
       const since = Date.now();
@@ -71,18 +73,68 @@ for (const fast of [undefined, linuxFs()]) {
       writeFileSync(join(top, "back.txt"), "B");
       utimesSync(join(top, "back.txt"), new Date(2000, 0, 1), new Date(2000, 0, 1));
       appendFileSync(join(top, "deep", "er", "file.txt"), "+");
+      // Credential names, each a store that no sandbox hid (new, or where none runs).
       appendFileSync(join(top, ".ssh", "id_rsa"), "+");
+      appendFileSync(join(top, "lib", ".docker", "config.json"), "+");
+      put(join(top, "lib", ".ssh", "payload.js"));
+      put(join(top, ".npmrc"), "script-shell=lib/.ssh/payload.js");
       const found = await changedSince([top], since, 1000, fast);
       assert.deepEqual(found, {
         files: [
           join(top, ".git", "hooks", "pre-commit"),
+          join(top, ".npmrc"),
+          join(top, ".ssh", "id_rsa"),
           join(top, "back.txt"),
           join(top, "deep", "er", "file.txt"),
+          join(top, "lib", ".docker", "config.json"),
+          join(top, "lib", ".ssh", "payload.js"),
           join(top, "node_modules", "dep", "index.js"),
         ],
         capped: false,
+        unnamed: [],
       });
       assert.equal((await changedSince([top], since, 3, fast)).capped, true);
+    },
+  });
+}
+
+for (const fast of [undefined, linuxFs()]) {
+  Deno.test({
+    name: `changedSince${fast ? " (through libc)" : ""}: names that are not UTF-8 ` +
+      (fast ? "are listed by their bytes" : "are counted where the runtime cannot give them"),
+    ignore: Deno.build.os !== "linux",
+    fn: async () => {
+      using t = tree();
+      const top = t.top;
+      put(join(top, "old.txt"));
+      putBytes(top, "d\\377/old.txt");
+      await pause(fast ? 60 : 1100);
+      const since = Date.now();
+      putBytes(top, "caf\\351.txt");
+      putBytes(top, "d\\377/f\\376.txt");
+      putBytes(top, "d\\377/old.txt");
+      // U+FFFD in a name that is UTF-8 is a name like any other.
+      put(join(top, "ok\uFFFD.txt"));
+      const found = await changedSince([top], since, 1000, fast);
+      if (fast) {
+        assert.deepEqual(found, {
+          files: [
+            join(top, "caf\udce9.txt"),
+            join(top, "d\udcff", "f\udcfe.txt"),
+            join(top, "d\udcff", "old.txt"),
+            join(top, "ok\uFFFD.txt"),
+          ],
+          capped: false,
+          unnamed: [],
+        });
+      } else {
+        // Deno's node:fs decodes every name: the file and the folder cannot be looked at.
+        assert.deepEqual(found, {
+          files: [join(top, "ok\uFFFD.txt")],
+          capped: false,
+          unnamed: [{ dir: top, count: 2 }],
+        });
+      }
     },
   });
 }

@@ -9,6 +9,8 @@ import { appendFileSync, linkSync, mkdirSync, realpathSync, rmSync, writeFileSyn
 import { join } from "node:path";
 import { beginTurnChanges, closeJournals } from "../../../src/engines/tree/turn_changes.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+import { quotePath } from "../../../src/platform/plain_text.ts";
+import { putBytes } from "../../support/trees.ts";
 
 function tree(): { root: string; [Symbol.dispose](): void } {
   const root = realpathSync(Deno.makeTempDirSync({ prefix: "turn_changes_test_" }));
@@ -83,3 +85,57 @@ Deno.test("turn changes: without a journal, a walk of the folders, then of the f
   assert.equal(none.how, undefined);
   assert.deepEqual(await none.end(), { files: [] });
 });
+
+/**
+ * Issue 28's chain: a payload in a credential-named folder made for it, an existing store no
+ * sandbox hid, the `.npmrc` that runs the payload at the user's next `npm test`, and names that
+ * are not UTF-8. Each route lists them all by name, or says what it could not see.
+ */
+for (const route of ["journal", "walk through libc", "walk"] as const) {
+  Deno.test({
+    name: `turn changes (${route}): credential-named folders, a new .npmrc and names that are ` +
+      "not UTF-8 are listed, or said to be unseen",
+    ignore: linuxFs() === undefined,
+    fn: async () => {
+      using t = tree();
+      const r = t.root;
+      writeFileSync(join(r, "a.txt"), "a");
+      mkdirSync(join(r, "lib", ".docker"), { recursive: true });
+      writeFileSync(join(r, "lib", ".docker", "config.json"), "{}");
+      await new Promise((resolve) => setTimeout(resolve, route === "walk" ? 1100 : 100));
+      const changes = await beginTurnChanges([r], {
+        walk: true,
+        // The walk, as where no journal can be kept: libc's calls past a journal's limits
+        // (Deno on Linux), none on Node, or Deno elsewhere.
+        ...(route === "journal" ? {} : route === "walk" ? { fs: null } : {
+          limits: { maxDirs: 1, maxLog: 10 },
+        }),
+      });
+      assert.equal(changes.how, route === "journal" ? "journal" : "walk");
+      mkdirSync(join(r, "lib", ".ssh"));
+      writeFileSync(join(r, "lib", ".ssh", "payload.js"), "require('child_process')");
+      appendFileSync(join(r, "lib", ".docker", "config.json"), "+");
+      writeFileSync(join(r, ".npmrc"), "script-shell=lib/.ssh/payload.js");
+      putBytes(r, "caf\\351.txt");
+      const report = await changes.end();
+      const named = [
+        join(r, ".npmrc"),
+        join(r, "lib", ".docker", "config.json"),
+        join(r, "lib", ".ssh", "payload.js"),
+      ];
+      if (route === "walk") {
+        // Deno's own calls cannot name it: said on the line instead.
+        assert.deepEqual(report, {
+          files: named,
+          partial: `1 entry in "${r}" cannot be looked at: its name is not UTF-8, which this ` +
+            "runtime cannot read",
+        });
+      } else {
+        assert.deepEqual(report, {
+          files: [join(r, ".npmrc"), join(r, "caf\udce9.txt"), ...named.slice(1)],
+        });
+        assert.equal(quotePath(report.files[1]!.slice(r.length + 1)), '"caf\\351.txt"');
+      }
+    },
+  });
+}
