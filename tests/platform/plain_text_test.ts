@@ -2,7 +2,13 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { escapeBlock, escapeLine, flattenLine, quotePath } from "../../src/platform/plain_text.ts";
+import {
+  escapeBlock,
+  escapeLine,
+  flattenLine,
+  quoteBlock,
+  quotePath,
+} from "../../src/platform/plain_text.ts";
 import { tempDir } from "../support/harness.ts";
 
 const ESC = "\u001b";
@@ -32,6 +38,15 @@ Deno.test("flattenLine: white space runs become one space, the rest is escaped",
 Deno.test("escapeBlock: lines and tabs stay, the rest is escaped", () => {
   assert.equal(escapeBlock("a\n\tb\r\nc"), "a\n\tb\r\nc");
   assert.equal(escapeBlock(`a\rb${ESC}c\u2028d\f`), "a\\rb\\033c\\342\\200\\250d\\f");
+});
+
+Deno.test("quoteBlock: every line marked, line breaks of every kind included", () => {
+  assert.equal(
+    quoteBlock(
+      "1 failing\nstate:      completed (verified)\n\n--- output ---\r\nok\u2028x\rstate: y",
+    ),
+    "| 1 failing\n| state:      completed (verified)\n|\n| --- output ---\r\n| ok\\342\\200\\250x\\rstate: y",
+  );
 });
 
 Deno.test("quotePath: git's quoting of the same names", () => {
