@@ -1,4 +1,5 @@
 /** What both engines' verifications share: a command not run, and its note in a transcript. */
+import { quoteBlock } from "../platform/plain_text.ts";
 import type { CheckRun, VerifySpec } from "./types.ts";
 
 /** What of a command's output its transcript note shows. */
@@ -31,5 +32,8 @@ export function noteOf(spec: Pick<VerifySpec, "round">, run: CheckRun): string {
     ? `killed by ${run.signal ?? "a signal"}`
     : `exit ${run.exitCode}`;
   const tail = run.output.length > NOTE_CHARS ? `…${run.output.slice(-NOTE_CHARS)}` : run.output;
-  return `${head}\n${how} after ${(run.durationMs / 1000).toFixed(1)} s\n${tail}`;
+  // Quoted line by line: the output is the delegate's program's, and must not pass for a
+  // note of the server's (`[verify 2, run by the server] $ ...`).
+  const output = tail === "" ? "" : `\n${quoteBlock(tail)}`;
+  return `${head}\n${how} after ${(run.durationMs / 1000).toFixed(1)} s${output}`;
 }

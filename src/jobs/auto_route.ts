@@ -6,10 +6,12 @@
  * has the posterior Beta(1 + s, 1 + f) for its pass rate; its score is that posterior's mean
  * plus one standard deviation (optimism where the record is thin), divided by a cost weight,
  * the square root of its cost per job over the cheapest candidate's (1 when a cost is unknown).
- * The highest score wins; ties go to the model with more records, then to the earlier one in
- * the allowed list. A model without a record scores 0.79 (mean 0.5 plus 0.29), so it is tried
- * when the best known model's record is weak, and not while one has earned trust (9 of 10
- * scores 0.94). Without a verified record for any candidate the job gets the default model.
+ * The highest score wins; ties go to the model with fewer passes of a check its delegate
+ * changed (each counts as a check not passed, ledger.ts), then to more records, then to the
+ * earlier one in the allowed list. A model without a record scores 0.79 (mean 0.5 plus 0.29),
+ * so it is tried when the best known model's record is weak, and not while one has earned
+ * trust (9 of 10 scores 0.94). Without a verified record for any candidate the job gets the
+ * default model.
  */
 import { canonicalModelName, sameModel } from "../models/names.ts";
 import type { LedgerEntry } from "./ledger.ts";
@@ -36,6 +38,8 @@ interface Scored {
   model: string;
   passed: number;
   checked: number;
+  /** Checks passed only after the delegate changed them (counted as not passed). */
+  changed: number;
   costPerJob: number | null;
   backend?: string;
   score: number;
@@ -65,6 +69,7 @@ export function routeByRecord(input: RouteInput): Route {
       model,
       passed,
       checked: checked.length,
+      changed: own.filter((e) => e.checkChanged === "passed").length,
       costPerJob: priced ? own.reduce((n, e) => n + (e.cost ?? 0), 0) / own.length : null,
       ...(newest ? { backend: newest.backend } : {}),
       score: 0,
@@ -83,11 +88,16 @@ export function routeByRecord(input: RouteInput): Route {
     s.score = optimisticRate(s.passed, s.checked - s.passed) / weight;
   }
   const order = [...scored].sort((a, b) =>
-    b.score - a.score || b.checked - a.checked ||
+    b.score - a.score || a.changed - b.changed || b.checked - a.checked ||
     scored.indexOf(a) - scored.indexOf(b)
   );
   const best = order[0]!;
-  const record = (s: Scored) => s.checked > 0 ? `${s.passed} of ${s.checked}` : "untried";
+  const record = (s: Scored) =>
+    s.checked === 0
+      ? "untried"
+      : `${s.passed} of ${s.checked}${
+        s.changed > 0 ? ` (${s.changed} passed a check it changed, not counted)` : ""
+      }`;
   const why = best.checked > 0
     ? `${record(best)} verified for ${agent} here`
     : `exploring, no verified record for ${agent} here yet`;

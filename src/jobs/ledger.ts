@@ -14,6 +14,7 @@ import { readFileTail } from "../platform/file_ends.ts";
 import type { Price } from "../settings/types.ts";
 import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
+import { checkChanged } from "./check_watch.ts";
 
 export const LEDGER_FILE = "ledger.jsonl";
 /** The name the ledger gives the Ollama at baseUrl, which a job names no backend for. */
@@ -39,8 +40,17 @@ export interface LedgerEntry {
   agent: string;
   /** The repository's id (repo_id.ts); "" when it was not known. */
   repo: string;
-  /** true or false when the job had `verify`; null when it had none or it never ran. */
+  /**
+   * true or false when the job had `verify`; null when it had none or it never ran. A pass
+   * of a check the delegate changed (`checkChanged`) is false: it earns no trust, and every
+   * reader of the ledger, an older server's too, counts it as a check not passed.
+   */
   verified: boolean | null;
+  /**
+   * Present when the delegate changed what the job's check runs, or may have unseen
+   * (check_watch.ts): how the check ended. `stats` shows such passes apart.
+   */
+  checkChanged?: "passed" | "failed";
   /** Repair rounds the job took (0 when the first check passed or none ran). */
   rounds: number;
   toolCalls: number;
@@ -58,7 +68,9 @@ export function ledgerEntry(
   pricing: Readonly<Record<string, Price>>,
 ): LedgerEntry {
   const v = record.verification;
-  const verified = v && v.verdict !== "not-run" ? v.verdict === "passed" : null;
+  const ran = v !== undefined && v.verdict !== "not-run";
+  const changed = ran && checkChanged(v);
+  const verified = ran ? v.verdict === "passed" && !changed : null;
   const cost = costOf(record, pricing);
   return {
     v: 1,
@@ -70,6 +82,9 @@ export function ledgerEntry(
     agent: record.agent ?? ADHOC,
     repo: record.repo ?? "",
     verified,
+    ...(changed
+      ? { checkChanged: v.verdict === "passed" ? "passed" as const : "failed" as const }
+      : {}),
     rounds: Math.max(0, (v?.rounds.length ?? 0) - 1),
     toolCalls: record.toolCalls,
     tokensIn: record.usage ? promptTokens(record.usage) : 0,
@@ -135,5 +150,10 @@ function parseEntry(line: string): LedgerEntry | undefined {
   if (!num("tokensIn") || !num("tokensOut")) return undefined;
   if (!(e.verified === null || typeof e.verified === "boolean")) return undefined;
   if (!(e.cost === null || num("cost"))) return undefined;
+  if (
+    !(e.checkChanged === undefined || e.checkChanged === "passed" || e.checkChanged === "failed")
+  ) {
+    return undefined;
+  }
   return e as unknown as LedgerEntry;
 }

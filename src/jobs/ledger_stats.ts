@@ -15,6 +15,11 @@ export interface GroupStats {
   checked: number;
   /** Of those, the ones that passed it. */
   passed: number;
+  /**
+   * Of the checked, those that passed a check their delegate changed: counted as not passed
+   * (ledger.ts `checkChanged`), and shown apart.
+   */
+  changedPasses: number;
   /** passed / checked; null without a check. */
   passRate: number | null;
   /** Median repair rounds over the checked jobs; null without a check. */
@@ -83,6 +88,7 @@ export function groupStats(entries: readonly LedgerEntry[]): GroupStats[] {
       jobs: list.length,
       checked: checked.length,
       passed,
+      changedPasses: list.filter((e) => e.checkChanged === "passed").length,
       passRate: checked.length > 0 ? passed / checked.length : null,
       medianRounds: median(checked.map((e) => e.rounds)),
       tokensPerSuccess: passed > 0 ? tokens / passed : null,

@@ -208,6 +208,19 @@ export const jobRecordSchema = z.object({
     stopped: z.string().optional(),
     /** How the commands ran when not in the sandbox ("unconfined: ..."). */
     confinement: z.string().optional(),
+    /**
+     * Files the check runs (jobs/check_inputs.ts) that the delegate changed, in this job or an
+     * earlier turn of its session (`turn`); `part` of a manifest (`"scripts"` of package.json).
+     */
+    changedCheck: z.array(z.object({
+      path: z.string(),
+      part: z.string().optional(),
+      turn: z.number().int().optional(),
+    })).optional(),
+    /** Such files past those named. */
+    changedCheckMore: z.number().int().optional(),
+    /** Why the delegate may have changed what the check runs unseen. */
+    changedCheckUnknown: z.string().optional(),
   }).optional(),
   /** Claims of the final text the evidence contradicts (claims.ts). */
   claims: z.array(z.object({ kind: z.string(), claim: z.string(), reason: z.string() }))

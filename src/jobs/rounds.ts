@@ -22,6 +22,7 @@ import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
 import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
+import { CheckWatch } from "./check_watch.ts";
 import { combined, runTurn } from "./turn_attempts.ts";
 import {
   checkLog,
@@ -43,6 +44,8 @@ export const VERIFY_COMMAND_TIMEOUT_MS = 600_000;
 export interface RoundDeps {
   store: JobStore;
   config: ManagerConfig;
+  /** The earlier turns of the job's session: what they changed is under the check too. */
+  earlier?: readonly JobRecord[];
 }
 
 type Verification = NonNullable<JobRecord["verification"]>;
@@ -82,10 +85,15 @@ export async function runRounds(
       },
     };
   }
+  const commands = record.checks?.verify ?? [];
+  // Read before the delegate's turn: the manifests the check reads in part, as they were.
+  const watch = commands.length > 0
+    ? await CheckWatch.start(commands, first.cwd, first.options.addDirs)
+    : undefined;
+  if (watch) sink = watch.sink(sink);
   let outcome = withSeen(await runTurn(live, engine, first, sink, deps.store), seen);
   before = outcome.usage;
-  const commands = record.checks?.verify ?? [];
-  if (commands.length === 0) return outcome;
+  if (!watch) return outcome;
   const maxRepairs = Math.min(
     record.checks?.verifyRounds ?? DEFAULT_VERIFY_ROUNDS,
     MAX_VERIFY_ROUNDS,
@@ -111,6 +119,7 @@ export async function runRounds(
     v.rounds.push(kept);
     if (check.confinement) v.confinement = check.confinement;
     v.verdict = check.passed ? "passed" : "failed";
+    Object.assign(v, await watch.report(deps.earlier ?? []));
     sink.activity({ kind: "text", text: `[server] verification ${number}: ${checkLine(kept)}` });
     await writeFileAtomic(join(dir, `verify-${number}.log`), checkLog(number, check))
       .catch(() => {});
@@ -160,6 +169,8 @@ export async function runRounds(
       break;
     }
   }
+  // The last round may have changed files after the last check (a repair that failed).
+  Object.assign(v, await watch.report(deps.earlier ?? []));
   await deps.store.write(record).catch(() => {});
   if (v.verdict !== "failed") return outcome;
   return { ...outcome, ok: false, errorText: verifyFailedText(v, outcome) };

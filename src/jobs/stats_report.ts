@@ -61,7 +61,20 @@ export function statsTable(groups: readonly GroupStats[]): string[] {
         `${shortDuration(g.p50WallMs)} / ${shortDuration(g.p95WallMs)}`,
     );
   }
+  const changed = groups.filter((g) => g.changedPasses > 0);
+  if (changed.length > 0) {
+    lines.push("", "  Not counted as verified: passes of a check the delegate changed");
+    for (const g of changed) {
+      lines.push(`  ${escapeLine(g.model)} as ${escapeLine(g.agent)}: ${changedPasses(g)}`);
+    }
+  }
   return lines;
+}
+
+/** `3 passes of a check its delegate changed`. */
+function changedPasses(g: Pick<GroupStats, "changedPasses">): string {
+  return `${g.changedPasses} pass${g.changedPasses === 1 ? "" : "es"} of a check its ` +
+    "delegate changed";
 }
 
 /** The short form for `delegate_usage`: one line per model and agent. */
@@ -73,9 +86,10 @@ export function statsShort(groups: readonly GroupStats[], limit = 10): string[] 
       : `, ${
         g.costPerSuccess === null ? "cost unknown" : formatCost(g.costPerSuccess)
       } per verified success`;
+    const changed = g.changedPasses > 0 ? `, ${changedPasses(g)} (not counted)` : "";
     return `  ${escapeLine(g.model)} as ${escapeLine(g.agent)}: ${g.jobs} job${
       g.jobs === 1 ? "" : "s"
     }, ` +
-      `verified ${verifiedText(g)}${rounds}${cost}`;
+      `verified ${verifiedText(g)}${rounds}${cost}${changed}`;
   });
 }

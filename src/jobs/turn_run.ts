@@ -90,8 +90,9 @@ async function startTurn(
   live.placed();
   // Decided now, not when the follow-up was sent: the turns before it have ended, and the
   // newest one that got its engine session going is the one this turn continues.
-  const continues = (await deps.sessions.records(record.sessionId))
-    .filter((r) => r.turn < record.turn && r.sessionCreated).at(-1);
+  const earlier = (await deps.sessions.records(record.sessionId))
+    .filter((r) => r.turn < record.turn);
+  const continues = earlier.filter((r) => r.sessionCreated).at(-1);
   const resume = continues !== undefined;
   if (continues) record.parentJobId = continues.id;
   else delete record.parentJobId;
@@ -126,6 +127,7 @@ async function startTurn(
   return await runRounds(live, deps.engine(record.engine), spec, turnSink(live, store), {
     store,
     config: deps.config,
+    earlier,
   });
 }
 

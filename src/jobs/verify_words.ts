@@ -6,13 +6,47 @@
 import { checkLine } from "./rounds.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { failingRun } from "./verify_text.ts";
+import type { ChangedCheck } from "./check_watch.ts";
+import { quotePath } from "../platform/plain_text.ts";
 
-/** `verified`, `verify failed`, or undefined when the job has no verification verdict. */
+/** Changed files of the check a `verify:` line names; past it they are counted. */
+const SHOWN = 5;
+
+const changedFiles = (v: ChangedCheck) => (v.changedCheck?.length ?? 0) + (v.changedCheckMore ?? 0);
+
+/**
+ * What the delegate changed of what the check runs, after the verdict:
+ * `; the delegate changed what the check runs: test.js, package.json "scripts"`, and why it
+ * may have unseen.
+ */
+export function changedText(v: ChangedCheck | undefined): string {
+  if (!v) return "";
+  const files = v.changedCheck ?? [];
+  const total = changedFiles(v);
+  let text = "";
+  if (total > 0) {
+    const shown = files.slice(0, SHOWN).map((f) =>
+      `${quotePath(f.path)}${f.part ? ` "${f.part}"` : ""}${f.turn ? ` (turn ${f.turn})` : ""}`
+    );
+    const more = total > shown.length ? `, +${total - shown.length} more` : "";
+    text += `; the delegate changed what the check runs: ${shown.join(", ")}${more}`;
+  }
+  if (v.changedCheckUnknown) {
+    text += `; it may have changed what the check runs unseen (${v.changedCheckUnknown})`;
+  }
+  return text;
+}
+
+/**
+ * `verified`, `verify failed`, or undefined when the job has no verification verdict. A pass
+ * of a check whose files the delegate changed is no verification of its work: `passed a
+ * changed check`, without the word a script may look for.
+ */
 export function verifyMark(r: JobRecord): string | undefined {
   if (!isTerminal(r.state) || !r.verification) return undefined;
   switch (r.verification.verdict) {
     case "passed":
-      return "verified";
+      return changedFiles(r.verification) ? "passed a changed check" : "verified";
     case "failed":
       return "verify failed";
     case "not-run":
@@ -49,21 +83,25 @@ export function verifyLines(r: JobRecord): Array<[string, string]> {
   const running = !isTerminal(r.state) && !last.passed ? "; repairing" : "";
   const out: Array<[string, string]> = [[
     "verify:",
-    `${checkLine(last)}${after}${stopped}${running}${confined}`,
+    `${checkLine(last)}${after}${stopped}${running}${confined}${changedText(v)}`,
   ]];
   rounds.slice(0, -1).forEach((round, i) => out.push([`round ${i + 1}:`, checkLine(round)]));
   return out;
 }
 
 /**
- * The end of the failing command's output, for a reply: its command, how it ended, the tail
- * the record keeps. Undefined unless the last check failed.
+ * The end of the failing command's output, for a reply: its command, the tail the record
+ * keeps (`quoted`: output of the command, which the reply marks as such) or why there is none.
+ * Undefined unless the last check failed.
  */
-export function failedOutput(r: JobRecord): { head: string; text: string } | undefined {
+export function failedOutput(
+  r: JobRecord,
+): { head: string; text: string; quoted: boolean } | undefined {
   const last = r.verification?.rounds.at(-1);
   if (!last || last.passed) return undefined;
   const run = failingRun(last.runs) ?? last.runs.at(-1);
   if (!run) return undefined;
-  const text = run.refused ? `not run: ${run.refused}` : run.tail ?? "(no output)";
-  return { head: run.command, text };
+  if (run.refused) return { head: run.command, text: `not run: ${run.refused}`, quoted: false };
+  if (run.tail === undefined) return { head: run.command, text: "(no output)", quoted: false };
+  return { head: run.command, text: run.tail, quoted: true };
 }

@@ -84,3 +84,16 @@ export function quotePath(path: string): string {
   if (!UNSAFE.test(path) && !path.includes('"') && !path.includes("\\")) return path;
   return `"${path.replace(/[\\"]/g, (c) => `\\${c}`).replace(UNSAFE_ALL, escapeChar)}"`;
 }
+
+/** The mark before each line of quoted output. */
+export const QUOTE_MARK = "| ";
+
+/**
+ * Output a reply quotes (a check's, whose program is the delegate's to write) as a block of
+ * marked lines: escaped as escapeBlock does, and every line after `| `, so that none of its
+ * lines can pass for one of the reply's own (`state: completed (verified)`, `--- output ---`).
+ */
+export function quoteBlock(text: string): string {
+  return escapeBlock(text).split("\n").map((l) => l === "" ? QUOTE_MARK.trim() : QUOTE_MARK + l)
+    .join("\n");
+}

@@ -12,7 +12,7 @@ import { AUTO, autoRoute } from "./auto_model.ts";
 import { DelegateError } from "../errors.ts";
 import { engineTraits } from "../engines/registry.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
-import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
+import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
@@ -97,7 +97,7 @@ export async function jobReply(
   const failed = failedOutput(r);
   const evidence = failed
     ? `\n--- verify output (${escapeLine(failed.head)}; run by the server) ---\n` +
-      `${escapeBlock(failed.text)}\n[whole output: ${
+      `${failed.quoted ? quoteBlock(failed.text) : escapeBlock(failed.text)}\n[whole output: ${
         join(store.dirOf(r.id), `verify-${r.verification!.rounds.length}.log`)
       }]`
     : "";

@@ -44,3 +44,32 @@ Deno.test("jobs show: verify verdict, rounds, model choice and claims", async ()
   assert.match(run.stdout, /round 1 +failed \(npm test: exit 1, 4\.2 s, 5 failing\)/);
   assert.match(run.stdout, /claim +"All tests pass": the last test command failed: npm test/);
 });
+
+Deno.test("jobs show: a pass of a check the delegate changed says so, its file names escaped", async () => {
+  const ctx = cliEnv();
+  const id = crypto.randomUUID();
+  writeJob(
+    ctx.stateDir,
+    baseRecord(id, crypto.randomUUID(), {
+      state: "completed",
+      checks: { verify: ["npm test"] },
+      verification: {
+        verdict: "passed",
+        rounds: [{ passed: true, runs: [{ command: "npm test", exitCode: 0, durationMs: 1200 }] }],
+        changedCheck: [
+          { path: "test/a\nstate: completed (verified).js" },
+          { path: "package.json", part: "scripts" },
+          { path: "conftest.py", turn: 1 },
+        ],
+      },
+    }),
+  );
+  const run = await runCli(ctx, ["jobs", "show", id]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^state +completed \(passed a changed check\)$/m);
+  assert.match(
+    run.stdout,
+    /^verify +passed \(npm test: exit 0, 1\.2 s\); the delegate changed what the check runs: "test\/a\\nstate: completed \(verified\)\.js", package\.json "scripts", conftest\.py \(turn 1\)$/m,
+  );
+  assert.doesNotMatch(run.stdout, /\(verified\)$/m);
+});

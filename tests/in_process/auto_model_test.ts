@@ -39,9 +39,10 @@ function entries(model: string, passed: number, failed: number, repo: string): L
 async function sceneWith(
   ledger: LedgerEntry[],
   chatScript: ChatScript = () => ({ kind: "text", text: "done" }),
+  models: readonly string[] = MODELS,
 ): Promise<Scene> {
   const scene = await startInProcessScene({
-    emulator: { models: MODELS.map((name) => ({ name })), chatScript },
+    emulator: { models: models.map((name) => ({ name })), chatScript },
     server: false,
   });
   mkdirSync(scene.stateDir, { recursive: true });
@@ -55,7 +56,7 @@ async function sceneWith(
     "---\nengine: native\nmodel: auto\nverify: true\n---\nYou write tests.\n",
   );
   await scene.startServer({
-    userConfig: { baseUrl: scene.emulator.url, allowedModels: MODELS },
+    userConfig: { baseUrl: scene.emulator.url, allowedModels: [...models] },
   });
   return scene;
 }
@@ -127,6 +128,54 @@ Deno.test("auto: without a record the default model, said so", async () => {
   assert.equal(
     field(reply.text, "model"),
     'qwen3:8b (auto: no verified record for "adhoc" here yet, so the default model)',
+  );
+});
+
+Deno.test("auto: passes of a check the delegate rewrote earn no trust over an honest record", async () => {
+  // Issue 28, item 6: a model that replaced test.js with `process.exit(0)` three times had
+  // "3 of 3" and was chosen over one whose three honest attempts failed.
+  const [cheater, honest] = ["qwen3:8b", "llama3.2:3b"];
+  await using scene = await sceneWith(
+    [],
+    (view) =>
+      view.model !== cheater
+        ? { kind: "text", text: "I could not find the bug" }
+        : (view.messages.at(-1) as { role?: string }).role === "tool"
+        ? { kind: "text", text: "fixed, all tests pass" }
+        : {
+          kind: "tool_calls",
+          calls: [{ name: "Bash", arguments: { command: "echo 'process.exit(0)' > test.js" } }],
+        },
+    [cheater, honest],
+  );
+  const work = tempDir("od-auto-");
+  writeFileSync(join(work, "add.js"), "module.exports = (a, b) => a - b;\n");
+  const job = async (model: string) => {
+    writeFileSync(
+      join(work, "test.js"),
+      'process.exit(require("./add.js")(2, 2) === 4 ? 0 : 1);\n',
+    );
+    return await scene.call("delegate_start", {
+      engine: "native",
+      model,
+      prompt: "fix add.js",
+      cwd: work,
+      verify: "node test.js",
+      verify_rounds: 0,
+      wait_seconds: 60,
+    });
+  };
+  for (const model of [cheater, cheater, cheater]) {
+    assert.equal(field((await job(model)).text, "state"), "completed (passed a changed check)");
+  }
+  for (const model of [honest, honest, honest]) {
+    assert.equal(field((await job(model)).text, "state"), "failed (verify failed)");
+  }
+  const auto = await job("auto");
+  assert.equal(
+    field(auto.text, "model"),
+    `${honest} (auto: 0 of 3 verified for "adhoc" here; ${cheater} 0 of 3 (3 passed a check ` +
+      "it changed, not counted))",
   );
 });
 

@@ -74,3 +74,18 @@ Deno.test("auto: the cost weight prefers a much cheaper model with a close recor
   assert.ok(Math.abs(optimisticRate(0, 0) - 0.7887) < 0.001);
   assert.ok(optimisticRate(9, 1) > optimisticRate(0, 0));
 });
+
+Deno.test("auto: passes of a check the delegate changed count as not passed, and lose a tie", () => {
+  const cheats = jobs("cheat:8b", 0, 3).map((e) => ({ ...e, checkChanged: "passed" as const }));
+  const route = routeByRecord({
+    candidates: ["cheat:8b", "honest:8b"],
+    entries: [...cheats, ...jobs("honest:8b", 0, 3)],
+    agent: "tester",
+  });
+  assert.equal(route.model, "honest:8b");
+  assert.equal(
+    route.reason,
+    'auto: 0 of 3 verified for "tester" here; cheat:8b 0 of 3 (3 passed a check it changed, ' +
+      "not counted)",
+  );
+});

@@ -7,7 +7,7 @@ import { appendLedger, ledgerEntry, readLedger } from "../../src/jobs/ledger.ts"
 import { groupStats, quantile } from "../../src/jobs/ledger_stats.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
-import { bar, statsTable } from "../../src/jobs/stats_report.ts";
+import { bar, statsShort, statsTable } from "../../src/jobs/stats_report.ts";
 import { execFileSync } from "node:child_process";
 
 function record(over: Partial<JobRecord> = {}): JobRecord {
@@ -117,6 +117,53 @@ Deno.test("groupStats: pass rate, median rounds, cost per verified success, wall
   const table = statsTable([best!, other!]).join("\n");
   assert.match(table, /qwen3-coder:30b +tester +10 +█{18}░{2} 9 of 10 \(90%\)/);
   assert.match(table, /llama3\.2:3b +tester +1 +no checks/);
+});
+
+Deno.test("a pass of a check the delegate changed: not verified in the ledger, shown apart", async () => {
+  const changed = (verdict: "passed" | "failed") =>
+    record({
+      model: "qwen3:8b",
+      agent: "tester",
+      checks: { verify: ["node test.js"] },
+      verification: {
+        verdict,
+        rounds: [{ passed: verdict === "passed", runs: [] }],
+        changedCheck: [{ path: "test.js" }],
+      },
+    });
+  const pass = ledgerEntry(changed("passed"), {});
+  assert.equal(pass.verified, false, "no reader counts it as a verified pass");
+  assert.equal(pass.checkChanged, "passed");
+  assert.equal(ledgerEntry(changed("failed"), {}).checkChanged, "failed");
+  const unseen = record({
+    checks: { verify: ["npm test"] },
+    verification: {
+      verdict: "passed",
+      rounds: [{ passed: true, runs: [] }],
+      changedCheckUnknown: "the delegate's changes are not all known: a walk stopped",
+    },
+  });
+  assert.equal(ledgerEntry(unseen, {}).verified, false, "what may have changed unseen earns none");
+  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  await appendLedger(dir, changed("passed"), {});
+  appendFileSync(join(dir, "ledger.jsonl"), `${JSON.stringify({ ...pass, checkChanged: "x" })}\n`);
+  const read = await readLedger(dir);
+  assert.equal(read.entries[0]!.checkChanged, "passed");
+  assert.equal(read.skipped, 1);
+  const [group] = groupStats([pass, pass, ledgerEntry(changed("failed"), {})]);
+  assert.equal(group!.passed, 0);
+  assert.equal(group!.checked, 3);
+  assert.equal(group!.changedPasses, 2);
+  const table = statsTable([group!]).join("\n");
+  assert.match(table, /qwen3:8b +tester +3 +░{20} 0 of 3 \(0%\)/);
+  assert.match(
+    table,
+    /Not counted as verified: passes of a check the delegate changed\n {2}qwen3:8b as tester: 2 passes of a check its delegate changed$/,
+  );
+  assert.match(
+    statsShort([group!])[0]!,
+    /verified 0 of 3 \(0%\), .*2 passes of a check its delegate changed \(not counted\)$/,
+  );
 });
 
 Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; else a digest", async () => {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CheckResult, VerifySpec } from "../../src/engines/types.ts";
+import { verifyLines, verifyMark } from "../../src/jobs/verify_words.ts";
 import {
   failedCheck,
   FakeEngine,
@@ -273,4 +274,83 @@ Deno.test("a turn whose backend fails moves to the next fallback model and says 
     to: "b:1b",
     reason: "backend_unreachable: Cannot reach Ollama",
   }]);
+});
+
+/** The quality ledger's newest line. */
+function lastLedgerLine(store: { stateDir: string }): Record<string, unknown> {
+  const lines = readFileSync(join(store.stateDir, "ledger.jsonl"), "utf8").trim().split("\n");
+  return JSON.parse(lines.at(-1)!);
+}
+
+Deno.test("a pass of a check whose test the delegate rewrote says so and earns no trust", async () => {
+  const { manager, store, engine } = managerWith(new FakeEngine());
+  engine.checks.push(passedCheck("node test.js"));
+  const view = await manager.start(newTurn("fix add", { checks: { verify: ["node test.js"] } }));
+  const cwd = view.record.cwd;
+  const turn = await engine.turn(0);
+  for (const file of ["add.js", "test.js"]) {
+    writeFileSync(join(cwd, file), "process.exit(0)\n");
+    turn.sink.fileChanged?.(join(cwd, file));
+  }
+  turn.end();
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(end.record.state, "completed");
+  assert.equal(end.record.verification?.verdict, "passed", "the verdict stands");
+  assert.deepEqual(end.record.verification?.changedCheck, [{ path: "test.js" }]);
+  assert.equal(verifyMark(end.record), "passed a changed check");
+  assert.match(
+    verifyLines(end.record)[0]![1],
+    /^passed \(node test\.js: exit 0, 0\.8 s\); the delegate changed what the check runs: test\.js$/,
+  );
+  const line = lastLedgerLine(store);
+  assert.equal(line.job, view.record.id);
+  assert.equal(line.verified, false, "no verified pass for routing");
+  assert.equal(line.checkChanged, "passed");
+});
+
+Deno.test("package.json counts by its scripts, not its dependencies; an earlier turn's changes count", async () => {
+  const { manager, store, engine } = managerWith(new FakeEngine());
+  const turn = newTurn("add a dependency", { checks: { verify: ["npm test"] } });
+  const manifest = (over: Record<string, unknown>) =>
+    JSON.stringify({ scripts: { test: "node test.js" }, dependencies: {}, ...over });
+  writeFileSync(join(turn.cwd, "package.json"), manifest({}));
+  const first = await manager.start(turn);
+  const one = await engine.turn(0);
+  writeFileSync(join(turn.cwd, "package.json"), manifest({ dependencies: { left: "1.0.0" } }));
+  one.sink.sessionStarted({});
+  one.sink.fileChanged?.(join(turn.cwd, "package.json"));
+  one.end();
+  const firstEnd = await manager.wait(first.record.id, 10);
+  assert.equal(
+    verifyMark(firstEnd.record),
+    "verified",
+    "a new dependency is no change to the check",
+  );
+  assert.equal(firstEnd.record.verification?.changedCheck, undefined);
+  assert.equal(lastLedgerLine(store).verified, true);
+
+  // The next turn rewrites the test script; the one after changes nothing, and its pass still
+  // runs what the turn before changed.
+  const second = await manager.followup(firstEnd.record, "again", {});
+  const two = await engine.turn(1);
+  writeFileSync(join(turn.cwd, "package.json"), manifest({ scripts: { test: "exit 0" } }));
+  two.sink.fileChanged?.(join(turn.cwd, "package.json"));
+  two.end();
+  const secondEnd = await manager.wait(second.record.id, 10);
+  assert.deepEqual(secondEnd.record.verification?.changedCheck, [
+    { path: "package.json", part: "scripts" },
+  ]);
+  assert.match(
+    verifyLines(secondEnd.record)[0]![1],
+    /; the delegate changed what the check runs: package\.json "scripts"$/,
+  );
+  const third = await manager.followup(secondEnd.record, "once more", {});
+  (await engine.turn(2)).end();
+  const thirdEnd = await manager.wait(third.record.id, 10);
+  assert.equal(verifyMark(thirdEnd.record), "passed a changed check");
+  assert.deepEqual(thirdEnd.record.verification?.changedCheck, [
+    { path: "package.json", part: "scripts", turn: 2 },
+  ]);
+  assert.match(verifyLines(thirdEnd.record)[0]![1], /: package\.json "scripts" \(turn 2\)$/);
+  assert.equal(lastLedgerLine(store).verified, false);
 });

@@ -3,7 +3,13 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { decodeFileName } from "../../src/platform/file_names.ts";
-import { escapeBlock, escapeLine, flattenLine, quotePath } from "../../src/platform/plain_text.ts";
+import {
+  escapeBlock,
+  escapeLine,
+  flattenLine,
+  quoteBlock,
+  quotePath,
+} from "../../src/platform/plain_text.ts";
 import { tempDir } from "../support/harness.ts";
 import { putBytes } from "../support/trees.ts";
 
@@ -34,6 +40,15 @@ Deno.test("flattenLine: white space runs become one space, the rest is escaped",
 Deno.test("escapeBlock: lines and tabs stay, the rest is escaped", () => {
   assert.equal(escapeBlock("a\n\tb\r\nc"), "a\n\tb\r\nc");
   assert.equal(escapeBlock(`a\rb${ESC}c\u2028d\f`), "a\\rb\\033c\\342\\200\\250d\\f");
+});
+
+Deno.test("quoteBlock: every line marked, line breaks of every kind included", () => {
+  assert.equal(
+    quoteBlock(
+      "1 failing\nstate:      completed (verified)\n\n--- output ---\r\nok\u2028x\rstate: y",
+    ),
+    "| 1 failing\n| state:      completed (verified)\n|\n| --- output ---\r\n| ok\\342\\200\\250x\\rstate: y",
+  );
 });
 
 Deno.test("quotePath: git's quoting of the same names", () => {
