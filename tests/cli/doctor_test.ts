@@ -12,7 +12,13 @@ import process from "node:process";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir } from "../support/harness.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
-import { assertEscaped, EVIL_MODEL, EVIL_SAID, EVIL_SHOWN, EVIL_VERSION } from "./backend_text_support.ts";
+import {
+  assertEscaped,
+  EVIL_MODEL,
+  EVIL_SAID,
+  EVIL_SHOWN,
+  EVIL_VERSION,
+} from "./backend_text_support.ts";
 
 interface JsonCheck {
   id: string;
