@@ -8,6 +8,7 @@ import { isCloud, ModelCatalog } from "../models/catalog.ts";
 import { sameModel } from "../models/names.ts";
 import { RetiredModels } from "../models/retired.ts";
 import type { Settings } from "../settings/types.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./doctor_check.ts";
 import { contextCheck } from "./doctor_ollama_context.ts";
 import type { EngineNeed } from "./engine_prompt.ts";
@@ -115,7 +116,9 @@ async function modelRows(
 
 function modelsCheck(rows: ModelRow[]): Check {
   const withTools = rows.filter((r) => r.tools === true);
-  const width = Math.max(8, ...rows.map((r) => r.name.length));
+  // Escaped before the column is sized: a name's escapes are what the terminal shows.
+  const shown = (r: ModelRow) => escapeLine(r.name);
+  const width = Math.max(8, ...rows.map((r) => shown(r).length));
   const lines = rows.map((r) => {
     const notes = [
       r.cloud ? "cloud" : "local",
@@ -123,7 +126,7 @@ function modelsCheck(rows: ModelRow[]): Check {
       ...(r.contextLength ? [`context ${r.contextLength}`] : []),
       ...(r.retired ? ["RETIRED"] : []),
     ];
-    return `${r.name.padEnd(width)}  ${notes.join(", ")}`;
+    return `${shown(r).padEnd(width)}  ${notes.join(", ")}`;
   });
   const base = { id: "models", title: "Models", details: { models: rows }, lines };
   if (rows.length === 0) {

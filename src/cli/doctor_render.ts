@@ -1,5 +1,12 @@
-/** The `doctor` report as text for a terminal and as JSON for scripts. */
+/**
+ * The `doctor` report as text for a terminal and as JSON for scripts. A check's words carry
+ * what backends and programs said (model names, versions, error bodies): the text report
+ * escapes every summary, line and hint onto its line (platform/plain_text.ts), so that no
+ * backend can drive the terminal or add a line of the report; the checks that align columns
+ * of such names escape them first.
+ */
 import { type ColourFormat, paint } from "../platform/colour.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import type { Check, CheckStatus } from "./doctor_check.ts";
 
 /** A check as reported: `required` says whether the default engine needs it. */
@@ -38,18 +45,18 @@ export function renderJson(report: DoctorReport): string {
 
 /** One line per check, its extra lines and its fix hint, then the verdict. */
 export function renderText(report: DoctorReport, colour: boolean): string {
-  const width = Math.max(...report.checks.map((c) => c.title.length));
+  const width = Math.max(...report.checks.map((c) => escapeLine(c.title).length));
   const indent = " ".repeat(width + 10);
   const out = [`ollama-delegate doctor (default engine: ${report.defaultEngine})`, ""];
   for (const c of report.checks) {
     out.push(
       `  ${paint(COLOUR[c.status], LABEL[c.status], colour)}  ${
-        c.title.padEnd(width)
-      }  ${c.summary}`,
+        escapeLine(c.title).padEnd(width)
+      }  ${escapeLine(c.summary)}`,
     );
-    for (const line of c.lines ?? []) out.push(`${indent}${line}`);
+    for (const line of c.lines ?? []) out.push(`${indent}${escapeLine(line)}`);
     if (c.hint && c.status !== "pass") {
-      out.push(`${indent}${paint("dim", `fix: ${c.hint}`, colour)}`);
+      out.push(`${indent}${paint("dim", `fix: ${escapeLine(c.hint)}`, colour)}`);
     }
   }
   const failed = report.checks.filter((c) => c.status === "fail");
@@ -61,7 +68,7 @@ export function renderText(report: DoctorReport, colour: boolean): string {
   } else {
     out.push(
       `Not ready: ${failed.length} check(s) the ${report.defaultEngine} engine needs failed ` +
-        `(${failed.map((c) => c.title).join(", ")}).${warnings}`,
+        `(${failed.map((c) => escapeLine(c.title)).join(", ")}).${warnings}`,
     );
   }
   return out.join("\n");

@@ -69,9 +69,9 @@ async function pruneOld(dir: string): Promise<void> {
 /** A digest of everything the review would be shown: the same changes give the same value. */
 export function fingerprint(diff: ReviewDiff): string {
   const hash = createHash("sha256");
-  hash.update(`${diff.root}\0${diff.label}\0`);
+  hash.update(`${diff.root}\0${diff.label}\0${diff.untrackedLeftOut}\0`);
   for (const f of diff.files) {
-    hash.update(`${f.path}\0${f.secret ?? ""}\0${f.binary}\0${f.text}\0`);
+    hash.update(`${f.path}\0${f.secret ?? ""}\0${f.tooLarge ?? ""}\0${f.binary}\0${f.text}\0`);
   }
   return hash.digest("hex");
 }

@@ -44,7 +44,8 @@ Commands:
   cancel <id>            stop a job, also one another server process runs
       --wait <seconds>       how long to wait for it to stop (default 15)
       --no-status            no live "waiting" line
-  prune                  remove finished jobs (their usage stays counted by usage)
+  prune                  remove finished jobs and Claude Code's transcripts of them (their
+                         usage stays counted by usage)
       --older-than <age>     90m, 12h, 7d, 2w... (default: retainDays from settings)
       --dry-run              only say what would be removed
   usage                  tokens and cost per model and per day

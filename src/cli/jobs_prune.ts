@@ -3,7 +3,7 @@ import { usageTotals } from "../jobs/cost.ts";
 import { pruneJobs } from "../jobs/retention.ts";
 import { ledgerPath, usageHistory } from "../jobs/usage_ledger.ts";
 import { recordsInDays, renderUsage } from "../jobs/usage_report.ts";
-import { escapeLine } from "../platform/plain_text.ts";
+import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import {
   type CliIo,
   humanAge,
@@ -38,7 +38,11 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: CliIo): Pr
       "retainDays is 0 (keep forever), so there is no default age: pass --older-than, e.g. 30d",
     );
   }
-  const report = await pruneJobs(ctx.store, { olderThanMs, dryRun: values["dry-run"] === true });
+  const report = await pruneJobs(ctx.store, {
+    olderThanMs,
+    dryRun: values["dry-run"] === true,
+    settings: ctx.settings,
+  });
   if (values.json) {
     io.out(JSON.stringify(report, null, 2));
     return report.failed.length > 0 ? 1 : 0;
@@ -59,6 +63,14 @@ export async function jobsPrune(ctx: JobsContext, argv: string[], io: CliIo): Pr
     out.push(
       `${report.dryRun ? "Would remove" : "Removed"} ${report.sessionsRemoved.length} ` +
         `conversation index file(s).`,
+    );
+  }
+  const files = report.engineFiles.flatMap((f) => f.paths);
+  if (files.length > 0) {
+    // What Claude Code kept of these conversations: their transcripts, outside the job folders.
+    out.push(
+      `${verb} ${files.length} file(s) their engines kept of these conversations outside the ` +
+        `job folders, e.g. ${quotePath(files[0]!)}.`,
     );
   }
   if (report.removed.length > 0) {

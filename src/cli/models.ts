@@ -1,6 +1,7 @@
 /** `ollama-delegate models`: see and derive Ollama models for delegation. */
 import process from "node:process";
 import { parseArgs } from "node:util";
+import { escapeLine } from "../platform/plain_text.ts";
 import { currentEnv } from "../platform/runtime.ts";
 import { loadSettings } from "../settings/load.ts";
 import { parseTokenCount } from "../settings/token_count.ts";
@@ -110,7 +111,8 @@ export async function modelsMain(argv: string[]): Promise<number> {
           );
         }
         const lines = await deriveModel(settings, { model, ctx, ...(name ? { name } : {}) });
-        console.log(lines.join("\n"));
+        // They name Ollama's models and quote its errors: escaped, as every console path.
+        console.log(lines.map(escapeLine).join("\n"));
         return 0;
       }
       default:
@@ -118,7 +120,7 @@ export async function modelsMain(argv: string[]): Promise<number> {
     }
   } catch (e) {
     if (e instanceof ModelsFailure) {
-      console.error(`ollama-delegate models ${command}: ${e.message}`);
+      console.error(`ollama-delegate models ${command}: ${escapeLine(e.message)}`);
       return 1;
     }
     throw e;

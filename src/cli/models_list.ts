@@ -1,8 +1,13 @@
-/** `ollama-delegate models list`: each installed model's context, as Ollama will run it. */
+/**
+ * `ollama-delegate models list`: each installed model's context, as Ollama will run it. Model
+ * names and Ollama's errors are the backend's words: escaped (platform/plain_text.ts) before
+ * the table is sized.
+ */
 import { OllamaClient } from "../backends/ollama.ts";
 import { errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { loadedContextIn, loadedModels } from "../models/loaded_context.ts";
+import { escapeLine } from "../platform/plain_text.ts";
 import type { Settings } from "../settings/types.ts";
 import { HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { effectiveContext, type ModelContext } from "./model_context.ts";
@@ -72,7 +77,7 @@ export function renderModelList(baseUrl: string, models: ListedModel[]): string[
   }
   const dash = (n: number | undefined) => n === undefined ? "-" : String(n);
   const rows = models.map((m) => [
-    m.name,
+    escapeLine(m.name),
     m.cloud ? "cloud" : "local",
     m.tools === undefined ? "?" : m.tools ? "yes" : "no",
     dash(m.context.max),
@@ -84,7 +89,7 @@ export function renderModelList(baseUrl: string, models: ListedModel[]): string[
   const line = (cells: string[]) =>
     ("  " + cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")).trimEnd();
   const out = [`Models at ${baseUrl}:`, "", line(head), ...rows.map(line)];
-  for (const m of models) if (m.error) out.push(`  ${m.name}: ${m.error}`);
+  for (const m of models) if (m.error) out.push(`  ${escapeLine(m.name)}: ${escapeLine(m.error)}`);
   out.push(
     "",
     "NUM_CTX is the context Ollama gives a local model (its Modelfile num_ctx); without one it",

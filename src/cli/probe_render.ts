@@ -1,4 +1,9 @@
-/** The `doctor --probe` report as a table for people and as JSON for scripts. */
+/**
+ * The `doctor --probe` report as a table for people and as JSON for scripts. Model names, the
+ * model's own words and the backend's errors are escaped onto their line in the table
+ * (platform/plain_text.ts), before its columns are sized.
+ */
+import { escapeLine } from "../platform/plain_text.ts";
 import type { PathOutcome } from "./probe_task.ts";
 import { type Attempt, failed, type ProbeReport } from "./probe.ts";
 
@@ -29,7 +34,7 @@ export function renderProbeText(report: ProbeReport): string {
     "",
   ];
   if (report.error) {
-    out.push(`Cannot probe: ${report.error}`);
+    out.push(`Cannot probe: ${escapeLine(report.error)}`);
     return out.join("\n");
   }
   const head = [
@@ -43,7 +48,7 @@ export function renderProbeText(report: ProbeReport): string {
     "USE WITH",
   ];
   const rows = report.models.map((m) => [
-    m.model,
+    escapeLine(m.model),
     callCell(m.native, "native"),
     callCell(m.claude, "claude"),
     num(m.promptTokensPerSecond),
@@ -56,7 +61,9 @@ export function renderProbeText(report: ProbeReport): string {
   const line = (cells: string[]) =>
     ("  " + cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")).trimEnd();
   out.push(line(head), ...rows.map(line));
-  const notes = report.models.flatMap((m) => m.notes.map((n) => `  ${m.model}: ${n}`));
+  const notes = report.models.flatMap((m) =>
+    m.notes.map((n) => `  ${escapeLine(m.model)}: ${escapeLine(n)}`)
+  );
   if (notes.length > 0) out.push("", ...notes);
   const a = report.assumptions;
   out.push(

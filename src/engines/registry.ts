@@ -43,6 +43,13 @@ export interface EngineEntry {
   engine(setup: EngineSetup): Promise<Engine>;
   facts(setup: FactsSetup): Promise<EngineFacts>;
   /**
+   * Removes what the engine keeps of a conversation outside its job folders (Claude Code's
+   * transcript in claudeConfigDir) when the job layer prunes the conversation, every turn of
+   * it; with `dryRun` only finds it. Gives the paths removed (or that would be); throws when
+   * it could not remove them, and the job layer then keeps the conversation's jobs.
+   */
+  forgetSession?(settings: Settings, sessionId: string, dryRun: boolean): Promise<string[]>;
+  /**
    * Work a server does for this engine once it has started, after `after` (the recovery of
    * dead servers' jobs, which stops what they still ran).
    */
@@ -97,6 +104,19 @@ export function folderReader(engine: string): Promise<JobFolderReader> {
 /** What `engine` says about itself on this machine (facts.ts). */
 export function engineFacts(engine: string, setup: FactsSetup): Promise<EngineFacts> {
   return entry(engine).facts(setup);
+}
+
+/**
+ * Removes what `engine` keeps of conversation `sessionId` outside its job folders
+ * (EngineEntry.forgetSession); [] for an engine that keeps nothing there, or is not registered.
+ */
+export async function forgetSession(
+  engine: string,
+  settings: Settings,
+  sessionId: string,
+  dryRun: boolean,
+): Promise<string[]> {
+  return (await TABLE.get(engine)?.forgetSession?.(settings, sessionId, dryRun)) ?? [];
 }
 
 /** Every engine, configured from `setup`; each loads its module at its first turn. */
@@ -166,6 +186,8 @@ const PRODUCT: Record<EngineName, EngineEntry> = {
     folder: async () => (await import("./claude/folder.ts")).claudeFolder,
     engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./claude/facts.ts")).claudeFacts(setup),
+    forgetSession: async (s, id, dryRun) =>
+      (await import("./claude/session_files.ts")).forgetSession(s.claudeConfigDir, id, dryRun),
   },
   native: {
     traits: { backends: true, completeChanges: true },

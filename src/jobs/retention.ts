@@ -1,5 +1,7 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { forgetSession } from "../engines/registry.ts";
+import type { Settings } from "../settings/types.ts";
 import { isValidId } from "./ids.ts";
 import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
@@ -7,16 +9,11 @@ import type { JobStore } from "./store.ts";
 import { keepUsage, ledgerPath } from "./usage_ledger.ts";
 import { removeWorktree } from "./worktree/worktree.ts";
 
-const DAY_MS = 86_400_000;
-/**
- * Server start-up must never wait for pruning: removing many job folders can take seconds
- * while the client waits for the handshake.
- */
-const BACKGROUND_DELAY_MS = 2000;
-
 export interface PruneOptions {
   /** Finished jobs that ended longer ago than this are removed. */
   olderThanMs: number;
+  /** Where the engines keep what they keep of a conversation (claudeConfigDir). */
+  settings: Settings;
   now?: number;
   /** Report what would go without removing anything. */
   dryRun?: boolean;
@@ -47,6 +44,11 @@ export interface PruneReport {
   corrupt: Array<{ id: string; reason: string }>;
   /** Session index files removed because every job they named is gone. */
   sessionsRemoved: string[];
+  /**
+   * What the engines kept of removed conversations outside the job folders (Claude Code's
+   * transcripts in claudeConfigDir), removed with them: the paths, per conversation.
+   */
+  engineFiles: Array<{ sessionId: string; engine: string; paths: string[] }>;
   /** Folders that could not be removed. */
   failed: Array<{ id: string; reason: string }>;
   /**
@@ -61,7 +63,9 @@ export interface PruneReport {
  * the cutoff, after appending their usage to the ledger (usage_ledger.ts): usage reports
  * still count them. Never removes a queued or running job, one whose owning server still runs, one
  * newer than the cutoff, or an unreadable one. A conversation goes as a whole: while any of
- * its turns must stay, its older turns stay too, because a follow-up continues from them.
+ * its turns must stay, its older turns stay too, because a follow-up continues from them. What
+ * its engine keeps of it outside the job folders (Claude Code's transcript) goes with it, first:
+ * when that cannot be removed, the jobs stay, so that a later prune finds it again.
  */
 export async function pruneJobs(store: JobStore, options: PruneOptions): Promise<PruneReport> {
   if (!Number.isFinite(options.olderThanMs) || options.olderThanMs < 0) {
@@ -76,6 +80,7 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
     kept: [],
     corrupt: [],
     sessionsRemoved: [],
+    engineFiles: [],
     failed: [],
     worktrees: [],
   };
@@ -142,6 +147,7 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
     }
     // The worktree goes next: when it cannot, the records that point at it stay.
     if (!(await pruneWorktree(sessionId, turns.map((t) => t.record), report))) continue;
+    if (!(await forgetEngineFiles(turns.map((t) => t.record), options, report))) continue;
     for (const { record } of turns) {
       const id = record.id.toLowerCase();
       if (!report.dryRun) {
@@ -192,6 +198,33 @@ async function pruneWorktree(
     });
     return false;
   }
+}
+
+/**
+ * Removes what each engine of a conversation kept of it outside the job folders (dry run:
+ * finds it); false when that failed.
+ */
+async function forgetEngineFiles(
+  turns: readonly JobRecord[],
+  options: PruneOptions,
+  report: PruneReport,
+): Promise<boolean> {
+  // The id as the engine got it (TurnSpec.sessionId): the record's own spelling.
+  const sessionId = turns[0]!.sessionId;
+  for (const engine of new Set(turns.map((r) => r.engine))) {
+    try {
+      const paths = await forgetSession(engine, options.settings, sessionId, report.dryRun);
+      if (paths.length > 0) report.engineFiles.push({ sessionId, engine, paths });
+    } catch (e) {
+      report.failed.push({
+        id: sessionId,
+        reason: `cannot remove the ${engine} engine's files of this conversation ` +
+          `(${(e as Error).message}); its jobs are kept`,
+      });
+      return false;
+    }
+  }
+  return true;
 }
 
 async function keepReason(record: JobRecord, cutoff: number): Promise<KeepReason | undefined> {
@@ -248,61 +281,4 @@ async function pruneSessionIndex(
     }
     report.sessionsRemoved.push(sessionId);
   }
-}
-
-/** Handle of a scheduled background prune. */
-export interface BackgroundPrune {
-  /** Cancels the prune if it has not started. */
-  stop(): void;
-  /** The report, or undefined when nothing ran (retention off, stopped, or failed). */
-  done: Promise<PruneReport | undefined>;
-}
-
-/**
- * Prunes finished jobs older than `retainDays` a moment after the server starts, so that
- * `initialize` never waits for it; 0 keeps jobs forever. The timer never keeps the process
- * alive. Logs one line when something was removed or could not be read.
- */
-export function startBackgroundPrune(
-  store: JobStore,
-  retainDays: number,
-  log: (line: string) => void,
-  delayMs = BACKGROUND_DELAY_MS,
-): BackgroundPrune {
-  let resolve!: (r: PruneReport | undefined) => void;
-  const done = new Promise<PruneReport | undefined>((r) => (resolve = r));
-  if (!(retainDays > 0)) {
-    resolve(undefined);
-    return { stop() {}, done };
-  }
-  const timer = setTimeout(() => {
-    pruneJobs(store, { olderThanMs: retainDays * DAY_MS }).then((report) => {
-      if (report.removed.length > 0 || report.failed.length > 0) {
-        log(
-          `retention: removed ${report.removed.length} finished job(s) older than ` +
-            `${retainDays} days` +
-            (report.failed.length > 0 ? `; could not remove ${report.failed.length}` : ""),
-        );
-      }
-      for (const w of report.worktrees) log(`retention: ${w.note}`);
-      if (report.corrupt.length > 0) {
-        log(
-          `retention: skipped ${report.corrupt.length} unreadable job record(s), e.g. ` +
-            `${report.corrupt[0]!.id}: ${report.corrupt[0]!.reason}`,
-        );
-      }
-      resolve(report);
-    }, (e) => {
-      log(`retention: cannot prune ${store.stateDir}: ${(e as Error).message}`);
-      resolve(undefined);
-    });
-  }, delayMs);
-  (timer as { unref?: () => void }).unref?.();
-  return {
-    stop() {
-      clearTimeout(timer);
-      resolve(undefined);
-    },
-    done,
-  };
 }

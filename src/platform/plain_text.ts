@@ -76,13 +76,28 @@ export function escapeBlock(text: string): string {
 }
 
 /**
+ * Words someone else chose (a reviewer's claim), always in double quotes on one line: runs of
+ * white space become one space, `"` and `\` are escaped, then the unsafe characters, so the
+ * words cannot close the quotes and go on as text of the reply's own (a forged finding, an
+ * instruction that reads as ours).
+ */
+export function quoteLine(text: string): string {
+  return quoteString(text.replace(/\s+/g, " ").trim());
+}
+
+/** `text` in double quotes with `"`, `\` and the unsafe characters escaped, nothing else changed. */
+export function quoteString(text: string): string {
+  return `"${text.replace(/[\\"]/g, (c) => `\\${c}`).replace(UNSAFE_ALL, escapeChar)}"`;
+}
+
+/**
  * A path as git shows one: as it is when plain, else in double quotes with `"`, `\` and the
  * unsafe characters escaped (`"ok.txt\nstate: x"`). Other non-ASCII characters stay readable,
  * as with git's `core.quotePath` off.
  */
 export function quotePath(path: string): string {
   if (!UNSAFE.test(path) && !path.includes('"') && !path.includes("\\")) return path;
-  return `"${path.replace(/[\\"]/g, (c) => `\\${c}`).replace(UNSAFE_ALL, escapeChar)}"`;
+  return quoteString(path);
 }
 
 /** The mark before each line of quoted output. */

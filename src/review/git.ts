@@ -17,6 +17,13 @@ export interface GitResult {
 }
 
 const GIT_TIMEOUT_MS = 60_000;
+/** Output a review reads from one git command (a diff), at most. */
+export const MAX_DIFF_BYTES = 32 * 1024 * 1024;
+
+/** A git command of a review printed more than it may read (`maxBytes`). */
+export class GitOutputTooBig extends DelegateError {
+  override name = "GitOutputTooBig";
+}
 const STDERR_KEEP = 4000;
 
 /** Paths printed as they are: parseDiff reads both forms, and plain ones read better. */
@@ -50,7 +57,7 @@ export async function runGit(
   args: readonly string[],
   options: RunGitOptions = {},
 ): Promise<GitResult> {
-  const maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+  const maxBytes = options.maxBytes ?? MAX_DIFF_BYTES;
   const config = options.config ?? await reviewConfig(cwd);
   try {
     const r = await gitBytes(args, {
@@ -71,7 +78,7 @@ function reviewError(e: unknown, what: string, maxBytes = 0): unknown {
   if (!(e instanceof GitError)) return e;
   switch (e.reason) {
     case "too-big":
-      return new DelegateError(
+      return new GitOutputTooBig(
         `Cannot review: ${what} printed over ${maxBytes} bytes. Review a narrower range ` +
           "(commit some changes first, or pass a nearer base)",
       );

@@ -141,6 +141,7 @@ export function outcomeJson(o: ReviewOutcome) {
       added: r.added,
       removed: r.removed,
       notSent: r.notSent,
+      ...(r.untrackedLeftOut ? { untrackedLeftOut: r.untrackedLeftOut } : {}),
     },
     minAgreement: o.minAgreement,
     answered: o.answered,

@@ -7,7 +7,10 @@
 import { elapsedMs, formatElapsed } from "../jobs/job_figures.ts";
 import { flattenLine, quotePath } from "../platform/plain_text.ts";
 import { SEVERITIES } from "./findings.ts";
+import { findingText } from "./finding_text.ts";
+import { MAX_UNTRACKED, type NotSentKind } from "./diff.ts";
 import type { ReviewOutcome } from "./outcome.ts";
+import type { ReviewRecord } from "./review_file.ts";
 import type { MergedFinding, Reviewer } from "./panel.ts";
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -26,14 +29,15 @@ export function severityCounts(findings: readonly { severity: string }[]): strin
   return `${findings.length}${counts.length > 0 ? ` (${counts.join(", ")})` : ""}`;
 }
 
-/** `[high] src/a.ts:42 (2 of 3: qwen3-coder:30b, gpt-oss:20b high)  claim`, and its evidence. */
-export function mergedFindingText(m: MergedFinding, n?: number): string {
+/**
+ * `1. [high] src/a.ts:42 (2 of 3: qwen3-coder:30b, gpt-oss:20b high)  "claim"`, and its
+ * evidence (finding_text.ts).
+ */
+export function mergedFindingText(m: MergedFinding, n: number): string {
   const differ = m.opinions.some((o) => o.severity !== m.severity);
   const who = m.opinions.map((o) => `${reviewerLabel(o.reviewer)}${differ ? ` ${o.severity}` : ""}`)
     .join(", ");
-  const evidence = m.evidence ? `\n   evidence: ${flattenLine(m.evidence)}` : "";
-  return `${n === undefined ? "" : `${n}. `}[${m.severity}] ${quotePath(m.file)}:${m.line} ` +
-    `(${m.agreed} of ${m.of}: ${who})  ${flattenLine(m.claim)}${evidence}`;
+  return findingText(m, n, `${m.agreed} of ${m.of}: ${who}`);
 }
 
 /** The head lines every review reply starts with: what was diffed, and what was not sent. */
@@ -49,6 +53,44 @@ export function reviewedLines(o: Pick<ReviewOutcome, "record">): string[] {
     head.push(`not sent:   ${r.notSent.length}: ${shown.join("; ")}${more}`);
   }
   return head;
+}
+
+const NOT_SENT_WORDS: Record<NotSentKind | "other", string> = {
+  secret: "secret-looking",
+  binary: "binary",
+  size: "too large to read",
+  budget: "over the reviewers' context",
+  other: "for another reason",
+};
+
+/**
+ * What a review did not cover, with counts, on one line: untracked files past the limit
+ * (neither read nor named) and changed files whose diff was not sent, by why, with the first
+ * names; undefined when the review covered every change. The review gate says it whenever it
+ * lets a stop through or blocks one, so that "found nothing" is never read as "all reviewed".
+ */
+export function notReviewedText(r: ReviewRecord): string | undefined {
+  const parts: string[] = [];
+  if (r.untrackedLeftOut) {
+    parts.push(
+      `${plural(r.untrackedLeftOut, "untracked file")} past the first ${MAX_UNTRACKED} ` +
+        "(neither read nor named)",
+    );
+  }
+  if (r.notSent.length > 0) {
+    const counts = new Map<string, number>();
+    for (const n of r.notSent) {
+      const words = NOT_SENT_WORDS[n.kind ?? "other"];
+      counts.set(words, (counts.get(words) ?? 0) + 1);
+    }
+    const names = r.notSent.slice(0, 3).map((n) => quotePath(n.path)).join(", ") +
+      (r.notSent.length > 3 ? ", ..." : "");
+    parts.push(
+      `${plural(r.notSent.length, "changed file")} not sent (` +
+        `${[...counts].map(([words, n]) => `${n} ${words}`).join(", ")}: ${names})`,
+    );
+  }
+  return parts.length > 0 ? parts.join("; ") : undefined;
 }
 
 /** One reviewer's row: its job, how long, its tokens, and what it answered or why not. */

@@ -12,7 +12,8 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { flattenLine, quotePath } from "../platform/plain_text.ts";
 import type { Budgeted, ReviewDiff } from "./diff.ts";
-import { checkFindings, type Finding, parseFindings } from "./findings.ts";
+import { checkFindings, parseFindings } from "./findings.ts";
+import { findingText } from "./finding_text.ts";
 
 const reviewSchema = z.object({
   format: z.literal(1),
@@ -21,7 +22,16 @@ const reviewSchema = z.object({
   focus: z.string().optional(),
   /** Sent file -> new-side line ranges inside its hunks. */
   lines: z.record(z.string(), z.array(z.tuple([z.number(), z.number()]))),
-  notSent: z.array(z.object({ path: z.string(), reason: z.string() })),
+  /** `kind` is absent in records of versions before it was kept. */
+  notSent: z.array(
+    z.object({
+      path: z.string(),
+      reason: z.string(),
+      kind: z.enum(["secret", "binary", "size", "budget"]).optional(),
+    }),
+  ),
+  /** Untracked files past the limit of a review (diff.ts MAX_UNTRACKED): not read, not named. */
+  untrackedLeftOut: z.number().optional(),
   tokens: z.number(),
   added: z.number(),
   removed: z.number(),
@@ -46,6 +56,7 @@ export function reviewRecord(diff: ReviewDiff, fit: Budgeted, focus?: string): R
     ...(focus ? { focus } : {}),
     lines: Object.fromEntries(fit.sent.map((f) => [f.path, f.lines])),
     notSent: fit.notSent,
+    ...(diff.untrackedLeftOut > 0 ? { untrackedLeftOut: diff.untrackedLeftOut } : {}),
     tokens: fit.tokens,
     added: fit.sent.reduce((n, f) => n + f.added, 0),
     removed: fit.sent.reduce((n, f) => n + f.removed, 0),
@@ -153,7 +164,7 @@ export function renderReview(
     );
   }
   if (parsed.repaired) head.push(`repaired:   the reply was not plain JSON (${parsed.repaired})`);
-  const text = [...head, "", ...kept.map(findingText)].join("\n").trimEnd();
+  const text = [...head, "", ...kept.map((f, i) => findingText(f, i + 1))].join("\n").trimEnd();
   if (text.length <= maxChars) return { text, isError: false };
   const cut = text.lastIndexOf("\n", maxChars);
   return {
@@ -168,17 +179,6 @@ export function renderReview(
 function shown80(file: string): string {
   const line = quotePath(file);
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
-}
-
-/**
- * What the reviewer wrote reaches the orchestrator's reply: each finding stays on its line,
- * its file quoted as git quotes paths, its words flattened, so that it can add no line of its
- * own (a forged `findings: 0`) and no terminal control sequence.
- */
-function findingText(f: Finding, i: number): string {
-  const evidence = f.evidence ? `\n   evidence: ${flattenLine(f.evidence)}` : "";
-  return `${i + 1}. [${f.severity}] ${quotePath(f.file)}:${f.line}  ${flattenLine(f.claim)}` +
-    evidence;
 }
 
 /** The reviewer's reply is read up to this size; findings JSON is far smaller. */

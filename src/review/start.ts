@@ -15,7 +15,7 @@ import type { Runtime } from "../jobs/runtime.ts";
 import { sameModel } from "../models/names.ts";
 import { permissionRank } from "../settings/narrow.ts";
 import type { EngineName, PermissionMode } from "../settings/types.ts";
-import { computeDiff, fitDiff } from "./diff.ts";
+import { computeDiff, fitDiff, type ReviewDiff } from "./diff.ts";
 import {
   type PanelInfo,
   reviewPrompt,
@@ -46,6 +46,12 @@ export interface ReviewRequest {
   models?: readonly string[] | undefined;
   agents?: readonly string[] | undefined;
   minAgreement?: number | undefined;
+  /**
+   * The diff, when the caller computed it already for this cwd and base (the review gate
+   * does, for its fingerprint): the reviewers then see exactly the changes it looked at, and
+   * git runs once (one command per untracked file, up to 200).
+   */
+  diff?: ReviewDiff | undefined;
 }
 
 export interface StartedReview {
@@ -159,7 +165,7 @@ async function resolveReviewer(
 export async function startReview(host: ReviewHost, req: ReviewRequest): Promise<StartedReview> {
   const s = host.runtime.settings;
   const members = panelMembers(req);
-  const diff = await computeDiff(req.cwd, req.base, s.allowSecretFiles);
+  const diff = req.diff ?? await computeDiff(req.cwd, req.base, s.allowSecretFiles);
   if (diff.files.length === 0) {
     throw new DelegateError(
       `Nothing to review: ${diff.label} in ${diff.root} ${

@@ -11,7 +11,7 @@ import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
 import { type Runtime, type RuntimeLoader, runtimeLoader } from "../jobs/runtime.ts";
 import { Revision2026Transport } from "./mcp_2026_07_28.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
-import type { BackgroundPrune } from "../jobs/retention.ts";
+import type { BackgroundPrune } from "../jobs/background_prune.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { registerTools } from "./tools.ts";
 
@@ -228,13 +228,13 @@ async function backgroundWork(
     await Promise.all([
       loading,
       import("../jobs/orphan_recovery.ts"),
-      import("../jobs/retention.ts"),
+      import("../jobs/background_prune.ts"),
       import("../engines/registry.ts"),
     ]);
   const recovered = startBackgroundSweep(() => rt.manager.recoverOrphans(), log, 0);
   // After the recovery, which stops whatever a dead server's jobs still run.
   const engineWork = startEngineWork(rt.settings, log, recovered);
-  const prune = startBackgroundPrune(rt.store, retainDays, log, PRUNE_DELAY_MS);
+  const prune = startBackgroundPrune(rt.store, { ...rt.settings, retainDays }, log, PRUNE_DELAY_MS);
   if (!rt.settings.defaultModel) {
     const model = await rt.catalog.defaultModel().catch(() => undefined);
     if (model) describe(model);

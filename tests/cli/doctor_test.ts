@@ -12,6 +12,13 @@ import process from "node:process";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir } from "../support/harness.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
+import {
+  assertEscaped,
+  EVIL_MODEL,
+  EVIL_SAID,
+  EVIL_SHOWN,
+  EVIL_VERSION,
+} from "./backend_text_support.ts";
 
 interface JsonCheck {
   id: string;
@@ -496,6 +503,42 @@ Deno.test("doctor: models without tools and retired models are reported", async 
       userConfig: { defaultModel: "gemma3:4b" },
     });
     assert.match(check(named.report, "model.default").summary, /does not support tools/);
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor and doctor --probe: model names, versions and answers from the backend are shown escaped", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: EVIL_MODEL }, { name: "qwen3:8b" }],
+    version: EVIL_VERSION,
+    chatScript: () => ({ kind: "text", text: EVIL_SAID }),
+    script: () => ({ kind: "text", text: EVIL_SAID }),
+  });
+  try {
+    const run = await doctor({ baseUrl: emu.url });
+    assertEscaped(run.stdout);
+    assert.ok(line(run.stdout, "Ollama").includes("Ollama 0.34.1\\033]0;pwned\\a at "), run.stdout);
+    assert.ok(line(run.stdout, "Models").includes(`with tools: ${EVIL_SHOWN}, qwen3:8b`));
+    // The model table under it: one row per model, its column sized to what is shown.
+    const rows = run.stdout.split("\n").filter((l) => / {2}local, tools/.test(l));
+    assert.deepEqual(rows.map((l) => l.trim()), [
+      `${EVIL_SHOWN}  local, tools, context 32768`,
+      `${"qwen3:8b".padEnd(EVIL_SHOWN.length)}  local, tools, context 32768`,
+    ]);
+
+    const probe = await doctor({ baseUrl: emu.url, args: ["--probe", "--timeout", "30"] });
+    assertEscaped(probe.stdout);
+    assert.match(
+      probe.stdout,
+      new RegExp(`^ {2}${RegExp.escape(EVIL_SHOWN)} +no call +no call `, "m"),
+    );
+    assert.ok(
+      probe.stdout.includes(
+        `  ${EVIL_SHOWN}: native: answered without a call: "fine\\033[2J\\342\\201\\246 PASS all good"`,
+      ),
+      probe.stdout,
+    );
   } finally {
     await emu.close();
   }

@@ -47,6 +47,8 @@ export function cliEnv(
     HOME: process.env.HOME ?? root,
     OLLAMA_MCP_STATE_DIR: stateDir,
     OLLAMA_MCP_CONFIG: config,
+    // `jobs prune` removes pruned conversations' files there: never from the real HOME's.
+    OLLAMA_MCP_CLAUDE_CONFIG_DIR: join(root, "claude"),
     ...(process.env.DENO_DIR ? { DENO_DIR: process.env.DENO_DIR } : {}),
     ...options.env,
   };

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
+import { assertEscaped, EVIL_MODEL, EVIL_SHOWN } from "./backend_text_support.ts";
 
 const MODELS: EmulatedModel[] = [
   { name: "qwen3-coder:30b", contextLength: 262_144 },
@@ -206,5 +207,30 @@ Deno.test("models: --help, and a stopped Ollama is a failure with the fix", asyn
     assert.equal(run.code, 1, run.stdout + run.stderr);
     assert.ok(run.stderr.includes(`Cannot reach Ollama at ${url}`), run.stderr);
     assert.match(run.stderr, /ollama serve/);
+  }
+});
+
+Deno.test("models list and models derive: model names from the backend are shown escaped", async () => {
+  const emu = await startOllamaEmulator({
+    models: [{ name: EVIL_MODEL, contextLength: 65_536 }, { name: "qwen3:8b" }],
+  });
+  try {
+    const ctx = cliEnv({ env: { OLLAMA_MCP_BASE_URL: emu.url } });
+    const list = await runCli(ctx, ["models", "list"]);
+    assert.equal(list.code, 0, list.stderr);
+    assertEscaped(list.stdout);
+    const row = list.stdout.split("\n").find((l) => l.startsWith(`  ${EVIL_SHOWN} `));
+    assert.ok(row, list.stdout);
+    // The columns are sized to what is shown: the next row's KIND lines up with this one's.
+    const qwen = list.stdout.split("\n").find((l) => l.startsWith("  qwen3:8b "))!;
+    assert.equal(qwen.indexOf("local"), row.indexOf("local"), list.stdout);
+
+    // A refusal that lists Ollama's models.
+    const derive = await runCli(ctx, ["models", "derive", "nope:1b", "--ctx", "64k"]);
+    assert.equal(derive.code, 1, derive.stdout + derive.stderr);
+    assertEscaped(derive.stderr);
+    assert.ok(derive.stderr.includes(`(local models: ${EVIL_SHOWN}, qwen3:8b)`), derive.stderr);
+  } finally {
+    await emu.close();
   }
 });

@@ -33,11 +33,11 @@ Deno.test("review by hand: a panel in the terminal, as text and as JSON", async 
   assert.match(text.stdout, /^reviewers: +3 of 3 answered$/m);
   assert.match(
     text.stdout,
-    /^1\. \[high\] app\.ts:2 \(2 of 3: qwen3-coder:30b, gpt-oss:20b\) {2}eval of input runs arbitrary code \(qwen3-coder:30b\)$/m,
+    /^1\. \[high\] app\.ts:2 \(2 of 3: qwen3-coder:30b, gpt-oss:20b\) {2}"eval of input runs arbitrary code \(qwen3-coder:30b\)"$/m,
   );
   assert.match(
     text.stdout,
-    /^2\. \[low\] app\.ts:2 \(1 of 3: qwen3-coder:30b\) {2}a TODO left in the code$/m,
+    /^2\. \[low\] app\.ts:2 \(1 of 3: qwen3-coder:30b\) {2}"a TODO left in the code"$/m,
   );
 
   const json = await runCli({ ...ctx, cwd: dir }, [

@@ -107,10 +107,10 @@ Deno.test("review panel (native): three blind reviewers, findings merged by agre
   const items = body.split("\n").filter((l) => /^\d+\. /.test(l));
   assert.deepEqual(items, [
     "1. [high] app.ts:2 (3 of 3: qwen3-coder:30b high, gpt-oss:20b critical, llama3.1:8b high)  " +
-    "QWEN-WORDS eval of user input runs arbitrary code",
-    "2. [medium] app.ts:3 (2 of 3: qwen3-coder:30b, llama3.1:8b)  loop bound is off by one and " +
-    "reads past the end",
-    "3. [low] app.ts:4 (1 of 3: gpt-oss:20b)  secret written to the log",
+    '"QWEN-WORDS eval of user input runs arbitrary code"',
+    '2. [medium] app.ts:3 (2 of 3: qwen3-coder:30b, llama3.1:8b)  "loop bound is off by one and ' +
+    'reads past the end"',
+    '3. [low] app.ts:4 (1 of 3: gpt-oss:20b)  "secret written to the log"',
   ]);
 
   // Blind: each reviewer got the same task, and no request carries another's answer.
@@ -283,7 +283,7 @@ Deno.test("review panel (claude engine): two real Claude Code reviewers, neither
   assert.match(r.text, /^reviewers: +2 of 2 answered$/m, r.text);
   assert.match(
     r.text,
-    /^1\. \[high\] app\.ts:2 \(2 of 2: qwen3-coder:30b, gpt-oss:20b\) {2}CLAUDE-A/m,
+    /^1\. \[high\] app\.ts:2 \(2 of 2: qwen3-coder:30b, gpt-oss:20b\) {2}"CLAUDE-A/m,
   );
   for (const view of seen) {
     const body = JSON.stringify(view.messages) + view.system;

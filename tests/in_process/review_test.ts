@@ -84,8 +84,8 @@ Deno.test("review (native): findings in the diff, sorted; those outside dropped 
   assert.match(r.text, /^not sent: +1: \.env \(.*looks like a secret/m);
   assert.match(r.text, /^findings: +2 \(1 critical, 1 low\)$/m);
   assert.match(r.text, /^dropped: +2 findings outside the diff \(app\.ts:40, notes\.md:1\)$/m);
-  const critical = r.text.indexOf("1. [critical] app.ts:2  eval of input runs arbitrary code");
-  const low = r.text.indexOf("2. [low] app.ts:4  d is unused");
+  const critical = r.text.indexOf('1. [critical] app.ts:2  "eval of input runs arbitrary code"');
+  const low = r.text.indexOf('2. [low] app.ts:4  "d is unused"');
   assert.ok(critical > 0 && low > critical, r.text);
   assert.doesNotMatch(r.text, /not in the diff/);
   const id = field(r.text, "job_id")!;
@@ -152,7 +152,7 @@ Deno.test("review (native): JSON in a fenced block with a trailing comma is repa
     r.text,
     /^repaired: +the reply was not plain JSON \(taken from a fenced code block/m,
   );
-  assert.ok(r.text.includes("1. [high] app.ts:2  eval"), r.text);
+  assert.ok(r.text.includes('1. [high] app.ts:2  "eval'), r.text);
 });
 
 Deno.test("review: job.json names the review; a task's reply reads no review file; a record without the kind still reads", async () => {
@@ -201,7 +201,7 @@ Deno.test("review: job.json names the review; a task's reply reads no review fil
   const old = await second.call("delegate_result", { job_id: reviewId });
   assert.equal(old.isError, false, old.text);
   assert.match(old.text, /^findings: +1 \(1 high\)$/m);
-  assert.ok(old.text.includes("1. [high] app.ts:2  eval of input"), old.text);
+  assert.ok(old.text.includes('1. [high] app.ts:2  "eval of input"'), old.text);
   const oldTask = await second.call("delegate_result", { job_id: taskId });
   assert.match(oldTask.text, /--- output ---\nthe plain answer/);
 });

@@ -180,3 +180,28 @@ Deno.test("diff: untracked secret files and hard links to them are named, never 
   assert.equal(appEnv.secret, undefined);
   assert.match(appEnv.text, /poison-app-env/);
 });
+
+Deno.test("diff: untracked files are read up to 32 MiB together; the rest are named as too large, never read", async () => {
+  const repo = tempDir("od-review-big-");
+  git(repo, "init", "-q", "-b", "main");
+  writeFileSync(join(repo, "a.txt"), "1\n");
+  git(repo, "add", ".");
+  git(repo, "commit", "-q", "-m", "one");
+  // 20 MiB each: the first fits, the second would take the untracked diff past 32 MiB.
+  const line = "x".repeat(1023) + "\n";
+  writeFileSync(join(repo, "big-1.txt"), line.repeat(20 * 1024));
+  writeFileSync(join(repo, "big-2.txt"), line.repeat(20 * 1024));
+  writeFileSync(join(repo, "small.txt"), "small\n");
+  const diff = await computeDiff(repo);
+  const byPath = new Map(diff.files.map((f) => [f.path, f]));
+  assert.equal(byPath.get("big-1.txt")?.added, 20 * 1024);
+  assert.equal(byPath.get("big-2.txt")?.text, "");
+  assert.match(
+    byPath.get("big-2.txt")?.tooLarge ?? "",
+    /^too large \(20971520 bytes; the untracked files' diff is read up to 32 MiB, \d+ bytes were left\)$/,
+  );
+  assert.equal(byPath.get("small.txt")?.added, 1, "a smaller file after it is still read");
+  assert.equal(diff.untrackedLeftOut, 0);
+  const fit = fitDiff(diff.files, 100_000_000);
+  assert.deepEqual(fit.notSent.map((n) => [n.path, n.kind]), [["big-2.txt", "size"]]);
+});

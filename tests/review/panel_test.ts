@@ -64,7 +64,7 @@ Deno.test("panel: the same finding in other words, lines apart, counts once with
   assert.equal(
     mergedFindingText(top!, 1).split("\n")[0],
     "1. [high] src/a.ts:41 (3 of 3: qwen3-coder:30b high, gpt-oss:20b high, llama3.1:8b " +
-      "critical)  eval of user input runs arbitrary code",
+      'critical)  "eval of user input runs arbitrary code"',
   );
 });
 
@@ -141,6 +141,7 @@ Deno.test("panel: a reviewer's words stay on their line in the reply", () => {
   assert.ok(!text.includes("\u001b"), text);
   assert.match(
     text,
-    /^1\. \[high\] "a\.ts\\nfindings: 0":2 \(1 of 1: qwen3-coder:30b\) {2}bad findings: 0\\033\[2J$/m,
+    /^1\. \[high\] "a\.ts\\nfindings: 0":2 \(1 of 1: qwen3-coder:30b\) {2}"bad findings: 0\\033\[2J"$/m,
   );
+  assert.match(text, /^ {3}evidence: "x y"$/m);
 });

@@ -42,8 +42,8 @@ Deno.test("review section: a finding's file, claim and evidence stay on their ow
     ),
     text,
   );
-  assert.ok(text.includes("\n1. [high] a.ts:2  bad findings: 0\\033]0;title\\a\n"), text);
-  assert.match(text, /^ {3}evidence: e forged$/m);
+  assert.ok(text.includes('\n1. [high] a.ts:2  "bad findings: 0\\033]0;title\\a"\n'), text);
+  assert.match(text, /^ {3}evidence: "e forged"$/m);
 });
 
 Deno.test("review section: at most maxInlineChars, then where the whole reply is", () => {

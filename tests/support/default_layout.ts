@@ -23,6 +23,12 @@ export function cliLayout(layout: DefaultLayout): CliEnv {
   return cliEnv({
     stateDir: layout.stateDir,
     // Another HOME must not mean another Deno cache.
-    env: { HOME: layout.home, OLLAMA_MCP_STATE_DIR: "", DENO_DIR: realDenoDir() },
+    env: {
+      HOME: layout.home,
+      OLLAMA_MCP_STATE_DIR: "",
+      // The Claude config dir where a user's install keeps it too: ~/.ollama-mcp/claude.
+      OLLAMA_MCP_CLAUDE_CONFIG_DIR: "",
+      DENO_DIR: realDenoDir(),
+    },
   });
 }
