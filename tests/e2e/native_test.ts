@@ -37,14 +37,15 @@ Deno.test("native: a Bash call writes a file in cwd; the server records the comm
 /**
  * Issue 28: `files:` left out changes in folders named like credential stores, and on Node a new
  * `.npmrc` and names that are not UTF-8, saying nothing. Chained, the `.npmrc` points npm's
- * script-shell at the payload, and the user's next `npm test` runs it. Under Deno the change
+ * script-shell at the payload, and the user's next `npm test` runs it (here a nested one: a new
+ * one at the top is moved out of the project). Under Deno the change
  * journal finds them; in the Node pass, the walk.
  */
 Deno.test("native: files in credential-named folders, a new .npmrc and a name that is not UTF-8 are each on files:", async () => {
   await using scene = await startScene();
   const work = tempDir("od-native-");
   const command = "mkdir -p lib/.ssh lib/.docker && echo 'require(1)' > lib/.ssh/payload.js && " +
-    "echo '{}' > lib/.docker/config.json && echo 'script-shell=lib/.ssh/payload.js' > .npmrc " +
+    "echo '{}' > lib/.docker/config.json && mkdir app && echo 'script-shell=../lib/.ssh/payload.js' > app/.npmrc " +
     "&& touch \"$(printf 'caf\\351.txt')\"";
   const reply = await scene.call("delegate_start", {
     ...native,
@@ -54,13 +55,19 @@ Deno.test("native: files in credential-named folders, a new .npmrc and a name th
   assert.equal(field(reply.text, "state"), "completed", reply.text);
   assert.equal(field(reply.text, "commands"), "1 run", reply.text);
   // The attack happened: the sandboxed command made every file.
-  assert.equal(readFileSync(join(work, ".npmrc"), "utf8"), "script-shell=lib/.ssh/payload.js\n");
+  assert.equal(
+    readFileSync(join(work, "app", ".npmrc"), "utf8"),
+    "script-shell=../lib/.ssh/payload.js\n",
+  );
   assert.ok(existsSync(join(work, "lib", ".ssh", "payload.js")));
   assert.equal(
     field(reply.text, "files"),
-    '4 changed: .npmrc, "caf\\351.txt", lib/.docker/config.json, lib/.ssh/payload.js',
+    '4 changed: app/.npmrc, "caf\\351.txt", lib/.docker/config.json, lib/.ssh/payload.js',
     reply.text,
   );
+  // A nested .npmrc is host-run (npm runs its script-shell): flagged, since only one at the top
+  // is moved out of the project (tests/in_process/instruction_files_test.ts).
+  assert.match(reply.text, /planted:.*app\/\.npmrc/, reply.text);
 });
 
 Deno.test("native: failing commands are reported apart from the model's answer", async () => {

@@ -237,7 +237,8 @@ export function plantedWarnings(changed: readonly string[], roots: readonly stri
   );
   const more = planted.length > PLANTED_SHOWN ? `, +${planted.length - PLANTED_SHOWN} more` : "";
   return [
-    `planted: ${shown.join(", ")}${more} (files that git, Claude Code, direnv or editors run ` +
-    "on the host, outside any sandbox: check them before working in that folder)",
+    `planted: ${shown.join(", ")}${more} (files that git, coding agents, package managers, ` +
+    "direnv or editors run or read on the host, outside any sandbox: check them before working " +
+    "in that folder)",
   ];
 }

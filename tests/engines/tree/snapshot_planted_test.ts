@@ -14,8 +14,8 @@ Deno.test("plantedWarnings: host-run files created or changed at any depth are n
   ];
   assert.deepEqual(plantedWarnings(changed, [cwd, extra]), [
     "planted: sub/.envrc, proj/.git/hooks/post-checkout, .claude/settings.json, " +
-    "/w/lib/x/CLAUDE.md (files that git, Claude Code, direnv or editors run on the host, " +
-    "outside any sandbox: check them before working in that folder)",
+    "/w/lib/x/CLAUDE.md (files that git, coding agents, package managers, direnv or editors " +
+    "run or read on the host, outside any sandbox: check them before working in that folder)",
   ]);
   assert.deepEqual(plantedWarnings(["/w/code/a.txt", "/elsewhere/.envrc"], [cwd]), []);
   const many = Array.from({ length: 8 }, (_, i) => `/w/code/p${i}/.envrc`);
