@@ -20,7 +20,7 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
-import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
+import { addSpent, budgetExceeded, type Spent } from "./budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
 import { combined, runTurn } from "./turn_attempts.ts";
 import {
@@ -59,10 +59,7 @@ export async function runRounds(
   const pricing = deps.config.pricing ?? {};
   // Tokens of the rounds that ended; the running one adds its own as it reports them.
   let before: Usage | undefined;
-  // The most the job is known to have used, also of a turn stopped before it reported usage.
-  let seen: Spent | undefined;
   const overBudget = (spent: Spent) => {
-    if (!seen || tokensOf(spent) > tokensOf(seen)) seen = spent;
     const over = budgetExceeded(record.checks, record.model, spent, pricing);
     if (over && !live.stopReason) {
       live.stopReason = "budget";
@@ -73,16 +70,9 @@ export async function runRounds(
   };
   const budgets = record.checks?.budgetTokens !== undefined ||
     record.checks?.budgetUsd !== undefined;
-  if (budgets) {
-    sink = {
-      ...sink,
-      // The safe point: after a model response, before the tools it asks for run.
-      usage: (soFar) => {
-        overBudget(addSpent(before, soFar));
-      },
-    };
-  }
-  let outcome = withSeen(await runTurn(live, engine, first, sink, deps.store), seen);
+  // The safe point: after a model response, before the tools it asks for run.
+  const spent = budgets ? (soFar: Spent) => void overBudget(addSpent(before, soFar)) : undefined;
+  let outcome = await runTurn(live, engine, first, sink, deps.store, spent);
   before = outcome.usage;
   const commands = record.checks?.verify ?? [];
   if (commands.length === 0) return outcome;
@@ -150,8 +140,9 @@ export async function runRounds(
       },
       sink,
       deps.store,
+      spent,
     );
-    outcome = withSeen(combined(outcome, next), seen);
+    outcome = combined(outcome, next);
     before = outcome.usage;
     if (!next.ok || live.stopReason) continue;
     const after = await treeFingerprint(roots);
@@ -241,18 +232,4 @@ function verifyFailedText(v: Verification, outcome: TurnOutcome): string {
   const backend = outcome.ok ? "" : `; ${outcome.errorText ?? ""}`;
   return `verify_failed: ${line}${after}${stopped}${stopped ? "" : backend}. The work does not ` +
     "pass its check: read the verify output, then follow up or fix it yourself";
-}
-
-/**
- * `outcome` with the usage the job was seen to reach when that is more than it reports: a turn
- * stopped by its budget may end before its engine reported usage.
- */
-function withSeen(outcome: TurnOutcome, seen: Spent | undefined): TurnOutcome {
-  if (!seen) return outcome;
-  const reported = outcome.usage;
-  if (reported && tokensOf(reported) >= tokensOf(seen)) return outcome;
-  return {
-    ...outcome,
-    usage: { ...seen, numTurns: reported?.numTurns ?? 0, durationMs: reported?.durationMs ?? 0 },
-  };
 }
