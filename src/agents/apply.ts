@@ -3,11 +3,12 @@
  * own parameters may only narrow it (fewer tools, a stricter permission mode). The model and
  * engine still pass the user's policy afterwards like any call's: an agent file cannot widen
  * allowedModels or the delegation mode, which it never touches. A project's agent is held to
- * less (project_limits.ts): it may only narrow what the call would get without it.
+ * less (project_limits.ts): it may only narrow what the call would get without it, and its
+ * model is used only among the models the user chose.
  */
 import { join } from "node:path";
 import { DelegateError } from "../errors.ts";
-import { permissionRank } from "../settings/narrow.ts";
+import { permissionRank, type UserModels } from "../settings/narrow.ts";
 import {
   DEFAULT_CLAUDE_TOOLS,
   type Effort,
@@ -36,6 +37,10 @@ export interface AgentPolicy {
   knownTools: readonly string[];
   /** The user's agents folder, named in the note on what a project's agent may not set. */
   userAgentsDir: string;
+  /** The models the user chose (user file, environment): a project's agent picks among them. */
+  userModels: UserModels;
+  /** The model a call that names none runs on, when known (project_limits.ts). */
+  defaultModel?: string | undefined;
 }
 
 /**
@@ -46,11 +51,14 @@ export interface AgentPolicy {
 export function agentPolicyOf(
   settings: { defaultPermissionMode: PermissionMode; claudeTools: readonly string[] },
   userConfigDir: string,
+  models: { userModels: UserModels; defaultModel?: string | undefined },
 ): AgentPolicy {
   return {
     userMode: settings.defaultPermissionMode,
     knownTools: [...new Set([...settings.claudeTools, ...DEFAULT_CLAUDE_TOOLS])],
     userAgentsDir: join(userConfigDir, "agents"),
+    userModels: models.userModels,
+    ...(models.defaultModel !== undefined ? { defaultModel: models.defaultModel } : {}),
   };
 }
 
@@ -129,14 +137,17 @@ export function applyAgent(agent: Agent, call: AgentCall, policy: AgentPolicy): 
   if (call.engine !== undefined && agent.engine !== undefined && call.engine !== agent.engine) {
     refuse("engine", call.engine, agent.engine);
   }
-  if (call.model !== undefined && agent.model !== undefined && call.model !== agent.model) {
-    refuse("model", call.model, agent.model);
+  const wide = projectWidening(agent, policy);
+  // A project agent's model that is not used does not bind the call either.
+  const agentModel = wide.model ? undefined : agent.model;
+  if (call.model !== undefined && agentModel !== undefined && call.model !== agentModel) {
+    refuse("model", call.model, agentModel);
   }
-  const wide = projectWidening(agent, policy.userMode);
   // What the call itself sets keeps its power; the agent's excess only matters where it fills in.
   const dropped = {
     ...(wide.tools && call.allowedTools === undefined ? { tools: wide.tools } : {}),
     ...(wide.mode && call.permissionMode === undefined ? { mode: wide.mode } : {}),
+    ...(wide.model && call.model === undefined ? { model: wide.model } : {}),
   };
   const own = wide.mode ? undefined : agent.permissionMode;
   if (call.permissionMode !== undefined && own !== undefined) {
@@ -149,7 +160,7 @@ export function applyAgent(agent: Agent, call: AgentCall, policy: AgentPolicy): 
     }
   }
   const engine = call.engine ?? agent.engine;
-  const model = call.model ?? agent.model;
+  const model = call.model ?? agentModel;
   const allowedTools = dropped.tools ? undefined : narrowTools(agent, call.allowedTools);
   const disallowedTools = dropped.tools
     ? denyOthers(dropped.tools, policy.knownTools, call.disallowedTools)

@@ -15,12 +15,33 @@
  *   approves nothing);
  * - when the call gives allowed_tools, the result stays within the call's rules, as for any
  *   agent (apply.ts `narrowTools`).
- * A permission_mode that allows more than the user's default is not used either. What is not
- * used is said in the job's reply and by ollama_models; the agent still runs with the rest.
+ * A permission_mode that allows more than the user's default is not used either.
+ *
+ * Models. Its `model` and `fallback` models are used only where settings/narrow.ts
+ * `projectModelRefusal` allows: among the models the user chose, and never moving work from a
+ * local model to a cloud one (issue 28, item 7). Otherwise the job runs on the model the call
+ * would get without the agent, and the other fallbacks are left out.
+ *
+ * What is not used is said in the job's reply and by ollama_models; the agent still runs with
+ * the rest.
  */
-import { permissionRank } from "../settings/narrow.ts";
+import { hasCloudSuffix } from "../models/names.ts";
+import { permissionRank, projectModelRefusal, type UserModels } from "../settings/narrow.ts";
 import type { PermissionMode } from "../settings/types.ts";
 import type { Agent } from "./agent.ts";
+
+/** What of the user's policy a project's agent is held to. */
+export interface ProjectBounds {
+  /** The user's defaultPermissionMode. */
+  userMode: PermissionMode;
+  /** The models the user chose (user file and environment). */
+  userModels: UserModels;
+  /**
+   * The model a call that names none runs on, when it is known: a project's agent may not move
+   * that work from a local model to a cloud one.
+   */
+  defaultModel?: string | undefined;
+}
 
 /** What a project's agent asks for beyond what the same call without it gets. */
 export interface ProjectWidening {
@@ -28,16 +49,54 @@ export interface ProjectWidening {
   tools?: string[];
   /** Its permission_mode, when it allows more than the user's default. */
   mode?: PermissionMode;
+  /** Its model, when it may not take the job's work, and why. */
+  model?: { name: string; why: string };
 }
 
 /** What of `agent` would widen a call that gives neither allowed_tools nor permission_mode. */
-export function projectWidening(agent: Agent, userMode: PermissionMode): ProjectWidening {
+export function projectWidening(agent: Agent, bounds: ProjectBounds): ProjectWidening {
   if (agent.source !== "project") return {};
   const out: ProjectWidening = {};
   if (agent.tools !== undefined && agent.tools.length > 0) out.tools = [...agent.tools];
   const mode = agent.permissionMode;
-  if (mode !== undefined && permissionRank(mode) > permissionRank(userMode)) out.mode = mode;
+  if (mode !== undefined && permissionRank(mode) > permissionRank(bounds.userMode)) {
+    out.mode = mode;
+  }
+  if (agent.model !== undefined) {
+    const replacesCloud = bounds.defaultModel !== undefined && hasCloudSuffix(bounds.defaultModel);
+    const why = projectModelRefusal(agent.model, bounds.userModels, replacesCloud);
+    if (why) out.model = { name: agent.model, why };
+  }
   return out;
+}
+
+/**
+ * The fallback models of `agent` a job on `model` may move to: all of a user's or built-in
+ * agent's, and of a project's only those projectModelRefusal allows in place of `model`; the
+ * note says which were left out and why.
+ */
+export function projectFallback(
+  agent: Agent,
+  model: string,
+  userModels: UserModels,
+): { kept: string[]; note?: string } {
+  const all = agent.fallback ?? [];
+  if (agent.source !== "project") return { kept: [...all] };
+  const kept: string[] = [];
+  const refused: string[] = [];
+  for (const m of all) {
+    const why = projectModelRefusal(m, userModels, hasCloudSuffix(model));
+    if (why) refused.push(`"${m}" (${why})`);
+    else kept.push(m);
+  }
+  if (refused.length === 0) return { kept };
+  return {
+    kept,
+    note: `project agent "${agent.name}" (${agent.path ?? "project"}): its fallback ` +
+      `${refused.length === 1 ? "model" : "models"} ${refused.join(", ")} left out. A project ` +
+      `agent may not move work to a model you did not choose, nor from a local model to a ` +
+      "cloud one",
+  };
 }
 
 /** The tool name of a rule (`Bash(git *)` is Bash); agent.ts lets each entry hold one rule. */
@@ -70,6 +129,12 @@ export function wideningNote(
   userAgentsDir: string,
 ): string | undefined {
   const parts: string[] = [];
+  if (widening.model) {
+    parts.push(
+      `its model "${widening.model.name}" is not used (${widening.model.why}); the job runs on ` +
+        "the model the call gets without the agent",
+    );
+  }
   if (widening.tools) {
     parts.push(
       `its tools (${widening.tools.join(", ")}) only choose which tools the delegate is shown, ` +
@@ -83,6 +148,6 @@ export function wideningNote(
   }
   if (parts.length === 0) return undefined;
   return `project agent "${agent.name}" (${agent.path ?? "project"}): ${parts.join("; ")}. ` +
-    `Project agents cannot widen tools or the permission mode; put it in ${userAgentsDir}/ ` +
-    "to allow";
+    "Project agents cannot widen tools or the permission mode, nor move work to another " +
+    `model; put it in ${userAgentsDir}/ to allow`;
 }

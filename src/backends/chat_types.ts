@@ -56,6 +56,12 @@ export interface ChatReply {
   finishReason: string | null;
   /** Absent when the server sent no usage. */
   usage?: ChatUsage;
+  /**
+   * Characters of thinking the stream carried before the answer (Ollama's `thinking`, an
+   * OpenAI-compatible `reasoning`): counted under the text cap and in the reply's size, not
+   * kept. Absent when there was none.
+   */
+  thinkingChars?: number;
   /** Ollama's native API only. */
   timings?: ChatTimings;
 }

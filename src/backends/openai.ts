@@ -115,6 +115,12 @@ export class ChatClient extends StreamingChatClient {
       if (!isObject(choice)) continue;
       if (typeof choice.finish_reason === "string") draft.finishReason = choice.finish_reason;
       const delta = isObject(choice.delta) ? choice.delta : {};
+      // Reasoning is not kept, but it is output the backend charges for and sends: counted
+      // under the text cap and in the reply's size (Ollama's /v1 sends `reasoning`, vLLM and
+      // llama.cpp's server `reasoning_content`).
+      for (const reasoning of [delta.reasoning, delta.reasoning_content]) {
+        if (typeof reasoning === "string") draft.text.skip(reasoning);
+      }
       if (typeof delta.content === "string") draft.addText(delta.content);
       if (Array.isArray(delta.tool_calls)) draft.calls.add(delta.tool_calls);
     }

@@ -40,6 +40,7 @@ export class ReplyDraft {
       toolCalls: this.calls.calls(),
       finishReason: this.finishReason,
       ...(this.usage ? { usage: this.usage } : {}),
+      ...(this.text.thinkingChars > 0 ? { thinkingChars: this.text.thinkingChars } : {}),
       ...(this.timings ? { timings: this.timings } : {}),
     };
   }
@@ -51,6 +52,8 @@ export class ReplyDraft {
  */
 export class ReplyText {
   text = "";
+  /** Characters of thinking passed to `skip`. */
+  thinkingChars = 0;
   #chars = 0;
 
   constructor(
@@ -69,6 +72,7 @@ export class ReplyText {
   /** Thinking: only counted, so that a model thinking without end is stopped too. */
   skip(delta: string): void {
     this.#count(delta.length);
+    this.thinkingChars += delta.length;
   }
 
   #count(chars: number): void {

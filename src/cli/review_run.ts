@@ -59,7 +59,10 @@ export async function reviewRuntime(
   const host: ReviewHost = {
     runtime,
     agent: (name) => requireAgent(name, { projectDir: cwd, userConfigDir }),
-    agentPolicy: agentPolicyOf(s, userConfigDir),
+    agentPolicy: agentPolicyOf(s, userConfigDir, {
+      userModels: resolved.userModels,
+      defaultModel: await runtime.catalog.defaultModel().catch(() => undefined),
+    }),
     allowedDir: (path, what) => allowedDir(path, what, workdirs),
   };
   return { runtime, host };

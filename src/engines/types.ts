@@ -159,10 +159,13 @@ export interface TurnSink {
   /** A file the engine's tools created or changed. */
   fileChanged?(path: string): void;
   /**
-   * The tokens this turn has used so far, after each model response: what a job's budget is
-   * checked against while the turn runs. The turn's outcome still carries the final usage.
+   * One model response's tokens, as soon as they are known and before the tools it asks for run:
+   * what a job's budget is checked against while the turn runs. Called again with the same `id`
+   * when more of that response is known (it replaces the earlier report). The job layer bounds
+   * what the backend reported by the server's own estimates (jobs/usage_bounds.ts), and the
+   * turn's outcome usage by what its responses allow.
    */
-  usage?(soFar: RunningUsage): void;
+  response?(tokens: ResponseTokens): void;
   /** Why the files reported by fileChanged may not be all the turn changed. */
   changesPartial?(why: string): void;
 }
@@ -173,6 +176,27 @@ export interface RunningUsage {
   outputTokens: number;
   cacheReadTokens: number;
   cacheCreationTokens: number;
+}
+
+/** One model response of a turn: what its backend reported, and the server's own estimates. */
+export interface ResponseTokens {
+  /** Tells the turn's responses apart (a message id, a request number). */
+  id: string;
+  /** As the backend reported them, unchecked: negative, fractional or absurd numbers included. */
+  reported: RunningUsage;
+  /**
+   * The tokens of the request as the server estimates them (models/tokens.ts, characters / 4):
+   * of what it sent (native), or of what it saw the turn send (claude: Claude Code's prompt
+   * as measured, the task and the conversation so far in its stream).
+   */
+  requestTokens: number;
+  /**
+   * The request also carried what the server did not see, so `requestTokens` says nothing of
+   * its upper end: the earlier turns of a resumed Claude Code session, a subagent's prompt.
+   */
+  requestUnseen?: boolean;
+  /** The same estimate of the reply read so far: its text, thinking and tool calls. */
+  replyTokens: number;
 }
 
 /** How a turn ended, as the engine saw it. The job layer decides cancelled/timed out. */

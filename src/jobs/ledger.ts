@@ -15,6 +15,7 @@ import type { Price } from "../settings/types.ts";
 import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
 import { checkChanged } from "./check_watch.ts";
+import { wholeTokens } from "./usage_bounds.ts";
 
 export const LEDGER_FILE = "ledger.jsonl";
 /** The name the ledger gives the Ollama at baseUrl, which a job names no backend for. */
@@ -155,5 +156,13 @@ function parseEntry(line: string): LedgerEntry | undefined {
   ) {
     return undefined;
   }
-  return e as unknown as LedgerEntry;
+  const entry = e as unknown as LedgerEntry;
+  // A line written before usage was counted (usage_bounds.ts) may hold a backend's negative
+  // figures: they count as 0, never as a credit against a daily budget.
+  return {
+    ...entry,
+    tokensIn: wholeTokens(entry.tokensIn),
+    tokensOut: wholeTokens(entry.tokensOut),
+    cost: entry.cost === null ? null : Math.max(0, entry.cost),
+  };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isEngine } from "../engines/registry.ts";
 import { EFFORTS, PERMISSION_MODES } from "../settings/types.ts";
+import { wholeUsage } from "./usage_bounds.ts";
 
 export const JOB_STATES = [
   "queued",
@@ -25,6 +26,10 @@ export function isErrorState(state: JobState): boolean {
   return state === "failed" || state === "interrupted";
 }
 
+/**
+ * Read back whole and 0 or more: a record written before usage was counted (usage_bounds.ts)
+ * may hold a backend's negative figures, which must not count as a credit.
+ */
 const usage = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
@@ -32,7 +37,7 @@ const usage = z.object({
   cacheCreationTokens: z.number().default(0),
   numTurns: z.number(),
   durationMs: z.number(),
-});
+}).transform(wholeUsage);
 
 /** One verification command as the server ran it (a round of `verify`). */
 const checkRun = z.object({
@@ -308,7 +313,9 @@ export function recordFromResultSummary(raw: unknown, prompt: string): JobRecord
     sessionCreated: true,
     ...(r.exitCode !== undefined ? { exitCode: r.exitCode } : {}),
     ...(r.errorText ? { errorText: r.errorText } : {}),
-    ...(r.usage ? { usage: { ...r.usage, cacheReadTokens: 0, cacheCreationTokens: 0 } } : {}),
+    ...(r.usage
+      ? { usage: wholeUsage({ ...r.usage, cacheReadTokens: 0, cacheCreationTokens: 0 }) }
+      : {}),
     toolCalls: 0,
     permissionDenials: [],
     legacy: true,

@@ -20,7 +20,7 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
-import { addSpent, budgetExceeded, type Spent, tokensOf } from "./budget.ts";
+import { addSpent, budgetExceeded, type Spent } from "./budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
 import { CheckWatch } from "./check_watch.ts";
 import { combined, runTurn } from "./turn_attempts.ts";
@@ -62,10 +62,7 @@ export async function runRounds(
   const pricing = deps.config.pricing ?? {};
   // Tokens of the rounds that ended; the running one adds its own as it reports them.
   let before: Usage | undefined;
-  // The most the job is known to have used, also of a turn stopped before it reported usage.
-  let seen: Spent | undefined;
   const overBudget = (spent: Spent) => {
-    if (!seen || tokensOf(spent) > tokensOf(seen)) seen = spent;
     const over = budgetExceeded(record.checks, record.model, spent, pricing);
     if (over && !live.stopReason) {
       live.stopReason = "budget";
@@ -76,22 +73,15 @@ export async function runRounds(
   };
   const budgets = record.checks?.budgetTokens !== undefined ||
     record.checks?.budgetUsd !== undefined;
-  if (budgets) {
-    sink = {
-      ...sink,
-      // The safe point: after a model response, before the tools it asks for run.
-      usage: (soFar) => {
-        overBudget(addSpent(before, soFar));
-      },
-    };
-  }
+  // The safe point: after a model response, before the tools it asks for run.
+  const spent = budgets ? (soFar: Spent) => void overBudget(addSpent(before, soFar)) : undefined;
   const commands = record.checks?.verify ?? [];
   // Read before the delegate's turn: the manifests the check reads in part, as they were.
   const watch = commands.length > 0
     ? await CheckWatch.start(commands, first.cwd, first.options.addDirs)
     : undefined;
   if (watch) sink = watch.sink(sink);
-  let outcome = withSeen(await runTurn(live, engine, first, sink, deps.store), seen);
+  let outcome = await runTurn(live, engine, first, sink, deps.store, spent);
   before = outcome.usage;
   if (!watch) return outcome;
   const maxRepairs = Math.min(
@@ -159,8 +149,9 @@ export async function runRounds(
       },
       sink,
       deps.store,
+      spent,
     );
-    outcome = withSeen(combined(outcome, next), seen);
+    outcome = combined(outcome, next);
     before = outcome.usage;
     if (!next.ok || live.stopReason) continue;
     const after = await treeFingerprint(roots);
@@ -252,18 +243,4 @@ function verifyFailedText(v: Verification, outcome: TurnOutcome): string {
   const backend = outcome.ok ? "" : `; ${outcome.errorText ?? ""}`;
   return `verify_failed: ${line}${after}${stopped}${stopped ? "" : backend}. The work does not ` +
     "pass its check: read the verify output, then follow up or fix it yourself";
-}
-
-/**
- * `outcome` with the usage the job was seen to reach when that is more than it reports: a turn
- * stopped by its budget may end before its engine reported usage.
- */
-function withSeen(outcome: TurnOutcome, seen: Spent | undefined): TurnOutcome {
-  if (!seen) return outcome;
-  const reported = outcome.usage;
-  if (reported && tokensOf(reported) >= tokensOf(seen)) return outcome;
-  return {
-    ...outcome,
-    usage: { ...seen, numTurns: reported?.numTurns ?? 0, durationMs: reported?.durationMs ?? 0 },
-  };
 }

@@ -12,3 +12,10 @@ export const CHARS_PER_TOKEN = 4;
 export function estimateTokens(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
+
+/**
+ * The largest context a model is taken to have when nothing reliable says otherwise: 2^20
+ * tokens, the largest context open models are served with today (the native engine's reasoning
+ * is in engines/native/context/budget.ts, which believes a backend's claim up to this).
+ */
+export const LARGEST_CONTEXT_TOKENS = 1_048_576;

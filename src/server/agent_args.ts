@@ -17,9 +17,17 @@ export function agentPlaces(deps: ToolDeps): AgentPlaces {
   };
 }
 
-/** What applying an agent needs of the user's policy. */
-export function agentPolicy(deps: ToolDeps): AgentPolicy {
-  return agentPolicyOf(deps.resolved.settings, agentPlaces(deps).userConfigDir);
+/**
+ * What applying an agent needs of the user's policy, with the model a call that names none
+ * runs on (a project's agent may not move that work to the cloud).
+ */
+export async function agentPolicy(deps: ToolDeps): Promise<AgentPolicy> {
+  const { catalog } = await deps.runtime();
+  const defaultModel = await catalog.defaultModel().catch(() => undefined);
+  return agentPolicyOf(deps.resolved.settings, agentPlaces(deps).userConfigDir, {
+    userModels: deps.resolved.userModels,
+    defaultModel,
+  });
 }
 
 /** The agent a call names, read now (a file edited since the last call counts). */
@@ -31,11 +39,11 @@ export function callAgent(deps: ToolDeps, name: string): Promise<Agent> {
  * `args` with `agent` applied, and what of a project's agent was not used (for the job's
  * `warning:` lines); throws a DelegateError when the call would widen the agent.
  */
-export function withAgent<A extends Partial<RunArgs>>(
+export async function withAgent<A extends Partial<RunArgs>>(
   deps: ToolDeps,
   agent: Agent,
   args: A,
-): { args: A; notes: string[] } {
+): Promise<{ args: A; notes: string[] }> {
   const applied = applyAgent(agent, {
     engine: args.engine,
     model: args.model,
@@ -44,7 +52,7 @@ export function withAgent<A extends Partial<RunArgs>>(
     permissionMode: args.permission_mode,
     effort: args.effort,
     appendSystemPrompt: args.append_system_prompt,
-  }, agentPolicy(deps));
+  }, await agentPolicy(deps));
   return {
     args: {
       ...args,

@@ -15,6 +15,7 @@ import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
+import { projectFallback } from "../agents/project_limits.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
 import { worktreeRequest } from "./isolation_args.ts";
 import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
@@ -134,7 +135,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   const s = deps.resolved.settings;
   const prompt = await readPrompt(call, deps.serverCwd);
   const agent = call.agent === undefined ? undefined : await callAgent(deps, call.agent);
-  const { args, notes } = agent ? withAgent(deps, agent, call) : { args: call, notes: [] };
+  const { args, notes } = agent ? await withAgent(deps, agent, call) : { args: call, notes: [] };
   const cwd = await allowedDir(
     args.cwd ?? deps.serverCwd,
     deps.serverCwd,
@@ -155,9 +156,16 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     files: args.files,
     allowedTools: args.allowed_tools,
   });
+  const named = args.model !== undefined || route !== undefined;
+  if (!named) notes.push(...projectDefaultNotes(deps, target.model));
   // An agent's fallback models pass the allowed list like any model; the others are left out.
-  const fallback = (agent?.fallback ?? []).filter((m) => catalog.isAllowed(m));
-  const dropped = (agent?.fallback ?? []).filter((m) => !catalog.isAllowed(m));
+  // A project's agent may also move work only among the models the user chose.
+  const own = agent
+    ? projectFallback(agent, target.model, deps.resolved.userModels)
+    : { kept: [] as string[] };
+  if (own.note) notes.push(own.note);
+  const fallback = own.kept.filter((m) => catalog.isAllowed(m));
+  const dropped = own.kept.filter((m) => !catalog.isAllowed(m));
   if (dropped.length > 0) {
     notes.push(
       `agent "${agent!.name}"'s fallback model${dropped.length === 1 ? "" : "s"} ` +
@@ -199,6 +207,18 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ...(route ? { modelChoice: route.reason } : {}),
     ...(fallback.length > 0 ? { fallback } : {}),
   });
+}
+
+/**
+ * The `warning:` of a job that runs on the default model while the project file asked for
+ * another that it may not choose (settings/load.ts); empty otherwise.
+ */
+function projectDefaultNotes(deps: ToolDeps, model: string): string[] {
+  return deps.resolved.problems
+    .filter((p) => p.layer === "project" && p.key === "defaultModel")
+    .map((p) =>
+      `the project file ${p.where} sets defaultModel ${p.reason}; this job runs on "${model}"`
+    );
 }
 
 /** What the server checks after the turn, and the job's budgets: the call's, else the agent's. */

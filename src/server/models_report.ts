@@ -43,7 +43,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     isError = true;
     rows = [`  ${escapeLine(errorMessage(e))}`];
   }
-  const defaultModel = await catalog.describeDefault();
+  const defaultModel = await catalog.describeDefault() + projectDefaultText(deps);
   const [claude, native] = await Promise.all([facts("claude"), facts("native")]);
   const claudeBinary = claude.binary?.path;
   const shell = native.sandbox;
@@ -102,13 +102,16 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
 
 /** One line per agent in force, and one per agent file that cannot be used. */
 async function agentLines(deps: ToolDeps): Promise<string[]> {
-  const [{ listAgents }, { agentPlaces, agentPolicy }, { projectWidening, wideningNote }] =
-    await Promise.all([
-      import("../agents/lookup.ts"),
-      import("./agent_args.ts"),
-      import("../agents/project_limits.ts"),
-    ]);
-  const policy = agentPolicy(deps);
+  const [
+    { listAgents },
+    { agentPlaces, agentPolicy },
+    { projectFallback, projectWidening, wideningNote },
+  ] = await Promise.all([
+    import("../agents/lookup.ts"),
+    import("./agent_args.ts"),
+    import("../agents/project_limits.ts"),
+  ]);
+  const policy = await agentPolicy(deps);
   let listed;
   try {
     listed = await listAgents(agentPlaces(deps));
@@ -119,15 +122,18 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
   const agents = listed.agents.flatMap((a) => {
     const note = wideningNote(
       a,
-      projectWidening(a, policy.userMode),
+      projectWidening(a, policy),
       policy.userMode,
       policy.userAgentsDir,
     );
+    // A project agent's fallbacks, judged as for a job on the default model.
+    const fallback = projectFallback(a, policy.defaultModel ?? "", policy.userModels).note;
     return [
       `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ` +
       `${a.engine ?? "default engine"}/${a.model ?? "default model"}` +
       `${a.description ? `  ${a.description}` : ""}`,
       ...(note ? [`    ! ${note}`] : []),
+      ...(fallback ? [`    ! ${fallback}`] : []),
     ];
   });
   const problems = listed.problems.map((p) =>
@@ -140,6 +146,24 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
     // A project's agent files may be a delegate's: their names and words are escaped.
     ...[...agents, ...problems].map(escapeLine),
   ];
+}
+
+/**
+ * After the default model: that the project file chose it, or that the project file asked for
+ * one it may not choose (settings/load.ts), so the orchestrator sees who moved the work.
+ */
+function projectDefaultText(deps: ToolDeps): string {
+  const { sources, problems, userModels } = deps.resolved;
+  if (sources.defaultModel === "project") {
+    return `  (set by the project file, among the models you chose; yours: ${
+      userModels.defaultModel || "auto"
+    })`;
+  }
+  const refused = problems.find((p) => p.layer === "project" && p.key === "defaultModel");
+  if (!refused) return "";
+  // The reason without its closing rule, which the settings problems below repeat.
+  const why = refused.reason.replace(/; a project file, which delegates can write.*$/, "");
+  return `  (! the project file's defaultModel ${why})`;
 }
 
 function sandboxText(plan: SandboxPlan): string {

@@ -20,11 +20,11 @@ import type { ToolDeps, ToolExtra } from "./tool_deps.ts";
 export type ReviewArgs = z.infer<z.ZodObject<typeof shapes.review>>;
 
 /** What a review needs of this server: its job layer, its agents and its directory policy. */
-export function reviewHost(deps: ToolDeps, runtime: Runtime): ReviewHost {
+export async function reviewHost(deps: ToolDeps, runtime: Runtime): Promise<ReviewHost> {
   return {
     runtime,
     agent: (name) => callAgent(deps, name),
-    agentPolicy: agentPolicy(deps),
+    agentPolicy: await agentPolicy(deps),
     allowedDir: (path, what) => allowedDir(path, deps.serverCwd, what, deps.workdirs),
   };
 }
@@ -37,7 +37,7 @@ export function reviewHandler(deps: ToolDeps) {
       args.cwd === undefined ? "cwd (the server's own, used when a call names none)" : "cwd",
       deps.workdirs,
     );
-    const started = await startReview(reviewHost(deps, await deps.runtime()), {
+    const started = await startReview(await reviewHost(deps, await deps.runtime()), {
       cwd,
       base: args.base,
       focus: args.focus,

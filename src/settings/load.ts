@@ -4,6 +4,7 @@ import { z } from "zod";
 import { defaultSettings, FIELDS } from "./fields.ts";
 import type { FieldSpec, Narrowed, SettingKey, Settings } from "./types.ts";
 import { absolutePath, type ConfigLocations, configLocations } from "./paths.ts";
+import { projectModelRefusal, userDefaultIsCloud, type UserModels } from "./narrow.ts";
 
 export type LayerName = "default" | "user" | "project" | "env";
 
@@ -40,6 +41,11 @@ export interface ResolvedSettings {
   layers: LayerInfo[];
   problems: SettingProblem[];
   locations: ConfigLocations;
+  /**
+   * The models the user chose (user file and environment): what a project's settings file and
+   * agents may pick among (narrow.ts `projectModelRefusal`).
+   */
+  userModels: UserModels;
 }
 
 export interface LoadOptions {
@@ -143,7 +149,20 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
     return true;
   };
 
+  // The user's own values, before the project file: what it may pick among.
+  let belowProject: { defaultModel: string; source: LayerName; allowedModels: string[] } = {
+    defaultModel: "",
+    source: "default",
+    allowedModels: [],
+  };
   for (const layer of ["user", "project"] as const) {
+    if (layer === "project") {
+      belowProject = {
+        defaultModel: settings.defaultModel,
+        source: sources.defaultModel,
+        allowedModels: [...settings.allowedModels],
+      };
+    }
     const path = layer === "user" ? locations.userFile : locations.projectFile;
     const override = options.overrides?.[layer];
     const read: FileRead = override ? { kind: "object", value: override } : readSettingsFile(path);
@@ -201,6 +220,33 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
   if (envInfo.keys.length > 0) envInfo.status = "loaded";
   layers.push(envInfo);
 
+  const userModels: UserModels = {
+    defaultModel: sources.defaultModel === "project"
+      ? belowProject.defaultModel
+      : settings.defaultModel,
+    allowedModels: sources.allowedModels === "project"
+      ? belowProject.allowedModels
+      : [...settings.allowedModels],
+  };
+  if (sources.defaultModel === "project") {
+    const asked = settings.defaultModel;
+    const why = projectModelRefusal(asked, userModels, userDefaultIsCloud(userModels));
+    if (why) {
+      settings.defaultModel = belowProject.defaultModel;
+      sources.defaultModel = belowProject.source;
+      const project = layers.find((l) => l.name === "project");
+      if (project) project.keys = project.keys.filter((k) => k !== "defaultModel");
+      problems.push({
+        layer: "project",
+        where: locations.projectFile,
+        key: "defaultModel",
+        reason: `${JSON.stringify(asked)} is not honoured: ${why}; a project file, which ` +
+          "delegates can write, may pick among the models you chose, never move work to " +
+          "another",
+      });
+    }
+  }
+
   for (const spec of FIELDS) {
     if (spec.isPath && !(spec.key === "claudeBin" && !/[\\/]|^~/.test(settings.claudeBin))) {
       const value = settings[spec.key] as string;
@@ -224,7 +270,7 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
       p.using = `${JSON.stringify(settings[key])} from ${sources[key]}`;
     }
   }
-  return { settings, sources, layers, problems, locations };
+  return { settings, sources, layers, problems, locations, userModels };
 }
 
 function describeIssue(error: z.ZodError): string {

@@ -4,7 +4,7 @@
  * widen it. Each rule gets the project's (valid) value and the value in force from the layers
  * below (default, user file) and says what is honoured.
  */
-import { canonicalModelName } from "../models/names.ts";
+import { canonicalModelName, hasCloudSuffix, sameModel } from "../models/names.ts";
 import type { DelegationMode, Narrowed, PermissionMode } from "./types.ts";
 
 const DELEGATION_ORDER: Record<DelegationMode, number> = { off: 0, ondemand: 1, auto: 2 };
@@ -77,4 +77,58 @@ export function narrowAllowedModels(project: string[], below: string[]): Narrowe
 export function narrowNumber(project: number, below: number): Narrowed<number> {
   if (project <= below) return { value: project };
   return { refused: `it is above ${below}; a project file may only lower it` };
+}
+
+/**
+ * The models the user chose, from the user file and the environment (never the project file):
+ * their `defaultModel` and every model of their `allowedModels`. An empty allowedModels lets
+ * calls use any model, but names none here.
+ */
+export interface UserModels {
+  defaultModel: string;
+  allowedModels: readonly string[];
+}
+
+/** The user's chosen models, for messages: "a, b" or "none". */
+export function chosenModels(user: UserModels): string[] {
+  const out: string[] = [];
+  for (const m of [...(user.defaultModel ? [user.defaultModel] : []), ...user.allowedModels]) {
+    if (!out.some((o) => sameModel(o, m))) out.push(m);
+  }
+  return out;
+}
+
+/**
+ * Why a project (its settings file, or one of its agents' `model` and `fallback`) may not move
+ * work to `model`, or undefined when it may. A cloned repository's files would otherwise send
+ * the user's prompts and code to whatever model they name, a cloud one included (issue 28,
+ * item 7). So a project may only pick among the models the user chose (UserModels), and never
+ * move work from a local model to one on Ollama's cloud: `replacesCloud` says whether the model
+ * the work runs on without the project's word is a cloud model itself. Cloud models are told by
+ * their name (`:cloud`, `-cloud`), as Ollama tells them.
+ */
+export function projectModelRefusal(
+  model: string,
+  user: UserModels,
+  replacesCloud: boolean,
+): string | undefined {
+  const chosen = chosenModels(user);
+  if (!chosen.some((m) => sameModel(m, model))) {
+    return chosen.length === 0
+      ? "you chose no model a project may pick (neither defaultModel nor allowedModels names one)"
+      : `it is not one of the models you chose (${chosen.join(", ")}: your defaultModel and ` +
+        "allowedModels)";
+  }
+  if (hasCloudSuffix(model) && !replacesCloud) {
+    return "it runs on Ollama's cloud, and without the project the work runs on a local model";
+  }
+  return undefined;
+}
+
+/** Whether the model a call without one gets, by the user's own settings, is a cloud model. */
+export function userDefaultIsCloud(user: UserModels): boolean {
+  // Without a defaultModel, the first allowed cloud model is picked (models/catalog.ts).
+  return user.defaultModel
+    ? hasCloudSuffix(user.defaultModel)
+    : user.allowedModels.some(hasCloudSuffix);
 }

@@ -53,6 +53,7 @@ const policy = (userMode: PermissionMode) => ({
   userMode,
   knownTools: ["Bash", "Read", "Edit", "Write", "Glob", "Grep"],
   userAgentsDir: "/u/agents",
+  userModels: { defaultModel: "", allowedModels: [] },
 });
 
 const agent = (over: Partial<Agent>): Agent => ({

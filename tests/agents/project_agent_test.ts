@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { type Agent, parseAgent } from "../../src/agents/agent.ts";
 import { type AgentCall, applyAgent } from "../../src/agents/apply.ts";
+import { projectFallback } from "../../src/agents/project_limits.ts";
 import { claudeArgs, delegateTools } from "../../src/engines/claude/argv.ts";
 import { toolPolicy } from "../../src/engines/native/permissions.ts";
 import { bashTool } from "../../src/engines/native/tools/bash.ts";
@@ -19,6 +20,7 @@ const policy = (userMode: PermissionMode) => ({
   userMode,
   knownTools: DEFAULT_CLAUDE_TOOLS,
   userAgentsDir: "/home/u/.ollama-mcp/agents",
+  userModels: { defaultModel: "", allowedModels: [] },
 });
 
 function projectAgent(front: string): Agent {
@@ -86,7 +88,7 @@ Deno.test("project agent: `tools: Bash, Read` approves nothing the call without 
     if (mode === "default" || mode === "dontAsk") assert.deepEqual(native, ["Read"]);
     assert.match(
       applied.notes.join("\n"),
-      /project agent "tester" \(\/repo\/.*tester\.md\): its tools \(Bash, Read\) only choose .*Project agents cannot widen tools or the permission mode; put it in \/home\/u\/\.ollama-mcp\/agents\/ to allow/,
+      /project agent "tester" \(\/repo\/.*tester\.md\): its tools \(Bash, Read\) only choose .*Project agents cannot widen tools or the permission mode, nor move work to another model; put it in \/home\/u\/\.ollama-mcp\/agents\/ to allow/,
     );
   }
 });
@@ -156,6 +158,72 @@ Deno.test("project agent: a wider permission_mode is not used; a narrower one is
   const narrow = applyAgent(projectAgent("permission_mode: plan"), {}, policy("acceptEdits"));
   assert.equal(narrow.permissionMode, "plan");
   assert.deepEqual(narrow.notes, []);
+});
+
+Deno.test("project agent: its model and fallbacks only among the user's models, never local to cloud", () => {
+  const user = {
+    userMode: "acceptEdits" as PermissionMode,
+    knownTools: DEFAULT_CLAUDE_TOOLS,
+    userAgentsDir: "/home/u/.ollama-mcp/agents",
+    userModels: { defaultModel: "qwen3:8b", allowedModels: ["qwen3:8b", "qwen3.5:397b-cloud"] },
+    defaultModel: "qwen3:8b",
+  };
+  // A model the user did not choose is not used; the call's default (undefined) runs.
+  const other = applyAgent(projectAgent("model: gpt-oss:120b-cloud"), {}, user);
+  assert.equal(other.model, undefined);
+  assert.match(
+    other.notes[0]!,
+    /its model "gpt-oss:120b-cloud" is not used \(it is not one of the models you chose \(qwen3:8b, qwen3\.5:397b-cloud: your defaultModel and allowedModels\)\)/,
+  );
+  // A cloud model the user allowed still may not take work that runs locally without it.
+  const cloud = applyAgent(projectAgent("model: qwen3.5:397b-cloud"), {}, user);
+  assert.equal(cloud.model, undefined);
+  assert.match(
+    cloud.notes[0]!,
+    /it runs on Ollama's cloud, and without the project the work runs on a local model/,
+  );
+  // Where the default is a cloud model, a project may pick another of the user's cloud models.
+  const both = { ...user, defaultModel: "gpt-oss:120b-cloud" };
+  both.userModels = { defaultModel: "gpt-oss:120b-cloud", allowedModels: ["qwen3.5:397b-cloud"] };
+  assert.equal(
+    applyAgent(projectAgent("model: qwen3.5:397b-cloud"), {}, both).model,
+    "qwen3.5:397b-cloud",
+  );
+  // A local model the user chose is the project's to pick; a user's agent keeps its power; the
+  // call's own model is the orchestrator's choice, and a refused agent model does not bind it.
+  assert.deepEqual(applyAgent(projectAgent("model: qwen3:8b"), {}, user).notes, []);
+  const mine = parseAgent("---\nmodel: gpt-oss:120b-cloud\n---\nx\n", {
+    name: "m",
+    source: "user",
+    path: "/home/u/.ollama-mcp/agents/m.md",
+  });
+  assert.equal(applyAgent(mine, {}, user).model, "gpt-oss:120b-cloud");
+  assert.equal(
+    applyAgent(projectAgent("model: gpt-oss:120b-cloud"), { model: "qwen3.5:397b-cloud" }, user)
+      .model,
+    "qwen3.5:397b-cloud",
+  );
+  // An empty allowedModels and no defaultModel name nothing a project may pick.
+  const none = { ...user, userModels: { defaultModel: "", allowedModels: [] } };
+  assert.match(
+    applyAgent(projectAgent("model: qwen3:8b"), {}, none).notes[0]!,
+    /you chose no model a project may pick/,
+  );
+
+  const fallback = projectAgent("fallback: [qwen3.5:397b-cloud, qwen3:8b, evil:1b]");
+  const local = projectFallback(fallback, "qwen3:8b", user.userModels);
+  assert.deepEqual(local.kept, ["qwen3:8b"]);
+  assert.match(
+    local.note!,
+    /its fallback models "qwen3\.5:397b-cloud" \(it runs on Ollama's cloud.*\), "evil:1b" \(it is not one of the models you chose/,
+  );
+  assert.deepEqual(projectFallback(fallback, "gpt-oss:120b-cloud", user.userModels).kept, [
+    "qwen3.5:397b-cloud",
+    "qwen3:8b",
+  ]);
+  assert.deepEqual(projectFallback({ ...fallback, source: "user" }, "qwen3:8b", user.userModels), {
+    kept: ["qwen3.5:397b-cloud", "qwen3:8b", "evil:1b"],
+  });
 });
 
 Deno.test("agent files: one rule per tools entry, so no rule rides along unseen", () => {

@@ -58,7 +58,7 @@ const KINDS: ChatKind[] = [
     notAStream: /^flood did not send a chat completion stream: /,
     garbage: /^a line that is not server-sent events: binary data, not text$/,
     longLine: "a line or event over 16 MiB (the cap for one)",
-    thinking: false,
+    thinking: true,
   },
   {
     name: "ollama",

@@ -84,3 +84,23 @@ Deno.test("a backend past its daily budget refuses new jobs until the UTC day en
   ]);
   assert.equal(untilText(NOW + 5 * 60_000, NOW), "5 min");
 });
+
+Deno.test("a ledger line with a backend's negative usage, written before usage was counted, is no credit", async () => {
+  // As a server before issue 28's item 8 wrote it: prompt_eval_count -1000000000.
+  const dir = await ledger([
+    entry({ tokensIn: -1_000_000_000, tokensOut: 0, cost: -999.99 }),
+    entry({ tokensIn: 400, tokensOut: 100, cost: 0.25 }),
+  ]);
+  const budgets = { usd: { ollama: 0.25 }, tokens: { ollama: 500 } };
+  assert.match(
+    await refusal(checkDailyBudget(dir, budgets, undefined, NOW)),
+    /has used 500 tokens of its daily budget 500 \(dailyBudgetTokens\)/,
+  );
+  assert.match(
+    await refusal(checkDailyBudget(dir, { usd: budgets.usd, tokens: {} }, undefined, NOW)),
+    /has used \$0\.2500 of its daily budget \$0\.2500 \(dailyBudgetUsd\)/,
+  );
+  assert.deepEqual((await dailyBudgetLines(dir, budgets, NOW)).slice(1), [
+    "  ollama: $0.2500 of $0.2500; 500 of 500 tokens  <- reached: new jobs are refused",
+  ]);
+});

@@ -184,15 +184,15 @@ Deno.test("a turn that passes budget_tokens is stopped at the next response", as
   const { manager, engine } = managerWith(new FakeEngine());
   const view = await manager.start(newTurn("work", { checks: { budgetTokens: 1000 } }));
   const turn = await engine.turn(0);
-  const tokens = (input: number) => ({
-    inputTokens: input,
-    outputTokens: 100,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
+  const response = (id: string, input: number) => ({
+    id,
+    reported: { inputTokens: input, outputTokens: 100, cacheReadTokens: 0, cacheCreationTokens: 0 },
+    requestTokens: input,
+    replyTokens: 100,
   });
-  turn.sink.usage!(tokens(500));
+  turn.sink.response!(response("1", 500));
   assert.equal(turn.stopped, false, "600 tokens are within the budget");
-  turn.sink.usage!(tokens(950));
+  turn.sink.response!(response("2", 350));
   const end = await manager.wait(view.record.id, 10);
   assert.equal(turn.stopped, true, "the turn was stopped");
   assert.equal(end.record.state, "failed");

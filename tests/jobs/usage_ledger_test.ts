@@ -104,3 +104,20 @@ async function listed(s: JobStore) {
   }
   return { records };
 }
+
+Deno.test("a record or pruned line with negative usage from before it was counted reads as 0, not a credit", async () => {
+  const s = store();
+  const negative = { ...usage(-1_000_000_000, -5), numTurns: -1, durationMs: -1 };
+  writeJob(s.stateDir, baseRecord(A, S1, { usage: negative }));
+  writeJob(s.stateDir, baseRecord(B, S2, { usage: usage(1000, 100) }));
+  await keepUsage(s.stateDir, [baseRecord("c3000000-0000-4000-8000-000000000003", S2, {
+    usage: { ...usage(0.5, -1), cacheReadTokens: -7 },
+  })]);
+  const { records } = await listed(s);
+  const read = records.find((r) => r.id === A)!;
+  assert.deepEqual(read.usage, { ...usage(0, 0), numTurns: 0, durationMs: 0 });
+  const { entries } = await usageHistory(s, records);
+  assert.deepEqual(entries.find((e) => e.pruned)!.usage, { ...usage(1, 0) });
+  const report = renderUsage(entries, PRICING, { days: 0 });
+  assert.match(report, /\n {2}total +3 jobs {2}in +1001 {2}out +100 /);
+});

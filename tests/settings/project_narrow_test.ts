@@ -159,3 +159,61 @@ Deno.test("config --scope project refuses a value the project file may not set, 
     assert.deepEqual(readJson(sb.projectFile), { delegationMode: "off" });
   });
 });
+
+Deno.test("project defaultModel: only among the user's models, never from local to cloud", async () => {
+  await withSandbox((sb) => {
+    const { home, cwd, userFile, projectFile } = sb;
+    const load = (env: Record<string, string> = {}) => loadSettings({ env, cwd, home });
+    // Issue 28, item 7: a local default and a cloned project's cloud default.
+    put(userFile, { defaultModel: "qwen3-coder:30b" });
+    put(projectFile, { defaultModel: "qwen3.5:397b-cloud" });
+    let r = load();
+    assert.equal(r.settings.defaultModel, "qwen3-coder:30b");
+    assert.equal(r.sources.defaultModel, "user");
+    assert.deepEqual(r.layers.find((l) => l.name === "project")!.keys, []);
+    assert.deepEqual(formatProblems(r.problems), [
+      `Invalid setting defaultModel in ${projectFile} (project layer): "qwen3.5:397b-cloud" is ` +
+      "not honoured: it is not one of the models you chose (qwen3-coder:30b: your defaultModel " +
+      "and allowedModels); a project file, which delegates can write, may pick among the " +
+      'models you chose, never move work to another; using "qwen3-coder:30b" from user',
+    ]);
+    // Allowed by the user, still never from a local default to the cloud.
+    put(userFile, {
+      defaultModel: "qwen3-coder:30b",
+      allowedModels: ["qwen3-coder:30b", "qwen3:8b", "qwen3.5:397b-cloud"],
+    });
+    r = load();
+    assert.equal(r.settings.defaultModel, "qwen3-coder:30b");
+    assert.match(r.problems[0]!.reason, /it runs on Ollama's cloud, and without the project/);
+    // Another local model of the user's is the project's to pick.
+    put(projectFile, { defaultModel: "qwen3:8b" });
+    r = load();
+    assert.equal(r.settings.defaultModel, "qwen3:8b");
+    assert.equal(r.sources.defaultModel, "project");
+    assert.deepEqual(r.problems, []);
+    assert.deepEqual(r.userModels.defaultModel, "qwen3-coder:30b");
+    // A cloud default may give way to another cloud model the user allowed.
+    put(userFile, { defaultModel: "gpt-oss:120b-cloud", allowedModels: ["qwen3.5:397b-cloud"] });
+    put(projectFile, { defaultModel: "qwen3.5:397b-cloud" });
+    assert.equal(load().settings.defaultModel, "qwen3.5:397b-cloud");
+    // The environment's list is the user's too; the project's own narrowing is not.
+    put(userFile, { defaultModel: "qwen3-coder:30b" });
+    put(projectFile, { defaultModel: "qwen3:8b", allowedModels: ["qwen3:8b"] });
+    assert.equal(load().settings.defaultModel, "qwen3-coder:30b");
+    assert.equal(
+      load({ OLLAMA_MCP_ALLOWED_MODELS: "qwen3-coder:30b,qwen3:8b" }).settings.defaultModel,
+      "qwen3:8b",
+    );
+  });
+});
+
+Deno.test("config --scope project refuses a default model the user did not choose", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { defaultModel: "qwen3-coder:30b" });
+    assert.throws(
+      () => run(sb, ["--scope", "project", "--default-model", "qwen3.5:397b-cloud"]),
+      /^ConfigUsageError: Cannot set defaultModel in the project file: "qwen3\.5:397b-cloud" is not honoured: it is not one of the models you chose/,
+    );
+    assert.equal(existsSync(sb.projectFile), false);
+  });
+});

@@ -20,7 +20,7 @@ export type { Protocol };
 export type HostileMode =
   /** Endless content deltas (`frameBytes` of text each). */
   | "content"
-  /** Endless thinking (`frameBytes` each), where the protocol has it (Ollama's). */
+  /** Endless thinking (`frameBytes` each): Ollama's `thinking`, an OpenAI-compatible `reasoning`. */
   | "thinking"
   /** Endless small chunks with empty deltas: nothing to keep, but the parser stays busy. */
   | "empty-deltas"

@@ -69,6 +69,8 @@ const openai: Dialect = {
   open: sse(chunk({ role: "assistant", content: "" })),
   content: (text) => sse(chunk({ content: text })),
   empty: () => sse(chunk({})),
+  // Ollama's /v1 sends a thinking model's reasoning as `reasoning` (vLLM: `reasoning_content`).
+  thinking: (text) => sse(chunk({ reasoning: text })),
   toolCall: (index, call) =>
     sse(chunk({
       tool_calls: [{

@@ -21,7 +21,8 @@
  * directives in the first user message (`@bash`, `@delay`, `@hang`, `@reply`), so that a test can
  * drive a delegated `claude -p` purely through the prompt it sends. `/v1/chat/completions` and
  * `/api/chat` share the `chatScript` hook and a larger directive set (`@tool`, `@fail`...; see
- * ollama_emulator_chat_script.ts).
+ * ollama_emulator_chat_script.ts). A scripted reply's `usage` is reported instead of the
+ * emulator's own counts, as a misbehaving backend would: negative, fractional or absurd.
  *
  * Behaving like a real local setup (all per emulator, and per model where it says so):
  *   contextMode            "ideal" (default): prompts are never cut. "real": a prompt larger than

@@ -31,6 +31,12 @@ export interface ChatToolCallSpec {
   arguments: Record<string, unknown>;
 }
 
+/** Usage a script reports in place of the emulator's counts; each figure as given. */
+export interface ReportedUsage {
+  prompt?: number;
+  completion?: number;
+}
+
 export type ChatReply =
   | {
     kind: "text";
@@ -40,6 +46,9 @@ export type ChatReply =
     thinking?: string;
     chunkDelayMs?: number;
     chunkChars?: number;
+    /** Figures reported instead of the emulator's own counts, as a misbehaving backend would
+     * (`prompt_eval_count`/`eval_count`, or `usage.prompt_tokens`/`completion_tokens`). */
+    usage?: ReportedUsage;
   }
   | {
     kind: "tool_calls";
@@ -49,6 +58,9 @@ export type ChatReply =
     thinking?: string;
     chunkDelayMs?: number;
     chunkChars?: number;
+    /** Figures reported instead of the emulator's own counts, as a misbehaving backend would
+     * (`prompt_eval_count`/`eval_count`, or `usage.prompt_tokens`/`completion_tokens`). */
+    usage?: ReportedUsage;
   }
   /** In the OpenAI error shape; `retryAfter` becomes a `Retry-After` header. */
   | { kind: "error"; status: number; message: string; retryAfter?: string }

@@ -159,11 +159,10 @@ export function createMessages(
     }
     if (reply.kind === "error") return anthropicError(reply.status, reply.message);
 
-    const inputTokens = admitted.real
-      ? fitted.keptTokens
-      : Math.floor(encoder.encode(rec.bodyText).length / 4);
+    const inputTokens = reply.usage?.input ??
+      (admitted.real ? fitted.keptTokens : Math.floor(encoder.encode(rec.bodyText).length / 4));
     const blocks = contentOf(asText(reply, model.toolCallStyle));
-    const outputTokens = outputTokensOf(blocks);
+    const outputTokens = reply.usage?.output ?? outputTokensOf(blocks);
     const stopReason = blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn";
     const id = `msg_${randomHex(12)}`;
     const delayMs = reply.delayMs ?? 0;

@@ -10,14 +10,24 @@ import { isRecord } from "./ollama_emulator_util.ts";
 
 const MAX_ECHO_CHARS = 2000;
 
+/**
+ * Usage a script reports in place of the emulator's counts, as a misbehaving backend would
+ * (`input_tokens` on message_start and message_delta, `output_tokens` on message_delta).
+ */
+export interface ReportedMessageUsage {
+  input?: number;
+  output?: number;
+}
+
 export type Reply =
-  | { kind: "text"; text: string; delayMs?: number }
+  | { kind: "text"; text: string; delayMs?: number; usage?: ReportedMessageUsage }
   | {
     kind: "tool_use";
     name: string;
     input: Record<string, unknown>;
     text?: string;
     delayMs?: number;
+    usage?: ReportedMessageUsage;
   }
   /** Rendered in the Anthropic error shape, with the error type Ollama uses for that status. */
   | { kind: "error"; status: number; message: string }

@@ -147,9 +147,9 @@ export function createNativeChat(
     const metrics = {
       total_duration: loadNs + promptNs + evalNs + 3 * MS,
       load_duration: loadNs,
-      prompt_eval_count: meta.promptTokens,
+      prompt_eval_count: answer.usage?.prompt ?? meta.promptTokens,
       prompt_eval_duration: promptNs,
-      eval_count: evalCount,
+      eval_count: answer.usage?.completion ?? evalCount,
       eval_duration: evalNs,
     };
     const piece = (fields: { content?: string; thinking?: string; tool_calls?: unknown[] }) =>

@@ -138,10 +138,12 @@ export function createChatCompletions(
       text.length +
         calls.reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0),
     );
+    const prompt = answer.usage?.prompt ?? promptTokens;
+    const completion = answer.usage?.completion ?? completionTokens;
     const usage = {
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: promptTokens + completionTokens,
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
     };
     const finishReason = calls.length > 0 ? "tool_calls" : "stop";
     // Ollama's ids are "chatcmpl-" and a random number below 999 (openai/openai.go): not unique.

@@ -16,8 +16,9 @@ import type { RunningTurn, TurnOutcome, TurnSink } from "../types.ts";
 import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";
 import { BackendWatch } from "./backend_watch.ts";
-import { type MessageUsage, readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
+import { readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 import { BashEvidence } from "./bash_evidence.ts";
+import { StreamResponses } from "./stream_responses.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -71,6 +72,10 @@ export interface ChildLaunch {
   backendUrl: string;
   /** Told why, when the watch found the endpoint gone. */
   backendGone?: (reason: string) => void;
+  /** Claude Code's prompt of the turn's first request, estimated (context_check.ts). */
+  promptTokens: number;
+  /** The turn resumes a session (its requests carry turns this stream does not show). */
+  resumed: boolean;
 }
 
 /**
@@ -118,13 +123,14 @@ export async function startChild(
     launch.backendGone?.(reason);
     void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});
   });
-  const tokens = new RunningTokens();
+  const responses = new StreamResponses(launch.promptTokens, launch.resumed);
   const commands = new BashEvidence(sink);
   const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
     const event = readStreamEvent(line);
     if (event === undefined) return;
     if (event.type === "notice" && event.retry) watch.retried();
-    if (event.type === "assistant" && event.usage) sink.usage?.(tokens.add(event));
+    const response = responses.see(event);
+    if (response) sink.response?.(response);
     commands.see(event);
     for (const item of streamItems(event)) {
       if (item.type === "init") {
@@ -181,37 +187,4 @@ export async function startChild(
     },
   };
   return turn;
-}
-
-/**
- * A turn's tokens so far from its assistant events. Claude Code repeats a message's id and
- * usage on each event of that message, so a message counts once, with its latest figures.
- */
-class RunningTokens {
-  #done: MessageUsage = {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheCreationTokens: 0,
-  };
-  #current: MessageUsage | undefined;
-  #id: string | undefined;
-
-  add(event: { messageId?: string; usage?: MessageUsage }): MessageUsage {
-    if (event.messageId === undefined || event.messageId !== this.#id) {
-      if (this.#current) this.#done = plus(this.#done, this.#current);
-      this.#id = event.messageId;
-    }
-    this.#current = event.usage;
-    return this.#current ? plus(this.#done, this.#current) : this.#done;
-  }
-}
-
-function plus(a: MessageUsage, b: MessageUsage): MessageUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
-  };
 }

@@ -394,6 +394,8 @@ export class ClaudeEngine implements Engine {
         dir: spec.dir,
         marker,
         backendUrl: baseUrl,
+        promptTokens: estimate,
+        resumed: spec.resume,
         // The next turn of the session then goes to another endpoint of the pool.
         ...(spec.endpoint ? { backendGone: (reason: string) => spec.endpoint!.down(reason) } : {}),
       },

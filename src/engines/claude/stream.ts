@@ -58,12 +58,19 @@ export type StreamEvent =
    * The model's message: its content blocks that are objects, and the message's id and usage
    * as the endpoint reported them (Claude Code repeats both on each event of one message).
    */
-  | { type: "assistant"; blocks: Json[]; messageId?: string; usage?: MessageUsage }
+  | {
+    type: "assistant";
+    blocks: Json[];
+    messageId?: string;
+    usage?: MessageUsage;
+    /** The Agent tool call whose subagent wrote it; absent in the main conversation. */
+    parent?: string;
+  }
   /**
    * Tool results sent back to the model: the content blocks that are objects, and the ids of
    * tool calls Claude Code says it did not run (its `tool_result_meta`: a denial, a refusal).
    */
-  | { type: "user"; blocks: Json[]; notRun: string[] }
+  | { type: "user"; blocks: Json[]; notRun: string[]; parent?: string }
   | { type: "result"; result: ResultEvent }
   /** A note the server wrote itself (SERVER_NOTE), never the model's words. */
   | { type: "server"; text: string }
@@ -90,8 +97,14 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
       const message = event.message;
       if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
       const blocks = message.content.filter(isObject);
+      const parent = str(event.parent_tool_use_id);
       if (event.type === "user") {
-        return { type: "user", blocks, notRun: notRunIds(event.tool_result_meta) };
+        return {
+          type: "user",
+          blocks,
+          notRun: notRunIds(event.tool_result_meta),
+          ...(parent ? { parent } : {}),
+        };
       }
       const usage = isObject(message.usage) ? message.usage : undefined;
       const id = str(message.id);
@@ -99,6 +112,7 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
         type: "assistant",
         blocks,
         ...(id ? { messageId: id } : {}),
+        ...(parent ? { parent } : {}),
         ...(usage
           ? {
             usage: {

@@ -8,7 +8,9 @@
  * run by loop_tool_calls.ts.
  */
 import type { ChatBackend, ChatMessage, ChatReply, ChatRequest } from "../../backends/openai.ts";
-import type { PermissionDenial } from "../types.ts";
+import type { PermissionDenial, ResponseTokens } from "../types.ts";
+import { estimateTokens } from "../../models/tokens.ts";
+import { RequestSize } from "./context/shortening.ts";
 import { answerRest, runCall, type ToolCallDeps } from "./loop_tool_calls.ts";
 import { chatTools } from "./prompt.ts";
 import { offeredTools, recoverReply } from "./text_calls/recover_reply.ts";
@@ -45,8 +47,11 @@ export interface LoopDeps extends ToolCallDeps {
   signal: AbortSignal;
   /** A `warning:` line for the job (the turn limit made the model answer without tools). */
   warning?(text: string): void;
-  /** The turn's tokens so far, after each response (a job's budget is checked against them). */
-  usage?(soFar: { inputTokens: number; outputTokens: number }): void;
+  /**
+   * Each response's tokens as the backend reported them, beside the server's estimates of the
+   * request and the reply, before its tool calls run (a job's budget is checked then).
+   */
+  response?(tokens: ResponseTokens): void;
 }
 
 export interface LoopResult {
@@ -81,6 +86,13 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
   let lastCallKey = "";
   let sameCalls = 0;
   let grown = 0;
+  // Each request resends the conversation: its messages' sizes are measured once.
+  const sizes = new WeakMap<ChatMessage, number>();
+  const measure = (m: ChatMessage): number => {
+    let n = sizes.get(m);
+    if (n === undefined) sizes.set(m, n = JSON.stringify(m).length);
+    return n;
+  };
   const maxTurns = Math.min(Math.max(1, deps.maxTurns), MAX_TURNS_CAP);
   while (true) {
     if (result.turns >= maxTurns) {
@@ -98,11 +110,10 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       ...(tools.length > 0 && !lastTurn ? { tools } : {}),
     };
     let reply: ChatReply;
+    let sent: ChatRequest | undefined;
     try {
-      reply = await deps.client.complete(
-        deps.prepare ? deps.prepare(request) : request,
-        deps.signal,
-      );
+      sent = deps.prepare ? deps.prepare(request) : request;
+      reply = await deps.client.complete(sent, deps.signal);
     } catch (e) {
       if (!deps.signal.aborted) throw e;
       result.errorText = "Stopped before the model answered";
@@ -110,9 +121,20 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     }
     result.inputTokens += reply.usage?.promptTokens ?? 0;
     result.outputTokens += reply.usage?.completionTokens ?? 0;
-    deps.usage?.({ inputTokens: result.inputTokens, outputTokens: result.outputTokens });
-    grown += reply.content.length +
+    const replyChars = reply.content.length +
       reply.toolCalls.reduce((n, c) => n + c.function.arguments.length + c.function.name.length, 0);
+    deps.response?.({
+      id: String(result.turns),
+      reported: {
+        inputTokens: reply.usage?.promptTokens ?? 0,
+        outputTokens: reply.usage?.completionTokens ?? 0,
+        cacheReadTokens: 0,
+        cacheCreationTokens: 0,
+      },
+      requestTokens: new RequestSize(sent.messages, sent.tools ?? [], measure).tokens,
+      replyTokens: estimateTokens(replyChars + (reply.thinkingChars ?? 0)),
+    });
+    grown += replyChars;
     // A reply without structured calls may hold calls written as text: taken as what the model
     // meant, and kept in the history as structured calls, so that both chat APIs accept it.
     const recovered = reply.toolCalls.length === 0

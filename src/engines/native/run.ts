@@ -314,7 +314,7 @@ export class NativeEngine implements Engine {
         activity: (a) => sink.activity(a),
         toolCall: (info) => sink.toolCall(info),
         warning: (text) => sink.warning?.(text),
-        usage: (u) => sink.usage?.({ ...u, cacheReadTokens: 0, cacheCreationTokens: 0 }),
+        response: (tokens) => sink.response?.(tokens),
         transcript: (entry) => transcript.push(entry),
         remember: (added) => {
           for (const m of added) writer.push(m);

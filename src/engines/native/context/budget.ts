@@ -8,7 +8,7 @@
  */
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { DelegateError } from "../../../errors.ts";
-import { estimateTokens } from "../../../models/tokens.ts";
+import { estimateTokens, LARGEST_CONTEXT_TOKENS } from "../../../models/tokens.ts";
 
 /**
  * Tokens kept free for the reply. Ollama's context holds the prompt and the reply together,
@@ -31,7 +31,7 @@ export const ASSUMED_CONTEXT_TOKENS = 100_000;
  * about what one turn may add (MAX_TURN_GROWTH_CHARS, 4 million characters). A user whose
  * server really runs more sets maxContext, which is believed up to the model's claim.
  */
-export const MAX_CLAIMED_CONTEXT_TOKENS = 1_048_576;
+export const MAX_CLAIMED_CONTEXT_TOKENS = LARGEST_CONTEXT_TOKENS;
 
 export type CapSource = "model" | "clamped" | "setting" | "assumed";
 
