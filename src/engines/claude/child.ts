@@ -18,6 +18,7 @@ import { failedStart, outcomeOf } from "./outcome.ts";
 import { BackendWatch } from "./backend_watch.ts";
 import { type MessageUsage, readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 import { BashEvidence } from "./bash_evidence.ts";
+import { RequestSizes, type RequestTokens } from "./request_sizes.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -75,12 +76,13 @@ export interface ChildLaunch {
 
 /**
  * Starts Claude Code for a turn. `settle` gets the outcome read from the stream and the exit
- * status once the child and everything it started are gone, and gives the turn's outcome.
+ * status once the child and everything it started are gone, with the turn's requests as the
+ * stream showed them, and gives the turn's outcome.
  */
 export async function startChild(
   launch: ChildLaunch,
   sink: TurnSink,
-  settle: (outcome: TurnOutcome) => Promise<TurnOutcome>,
+  settle: (outcome: TurnOutcome, requests: readonly RequestTokens[]) => Promise<TurnOutcome>,
 ): Promise<RunningTurn> {
   const { command, marker } = launch;
   let child: SpawnedProcess;
@@ -120,12 +122,14 @@ export async function startChild(
   });
   const tokens = new RunningTokens();
   const commands = new BashEvidence(sink);
+  const sizes = new RequestSizes();
   const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
     const event = readStreamEvent(line);
     if (event === undefined) return;
     if (event.type === "notice" && event.retry) watch.retried();
     if (event.type === "assistant" && event.usage) sink.usage?.(tokens.add(event));
     commands.see(event);
+    sizes.see(event);
     for (const item of streamItems(event)) {
       if (item.type === "init") {
         sink.sessionStarted({
@@ -170,6 +174,7 @@ export async function startChild(
     // A result that came in while the turn was being ended still stands.
     return await settle(
       backendGone && !outcome.ok ? { ...outcome, errorText: backendGone } : outcome,
+      sizes.requests,
     );
   })();
   const turn: RunningTurn = {

@@ -398,7 +398,7 @@ export class ClaudeEngine implements Engine {
         ...(spec.endpoint ? { backendGone: (reason: string) => spec.endpoint!.down(reason) } : {}),
       },
       sink,
-      async (outcome) => {
+      async (outcome, requests) => {
         // What is still in the jail's cgroup (nothing, unless it escaped the sweep) ends here.
         await limited?.release();
         for (const root of realRoots) removeClaudeTrace(root, missing);
@@ -412,6 +412,7 @@ export class ClaudeEngine implements Engine {
           model: spec.model,
           estimate,
           usage: outcome.usage,
+          requests,
           loadedContext: await this.#loadedContext(spec.model, baseUrl),
         });
         return verdict ? judged(outcome, verdict, sink) : outcome;

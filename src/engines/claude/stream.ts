@@ -57,13 +57,20 @@ export type StreamEvent =
   /**
    * The model's message: its content blocks that are objects, and the message's id and usage
    * as the endpoint reported them (Claude Code repeats both on each event of one message).
+   * `subagent`: a message of a subagent's own conversation (`parent_tool_use_id` set).
    */
-  | { type: "assistant"; blocks: Json[]; messageId?: string; usage?: MessageUsage }
+  | {
+    type: "assistant";
+    blocks: Json[];
+    messageId?: string;
+    usage?: MessageUsage;
+    subagent?: true;
+  }
   /**
    * Tool results sent back to the model: the content blocks that are objects, and the ids of
    * tool calls Claude Code says it did not run (its `tool_result_meta`: a denial, a refusal).
    */
-  | { type: "user"; blocks: Json[]; notRun: string[] }
+  | { type: "user"; blocks: Json[]; notRun: string[]; subagent?: true }
   | { type: "result"; result: ResultEvent }
   /** A note the server wrote itself (SERVER_NOTE), never the model's words. */
   | { type: "server"; text: string }
@@ -90,14 +97,18 @@ export function readStreamEvent(line: string): StreamEvent | undefined {
       const message = event.message;
       if (!isObject(message) || !Array.isArray(message.content)) return { type: "other" };
       const blocks = message.content.filter(isObject);
+      const subagent = typeof event.parent_tool_use_id === "string"
+        ? { subagent: true as const }
+        : {};
       if (event.type === "user") {
-        return { type: "user", blocks, notRun: notRunIds(event.tool_result_meta) };
+        return { type: "user", blocks, notRun: notRunIds(event.tool_result_meta), ...subagent };
       }
       const usage = isObject(message.usage) ? message.usage : undefined;
       const id = str(message.id);
       return {
         type: "assistant",
         blocks,
+        ...subagent,
         ...(id ? { messageId: id } : {}),
         ...(usage
           ? {
