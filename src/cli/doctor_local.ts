@@ -195,7 +195,8 @@ export function claudeSandboxCheck(
       ...base,
       status: "pass",
       summary: `claude delegates run in a bubblewrap jail (${bwrap}), with Claude Code's ` +
-        `own sandbox nested inside for Bash (${socat})${held}`,
+        `own sandbox nested inside for Bash (${socat}), where their commands run without an ` +
+        `approval in acceptEdits and auto${held}`,
       details: { mode, bwrap, socat },
     };
   }
@@ -212,7 +213,8 @@ export function claudeSandboxCheck(
   return {
     ...base,
     status: "warn",
-    summary: `sandbox ${plan.why}; every claude reply says so${held}`,
+    summary: `sandbox ${plan.why}; every claude reply says so, and in acceptEdits and auto ` +
+      `commands that are not read-only need allowed_tools${held}`,
     ...(platform === "linux" && mode !== "off"
       ? { hint: "Install bubblewrap and socat (apt install bubblewrap socat) to confine it" }
       : {}),

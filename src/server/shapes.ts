@@ -83,7 +83,10 @@ export const shapes = {
     cwd: maxChars("cwd", 4096).optional().describe(
       "Working directory",
     ),
-    permission_mode: z.enum(PERMISSION_MODES).optional(),
+    // What a delegate may run (issue 29); a reply's `sandbox:` line says when it is less.
+    permission_mode: z.enum(PERMISSION_MODES).optional().describe(
+      "acceptEdits: edits, runs commands in its sandbox; plan: read-only",
+    ),
     allowed_tools: toolRules().optional().describe(
       'e.g. ["Read","Grep","Bash(git *)"]',
     ),

@@ -25,6 +25,24 @@ export const PERMISSION_MODES = [
 ] as const;
 export type PermissionMode = typeof PERMISSION_MODES[number];
 
+/**
+ * The modes in which a delegate changes things: file edits in its directories, and commands
+ * without an approval where they are fully confined (the native engine's sandbox, or the jail
+ * with Claude Code's sandbox nested in it). Nobody answers a permission prompt in a headless
+ * run, so the other modes (`plan`, `manual`/`default`, `dontAsk`) are read-only, but for tools
+ * a call's `allowed_tools` names (not in `plan`). One rule on both engines (issue 29).
+ */
+export const EDITING_MODES: readonly PermissionMode[] = [
+  "acceptEdits",
+  "auto",
+  "bypassPermissions",
+];
+
+/** Whether `mode` is one of the EDITING_MODES. */
+export function isEditingMode(mode: PermissionMode): boolean {
+  return EDITING_MODES.includes(mode);
+}
+
 /** Which engine runs a delegated task. */
 export const ENGINES = ["claude", "native"] as const;
 /** Where a job works: in the given directory, or in its own git worktree and branch. */

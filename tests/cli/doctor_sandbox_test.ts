@@ -26,6 +26,7 @@ Deno.test("doctor claude.sandbox: on with bubblewrap and socat", async () => {
   const check = await checkWith("on", pathWith("bwrap", "socat"), "linux");
   assert.equal(check.status, "pass");
   assert.match(check.summary, /bubblewrap jail .* Claude Code's own sandbox nested inside/);
+  assert.match(check.summary, /commands run without an approval in acceptEdits and auto/);
 });
 
 Deno.test("doctor claude.sandbox: bubblewrap without socat is the jail alone, a warning with the fix", async () => {
@@ -33,6 +34,7 @@ Deno.test("doctor claude.sandbox: bubblewrap without socat is the jail alone, a 
   assert.equal(check.status, "warn");
   assert.match(check.summary, /sandbox partial \(socat is missing/);
   assert.match(check.summary, /apt install socat/);
+  assert.match(check.summary, /commands that are not read-only need allowed_tools/);
   const required = await checkWith("required", pathWith("bwrap"), "linux");
   assert.equal(required.status, "fail");
   assert.match(required.summary, /"required"/);

@@ -2,12 +2,12 @@
  * The claude engine and the model's context, with the real Claude Code CLI against the
  * emulator: the tools a delegate is shown (`--tools`, and so the size of every request), the
  * refusal before a turn when Ollama has the model loaded with too small a context, and the
- * warning after a turn whose prompt Ollama cut.
+ * warning after a turn whose prompt Ollama cut, on its first request or a later one.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator, Reply } from "../support/ollama_emulator.ts";
 import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
@@ -195,6 +195,58 @@ Deno.test("claude context: the cut is seen from the reported tokens when the mod
     server: false,
   });
   await assertCutJob(scene.emulator, false);
+});
+
+Deno.test("claude context: a lean turn whose second request Ollama cut (a 33 KB file read on a 4,096 context) fails with the warning", async () => {
+  const work = tempDir("od-ctx-");
+  // About 33 KB in 1,500 lines (Claude Code's Read gives up to 2,000): some 10k tokens.
+  const lines = Array.from({ length: 1_500 }, (_, i) => `line ${i} of the log: ok`);
+  writeFileSync(join(work, "big.log"), `${lines.join("\n")}\n`);
+  await using scene = await startScene({
+    emulator: {
+      contextMode: "real",
+      models: [{ name: "qwen3:8b" }],
+      script: (req): Reply | undefined => {
+        if (req.tools.length === 0) return undefined;
+        if (!req.firstUserText.includes("BEGIN-TASK")) {
+          // The task and the system prompt are gone: only the file's tail is left to answer.
+          return { kind: "text", text: `the log ends with ${req.firstUserText.slice(-30)}` };
+        }
+        if (req.lastToolResult !== undefined) return { kind: "text", text: "read it all" };
+        return { kind: "tool_use", name: "Read", input: { file_path: join(work, "big.log") } };
+      },
+    },
+    server: false,
+  });
+  await load(scene.emulator, "qwen3:8b");
+  await withServer(scene.emulator, async (server) => {
+    const reply = await server.call("delegate_start", {
+      prompt: "BEGIN-TASK summarise big.log",
+      model: "qwen3:8b",
+      cwd: work,
+      wait_seconds: WAIT,
+    }, CALL);
+    const records = scene.emulator.contextRecords.filter((r) => r.path === "/v1/messages");
+    assert.equal(records.length, 2, JSON.stringify(records));
+    assert.equal(records[0]!.truncated, false, "the first request fits");
+    assert.equal(records[1]!.truncated, true, "the second request was cut");
+    assert.ok(records[1]!.estimatedTokens > 10_000, `${records[1]!.estimatedTokens} tokens`);
+    assert.equal(field(reply.text, "state"), "failed", reply.text);
+    const warning = field(reply.text, "warning") ?? "";
+    assert.match(
+      warning,
+      /^Ollama cut the prompt: qwen3:8b is loaded with a context of 4,096 tokens; Ollama reported reading about [\d,]+ input tokens of request 2 of 2, which carried about [\d,]+ tokens: every request of this engine is about [\d,]+ tokens/,
+      reply.text,
+    );
+    assert.match(warning, /OLLAMA_CONTEXT_LENGTH=32768/);
+    assert.match(warning, /engine: "native"/);
+    assert.match(field(reply.text, "error") ?? "", /^context_overflow: /);
+    const result = await server.call("delegate_result", {
+      job_id: field(reply.text, "job_id")!,
+    }, CALL);
+    assert.equal(result.isError, true, "a cut job is not a success");
+    assert.match(result.text, /--- partial output ---[\s\S]*the log ends with/);
+  });
 });
 
 Deno.test("claude context: no refusal and no warning when the context holds the requests", async () => {

@@ -66,11 +66,12 @@ Deno.test("claude engine: commands with their exit codes, changed files and plan
 Deno.test("a turn whose every tool call was denied says so, on both engines", async () => {
   await using scene = await startScene();
   const work = project();
-  // Claude Code asks before `git push` in acceptEdits, and nobody answers a delegate.
+  // A deny rule refuses the command, also where Claude Code's sandbox would run it unasked.
   const claude = await scene.call("delegate_start", {
     prompt: "@bash git push\n@reply pushed\nplease",
     model: MODEL,
     cwd: work,
+    disallowed_tools: ["Bash(git push)"],
     wait_seconds: 120,
   }, { timeoutMs: 160_000 });
   const native = await scene.call("delegate_start", {

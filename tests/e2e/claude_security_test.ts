@@ -2,7 +2,8 @@
  * The claude engine against what a delegate can leave behind, end to end with the real
  * server, the real Claude Code CLI and real bubblewrap: planted settings hooks, git config
  * and hooks, writes outside its directories, processes that outlive the job, and a planted
- * `claude` found through a relative PATH entry.
+ * `claude` found through a relative PATH entry; and, with the default settings, that its
+ * commands run without an approval where they are fully confined, and stay confined.
  */
 import assert from "node:assert/strict";
 import {
@@ -26,6 +27,7 @@ const MODEL = "qwen3:8b";
 const linux = process.platform === "linux";
 const systemPath = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const hasBwrap = linux && which("bwrap", systemPath, "/") !== undefined;
+const hasSocat = linux && which("socat", systemPath, "/") !== undefined;
 
 /** A project directory and, beside it, directories that are neither cwd nor add_dirs. */
 function layout() {
@@ -139,66 +141,158 @@ Deno.test({
 });
 
 Deno.test({
-  name: "claude: Claude Code's sandbox keeps a delegate's Bash inside cwd and add_dirs",
+  name: "claude: Claude Code's sandbox keeps a delegate's Bash inside cwd and add_dirs, " +
+    "approved by allowed_tools or by the sandbox itself",
   ignore: !hasBwrap,
   async fn() {
-    const { work, outside, extra } = layout();
-    // The model first asks for a plain command, then for one outside the sandbox.
-    const escape = `echo z > '${join(outside, "unsandboxed")}'`;
-    await using scene = await startScene({
-      emulator: {
-        script: (req): Reply | undefined => {
-          if (req.tools.length === 0 || req.lastToolResult === undefined) return undefined;
-          if (req.messages.length > 4) return { kind: "text", text: "done" };
-          return {
-            kind: "tool_use",
-            name: "Bash",
-            input: { command: escape, description: "escape", dangerouslyDisableSandbox: true },
-          };
-        },
-      },
-      cwd: work,
-    });
-    // Claude Code's permission rules already refuse a visible `> /elsewhere`; a script
-    // hides its writes from them, so only the sandbox stands in the way.
-    writeFileSync(
-      join(work, "attack.sh"),
-      [
-        `echo a > '${join(outside, "evil")}'`,
-        `echo b > '${join(extra, "ok-extra")}'`,
-        "echo c > ok-cwd",
-        "echo d > .envrc",
-        "mkdir -p .git/hooks",
-        "echo e > .git/hooks/pre-commit",
-        "mkdir -p .claude",
-        "echo f > .claude/settings.json",
-        "env | grep -E '^(GIT_CONFIG_|OLLAMA_DELEGATE_TURN)' | sort > env.txt",
-      ].join("\n") + "\n",
-    );
-    const command = "sh attack.sh";
-    const reply = await scene.call("delegate_start", {
-      prompt: `@bash ${command}`,
-      model: MODEL,
-      cwd: work,
-      add_dirs: [extra],
-      allowed_tools: ["Bash"],
-      wait_seconds: 120,
-    }, { timeoutMs: 180_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(readFileSync(join(work, "ok-cwd"), "utf8"), "c\n", "cwd is writable");
-    assert.equal(readFileSync(join(extra, "ok-extra"), "utf8"), "b\n", "add_dirs too");
-    assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
-    for (const path of [".envrc", ".git/hooks/pre-commit", ".claude/settings.json"]) {
-      const text = existsSync(join(work, path)) ? readFileSync(join(work, path), "utf8") : "";
-      assert.equal(/^[def]\n$/.test(text), false, `${path} was written`);
-    }
-    // Inside the sandbox the delegate's git settings and the turn's marker still hold.
-    const env = readFileSync(join(work, "env.txt"), "utf8");
-    assert.match(env, /^GIT_CONFIG_KEY_0=core\.fsmonitor$/m);
-    assert.match(env, /^GIT_CONFIG_VALUE_1=\/dev\/null$/m);
-    assert.match(env, /^OLLAMA_DELEGATE_TURN=\S+$/m);
+    // With allowed_tools: ["Bash"], and with none, where Claude Code approves the command
+    // because its sandbox holds it (autoAllowBashIfSandboxed).
+    for (const allowed of [["Bash"], undefined]) await sandboxedAttack(allowed);
   },
 });
+
+async function sandboxedAttack(allowed: string[] | undefined): Promise<void> {
+  const { work, outside, extra } = layout();
+  // The model first asks for a plain command, then for one outside the sandbox.
+  const escape = `echo z > '${join(outside, "unsandboxed")}'`;
+  await using scene = await startScene({
+    emulator: {
+      script: (req): Reply | undefined => {
+        if (req.tools.length === 0 || req.lastToolResult === undefined) return undefined;
+        if (req.messages.length > 4) return { kind: "text", text: "done" };
+        return {
+          kind: "tool_use",
+          name: "Bash",
+          input: { command: escape, description: "escape", dangerouslyDisableSandbox: true },
+        };
+      },
+    },
+    cwd: work,
+  });
+  // Claude Code's permission rules already refuse a visible `> /elsewhere`; a script
+  // hides its writes from them, so only the sandbox stands in the way.
+  writeFileSync(
+    join(work, "attack.sh"),
+    [
+      `echo a > '${join(outside, "evil")}'`,
+      `echo b > '${join(extra, "ok-extra")}'`,
+      "echo c > ok-cwd",
+      "echo d > .envrc",
+      "mkdir -p .git/hooks",
+      "echo e > .git/hooks/pre-commit",
+      "mkdir -p .claude",
+      "echo f > .claude/settings.json",
+      "env | grep -E '^(GIT_CONFIG_|OLLAMA_DELEGATE_TURN)' | sort > env.txt",
+    ].join("\n") + "\n",
+  );
+  const command = "sh attack.sh";
+  const reply = await scene.call("delegate_start", {
+    prompt: `@bash ${command}`,
+    model: MODEL,
+    cwd: work,
+    add_dirs: [extra],
+    ...(allowed ? { allowed_tools: allowed } : {}),
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(readFileSync(join(work, "ok-cwd"), "utf8"), "c\n", "cwd is writable");
+  assert.equal(readFileSync(join(extra, "ok-extra"), "utf8"), "b\n", "add_dirs too");
+  assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
+  for (const path of [".envrc", ".git/hooks/pre-commit", ".claude/settings.json"]) {
+    const text = existsSync(join(work, path)) ? readFileSync(join(work, path), "utf8") : "";
+    assert.equal(/^[def]\n$/.test(text), false, `${path} was written`);
+  }
+  // Inside the sandbox the delegate's git settings and the turn's marker still hold.
+  const env = readFileSync(join(work, "env.txt"), "utf8");
+  assert.match(env, /^GIT_CONFIG_KEY_0=core\.fsmonitor$/m);
+  assert.match(env, /^GIT_CONFIG_VALUE_1=\/dev\/null$/m);
+  assert.match(env, /^OLLAMA_DELEGATE_TURN=\S+$/m);
+}
+
+Deno.test({
+  name: "claude, default settings: a delegate runs npm test, a script and python3 without an " +
+    "approval, and they stay confined: no network, no secret, nothing outside, host-run " +
+    "files moved out",
+  ignore: !hasBwrap || !hasSocat,
+  async fn() {
+    const { work, outside } = layout();
+    // Each by a program whose paths Claude Code's own checks cannot see: the jail and its
+    // sandbox are what hold them. The model asks for the network and for no sandbox too.
+    const py = (code: string) => `python3 -c "${code}" 2>&1 | tail -1`;
+    // The emulator listens: only the sandbox keeps a command from reaching it.
+    const calls = (emulator: string): Record<string, unknown>[] => [
+      { command: "npm test" },
+      { command: "./script.sh" },
+      { command: py("open('py-ran.txt', 'w').write('py')") },
+      {
+        command: py(`import urllib.request as u; print(u.urlopen('${emulator}').read())`),
+        allowed_domains: ["127.0.0.1", "localhost"],
+      },
+      { command: py("print(open('.env').read())") },
+      {
+        command: py(`open('${join(outside, "escaped")}', 'w').write('x')`),
+        dangerouslyDisableSandbox: true,
+      },
+      { command: py("open('.envrc', 'w').write('echo pwned')") },
+    ];
+    // Nothing but what a user has: no allowed_tools, the default permission mode
+    // (acceptEdits), Claude Code's sandbox in the jail, no IS_SANDBOX.
+    await using scene = await startScene({
+      cwd: work,
+      emulator: {
+        script: (req): Reply | undefined => {
+          if (req.tools.length === 0) return undefined;
+          const call = calls(scene.emulator.url)[toolResults({ messages: req.messages }).length];
+          if (!call) return { kind: "text", text: "done" };
+          return { kind: "tool_use", name: "Bash", input: { ...call, description: "step" } };
+        },
+      },
+    });
+    writeFileSync(
+      join(work, "package.json"),
+      JSON.stringify({ name: "p", version: "1.0.0", scripts: { test: "node test.js" } }),
+    );
+    writeFileSync(
+      join(work, "test.js"),
+      "require('fs').writeFileSync('npm-ran.txt', 'npm');\nconsole.log('1 passing');\n",
+    );
+    writeFileSync(join(work, "script.sh"), "#!/bin/sh\necho script > script-ran.txt\n");
+    chmodSync(join(work, "script.sh"), 0o755);
+    writeFileSync(join(work, ".env"), "TOKEN=ENV-SECRET-29\n");
+    const reply = await scene.call("delegate_start", {
+      prompt: "run the tests and the scripts",
+      model: MODEL,
+      cwd: work,
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(field(reply.text, "denied"), undefined, reply.text);
+    assert.equal(field(reply.text, "sandbox"), undefined, "fully confined: no sandbox: line");
+    assert.equal(readFileSync(join(work, "npm-ran.txt"), "utf8"), "npm", reply.text);
+    assert.equal(readFileSync(join(work, "script-ran.txt"), "utf8"), "script\n", reply.text);
+    assert.equal(readFileSync(join(work, "py-ran.txt"), "utf8"), "py", reply.text);
+    assert.match(field(reply.text, "commands") ?? "", /^7 run/, reply.text);
+    // What each command gave back to the model, in order.
+    const results = toolResults(scene.emulator.messageRequests().at(-1)!.json);
+    assert.equal(results.length, calls("").length, JSON.stringify(results));
+    assert.match(results[0]!, /1 passing/, "npm test's output reached the model");
+    assert.match(results[3]!, /URLError.*Connection refused/, "the network call failed");
+    assert.match(results[4]!, /PermissionError/, "the secret file was not read");
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    assert.doesNotMatch(wire, /ENV-SECRET-29/, "the secret reached the model");
+    assert.deepEqual(readdirSync(outside), [], "nothing was written outside");
+    assert.equal(existsSync(join(work, ".envrc")), false, "the host-run file stayed");
+    assert.match(field(reply.text, "warning") ?? "", /^planted: moved out of the project: \.envrc/);
+  },
+});
+
+/** The text of every tool result in a Messages request, in order. */
+function toolResults(body: unknown): string[] {
+  const messages = (body as { messages?: { content?: unknown }[] }).messages ?? [];
+  return messages.flatMap((m) => Array.isArray(m.content) ? m.content : []).flatMap((b) =>
+    b?.type === "tool_result" ? [typeof b.content === "string" ? b.content : JSON.stringify(b)] : []
+  );
+}
 
 /**
  * A Bash call that leaves two processes behind, each writing its own pid first: one gone
@@ -490,7 +584,21 @@ Deno.test({
     assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "ran\n");
     assert.match(
       field(reply.text, "sandbox") ?? "",
-      /^off \(bubblewrap is missing, so commands and file tools run as you: apt install/,
+      /^off \(bubblewrap is missing, so commands and file tools run as you: apt install[^;]*\)$/,
+    );
+    // Unconfined, a command is not approved by itself: without allowed_tools it is refused,
+    // and the reply says what would let it run.
+    const asked = await scene.call("delegate_start", {
+      prompt: `@bash python3 -c "open('unasked.txt', 'w').write('ran')"`,
+      model: MODEL,
+      cwd: work,
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(existsSync(join(work, "unasked.txt")), false, asked.text);
+    assert.match(field(asked.text, "denied") ?? "", /^1: Bash\(python3 -c/, asked.text);
+    assert.match(
+      field(asked.text, "sandbox") ?? "",
+      /^off \(bubblewrap is missing.*\); so a command that is not read-only runs only when allowed_tools approves it \(\["Bash"\] for all/,
     );
   },
 });

@@ -228,6 +228,9 @@ Deno.test({
         model: "qwen3:8b",
         prompt: `@bash cat '${secret}'`,
         cwd: project,
+        // In the editing modes a command in Claude Code's sandbox runs unasked anyway; here
+        // only a pre-approving rule lets it run.
+        permission_mode: "dontAsk",
         wait_seconds: 120,
       }, { timeoutMs: 180_000 });
       const sent = scene.emulator.messageRequests().slice(before).map((q) => q.bodyText);

@@ -19,6 +19,7 @@ import { BackendWatch } from "./backend_watch.ts";
 import { readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 import { BashEvidence } from "./bash_evidence.ts";
 import { StreamResponses } from "./stream_responses.ts";
+import { RequestSizes, type RequestTokens } from "./request_sizes.ts";
 
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
@@ -80,12 +81,13 @@ export interface ChildLaunch {
 
 /**
  * Starts Claude Code for a turn. `settle` gets the outcome read from the stream and the exit
- * status once the child and everything it started are gone, and gives the turn's outcome.
+ * status once the child and everything it started are gone, with the turn's requests as the
+ * stream showed them, and gives the turn's outcome.
  */
 export async function startChild(
   launch: ChildLaunch,
   sink: TurnSink,
-  settle: (outcome: TurnOutcome) => Promise<TurnOutcome>,
+  settle: (outcome: TurnOutcome, requests: readonly RequestTokens[]) => Promise<TurnOutcome>,
 ): Promise<RunningTurn> {
   const { command, marker } = launch;
   let child: SpawnedProcess;
@@ -125,6 +127,7 @@ export async function startChild(
   });
   const responses = new StreamResponses(launch.promptTokens, launch.resumed);
   const commands = new BashEvidence(sink);
+  const sizes = new RequestSizes();
   const splitter = new LineSplitter(MAX_PARSED_LINE, (line) => {
     const event = readStreamEvent(line);
     if (event === undefined) return;
@@ -132,6 +135,7 @@ export async function startChild(
     const response = responses.see(event);
     if (response) sink.response?.(response);
     commands.see(event);
+    sizes.see(event);
     for (const item of streamItems(event)) {
       if (item.type === "init") {
         sink.sessionStarted({
@@ -176,6 +180,7 @@ export async function startChild(
     // A result that came in while the turn was being ended still stands.
     return await settle(
       backendGone && !outcome.ok ? { ...outcome, errorText: backendGone } : outcome,
+      sizes.requests,
     );
   })();
   const turn: RunningTurn = {

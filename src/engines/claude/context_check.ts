@@ -6,13 +6,14 @@
  * (only `options.num_ctx` on Ollama's native API can). Claude Code's system prompt and tool
  * definitions come first in every request, so a small context loses them and often the task
  * too, while the job still ends "successfully". Before a turn, a model that `/api/ps` shows
- * loaded with too small a context is refused; after it, the input tokens Ollama reported are
- * compared with what was sent.
+ * loaded with too small a context is refused; after it, the input tokens Ollama reported for
+ * each request are compared with what that request carried (request_sizes.ts).
  */
 import { canonicalModelName, hasCloudSuffix } from "../../models/names.ts";
 import { estimateTokens } from "../../models/tokens.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 import type { Usage } from "../types.ts";
+import type { RequestTokens } from "./request_sizes.ts";
 
 /**
  * Prompt tokens (chars/4 of the system prompt, messages and tool definitions: the part Ollama
@@ -171,53 +172,107 @@ export type TurnContextVerdict =
   /** Requests filled the loaded context: Ollama may have dropped older messages. */
   | { kind: "full"; warning: string };
 
+/** One request as judged: what it carried (estimated) and what Ollama reported reading. */
+interface Judged {
+  sent: number;
+  reported: number;
+  /** 1-based, of `of`; undefined when only the turn's total was known. */
+  index?: number;
+  of: number;
+}
+
 /**
- * Compares what Ollama reported reading with what was sent. `usage` is Claude Code's total
- * over the turn's requests (`numTurns` of them); `loadedContext` is what `/api/ps` shows
- * after the turn, when the model is still loaded. Ollama may count only the tokens it had to
- * evaluate, leaving out a prefix it kept from the previous request, so a low report alone is
- * trusted only when the loaded context does not hold the request anyway.
+ * What each request of a turn carried: the first the estimate, each later one what the one
+ * before it carried (or Ollama read of it, when more) plus what the turn added in between.
+ * Claude Code with an Ollama model name assumes a context of a million tokens, so it does not
+ * compact a conversation these sizes reach.
+ */
+function sentSizes(estimate: number, requests: readonly RequestTokens[]): Judged[] {
+  const out: Judged[] = [];
+  let before: Judged | undefined;
+  for (const [i, r] of requests.entries()) {
+    const sent = before ? Math.max(before.sent, before.reported) + r.added : estimate;
+    before = { sent, reported: r.reported, index: i + 1, of: requests.length };
+    out.push(before);
+  }
+  return out;
+}
+
+/**
+ * Compares what Ollama reported reading with what was sent, request by request (`requests`,
+ * from the stream), or on average over the turn when the stream gave no per-request figures
+ * (`usage`, Claude Code's total over `numTurns` requests). `loadedContext` is what `/api/ps`
+ * shows after the turn, when the model is still loaded. A report far under what a request
+ * carried is a cut unless the loaded context holds the request anyway (a report that counts
+ * only what Ollama had to evaluate, beside a prefix kept from the request before, is not one);
+ * a report at the loaded context is one when the request did not fit it.
  */
 export function judgeTurn(input: {
   model: string;
   estimate: number;
   usage: Usage | undefined;
+  requests?: readonly RequestTokens[];
   loadedContext: number | undefined;
 }): TurnContextVerdict | undefined {
   const { usage, loadedContext, estimate } = input;
   if (!usage || skipsContextCheck(input.model)) return undefined;
   const reported = usage.inputTokens + usage.cacheReadTokens + usage.cacheCreationTokens;
   const requests = Math.max(1, usage.numTurns);
-  if (reported <= 0) return undefined;
-  const perRequest = Math.round(reported / requests);
-  const required = requiredContext(estimate);
-  const fits = loadedContext !== undefined && loadedContext >= required;
-  const low = perRequest < estimate * CUT_BELOW_SHARE;
-  // Ollama never reports more than the context it ran with: more means nothing was cut (the
-  // model was reloaded with another context since, or the server does not cut).
-  const nearFull = loadedContext !== undefined && perRequest <= loadedContext &&
-    perRequest >= loadedContext * NEAR_FULL_SHARE;
+  const known = (input.requests ?? []).filter((r) => r.reported > 0).length > 0;
+  const judged = known
+    ? sentSizes(estimate, input.requests!).filter((r) => r.reported > 0)
+    : reported > 0
+    ? [{ sent: estimate, reported: Math.round(reported / requests), of: requests }]
+    : [];
   const loadedText = loadedContext === undefined
     ? ""
     : `${input.model} is loaded with a context of ${n(loadedContext)} tokens; `;
-  const numbers = `Ollama reported reading about ${n(perRequest)} input tokens per request ` +
-    `(${n(reported)} over ${requests} request${requests === 1 ? "" : "s"}), and every request ` +
-    `of this engine is about ${n(estimate)} tokens`;
-  if (!fits && (low || nearFull)) {
+  const numbers = (r: Judged) =>
+    r.index === undefined
+      ? `Ollama reported reading about ${n(r.reported)} input tokens per request ` +
+        `(${n(reported)} over ${requests} request${requests === 1 ? "" : "s"}), and every ` +
+        `request of this engine is about ${n(estimate)} tokens`
+      : `Ollama reported reading about ${n(r.reported)} input tokens of request ${r.index} ` +
+        `of ${r.of}, ` + (r.index === 1
+          ? `and every request of this engine is about ${n(estimate)} tokens`
+          : `which carried about ${n(r.sent)} tokens: every request of this engine is about ` +
+            `${n(estimate)} tokens, and what the turn read and wrote before it added about ` +
+            `${n(r.sent - estimate)}`);
+  const verdicts = judged.map((r) => ({ r, ...requestVerdict(r, loadedContext) }));
+  const cut = verdicts.find((v) => v.kind === "cut");
+  if (cut) {
     return {
       kind: "cut",
-      warning: `Ollama cut the prompt: ${loadedText}${numbers}. The model did not see all of ` +
-        `Claude Code's instructions, tools and the task, so its answer cannot be trusted. ` +
-        fixesText(input.model, required),
+      warning: `Ollama cut the prompt: ${loadedText}${numbers(cut.r)}. The model did not see ` +
+        `all of Claude Code's instructions, tools and the task, so its answer cannot be ` +
+        `trusted. ${fixesText(input.model, cut.required)}`,
     };
   }
-  if (fits && nearFull) {
+  const full = verdicts.find((v) => v.kind === "full");
+  if (full) {
     return {
       kind: "full",
-      warning: `The prompt may have been cut: ${loadedText}${numbers}, and requests reached ` +
-        `the loaded context, where Ollama drops the oldest messages (the task among them). ` +
-        fixesText(input.model, Math.max(required, loadedContext * 2)),
+      warning: `The prompt may have been cut: ${loadedText}${numbers(full.r)}, and requests ` +
+        `reached the loaded context, where Ollama drops the oldest messages (the task among ` +
+        `them). ${fixesText(input.model, Math.max(full.required, (loadedContext ?? 0) * 2))}`,
     };
   }
   return undefined;
+}
+
+/** One request's verdict, and the context it needed. */
+function requestVerdict(
+  r: Judged,
+  loadedContext: number | undefined,
+): { kind?: TurnContextVerdict["kind"]; required: number } {
+  const required = requiredContext(r.sent);
+  const fits = loadedContext !== undefined && loadedContext >= required;
+  const low = r.reported < r.sent * CUT_BELOW_SHARE;
+  // Ollama never reports more than the context it ran with: more means nothing was cut (the
+  // model was reloaded with another context since, or the server does not cut).
+  const nearFull = loadedContext !== undefined && r.reported <= loadedContext &&
+    r.reported >= loadedContext * NEAR_FULL_SHARE;
+  if (!fits && (low || nearFull)) return { kind: "cut", required };
+  if (fits && nearFull) return { kind: "full", required };
+  return { required };
 }

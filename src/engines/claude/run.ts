@@ -56,10 +56,12 @@ import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
 import { verifyClaude } from "./verify.ts";
 import {
+  approvesSandboxedBash,
   type ClaudeSandboxPlan,
   findSandboxTools,
   planSandbox,
   sandboxSettings,
+  shortPlanText,
   withNestedHostRun,
 } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
@@ -214,7 +216,11 @@ export class ClaudeEngine implements Engine {
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
     if (plan.kind === "refused") return failedStart(plan.reason);
-    if (plan.kind !== "on") sink.sandbox?.(plan.why);
+    if (plan.kind !== "on") {
+      const o = spec.options;
+      const bash = delegateTools(this.#offered, o.allowedTools, o.disallowedTools).includes("Bash");
+      sink.sandbox?.(shortPlanText(plan, o.permissionMode, o.allowedTools, bash));
+    }
     const roots = [spec.cwd, ...spec.options.addDirs];
     const realRoots = await Promise.all(roots.map((r) => realpath(r).catch(() => r)));
     // What the turn changes is looked for by the server, from before Claude Code starts.
@@ -320,6 +326,10 @@ export class ClaudeEngine implements Engine {
         protect: jail ? [this.config.claudeConfigDir] : guard.protect,
         readOnly: guard.readOnly,
         jailed: jail !== undefined,
+        // Only here, with the jail and Claude Code's sandbox both on: partial or no
+        // confinement keeps commands to what allowed_tools and the mode approve.
+        autoAllowBash: jail !== undefined &&
+          approvesSandboxedBash(spec.options.permissionMode, spec.options.allowedTools),
       })
       : undefined;
     const denyRules = [
@@ -400,7 +410,7 @@ export class ClaudeEngine implements Engine {
         ...(spec.endpoint ? { backendGone: (reason: string) => spec.endpoint!.down(reason) } : {}),
       },
       sink,
-      async (outcome) => {
+      async (outcome, requests) => {
         // What is still in the jail's cgroup (nothing, unless it escaped the sweep) ends here.
         await limited?.release();
         for (const root of realRoots) removeClaudeTrace(root, missing);
@@ -414,6 +424,7 @@ export class ClaudeEngine implements Engine {
           model: spec.model,
           estimate,
           usage: outcome.usage,
+          requests,
           loadedContext: await this.#loadedContext(spec.model, baseUrl),
         });
         return verdict ? judged(outcome, verdict, sink) : outcome;

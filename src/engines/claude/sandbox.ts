@@ -7,8 +7,11 @@
  * The settings go into the pinned `--settings`, which outrank every settings file, and say:
  * - `failIfUnavailable`: never fall back to running commands unconfined;
  * - `allowUnsandboxedCommands: false`: the model cannot ask to run a command outside it;
- * - `autoAllowBashIfSandboxed: false`: the sandbox confines commands, it does not approve
- *   them; `allowed_tools` and the permission mode decide as before;
+ * - `autoAllowBashIfSandboxed` in the editing modes, for a call without `allowed_tools`
+ *   (`approvesSandboxedBash`): a command that runs in this sandbox, inside the jail, needs no
+ *   approval that nobody could give, as a native delegate's command in its sandbox needs none
+ *   (issue 29); otherwise the sandbox confines commands and `allowed_tools` and the permission
+ *   mode decide which run;
  * - the paths that the host runs or trusts later, and the server's own files, are read-only
  *   inside every writable directory, also the ones that exist deeper down (a project's `.git`
  *   when cwd is a folder of projects, found by host_run_scan.ts); credential stores and the
@@ -18,14 +21,16 @@ import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { type HostRunScan, scanHostRun } from "../../guard/host_run_scan.ts";
 import { which } from "../../platform/which.ts";
-import type { SandboxSetting } from "../../settings/types.ts";
+import { isEditingMode, type PermissionMode, type SandboxSetting } from "../../settings/types.ts";
+import { ruleToolNames } from "./argv.ts";
 
 /** The `sandbox` block of Claude Code's settings (the keys we set). */
 export interface ClaudeSandboxSettings {
   enabled: true;
   failIfUnavailable: true;
   allowUnsandboxedCommands: false;
-  autoAllowBashIfSandboxed: false;
+  /** Claude Code approves a Bash command that runs in this sandbox by itself (see above). */
+  autoAllowBashIfSandboxed: boolean;
   /** Set when Claude Code itself runs in our jail (jail.ts), where a fresh /proc cannot be mounted. */
   enableWeakerNestedSandbox?: true;
   filesystem: { denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
@@ -104,6 +109,24 @@ export function planSandbox(
   return short;
 }
 
+/**
+ * The reply's `sandbox:` text for a plan short of "on": its `why`, and in the editing modes
+ * (bypassPermissions aside, which approves everything) that commands need `allowed_tools`,
+ * since without Claude Code's sandbox in the jail none is approved by itself
+ * (`approvesSandboxedBash`). `showsBash`: Bash is among the turn's tools at all.
+ */
+export function shortPlanText(
+  plan: { why: string },
+  mode: PermissionMode,
+  allowedTools: readonly string[] | undefined,
+  showsBash: boolean,
+): string {
+  if (!showsBash || !isEditingMode(mode) || mode === "bypassPermissions") return plan.why;
+  if (wholeBash(allowedTools ?? [])) return plan.why;
+  return `${plan.why}; so a command that is not read-only runs only when allowed_tools ` +
+    `approves it (["Bash"] for all, or "Bash(npm test)")`;
+}
+
 /** Inputs of the sandbox settings for one turn. */
 export interface SandboxScope {
   cwd: string;
@@ -128,6 +151,29 @@ export interface SandboxScope {
    * an empty tmpfs, so no credential store needs naming.
    */
   jailed?: boolean;
+  /** Sandboxed commands run without an approval (`approvesSandboxedBash`). */
+  autoAllowBash?: boolean;
+}
+
+/**
+ * Whether Claude Code may run a fully confined Bash command without an approval in a turn of
+ * `mode` with these `allowed_tools`: in the editing modes only (measured with Claude Code
+ * 2.1.332: with the setting on, `dontAsk` and `manual` ran a command that wrote a file), and
+ * only when the call gives no `allowed_tools`, which otherwise say which commands run, as
+ * before (`Bash(git *)` only those; `Bash` all, still checked against the file tools' deny
+ * rules, which the setting skips for a command's paths: there the jail and the sandbox hold
+ * them). A deny rule (`disallowed_tools: ["Bash(rm *)"]`) refuses its commands either way.
+ */
+export function approvesSandboxedBash(
+  mode: PermissionMode,
+  allowedTools: readonly string[] | undefined,
+): boolean {
+  return isEditingMode(mode) && allowedTools === undefined;
+}
+
+/** `allowed_tools` approves every command: it names Bash without a pattern. */
+function wholeBash(allowedTools: readonly string[]): boolean {
+  return ruleToolNames(allowedTools).some((r) => r.name === "Bash" && r.whole);
 }
 
 /** The `sandbox` settings for a turn whose plan is "on". */
@@ -154,7 +200,7 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
     enabled: true,
     failIfUnavailable: true,
     allowUnsandboxedCommands: false,
-    autoAllowBashIfSandboxed: false,
+    autoAllowBashIfSandboxed: scope.autoAllowBash === true,
     ...(scope.jailed ? { enableWeakerNestedSandbox: true as const } : {}),
     filesystem: {
       denyWrite: unique(denyWrite),

@@ -57,6 +57,7 @@ export type StreamEvent =
   /**
    * The model's message: its content blocks that are objects, and the message's id and usage
    * as the endpoint reported them (Claude Code repeats both on each event of one message).
+   * `parent`: the Agent tool call whose subagent wrote the message (`parent_tool_use_id`).
    */
   | {
     type: "assistant";

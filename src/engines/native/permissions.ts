@@ -7,7 +7,7 @@
  * How Bash rules match a command is in bash_rules.ts, how path rules match a file in
  * path_rules.ts; this module decides what is offered and which rules apply to a call.
  */
-import type { PermissionMode } from "../../settings/types.ts";
+import { isEditingMode, type PermissionMode } from "../../settings/types.ts";
 import { bashRefusal } from "./bash_rules.ts";
 import { matchesPath, pathOf } from "./path_rules.ts";
 import type { NativeTool } from "./tools/types.ts";
@@ -23,13 +23,6 @@ export function parseRule(text: string): ToolRule {
   if (!m) return { name: text.trim() };
   return m[2] !== undefined ? { name: m[1]!, pattern: m[2].trim() } : { name: m[1]! };
 }
-
-const READ_ONLY_MODES: ReadonlySet<PermissionMode> = new Set([
-  "plan",
-  "manual",
-  "default",
-  "dontAsk",
-]);
 
 export interface ToolPolicy {
   /** The tools offered to the model, in order. */
@@ -66,7 +59,7 @@ export function toolPolicy(
 ): ToolPolicy {
   const allowed = allowedTools?.map(parseRule);
   const denied = (disallowedTools ?? []).map(parseRule);
-  const readOnlyMode = READ_ONLY_MODES.has(mode);
+  const readOnlyMode = !isEditingMode(mode);
   const explicitlyAllowed = (name: string) => allowed?.some((r) => r.name === name) ?? false;
   const offered = all.filter((tool) => {
     if (denied.some((r) => r.name === tool.name && r.pattern === undefined)) return false;

@@ -192,6 +192,74 @@ Deno.test("after a turn: requests that filled a large enough context get a warni
   assert.match(v!.warning, /OLLAMA_CONTEXT_LENGTH=32768/);
 });
 
+Deno.test("after a turn: each request is judged; a cut of the second is caught", () => {
+  // Issue 29: a lean turn (1,227 tokens a request) read a 33 KB file; its second request
+  // carried ~12.7k, Ollama at 4,096 kept ~2k of it. On average the turn looked whole.
+  const base = { model: "qwen3:8b", estimate: 1_227, usage: usage(1_239 + 2_039, 2) };
+  const requests = [{ reported: 1_239, added: 0 }, { reported: 2_039, added: 11_490 }];
+  assert.equal(judgeTurn({ ...base, loadedContext: 4096 }), undefined, "the average alone");
+  for (const loadedContext of [4096, undefined]) {
+    const v = judgeTurn({ ...base, requests, loadedContext });
+    assert.equal(v?.kind, "cut", `${loadedContext}`);
+    assert.match(
+      v!.warning,
+      /about 2,039 input tokens of request 2 of 2, which carried about 12,729 tokens: every request of this engine is about 1,227 tokens, and what the turn read and wrote before it added about 11,502/,
+    );
+    assert.match(v!.warning, /OLLAMA_CONTEXT_LENGTH=32768/);
+  }
+  // The first request cut: worded as before, per request.
+  const first = judgeTurn({
+    model: "qwen3:8b",
+    estimate: 5_157,
+    usage: usage(2_040, 1),
+    requests: [{ reported: 2_040, added: 0 }],
+    loadedContext: 4096,
+  });
+  assert.match(
+    first!.warning,
+    /about 2,040 input tokens of request 1 of 1, and every request of this engine is about 5,157 tokens/,
+  );
+});
+
+Deno.test("after a turn: a later request that reached the loaded context is a cut; one that grew and fit is not", () => {
+  const base = { model: "qwen3:8b", estimate: 1_227 };
+  // Whole messages dropped to fit 8,192: the report sits at the context.
+  const atContext = [
+    { reported: 1_300, added: 0 },
+    { reported: 4_000, added: 2_700 },
+    { reported: 8_150, added: 6_000 },
+  ];
+  const v = judgeTurn({
+    ...base,
+    usage: usage(13_450, 3),
+    requests: atContext,
+    loadedContext: 8_192,
+  });
+  assert.equal(v?.kind, "cut");
+  assert.match(v!.warning, /request 3 of 3, which carried about 10,000 tokens/);
+  // The same growth in a context that holds it: nothing to say, also with a prompt cache that
+  // made Ollama count the later requests a little short of chars/4.
+  const grew = [
+    { reported: 1_300, added: 0 },
+    { reported: 3_600, added: 2_700 },
+    { reported: 9_200, added: 6_000 },
+  ];
+  assert.equal(
+    judgeTurn({ ...base, usage: usage(14_100, 3), requests: grew, loadedContext: 32_768 }),
+    undefined,
+  );
+  // A subagent's or an unknown request reports nothing: judged on what is known.
+  assert.equal(
+    judgeTurn({
+      ...base,
+      usage: usage(1_300, 2),
+      requests: [{ reported: 1_300, added: 0 }, { reported: 0, added: 50 }],
+      loadedContext: 4096,
+    }),
+    undefined,
+  );
+});
+
 Deno.test("after a turn: cloud models are never judged", () => {
   assert.equal(
     judgeTurn({

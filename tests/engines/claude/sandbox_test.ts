@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import {
+  approvesSandboxedBash,
   findSandboxTools,
   planSandbox,
   sandboxSettings,
+  shortPlanText,
   withNestedHostRun,
 } from "../../../src/engines/claude/sandbox.ts";
+import { PERMISSION_MODES } from "../../../src/settings/types.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../../src/guard/protected_paths.ts";
 
 const TOOLS = { bwrap: "/usr/bin/bwrap", socat: "/usr/bin/socat" };
@@ -41,12 +44,44 @@ Deno.test("planSandbox: bubblewrap without socat is the jail alone, saying so; r
   assert.equal(planSandbox("required", TOOLS, "darwin").kind, "refused");
 });
 
-Deno.test("sandboxSettings: required, no way out, approves nothing by itself", () => {
+Deno.test("sandboxSettings: required, no way out, approves commands only when told", () => {
   const s = sandboxSettings({ cwd: "/w", addDirs: [], protect: [] });
   assert.equal(s.enabled, true);
   assert.equal(s.failIfUnavailable, true);
   assert.equal(s.allowUnsandboxedCommands, false);
   assert.equal(s.autoAllowBashIfSandboxed, false);
+  const approving = sandboxSettings({ cwd: "/w", addDirs: [], protect: [], autoAllowBash: true });
+  assert.equal(approving.autoAllowBashIfSandboxed, true);
+  assert.equal(approving.allowUnsandboxedCommands, false);
+});
+
+Deno.test("approvesSandboxedBash: the editing modes, when allowed_tools does not decide", () => {
+  const editing = PERMISSION_MODES.filter((m) => approvesSandboxedBash(m, undefined));
+  assert.deepEqual(editing, ["auto", "acceptEdits", "bypassPermissions"]);
+  // Given, allowed_tools says which commands run: patterns only those, Bash all of them (with
+  // the file tools' deny rules still checked on their paths).
+  assert.equal(approvesSandboxedBash("acceptEdits", ["Read", "Bash(git *)"]), false);
+  assert.equal(approvesSandboxedBash("acceptEdits", ["Read", "Bash"]), false);
+  assert.equal(approvesSandboxedBash("acceptEdits", []), false);
+});
+
+Deno.test("shortPlanText: in the editing modes without the sandbox, names allowed_tools", () => {
+  const plan = { why: "partial (socat is missing)" };
+  const hint =
+    /^partial \(socat is missing\); so a command that is not read-only runs only when allowed_tools approves it \(\["Bash"\] for all/;
+  assert.match(shortPlanText(plan, "acceptEdits", undefined, true), hint);
+  assert.match(shortPlanText(plan, "auto", ["Bash(git *)"], true), hint);
+  for (
+    const [mode, allowed, bash] of [
+      ["acceptEdits", ["Bash"], true],
+      ["bypassPermissions", undefined, true],
+      ["plan", undefined, true],
+      ["dontAsk", undefined, true],
+      ["acceptEdits", undefined, false],
+    ] as const
+  ) {
+    assert.equal(shortPlanText(plan, mode, allowed, bash), plan.why, `${mode} ${allowed} ${bash}`);
+  }
 });
 
 Deno.test("sandboxSettings: host-run paths of every writable dir and the server's files", () => {
