@@ -453,16 +453,28 @@ async function waitForChat(
   await until(() => emu.nativeChatRequests().length >= n, 10_000);
 }
 
-Deno.test("native: with sandbox off in the user's config the same probe reaches the network, still without secrets", async () => {
+Deno.test("native: with sandbox off in the user's config a command runs only when allowed_tools approves it; then the probe reaches the network, still without secrets", async () => {
   await using scene = await startScene({
     env: { OPENAI_API_KEY: "sk-poison-openai" },
     userConfig: { sandbox: "off" },
   });
   const work = tempDir("od-native-");
+  const prompt =
+    `@bash env > env.txt; if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${scene.emulator.port}' ` +
+    `2>/dev/null; then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`;
+  // The default mode, acceptEdits, with no allowed_tools: unconfined, Bash is not offered, as
+  // a claude delegate's unconfined command would need an approval nobody can give.
+  const asked = await scene.call("delegate_start", { ...native, prompt, cwd: work });
+  assert.match(
+    field(asked.text, "sandbox") ?? "",
+    /^off \(.*\); so Bash is not offered/,
+    asked.text,
+  );
+  assert.equal(existsSync(join(work, "env.txt")), false, asked.text);
   const reply = await scene.call("delegate_start", {
     ...native,
-    prompt: `@bash env > env.txt; if bash -c 'exec 3<>/dev/tcp/127.0.0.1/${scene.emulator.port}' ` +
-      `2>/dev/null; then echo NET-OPEN; else echo NET-CLOSED; fi\nprobe`,
+    allowed_tools: ["Bash", "Read"],
+    prompt,
     cwd: work,
   });
   assert.match(reply.text, /NET-OPEN/);

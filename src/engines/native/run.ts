@@ -45,7 +45,8 @@ import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
 import { usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
-import { type ToolPolicy, toolPolicy } from "./permissions.ts";
+import { parseRule, type ToolPolicy, toolPolicy } from "./permissions.ts";
+import { isEditingMode } from "../../settings/types.ts";
 import { placeholderRunDir } from "../placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
@@ -145,15 +146,29 @@ export class NativeEngine implements Engine {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
     });
+    // One rule on both engines (docs/security.md "What a delegate may run"): in the editing
+    // modes a command runs unasked only when it is confined; unconfined, only what
+    // allowed_tools approves (bypassPermissions approves everything, as in Claude Code).
+    const unasked = runner.kind !== "unconfined" ||
+      spec.options.permissionMode === "bypassPermissions" ||
+      (spec.options.allowedTools ?? []).some((t) => parseRule(t).name === "Bash");
     const policy = toolPolicy(
-      [...FILE_TOOLS, bashTool(runner)],
+      [...FILE_TOOLS, ...(unasked ? [bashTool(runner)] : [])],
       spec.options.permissionMode,
       spec.options.allowedTools,
       spec.options.disallowedTools,
       scope.cwd,
     );
-    if (runner.kind === "unconfined" && policy.tools.some((t) => t.name === "Bash")) {
-      sink.sandbox?.(runner.why);
+    if (runner.kind === "unconfined") {
+      const offered = policy.tools.some((t) => t.name === "Bash");
+      const editing = isEditingMode(spec.options.permissionMode);
+      if (offered) sink.sandbox?.(runner.why);
+      else if (editing) {
+        sink.sandbox?.(
+          `${runner.why}; so Bash is not offered: commands run only when allowed_tools ` +
+            `approves them (["Bash"] for all, or "Bash(npm test)")`,
+        );
+      }
     }
     // Commands' changes are looked for by the server; Write and Edit report their own.
     const shell = watchesShell(policy, runner);
