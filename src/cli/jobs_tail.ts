@@ -27,6 +27,15 @@ const CHUNK_BYTES = 1024 * 1024;
 /** Lines longer than this are skipped (they stay on disk). */
 const MAX_LINE = 8 * 1024 * 1024;
 const TEXT_SHOWN = 2000;
+/** A line of a running command's output, at most. */
+const OUTPUT_SHOWN = 500;
+/** A running call's detail on the live status line, at most. */
+const CALL_SHOWN = 50;
+/**
+ * A call running this long without output, on an engine that shows none while it runs, gets
+ * a note on the status line that its output comes at its end.
+ */
+const QUIET_NOTE_MS = 5000;
 const RESULT_SHOWN = 100_000;
 /** How long the model's latest words may wait for what follows them (see jobsTail). */
 const HOLD_MS = 2000;
@@ -39,7 +48,17 @@ export interface TailOptions {
  * A printable line of activity (`said` is the model's own text when the line shows it), or
  * the end of the delegate's run as its engine records it (Claude Code's `result` event).
  */
-export type ActivityLine = { line: string; said?: string } | { end: true };
+export type ActivityLine =
+  | {
+    line: string;
+    /** The model's own words, when the line shows them. */
+    said?: string;
+    /** A running command's output: the call it belongs to is still running. */
+    output?: true;
+    /** A tool call, in short, for the live status line while it runs. */
+    call?: string;
+  }
+  | { end: true };
 
 /**
  * What `jobs tail` prints for one event of a job's activity file. Everything in an event is
@@ -56,6 +75,7 @@ export function activityLine(event: LiveEvent): ActivityLine {
     case "tool":
       return {
         line: `[tool] ${flat(event.name, 80)}${event.detail ? `: ${flat(event.detail, 300)}` : ""}`,
+        call: `${flat(event.name, 20)}${event.detail ? `: ${flat(event.detail, CALL_SHOWN)}` : ""}`,
       };
     case "text":
       return { line: labelled("[text]", event.text), said: event.text };
@@ -63,9 +83,25 @@ export function activityLine(event: LiveEvent): ActivityLine {
       return { line: `[error] ${flat(event.text, 300)}` };
     case "result":
       return { line: `[result] ${flat(event.text, 300)}` };
+    case "output":
+      return { line: outputLines(event.text), output: true };
     case "end":
       return { end: true };
   }
+}
+
+/**
+ * A running command's output, one `[output]` line per line of it, each escaped and cut. Of a
+ * line a progress bar rewrote with CR, what a terminal would show: the text after the last CR.
+ */
+function outputLines(text: string): string {
+  const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
+  return lines.map((raw) => {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    const shown = escapeLine(line.slice(line.lastIndexOf("\r") + 1));
+    const cut = shown.length > OUTPUT_SHOWN ? `${shown.slice(0, OUTPUT_SHOWN - 1)}…` : shown;
+    return cut === "" ? "[output]" : `[output] ${cut}`;
+  }).join("\n");
 }
 
 /** Turns one line of a job's activity file into printable lines, with its engine's reader. */
@@ -134,6 +170,28 @@ export class FileFollower {
   }
 }
 
+/**
+ * The status line with the call running now: `... · Bash: npm test for 12.0s`, the call cut
+ * to fit `width` before anything else. On an engine that shows a command's output only at its
+ * end (Claude Code's stream), a call quiet for a while says so, lest it look hung.
+ */
+function withCall(
+  status: string,
+  r: { call: string; since?: number; output: boolean },
+  showsOutput: boolean,
+  width: number,
+): string {
+  const ms = r.since === undefined ? undefined : Date.now() - r.since;
+  const quiet = !showsOutput && !r.output && ms !== undefined && ms >= QUIET_NOTE_MS;
+  const after = (ms === undefined ? "" : ` for ${humanDuration(ms)}`) +
+    (quiet ? " (output shows when it ends)" : "");
+  const room = Math.max(12, width - status.length - 3 - after.length);
+  return `${status} · ${cutTo(r.call, room)}${after}`;
+}
+
+const cutTo = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
 /** The last lines of the file's end (at most BACKLOG_BYTES read), and where they stop. */
 async function backlog(path: string): Promise<{ lines: string[]; end: number }> {
   const tail = await readFileTail(path, BACKLOG_BYTES);
@@ -199,12 +257,20 @@ export async function jobsTail(
     if (held) io.out(held.line);
     held = undefined;
   };
-  const print = (lines: ActivityLine[]) => {
+  // The tool call running now, for the status line: since when (unknown for one read from
+  // the backlog), and whether its output has been seen coming.
+  let running: { call: string; since?: number; output: boolean } | undefined;
+  const print = (lines: ActivityLine[], backlog = false) => {
     for (const l of lines) {
       if ("end" in l) {
         if (held) held.final = true;
+        running = undefined;
         continue;
       }
+      if (l.call !== undefined) {
+        running = { call: l.call, output: false, ...(backlog ? {} : { since: Date.now() }) };
+      } else if (l.output && running) running.output = true;
+      else if (!l.output) running = undefined;
       clearStatus();
       flushHeld();
       if (l.said !== undefined) {
@@ -222,7 +288,7 @@ export async function jobsTail(
         `${record.state} ---`,
     ),
   );
-  print(lastLines(backlogLines, first));
+  print(lastLines(backlogLines, first), true);
   const follower = new FileFollower(
     path,
     start.end,
@@ -242,14 +308,12 @@ export async function jobsTail(
       flushHeld();
     }
     if (live) {
-      io.write(
-        `\r\x1b[2K${
-          style.dim(
-            `${record.state} ${humanDuration(elapsedMs(record))} · ` +
-              `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"} so far`,
-          )
-        }`,
-      );
+      const text = `${record.state} ${humanDuration(elapsedMs(record))} · ` +
+        `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"} so far`;
+      // One terminal line: a wrapped status line would not be cleared by the next.
+      const width = Math.max(20, (io.columns ?? 80) - 1);
+      const line = running ? withCall(text, running, folder.runningOutput === true, width) : text;
+      io.write(`\r\x1b[2K${style.dim(cutTo(line, width))}`);
       status = true;
     }
     await delay(pollMs);
