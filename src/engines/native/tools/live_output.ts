@@ -4,16 +4,16 @@
  * itself, so it can do this; Claude Code's stream-json shows a command's output only in the
  * tool result at its end.
  *
- * A command that ends within LIVE_AFTER_MS shows nothing here: its result, which comes at
- * once, holds its output. Past that, what it printed so far goes out, then each piece as it
- * comes, in whole lines, at most every FLUSH_MS (a line without its end goes out after
+ * A command that ends within LIVE_AFTER_MS of its first output shows nothing here: its result,
+ * which comes at once, holds its output. Past that, what it printed so far goes out, then each
+ * piece as it comes, in whole lines, at most every FLUSH_MS (a line without its end goes out after
  * PARTIAL_MS: a progress bar). Bounded, since the job folder keeps it: the first LIVE_CHARS
  * characters of a command's output go out whole; past them a note, then the latest whole line
  * every SAMPLE_MS, which a command's 10-minute limit holds to about 60 lines. Memory holds at
  * most what may still go out whole, and one line.
  */
 
-/** How long a command runs before its output is shown as it comes. */
+/** How long a command runs after its first output before that is shown as it comes. */
 export const LIVE_AFTER_MS = 2000;
 /** How often what came is handed on. */
 export const FLUSH_MS = 250;
@@ -54,17 +54,18 @@ export class LiveOutput {
   constructor(
     private readonly emit: (text: string) => void,
     private readonly options: LiveOutputOptions = {},
-  ) {
-    this.#start = setTimeout(() => {
-      this.#live = true;
-      this.#flush();
-      this.#tick = setInterval(() => this.#flush(), FLUSH_MS);
-    }, options.afterMs ?? LIVE_AFTER_MS);
-  }
+  ) {}
 
   /** A piece of the command's output, as it arrived. */
   push(text: string): void {
     if (this.#stopped || text === "") return;
+    // The wait starts with the first output, not before the sandbox is set up: a command that
+    // ends soon after it prints is shown by its result, however slow the machine.
+    this.#start ??= setTimeout(() => {
+      this.#live = true;
+      this.#flush();
+      this.#tick = setInterval(() => this.#flush(), FLUSH_MS);
+    }, this.options.afterMs ?? LIVE_AFTER_MS);
     if (!this.#capped) {
       const room = LIVE_CHARS - this.#taken;
       if (text.length <= room) {
