@@ -167,7 +167,7 @@ async function decide(io: GateIo): Promise<Verdict> {
   // Only what changed since the session's last review is reviewed: the rest was, and reviewing
   // it again would raise its findings again.
   const since = state.reviewed
-    ? diffSince(diff, new Set(state.reviewed))
+    ? diffSince(diff, new Set(state.reviewed), s.allowSecretFiles)
     : { diff, leftOut: { hunks: 0, files: [] }, changed: true };
   // Nothing new (a change undone): as with the same changes, nothing to say.
   if (!since.changed) {
@@ -203,7 +203,14 @@ async function decide(io: GateIo): Promise<Verdict> {
     const reasons = outcome.answers.map((a) => a.ok ? "" : a.reason).filter(Boolean);
     return notice(`no reviewer answered (${reasons.join("; ")}); the stop goes through`);
   }
-  const reviewed = diffKeys(diff);
+  // What did not fit the reviewers' context was not reviewed: it is new at the next stop too.
+  const unread = new Set(
+    outcome.record.notSent.filter((n) => n.kind === "budget").map((n) => n.path),
+  );
+  const reviewed = diffKeys(
+    { ...diff, files: diff.files.filter((f) => !unread.has(f.path)) },
+    s.allowSecretFiles,
+  );
   const blocking = outcome.findings.filter((f) =>
     agreedAtLeast(f, s.reviewGateSeverity) >= s.reviewGateAgreement
   );

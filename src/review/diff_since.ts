@@ -7,11 +7,13 @@
  * is known by its file and its lines, not its position, so a hunk that moved because lines
  * were added above it is still the same hunk, and one whose lines changed at all (a fix, an
  * edit within 3 lines of it, which git merges into it) is new and reviewed whole. A new file
- * is one hunk: a line added to it makes the whole file new. A file without hunks (binary, a
- * secret, too large to read) is known by its whole diff text, which names its blobs.
+ * is one hunk: a line added to it makes the whole file new. A file no reviewer is sent
+ * (binary, secret-looking, too large to read: fitDiff's rules but the token budget) is known by
+ * its whole diff text, which names its blobs.
  */
 import { createHash } from "node:crypto";
 import { type FileDiff, parseDiff, type ReviewDiff } from "./diff.ts";
+import { secretReason } from "./diff_secrets.ts";
 
 /** Keys kept of a look at most; past them, hunks are reviewed again (the safe side). */
 export const MAX_KEYS = 10_000;
@@ -39,11 +41,18 @@ function wholeKey(file: FileDiff): string {
   );
 }
 
-/** The keys of every hunk (and every file without hunks) of `diff`. */
-export function diffKeys(diff: ReviewDiff): string[] {
+/** Whether no reviewer is ever sent `file` (fitDiff), whatever the budget. */
+const unsendable = (file: FileDiff, allowSecretFiles: readonly string[]) =>
+  file.binary || file.secret !== undefined || file.tooLarge !== undefined ||
+  secretReason(file.path, allowSecretFiles) !== undefined;
+
+/** The keys of every hunk of `diff`, and of every file no reviewer is sent. */
+export function diffKeys(diff: ReviewDiff, allowSecretFiles: readonly string[] = []): string[] {
   const keys = diff.files.flatMap((f) => {
     const { hunks } = hunksOf(f);
-    return hunks.length === 0 ? [wholeKey(f)] : hunks.map((h) => hunkKey(f.path, h));
+    return hunks.length === 0 || unsendable(f, allowSecretFiles)
+      ? [wholeKey(f)]
+      : hunks.map((h) => hunkKey(f.path, h));
   });
   return keys.slice(0, MAX_KEYS);
 }
@@ -55,21 +64,22 @@ export interface LeftOut {
 }
 
 /**
- * `diff` with only what `seen` does not hold: each file's new hunks, under its header. Files
- * without hunks (binary, secret, too large) come along whenever anything else is new, seen
- * or not: they are never sent to a reviewer, and the review names them as not sent each time.
- * `changed` is false when nothing is new.
+ * `diff` with only what `seen` does not hold: each file's new hunks, under its header. A file
+ * no reviewer is sent (binary, secret-looking, too large) comes along whole whenever anything
+ * is new, seen or not: the review names it as not sent each time. `changed` is false when
+ * nothing is new.
  */
 export function diffSince(
   diff: ReviewDiff,
   seen: ReadonlySet<string>,
+  allowSecretFiles: readonly string[] = [],
 ): { diff: ReviewDiff; leftOut: LeftOut; changed: boolean } {
   const files: FileDiff[] = [];
   const leftOut: LeftOut = { hunks: 0, files: [] };
   let changed = false;
   for (const file of diff.files) {
     const { header, hunks } = hunksOf(file);
-    if (hunks.length === 0) {
+    if (hunks.length === 0 || unsendable(file, allowSecretFiles)) {
       if (!seen.has(wholeKey(file))) changed = true;
       files.push(file);
       continue;

@@ -66,3 +66,18 @@ Deno.test("diffSince: a file without hunks comes along only when something else 
   const blob = diffSince(diffOf(file("app.ts", EVAL), BINARY.replace("3..4", "3..5")), before);
   assert.equal(blob.changed, true);
 });
+
+Deno.test("diffSince: a secret-looking file with hunks is never sent, so it is kept whole like a binary", () => {
+  const env = file(".env", "@@ -1 +1 @@\n-KEY=a\n+KEY=b");
+  const before = new Set(diffKeys(diffOf(file("app.ts", EVAL), env)));
+  assert.equal(diffSince(diffOf(file("app.ts", EVAL), env), before).changed, false);
+  const more = diffSince(diffOf(file("app.ts", EVAL, LATER), env), before);
+  assert.deepEqual(more.diff.files.map((f) => f.path), ["app.ts", ".env"]);
+  assert.deepEqual(more.leftOut, { hunks: 1, files: ["app.ts"] });
+  // Allowed by the user, it is a file like any other: its hunk, reviewed, is left out.
+  const allow = [".env"];
+  const seen = new Set(diffKeys(diffOf(file("app.ts", EVAL), env), allow));
+  const allowed = diffSince(diffOf(file("app.ts", EVAL, LATER), env), seen, allow);
+  assert.deepEqual(allowed.diff.files.map((f) => f.path), ["app.ts"]);
+  assert.deepEqual(allowed.leftOut, { hunks: 2, files: ["app.ts", ".env"] });
+});
