@@ -1,21 +1,39 @@
 /**
  * What the review gate remembers of a Claude Code session, in the state dir
- * (`<stateDir>/.gate/<session id>.json`): how many times it blocked a stop, and a fingerprint of
- * the changes it last looked at, so that it never reviews the same changes twice and stops
- * blocking after its round cap whatever Claude does.
+ * (`<stateDir>/.gate/<session id>.json`): how many times it blocked a stop, a fingerprint of
+ * the changes it last looked at, the hunks its last review covered (review/diff_since.ts) and
+ * the findings it blocked on, so that it never reviews the same changes twice, reviews only
+ * what changed since, never blocks twice on one finding, and stops blocking after its round cap
+ * whatever Claude does.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import type { ReviewDiff } from "../review/diff.ts";
+import { MAX_KEYS } from "../review/diff_since.ts";
 
 export interface GateState {
   /** Stops the gate blocked in this session. */
   blocks: number;
   /** The changes it last looked at (`fingerprint`), reviewed or not. */
   fingerprint?: string;
+  /** The hunks of the diff its last review that reviewers answered covered (diffKeys). */
+  reviewed?: string[];
+  /** The findings it blocked on in this session, oldest first. */
+  raised?: RaisedFinding[];
 }
+
+/** A finding the gate blocked on: its file, and each reviewer's words for it. */
+export interface RaisedFinding {
+  file: string;
+  claims: string[];
+}
+
+/** Findings remembered at most (the oldest go first), and the words kept of each. */
+export const MAX_RAISED = 100;
+const MAX_CLAIMS = 5;
+const CLAIM_CHARS = 500;
 
 const GATE_DIR = ".gate";
 /** Session files untouched this long are removed: Claude Code sessions do not last weeks. */
@@ -37,13 +55,42 @@ export async function readGateState(stateDir: string, sessionId: string): Promis
       unknown
     >;
     const blocks = typeof raw.blocks === "number" && raw.blocks >= 0 ? Math.floor(raw.blocks) : 0;
+    const reviewed = Array.isArray(raw.reviewed)
+      ? raw.reviewed.filter((k): k is string => typeof k === "string").slice(0, MAX_KEYS)
+      : undefined;
     return {
       blocks,
       ...(typeof raw.fingerprint === "string" ? { fingerprint: raw.fingerprint } : {}),
+      ...(reviewed ? { reviewed } : {}),
+      raised: raisedOf(raw.raised),
     };
   } catch {
     return { blocks: 0 };
   }
+}
+
+/** The raised findings a state file holds, read defensively: it is a file on disk. */
+function raisedOf(raw: unknown): RaisedFinding[] {
+  if (!Array.isArray(raw)) return [];
+  return (raw as unknown[]).flatMap((entry) => {
+    if (typeof entry !== "object" || entry === null) return [];
+    const { file, claims } = entry as Record<string, unknown>;
+    if (typeof file !== "string" || !Array.isArray(claims)) return [];
+    const words = (claims as unknown[]).filter((c): c is string => typeof c === "string");
+    return words.length > 0 ? [{ file, claims: words.slice(0, MAX_CLAIMS) }] : [];
+  }).slice(-MAX_RAISED);
+}
+
+/** `raised` with `more` added (each reviewer's words, cut), the oldest dropped past the cap. */
+export function withRaised(
+  raised: readonly RaisedFinding[],
+  more: ReadonlyArray<{ file: string; opinions: ReadonlyArray<{ claim: string }> }>,
+): RaisedFinding[] {
+  const added = more.map((f) => ({
+    file: f.file,
+    claims: f.opinions.slice(0, MAX_CLAIMS).map((o) => o.claim.slice(0, CLAIM_CHARS)),
+  }));
+  return [...raised, ...added].slice(-MAX_RAISED);
 }
 
 export async function writeGateState(

@@ -7,6 +7,7 @@ import { costOf, formatCost, priceOf } from "../jobs/cost.ts";
 import { JOB_FILES } from "../jobs/job_folder.ts";
 import { type JobRecord, mayHoldReview } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText, turnsText } from "../jobs/job_figures.ts";
+import { commandsText } from "../jobs/evidence_words.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, quotePath } from "../platform/plain_text.ts";
@@ -71,10 +72,7 @@ export function recordLines(
   }
   rows.push(["cost", costLine(r, pricing)]);
   rows.push(["tool calls", String(r.toolCalls)]);
-  if (r.commands && r.commands.length > 0) {
-    const failed = r.commands.filter((c) => c.exitCode !== 0).length;
-    rows.push(["commands", `${r.commands.length} run, ${failed} failed`]);
-  }
+  if (r.commands && r.commands.length > 0) rows.push(["commands", commandsText(r.commands)]);
   for (const [label, value] of verifyLines(r)) rows.push([label.replace(/:$/, ""), value]);
   for (const c of r.claims ?? []) rows.push(["claim", `"${c.claim}": ${c.reason}`]);
   const changed = r.changedFiles ?? [];
@@ -86,7 +84,7 @@ export function recordLines(
         (total > 10 ? `, +${total - 10} more` : "")) +
       (r.changedFilesPartial ? `; incomplete: ${r.changedFilesPartial}` : ""),
     ]);
-  }
+  } else if (r.changesTracked) rows.push(["changed", "none"]);
   if (r.owner && (r.state === "running" || r.state === "queued")) {
     rows.push(["server pid", String(r.owner.pid)]);
   }

@@ -4,12 +4,11 @@ import { parseArgs } from "node:util";
 import { setTimeout as delay } from "node:timers/promises";
 import { LineSplitter } from "../platform/line_splitter.ts";
 import { folderReader } from "../engines/registry.ts";
-import type { LiveEvent } from "../engines/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
 import { isTerminal } from "../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
 import { readFileTail } from "../platform/file_ends.ts";
-import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
+import { escapeBlock, escapeLine } from "../platform/plain_text.ts";
 import {
   type CliIo,
   humanDuration,
@@ -19,6 +18,7 @@ import {
   resolveJobId,
   styleFor,
 } from "./jobs_common.ts";
+import { type ActivityLine, activityLinesOf, cutTo, withCall } from "./tail_lines.ts";
 
 /** How much of the file's end is read for the first lines, as `tail` does. */
 const BACKLOG_BYTES = 256 * 1024;
@@ -26,66 +26,12 @@ const BACKLOG_BYTES = 256 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 /** Lines longer than this are skipped (they stay on disk). */
 const MAX_LINE = 8 * 1024 * 1024;
-const TEXT_SHOWN = 2000;
 const RESULT_SHOWN = 100_000;
 /** How long the model's latest words may wait for what follows them (see jobsTail). */
 const HOLD_MS = 2000;
 
 export interface TailOptions {
   pollMs?: number;
-}
-
-/**
- * A printable line of activity (`said` is the model's own text when the line shows it), or
- * the end of the delegate's run as its engine records it (Claude Code's `result` event).
- */
-export type ActivityLine = { line: string; said?: string } | { end: true };
-
-/**
- * What `jobs tail` prints for one event of a job's activity file. Everything in an event is
- * the delegate's or its backend's, and goes to a terminal: escaped, so that it cannot clear
- * the screen, retitle the window or write lines that pass for the console's own.
- */
-export function activityLine(event: LiveEvent): ActivityLine {
-  switch (event.kind) {
-    case "init":
-      return {
-        line: `[init] session started` + (event.model ? `, model ${escapeLine(event.model)}` : "") +
-          (event.permissionMode ? `, permission ${escapeLine(event.permissionMode)}` : ""),
-      };
-    case "tool":
-      return {
-        line: `[tool] ${flat(event.name, 80)}${event.detail ? `: ${flat(event.detail, 300)}` : ""}`,
-      };
-    case "text":
-      return { line: labelled("[text]", event.text), said: event.text };
-    case "error":
-      return { line: `[error] ${flat(event.text, 300)}` };
-    case "result":
-      return { line: `[result] ${flat(event.text, 300)}` };
-    case "end":
-      return { end: true };
-  }
-}
-
-/** Turns one line of a job's activity file into printable lines, with its engine's reader. */
-export function activityLinesOf(
-  read: (line: string) => LiveEvent[],
-  line: string,
-): ActivityLine[] {
-  if (line.trim() === "") return [];
-  return read(line).map(activityLine);
-}
-
-function flat(text: string, max: number): string {
-  const f = flattenLine(text);
-  return f.length > max ? `${f.slice(0, max - 1)}…` : f;
-}
-
-/** A label followed by multi-line text, later lines indented under the first. */
-function labelled(label: string, text: string): string {
-  const cut = escapeBlock(text.length > TEXT_SHOWN ? `${text.slice(0, TEXT_SHOWN)}…` : text);
-  return `${label} ${cut.trim().split("\n").join(`\n${" ".repeat(label.length + 1)}`)}`;
 }
 
 /**
@@ -199,12 +145,20 @@ export async function jobsTail(
     if (held) io.out(held.line);
     held = undefined;
   };
-  const print = (lines: ActivityLine[]) => {
+  // The tool call running now, for the status line: since when (unknown for one read from
+  // the backlog), and whether its output has been seen coming.
+  let running: { call: string; since?: number; output: boolean } | undefined;
+  const print = (lines: ActivityLine[], backlog = false) => {
     for (const l of lines) {
       if ("end" in l) {
         if (held) held.final = true;
+        running = undefined;
         continue;
       }
+      if (l.call !== undefined) {
+        running = { call: l.call, output: false, ...(backlog ? {} : { since: Date.now() }) };
+      } else if (l.output && running) running.output = true;
+      else if (!l.output) running = undefined;
       clearStatus();
       flushHeld();
       if (l.said !== undefined) {
@@ -222,7 +176,7 @@ export async function jobsTail(
         `${record.state} ---`,
     ),
   );
-  print(lastLines(backlogLines, first));
+  print(lastLines(backlogLines, first), true);
   const follower = new FileFollower(
     path,
     start.end,
@@ -242,14 +196,12 @@ export async function jobsTail(
       flushHeld();
     }
     if (live) {
-      io.write(
-        `\r\x1b[2K${
-          style.dim(
-            `${record.state} ${humanDuration(elapsedMs(record))} · ` +
-              `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"} so far`,
-          )
-        }`,
-      );
+      const text = `${record.state} ${humanDuration(elapsedMs(record))} · ` +
+        `${record.toolCalls} tool call${record.toolCalls === 1 ? "" : "s"} so far`;
+      // One terminal line: a wrapped status line would not be cleared by the next.
+      const width = Math.max(20, (io.columns ?? 80) - 1);
+      const line = running ? withCall(text, running, folder.runningOutput === true, width) : text;
+      io.write(`\r\x1b[2K${style.dim(cutTo(line, width))}`);
       status = true;
     }
     await delay(pollMs);

@@ -168,6 +168,12 @@ export interface TurnSink {
   response?(tokens: ResponseTokens): void;
   /** Why the files reported by fileChanged may not be all the turn changed. */
   changesPartial?(why: string): void;
+  /**
+   * The server looked for every file the turn could change, and fileChanged named what it
+   * found: none reported then means none changed. Not called for a turn in which nothing
+   * could change (no Bash, no tool that writes) or that ended before the look.
+   */
+  changesTracked?(): void;
 }
 
 /** A turn's token counts so far. */
@@ -295,6 +301,12 @@ export type LiveEvent =
   | { kind: "error"; text: string }
   /** What a tool gave back (when the engine records it). */
   | { kind: "result"; text: string }
+  /**
+   * Output of a command still running, as it came: whole lines (when the engine can show it:
+   * the native engine runs its commands itself; Claude Code shows a command's output only in
+   * its result).
+   */
+  | { kind: "output"; text: string }
   /** The delegate's run ended here (the engine's own end event). */
   | { kind: "end" };
 
@@ -306,6 +318,11 @@ export type LiveEvent =
 export interface JobFolderReader {
   /** The file, in the job folder, of JSON lines that record what the delegate did. */
   readonly activityFile: string;
+  /**
+   * Whether that file carries a running command's output as it comes (`output` LiveEvents),
+   * so that `jobs tail` need not say a quiet command shows its output only when it ends.
+   */
+  readonly runningOutput?: boolean;
   /** The newest `limit` activities recorded in a job folder. */
   recentActivity(dir: string, limit: number): Promise<Activity[]>;
   /** What a job folder says about a turn whose server died. */

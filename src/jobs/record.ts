@@ -176,6 +176,13 @@ export const jobRecordSchema = z.object({
   /** Why the changed files may not be all the job changed, when they may not be. */
   changedFilesPartial: z.string().optional(),
   /**
+   * The server looked for every file the job's turns could change (its own view of the
+   * directories, or, when no command could run, the file tools that write): no changed files
+   * then means none (`files: none`), not that nobody looked. Absent for a turn that could
+   * change nothing or did not get as far as its end.
+   */
+  changesTracked: z.boolean().optional(),
+  /**
    * isolation "worktree": the session's own git worktree and branch (jobs/worktree/). Where
    * it goes is set when the job starts; gitDir and base once its first turn made it; head,
    * diffStat and patch after each turn.

@@ -54,6 +54,9 @@ export function turnSink(live: LiveJob, store: JobStore): TurnSink {
     changesPartial: (why) => {
       record.changedFilesPartial = why;
     },
+    changesTracked: () => {
+      record.changesTracked = true;
+    },
     childStarted: (pid) => {
       identityOf(pid).then((child) => {
         if (child && !isTerminal(record.state)) {

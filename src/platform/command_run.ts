@@ -22,6 +22,11 @@ export interface CommandSpec {
   /** Output kept: the last this many characters. */
   keepChars: number;
   onSpawn?: (pid: number) => void;
+  /**
+   * Each piece of stdout and stderr as it arrives, decoded, in arrival order, also what the
+   * tail later drops: for showing a running command's output as it comes.
+   */
+  onOutput?: (text: string) => void;
 }
 
 export interface CommandResult {
@@ -70,10 +75,14 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
   }
   spec.onSpawn?.(child.pid);
   const tail = new TailBuffer(spec.keepChars);
+  const take = (text: string) => {
+    tail.push(text);
+    if (text !== "") spec.onOutput?.(text);
+  };
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
-    for await (const chunk of stream) tail.push(decoder.decode(chunk, { stream: true }));
-    tail.push(decoder.decode());
+    for await (const chunk of stream) take(decoder.decode(chunk, { stream: true }));
+    take(decoder.decode());
   };
   let timedOut = false;
   let aborted = false;

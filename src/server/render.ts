@@ -1,4 +1,3 @@
-import { join, relative } from "node:path";
 import { engineTraits } from "../engines/registry.ts";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
@@ -9,6 +8,7 @@ import { budgetText } from "../jobs/budget.ts";
 import type { Price } from "../settings/types.ts";
 import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
+import { commandsText, filesText } from "../jobs/evidence_words.ts";
 import { endpointLines, queueLines } from "./queue_lines.ts";
 
 const LABEL = 12;
@@ -98,63 +98,6 @@ export function summary(
   if (files) lines.push(line("files:", files));
   if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
   return lines.join("\n");
-}
-
-/**
- * What the server saw the commands do, apart from what the model says:
- * `3 run, 1 failed (exit 2: npm test), 1 masked failure (exit 1: false)`. A masked failure is
- * a command that failed inside one whose exit code a later command set (`npm test | tee log`).
- */
-export function commandsText(commands: NonNullable<JobRecord["commands"]>): string {
-  const refused = commands.filter((c) => c.refused);
-  const ran = commands.filter((c) => !c.refused);
-  const failed = ran.filter((c) => c.exitCode !== 0);
-  const parts = [`${ran.length} run`];
-  if (failed.length > 0) {
-    const shown = failed.slice(0, 3).map((c) =>
-      `${
-        c.exitCode !== null
-          ? `exit ${c.exitCode}`
-          : c.signal
-          ? `signal ${c.signal}`
-          : "no exit code"
-      }: ${cut(c.command, 60)}`
-    );
-    parts.push(
-      `${failed.length} failed (${shown.join("; ")}${failed.length > 3 ? "; ..." : ""})`,
-    );
-  }
-  const masked = ran.flatMap((c) => c.masked ?? []);
-  const maskedCount = ran.reduce((n, c) => n + (c.masked?.length ?? 0) + (c.maskedMore ?? 0), 0);
-  if (maskedCount > 0) {
-    const shown = masked.slice(0, 3).map((m) => `exit ${m.exitCode}: ${cut(m.command, 60)}`);
-    parts.push(
-      `${maskedCount} masked failure${maskedCount === 1 ? "" : "s"} (${shown.join("; ")}${
-        maskedCount > shown.length ? "; ..." : ""
-      })`,
-    );
-  }
-  if (refused.length > 0) parts.push(`${refused.length} refused`);
-  return parts.join(", ");
-}
-
-/**
- * `2 changed: src/a.ts, src/a.test.ts`, and why the list may be incomplete when it may be
- * (`; incomplete: ...`); undefined when nothing changed and nothing is unknown.
- */
-function filesText(r: JobRecord): string | undefined {
-  const named = r.changedFiles ?? [];
-  const total = named.length + (r.changedFilesMore ?? 0);
-  const partial = r.changedFilesPartial ? `incomplete: ${r.changedFilesPartial}` : undefined;
-  if (total === 0) return partial && `none seen; ${partial}`;
-  const base = r.worktree ? join(r.worktree.path, relative(r.worktree.repo, r.cwd)) : r.cwd;
-  const shown = named.slice(0, 10).map((f) => quotePath(relativeTo(f, base)));
-  const more = total > 10 ? `, +${total - 10} more` : "";
-  return `${total} changed: ${shown.join(", ")}${more}${partial ? `; ${partial}` : ""}`;
-}
-
-function relativeTo(path: string, cwd: string): string {
-  return path.startsWith(cwd + "/") ? path.slice(cwd.length + 1) : path;
 }
 
 function permissionText(r: JobRecord): string {

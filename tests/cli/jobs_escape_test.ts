@@ -26,6 +26,7 @@ Deno.test("jobs show, tail and the table escape a backend's model name and error
       toolCalls: 1,
       errorText: `backend_refused: HTTP 400: no${FORGE}${ESC}[2J`,
       changedFiles: [`/work/odd${FORGE}/f${ESC}[31m.txt`],
+      commands: [{ command: `npm test${ESC}[2J${FORGE}`, exitCode: 2, durationMs: 5 }],
       promptPreview: `go ${ESC}[2J`,
     }),
     { result: `partial ${ESC}[2J\rline${FORGE}` },
@@ -33,6 +34,8 @@ Deno.test("jobs show, tail and the table escape a backend's model name and error
   const entries = [
     { kind: "text", text: `thinking ${ESC}[1A\u2028aloud` },
     { kind: "tool_call", id: "c1", name: `Bash${ESC}[2J`, input: { command: `ls ${ESC}[31m` } },
+    // A running command's output, as it came: a progress bar's CRs and a title sequence.
+    { kind: "output", id: "c1", text: `50%\r100% ${ESC}]0;t${BEL}${FORGE}\n` },
     { kind: "tool_result", id: "c1", text: `out${ESC}]0;x${BEL}`, isError: false },
   ];
   writeFileSync(join(dir, "transcript.jsonl"), entries.map((e) => JSON.stringify(e)).join("\n"));
@@ -56,6 +59,10 @@ Deno.test("jobs show, tail and the table escape a backend's model name and error
   assert.match(show.stdout, /^changed {5}"\/work\/odd\\nstate {7}completed\/f\\033\[31m\.txt"$/m);
   assert.match(
     show.stdout,
+    /^commands {4}1 run, 1 failed: npm test\\033\[2J\\nstate {7}completed \(exit 2\)$/m,
+  );
+  assert.match(
+    show.stdout,
     /^error {7}backend_refused: HTTP 400: no\\nstate {7}completed\\033\[2J$/m,
   );
   assert.match(show.stdout, /^partial \\033\[2J\\rline$/m);
@@ -67,6 +74,7 @@ Deno.test("jobs show, tail and the table escape a backend's model name and error
   );
   assert.match(tail.stdout, /^\[text\] thinking \\033\[1A\\342\\200\\250aloud$/m);
   assert.match(tail.stdout, /^\[tool\] Bash\\033\[2J: ls \\033\[31m$/m);
+  assert.match(tail.stdout, /^\[output\] 100% \\033\]0;t\\a\n\[output\] state {7}completed$/m);
   assert.match(tail.stdout, /^\[result\] out\\033\]0;x\\a$/m);
   assert.match(
     tail.stdout,

@@ -1,12 +1,15 @@
 /**
  * `jobs tail` and `jobs cancel` from a terminal against a job that another process runs: the
- * real server over stdio, the real Claude Code CLI, the Ollama emulator.
+ * real server over stdio, the real Claude Code CLI, the Ollama emulator. A native job's running
+ * command is tailed with the server in this process (its jobs are still real: bubblewrap, the
+ * emulator).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
+import { startInProcessScene } from "../support/in_process_scene.ts";
 import { type CliEnv, runCli, startCli } from "./jobs_support.ts";
 
 function readRecord(stateDir: string, id: string): Record<string, unknown> {
@@ -111,4 +114,62 @@ Deno.test("jobs tail follows a live claude job until it ends, then prints the re
     await server.close();
     await emu.close();
   }
+});
+
+Deno.test("jobs tail shows a native command's output as it comes, before the command ends", async () => {
+  await using scene = await startInProcessScene();
+  // A quick command (its result shows its output), then one that prints, then runs on.
+  const started = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen3:8b",
+    prompt: "@bash echo quick-one\n@bash echo first-line; sleep 6; echo last-line\n" +
+      "@reply ran the tests\nrun the tests",
+    cwd: tempDir("od-work-"),
+    wait_seconds: 0,
+  });
+  const id = field(started.text, "job_id")!;
+  const transcript = join(scene.stateDir, id, "transcript.jsonl");
+  const results = () =>
+    existsSync(transcript)
+      ? readFileSync(transcript, "utf8").split("\n").filter((l) => l.includes('"tool_result"'))
+        .length
+      : 0;
+  const tail = startCli(cliFor(scene), ["jobs", "tail", id]);
+  try {
+    // The first line of the long command shows while it still runs: its result is not in.
+    const seen = await until(
+      () =>
+        tail.output().includes("[output] first-line")
+          ? "output"
+          : results() >= 2
+          ? "result"
+          : undefined,
+      60_000,
+      "the running command's first line, or its result",
+    );
+    assert.equal(seen, "output", `only at the end:\n${tail.output()}`);
+    assert.equal(results(), 1, "the command had ended");
+    assert.doesNotMatch(tail.output(), /\[output\] last-line/);
+    const run = await tail.done;
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+  } finally {
+    tail.child.kill();
+    await tail.done.catch(() => {});
+  }
+  const lines = (await tail.done).stdout.split("\n");
+  const out = lines.join("\n");
+  // In order: the call, its output as it came, then its result. The quick command's output is
+  // in its result only.
+  assert.equal(lines.filter((l) => l.startsWith("[output] quick-one")).length, 0, out);
+  assert.ok(lines.some((l) => /^\[result\] exit code 0 \([\d.]+s\) quick-one$/.test(l)), out);
+  const call = lines.indexOf("[tool] Bash: echo first-line; sleep 6; echo last-line");
+  assert.ok(call > 0, out);
+  assert.equal(lines[call + 1], "[output] first-line", out);
+  assert.equal(lines[call + 2], "[output] last-line", out);
+  assert.match(lines[call + 3]!, /^\[result\] exit code 0 \([\d.]+s\) first-line last-line$/, out);
+  // delegate_transcript pages the calls, results and text as before: the output lines are
+  // no entries of it.
+  const page = await scene.call("delegate_transcript", { job_id: id });
+  assert.doesNotMatch(page.text, /unreadable/, page.text);
+  assert.equal(page.text.match(/^ {2}first-line$/gm)?.length, 1, page.text);
 });

@@ -3,7 +3,7 @@
  * there with and without NO_COLOR (which removes colour only), and `--no-status` removes it.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfIdentity } from "../../src/platform/process_identity.ts";
 import { until } from "../support/harness.ts";
@@ -23,12 +23,13 @@ async function tailOnTerminal(
   args: string[],
   env: Record<string, string>,
   ready: (output: string) => boolean,
+  job: { engine?: "native" | "claude"; started?: (dir: string) => void } = {},
 ): Promise<string> {
   const ctx = cliEnv({ env });
   const id = "7e770000-0000-4000-8000-000000000001";
   const now = Date.now();
   const live = baseRecord(id, "57000000-0000-4000-8000-000000000001", {
-    engine: "native",
+    engine: job.engine ?? "native",
     state: "running",
     createdAt: now,
     startedAt: now,
@@ -39,6 +40,10 @@ async function tailOnTerminal(
   const { command, args: argv } = cliArgv(["jobs", "tail", id, ...args]);
   const run = startOnPty([command, ...argv], { tty: ["stdout"], env: ctx.env, cwd: ctx.cwd });
   try {
+    if (job.started) {
+      await until(() => run.output().includes("--- job "), 60_000, "the tail's first line");
+      job.started(dir);
+    }
     await until(() => ready(run.output()), 60_000, "the tail on the terminal");
     writeFileSync(join(dir, "result.txt"), "finished on a terminal");
     writeJob(ctx.stateDir, { ...live, state: "completed", endedAt: Date.now() });
@@ -82,5 +87,66 @@ Deno.test({
     assert.doesNotMatch(out, /so far/);
     assert.ok(!out.includes(CLEAR_LINE), JSON.stringify(out));
     assert.match(out, SGR, "colour stays: --no-status is about the status line only");
+  },
+});
+
+Deno.test({
+  name:
+    "jobs tail on a terminal: the status line names the call that runs; a claude one says its output comes at its end",
+  ignore: PTY_UNSUPPORTED !== undefined,
+  async fn() {
+    // Native: its running commands' output shows as it comes, so no note.
+    const native = await tailOnTerminal(
+      [],
+      { NO_COLOR: "1" },
+      (out) => /Bash: npm test for [5-9]\.\ds/.test(out),
+      {
+        started: (dir) =>
+          appendFileSync(
+            join(dir, "transcript.jsonl"),
+            `${
+              JSON.stringify({
+                kind: "tool_call",
+                id: "c1",
+                name: "Bash",
+                input: { command: "npm test" },
+              })
+            }\n`,
+          ),
+      },
+    );
+    assert.match(native, /running [\d.]+s · 0 tool calls so far · Bash: npm test for \d/);
+    assert.doesNotMatch(native, /output shows when it ends/);
+    // Claude Code's stream holds a command's output only in its result.
+    const claude = await tailOnTerminal(
+      [],
+      { NO_COLOR: "1" },
+      (out) => out.includes("(output shows when it ends)"),
+      {
+        engine: "claude",
+        started: (dir) =>
+          appendFileSync(
+            join(dir, "stream.jsonl"),
+            `${
+              JSON.stringify({
+                type: "assistant",
+                message: {
+                  content: [{
+                    type: "tool_use",
+                    id: "t1",
+                    name: "Bash",
+                    input: { command: "npm test" },
+                  }],
+                },
+              })
+            }\n`,
+          ),
+      },
+    );
+    assert.match(claude, /\[tool\] Bash: npm test\r?\n/);
+    assert.match(
+      claude,
+      /· Bash: npm test for [5-9]\.\ds \(output shows when it ends\)/,
+    );
   },
 });

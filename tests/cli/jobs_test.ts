@@ -44,6 +44,11 @@ function records(): JobRecord[] {
       promptPreview: "Fix the bug\nin main.ts",
       usage: usage(20_000, 1000),
       errorText: "boom",
+      commands: [
+        { command: "npm test", exitCode: 2, durationMs: 900 },
+        { command: "ls", exitCode: 0, durationMs: 3 },
+      ],
+      changesTracked: true,
     }),
     baseRecord(C, S2, {
       engine: "native",
@@ -126,6 +131,12 @@ Deno.test("jobs show: record, prompt, result head and paths; ids by prefix", asy
     /^cost {8}unknown {2}\(no price for "glm-5:cloud" in the pricing setting\)$/m,
   );
   assert.match(run.stdout, /^error {7}boom$/m);
+  // The evidence as the replies give it: each command with its exit code; no file changed,
+  // which the server looked for.
+  assert.match(run.stdout, /^commands {4}2 run, 1 failed: npm test \(exit 2\), ls \(exit 0\)$/m);
+  assert.match(run.stdout, /^changed {5}none$/m);
+  const other = await runCli(ctx, ["jobs", "show", A]);
+  assert.doesNotMatch(other.stdout, /^(commands|changed) /m);
   assert.match(run.stdout, /--- prompt \(22 bytes\) ---\nFix the bug\nin main.ts\n/);
   assert.match(run.stdout, new RegExp(`--- result \\(\\d+ chars\\) ---\\nresult of ${B}\\n`));
   assert.ok(run.stdout.includes(`result      ${join(ctx.stateDir, B, "result.txt")}\n`));

@@ -14,6 +14,7 @@ import { cliArgv, cliEnv } from "./jobs_support.ts";
 import {
   emulator,
   gate,
+  git,
   hook,
   jobCount,
   MODELS,
@@ -94,11 +95,32 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
   assert.equal(active.output, undefined);
   assert.equal(requests(), 6);
 
-  // A later turn with other changes: blocked again, round 2 of 2.
-  const second = await gate(ctx, hook(session, dir));
-  assert.equal(second.output?.decision, "block");
-  assert.match(String(second.output?.reason), /round 2 of at most 2/);
+  // A later turn: the changed line is reviewed again, and the eval finding it already blocked
+  // on comes back; it does not block again.
+  const again = await gate(ctx, hook(session, dir));
+  assert.equal(again.output?.decision, undefined, JSON.stringify(again.output));
+  assert.match(
+    String(again.output?.systemMessage),
+    /^ollama-delegate review gate: 3 reviewers found nothing new at high or above that 2 agree on; blocked on before, so not again: app\.ts:2 "eval of input runs arbitrary code/,
+  );
   assert.equal(requests(), 9);
+
+  // A new finding in the same hunk blocks, round 2 of 2, with only that finding.
+  writeFileSync(
+    join(dir, "app.ts"),
+    "const a = 1;\nconst b = eval(input2);\nconst c = exec(cmd);\nexport {};\n",
+  );
+  const second = await gate(ctx, hook(session, dir));
+  assert.equal(second.output?.decision, "block", JSON.stringify(second.output));
+  const secondReason = String(second.output?.reason);
+  assert.match(secondReason, /round 2 of at most 2 this session: 1 finding at high/);
+  assert.match(secondReason, /^1\. \[high\] app\.ts:3 .*"exec runs a shell command/m);
+  assert.doesNotMatch(secondReason, /^\d+\. .*eval of input/m);
+  assert.match(
+    secondReason,
+    /^Not raised again \(this gate blocked on them before\): app\.ts:2 "eval of input/m,
+  );
+  assert.equal(requests(), 12);
 
   // The cap is reached: later changes are let through unreviewed, said once.
   writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = eval(input3);\nexport {};\n");
@@ -108,14 +130,76 @@ Deno.test("review gate: blocks on an agreed high finding, lets a low one through
     String(capped.output?.systemMessage),
     /2 of 2 rounds used in this session, so these changes were not reviewed/,
   );
-  assert.equal(requests(), 9);
+  assert.equal(requests(), 12);
   const after = await gate(ctx, hook(session, dir));
   assert.equal(after.output, undefined);
 
   // Another session has its own count.
   const other = await gate(ctx, hook("a-second-session", dir));
   assert.equal(other.output?.decision, "block");
-  assert.equal(requests(), 12);
+  assert.equal(requests(), 15);
+});
+
+Deno.test("review gate: a later stop reviews only what changed since its last review, says what it left out, and never blocks twice on one finding", async () => {
+  const seen: ChatRequestView[] = [];
+  await using emu = await emulator({
+    models: MODELS.map((name) => ({ name })),
+    chatScript: reviewers(seen),
+  });
+  const ctx = cliEnv({
+    env: {
+      OLLAMA_HOST: emu.url,
+      OLLAMA_MCP_DEFAULT_ENGINE: "native",
+      OLLAMA_MCP_REVIEW_GATE: "on",
+      OLLAMA_MCP_REVIEW_GATE_MODELS: MODELS.slice(0, 2).join(","),
+      OLLAMA_MCP_REVIEW_GATE_AGREEMENT: "2",
+    },
+  });
+  const dir = repo();
+  const tail = Array.from({ length: 20 }, (_, i) => `const n${i} = ${i};\n`).join("");
+  writeFileSync(join(dir, "app.ts"), `const a = 1;\nexport {};\n${tail}`);
+  git(dir, "commit", "-q", "-am", "two");
+  const session = "s-since";
+  const prompt = () => seen.at(-1)!.firstUserText;
+
+  // The first stop reviews everything and blocks on eval.
+  writeFileSync(join(dir, "app.ts"), `const a = 1;\nconst b = eval(input);\nexport {};\n${tail}`);
+  const first = await gate(ctx, hook(session, dir));
+  assert.equal(first.output?.decision, "block", JSON.stringify(first.output));
+  assert.equal(seen.length, 2);
+
+  // A small change far below it: the next stop reviews that change alone, finds nothing, and
+  // says what it left out.
+  const extra = tail.replace("const n18 = 18;", "const n18 = 18 * 2;");
+  writeFileSync(join(dir, "app.ts"), `const a = 1;\nconst b = eval(input);\nexport {};\n${extra}`);
+  const small = await gate(ctx, hook(session, dir));
+  assert.equal(seen.length, 4);
+  assert.match(prompt(), /^\+const n18 = 18 \* 2;$/m);
+  assert.doesNotMatch(prompt(), /eval\(/, "the reviewed hunk was sent again");
+  assert.match(prompt(), /what changed since this session's last review \(1 hunk reviewed then/);
+  assert.equal(small.output?.decision, undefined, JSON.stringify(small.output));
+  assert.equal(
+    small.output?.systemMessage,
+    "ollama-delegate review gate: 2 reviewers found nothing at high or above that 2 agree on " +
+      "in what changed since this session's last review (left out: 1 hunk of app.ts, reviewed " +
+      "at an earlier stop of this session and unchanged since)",
+  );
+
+  // The eval line edited but not fixed: its hunk is reviewed again, the finding comes back,
+  // and the stop goes through, saying so.
+  writeFileSync(join(dir, "app.ts"), `const a = 1;\nconst b = eval(input2);\nexport {};\n${extra}`);
+  const edited = await gate(ctx, hook(session, dir));
+  assert.equal(seen.length, 6);
+  assert.match(prompt(), /^\+const b = eval\(input2\);$/m);
+  assert.doesNotMatch(prompt(), /n18 = 18 \* 2/, "the other hunk was sent again");
+  assert.equal(edited.output?.decision, undefined, JSON.stringify(edited.output));
+  assert.match(
+    String(edited.output?.systemMessage),
+    /found nothing new at high or above that 2 agree on in what changed since this session's last review \(left out: 1 hunk of app\.ts, .*\); blocked on before, so not again: app\.ts:2 "eval of input runs arbitrary code \(qwen3-coder:30b\)"$/,
+  );
+  const state = JSON.parse(readFileSync(join(ctx.stateDir, ".gate", `${session}.json`), "utf8"));
+  assert.equal(state.blocks, 1);
+  assert.equal(state.raised.length, 1);
 });
 
 Deno.test("review gate: fails open when the backend is down, reviewers answer prose or hang past the limit, or the input is not JSON", async () => {
@@ -142,6 +226,11 @@ Deno.test("review gate: fails open when the backend is down, reviewers answer pr
     /^ollama-delegate review gate: (could not review|no reviewer answered) \(.*\); the stop goes through$/,
   );
   assert.ok(!String(r.output?.systemMessage).includes("\n"));
+  // The changes count as looked at (the same ones are not tried again), not as reviewed: a
+  // later stop reviews them with whatever changed since.
+  const looked = JSON.parse(readFileSync(join(down.stateDir, ".gate", "s-down.json"), "utf8"));
+  assert.equal(typeof looked.fingerprint, "string");
+  assert.equal(looked.reviewed, undefined);
 
   await using hanging = await emulator({
     models: MODELS.map((name) => ({ name })),

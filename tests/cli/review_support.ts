@@ -40,9 +40,22 @@ export const finding = (line: number, severity: string, claim: string) => ({
   evidence: "see the diff",
 });
 
+/** The new-side line of the diff's first added line that starts with `text`, or undefined. */
+function addedLine(diff: string, text: string): number | undefined {
+  let line = 0;
+  for (const l of diff.split("\n")) {
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(l);
+    if (hunk) line = Number(hunk[1]);
+    else if (l.startsWith(`+${text}`) && !l.startsWith("+++")) return line;
+    else if (line > 0 && !l.startsWith("-") && !l.startsWith("\\")) line++;
+  }
+  return undefined;
+}
+
 /**
- * Reviewers that read the diff: `eval(` is a high finding for the first two models (the third
- * misses it), `TODO` a low one for the first model only.
+ * Reviewers that read the diff: `eval(` on line 2 is a high finding for the first two models
+ * (the third misses it), `exec(` one wherever it is added, `TODO` a low one for the first model
+ * only.
  */
 export function reviewers(seen: ChatRequestView[]) {
   return (view: ChatRequestView) => {
@@ -51,6 +64,10 @@ export function reviewers(seen: ChatRequestView[]) {
     const found = [];
     if (view.firstUserText.includes("+const b = eval(") && view.model !== "llama3.1:8b") {
       found.push(finding(2, "high", `eval of input runs arbitrary code (${view.model})`));
+    }
+    const exec = addedLine(view.firstUserText, "const c = exec(");
+    if (exec !== undefined && view.model !== "llama3.1:8b") {
+      found.push(finding(exec, "high", `exec runs a shell command built from input`));
     }
     if (view.firstUserText.includes("TODO") && view.model === "qwen3-coder:30b") {
       found.push(finding(2, "low", "a TODO left in the code"));

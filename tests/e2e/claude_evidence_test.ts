@@ -52,7 +52,10 @@ Deno.test("claude engine: commands with their exit codes, changed files and plan
   // Failures as Claude Code reported them; the output's own "Exit code 0" changes nothing.
   assert.equal(
     field(reply.text, "commands"),
-    "6 run, 2 failed (exit 1: cat missing.txt; exit 3: echo 'Exit code 0'; exit 3)",
+    "6 run, 2 failed: echo hi > a.txt (exit 0), cat missing.txt (exit 1), echo patched >> " +
+      "node_modules/dep/index.js (exit 0), echo noise > debug.log (exit 0), python3 -c " +
+      `"open('sub/.envrc', 'w').write('echo pwned\\n')" (exit 0), +1 more, among them: echo ` +
+      "'Exit code 0'; exit 3 (exit 3)",
     reply.text,
   );
   assert.equal(

@@ -79,7 +79,7 @@ async function check(engine: "native" | "claude"): Promise<void> {
       wait_seconds: 240,
     }, { timeoutMs: 300_000 });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.match(field(reply.text, "commands") ?? "", /^5 run$/, reply.text);
+    assert.match(field(reply.text, "commands") ?? "", /^5 run: echo \S+ >> src\//, reply.text);
     assert.equal(
       field(reply.text, "files"),
       `${want.files.length} changed: ${want.files.join(", ")}`,

@@ -24,7 +24,10 @@ Deno.test("native: a Bash call writes a file in cwd; the server records the comm
   assert.equal(field(reply.text, "engine"), "native (backend ollama)");
   assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "made-by-native\n");
   assert.equal(field(reply.text, "tool calls"), "1");
-  assert.equal(field(reply.text, "commands"), "1 run");
+  assert.equal(
+    field(reply.text, "commands"),
+    "1 run: echo made-by-native > out.txt && exit 0 (exit 0)",
+  );
   assert.equal(field(reply.text, "files"), "1 changed: out.txt");
   const id = field(reply.text, "job_id")!;
   const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
@@ -53,7 +56,11 @@ Deno.test("native: files in credential-named folders, a new .npmrc and a name th
     cwd: work,
   });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
-  assert.equal(field(reply.text, "commands"), "1 run", reply.text);
+  assert.match(
+    field(reply.text, "commands") ?? "",
+    /^1 run: mkdir -p lib\/\.ssh .*… \(exit 0\)$/,
+    reply.text,
+  );
   // The attack happened: the sandboxed command made every file.
   assert.equal(
     readFileSync(join(work, "app", ".npmrc"), "utf8"),
@@ -78,7 +85,7 @@ Deno.test("native: failing commands are reported apart from the model's answer",
     cwd: tempDir("od-native-"),
   });
   assert.equal(field(reply.text, "state"), "completed");
-  assert.equal(field(reply.text, "commands"), "2 run, 1 failed (exit 2: exit 2)");
+  assert.equal(field(reply.text, "commands"), "2 run, 1 failed: true (exit 0), exit 2 (exit 2)");
   assert.match(reply.text, /--- output ---\nall tests pass/);
 });
 

@@ -1,6 +1,7 @@
 /**
  * Claims checked against the server's evidence end to end: the reply's `claims:` line lists what
- * the final text says and the evidence contradicts, on both engines.
+ * the final text says and the evidence contradicts, on both engines, beside the evidence itself
+ * (`commands:` with each command's exit code, `files:`, `none` when the server looked).
  */
 import assert from "node:assert/strict";
 import process from "node:process";
@@ -32,6 +33,23 @@ Deno.test("native: 'all tests pass' and 'created X' without evidence are listed"
     '2 not backed by the evidence: "created `src/slug.ts`" (no change to src/slug.ts was seen); ' +
       '"All tests pass" (no test command was run)',
   );
+  // The evidence behind it: the one command and its exit code, and no file changed (the
+  // server looked), which is not the same as no files line.
+  assert.equal(field(reply.text, "commands"), "1 run: ls (exit 0)", reply.text);
+  assert.equal(field(reply.text, "files"), "none", reply.text);
+  // A turn that could change nothing (plan: no Bash, no Write or Edit) was not watched, and
+  // says no "none" it did not check.
+  const readOnly = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen3:8b",
+    prompt: "look at the slug helper",
+    cwd: tempDir("od-claims-"),
+    permission_mode: "plan",
+    wait_seconds: 60,
+  });
+  assert.equal(field(readOnly.text, "state"), "completed", readOnly.text);
+  assert.equal(field(readOnly.text, "files"), undefined, readOnly.text);
+  assert.equal(field(readOnly.text, "commands"), undefined, readOnly.text);
 });
 
 Deno.test("native: claims the evidence backs give no claims line", async () => {
@@ -63,6 +81,12 @@ Deno.test("native: claims the evidence backs give no claims line", async () => {
   });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
   assert.equal(field(reply.text, "claims"), undefined, reply.text);
+  assert.equal(
+    field(reply.text, "commands"),
+    "1 run: mkdir -p src && echo x > src/slug.ts && sh test.sh (exit 0)",
+    reply.text,
+  );
+  assert.equal(field(reply.text, "files"), "1 changed: src/slug.ts", reply.text);
 });
 
 Deno.test({
@@ -92,5 +116,8 @@ Deno.test({
       '1 not backed by the evidence: "The tests pass" (the last test command failed: ' +
         "npm test || exit 3)",
     );
+    // What Claude Code reported of the command, and the server's own look at the tree.
+    assert.equal(field(reply.text, "commands"), "1 run, 1 failed: npm test || exit 3 (exit 3)");
+    assert.equal(field(reply.text, "files"), "none", reply.text);
   },
 });

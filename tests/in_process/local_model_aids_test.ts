@@ -79,7 +79,7 @@ Deno.test("aids: a job stopped at max_turns without an answer fails and keeps wh
     ),
     reply.text,
   );
-  assert.equal(field(reply.text, "commands"), "2 run");
+  assert.equal(field(reply.text, "commands"), "2 run: echo 1 (exit 0), echo 2 (exit 0)");
 });
 
 Deno.test("aids: a job that reaches its deadline keeps the text so far, marked partial", async () => {
@@ -128,8 +128,8 @@ Deno.test("aids: failures hidden by a later command or a pipe are reported as ma
   assert.equal(field(reply.text, "state"), "completed", reply.text);
   assert.equal(
     field(reply.text, "commands"),
-    "2 run, 1 failed (exit 3: exit 3), 1 masked failure (exit 1: sh -c 'echo 2 tests failed; " +
-      "exit 1')",
+    "2 run, 1 failed, 1 masked failure: sh -c 'echo 2 tests failed; exit 1' | tee test.log; " +
+      "echo do… (exit 0; masked exit 1: sh -c 'echo 2 tests failed; exit 1'), exit 3 (exit 3)",
   );
   assert.equal(readFileSync(join(work, "test.log"), "utf8"), "2 tests failed\n");
   const id = field(reply.text, "job_id")!;

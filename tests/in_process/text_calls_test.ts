@@ -46,7 +46,11 @@ Deno.test("text calls: a call written as text in each format runs in the sandbox
       // The command really ran: the file is on disk.
       assert.equal(readFileSync(join(work, "out.txt"), "utf8"), `made-by-${style}\n`, what);
       assert.equal(field(reply.text, "tool calls"), "1 (1 recovered from text)", what);
-      assert.equal(field(reply.text, "commands"), "1 run", what);
+      assert.equal(
+        field(reply.text, "commands"),
+        `1 run: echo made-by-${style} > out.txt && cat out.txt (exit 0)`,
+        what,
+      );
       assert.match(reply.text, /--- output ---\nI wrote out\.txt\./, what);
       const id = field(reply.text, "job_id")!;
       const transcript = readFileSync(join(scene.stateDir, id, "transcript.jsonl"), "utf8")
@@ -116,7 +120,11 @@ Deno.test("text calls: a Bash call written as text with Claude Code's descriptio
       style === "structured" ? "1" : "1 (1 recovered from text)",
       style,
     );
-    assert.equal(field(reply.text, "commands"), "1 run", style);
+    assert.equal(
+      field(reply.text, "commands"),
+      `1 run: echo described-${style} > out.txt (exit 0)`,
+      style,
+    );
     const id = field(reply.text, "job_id")!;
     // The job folder is where a default install keeps it.
     const lines = readFileSync(

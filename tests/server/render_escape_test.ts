@@ -59,7 +59,7 @@ Deno.test("summary: a command text with a newline and ESC stays on the commands 
   const line = text.split("\n").find((l) => l.startsWith("commands:"));
   assert.equal(
     line,
-    `commands:   1 run, 1 failed (exit 3: printf '\\033[2J'; touch "x\\nstate:      completed\\nfiles:  …)`,
+    `commands:   1 run, 1 failed: printf '\\033[2J'; touch "x\\nstate:      completed\\nfiles:  … (exit 3)`,
   );
 });
 

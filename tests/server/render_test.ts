@@ -3,7 +3,6 @@ import type { JobView } from "../../src/jobs/manager.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import {
   activityLines,
-  commandsText,
   followupHint,
   outputBody,
   pollHint,
@@ -250,31 +249,23 @@ Deno.test("summary: recovered tool calls, shortened context and warnings get the
   assert.doesNotMatch(plain, /recovered|context:|warning:/);
 });
 
-Deno.test("commandsText: masked failures beside the real exit codes", () => {
-  const run = (command: string, exitCode: number, masked?: Array<[string, number]>) => ({
-    command,
-    exitCode,
-    durationMs: 5,
-    ...(masked ? { masked: masked.map(([c, e]) => ({ command: c, exitCode: e })) } : {}),
-  });
-  assert.equal(
-    commandsText([
-      run("npm test", 2),
-      run("false; true", 0, [["false", 1]]),
-      run("ls", 0),
-    ]),
-    "3 run, 1 failed (exit 2: npm test), 1 masked failure (exit 1: false)",
+Deno.test("summary: the commands line lists each command with its exit code", () => {
+  const commands = [
+    { command: "npm test", exitCode: 2, durationMs: 5 },
+    {
+      command: "false; true",
+      exitCode: 0,
+      durationMs: 5,
+      masked: [{ command: "false", exitCode: 1 }],
+    },
+  ];
+  assert.ok(
+    lines(view({ commands })).includes(
+      "commands:   2 run, 1 failed, 1 masked failure: npm test (exit 2), false; true (exit 0; " +
+        "masked exit 1: false)",
+    ),
+    lines(view({ commands })).join("\n"),
   );
-  assert.equal(
-    commandsText([
-      run("npm test | tee log; a; b; c", 0, [["npm test", 1], ["a", 2], ["b", 3], ["c", 4]]),
-      { ...run("for f in *; do false; done; true", 0, [["false", 1]]), maskedMore: 30 },
-    ]),
-    "2 run, 35 masked failures (exit 1: npm test; exit 2: a; exit 3: b; ...)",
-  );
-  // The summary line carries it.
-  const text = lines(view({ commands: [run("false; true", 0, [["false", 1]])] }));
-  assert.ok(text.includes("commands:   1 run, 1 masked failure (exit 1: false)"), text.join("\n"));
 });
 
 Deno.test("summary: one turn is a turn, not '1 turns'", () => {
@@ -308,11 +299,10 @@ Deno.test("summary: files counts those past the named ones and says when the lis
     text({ changedFilesPartial: "a walk stopped" }),
     "files:      none seen; incomplete: a walk stopped",
   );
-});
-
-Deno.test("commandsText: a command without an exit code (ended with its turn) is a failure", () => {
+  // "none" only when the server looked; a turn it did not watch has no line at all.
+  assert.equal(text({ changesTracked: true }), "files:      none");
   assert.equal(
-    commandsText([{ command: "sleep 100", exitCode: null, durationMs: 5 }]),
-    "1 run, 1 failed (no exit code: sleep 100)",
+    text({ changesTracked: true, changedFiles: [at(1)] }),
+    "files:      1 changed: f1.js",
   );
 });

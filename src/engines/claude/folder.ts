@@ -14,6 +14,7 @@ import {
   readStreamEvent,
   type StreamEvent,
   type StreamItem,
+  streamItems,
 } from "./stream.ts";
 
 /** Claude Code's stdout, stream-json, one event a line. */
@@ -147,10 +148,16 @@ function resultText(content: unknown): string {
   }).join("\n");
 }
 
-/** What `jobs tail` shows of one stream line: the activities, the session start, the end. */
+/**
+ * What `jobs tail` shows of one stream line: the activities, the session start, the end, and
+ * each tool's result when it comes. Claude Code's stream holds a command's output only in its
+ * result, at its end: a running command shows nothing before.
+ */
 function liveEvents(line: string): LiveEvent[] {
+  const event = readStreamEvent(line);
+  if (event === undefined) return [];
   const out: LiveEvent[] = [];
-  for (const item of parseStreamLine(line)) {
+  for (const item of streamItems(event)) {
     if (item.type === "init") {
       out.push({
         kind: "init",
@@ -159,6 +166,17 @@ function liveEvents(line: string): LiveEvent[] {
       });
     } else if (item.type === "activity") out.push(item.activity);
     else out.push({ kind: "end" });
+  }
+  // A failed result is an activity already (an error line); one Claude Code did not run is
+  // the denial's.
+  if (event.type === "user") {
+    for (const block of event.blocks) {
+      if (block.type !== "tool_result" || block.is_error === true) continue;
+      if (typeof block.tool_use_id === "string" && event.notRun.includes(block.tool_use_id)) {
+        continue;
+      }
+      out.push({ kind: "result", text: resultText(block.content) });
+    }
   }
   return out;
 }

@@ -1,8 +1,10 @@
 /**
  * The native engine's files in a job folder: `messages.jsonl`, the conversation a follow-up
  * continues (context/history.ts writes and reads it), and `transcript.jsonl`, what the delegate did,
- * in TranscriptEntry lines. Only this engine parses them; the job layer, the server and the
- * terminal ask through `nativeFolder`.
+ * in TranscriptEntry lines, with the output of commands that ran long as it came
+ * (`{"kind":"output","id":<call id>,"text":...}`, tools/live_output.ts) between them, which only
+ * `jobs tail` shows. Only this engine parses them; the job layer, the server and the terminal
+ * ask through `nativeFolder`.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,6 +14,10 @@ import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry, TurnFacts }
 
 export const MESSAGES_FILE = "messages.jsonl";
 export const TRANSCRIPT_FILE = "transcript.jsonl";
+/** The kind of a transcript line that holds a running command's output, no entry. */
+export const LIVE_OUTPUT = "output";
+
+const ENTRY_KINDS: ReadonlySet<string> = new Set(["text", "tool_call", "tool_result"]);
 
 /** The tail of a transcript read back for status; enough for 100 activities. */
 const TAIL_BYTES = 256 * 1024;
@@ -44,7 +50,9 @@ export async function readTail(path: string, maxBytes: number): Promise<Transcri
   for (const raw of text.split("\n")) {
     if (raw.trim() === "") continue;
     try {
-      out.push(JSON.parse(raw) as TranscriptEntry);
+      const entry = JSON.parse(raw) as TranscriptEntry;
+      // A command's output as it came is no entry: its result holds it.
+      if (ENTRY_KINDS.has(entry?.kind)) out.push(entry);
     } catch {
       // Skip a torn line.
     }
@@ -93,6 +101,8 @@ export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {
         isError: e.isError === true,
       }];
     }
+    case LIVE_OUTPUT:
+      return [];
     default:
       return undefined;
   }
@@ -100,13 +110,15 @@ export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {
 
 /** What `jobs tail` shows of one transcript line; a torn line shows nothing. */
 function liveEvents(line: string): LiveEvent[] {
-  let entry: TranscriptEntry;
+  let entry: TranscriptEntry | { kind: typeof LIVE_OUTPUT; text: unknown };
   try {
-    entry = JSON.parse(line) as TranscriptEntry;
+    entry = JSON.parse(line);
   } catch {
     return [];
   }
   switch (entry?.kind) {
+    case LIVE_OUTPUT:
+      return typeof entry.text === "string" ? [{ kind: "output", text: entry.text }] : [];
     case "text":
       return [{ kind: "text", text: entry.text }];
     case "tool_call":
@@ -121,6 +133,7 @@ function liveEvents(line: string): LiveEvent[] {
 /** The native engine's job folder, as everyone else reads it. */
 export const nativeFolder: JobFolderReader = {
   activityFile: TRANSCRIPT_FILE,
+  runningOutput: true,
   async recentActivity(dir: string, limit: number): Promise<Activity[]> {
     const entries = await readTail(join(dir, TRANSCRIPT_FILE), TAIL_BYTES);
     return entries.flatMap(activityOf).slice(-limit);

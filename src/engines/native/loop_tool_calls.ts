@@ -25,6 +25,8 @@ export interface ToolCallDeps {
   /** A tool call; `recovered` when the model wrote it as text. */
   toolCall(info?: { recovered?: boolean }): void;
   transcript(entry: TranscriptEntry): void;
+  /** A running command's output as it comes, by the id of the call that runs it. */
+  output?(callId: string, text: string): void;
   /** Appends messages to the durable history as they are made. */
   remember(messages: ChatMessage[]): void;
 }
@@ -92,7 +94,7 @@ export async function runCall(
   }
   const tool = offered!;
   try {
-    const out = await tool.run(input, deps.ctx);
+    const out = await tool.run(input, callContext(deps, call.id));
     const note = ignoredNote(name, ignored);
     answer = { text: note ? `${out.text}\n${note}` : out.text, isError: out.isError ?? false };
   } catch (e) {
@@ -111,6 +113,15 @@ export async function runCall(
     });
     return { role: "tool", tool_call_id: call.id, name, content: answer.text };
   }
+}
+
+/** The tools' context for one call: its output, when it has any, goes out under its id. */
+function callContext(deps: ToolCallDeps, id: string): ToolContext {
+  const output = deps.output;
+  if (!output) return deps.ctx;
+  // The copy shares what the tools keep across calls (what the model read), made here first.
+  deps.ctx.reads ??= new Map();
+  return { ...deps.ctx, output: (text) => output(id, text) };
 }
 
 /** Answers `from` and the calls after it with `text`, without running them. */

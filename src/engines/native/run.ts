@@ -38,7 +38,7 @@ import {
   type ResolvedBackend,
 } from "../../settings/backends.ts";
 import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
-import { MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
+import { LIVE_OUTPUT, MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { type History, historyBudget, readHistory } from "./context/history.ts";
 import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
@@ -331,6 +331,8 @@ export class NativeEngine implements Engine {
         warning: (text) => sink.warning?.(text),
         response: (tokens) => sink.response?.(tokens),
         transcript: (entry) => transcript.push(entry),
+        // Beside the entries, for `jobs tail` alone (folder.ts reads them as no entry).
+        output: (id, text) => transcript.push({ kind: LIVE_OUTPUT, id, text }),
         remember: (added) => {
           for (const m of added) writer.push(m);
         },
@@ -342,6 +344,8 @@ export class NativeEngine implements Engine {
       outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
     if (shell) await reportChanges(changes, roots, sink);
+    // Without Bash only Write and Edit change files, and each reports its own change.
+    else if (policy.tools.some((t) => !t.readOnly)) sink.changesTracked?.();
     return await settleWriters(outcome, [writer, transcript]);
   }
 

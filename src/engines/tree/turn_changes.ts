@@ -148,6 +148,8 @@ export async function reportChanges(
   for (const path of report.files) sink.fileChanged?.(path);
   for (const text of plantedWarnings(report.files, roots)) sink.warning?.(text);
   if (report.partial) sink.changesPartial?.(report.partial);
+  // A turn that neither kept a journal nor walked saw nothing: its empty report is no "none".
+  if (changes.how !== undefined) sink.changesTracked?.();
 }
 
 function journalTurn(

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  claudeFolder,
   recentActivity,
   scanTranscript,
   transcriptFacts,
@@ -137,4 +138,29 @@ Deno.test("recentActivity: a cut first line is dropped even if its rest is valid
     }]);
     assert.deepEqual(await recentActivity(path, 10, tailBytes), [{ kind: "text", text: "real" }]);
   });
+});
+
+Deno.test("claudeFolder.liveReader: a tool's result shows when it comes; a denied call's does not", () => {
+  const read = claudeFolder.liveReader();
+  const result = (id: string, content: unknown, isError = false, meta?: unknown) =>
+    j({
+      type: "user",
+      message: { content: [{ type: "tool_result", tool_use_id: id, content, is_error: isError }] },
+      ...(meta ? { tool_result_meta: meta } : {}),
+    });
+  assert.deepEqual(read(toolLine(1)), [{ kind: "tool", name: "Bash", detail: "c1" }]);
+  assert.deepEqual(read(result("t1", "all 12 tests passed")), [
+    { kind: "result", text: "all 12 tests passed" },
+  ]);
+  assert.deepEqual(read(result("t2", [{ type: "text", text: "out" }])), [
+    { kind: "result", text: "out" },
+  ]);
+  // A failure is an error line, as before; a call Claude Code did not run has no result.
+  assert.deepEqual(read(result("t3", "Exit code 1", true)), [
+    { kind: "error", text: "tool error: Exit code 1" },
+  ]);
+  assert.deepEqual(
+    read(result("t4", "denied", false, [{ id: "t4", non_execution_kind: "user-rejected" }])),
+    [],
+  );
 });

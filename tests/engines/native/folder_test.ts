@@ -50,3 +50,34 @@ Deno.test("native recentActivity: a transcript whose last 256 KiB start on a lin
     assert.deepEqual(got[0], { kind: "text", text: JSON.parse(lines[44]!).text });
   });
 });
+
+Deno.test("native transcript: a running command's output lines go to jobs tail only", async () => {
+  await withDir(async (dir) => {
+    const lines = [
+      { kind: "tool_call", id: "c1", name: "Bash", input: { command: "npm test" } },
+      { kind: "output", id: "c1", text: "ok 1 - adds\nok 2 - subtracts\n" },
+      {
+        kind: "tool_result",
+        id: "c1",
+        name: "Bash",
+        text: "exit code 1 (31.0s)\n...",
+        isError: true,
+      },
+    ].map((e) => JSON.stringify(e));
+    await writeFile(join(dir, TRANSCRIPT_FILE), lines.join("\n") + "\n");
+    // Status: the call and its error, no output line among the activities.
+    assert.deepEqual(await nativeFolder.recentActivity(dir, 10), [
+      { kind: "tool", name: "Bash", detail: "npm test" },
+      { kind: "error", text: "Bash: exit code 1 (31.0s)\n..." },
+    ]);
+    assert.equal((await readTail(join(dir, TRANSCRIPT_FILE), 1 << 20)).length, 2);
+    // delegate_transcript: a line that holds no entry (not an unreadable one).
+    const entries = nativeFolder.transcriptReader();
+    assert.deepEqual(entries(lines[1]!), []);
+    // jobs tail: the output as it came.
+    assert.deepEqual(nativeFolder.liveReader()(lines[1]!), [
+      { kind: "output", text: "ok 1 - adds\nok 2 - subtracts\n" },
+    ]);
+    assert.equal(nativeFolder.runningOutput, true);
+  });
+});

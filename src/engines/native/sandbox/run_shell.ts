@@ -38,6 +38,8 @@ export interface CommandRequest {
   /** The server's own settings and records: hidden where a writable dir holds them. */
   hide?: readonly string[];
   onSpawn?: (pid: number) => void;
+  /** The command's output as it arrives (platform/command_run.ts). */
+  onOutput?: (text: string) => void;
 }
 
 export interface ShellResult extends CommandResult {
@@ -109,6 +111,7 @@ export async function runShell(
     signal: req.signal,
     keepChars: req.keepChars,
     ...(req.onSpawn ? { onSpawn: req.onSpawn } : {}),
+    ...(req.onOutput ? { onOutput: req.onOutput } : {}),
   };
   if (runner.kind !== "bwrap") {
     const shell = shellCommand(req.command);

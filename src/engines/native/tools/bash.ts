@@ -2,7 +2,8 @@ import { basename } from "node:path";
 import { DEFAULT_LIMITS } from "../../sandbox_limits.ts";
 import type { ShellRunner } from "../sandbox/shell_runner.ts";
 import { runShell } from "../sandbox/run_shell.ts";
-import { maskedText, takeMaskedReport, watchFailures } from "./masked_failures.ts";
+import { maskedText, takeMaskedReport, watchFailures, withoutReport } from "./masked_failures.ts";
+import { LiveOutput } from "./live_output.ts";
 import { quarantineText } from "../../../guard/planted.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
 import { BASH_KEEP_CHARS, type NativeTool, type ToolResult } from "./types.ts";
@@ -42,16 +43,25 @@ export function bashTool(runner: ShellRunner): NativeTool {
         : DEFAULT_TIMEOUT_MS;
       // Run by bash with traps that note failures a later command hides (masked_failures.ts).
       const watched = watchFailures(command);
-      const result = await runShell(runner, {
-        command: watched?.command ?? command,
-        cwd: ctx.cwd,
-        writable: ctx.roots,
-        timeoutMs,
-        signal: ctx.signal,
-        keepChars: BASH_KEEP_CHARS,
-        ...(ctx.protect ? { hide: ctx.protect } : {}),
-        ...(ctx.processStarted ? { onSpawn: ctx.processStarted } : {}),
-      });
+      const live = ctx.output
+        ? new LiveOutput(ctx.output, watched ? { clean: (t) => withoutReport(t, watched) } : {})
+        : undefined;
+      let result;
+      try {
+        result = await runShell(runner, {
+          command: watched?.command ?? command,
+          cwd: ctx.cwd,
+          writable: ctx.roots,
+          timeoutMs,
+          signal: ctx.signal,
+          keepChars: BASH_KEEP_CHARS,
+          ...(ctx.protect ? { hide: ctx.protect } : {}),
+          ...(ctx.processStarted ? { onSpawn: ctx.processStarted } : {}),
+          ...(live ? { onOutput: (text: string) => live.push(text) } : {}),
+        });
+      } finally {
+        live?.stop();
+      }
       if (result.refused) {
         ctx.commandRun({ command, exitCode: null, durationMs: 0, refused: result.refused });
         return { text: result.refused, isError: true };

@@ -128,6 +128,11 @@ export function takeMaskedReport(output: string, watched: Watched): MaskedReport
   return { output: rest, masked, more };
 }
 
+/** `output` without the report's lines and the trap code: what the command itself printed. */
+export function withoutReport(output: string, watched: Watched): string {
+  return takeMaskedReport(output, watched).output;
+}
+
 /** `exit 1: false; exit 2: npm test`, for the model and the status. */
 export function maskedText(masked: readonly MaskedFailure[], more = 0): string {
   const shown = masked.map((m) => `exit ${m.exitCode}: ${m.command}`).join("; ");

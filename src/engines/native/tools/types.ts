@@ -48,6 +48,11 @@ export interface ToolContext {
   /** Reports the pid of a command being started, so a server restart can stop it. */
   processStarted?(pid: number): void;
   /**
+   * A running command's output as it comes (live_output.ts), for the job's activity file that
+   * `jobs tail` follows; set per tool call.
+   */
+  output?(text: string): void;
+  /**
    * What the model last saw of each file it read or wrote in this job, by real path
    * (read_state.ts); created on first use.
    */
