@@ -362,7 +362,7 @@ Deno.test("doctor: a local model with a long context still warns that Ollama's d
     assert.equal(check(report, "model.default").details?.model, "qwen3:8b");
     const context = check(report, "model.context");
     assert.equal(context.status, "warn");
-    assert.match(context.summary, /server default \(4k-32k by VRAM\)/);
+    assert.match(context.summary, /server default \(4k under 24 GiB of VRAM, more above\)/);
     assert.match(context.summary, /at 4096 tokens the claude engine's prompt \(about \d+ tokens/);
     assert.match(context.hint ?? "", /num_ctx 65536/);
     assert.match(
