@@ -1,9 +1,9 @@
 /**
  * The wiring of the terminal commands whose tests run in this process (tests/cli/jobs_support.ts:
- * `runCli` calls `jobsMain`, `statsMain`, `doctorMain` and `modelsMain` with an io of its own): the program a
- * user starts (`deno run src/main.ts`, or the installed package in the Node pass) prints the same
- * bytes and exits with the same codes, reading its settings from its environment and working
- * directory.
+ * `runCli` calls `jobsMain`, `statsMain`, `doctorMain` and `modelsMain` with an io of its own):
+ * the program a user starts (`deno run src/main.ts`, or the installed package in the Node pass)
+ * prints the same bytes and exits with the same codes, reading its settings from its environment
+ * and working directory.
  */
 import assert from "node:assert/strict";
 import { baseRecord, cliEnv, runCli, runCliProcess, writeJob } from "./jobs_support.ts";

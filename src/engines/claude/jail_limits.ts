@@ -6,9 +6,9 @@
  * own sandbox, which the server does not start. Claude Code needs room the limits would not
  * leave it (the native build of 2.1.332, a Bun program, in bench/claude_process_bench.ts:
  * 220-225 MiB resident at the 25th command of a turn whose commands printed 480 KB; 5.3 GiB of
- * writable private mappings, which RLIMIT_DATA counts; 9 threads; and its helpers for a sandboxed command,
- * `apply-seccomp` with 1.3 GB of them, start before the command does). So the limits go in two
- * places:
+ * writable private mappings, which RLIMIT_DATA counts; 9 threads; and its helpers for a
+ * sandboxed command, `apply-seccomp` with 1.3 GB of them, start before the command does). So
+ * the limits go in two places:
  * - the whole jail gets one cgroup where one can be made: memory at the limit plus
  *   CLAUDE_MEMORY_RESERVE_MB for Claude Code, processes at the limit plus its threads and its
  *   sandbox's helpers (claudeProcessReserve);
