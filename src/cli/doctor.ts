@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
-import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
+import { backendChecks, ollamaPoolCheck, probeOllamaPool } from "./doctor_backends.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { probeEndpoint } from "../backends/endpoint_health.ts";
 import {
@@ -32,7 +32,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Claude Code CLI   found on the delegate's PATH, and answers --version
   claude sandbox    how claude delegates are confined under the sandbox setting (which
                     governs both engines): bubblewrap jail, Claude Code's sandbox (socat)
-  Ollama            reachable at baseUrl; its version
+  Ollama            reachable at baseUrl (with baseUrls: the first endpoint that answers,
+                    where the model checks below run); its version
   Request size      tokens one request of each engine carries (claude: by claudeHarness and
                     its sandbox), and whether Ollama's default 4,096-token context holds it
   Models            listed, which support tools
@@ -42,7 +43,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Retired models    cloud models Ollama has retired that settings still name
   Sandbox           bubblewrap runs a trivial command (native engine); without it,
                     commands run unconfined and replies say so (sandbox: required refuses)
-  Ollama pool       with baseUrls: each endpoint of the default Ollama answers
+  Ollama pool       with baseUrls: each endpoint of the default Ollama answers, and the
+                    models it lacks that others have (warns for the default and allowed)
   Backend <name>    each configured backend answers (a pool: each of its endpoints)
 
 Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 when
@@ -82,13 +84,20 @@ export async function runDoctor(
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
   const facts = await enginesFacts(s, env, cwd);
-  const [claude, ollama, sandbox, backends, pool, claudeLimits] = await Promise.all([
+  const [claude, ollama, sandbox, backends, poolEndpoints, claudeLimits] = await Promise.all([
     claudeCheck(resolved, facts.claude, cwd),
     ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
     sandboxCheck(s.sandbox, facts.native),
     backendChecks(s.backends, env),
-    ollamaPoolCheck(s.baseUrls),
+    probeOllamaPool(s.baseUrls),
     facts.claude.limitsText?.(),
+  ]);
+  // Every endpoint of a pool should hold the models jobs ask for: the default, the allowed.
+  const defaultModel = ollama.find((c) => c.id === "model.default" && c.status === "pass")
+    ?.details?.model;
+  const pool = ollamaPoolCheck(s.baseUrls, poolEndpoints, [
+    ...(typeof defaultModel === "string" ? [defaultModel] : []),
+    ...s.allowedModels,
   ]);
   const checks = [
     configCheck(resolved),

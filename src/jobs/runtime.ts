@@ -10,6 +10,7 @@ import type { JobManager } from "./manager.ts";
 import type { ModelChoice } from "./model_choice.ts";
 import type { JobStore } from "./store.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
+import { defaultOllamaUrls } from "../settings/backends.ts";
 import type { Settings } from "../settings/types.ts";
 
 export interface Runtime {
@@ -80,8 +81,7 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
   });
   const catalog = new ModelCatalog(
-    (s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl])
-      .map((url) => new OllamaClient(url)),
+    defaultOllamaUrls(s).map((url) => new OllamaClient(url)),
     { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
     retired,
   );

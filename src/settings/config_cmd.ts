@@ -36,7 +36,9 @@ Options:
   --claude-bin <path>              claudeBin: the Claude Code CLI
   --state-dir <dir>                stateDir: where job records live
   --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, 7d, or milliseconds
-  --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
+  --max-concurrent <n>             maxConcurrent: delegates running at once per server, and on
+                                   each endpoint of the default Ollama across your sessions
+                                   (an endpoint's own limit in baseUrls wins there; 1-64)
   --engine <claude|native>         defaultEngine: which engine runs a task by default
   --isolation <none|worktree>      defaultIsolation: worktree = each task in its own git
                                    worktree and branch (delegate/<id>), merged by you
@@ -52,7 +54,8 @@ Options:
                                    delegates may read anyway, with file tools and commands (repeat
                                    it, or a comma list; none = no exceptions; user scope only)
   --sandbox-max-processes <n>      sandboxMaxProcesses: processes per sandboxed command
-  --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory per sandboxed process
+  --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory for all processes of a sandboxed
+                                   command (per process where no memory cgroup can be made)
   --sandbox-max-file <MiB>         sandboxMaxFileMb: largest file a sandboxed command writes
   --sandbox-tmp <MiB>              sandboxTmpMb: the sandbox's private /tmp (sandbox limits are
                                    user scope only)
@@ -65,7 +68,7 @@ Options:
                                    (default Bash,Read,Edit,Write,Glob,Grep; each tool's schema is
                                    resent on every request; user scope only)
   --claude-harness <lean|full>     claudeHarness: lean = Claude Code's minimal mode (--bare:
-                                   Bash, Read, Edit, a short prompt, ~1k tokens a request);
+                                   Bash, Read, Edit, a short prompt, ~1.2k tokens a request);
                                    full = its whole harness and every claudeTools tool (~5-7k)
   --review-gate <on|off>           reviewGate: the plugin's Stop hook reviews uncommitted changes
                                    when Claude ends a turn, and blocks the stop for agreed findings

@@ -160,7 +160,7 @@ export const FIELDS = [
     schema: intIn(1, 64),
     fromEnv: asNumber,
     meaning: "Delegates running at once per server, and on each endpoint of the default " +
-      "Ollama for all of the user's servers together; more are queued",
+      "Ollama without a limit of its own for all of the user's servers together; more are queued",
     projectNarrow: narrowNumber,
   }),
   field({
@@ -321,7 +321,8 @@ export const FIELDS = [
     default: "lean",
     schema: z.enum(CLAUDE_HARNESSES),
     fromEnv: (t) => t.trim(),
-    meaning: "claude delegates: lean (--bare, Bash/Read/Edit, ~1k tokens a request) or full",
+    meaning:
+      "claude delegates: lean (--bare, Bash/Read/Edit, ~1.2k tokens a request) or full (5-7k)",
     userOnly: true,
   }),
   ...GATE_FIELDS,

@@ -362,7 +362,7 @@ Deno.test("doctor: a local model with a long context still warns that Ollama's d
     assert.equal(check(report, "model.default").details?.model, "qwen3:8b");
     const context = check(report, "model.context");
     assert.equal(context.status, "warn");
-    assert.match(context.summary, /server default \(4k-32k by VRAM\)/);
+    assert.match(context.summary, /server default \(4k under 24 GiB of VRAM, more above\)/);
     assert.match(context.summary, /at 4096 tokens the claude engine's prompt \(about \d+ tokens/);
     assert.match(context.hint ?? "", /num_ctx 65536/);
     assert.match(
@@ -691,6 +691,51 @@ Deno.test("doctor: each endpoint of a pool is checked; a dead one warns while an
       new RegExp(`${dead.url} {2}DOWN: Cannot reach Ollama at ${dead.url}`),
     );
     assert.match(text.stdout, new RegExp(`${a.url} {2}up: Ollama 0\\.34\\.1 at ${a.url}`));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("doctor: every endpoint of a pool is shown with its models; the default model missing at one warns", async () => {
+  const a = await startOllamaEmulator({ models: GOOD_MODELS });
+  const b = await startOllamaEmulator({
+    models: [{ name: "glm-5:cloud", contextLength: 131_072 }],
+  });
+  try {
+    const opts = {
+      baseUrl: a.url,
+      env: { OLLAMA_MCP_BASE_URLS: `${a.url},${b.url}` },
+      userConfig: { defaultModel: "qwen3:8b" },
+    };
+    const { code, report, stdout } = await doctorJson(opts);
+    assert.equal(code, 0, stdout);
+    const pool = check(report, "ollama.pool");
+    assert.equal(pool.status, "warn");
+    assert.equal(
+      pool.summary,
+      `2 of 2 endpoints answer; missing at some endpoints: qwen3:8b (at ${b.url})`,
+    );
+    assert.match(pool.hint ?? "", /run models derive again, which creates it on every endpoint/);
+    const endpoints = pool.details?.endpoints as { url: string; models?: string[] }[];
+    assert.deepEqual(endpoints.map((e) => [e.url, e.models]), [
+      [a.url, ["qwen3:8b", "glm-5:cloud"]],
+      [b.url, ["glm-5:cloud"]],
+    ]);
+    const text = await doctor(opts);
+    assert.match(
+      text.stdout,
+      new RegExp(`${a.url} {2}up: Ollama \\S+ at ${a.url}; 2 model\\(s\\)$`, "m"),
+    );
+    assert.match(
+      text.stdout,
+      new RegExp(`${b.url} {2}up: Ollama \\S+ at ${b.url}; 1 model\\(s\\); lacks qwen3:8b$`, "m"),
+    );
+
+    // With the model on both, the pool passes.
+    const both = await doctorJson({ ...opts, userConfig: { defaultModel: "glm-5:cloud" } });
+    assert.equal(check(both.report, "ollama.pool").status, "pass");
+    assert.equal(check(both.report, "ollama.pool").summary, "2 of 2 endpoints answer");
   } finally {
     await a.close();
     await b.close();

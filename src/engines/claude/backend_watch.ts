@@ -22,8 +22,9 @@ export interface WatchTiming {
 }
 
 /**
- * The defaults keep a dead backend's turn under 15 s from Claude Code's first failed request:
- * up to 5 s of probes (plus one probe's timeout) and the stop's grace.
+ * The defaults end a dead backend's turn about 5 s after Claude Code's first failed request: 5 s
+ * of probes a second apart (a probe of a host that does not answer at all adds its timeout),
+ * then the stop's grace. `bench/backend_death_bench.ts` prints the figure the docs give.
  */
 export const WATCH_TIMING: WatchTiming = {
   probeTimeoutMs: 2000,

@@ -69,7 +69,7 @@ import { failedStart, judged } from "./outcome.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
- * sharply as they add up (0.7 s for 500 on a loaded 2-core machine, 6 s for 2,000).
+ * sharply as they add up (bench/sandbox_masks_bench.ts: 0.5 s for 500, 9 s for 2,000).
  */
 const MAX_SECRET_MASKS = 500;
 
