@@ -54,7 +54,7 @@ import {
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
-import { verifyClaude } from "./verify.ts";
+import { jailToolchains, verifyClaude } from "./verify.ts";
 import {
   type ClaudeSandboxPlan,
   findSandboxTools,
@@ -104,6 +104,8 @@ export interface ClaudeEngineConfig {
   limits?: SandboxLimits;
   /** Secret-looking file names delegates may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
+  toolchainPaths?: readonly string[];
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -124,6 +126,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     stateDir: s.stateDir,
     limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
+    toolchainPaths: s.toolchainPaths,
   });
 }
 
@@ -289,6 +292,8 @@ export class ClaudeEngine implements Engine {
       );
     }
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
+    // The user's toolchains, readable in the jail; the job's caches at `$HOME/.cache`.
+    const toolchains = jailed ? await jailToolchains(this.config, realRoots, spec.dir) : undefined;
     // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
     // not confined by Claude Code's sandbox, which nests inside when socat is there too.
     const jail = jailed
@@ -310,6 +315,7 @@ export class ClaudeEngine implements Engine {
         secretFiles: ids.secretPaths,
         git: ids.git,
         tmpMb: this.#limits.tmpMb,
+        ...(toolchains ? { toolchains } : {}),
       })
       : undefined;
     const sandbox = plan.kind === "on"
@@ -320,6 +326,7 @@ export class ClaudeEngine implements Engine {
         protect: jail ? [this.config.claudeConfigDir] : guard.protect,
         readOnly: guard.readOnly,
         jailed: jail !== undefined,
+        ...(toolchains ? { cacheDir: toolchains.cache.dest } : {}),
       })
       : undefined;
     const denyRules = [
@@ -335,6 +342,7 @@ export class ClaudeEngine implements Engine {
         // The walk stopped early: secret files it did not reach are denied by name too.
         secretNames: ids.incomplete !== undefined,
         gitObjects: !jailed,
+        ...(toolchains ? { readable: toolchains.readable } : {}),
       }),
       ...guard.extraRules,
     ];
@@ -389,7 +397,8 @@ export class ClaudeEngine implements Engine {
       {
         ...launch,
         cwd: spec.cwd,
-        env,
+        // In the jail: the PATH of what it holds, and the toolchains' and caches' variables.
+        env: toolchains ? { ...env, ...toolchains.env } : env,
         stdin: prompt,
         dir: spec.dir,
         marker,

@@ -28,7 +28,12 @@ export interface ClaudeSandboxSettings {
   autoAllowBashIfSandboxed: false;
   /** Set when Claude Code itself runs in our jail (jail.ts), where a fresh /proc cannot be mounted. */
   enableWeakerNestedSandbox?: true;
-  filesystem: { denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
+  filesystem: {
+    denyWrite: string[];
+    denyRead: string[];
+    allowRead?: string[];
+    allowWrite?: string[];
+  };
 }
 
 export type ClaudeSandboxPlan =
@@ -128,6 +133,11 @@ export interface SandboxScope {
    * an empty tmpfs, so no credential store needs naming.
    */
   jailed?: boolean;
+  /**
+   * Writable to commands besides the roots: the job's cache folder at `$HOME/.cache`, where
+   * builds keep their caches (src/guard/toolchains.ts).
+   */
+  cacheDir?: string;
 }
 
 /** The `sandbox` settings for a turn whose plan is "on". */
@@ -160,6 +170,7 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
       denyWrite: unique(denyWrite),
       denyRead: unique(denyRead),
       ...(scope.hiddenExcept ? { allowRead: [scope.hiddenExcept.keep] } : {}),
+      ...(scope.cacheDir ? { allowWrite: [scope.cacheDir] } : {}),
     },
   };
 }

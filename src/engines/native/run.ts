@@ -56,7 +56,7 @@ import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
-import { verifyNative } from "./verify.ts";
+import { toolchainsFor, verifyNative } from "./verify.ts";
 import type { NativeEngineConfig } from "./engine_config.ts";
 
 export type { NativeEngineConfig };
@@ -79,6 +79,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     keepAlive: s.keepAlive,
     worktreesDir: join(s.stateDir, WORKTREES_DIR),
     gitCacheDir: gitCacheDir(s.stateDir),
+    toolchainPaths: s.toolchainPaths,
   });
 }
 
@@ -157,6 +158,9 @@ export class NativeEngine implements Engine {
     }
     // Commands' changes are looked for by the server; Write and Edit report their own.
     const shell = watchesShell(policy, runner);
+    if (shell && runner.kind === "bwrap") {
+      runner.toolchains = await toolchainsFor(this.config, scope.roots, spec.dir);
+    }
     const changes = await beginTurnChanges(scope.roots, { walk: shell });
     try {
       return await this.#turn(spec, sink, signal, {
