@@ -56,7 +56,8 @@ for (const engine of ["native", "claude"] as const) {
       const path = fakeToolchains(home);
       await using scene = await startInProcessScene({
         home,
-        env: { PATH: path },
+        // The home folder itself is never opened: the reply says so.
+        env: { PATH: `${home}:${path}` },
         emulator: engine === "native" ? { chatScript: nativeModel } : { script: claudeModel },
       });
       const reply = await scene.call("delegate_start", {
@@ -68,18 +69,25 @@ for (const engine of ["native", "claude"] as const) {
           ? { engine: "native", wait_seconds: 90 }
           : { allowed_tools: ["Bash"], wait_seconds: 150 }),
       }, LONG);
-      assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
       const bodies = engine === "native"
         ? scene.emulator.nativeChatRequests().map((r) => r.bodyText)
         : scene.emulator.messageRequests().map((r) => r.bodyText);
       const wire = bodies.join("\n");
+      const tail = wire.slice(-3000);
       // The delegate's Bash ran each tool: their output went to the model.
-      for (const marker of TOOL_MARKERS) assert.ok(wire.includes(marker), `${marker} in\n${wire}`);
+      for (const marker of TOOL_MARKERS) assert.ok(wire.includes(marker), `${marker} in\n${tail}`);
       // Both commands ran to their end: nothing but the sandbox kept the secrets unread.
-      assert.ok(wire.includes("TOOLS-END") && wire.includes("READ-END"), wire);
+      assert.ok(wire.includes("TOOLS-END") && wire.includes("READ-END"), tail);
       for (const marker of SECRET_MARKERS) {
         assert.ok(!wire.includes(marker), `${marker} reached the backend`);
       }
+      assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
+      assert.ok(
+        reply.text.includes(
+          `toolchains: 1 PATH folder(s) not readable to commands: ${home} (it is your home folder)`,
+        ),
+        reply.text,
+      );
       // The server's check ran each tool too, in the same confinement.
       const id = field(reply.text, "job_id")!;
       const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");

@@ -19,6 +19,7 @@ import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.
 import { placeholderRunDir } from "../placeholders.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { closedNote } from "../../guard/toolchains.ts";
 import {
   missingHostRun,
   quarantinePlanted,
@@ -294,6 +295,8 @@ export class ClaudeEngine implements Engine {
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
     // The user's toolchains, readable in the jail; the job's caches at `$HOME/.cache`.
     const toolchains = jailed ? await jailToolchains(this.config, realRoots, spec.dir) : undefined;
+    const closed = toolchains && closedNote(toolchains.view);
+    if (closed) sink.warning?.(closed);
     // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
     // not confined by Claude Code's sandbox, which nests inside when socat is there too.
     const jail = jailed

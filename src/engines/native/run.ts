@@ -17,6 +17,7 @@ import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
+import { closedNote } from "../../guard/toolchains.ts";
 import type {
   Activity,
   CheckResult,
@@ -160,6 +161,8 @@ export class NativeEngine implements Engine {
     const shell = watchesShell(policy, runner);
     if (shell && runner.kind === "bwrap") {
       runner.toolchains = await toolchainsFor(this.config, scope.roots, spec.dir);
+      const closed = closedNote(runner.toolchains.view);
+      if (closed) sink.warning?.(closed);
     }
     const changes = await beginTurnChanges(scope.roots, { walk: shell });
     try {

@@ -47,7 +47,7 @@ export interface SandboxLayout {
 
 /** What of the user's toolchains one command gets (see SandboxLayout.toolchains). */
 export interface SandboxToolchains {
-  view: Pick<ToolchainView, "home" | "opened" | "hidden" | "path" | "env">;
+  view: ToolchainView;
   /** The job's folder of writable caches (host path), mounted at `$HOME/.cache`. */
   cacheDir?: string;
 }
