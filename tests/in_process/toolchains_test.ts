@@ -7,7 +7,7 @@
  * bubblewrap, the real Claude Code CLI, the emulator.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { ChatRequestView, MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
@@ -25,7 +25,8 @@ const LONG = { timeoutMs: 200_000 };
  * the kernel is what must keep them unread.
  */
 const COMMANDS = [
-  "mytool; cargo-like; npm test; echo TOOLS-END",
+  'mytool; cargo-like; npm test; echo "cache=$npm_config_cache"; ' +
+  'echo built > "$XDG_CACHE_HOME/marker"; echo TOOLS-END',
   'cd ~ && for f in .cargo/credentials.toml .ssh/id_rsa .local/bin/notes .local/bin/key; do cat "$f"; done; ls -a . .cargo; echo READ-END',
 ];
 
@@ -92,8 +93,9 @@ for (const engine of ["native", "claude"] as const) {
       const id = field(reply.text, "job_id")!;
       const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
       for (const marker of TOOL_MARKERS) assert.ok(log.includes(marker), `${marker} in\n${log}`);
-      // Builds' caches went to the job's own folder, not the user's.
-      assert.ok(readdirSync(join(scene.stateDir, id)).includes("cache"));
+      // Builds' caches go to the job's own folder, writable to the delegate's Bash.
+      assert.ok(wire.includes(`cache=${join(home, ".cache", "npm")}`), tail);
+      assert.equal(readFileSync(join(scene.stateDir, id, "cache", "marker"), "utf8"), "built\n");
     },
   });
 }
