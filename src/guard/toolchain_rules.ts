@@ -104,7 +104,7 @@ export function openRefusal(path: string, scope: RuleScope): string | undefined 
   return undefined;
 }
 
-/** Credential paths directly inside an opened folder (`<folder>/.npmrc`): hidden there. */
+/** The credential paths a folder would hold at its top (`<folder>/.ssh`, `<folder>/.npmrc`). */
 export function credentialsInside(folder: string): string[] {
   return CREDENTIALS.map((entry) => join(folder, entry));
 }

@@ -86,15 +86,33 @@ export class ViewBuilder {
   /** Opens `path` (real) unless a rule refuses it; false when refused. */
   async open(path: string, why: string): Promise<boolean> {
     if (this.visible(path)) return true;
-    const refusal = openRefusal(path, this.scope);
+    const kind = await kindOf(path);
+    const refusal = openRefusal(path, this.scope) ??
+      (kind === "dir" ? await this.storeInside(path) : undefined);
     if (refusal) {
       if (!this.refused.has(path)) this.refused.set(path, refusal);
       return false;
     }
-    const kind = await kindOf(path);
     if (!kind) return false;
     this.opened.set(path, { path, kind, why });
     return true;
+  }
+
+  /**
+   * Why a folder with a credential store of its own at its top (`.ssh`, `.npmrc`: a home
+   * folder, whoever's) is not opened, or undefined. openRefusal judges the stores relative to
+   * the folders above it, where they need not exist yet.
+   */
+  async storeInside(folder: string): Promise<string | undefined> {
+    for (const store of credentialsInside(folder)) {
+      try {
+        await lstat(store);
+        return `it holds a credential store (${store})`;
+      } catch {
+        // Not there.
+      }
+    }
+    return undefined;
   }
 
   /** A credential by identity: hidden (a file in an opened folder) and never followed. */
@@ -166,20 +184,6 @@ export class ViewBuilder {
     const above = installRootOf(real);
     if (!above || !await this.open(above, `the interpreter of ${file}`)) {
       await this.open(real, `the interpreter of ${file}`);
-    }
-  }
-
-  /** Credential paths at the top of each opened folder, hidden where they exist. */
-  async hideInside(): Promise<void> {
-    for (const { path, kind } of this.opened.values()) {
-      if (kind !== "dir") continue;
-      for (const store of credentialsInside(path)) {
-        const found = await kindOf(store);
-        const real = found && await realOf(store);
-        if (found && real && isInside(path, real)) {
-          this.hidden.set(real, { kind: found, why: "a credential file" });
-        }
-      }
     }
   }
 }

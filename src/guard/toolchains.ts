@@ -20,10 +20,11 @@
  *
  * Never opened (toolchain_rules.ts): `/`, the home folder and what holds it, what holds or lies in
  * a credential store (so `~/.cargo` is not opened whole, only `~/.cargo/bin`: it holds
- * `credentials.toml`; nor `~/.local`, which holds the keyring), the server's folders, a folder
- * holding the job's directory. Credential files at the top of an opened folder are hidden, and a
- * file that is a credential file by identity (a hard link of `~/.ssh/id_rsa` in `~/.local/bin`)
- * is hidden wherever the view looks; a link to one is not followed, and leads nowhere inside.
+ * `credentials.toml`; nor `~/.local`, which holds the keyring; nor a folder with an `.ssh` or
+ * `.npmrc` of its own, anyone's home), the server's folders, a folder holding the job's
+ * directory. A file that is a credential file by identity (a hard link of `~/.ssh/id_rsa` in
+ * `~/.local/bin`) is hidden wherever the view looks; a link to one is not followed, and leads
+ * nowhere inside.
  * Bounded: entries read per folder, `#!` lines read, folders opened.
  */
 import { isAbsolute, join } from "node:path";
@@ -106,7 +107,6 @@ export async function toolchainView(options: ToolchainOptions): Promise<Toolchai
     if (real) await b.open(real, "toolchainPaths");
     else b.refused.set(path, "it does not exist");
   }
-  await b.hideInside();
   const all = outermostPaths([...b.opened.keys()]);
   const kept = all.slice(0, MAX_OPENED);
   for (const path of all.slice(MAX_OPENED)) {

@@ -2,7 +2,8 @@
  * What of the user's toolchains delegates' commands may read (src/guard/toolchains.ts), for
  * the layouts users have, built on disk: nvm, pipx and uv tools in `~/.local/bin`, rustup,
  * pyenv's shims, a prefix whose `bin` needs its `lib`; and what is never opened: the home
- * folder, `~/.local` and `~/.cargo` whole, credential stores, a credential file by identity.
+ * folder, `~/.local` and `~/.cargo` whole, a folder holding a credential store, a credential file
+ * by identity.
  */
 import assert from "node:assert/strict";
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -149,28 +150,30 @@ Deno.test("toolchains: a credential file by identity is hidden in an opened fold
   }]);
 });
 
-Deno.test("toolchains: toolchainPaths open a folder, credential files at its top hidden; a folder holding one is refused", async () => {
+Deno.test("toolchains: toolchainPaths open a folder; one holding a credential store is refused, whoever's home it is", async () => {
   const home = tempDir("od-tc-");
   const outside = tempDir("od-tc-opt-");
-  const tool = join(outside, "tool");
-  file(join(tool, "bin/x"));
-  file(join(tool, ".npmrc"), "//registry/:_authToken=SECRET", 0o600);
+  const jdk = join(outside, "jdk");
+  file(join(jdk, "bin/java"));
+  const other = join(outside, "someone");
+  file(join(other, "bin/tool"));
+  file(join(other, "lib/x.so"), "");
+  file(join(other, ".npmrc"), "//registry/:_authToken=SECRET", 0o600);
   file(join(home, ".gradle/gradle.properties"), "mavenPassword=SECRET", 0o600);
   file(join(home, ".gradle/caches/modules-2/x"), "");
   const view = await toolchainView({
-    env: { HOME: home, PATH: "/usr/bin" },
-    extra: [tool, join(home, ".gradle")],
+    env: { HOME: home, PATH: `${other}/bin:/usr/bin` },
+    extra: [jdk, join(home, ".gradle")],
   });
-  assert.deepEqual(opened(view), [join(home, ".gradle/caches"), tool]);
-  assert.deepEqual(view.hidden, [{
-    path: join(tool, ".npmrc"),
-    kind: "file",
-    why: "a credential file",
-  }]);
-  assert.deepEqual(view.refused, [{
-    path: join(home, ".gradle"),
-    why: `it holds a credential store (${join(home, ".gradle/gradle.properties")})`,
-  }]);
+  assert.deepEqual(opened(view), [join(other, "bin"), join(home, ".gradle/caches"), jdk]);
+  assert.deepEqual(view.refused, [
+    // Another user's home folder above a PATH entry: its `bin` only, never the rest.
+    { path: other, why: `it holds a credential store (${join(other, ".npmrc")})` },
+    {
+      path: join(home, ".gradle"),
+      why: `it holds a credential store (${join(home, ".gradle/gradle.properties")})`,
+    },
+  ]);
   // Gradle reads the user's dependency cache read-only, and writes its own in the job's.
   assert.equal(cacheEnv(view).GRADLE_RO_DEP_CACHE, join(home, ".gradle/caches"));
   assert.equal(cacheEnv(view).GRADLE_USER_HOME, join(home, ".cache/gradle"));
