@@ -123,9 +123,16 @@ export class ViewBuilder {
   /**
    * The entries of `dir` (an opened PATH folder or an install root's `bin`): links leading out
    * are opened where they lead, files holding a credential hidden, absolute `#!` interpreters
-   * opened. `prefix` is the root above `dir` that its links may open whole.
+   * opened. `prefix` is the root above `dir` that its links may open whole; `deeper`: also the
+   * `bin` of a root a link opens; `heads`: read `#!` lines of its files (not when an opened
+   * install root holds `dir`, whose scripts run what it holds: pyenv's shims, nvm's `bin`).
    */
-  async scan(dir: string, prefix: string | undefined, deeper: boolean): Promise<void> {
+  async scan(
+    dir: string,
+    prefix: string | undefined,
+    deeper: boolean,
+    heads = deeper,
+  ): Promise<void> {
     let names: string[];
     try {
       names = (await readdir(dir)).slice(0, MAX_ENTRIES);
@@ -144,7 +151,7 @@ export class ViewBuilder {
       else if (info.isFile()) {
         const secret = this.secretOf(info);
         if (secret) this.hidden.set(path, { kind: "file", why: `a hard link of ${secret}` });
-        else if (deeper && (info.mode & 0o111) !== 0) await this.interpreter(path);
+        else if (heads && (info.mode & 0o111) !== 0) await this.interpreter(path);
       }
     }
   }

@@ -145,7 +145,8 @@ async function pathEntry(b: ViewBuilder, entry: string): Promise<PathEntry> {
   // A prefix whose `bin` needs its `lib` (a Go SDK, a JDK, Python, Homebrew), or whose shims
   // run its own commands: opened whole, unless a rule refuses it.
   if (root && (prefix!.shims || await hasLib(root))) await b.open(root, `install root of ${real}`);
-  await b.scan(real, root, true);
+  const held = [...b.opened.keys()].some((o) => o !== real && isInside(o, real));
+  await b.scan(real, root, true, !held);
   return { entry, state: "opened", real };
 }
 

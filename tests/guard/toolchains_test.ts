@@ -103,6 +103,17 @@ Deno.test("toolchains: pyenv's shims open pyenv's root; a prefix with lib beside
   assert.equal(view.path.split(":").slice(0, 2).join(":"), `${home}/.pyenv/shims:${sdk}/bin`);
 });
 
+Deno.test("toolchains: a PATH entry through a linked install root opens the real one, and PATH names it", async () => {
+  const home = tempDir("od-tc-");
+  const java = join(home, ".sdkman/candidates/java");
+  file(join(java, "21.0.1-tem/bin/java"));
+  file(join(java, "21.0.1-tem/lib/modules"), "");
+  link("21.0.1-tem", join(java, "current"));
+  const view = await toolchainView({ env: { HOME: home, PATH: `${java}/current/bin` } });
+  assert.deepEqual(opened(view), [join(java, "21.0.1-tem")]);
+  assert.equal(view.path.split(":")[0], join(java, "21.0.1-tem/bin"));
+});
+
 Deno.test("toolchains: the home folder, a credential store and relative entries are not opened", async () => {
   const home = tempDir("od-tc-");
   file(join(home, ".ssh/bin/x"));
