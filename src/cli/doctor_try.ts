@@ -5,13 +5,14 @@
  * prints its output and exit code per engine, with what of the user's toolchains it could
  * read. The user's one-line answer to "can my delegates run my tests?".
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createEngines, engineNames } from "../engines/registry.ts";
 import type { CheckRun } from "../engines/types.ts";
 import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../guard/workdirs.ts";
 import { escapeLine, quoteBlock } from "../platform/plain_text.ts";
+import { removeTree } from "../platform/remove_tree.ts";
 import type { ResolvedSettings } from "../settings/load.ts";
 import { doctorView, viewLines } from "./doctor_toolchains.ts";
 import type { CliIo } from "./jobs_common.ts";
@@ -100,7 +101,7 @@ export async function doctorTry(
         io.out(quoteBlock(cut + run.output.replace(/\n$/, "")));
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await removeTree(dir);
     }
   }
   io.out("");
