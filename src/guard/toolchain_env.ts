@@ -57,7 +57,7 @@ export function cacheEnv(view: {
 }): Record<string, string> {
   const base = cacheDest(view.home);
   const gradle = view.opened.find((o) =>
-    o.why.startsWith("package cache") &&
+    o.why === "a package cache builds read" &&
     o.path.endsWith("/caches") && dirname(o.path).endsWith(".gradle")
   );
   return {

@@ -26,7 +26,7 @@ export interface OpenedPath {
   /** Real path, mounted at itself. */
   path: string;
   kind: "dir" | "file";
-  /** Why, for doctor: "PATH entry", "install root of ...", "cache", "toolchainPaths". */
+  /** Why, for doctor: "PATH entry", "install root of ...", "a package cache builds read"... */
   why: string;
 }
 

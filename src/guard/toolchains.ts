@@ -190,7 +190,7 @@ async function knownHomes(
   ];
   for (const cache of caches) {
     const real = cache && await realOf(cache);
-    if (real && await kindOf(real) === "dir") await b.open(real, "package cache (read-only)");
+    if (real && await kindOf(real) === "dir") await b.open(real, "a package cache builds read");
   }
 }
 
