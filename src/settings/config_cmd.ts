@@ -50,6 +50,9 @@ Options:
   --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
                                    (repeat it, or a comma list; none = anywhere allowed; user
                                    scope only). $HOME and system directories stay refused
+  --toolchain-path <dir>           toolchainPaths: folders delegates' commands may read besides
+                                   the toolchains found on PATH (read-only; repeat it, or a comma
+                                   list; none = just PATH's; user scope only)
   --allow-secret-file <name>       allowSecretFiles: secret-looking files (.env, *.pem...)
                                    delegates may read anyway, with file tools and commands (repeat
                                    it, or a comma list; none = no exceptions; user scope only)
@@ -125,6 +128,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         sandbox: { type: "string" },
         "retain-days": { type: "string" },
         "workspace-root": { type: "string", multiple: true },
+        "toolchain-path": { type: "string", multiple: true },
         "allow-secret-file": { type: "string", multiple: true },
         "sandbox-max-processes": { type: "string" },
         "sandbox-max-memory": { type: "string" },

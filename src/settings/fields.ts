@@ -237,6 +237,18 @@ export const FIELDS = [
     isPathList: true,
   }),
   field({
+    key: "toolchainPaths",
+    env: ["OLLAMA_MCP_TOOLCHAIN_PATHS"],
+    default: [],
+    schema: z.array(pathString).max(32),
+    fromEnv: asPathList,
+    meaning: "Folders delegates' commands may read (read-only) besides the toolchains found on " +
+      "PATH; credential files in them stay hidden",
+    // A project file would let a delegate open the user's folders to the next delegate.
+    userOnly: true,
+    isPathList: true,
+  }),
+  field({
     key: "allowSecretFiles",
     env: ["OLLAMA_MCP_ALLOW_SECRET_FILES"],
     default: [],

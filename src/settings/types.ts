@@ -152,6 +152,8 @@ export interface Settings {
   pricing: Record<string, Price>;
   retainDays: number;
   workspaceRoots: string[];
+  /** Folders delegates' commands may read besides the toolchains on PATH (user scope only). */
+  toolchainPaths: string[];
   allowSecretFiles: string[];
   sandboxMaxProcesses: number;
   sandboxMaxMemoryMb: number;

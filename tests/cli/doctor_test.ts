@@ -192,6 +192,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
       "model.context",
       "models.retired",
       "sandbox",
+      "toolchains",
     ]);
     for (const c of report.checks) {
       assert.ok(["pass", "fail", "warn"].includes(c.status), JSON.stringify(c));

@@ -29,6 +29,7 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     pricing: [["OLLAMA_MCP_PRICING"], {}],
     retainDays: [["OLLAMA_MCP_RETAIN_DAYS"], 30],
     workspaceRoots: [["OLLAMA_MCP_WORKSPACE_ROOTS"], []],
+    toolchainPaths: [["OLLAMA_MCP_TOOLCHAIN_PATHS"], []],
     allowSecretFiles: [["OLLAMA_MCP_ALLOW_SECRET_FILES"], []],
     sandboxMaxProcesses: [["OLLAMA_MCP_SANDBOX_MAX_PROCESSES"], 512],
     sandboxMaxMemoryMb: [["OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB"], 2048],
@@ -79,6 +80,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       pricing: {},
       retainDays: 30,
       workspaceRoots: [],
+      toolchainPaths: [],
       allowSecretFiles: [],
       sandboxMaxProcesses: 512,
       sandboxMaxMemoryMb: 2048,
@@ -169,6 +171,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_PRICING: '{"b:7b":{"inputPerMillion":1,"outputPerMillion":2}}',
       OLLAMA_MCP_RETAIN_DAYS: "7",
       OLLAMA_MCP_WORKSPACE_ROOTS: "~/code:/srv/work",
+      OLLAMA_MCP_TOOLCHAIN_PATHS: "~/.sdkman:/opt/jdk",
       OLLAMA_MCP_ALLOW_SECRET_FILES: ".env.test, fixture.pem",
       OLLAMA_MCP_SANDBOX_MAX_PROCESSES: "64",
       OLLAMA_MCP_SANDBOX_MAX_MEMORY_MB: "512",
@@ -209,6 +212,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       pricing: { "b:7b": { inputPerMillion: 1, outputPerMillion: 2 } },
       retainDays: 7,
       workspaceRoots: [join(home, "code"), "/srv/work"],
+      toolchainPaths: [join(home, ".sdkman"), "/opt/jdk"],
       allowSecretFiles: [".env.test", "fixture.pem"],
       sandboxMaxProcesses: 64,
       sandboxMaxMemoryMb: 512,
@@ -229,7 +233,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 37);
+    assert.equal(r.layers[3]?.keys.length, 38);
   });
 });
 

@@ -19,6 +19,7 @@ import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.
 import { placeholderRunDir } from "../placeholders.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { closedNote } from "../../guard/toolchains.ts";
 import {
   missingHostRun,
   quarantinePlanted,
@@ -54,7 +55,7 @@ import {
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
-import { verifyClaude } from "./verify.ts";
+import { jailToolchains, verifyClaude } from "./verify.ts";
 import {
   approvesSandboxedBash,
   type ClaudeSandboxPlan,
@@ -106,6 +107,8 @@ export interface ClaudeEngineConfig {
   limits?: SandboxLimits;
   /** Secret-looking file names delegates may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
+  toolchainPaths?: readonly string[];
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -126,6 +129,7 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     stateDir: s.stateDir,
     limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
+    toolchainPaths: s.toolchainPaths,
   });
 }
 
@@ -295,6 +299,10 @@ export class ClaudeEngine implements Engine {
       );
     }
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
+    // The user's toolchains, readable in the jail; the job's caches at `$HOME/.cache`.
+    const toolchains = jailed ? await jailToolchains(this.config, realRoots, spec.dir) : undefined;
+    const closed = toolchains && closedNote(toolchains.view);
+    if (closed) sink.warning?.(closed);
     // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
     // not confined by Claude Code's sandbox, which nests inside when socat is there too.
     const jail = jailed
@@ -316,6 +324,7 @@ export class ClaudeEngine implements Engine {
         secretFiles: ids.secretPaths,
         git: ids.git,
         tmpMb: this.#limits.tmpMb,
+        ...(toolchains ? { toolchains } : {}),
       })
       : undefined;
     const sandbox = plan.kind === "on"
@@ -330,6 +339,7 @@ export class ClaudeEngine implements Engine {
         // confinement keeps commands to what allowed_tools and the mode approve.
         autoAllowBash: jail !== undefined &&
           approvesSandboxedBash(spec.options.permissionMode, spec.options.allowedTools),
+        ...(toolchains ? { cacheDir: toolchains.cache.dest } : {}),
       })
       : undefined;
     const denyRules = [
@@ -345,6 +355,7 @@ export class ClaudeEngine implements Engine {
         // The walk stopped early: secret files it did not reach are denied by name too.
         secretNames: ids.incomplete !== undefined,
         gitObjects: !jailed,
+        ...(toolchains ? { readable: toolchains.readable } : {}),
       }),
       ...guard.extraRules,
     ];
@@ -399,7 +410,8 @@ export class ClaudeEngine implements Engine {
       {
         ...launch,
         cwd: spec.cwd,
-        env,
+        // In the jail: the PATH of what it holds, and the toolchains' and caches' variables.
+        env: toolchains ? { ...env, ...toolchains.env } : env,
         stdin: prompt,
         dir: spec.dir,
         marker,
