@@ -24,14 +24,23 @@ import type { FoundBlock, TextCallScan } from "./types.ts";
 import { wholeReplyBlocks } from "./whole_reply.ts";
 
 /**
- * Replies longer than this are not read for calls, only looked at for the markers of one: no
- * model writes a call into 4 MB of text, and the reading, though linear, is not free.
+ * Replies longer than this are not read for calls, only looked at for the markers of one
+ * (code and thinking not told apart): no model writes a call into 4 MB of text, and the
+ * reading, though linear, is not free.
  */
 export const MAX_READ_CHARS = 1_000_000;
 
 /** The calls written as text in `text`, in reply order, for tools named `toolNames`. */
 export function findTextCalls(text: string, toolNames: readonly string[]): TextCallScan {
   const norm = normalizeMarkers(text);
+  if (text.length > MAX_READ_CHARS) {
+    // Only the markers, wherever they are: a reply this long is no answer to keep as it is.
+    const ctx: ScanContext = { text, norm, skip: new Ranges(), toolNames, signs: [] };
+    const sign = attemptSign(ctx, []);
+    return sign
+      ? { blocks: [], sign: `${sign}, in a reply of ${text.length} characters (too long to read)` }
+      : { blocks: [] };
+  }
   const thinking = thinkingRanges(norm);
   const ctx: ScanContext = {
     text,
@@ -40,12 +49,6 @@ export function findTextCalls(text: string, toolNames: readonly string[]): TextC
     toolNames,
     signs: [],
   };
-  if (text.length > MAX_READ_CHARS) {
-    const sign = attemptSign(ctx, thinking);
-    return sign
-      ? { blocks: [], sign: `${sign}, in a reply of ${text.length} characters (too long to read)` }
-      : { blocks: [] };
-  }
   let blocks = markedBlocks(ctx);
   if (blocks.length === 0) blocks = wholeReplyBlocks(ctx, thinking, readMarked);
   if (blocks.length > 0) return { blocks };

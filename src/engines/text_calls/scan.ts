@@ -228,6 +228,11 @@ export interface ScanContext {
   signs: string[];
 }
 
+/** Notes what looked like an attempted call; only the first is ever said, so only it is kept. */
+export function noteSign(ctx: ScanContext, sign: string): void {
+  if (ctx.signs.length === 0) ctx.signs.push(sign);
+}
+
 /** Positions in any of several sets of ranges. */
 export function anyOf(...sets: Ranges[]): { has(at: number): boolean } {
   return { has: (at) => sets.some((s) => s.has(at)) };

@@ -17,6 +17,7 @@ import { pythonicCalls } from "./literals.ts";
 import {
   atLineStart,
   MAX_BLOCKS,
+  noteSign,
   parseLoose,
   readName,
   readValue,
@@ -79,12 +80,13 @@ function tagBody(
     if (!read.complete) {
       const cut = cutOffCall(body);
       if (cut) return { calls: [cut] };
-      ctx.signs.push(`a ${open} block that was cut off before its end`);
+      noteSign(ctx, `a ${open} block that was cut off before its end`);
       return undefined;
     }
     const calls = callsOf(read.value);
     if (calls) return { calls };
-    ctx.signs.push(
+    noteSign(
+      ctx,
       isToolSchema(read.value)
         ? `a ${open} block holding a tool's definition instead of a call to it`
         : `a ${open} block whose JSON is not a call ({"name": ..., "arguments": {...}})`,
@@ -95,7 +97,9 @@ function tagBody(
   if (glm) return { calls: [glm], format: "glm" };
   const pythonic = pythonicCalls(body);
   if (pythonic) return { calls: pythonic.map((c) => ({ name: c.name, args: c.args })) };
-  if (body !== "") ctx.signs.push(`a ${open} block whose content is not a call`);
+  if (body !== "") {
+    noteSign(ctx, `a ${open} block whose content is not a call`);
+  }
   return undefined;
 }
 

@@ -22,6 +22,7 @@ import { LiteralReader, pythonicCalls } from "./literals.ts";
 import {
   atLineStart,
   MAX_BLOCKS,
+  noteSign,
   readName,
   readValue,
   type ScanContext,
@@ -53,7 +54,7 @@ export function harmonyBlocks(ctx: ScanContext): FoundBlock[] {
         if (norm.startsWith("<|call|>", tail)) end = tail + 8;
         out.push({ start, end, format: "harmony", calls: [read.call(name)] });
       } else {
-        ctx.signs.push(`a harmony call to "${name}" with no JSON arguments after it`);
+        noteSign(ctx, `a harmony call to "${name}" with no JSON arguments after it`);
       }
     }
     at = again < norm.length ? again : -1;
@@ -130,7 +131,7 @@ export function deepseekBlocks(ctx: ScanContext): FoundBlock[] {
         }
         out.push({ start, end, format, calls: [call] });
       } else {
-        ctx.signs.push("a tool-call token with no call that can be read after it");
+        noteSign(ctx, "a tool-call token with no call that can be read after it");
       }
     }
     at = again < norm.length ? again : -1;
@@ -209,7 +210,7 @@ export function gemmaBlocks(ctx: ScanContext): FoundBlock[] {
           : { name, args: {}, problem: "its arguments could not be read" };
         out.push({ start: opened ? at - OPEN.length : at, end, format: "gemma4", calls: [call] });
       } else if (opened) {
-        ctx.signs.push("Gemma's <|tool_call> token without a call:Name{...} after it");
+        noteSign(ctx, "Gemma's <|tool_call> token without a call:Name{...} after it");
       }
     }
     at = again < norm.length ? again : -1;
@@ -247,7 +248,7 @@ export function pythonTagBlocks(ctx: ScanContext): FoundBlock[] {
           }
           out.push({ start: at, end, format, calls });
         } else {
-          ctx.signs.push(`${tag} without a call that can be read after it`);
+          noteSign(ctx, `${tag} without a call that can be read after it`);
         }
       }
       at = again < norm.length ? again : -1;
@@ -306,7 +307,9 @@ export function mistralBlocks(ctx: ScanContext): FoundBlock[] {
       const found = mistralCalls(text, at + TOKEN.length, again);
       if (found?.calls.length) {
         out.push({ start: at, end: found.end, format: "mistral", calls: found.calls });
-      } else if (found) ctx.signs.push("[TOOL_CALLS] followed by a call that cannot be read");
+      } else if (found) {
+        noteSign(ctx, "[TOOL_CALLS] followed by a call that cannot be read");
+      }
     }
     at = again < norm.length ? again : -1;
   }

@@ -13,6 +13,7 @@
  */
 import { pythonicCalls } from "./literals.ts";
 import {
+  noteSign,
   offersName,
   type Range,
   readName,
@@ -107,7 +108,7 @@ function namedJson(ctx: ScanContext, body: string) {
   const read = readValue(body, name.length);
   if (!read || !read.complete || body.slice(read.end).trim() !== "") return undefined;
   if (!offersName(ctx.toolNames, name)) {
-    ctx.signs.push(`a line naming "${name}" followed by JSON arguments`);
+    noteSign(ctx, `a line naming "${name}" followed by JSON arguments`);
     return undefined;
   }
   return read.value === undefined
