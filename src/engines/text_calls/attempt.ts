@@ -8,7 +8,15 @@
  * outside code and thinking; the plain-ASCII ones only where they start a line, so that prose
  * naming a tag is left alone.
  */
-import { atLineStart, type Range, type ScanContext, skipSpace } from "./scan.ts";
+import { isObject, isToolSchema } from "./call_objects.ts";
+import {
+  atLineStart,
+  offersName,
+  type Range,
+  readValue,
+  type ScanContext,
+  skipSpace,
+} from "./scan.ts";
 
 /** Tokens no prose contains, in their normalized spelling (scan.ts normalizeMarkers). */
 const TOKENS: readonly string[] = [
@@ -86,21 +94,50 @@ function mistralToken(ctx: ScanContext): string | undefined {
   return undefined;
 }
 
-/** A whole reply of JSON shaped like a call, or a name line then JSON, that is no call. */
+/**
+ * A whole reply of JSON shaped like a call that is none (unreadable, or the definition of an
+ * offered tool echoed back), or a name line then JSON. JSON that reads as data, a schema of a
+ * tool this engine does not offer included, is an answer: a model asked to write one.
+ */
 function wholeReplySign(ctx: ScanContext, thinking: readonly Range[]): string | undefined {
   let at = skipSpace(ctx.text, 0);
   for (const [a, b] of [...thinking].sort((x, y) => x[0] - y[0])) {
     if (a <= at && b > at) at = skipSpace(ctx.text, b);
   }
-  let head = ctx.text.slice(at, at + 4000).trim();
-  if (head.startsWith("```")) head = head.slice(head.indexOf("\n") + 1).trim();
+  let body = ctx.text.slice(at).trim();
+  if (body.startsWith("```")) {
+    body = body.slice(body.indexOf("\n") + 1).replace(/`{3,}\s*$/, "").trim();
+  }
+  const head = body.slice(0, 4000);
   if ((head.startsWith("{") || head.startsWith("[")) && NAME_KEYS.test(head)) {
     if (CALL_KEYS.test(head) || /["']type["']\s*:\s*["']function["']/.test(head)) {
-      return "a JSON object shaped like a tool call that is not one that can be run";
+      const read = readValue(body, 0);
+      if (!read?.complete || read.value === undefined) {
+        return "a JSON object shaped like a tool call that is not one that can be run";
+      }
+      const items = Array.isArray(read.value) ? read.value : [read.value];
+      const echoed = items.find((v) => isToolSchema(v) && offersName(ctx.toolNames, schemaName(v)));
+      if (echoed) {
+        return `the definition of the tool "${schemaName(echoed)}" instead of a call to it`;
+      }
+      if (items.some(callWithoutArguments)) return "a tool call without arguments that can be read";
     }
   }
   if (/^[\w.-]{1,100}[ \t]*\r?\n\s*\{/.test(head)) {
     return "a line naming a tool followed by JSON, which is not a call that can be run";
   }
   return undefined;
+}
+
+/** A call object (a client's own shape) whose arguments are missing or were elided. */
+function callWithoutArguments(value: unknown): boolean {
+  if (!isObject(value) || isToolSchema(value)) return false;
+  return ["tool_use", "tool-call", "tool_call"].includes(String(value.type)) ||
+    "toolCallId" in value || "tool_call_id" in value;
+}
+
+function schemaName(value: unknown): string {
+  if (!isObject(value)) return "";
+  const fn = isObject(value.function) ? value.function : value;
+  return typeof fn.name === "string" ? fn.name : "";
 }

@@ -147,3 +147,27 @@ Deno.test("findTextCalls: hostile replies of 4 MB and of just under the reading 
   }
   assert.deepEqual(slow, []);
 });
+
+Deno.test("findTextCalls: an offered tool's definition echoed back is an attempt; a definition written as the answer is data", () => {
+  const schema = (name: string) =>
+    JSON.stringify(
+      {
+        type: "function",
+        function: {
+          name,
+          description: "Run a command",
+          parameters: { type: "object", properties: { command: { type: "string" } } },
+        },
+      },
+      null,
+      2,
+    );
+  assert.match(findTextCalls(schema("Bash"), TOOLS).sign ?? "", /definition of the tool "Bash"/);
+  assert.deepEqual(findTextCalls(schema("get_weather"), TOOLS), { blocks: [] });
+  assert.deepEqual(findTextCalls('{"name": "my-app", "version": "1.0.0"}', TOOLS), { blocks: [] });
+  assert.match(
+    findTextCalls('{"type":"tool-call","toolCallId":"abc123","toolName":"readFile",...}', TOOLS)
+      .sign ?? "",
+    /a tool call without arguments/,
+  );
+});
