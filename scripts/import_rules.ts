@@ -35,7 +35,7 @@ export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
 ];
 
 /** Folders in src/engines/ that the engines share; every other one is an engine's own. */
-export const SHARED_ENGINE_FOLDERS: readonly string[] = ["tree"];
+export const SHARED_ENGINE_FOLDERS: readonly string[] = ["tree", "text_calls"];
 
 const ENGINE_TABLE = "engines/registry.ts";
 const FRONT_ENDS = ["server/", "cli/"];

@@ -16,6 +16,7 @@ import { type EngineNeed, engineNeed, enginesFacts } from "./engine_prompt.ts";
 import { type ModelContext, modelContext, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 import { type NativeOutcome, type PathOutcome, probeMessages, probeNative } from "./probe_task.ts";
+import { type TextCallHistory, textCallHistory } from "./probe_ledger.ts";
 
 export const DEFAULT_PROBE_TIMEOUT_S = 120;
 
@@ -51,6 +52,11 @@ export interface ProbeReport {
     replyTokens: number;
   };
   models: ProbedModel[];
+  /**
+   * Models whose past jobs (the quality ledger) wrote tool calls as text: those that ended on
+   * calls nothing ran, and the calls the native engine recovered.
+   */
+  textCallsInJobs: TextCallHistory[];
   /** Why nothing was probed (Ollama unreachable, no models). */
   error?: string;
 }
@@ -97,6 +103,7 @@ export async function runProbe(
       replyTokens: TYPICAL_REPLY_TOKENS,
     },
     models: [],
+    textCallsInJobs: await textCallHistory(settings.stateDir),
   };
   const client = new OllamaClient(settings.baseUrl, HTTP_TIMEOUT_MS * 3);
   let tags: OllamaModel[];

@@ -66,7 +66,7 @@ import {
   withNestedHostRun,
 } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
-import { failedStart, judged } from "./outcome.ts";
+import { failedStart, judged, withUnrunCall } from "./outcome.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
@@ -439,7 +439,7 @@ export class ClaudeEngine implements Engine {
           requests,
           loadedContext: await this.#loadedContext(spec.model, baseUrl),
         });
-        return verdict ? judged(outcome, verdict, sink) : outcome;
+        return withUnrunCall(verdict ? judged(outcome, verdict, sink) : outcome, tools, sink);
       },
     );
     // Also when Claude Code could not be started, which settles nothing.
