@@ -3,6 +3,7 @@ import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
 import type { JobProblem } from "../jobs/errors.ts";
 import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
+import { notLocalText } from "../jobs/residency.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
@@ -160,6 +161,17 @@ export function jobProblemText(p: JobProblem): string {
     case "daily-budget":
       return `${dailyBudgetText(p)}. Raise it in the user settings (dailyBudgetUsd, ` +
         "dailyBudgetTokens)";
+    case "not-local": {
+      const fix = p.role === "default"
+        ? "Set a local default model (ollama-delegate config --default-model <a local model>)"
+        : p.place === "cloud"
+        ? "Name a local model (ollama-delegate models lists them)"
+        : "Use a backend on this machine or a private network";
+      const text = escapeLine(notLocalText(p));
+      const head = text.charAt(0).toUpperCase() + text.slice(1);
+      return `${head}. ${fix}, or let work leave this machine with ` +
+        "ollama-delegate config --residency any";
+    }
   }
 }
 

@@ -63,14 +63,23 @@ export interface ProbeReport {
 
 export const failed = <T extends object>(a: Attempt<T>): a is { error: string } => "error" in a;
 
-/** The models to probe: those named, else the allowed ones Ollama has (and allowed cloud). */
+/**
+ * The models to probe: those named, else the allowed ones Ollama has (and allowed cloud); with
+ * `residency: local` none of the cloud ones unless named (a name is the user's own choice, as
+ * for the allowlist).
+ */
 function pick(settings: Settings, named: string[], tags: OllamaModel[]): string[] {
   if (named.length > 0) return [...new Set(named.map((n) => n.trim()).filter(Boolean))];
+  const local = settings.residency === "local";
+  const resident = tags.filter((m) => !local || !isCloud(m));
   const allowed = settings.allowedModels;
-  if (allowed.length === 0) return tags.map((m) => m.name);
-  const listed = tags.filter((m) => allowed.some((a) => sameModel(a, m.name))).map((m) => m.name);
+  if (allowed.length === 0) return resident.map((m) => m.name);
+  const listed = resident.filter((m) => allowed.some((a) => sameModel(a, m.name)))
+    .map((m) => m.name);
   // A cloud model runs without being pulled first, so an allowed one is tried either way.
-  const cloud = allowed.filter((a) => hasCloudSuffix(a) && !listed.some((l) => sameModel(l, a)));
+  const cloud = local
+    ? []
+    : allowed.filter((a) => hasCloudSuffix(a) && !listed.some((l) => sameModel(l, a)));
   return [...listed, ...cloud];
 }
 

@@ -75,6 +75,8 @@ export interface NewTurn {
   modelChoice?: string;
   /** Models to move to when the backend fails, in order. */
   fallback?: string[];
+  /** Of its model and fallback models, those that run on Ollama's cloud (record.ts). */
+  cloudModels?: string[];
 }
 
 /** A job as the server renders it. */
@@ -176,6 +178,7 @@ export function newRecord(
     ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
     ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
     ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
+    ...(turn.cloudModels?.length ? { cloudModels: [...turn.cloudModels] } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,

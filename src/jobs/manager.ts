@@ -139,18 +139,22 @@ export class JobManager {
   /**
    * Adds the next turn to `previous`'s session, inheriting its restrictions. It runs once
    * every earlier turn has ended (queued meanwhile), so follow-ups sent at once run in turn.
+   * `carry` replaces the fallback models it inherits (the policy may have left some out since)
+   * and gives the turn its first warnings.
    */
   async followup(
     previous: JobRecord,
     prompt: string,
     overrides: Partial<TurnOptions>,
     checkOverrides: JobChecks = {},
+    carry: { fallback?: string[]; warnings?: string[] } = {},
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
     const options: TurnOptions = { ...inherited, ...definedOnly(overrides) };
     // The session's checks and budgets hold for its next turns unless the call sets its own.
     const checks: JobChecks = { ...previous.checks, ...definedOnly(checkOverrides) };
+    const fallback = carry.fallback ?? previous.fallback;
     return await this.#launch(
       {
         prompt,
@@ -164,7 +168,9 @@ export class JobManager {
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
         ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
-        ...(previous.fallback?.length ? { fallback: previous.fallback } : {}),
+        ...(fallback?.length ? { fallback } : {}),
+        ...(previous.cloudModels?.length ? { cloudModels: previous.cloudModels } : {}),
+        ...(carry.warnings?.length ? { warnings: carry.warnings } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );

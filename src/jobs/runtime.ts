@@ -82,7 +82,7 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
   });
   const catalog = new ModelCatalog(
     defaultOllamaUrls(s).map((url) => new OllamaClient(url)),
-    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel, residency: s.residency },
     retired,
   );
   return {

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
+import { residentFallbacks } from "../jobs/residency.ts";
 import { usageHistory } from "../jobs/usage_ledger.ts";
 import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
@@ -46,7 +47,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       return textResult("Cannot follow up: pass exactly one of job_id and session_id", true);
     }
     const prompt = await readPrompt(args, deps.serverCwd);
-    const { manager, catalog } = await deps.runtime();
+    const { manager, catalog, models } = await deps.runtime();
     const previous = await manager.latestTurn({
       ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
       ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
@@ -58,6 +59,17 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
         true,
       );
     }
+    // The session may have started before the user kept work local: its model is judged again,
+    // and its fallback models too.
+    await models.checkResidency("session", previous.model, previous.backend);
+    const resident = residentFallbacks(
+      s.residency,
+      (previous.fallback ?? []).map((name) => ({
+        name,
+        cloud: previous.cloudModels?.includes(name) ?? false,
+      })),
+      previous.agent,
+    );
     // Judged again: the record may predate the rules, or the user changed workspaceRoots.
     const cwd = await allowedDir(previous.cwd, previous.cwd, "the session's cwd", deps.workdirs);
     const addDirs = await allowedDirs(
@@ -65,15 +77,24 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       cwd,
       deps.workdirs,
     );
-    const view = await manager.followup(previous, prompt, {
-      permissionMode: args.permission_mode,
-      allowedTools: args.allowed_tools,
-      disallowedTools: args.disallowed_tools,
-      appendSystemPrompt: args.append_system_prompt,
-      maxTurns: args.max_turns,
-      effort: args.effort,
-      addDirs: args.add_dirs ? addDirs : undefined,
-    }, callChecks(args, undefined, previous.checks));
+    const view = await manager.followup(
+      previous,
+      prompt,
+      {
+        permissionMode: args.permission_mode,
+        allowedTools: args.allowed_tools,
+        disallowedTools: args.disallowed_tools,
+        appendSystemPrompt: args.append_system_prompt,
+        maxTurns: args.max_turns,
+        effort: args.effort,
+        addDirs: args.add_dirs ? addDirs : undefined,
+      },
+      callChecks(args, undefined, previous.checks),
+      {
+        fallback: resident.kept,
+        ...(resident.note ? { warnings: [resident.note] } : {}),
+      },
+    );
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };
 }

@@ -2,6 +2,7 @@
 import type { JobProblem } from "../jobs/errors.ts";
 import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
 import { candidateText, MIN_PREFIX } from "../jobs/job_ref.ts";
+import { notLocalText } from "../jobs/residency.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 
 const LIST_HINT = "delegate_list shows the jobs there are";
@@ -61,5 +62,17 @@ export function jobProblemText(p: JobProblem): string {
     case "daily-budget":
       return `Cannot start job: ${dailyBudgetText(p)}. Wait until then, use another backend, ` +
         "or do the work yourself; only the user can raise the budget, from a terminal";
+    case "not-local": {
+      const instead = p.role === "session"
+        ? "Start a new task on a local model"
+        : p.place === "cloud"
+        ? "Name a local model instead (ollama_models marks each [local] or [cloud])"
+        : "Use a backend on this machine or a private network instead";
+      const user = p.role === "default"
+        ? "ollama-delegate config --default-model <a local model>, or --residency any"
+        : "ollama-delegate config --residency any";
+      return `Cannot start job: ${escapeLine(notLocalText(p))}. ${instead}; only the user can ` +
+        `change this, from a terminal (${user})`;
+    }
   }
 }

@@ -16,6 +16,7 @@ import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { projectFallback } from "../agents/project_limits.ts";
+import { residentFallbacks } from "../jobs/residency.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
 import { worktreeRequest } from "./isolation_args.ts";
 import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
@@ -147,7 +148,12 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   const { manager, models, catalog } = await deps.runtime();
   const repo = await repoIdOf(cwd);
   const route = args.model?.trim() === AUTO
-    ? await autoRoute(s, manager.store.stateDir, { repo, agent: agent?.name, engine })
+    ? await autoRoute(
+      s,
+      manager.store.stateDir,
+      { repo, agent: agent?.name, engine },
+      (model, backend) => models.staysLocal(model, backend),
+    )
     : undefined;
   const target = await models.choose({
     engine,
@@ -164,7 +170,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ? projectFallback(agent, target.model, deps.resolved.userModels)
     : { kept: [] as string[] };
   if (own.note) notes.push(own.note);
-  const fallback = own.kept.filter((m) => catalog.isAllowed(m));
+  const allowed = own.kept.filter((m) => catalog.isAllowed(m));
   const dropped = own.kept.filter((m) => !catalog.isAllowed(m));
   if (dropped.length > 0) {
     notes.push(
@@ -173,6 +179,17 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
         "in the allowed list and left out",
     );
   }
+  // Fallbacks run on the job's backend, already judged: only their own place is left to judge.
+  const placed = await Promise.all(
+    allowed.map(async (name) => ({ name, cloud: await models.runsOnCloud(name, target.backend) })),
+  );
+  const resident = residentFallbacks(s.residency, placed, agent?.name);
+  if (resident.note) notes.push(resident.note);
+  const fallback = resident.kept;
+  const cloudModels = [
+    ...(target.cloud ? [target.model] : []),
+    ...placed.filter((m) => m.cloud && fallback.includes(m.name)).map((m) => m.name),
+  ];
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
   const isolation = await worktreeRequest(
     args.isolation ?? s.defaultIsolation,
@@ -206,6 +223,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     repo,
     ...(route ? { modelChoice: route.reason } : {}),
     ...(fallback.length > 0 ? { fallback } : {}),
+    ...(cloudModels.length > 0 ? { cloudModels } : {}),
   });
 }
 

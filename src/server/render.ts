@@ -10,6 +10,7 @@ import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { commandsText, filesText } from "../jobs/evidence_words.ts";
 import { endpointLines, queueLines } from "./queue_lines.ts";
+import { recordPlaceText } from "../jobs/residency.ts";
 
 const LABEL = 12;
 /**
@@ -48,6 +49,7 @@ export function summary(
       engineTraits(r.engine).backends ? `${r.engine} (backend ${r.backend ?? "ollama"})` : r.engine,
     ),
     ...endpointLines(r, line),
+    ...whereLines(r),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
@@ -98,6 +100,12 @@ export function summary(
   if (files) lines.push(line("files:", files));
   if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
   return lines.join("\n");
+}
+
+/** Where the turn ran: this machine, a private network, Ollama's cloud or a remote host. */
+function whereLines(r: JobRecord): string[] {
+  const where = recordPlaceText(r);
+  return where === undefined ? [] : [line("where:", where)];
 }
 
 function permissionText(r: JobRecord): string {

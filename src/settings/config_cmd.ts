@@ -27,7 +27,10 @@ once when the server starts: restart your Claude Code session afterwards.
 Options:
   --mode <off|ondemand|auto>       delegationMode: how eagerly delegation is used
   --allow <m1,m2|all>              allowedModels: models delegation may use (all = any)
-  --default-model <model|auto>     defaultModel (auto = first allowed cloud model)
+  --default-model <model|auto>     defaultModel (auto = first allowed cloud model, a local
+                                   one with residency local)
+  --residency <any|local>          residency: local keeps work on this machine or a private
+                                   network (no Ollama cloud model, no remote backend)
   --permission-mode <mode>         defaultPermissionMode: auto, acceptEdits,
                                    bypassPermissions, manual, dontAsk, plan
   --base-url <url>                 baseUrl: the Ollama endpoint (host, host:port or URL)
@@ -116,6 +119,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         mode: { type: "string" },
         allow: { type: "string" },
         "default-model": { type: "string" },
+        residency: { type: "string" },
         "permission-mode": { type: "string" },
         "base-url": { type: "string" },
         "base-urls": { type: "string" },

@@ -24,6 +24,7 @@ import {
   narrowDelegationMode,
   narrowNumber,
   narrowPermissionMode,
+  narrowResidency,
 } from "./narrow.ts";
 import {
   type BackendSpec,
@@ -35,6 +36,7 @@ import {
   ISOLATIONS,
   MAX_TIMER_MS,
   PERMISSION_MODES,
+  RESIDENCIES,
   SANDBOX_SETTINGS,
   type SettingKey,
   type Settings,
@@ -71,7 +73,18 @@ export const FIELDS = [
     default: "",
     schema: z.union([z.literal(""), modelName]),
     fromEnv: (t) => t.trim(),
-    meaning: "Model when a call names none; empty picks the first allowed cloud model",
+    meaning: "Model when a call names none; empty picks the first allowed cloud model " +
+      "(a local one with residency local)",
+  }),
+  field({
+    key: "residency",
+    env: ["OLLAMA_MCP_RESIDENCY"],
+    default: "any",
+    schema: z.enum(RESIDENCIES),
+    fromEnv: (t) => t.trim(),
+    meaning: "Where work may run: any, or local (this machine or a private network: no " +
+      "Ollama cloud model, no remote backend)",
+    projectNarrow: narrowResidency,
   }),
   field({
     key: "defaultPermissionMode",

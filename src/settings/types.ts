@@ -76,6 +76,14 @@ export type EngineName = typeof ENGINES[number];
 export const SANDBOX_SETTINGS = ["on", "required", "off"] as const;
 export type SandboxSetting = typeof SANDBOX_SETTINGS[number];
 
+/**
+ * Where delegated work may run: `any` place the user's settings reach, or only `local`: this
+ * machine or a private network, never a model on Ollama's cloud (settings/residency.ts says
+ * exactly what counts). Issue 29, item 4.
+ */
+export const RESIDENCIES = ["any", "local"] as const;
+export type Residency = typeof RESIDENCIES[number];
+
 /** A review finding's severity, most severe first. */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
 export type Severity = typeof SEVERITIES[number];
@@ -136,6 +144,7 @@ export interface Settings {
   baseUrls: EndpointSpec[];
   defaultModel: string;
   allowedModels: string[];
+  residency: Residency;
   delegationMode: DelegationMode;
   defaultPermissionMode: PermissionMode;
   claudeBin: string;

@@ -230,6 +230,15 @@ Deno.test("doctor --probe: the table, named models, the allowlist, and exit 1 wh
     );
     assert.match(run.stdout, /^s\/turn: the engine's prompt per request/m);
 
+    // Work kept local: no cloud model is tried unless named.
+    const resident = await runCli(
+      { ...ctx, env: { ...ctx.env, OLLAMA_MCP_RESIDENCY: "local" } },
+      ["doctor", "--probe", "--timeout", "3"],
+    );
+    assert.equal(resident.code, 0, resident.stdout + resident.stderr);
+    assert.match(resident.stdout, /^ {2}qwen3:8b /m);
+    assert.doesNotMatch(resident.stdout, /other:cloud/);
+
     // Named models are probed whatever the allowlist says, and flagged.
     const named = await runCli(ctx, [
       "doctor",

@@ -151,6 +151,15 @@ Deno.test("doctor: a working setup passes every check and exits 0", async () => 
     assert.ok(line(run.stdout, "Ollama").includes(`Ollama 0.34.1 at ${emu.url}`));
     assert.match(line(run.stdout, "Models"), /2 model\(s\), 2 with tools: qwen3:8b, glm-5:cloud/);
     assert.match(line(run.stdout, "Default model"), /"glm-5:cloud" \(set in defaultModel\)/);
+    // A cloud default is named so, with how to keep work local (issue 29).
+    assert.match(
+      line(run.stdout, "Default model"),
+      /; it is a cloud model \(glm-5:cloud runs on ollama\.com, through http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+    assert.match(
+      run.stdout,
+      /^ +to keep work local: ollama-delegate config --residency local --default-model <a local model> /m,
+    );
     assert.match(line(run.stdout, "Context length"), /131072 tokens/);
     assert.match(line(run.stdout, "Sandbox \\(bubblewrap\\)"), /bwrap runs commands/);
     assert.match(line(run.stdout, "Backend spare"), /Ollama 0\.34\.1/);
@@ -740,5 +749,32 @@ Deno.test("doctor: every endpoint of a pool is shown with its models; the defaul
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+Deno.test("doctor: residency local picks a local default and fails a cloud one, saying how", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const picked = await doctorJson({ baseUrl: emu.url, userConfig: { residency: "local" } });
+    const auto = check(picked.report, "model.default");
+    assert.equal(auto.status, "pass");
+    assert.equal(auto.details?.model, "qwen3:8b", "the local model, not the first cloud one");
+    assert.match(auto.summary, /\(picked automatically\) .*; it runs locally$/);
+
+    const run = await doctor({
+      baseUrl: emu.url,
+      userConfig: { residency: "local", defaultModel: "glm-5:cloud" },
+    });
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(
+      line(run.stdout, "Default model"),
+      /^ {2}FAIL .*"glm-5:cloud" \(set in defaultModel\) is refused: the default model "glm-5:cloud" \(backend "ollama"\) would leave this machine: glm-5:cloud runs on ollama\.com, through http:\/\/127\.0\.0\.1:\d+; the setting residency is "local"/,
+    );
+    assert.match(
+      fixUnder(run.stdout, "Default model"),
+      /fix: Set a local default model \(ollama-delegate config --default-model <a local model>\), or let work leave this machine \(--residency any\)/,
+    );
+  } finally {
+    await emu.close();
   }
 });

@@ -10,9 +10,13 @@ import { tempDir } from "../support/harness.ts";
 const settings: {
   baseUrl: string;
   baseUrls?: Array<{ url: string }>;
-  backends: Record<string, { url: string; kind: "openai"; apiKeyEnv: string }>;
+  backends: Record<
+    string,
+    { url: string; urls?: Array<{ url: string }>; kind: "openai"; apiKeyEnv?: string }
+  >;
   defaultModel: string;
   allowedModels: string[];
+  residency?: "any" | "local";
 } = {
   baseUrl: "http://127.0.0.1:9",
   backends: {
@@ -73,11 +77,11 @@ Deno.test("ModelChoice: a named backend needs a known name and an allowed model"
   });
   assert.deepEqual(
     await choice().choose({ engine: "native", backend: "lab", model: " qwen3:8b " }),
-    { model: "qwen3:8b", backend: "lab" },
+    { model: "qwen3:8b", backend: "lab", cloud: false },
   );
   assert.deepEqual(
     await choice({ defaultModel: "qwen3:8b" }).choose({ engine: "native", backend: "lab" }),
-    { model: "qwen3:8b", backend: "lab" },
+    { model: "qwen3:8b", backend: "lab", cloud: false },
   );
 });
 
@@ -104,4 +108,56 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
   assert.equal(pool?.url, "http://gpu1:11434");
   assert.equal(c.backend("constructor"), undefined);
   assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab"]);
+});
+
+Deno.test("ModelChoice: residency local refuses a named backend off this machine and its network, and a cloud model on any", async () => {
+  const backends = {
+    lab: { url: "http://lab.example/v1", kind: "openai" as const },
+    gpu: { url: "http://192.168.1.20:8000/v1", kind: "openai" as const },
+    pool: {
+      url: "http://127.0.0.1:8001",
+      urls: [{ url: "http://127.0.0.1:8001" }, { url: "https://gpu.rented.example" }],
+      kind: "openai" as const,
+    },
+  };
+  const local = { residency: "local" as const, backends, allowedModels: [] };
+  assert.deepEqual(
+    await choice(local).choose({ engine: "native", backend: "gpu", model: "qwen3:8b" }),
+    { model: "qwen3:8b", backend: "gpu", cloud: false },
+  );
+  assert.deepEqual(await refusal({ engine: "native", backend: "lab", model: "qwen3:8b" }, local), {
+    kind: "not-local",
+    role: "call",
+    model: "qwen3:8b",
+    backend: "lab",
+    place: "remote",
+    reason: "http://lab.example/v1 is not this machine nor a private network",
+  });
+  // One endpoint of a pool that is not local is enough: a turn may be placed there.
+  const pool = await refusal({ engine: "native", backend: "pool", model: "qwen3:8b" }, local);
+  assert.equal(
+    pool.kind === "not-local" && pool.reason,
+    "https://gpu.rented.example is not this machine nor a private network",
+  );
+  // A model on Ollama's cloud, served through an Ollama of the user's network.
+  const cloud = await refusal(
+    { engine: "native", backend: "gpu", model: "glm-5:cloud" },
+    { ...local, defaultModel: "" },
+  );
+  assert.equal(cloud.kind === "not-local" && cloud.place, "cloud");
+  // The default model is named as such.
+  const byDefault = await refusal(
+    { engine: "native", backend: "gpu" },
+    { ...local, defaultModel: "glm-5:cloud" },
+  );
+  assert.equal(byDefault.kind === "not-local" && byDefault.role, "default");
+  // Without the setting the same choices stand, and say where the model runs.
+  assert.deepEqual(
+    await choice({ backends, allowedModels: [] }).choose({
+      engine: "native",
+      backend: "lab",
+      model: "glm-5:cloud",
+    }),
+    { model: "glm-5:cloud", backend: "lab", cloud: true },
+  );
 });

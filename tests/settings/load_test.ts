@@ -11,6 +11,7 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     delegationMode: [["OLLAMA_MCP_DELEGATION_MODE"], "ondemand"],
     allowedModels: [["OLLAMA_MCP_ALLOWED_MODELS"], []],
     defaultModel: [["OLLAMA_MCP_DEFAULT_MODEL"], ""],
+    residency: [["OLLAMA_MCP_RESIDENCY"], "any"],
     // acceptEdits, not auto: auto may be unavailable off Anthropic.
     defaultPermissionMode: [["OLLAMA_MCP_PERMISSION_MODE"], "acceptEdits"],
     baseUrl: [["OLLAMA_MCP_BASE_URL", "OLLAMA_HOST"], "http://127.0.0.1:11434"],
@@ -63,6 +64,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       delegationMode: "ondemand",
       allowedModels: [],
       defaultModel: "",
+      residency: "any",
       defaultPermissionMode: "acceptEdits",
       baseUrl: "http://127.0.0.1:11434",
       baseUrls: [],
@@ -154,6 +156,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_DELEGATION_MODE: "auto",
       OLLAMA_MCP_ALLOWED_MODELS: " a, b:7b ,,c ",
       OLLAMA_MCP_DEFAULT_MODEL: " b:7b ",
+      OLLAMA_MCP_RESIDENCY: " local",
       OLLAMA_MCP_PERMISSION_MODE: "plan",
       OLLAMA_MCP_BASE_URL: "gpu:9000",
       OLLAMA_MCP_BASE_URLS: "gpu1, gpu2:11435",
@@ -195,6 +198,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       delegationMode: "auto",
       allowedModels: ["a", "b:7b", "c"],
       defaultModel: "b:7b",
+      residency: "local",
       defaultPermissionMode: "plan",
       baseUrl: "http://gpu:9000",
       baseUrls: [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11435" }],
@@ -233,7 +237,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 38);
+    assert.equal(r.layers[3]?.keys.length, 39);
   });
 });
 
