@@ -6,7 +6,7 @@
 import type { OllamaModel } from "../backends/ollama.ts";
 import { isCloud } from "../models/catalog.ts";
 import { loadedContext } from "../models/loaded_context.ts";
-import { sameModel } from "../models/names.ts";
+import { hasCloudSuffix, sameModel } from "../models/names.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Settings } from "../settings/types.ts";
 import {
@@ -60,7 +60,7 @@ export async function contextCheck(
   const numCtx = Number(/^\s*num_ctx\s+(\d+)/m.exec(parameters)?.[1] ?? NaN) || undefined;
   const loaded = await loadedContext(s.baseUrl, model, HTTP_TIMEOUT_MS);
   const listed = models.find((m) => sameModel(m.name, model));
-  const cloud = listed ? isCloud(listed) : /[:-]cloud$/.test(model);
+  const cloud = listed ? isCloud(listed) : hasCloudSuffix(model);
   const context = effectiveContext({
     ...(maxContext !== undefined ? { max: maxContext } : {}),
     ...(numCtx !== undefined ? { numCtx } : {}),
