@@ -75,9 +75,9 @@ Deno.test({
     // The command ran and read its environment and every process's: no key there.
     assert.ok(sent.some((r) => r.bodyText.includes("SNOOPED")), "the command ran");
     const seen = readFileSync(join(scene.cwd, "snooped.txt"), "utf8");
-    assert.match(seen, /ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{64}/);
     assert.match(seen, /--settings=/, "Claude Code's command line was readable");
     assert.ok(!seen.includes(KEY), "the backend's key was readable inside the jail");
+    assert.match(seen, /ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{64}/);
   },
 });
 

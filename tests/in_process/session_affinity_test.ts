@@ -80,15 +80,19 @@ for (const c of CASES) {
       const path = c.kind === "anthropic" ? "/v1/messages" : "/v1/chat/completions";
       const served = (replica: OllamaEmulator) =>
         replica.requests.filter((r) => r.method === "POST" && r.path === path);
-      for (const session of sessions) {
-        const where = replicas.map((r) =>
-          served(r).filter((q) => q.headers["x-dynamo-session-id"] === session).length
-        );
-        assert.ok(where[0]! + where[1]! >= 3, `session ${session}: ${where} request(s)`);
+      // Each session's requests, told apart by its task (every request carries the whole
+      // conversation), reached one replica, and said its session.
+      for (const [s, session] of sessions.entries()) {
+        const mine = (q: { bodyText: string }) => q.bodyText.includes(`echo session ${s}`);
+        const where = replicas.map((r) => served(r).filter(mine).length);
+        assert.ok(where[0]! + where[1]! >= 3, `session ${s}: ${where} request(s)`);
         assert.ok(
           where[0] === 0 || where[1] === 0,
-          `session ${session} was scattered over the replicas: ${where}`,
+          `session ${s} was scattered over the replicas: ${where} request(s)`,
         );
+        for (const q of replicas.flatMap(served).filter(mine)) {
+          assert.equal(q.headers["x-dynamo-session-id"], session);
+        }
       }
       // Every request said its session, in each header and field gateways read.
       const all = replicas.flatMap(served);
