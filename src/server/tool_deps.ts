@@ -54,8 +54,9 @@ export function toolErrorText(e: unknown): string {
 export function guarded<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolResult>) {
   return async (args: A, extra: ToolExtra): Promise<CallToolResult> => {
     try {
-      // Jobs the call starts run under the trace the client sent in `_meta`, if any.
-      return await withRequestTrace(traceOfMeta(extra._meta), () => fn(args, extra));
+      // Jobs the call starts run under the trace the client sent in `_meta`, if any. (A tool
+      // without arguments is called with `extra` alone: none of those starts a job.)
+      return await withRequestTrace(traceOfMeta(extra?._meta), () => fn(args, extra));
     } catch (e) {
       return textResult(toolErrorText(e), true);
     }
