@@ -132,3 +132,34 @@ Deno.test({
     assert.equal(scene.emulator.messageRequests().length, 0);
   },
 });
+
+Deno.test({
+  name:
+    "claude engine on a vLLM that serves too small a context: refused before it starts, in vLLM's terms",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startInProcessScene({
+      emulator: { flavour: "vllm", models: [{ name: MODEL, contextLength: 1024 }] },
+      server: false,
+    });
+    await scene.startServer({
+      userConfig: { backends: { vllm: { url: scene.emulator.url, kind: "anthropic" } } },
+      baseUrl: "http://127.0.0.1:9",
+    });
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      backend: "vllm",
+      model: MODEL,
+      prompt: "hi",
+      wait_seconds: 60,
+    }, LONG);
+    assert.equal(field(reply.text, "state"), "failed", reply.text);
+    assert.match(
+      reply.text,
+      /context_overflow: Cannot start the claude engine with .*: backend "vllm" at http:\/\/127\.0\.0\.1:\d+ serves it with a context of 1,024 tokens/,
+    );
+    assert.match(reply.text, /vLLM --max-model-len \d+/);
+    assert.doesNotMatch(reply.text, /OLLAMA_CONTEXT_LENGTH/);
+    assert.equal(scene.emulator.messageRequests().length, 0);
+  },
+});

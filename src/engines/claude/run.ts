@@ -53,6 +53,7 @@ import {
   estimatePromptTokens,
   judgeTurn,
   refusalText,
+  servedRefusalText,
   skipsContextCheck,
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
@@ -195,10 +196,9 @@ export class ClaudeEngine implements Engine {
    * cloud model, or Ollama does not say (older versions, another server at baseUrl).
    */
   async #loadedContext(model: string, target: EndpointTarget): Promise<number | undefined> {
-    if (target.kind === "ollama" && skipsContextCheck(model)) return undefined;
+    if (skipsContextCheck(model)) return undefined;
     // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
-    if (target.kind === "ollama") return await loadedContext(target.url, model, PS_TIMEOUT_MS);
-    return await target.servedContext(model);
+    return await loadedContext(target.url, model, PS_TIMEOUT_MS);
   }
 
   /** Where `claudeBin` resolves for a child, or undefined when it cannot be found. */
@@ -399,11 +399,19 @@ export class ClaudeEngine implements Engine {
       sandbox: sandbox !== undefined,
       lean: this.#lean,
     });
-    const refusal = refusalText({
-      model: spec.model,
-      loadedContext: await this.#loadedContext(spec.model, target),
-      estimate,
-    });
+    // Ollama cuts what does not fit, silently; another server refuses it: each is told apart.
+    const refusal = target.kind === "ollama"
+      ? refusalText({
+        model: spec.model,
+        loadedContext: await this.#loadedContext(spec.model, target),
+        estimate,
+      })
+      : servedRefusalText({
+        model: spec.model,
+        where: target.watched.where,
+        servedContext: await target.servedContext(spec.model),
+        estimate,
+      });
     if (refusal) return failedStart(refusal);
     const args = claudeArgs(
       spec,
@@ -460,7 +468,8 @@ export class ClaudeEngine implements Engine {
         }
         // Everything the turn started is gone by now: what it changed stays as it is.
         await reportChanges(changes, realRoots, sink);
-        const verdict = outcome.usage && judgeTurn({
+        // Only Ollama cuts a prompt silently: another server's failure is the turn's error.
+        const verdict = target.kind === "ollama" && outcome.usage && judgeTurn({
           model: spec.model,
           estimate,
           usage: outcome.usage,
