@@ -105,6 +105,12 @@ export async function startTelemetry(
   try {
     const { otelTelemetry } = await import("./otel_sdk.ts");
     const telemetry = otelTelemetry(config, log);
+    const asked = env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim();
+    if (asked && asked !== "http/json") {
+      log(
+        `OTEL_EXPORTER_OTLP_PROTOCOL is "${asked}": this server sends OTLP/HTTP with JSON bodies`,
+      );
+    }
     log(
       `OpenTelemetry on: ${
         [
