@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
 import { backendChecks, ollamaPoolCheck, probeOllamaPool } from "./doctor_backends.ts";
+import { messagesChecks } from "./doctor_messages.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { probeEndpoint } from "../backends/endpoint_health.ts";
 import {
@@ -54,7 +55,10 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
                     opened)
   Ollama pool       with baseUrls: each endpoint of the default Ollama answers, and the
                     models it lacks that others have (warns for the default and allowed)
-  Backend <name>    each configured backend answers (a pool: each of its endpoints)
+  Backend <name>    each configured backend answers (a pool: each of its endpoints); one of
+                    kind anthropic also: the model it would run is listed, its context
+                    holds the claude engine's request and the 64k agents need, and a
+                    request with a tool is accepted
 
 Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 when
 something it needs fails (other problems are warnings), 2 for a usage error.
@@ -101,8 +105,8 @@ export async function runDoctor(
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
   const facts = await enginesFacts(s, env, cwd);
-  const [claude, ollama, sandbox, backends, poolEndpoints, claudeLimits, toolchains] = await Promise
-    .all([
+  const [claude, ollama, sandbox, backends, poolEndpoints, claudeLimits, toolchains, messages] =
+    await Promise.all([
       claudeCheck(resolved, facts.claude, cwd),
       ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
       sandboxCheck(s.sandbox, facts.native),
@@ -110,6 +114,7 @@ export async function runDoctor(
       probeOllamaPool(s.baseUrls),
       facts.claude.limitsText?.(),
       toolchainsCheck(s, env, cwd, home, resolved.locations.userFile),
+      messagesChecks(s, env, facts.claude.request.requiredContext),
     ]);
   // Every endpoint of a pool should hold the models jobs ask for: the default, the allowed.
   const defaultModel = ollama.find((c) => c.id === "model.default" && c.status === "pass")
@@ -127,7 +132,7 @@ export async function runDoctor(
     ...ollama,
     ...pool,
   ];
-  checks.push(sandbox, toolchains, ...backends);
+  checks.push(sandbox, toolchains, ...backends, ...messages);
   const needed = neededChecks(s);
   const reported = checks.map((c) => {
     const required = needed(c.id);

@@ -148,7 +148,13 @@ export function jobProblemText(p: JobProblem): string {
         `${p.state} after ${(p.waitedMs / 1000).toFixed(1)}s. The request stays in place; ` +
         `check again with ollama-delegate jobs show ${p.id.slice(0, 8)}`;
     case "needs-native":
-      return `The claude engine cannot use ${p.what}: it always uses the Ollama at ${p.baseUrl}`;
+      return p.what === "files"
+        ? "Only the native engine reads files into the prompt: use --engine native"
+        : `This engine cannot use ${p.what}: it always uses the Ollama at ${p.baseUrl}`;
+    case "backend-api":
+      return `The ${p.engine} engine needs a backend of kind ${p.kinds.join(" or ")} ` +
+        `(Anthropic's Messages API); backend "${p.backend}" is of kind ${p.backendKind}. ` +
+        "Use --engine native for it";
     case "unknown-backend":
       return `No backend "${p.name}" (configured: ${p.configured.join(", ")}). Add one with ` +
         "ollama-delegate config --backend <name>=<url>";

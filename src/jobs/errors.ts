@@ -37,8 +37,18 @@ export type JobProblem =
     state: JobState;
     waitedMs: number;
   }
-  /** The claude engine was asked for something only the native engine does. */
+  /** An engine was asked for something only the native engine does. */
   | { kind: "needs-native"; what: "backend" | "files"; baseUrl: string }
+  /** The backend does not serve the API the engine speaks (engines/registry.ts backendApi). */
+  | {
+    kind: "backend-api";
+    engine: string;
+    backend: string;
+    backendKind: string;
+    needs: "messages";
+    /** The kinds that serve it. */
+    kinds: readonly string[];
+  }
   | { kind: "unknown-backend"; name: string | undefined; configured: readonly string[] }
   | { kind: "no-model-for-backend"; backend: string }
   | { kind: "model-not-allowed"; model: string; allowed: readonly string[] }
@@ -104,6 +114,9 @@ function plainMessage(p: JobProblem): string {
       return `Job ${p.id} is still ${p.state} after a cancel request to pid ${p.ownerPid ?? "?"}`;
     case "needs-native":
       return `Cannot start job: ${p.what} needs engine "native"`;
+    case "backend-api":
+      return `Cannot start job: backend "${p.backend}" (kind ${p.backendKind}) does not serve ` +
+        `the Messages API the ${p.engine} engine speaks`;
     case "unknown-backend":
       return `Cannot start job: there is no backend "${p.name}"`;
     case "no-model-for-backend":

@@ -1,4 +1,6 @@
 /** A job this process holds in memory, and the shapes the job manager hands out. */
+import type { Telemetry, TraceParent } from "../telemetry/telemetry.ts";
+import type { JobTrace } from "./job_trace.ts";
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
 import type { Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
@@ -46,6 +48,8 @@ export interface ManagerConfig {
   pricing?: Readonly<Record<string, Price>>;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
+  /** OpenTelemetry, when configured (telemetry/telemetry.ts); off when absent. */
+  telemetry?: Telemetry;
   log?: (line: string) => void;
 }
 
@@ -95,6 +99,10 @@ export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost" | "budg
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
   record: JobRecord;
+  /** The trace context of the MCP request that started it (OpenTelemetry), when it sent one. */
+  traceParent?: TraceParent;
+  /** Its spans, while it runs with telemetry on (job_trace.ts). */
+  trace?: JobTrace;
   activities: Activity[];
   turn?: RunningTurn;
   stopReason?: StopReason;

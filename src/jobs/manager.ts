@@ -5,6 +5,7 @@
  * per session, orphan_recovery.ts jobs whose server died, remote_cancel.ts cancels across
  * processes, job_reads.ts reads the jobs it does not hold from disk.
  */
+import { currentRequestTrace } from "../telemetry/telemetry.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
@@ -189,6 +190,8 @@ export class JobManager {
     const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
     const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
     const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
+    const traceParent = currentRequestTrace();
+    if (traceParent) live.traceParent = traceParent;
     this.#live.set(id, live);
     this.#sessions.claimed(id);
     try {
@@ -357,6 +360,8 @@ export class JobManager {
     await Promise.allSettled(pending);
     // A last chance for ends that a full disk kept from being written.
     await this.store.flushUnwritten();
+    // What the ended jobs left to export goes out before the process does.
+    await this.#turns.config.telemetry?.shutdown();
   }
 }
 

@@ -13,6 +13,8 @@ import {
   type ResolvedBackend,
 } from "../settings/backends.ts";
 import { engineTraits } from "../engines/registry.ts";
+import { kindFacts } from "../backends/kinds.ts";
+import { BACKEND_KINDS } from "../settings/types.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import { hasCloudSuffix } from "../models/names.ts";
 import type { Settings } from "../settings/types.ts";
@@ -72,27 +74,48 @@ export class ModelChoice {
       .map((n) => this.backend(n)!);
   }
 
+  /** Whether a job of `engine` can run on the backend named `name` (it exists and speaks its API). */
+  runsOn(engine: string, name: string): boolean {
+    const traits = engineTraits(engine);
+    const backend = traits.backends ? this.backend(name) : undefined;
+    if (!backend) return false;
+    return traits.backendApi !== "messages" || kindFacts(backend.kind).messages;
+  }
+
   /** The model (and backend) of a new job; throws a JobError or the catalog's DelegateError. */
   async choose(request: ModelRequest): Promise<ModelTarget> {
     const s = this.settings;
     const role: ModelRole = request.model?.trim() ? request.role ?? "call" : "default";
-    if (!engineTraits(request.engine).backends) {
-      if (request.backend !== undefined || request.files !== undefined) {
-        throw new JobError({
-          kind: "needs-native",
-          what: request.backend !== undefined ? "backend" : "files",
-          baseUrl: s.baseUrl,
-        });
+    const traits = engineTraits(request.engine);
+    if (!traits.files && request.files !== undefined) {
+      throw new JobError({ kind: "needs-native", what: "files", baseUrl: s.baseUrl });
+    }
+    if (!traits.backends) {
+      if (request.backend !== undefined) {
+        throw new JobError({ kind: "needs-native", what: "backend", baseUrl: s.baseUrl });
       }
       return await this.#resident(role, await this.catalog.resolve(request.model), undefined);
     }
-    const oneShot = request.allowedTools !== undefined && request.allowedTools.length === 0;
+    // A one-shot without tools needs no tool support, on an engine that runs it without any
+    // (the native one); Claude Code's requests always carry its tools.
+    const oneShot = traits.files && request.allowedTools !== undefined &&
+      request.allowedTools.length === 0;
     const backend = this.backend(request.backend);
     if (!backend) {
       throw new JobError({
         kind: "unknown-backend",
         name: request.backend,
         configured: backendNames(this.#backends),
+      });
+    }
+    if (traits.backendApi === "messages" && !kindFacts(backend.kind).messages) {
+      throw new JobError({
+        kind: "backend-api",
+        engine: request.engine,
+        backend: backend.name,
+        backendKind: backend.kind,
+        needs: "messages",
+        kinds: BACKEND_KINDS.filter((k) => kindFacts(k).messages),
       });
     }
     if (backend.name === DEFAULT_BACKEND && request.backend === undefined) {

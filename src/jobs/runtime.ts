@@ -11,6 +11,7 @@ import type { ModelChoice } from "./model_choice.ts";
 import type { JobStore } from "./store.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import { defaultOllamaUrls } from "../settings/backends.ts";
+import { startTelemetry } from "../telemetry/telemetry.ts";
 import type { Settings } from "../settings/types.ts";
 
 export interface Runtime {
@@ -59,6 +60,8 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     import("../models/retired.ts"),
   ]);
   const s = setup.settings;
+  // Off, and nothing of OpenTelemetry loaded, unless the environment configures it.
+  const telemetry = await startTelemetry(setup.env, log);
   const store = new JobStore(s.stateDir);
   const retired = new RetiredModels(s.stateDir);
   const manager = new JobManager(store, createEngines(setup), {
@@ -79,6 +82,7 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     pricing: s.pricing,
     dailyBudgets: { usd: s.dailyBudgetUsd, tokens: s.dailyBudgetTokens },
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
+    telemetry,
   });
   const catalog = new ModelCatalog(
     defaultOllamaUrls(s).map((url) => new OllamaClient(url)),

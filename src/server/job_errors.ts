@@ -47,8 +47,15 @@ export function jobProblemText(p: JobProblem): string {
         `The request stays in place and that process acts on it when it can; check with ` +
         `delegate_status({ job_id: "${p.id}" })`;
     case "needs-native":
-      return `Cannot start job: ${p.what} needs engine "native"; the claude engine always ` +
-        `uses the Ollama at ${p.baseUrl}`;
+      return `Cannot start job: ${p.what} needs engine "native"` +
+        (p.what === "files"
+          ? ": only the native engine reads files into the prompt"
+          : `; this engine always uses the Ollama at ${p.baseUrl}`);
+    case "backend-api":
+      return `Cannot start job: the ${p.engine} engine needs a backend that serves ` +
+        `Anthropic's Messages API (kind ${p.kinds.join(" or ")}), and backend "${p.backend}" ` +
+        `is of kind ${p.backendKind}. Give it engine "native", or name a backend of kind ` +
+        `${p.kinds.join(" or ")}`;
     case "unknown-backend":
       return `Cannot start job: there is no backend "${p.name}". Configured: ${
         p.configured.join(", ")

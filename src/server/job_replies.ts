@@ -10,7 +10,6 @@ import { isTerminal, type JobChecks, mayHoldReview } from "../jobs/record.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { AUTO, autoRoute } from "./auto_model.ts";
 import { DelegateError } from "../errors.ts";
-import { engineTraits } from "../engines/registry.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
@@ -158,7 +157,10 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   const target = await models.choose({
     engine,
     model: route ? route.model : args.model,
-    backend: args.backend ?? (engineTraits(engine).backends ? route?.backend : undefined),
+    backend: args.backend ??
+      (route?.backend !== undefined && models.runsOn(engine, route.backend)
+        ? route.backend
+        : undefined),
     files: args.files,
     allowedTools: args.allowed_tools,
   });

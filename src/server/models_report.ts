@@ -233,7 +233,7 @@ async function backendLines(
   manager: JobManager,
 ): Promise<string[]> {
   if (backends.length === 0) {
-    return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
+    return ["Backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
   }
   const rows = await Promise.all(backends.map(async (backend) => {
     const name = backend.name;
@@ -269,7 +269,10 @@ async function backendLines(
       return `${head}  UNREACHABLE: ${escapeLine(errorMessage(e))}${endpoints}`;
     }
   }));
-  return ["Native backends (engine: native, backend: <name>):", ...rows];
+  return [
+    "Backends (backend: <name>; the claude engine runs on kinds ollama and anthropic):",
+    ...rows,
+  ];
 }
 
 /** A backend's models, as its kind lists them; each kind's client is loaded when needed. */

@@ -46,7 +46,7 @@ export function summary(
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     line(
       "engine:",
-      engineTraits(r.engine).backends ? `${r.engine} (backend ${r.backend ?? "ollama"})` : r.engine,
+      engineLine(r.engine, r.backend),
     ),
     ...endpointLines(r, line),
     ...whereLines(r),
@@ -177,4 +177,16 @@ export function pollHint(id: string): string {
 
 export function followupHint(id: string): string {
   return `Continue this conversation with delegate_followup({ job_id: "${id}", prompt: "..." }).`;
+}
+
+/**
+ * The engine and its backend. An engine that runs on any kind of backend (native) always names
+ * it; one that speaks one API (claude) names it when the job is not on the default Ollama, so
+ * its replies read as before backends could be named for it.
+ */
+function engineLine(engine: string, backend: string | undefined): string {
+  const traits = engineTraits(engine);
+  if (!traits.backends) return engine;
+  if (backend === undefined && traits.backendApi !== undefined) return engine;
+  return `${engine} (backend ${backend ?? "ollama"})`;
 }

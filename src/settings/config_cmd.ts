@@ -84,9 +84,10 @@ Options:
       --gate-models <m1,m2|default>      its reviewers (2-5 = a panel; default = default model),
       --gate-timeout <seconds>           the stop goes through after this (default 300; user
                                          scope only, as are the other gate options)
-  --backend <name=url[,url...]>    add or replace a native backend, or a pool of endpoints of
-                                   one kind (user scope only); with
-      --backend-kind <ollama|openai>     its kind (default openai),
+  --backend <name=url[,url...]>    add or replace a backend, or a pool of endpoints of one
+                                   kind (user scope only); with
+      --backend-kind <kind>              ollama, openai or anthropic (default openai; the
+                                         claude engine runs on ollama and anthropic ones),
       --api-key-env <VAR>                the server env variable holding its API key,
       --backend-max <n>                  its concurrency limit (per endpoint of a pool)
   --remove-backend <name>          remove a backend

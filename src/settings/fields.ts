@@ -207,7 +207,7 @@ export const FIELDS = [
     default: {},
     schema: z.record(backendName, backend) as unknown as z.ZodType<Record<string, BackendSpec>>,
     fromEnv: asJson,
-    meaning: "Named endpoints (or pools of them: urls) for the native engine",
+    meaning: "Named endpoints (or pools of them: urls) of kind ollama, openai or anthropic",
     userOnly: true,
   }),
   field({

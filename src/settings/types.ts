@@ -91,8 +91,12 @@ export type Severity = typeof SEVERITIES[number];
 /** The longest a review gate may take: under the Stop hook's own timeout in the plugin (900 s). */
 export const MAX_GATE_SECONDS = 840;
 
-/** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
-export const BACKEND_KINDS = ["ollama", "openai"] as const;
+/**
+ * How a backend is spoken to: Ollama (`/api/*` as well), any OpenAI-compatible server
+ * (`/v1/chat/completions`), or any Anthropic-compatible one (`/v1/messages`: vLLM,
+ * llama-server, LiteLLM), which the claude engine runs on too.
+ */
+export const BACKEND_KINDS = ["ollama", "openai", "anthropic"] as const;
 export type BackendKind = typeof BACKEND_KINDS[number];
 
 /** One endpoint of a pool: its URL, and its own limit when it differs from the backend's. */
@@ -102,7 +106,7 @@ export interface EndpointSpec {
 }
 
 /**
- * A named backend for the native engine: one endpoint (`url`), or a pool of endpoints of the
+ * A named backend: one endpoint (`url`), or a pool of endpoints of the
  * same kind (`urls`), such as one Ollama per GPU. A loaded spec always has `url` (the first
  * endpoint) and, from a file that gave `urls`, every endpoint (endpointsOf).
  */

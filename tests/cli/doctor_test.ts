@@ -778,3 +778,58 @@ Deno.test("doctor: residency local picks a local default and fails a cloud one, 
     await emu.close();
   }
 });
+
+Deno.test("doctor: an Anthropic-compatible backend is checked as Ollama is: listed, model, context, tools", async () => {
+  const MODEL = "Qwen/Qwen3-Coder-30B-A3B-Instruct";
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  const good = await startOllamaEmulator({
+    flavour: "vllm",
+    apiKey: "sk-v",
+    models: [{ name: MODEL, contextLength: 131_072 }],
+  });
+  const small = await startOllamaEmulator({
+    flavour: "vllm",
+    noToolChoice: true,
+    models: [{ name: MODEL, contextLength: 8192 }],
+  });
+  const llama = await startOllamaEmulator({
+    flavour: "llamacpp",
+    models: [{ name: "coder", contextLength: 32768 }],
+  });
+  try {
+    const { report } = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: {
+        defaultModel: MODEL,
+        backends: {
+          gpus: { url: good.url, kind: "anthropic", apiKeyEnv: "OD_VLLM" },
+          small: { url: small.url, kind: "anthropic" },
+          llama: { url: llama.url, kind: "anthropic" },
+        },
+      },
+      env: { OD_VLLM: "sk-v" },
+    });
+    assert.equal(check(report, "backend.gpus").status, "pass");
+    assert.equal(check(report, "backend.gpus.model").summary, `serves "${MODEL}"`);
+    assert.equal(check(report, "backend.gpus.context").status, "pass");
+    assert.equal(check(report, "backend.gpus.context").summary, "131072 tokens");
+    assert.equal(check(report, "backend.gpus.tools").status, "pass");
+    // Every request of the doctor's went to vLLM with its key; none asked for /api/*.
+    assert.ok(good.requests.every((r) => r.headers.authorization === "Bearer sk-v"));
+    assert.equal(good.requests.filter((r) => r.path.startsWith("/api/")).length, 0);
+
+    const context = check(report, "backend.small.context");
+    assert.equal(context.status, "warn", "backend checks are required only for native");
+    assert.match(context.summary, /^8192 tokens: a coding job's conversation outgrows it/);
+    const tools = check(report, "backend.small.tools");
+    assert.match(tools.summary, /HTTP 400: "auto" tool choice requires --enable-auto-tool-choice/);
+    assert.match(tools.hint ?? "", /--enable-auto-tool-choice --tool-call-parser/);
+
+    // llama-server: its one model whatever the name, its context from /props.
+    assert.equal(check(report, "backend.llama.model").summary, 'serves "coder"');
+    assert.match(check(report, "backend.llama.context").summary, /^32768 tokens: /);
+    assert.ok(llama.requests.some((r) => r.path === "/props"));
+  } finally {
+    for (const e of [emu, good, small, llama]) await e.close();
+  }
+});

@@ -12,7 +12,7 @@ const settings: {
   baseUrls?: Array<{ url: string }>;
   backends: Record<
     string,
-    { url: string; urls?: Array<{ url: string }>; kind: "openai"; apiKeyEnv?: string }
+    { url: string; urls?: Array<{ url: string }>; kind: "openai" | "anthropic"; apiKeyEnv?: string }
   >;
   defaultModel: string;
   allowedModels: string[];
@@ -21,6 +21,7 @@ const settings: {
   baseUrl: "http://127.0.0.1:9",
   backends: {
     lab: { url: "http://lab.example/v1", kind: "openai" as const, apiKeyEnv: "LAB_KEY" },
+    gpus: { url: "http://gpus.example", kind: "anthropic" as const, apiKeyEnv: "LAB_KEY" },
   },
   defaultModel: "",
   allowedModels: ["qwen3:8b"],
@@ -47,12 +48,22 @@ async function refusal(request: ModelRequest, extra = {}): Promise<JobProblem> {
   throw new Error("no refusal");
 }
 
-Deno.test("ModelChoice: the claude engine takes neither a backend nor files", async () => {
-  assert.deepEqual(await refusal({ engine: "claude", backend: "lab" }), {
-    kind: "needs-native",
-    what: "backend",
-    baseUrl: settings.baseUrl,
+Deno.test("ModelChoice: the claude engine takes backends that serve the Messages API, no files", async () => {
+  assert.deepEqual(await refusal({ engine: "claude", backend: "lab", model: "qwen3:8b" }), {
+    kind: "backend-api",
+    engine: "claude",
+    backend: "lab",
+    backendKind: "openai",
+    needs: "messages",
+    kinds: ["ollama", "anthropic"],
   });
+  assert.deepEqual(
+    await choice().choose({ engine: "claude", backend: "gpus", model: "qwen3:8b" }),
+    { model: "qwen3:8b", backend: "gpus", cloud: false },
+  );
+  assert.equal(choice().runsOn("claude", "gpus"), true);
+  assert.equal(choice().runsOn("claude", "lab"), false);
+  assert.equal(choice().runsOn("native", "lab"), true);
   assert.deepEqual(await refusal({ engine: "claude", files: ["a.ts"] }), {
     kind: "needs-native",
     what: "files",
@@ -64,7 +75,7 @@ Deno.test("ModelChoice: a named backend needs a known name and an allowed model"
   assert.deepEqual(await refusal({ engine: "native", backend: "nope" }), {
     kind: "unknown-backend",
     name: "nope",
-    configured: ["ollama", "lab"],
+    configured: ["ollama", "lab", "gpus"],
   });
   assert.deepEqual(await refusal({ engine: "native", backend: "lab" }), {
     kind: "no-model-for-backend",
@@ -107,7 +118,7 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
   assert.deepEqual(pool?.endpoints, [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11434" }]);
   assert.equal(pool?.url, "http://gpu1:11434");
   assert.equal(c.backend("constructor"), undefined);
-  assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab"]);
+  assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab", "gpus"]);
 });
 
 Deno.test("ModelChoice: residency local refuses a named backend off this machine and its network, and a cloud model on any", async () => {

@@ -15,7 +15,7 @@ import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { RunningTurn, TurnOutcome, TurnSink } from "../types.ts";
 import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";
-import { BackendWatch } from "./backend_watch.ts";
+import { BackendWatch, type WatchedEndpoint } from "./backend_watch.ts";
 import { readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 import { BashEvidence } from "./bash_evidence.ts";
 import { StreamResponses } from "./stream_responses.ts";
@@ -70,7 +70,7 @@ export interface ChildLaunch {
    * The endpoint Claude Code talks to: when it reports failed requests and this does not
    * answer either, the turn ends (backend_watch.ts).
    */
-  backendUrl: string;
+  backend: WatchedEndpoint;
   /** Told why, when the watch found the endpoint gone. */
   backendGone?: (reason: string) => void;
   /** Claude Code's prompt of the turn's first request, estimated (context_check.ts). */
@@ -120,7 +120,7 @@ export async function startChild(
   let result: ResultEvent | undefined;
   // Set when the backend stopped answering and the turn was ended for it: the job's error.
   let backendGone: string | undefined;
-  const watch = new BackendWatch(launch.backendUrl, (errorText, reason) => {
+  const watch = new BackendWatch(launch.backend, (errorText, reason) => {
     backendGone = errorText;
     launch.backendGone?.(reason);
     void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});

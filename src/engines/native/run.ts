@@ -215,6 +215,7 @@ export class NativeEngine implements Engine {
     const connected = await connectTurn(backend, spec.model, endpoint, {
       ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
       ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
+      sessionId: spec.sessionId,
       sink,
     }, (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }));
     const { client, model, loadedContext } = connected;
