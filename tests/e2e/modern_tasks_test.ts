@@ -68,9 +68,17 @@ function startInteractive(args: string[], env: Record<string, string>, cwd: stri
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
   return {
     async type(text) {
+      const before = output.length;
       await keys(text);
-      // Keys that arrive together read as a paste, where Enter is a newline: submit apart.
-      await pause(400);
+      // Keys that arrive together read as a paste, where Enter is a newline: Enter goes only
+      // once the CLI has drawn something after the text (it read the keys; a busy machine can
+      // leave it seconds behind its input), and the screen was quiet for a moment.
+      const limit = Date.now() + 20_000;
+      while (output.length === before && Date.now() < limit) await pause(100);
+      for (let seen = -1; seen !== output.length && Date.now() < limit;) {
+        seen = output.length;
+        await pause(400);
+      }
       await keys("\r");
     },
     output: () => plain(output),
