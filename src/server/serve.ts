@@ -14,6 +14,7 @@ import { CappedStdioTransport } from "./stdio_transport.ts";
 import type { BackgroundPrune } from "../jobs/background_prune.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { registerTools } from "./tools.ts";
+import { userClaudeDir } from "../agents/claude_user_dir.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
 const SHUTDOWN_LIMIT_MS = 4000;
@@ -115,6 +116,7 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
     taskStore,
     resolved,
     serverCwd,
+    claudeUserDir: userClaudeDir(env, home),
     workdirs,
     runtime: runtime.get,
     ...(place.progressMs !== undefined ? { progressMs: place.progressMs } : {}),

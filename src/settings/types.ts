@@ -170,6 +170,8 @@ export interface Settings {
   reviewGateSeconds: number;
   dailyBudgetUsd: Record<string, number>;
   dailyBudgetTokens: Record<string, number>;
+  /** Claude Code subagents' models as delegates, by agent name or `model:` alias (issue 31). */
+  claudeAgentModels: Record<string, string>;
 }
 export type SettingKey = keyof Settings;
 

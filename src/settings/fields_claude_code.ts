@@ -1,0 +1,45 @@
+/**
+ * Settings of how delegation fits into Claude Code (issue 31): which models the user's Claude
+ * Code subagents run on when delegated. Read from the user file and the environment only: a
+ * project's file would otherwise choose the model its agents' work goes to.
+ */
+import { z } from "zod";
+import { asJson, modelName } from "./field_values.ts";
+import type { FieldSpec, SettingKey } from "./types.ts";
+
+function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
+  return spec;
+}
+
+/** `name=model,alias=model` or a JSON object, as the variable's text. */
+export const asNameMap = (text: string): unknown => {
+  const t = text.trim();
+  if (t.startsWith("{")) return asJson(t);
+  const out: Record<string, string> = {};
+  for (const part of t.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) return t;
+    out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+};
+
+/** A Claude Code subagent's name or a `model:` value (`sonnet`, `claude-opus-4-5`, `inherit`). */
+const agentKey = z.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+  "is an agent name or a Claude Code model alias (sonnet, opus, haiku, inherit, a model id)",
+);
+
+export const CLAUDE_CODE_FIELDS = [
+  field({
+    key: "claudeAgentModels",
+    env: ["OLLAMA_MCP_CLAUDE_AGENT_MODELS"],
+    default: {},
+    schema: z.record(agentKey, modelName),
+    fromEnv: asNameMap,
+    meaning: "The model a Claude Code subagent (~/.claude/agents, .claude/agents) runs on as a " +
+      "delegate, by its name or its model: alias (code-reviewer=qwen3-coder:30b, " +
+      "sonnet=qwen3.5:397b-cloud); unmapped ones run on the default model",
+    userOnly: true,
+  }),
+];
