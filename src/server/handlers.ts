@@ -7,7 +7,7 @@ import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { usageHistory } from "../jobs/usage_ledger.ts";
-import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
+import { renderUsage, savingsSection, verifiedSection } from "../jobs/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
@@ -164,12 +164,14 @@ export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
     const usage = renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 });
     const s = deps.resolved.settings;
     const verified = await verifiedSection(manager.store.stateDir, deps.serverCwd, args.days ?? 30);
+    const saved = await savingsSection(manager.store.stateDir, s, args.days ?? 30);
     const daily = await dailyBudgetLines(manager.store.stateDir, {
       usd: s.dailyBudgetUsd,
       tokens: s.dailyBudgetTokens,
     });
     const parts = [
       usage,
+      ...(saved ? [saved] : []),
       ...(verified ? [verified] : []),
       ...(daily.length ? [daily.join("\n")] : []),
     ];

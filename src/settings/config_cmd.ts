@@ -87,6 +87,9 @@ Options:
                                    (~/.claude/agents, .claude/agents) runs on as a delegate, by
                                    its name or its model: alias (sonnet, opus, haiku, inherit)
   --remove-agent-model <name>      remove one (user scope only, as is --agent-model)
+  --orchestrator-price <p|default> orchestratorPrice: what your Claude model charges, for the
+                                   savings estimate of stats and delegate_usage: opus (default),
+                                   sonnet, haiku, fable (list prices) or <in>/<out> per million
   --scope <user|project>           which file to write (default user)
   --json                           print the settings in force as JSON
   -h, --help                       show this help
@@ -149,6 +152,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         price: { type: "string" },
         "remove-price": { type: "string" },
         "agent-model": { type: "string" },
+        "orchestrator-price": { type: "string" },
         "remove-agent-model": { type: "string" },
         scope: { type: "string" },
         json: { type: "boolean" },

@@ -1,11 +1,13 @@
 /**
  * Settings of how delegation fits into Claude Code (issue 31): which models the user's Claude
- * Code subagents run on when delegated. Read from the user file and the environment only: a
- * project's file would otherwise choose the model its agents' work goes to.
+ * Code subagents run on when delegated, and the price the savings estimate compares with. Read
+ * from the user file and the environment only: a project's file would otherwise choose the
+ * model its agents' work goes to, or dress up what delegation saves.
  */
 import { z } from "zod";
 import { asJson, modelName } from "./field_values.ts";
 import type { FieldSpec, SettingKey } from "./types.ts";
+import { DEFAULT_ORCHESTRATOR_PRICE, orchestratorPriceProblem } from "./orchestrator_price.ts";
 
 function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
   return spec;
@@ -40,6 +42,19 @@ export const CLAUDE_CODE_FIELDS = [
     meaning: "The model a Claude Code subagent (~/.claude/agents, .claude/agents) runs on as a " +
       "delegate, by its name or its model: alias (code-reviewer=qwen3-coder:30b, " +
       "sonnet=qwen3.5:397b-cloud); unmapped ones run on the default model",
+    userOnly: true,
+  }),
+  field({
+    key: "orchestratorPrice",
+    env: ["OLLAMA_MCP_ORCHESTRATOR_PRICE"],
+    default: DEFAULT_ORCHESTRATOR_PRICE,
+    schema: z.string().trim().refine(
+      (t) => orchestratorPriceProblem(t) === undefined,
+      { error: (i) => orchestratorPriceProblem(String(i.input)) ?? "is not a price" },
+    ),
+    fromEnv: (t) => t.trim(),
+    meaning: "The orchestrator's price per million tokens for the savings estimate (stats, " +
+      "delegate_usage): opus, sonnet, haiku, fable (Anthropic's list prices) or <in>/<out>",
     userOnly: true,
   }),
 ];

@@ -172,6 +172,8 @@ export interface Settings {
   dailyBudgetTokens: Record<string, number>;
   /** Claude Code subagents' models as delegates, by agent name or `model:` alias (issue 31). */
   claudeAgentModels: Record<string, string>;
+  /** The orchestrator's price for the savings estimate: an alias or `in/out` (issue 31). */
+  orchestratorPrice: string;
 }
 export type SettingKey = keyof Settings;
 

@@ -47,6 +47,7 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     dailyBudgetUsd: [["OLLAMA_MCP_DAILY_BUDGET_USD"], {}],
     dailyBudgetTokens: [["OLLAMA_MCP_DAILY_BUDGET_TOKENS"], {}],
     claudeAgentModels: [["OLLAMA_MCP_CLAUDE_AGENT_MODELS"], {}],
+    orchestratorPrice: [["OLLAMA_MCP_ORCHESTRATOR_PRICE"], "opus"],
   });
 });
 
@@ -98,6 +99,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       dailyBudgetUsd: {},
       dailyBudgetTokens: {},
       claudeAgentModels: {},
+      orchestratorPrice: "opus",
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -189,6 +191,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_DAILY_BUDGET_USD: '{"openrouter": 2.5}',
       OLLAMA_MCP_DAILY_BUDGET_TOKENS: '{"ollama": 100000}',
       OLLAMA_MCP_CLAUDE_AGENT_MODELS: "code-reviewer=qwen3-coder:30b, sonnet=b:7b",
+      OLLAMA_MCP_ORCHESTRATOR_PRICE: "3/15",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -230,10 +233,11 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       dailyBudgetUsd: { openrouter: 2.5 },
       dailyBudgetTokens: { ollama: 100000 },
       claudeAgentModels: { "code-reviewer": "qwen3-coder:30b", sonnet: "b:7b" },
+      orchestratorPrice: "3/15",
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 38);
+    assert.equal(r.layers[3]?.keys.length, 39);
   });
 });
 
