@@ -71,6 +71,8 @@ export interface NewTurn {
   checks?: JobChecks;
   /** The repository's id (repo_id.ts), for the quality ledger. */
   repo?: string;
+  /** The Claude Code session's project that started it by a tool call (unread.ts). */
+  project?: string;
   /** Why `auto` chose the model. */
   modelChoice?: string;
   /** Models to move to when the backend fails, in order. */
@@ -174,6 +176,7 @@ export function newRecord(
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
     kind: turn.kind ?? "task",
     ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
+    ...(turn.project !== undefined ? { project: turn.project } : {}),
     ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
     ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),

@@ -145,6 +145,8 @@ export class JobManager {
     prompt: string,
     overrides: Partial<TurnOptions>,
     checkOverrides: JobChecks = {},
+    /** The project of the session that asks for it (unread.ts); none from a terminal. */
+    project?: string,
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
@@ -164,6 +166,7 @@ export class JobManager {
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
         ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
+        ...(project !== undefined ? { project } : {}),
         ...(previous.fallback?.length ? { fallback: previous.fallback } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },

@@ -117,6 +117,12 @@ export const jobRecordSchema = z.object({
   kind: z.enum(JOB_KINDS).optional(),
   /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
   repo: z.string().optional(),
+  /**
+   * The project of the Claude Code session that started it through a tool call (the server's
+   * own directory): its result is unread there until it reaches the orchestrator (unread.ts).
+   * Absent for jobs started from a terminal (reviews, the gate).
+   */
+  project: z.string().optional(),
   /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */
   modelChoice: z.string().optional(),
   /** Models the job may still move to when its backend fails, in order (an agent's fallback). */

@@ -10,8 +10,16 @@ import { usageHistory } from "../jobs/usage_ledger.ts";
 import { renderUsage, savingsSection, verifiedSection } from "../jobs/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
-import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import {
+  callChecks,
+  delivered,
+  jobReply,
+  replyAfterWait,
+  startJob,
+  waitFor,
+} from "./job_replies.ts";
 import { renderList } from "./list.ts";
+import { allUnread } from "../jobs/unread.ts";
 import { renderModels } from "./models_report.ts";
 import { queuePlaces } from "./queue_lines.ts";
 import { activityLines, pollHint, summary } from "./render.ts";
@@ -65,15 +73,21 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       cwd,
       deps.workdirs,
     );
-    const view = await manager.followup(previous, prompt, {
-      permissionMode: args.permission_mode,
-      allowedTools: args.allowed_tools,
-      disallowedTools: args.disallowed_tools,
-      appendSystemPrompt: args.append_system_prompt,
-      maxTurns: args.max_turns,
-      effort: args.effort,
-      addDirs: args.add_dirs ? addDirs : undefined,
-    }, callChecks(args, undefined, previous.checks));
+    const view = await manager.followup(
+      previous,
+      prompt,
+      {
+        permissionMode: args.permission_mode,
+        allowedTools: args.allowed_tools,
+        disallowedTools: args.disallowed_tools,
+        appendSystemPrompt: args.append_system_prompt,
+        maxTurns: args.max_turns,
+        effort: args.effort,
+        addDirs: args.add_dirs ? addDirs : undefined,
+      },
+      callChecks(args, undefined, previous.checks),
+      deps.serverCwd,
+    );
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };
 }
@@ -104,7 +118,9 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
   return async (args, extra) => {
     const started = await (await deps.runtime()).manager.get(args.job_id);
     const view = await waitFor(deps, started, args.wait_seconds, extra, { wholePanel: true });
-    return jobReply(deps, view);
+    const reply = await jobReply(deps, view);
+    await delivered(deps, view);
+    return reply;
   };
 }
 
@@ -112,6 +128,8 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
 export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
   return async (args) => {
     const { view, wasRunning } = await (await deps.runtime()).manager.cancel(args.job_id);
+    // The orchestrator stopped it: its end is no news.
+    if (wasRunning) await delivered(deps, view);
     if (!wasRunning) {
       return textResult(
         `Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`,
@@ -139,6 +157,7 @@ export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
         args.limit ?? 20,
         deps.resolved.settings.pricing,
         await queuePlaces(manager, records),
+        await allUnread(manager.store.stateDir),
       ),
     );
   };
