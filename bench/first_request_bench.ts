@@ -3,7 +3,10 @@
  * (real Claude Code CLI) with Claude Code's whole tool set (as before `--tools`, here through
  * claudeTools "default") and with the default claudeTools, each with Claude Code's sandbox off
  * and on, and the native engine. Sizes are chars/4 of the whole request body, and of the part
- * a model reads (system prompt, messages and tool definitions, as the emulator counts it).
+ * a model reads (system prompt, messages and tool definitions, as the emulator counts it): the
+ * "prompt" column, which the docs quote (docs/engines.md) and the constants behind `doctor`'s
+ * estimates hold (CLAUDE_*PROMPT_TOKENS in engines/claude/context_check.ts,
+ * NATIVE_PROMPT_TOKENS in models/prompt_sizes.ts).
  *
  *   deno run -A bench/first_request_bench.ts           the figure
  *   deno run -A bench/first_request_bench.ts --table   also the per-tool sizes behind

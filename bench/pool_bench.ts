@@ -7,6 +7,14 @@
  * and the share of follow-up turns that stayed on their session's endpoint (whose prefix cache
  * a real server would reuse). Native engine, one chat request per turn.
  *
+ * Then affinity through a gateway: the same sessions from one server against two replicas
+ * behind a gateway (tests/support/session_proxy.ts) that routes by the session header our
+ * requests carry (as Dynamo, LiteLLM and SGLang's gateway do), by the token it hands back (as
+ * llm-d does), or by neither (round robin). A replica answers a request whose conversation it
+ * served before in WARM_MS (its prefix cached) and any other in COLD_MS (the prefix computed
+ * again), so the figures show what affinity through a gateway buys: the share of requests that
+ * found their prefix warm, and the wall time.
+ *
  * Run: deno run -A bench/pool_bench.ts
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -16,6 +24,7 @@ import type { JobRecord } from "../src/jobs/record.ts";
 import { field, startServer, tempDir, type TestServer } from "../tests/support/harness.ts";
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { median } from "./support/common.ts";
+import { type ProxyMode, startSessionProxy } from "../tests/support/session_proxy.ts";
 
 const SESSIONS = 8;
 const TURNS = 3;
@@ -87,6 +96,69 @@ async function run(endpoints: OllamaEmulator[]) {
   }
 }
 
+const WARM_MS = 100;
+const COLD_MS = 600;
+
+/** A replica with a prefix cache: a conversation it served before is answered faster. */
+function cachingReplica(): Promise<
+  { emu: OllamaEmulator; counts: { warm: number; cold: number } }
+> {
+  const seen = new Set<string>();
+  const counts = { warm: 0, cold: 0 };
+  return startOllamaEmulator({
+    chatScript: (view) => {
+      const warm = seen.has(view.firstUserText);
+      seen.add(view.firstUserText);
+      counts[warm ? "warm" : "cold"]++;
+      const ms = warm ? WARM_MS : COLD_MS;
+      return { kind: "delay", ms, then: { kind: "text", text: "ok" } };
+    },
+  }).then((emu) => ({ emu, counts }));
+}
+
+async function throughGateway(mode: ProxyMode) {
+  const replicas = await Promise.all([cachingReplica(), cachingReplica()]);
+  const gateway = startSessionProxy(replicas.map((r) => r.emu.url), mode);
+  const home = tempDir("od-bench-gw-");
+  const server = await startServer({
+    home,
+    baseUrl: replicas[0]!.emu.url,
+    userConfig: { backends: { gw: { url: gateway.url, kind: "openai" } } },
+    env: { OLLAMA_MCP_MAX_CONCURRENT: String(SESSIONS) },
+  });
+  try {
+    const cwd = tempDir("od-bench-work-");
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: SESSIONS }, async (_, n) => {
+      let reply = await server.call("delegate_start", {
+        engine: "native",
+        backend: "gw",
+        model: "qwen3:8b",
+        prompt: `session ${n} ${crypto.randomUUID()}`,
+        cwd,
+        wait_seconds: 600,
+      }, { timeoutMs: 700_000 });
+      for (let turn = 2; turn <= TURNS; turn++) {
+        reply = await server.call("delegate_followup", {
+          job_id: field(reply.text, "job_id"),
+          prompt: `turn ${turn}`,
+          wait_seconds: 600,
+        }, { timeoutMs: 700_000 });
+      }
+      if (field(reply.text, "state") !== "completed") throw new Error(reply.text);
+    }));
+    const wallMs = performance.now() - t0;
+    const warm = replicas.reduce((n, r) => n + r.counts.warm, 0);
+    const all = warm + replicas.reduce((n, r) => n + r.counts.cold, 0);
+    const spread = replicas.map((r) => r.counts.warm + r.counts.cold).join("/");
+    return { wallMs, warm, all, spread };
+  } finally {
+    await server.close();
+    await gateway.close();
+    for (const r of replicas) await r.emu.close();
+  }
+}
+
 const pool = await Promise.all([1, 2, 3, 4].map(() => slowEndpoint()));
 try {
   console.log(
@@ -107,4 +179,29 @@ try {
   }
 } finally {
   for (const e of pool) await e.close();
+}
+
+console.log(
+  `\nAffinity through a gateway: ${SESSIONS} sessions x ${TURNS} turns, 2 replicas behind it; ` +
+    `a request is ${WARM_MS} ms on the replica that served its conversation, ${COLD_MS} ms elsewhere`,
+);
+console.log(
+  `gateway routes by                 wall    follow-up requests on a warm prefix (of ${
+    SESSIONS * (TURNS - 1)
+  })  requests per replica`,
+);
+for (
+  const [label, mode] of [
+    ["nothing (round robin)", {}],
+    ["header x-dynamo-session-id", { header: "x-dynamo-session-id" }],
+    ["llm-d's echoed token", { echo: true }],
+  ] as const
+) {
+  const r = await throughGateway(mode);
+  console.log(
+    `${label.padEnd(32)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}s  ` +
+      `${
+        `${r.warm} (${Math.round((r.warm / (r.all - SESSIONS)) * 100)}%)`.padEnd(44)
+      }  ${r.spread}`,
+  );
 }

@@ -1,7 +1,9 @@
 /**
  * Cold start to an answered `initialize`: ollama-delegate against a bare MCP SDK server with
  * one tool, same Deno, alternating runs. Also with 2,000 stored jobs, to show start-up does
- * not grow with the job count. Run: deno run -A bench/startup_bench.ts [runs]
+ * not grow with the job count, and with OpenTelemetry configured (OTEL_EXPORTER_OTLP_ENDPOINT),
+ * whose SDK loads with the job layer, after `initialize`: what loading it costs then is
+ * measured apart, in a fresh process. Run: deno run -A bench/startup_bench.ts [runs]
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -82,13 +84,39 @@ const bare = [
 // Warm the module cache once so every measured run is equally cold at the process level.
 await timeToInitialize(ours, env(emptyState));
 await timeToInitialize(bare, env(emptyState));
-const a: number[] = [], b: number[] = [], c: number[] = [];
+const otel = (stateDir: string) => ({
+  ...env(stateDir),
+  // Nothing is sent before a job ends: no collector needs to listen.
+  OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+});
+const a: number[] = [], b: number[] = [], c: number[] = [], d: number[] = [];
 for (let i = 0; i < runs; i++) {
   b.push(await timeToInitialize(bare, env(emptyState)));
   a.push(await timeToInitialize(ours, env(emptyState)));
   c.push(await timeToInitialize(ours, env(fullState)));
+  d.push(await timeToInitialize(ours, otel(emptyState)));
 }
-const [ma, mb, mc] = [median(a), median(b), median(c)];
+const [ma, mb, mc, md] = [median(a), median(b), median(c), median(d)];
+
+/** Loading and starting the SDK in a fresh process, as the job layer does when configured. */
+async function sdkLoadMs(): Promise<number> {
+  const code = `const t = performance.now();
+const { startTelemetry } = await import(${
+    JSON.stringify(join(REPO, "src", "telemetry", "telemetry.ts"))
+  });
+const tel = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" }, () => {});
+console.log(performance.now() - t);
+await tel.shutdown();
+Deno.exit(0);`;
+  const out = await new Deno.Command("deno", {
+    args: ["eval", "--config", join(REPO, "deno.json"), code],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return Number(new TextDecoder().decode(out.stdout).trim());
+}
+const loads: number[] = [];
+for (let i = 0; i < Math.min(runs, 7); i++) loads.push(await sdkLoadMs());
 console.log(`startup to initialize, median of ${runs} (ms):`);
 console.log(`  bare SDK server, one tool     ${mb.toFixed(1)}`);
 console.log(
@@ -97,3 +125,8 @@ console.log(
   }x (goal <= 1.25x)`,
 );
 console.log(`  ollama-delegate, 2000 jobs    ${mc.toFixed(1)}   ratio ${(mc / mb).toFixed(2)}x`);
+console.log(`  ollama-delegate, OTel on      ${md.toFixed(1)}   ratio ${(md / mb).toFixed(2)}x`);
+console.log(
+  `OpenTelemetry SDK loaded and started with the job layer (fresh process, median of ` +
+    `${loads.length}): ${median(loads).toFixed(1)} ms`,
+);

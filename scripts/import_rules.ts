@@ -18,6 +18,8 @@ import { findCycles, importsOf } from "./import_graph.ts";
 export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   { name: "shared", paths: ["errors.ts", "version.ts"] },
   { name: "platform", paths: ["platform/"] },
+  // OpenTelemetry behind a facade: anyone may record; it imports only the layers below.
+  { name: "telemetry", paths: ["telemetry/"] },
   // Pure name functions that settings' validation uses; the rest of models/ sits higher.
   { name: "model names", paths: ["models/names.ts"] },
   { name: "settings", paths: ["settings/"] },
@@ -35,7 +37,7 @@ export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
 ];
 
 /** Folders in src/engines/ that the engines share; every other one is an engine's own. */
-export const SHARED_ENGINE_FOLDERS: readonly string[] = ["tree"];
+export const SHARED_ENGINE_FOLDERS: readonly string[] = ["tree", "text_calls"];
 
 const ENGINE_TABLE = "engines/registry.ts";
 const FRONT_ENDS = ["server/", "cli/"];

@@ -88,7 +88,7 @@ export const NODE_SMOKE = [
  */
 export const NODE_SMOKE_ONLY: Record<string, RegExp> = {
   "tests/e2e/native_test.ts":
-    /^native: (a Bash call writes|files in credential-named folders|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep)/,
+    /^native: (a Bash call writes|files in credential-named folders|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep|with OTEL_EXPORTER_OTLP_ENDPOINT)/,
   "tests/e2e/hostile_backend_test.ts":
     /^hostile backend: (400 MB of streamed content|an endless HTTP 500 body|garbage, a cut stream|while a backend streams empty deltas)/,
 };

@@ -44,7 +44,10 @@ export async function main(argv: string[]): Promise<number> {
         console.log(HELP);
         return 0;
       }
-      return await (await import("./server/serve.ts")).serve();
+      // Reading starts before the server's modules load: see early_discover.ts.
+      const { EarlyDiscover } = await import("./server/early_discover.ts");
+      const early = new EarlyDiscover(process.stdin, process.stdout);
+      return await (await import("./server/serve.ts")).serve(early);
     }
     case "config": {
       return (await import("./settings/config_cmd.ts")).configMain(rest);

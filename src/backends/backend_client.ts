@@ -86,6 +86,16 @@ export interface BackendKindFacts {
   missingModelHint(model: string): string;
   /** What to do when a request that carried no API key was refused; undefined: give one. */
   refusedHint?: string;
+  /**
+   * Its servers serve Anthropic's Messages API at `/v1/messages`, which Claude Code speaks:
+   * the claude engine can run on a backend of this kind.
+   */
+  messages: boolean;
+  /**
+   * Where its servers may expose their queue as Prometheus text (vLLM's and llama-server's
+   * `/metrics`), for placing new sessions on the least busy endpoint of a pool; absent: none.
+   */
+  metricsPath?: string;
 }
 
 /** One kind's entry in the table of kinds (kinds.ts). */

@@ -22,6 +22,7 @@ import {
 } from "./chat_types.ts";
 import { errorDetail, fetchFailure, isObject, parseJson, parseRetryAfter } from "./http_util.ts";
 import { ReplyDraft, type StreamEnd } from "./reply_draft.ts";
+import { sessionEcho, sessionHeaders } from "./session_headers.ts";
 import { sleep } from "../platform/sleep.ts";
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
@@ -47,6 +48,11 @@ export interface ChatClientOptions {
   failover?: boolean;
   /** Caps on what one reply may make us hold; REPLY_LIMITS where not given. */
   limits?: Partial<ReplyLimits>;
+  /**
+   * The delegate session the requests belong to: said in the headers gateways key on, and
+   * what they hand back echoed (session_headers.ts).
+   */
+  session?: { id: string };
 }
 
 const defaultBackoff = (attempt: number) => Math.min(8000, 500 * 2 ** (attempt - 1));
@@ -88,7 +94,11 @@ export abstract class StreamingChatClient implements ChatBackend {
   ): Promise<StreamEnd>;
 
   protected headers(): Record<string, string> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
+    const session = this.options.session?.id;
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      ...(session ? { ...sessionHeaders(session), ...sessionEcho.headers(session) } : {}),
+    };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
     return headers;
   }
@@ -172,6 +182,7 @@ export abstract class StreamingChatClient implements ChatBackend {
       body,
       signal: fetchSignal,
     });
+    if (this.options.session) sessionEcho.remember(this.options.session.id, response.headers);
     if (!response.ok) throw await this.httpError(response, path);
     if (!response.body) throw this.cut("the response had no body");
     const type = response.headers.get("content-type") ?? "";

@@ -71,6 +71,7 @@ const PRODUCT: Record<BackendKind, BackendKindEntry> = {
       startHint: `Start it with "ollama serve" or the Ollama app`,
       missingModelHint: (model) => `Pull it with "ollama pull ${model}"`,
       refusedHint: `Cloud models need "ollama signin"`,
+      messages: true,
     },
     load: async () => (await import("./kind_ollama.ts")).ollamaBackend,
   },
@@ -82,8 +83,25 @@ const PRODUCT: Record<BackendKind, BackendKindEntry> = {
       chatPath: "/v1/chat/completions",
       startHint: "Check that the server runs and the URL is right",
       missingModelHint: () => "Check the model id",
+      messages: false,
+      metricsPath: "/metrics",
     },
     load: async () => (await import("./kind_openai.ts")).openaiBackend,
+  },
+  // Any server of Anthropic's Messages API: vLLM (its docs' Claude Code page), llama.cpp's
+  // llama-server, a LiteLLM proxy. No `/api/*`: probed, listed and sized through `/v1/models`.
+  anthropic: {
+    probePath: "/v1/models",
+    facts: {
+      sizesContext: false,
+      chatStream: "an Anthropic Messages stream",
+      chatPath: "/v1/messages",
+      startHint: "Check that the server runs and the URL is right (its root, without /v1)",
+      missingModelHint: () => "Check the model id against the server's /v1/models",
+      messages: true,
+      metricsPath: "/metrics",
+    },
+    load: async () => (await import("./kind_anthropic.ts")).anthropicBackend,
   },
 };
 for (const [name, entry] of Object.entries(PRODUCT)) registerBackendKind(name, entry);

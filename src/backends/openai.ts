@@ -73,6 +73,9 @@ export class ChatClient extends StreamingChatClient {
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {}),
       ...(effort ? { reasoning_effort: effort } : {}),
+      // OpenAI's field for whom a request is for, which gateways group requests by
+      // (session_headers.ts).
+      ...(this.options.session ? { user: this.options.session.id } : {}),
       stream: true,
       stream_options: { include_usage: true },
     });

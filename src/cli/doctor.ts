@@ -6,7 +6,8 @@
 import { parseArgs } from "node:util";
 import type { Settings } from "../settings/types.ts";
 import { loadSettings } from "../settings/load.ts";
-import { backendChecks, ollamaPoolCheck } from "./doctor_backends.ts";
+import { backendChecks, ollamaPoolCheck, probeOllamaPool } from "./doctor_backends.ts";
+import { messagesChecks } from "./doctor_messages.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./doctor_check.ts";
 import { probeEndpoint } from "../backends/endpoint_health.ts";
 import {
@@ -17,6 +18,8 @@ import {
   stateDirCheck,
 } from "./doctor_local.ts";
 import { ollamaChecks } from "./doctor_ollama.ts";
+import { toolchainsCheck } from "./doctor_toolchains.ts";
+import { doctorTry } from "./doctor_try.ts";
 import { engineNeed, enginesFacts, requestSizeCheck } from "./engine_prompt.ts";
 import { type DoctorReport, renderJson, renderText } from "./doctor_render.ts";
 import { DEFAULT_PROBE_TIMEOUT_S, runProbe } from "./probe.ts";
@@ -24,6 +27,7 @@ import { renderProbeJson, renderProbeText } from "./probe_render.ts";
 import { type CliIo, processIo } from "./jobs_common.ts";
 
 export const DOCTOR_HELP = `Usage: ollama-delegate doctor [--json]
+       ollama-delegate doctor --try "<command>"
        ollama-delegate doctor --probe [model...] [--timeout <seconds>] [--json]
 
 Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
@@ -32,7 +36,8 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Claude Code CLI   found on the delegate's PATH, and answers --version
   claude sandbox    how claude delegates are confined under the sandbox setting (which
                     governs both engines): bubblewrap jail, Claude Code's sandbox (socat)
-  Ollama            reachable at baseUrl; its version
+  Ollama            reachable at baseUrl (with baseUrls: the first endpoint that answers,
+                    where the model checks below run); its version
   Request size      tokens one request of each engine carries (claude: by claudeHarness and
                     its sandbox), and whether Ollama's default 4,096-token context holds it
   Models            listed, which support tools
@@ -42,12 +47,29 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Retired models    cloud models Ollama has retired that settings still name
   Sandbox           bubblewrap runs a trivial command (native engine); without it,
                     commands run unconfined and replies say so (sandbox: required refuses)
-  Ollama pool       with baseUrls: each endpoint of the default Ollama answers
-  Backend <name>    each configured backend answers (a pool: each of its endpoints)
+  Toolchains        what delegates' commands can read of your toolchains in this project
+                    (both engines, and verify): each PATH folder opened read-only or why
+                    not, the install roots and package caches opened with them, credential
+                    files hidden inside, what stays hidden of your home folder, where builds
+                    write their caches, and the PATH delegates get (WARN: a PATH folder not
+                    opened)
+  Ollama pool       with baseUrls: each endpoint of the default Ollama answers, and the
+                    models it lacks that others have (warns for the default and allowed)
+  Backend <name>    each configured backend answers (a pool: each of its endpoints); one of
+                    kind anthropic also: the model it would run is listed, its context
+                    holds the claude engine's request and the 64k agents need, and a
+                    request with a tool is accepted
 
 Exit code 0 when everything the default engine (defaultEngine) needs passes, 1 when
 something it needs fails (other problems are warnings), 2 for a usage error.
 Run it in the folder you use Claude Code in: ./ollama-mcp.config.json is read from there.
+
+With --try "<command>", it runs the command in this folder on each engine exactly as a job's
+verify would (the sandbox of the delegate's Bash: the native engine's bubblewrap, the claude
+engine's jail without network) and prints what the command could read of your toolchains,
+then its output and exit code per engine: "can my delegates run my tests?" in one line.
+Exit code 0 when it exits 0 on every engine, 1 when not, 2 when this folder cannot be a
+job's (your home folder, a system folder, outside workspaceRoots).
 
 With --probe, it tries each model (default: the allowed ones Ollama has, cloud models
 included) on one tiny tool-use task, through the path each engine uses: Ollama's /api/chat
@@ -66,6 +88,7 @@ Options:
                       assumptions, models: [{ model, native, claude, promptTokensPerSecond,
                       generationTokensPerSecond, secondsPerTurn, context, usableWith,
                       notes }] }
+  --try "<command>"   run a command as each engine's delegates would (see above)
   --probe             try the models on a tool-use task (see above)
   --timeout <s>       with --probe: seconds each request may take
   -h, --help          show this help`;
@@ -82,13 +105,23 @@ export async function runDoctor(
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
   const facts = await enginesFacts(s, env, cwd);
-  const [claude, ollama, sandbox, backends, pool, claudeLimits] = await Promise.all([
-    claudeCheck(resolved, facts.claude, cwd),
-    ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
-    sandboxCheck(s.sandbox, facts.native),
-    backendChecks(s.backends, env),
-    ollamaPoolCheck(s.baseUrls),
-    facts.claude.limitsText?.(),
+  const [claude, ollama, sandbox, backends, poolEndpoints, claudeLimits, toolchains, messages] =
+    await Promise.all([
+      claudeCheck(resolved, facts.claude, cwd),
+      ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
+      sandboxCheck(s.sandbox, facts.native),
+      backendChecks(s.backends, env),
+      probeOllamaPool(s.baseUrls),
+      facts.claude.limitsText?.(),
+      toolchainsCheck(s, env, cwd, home, resolved.locations.userFile),
+      messagesChecks(s, env, facts.claude.request.requiredContext),
+    ]);
+  // Every endpoint of a pool should hold the models jobs ask for: the default, the allowed.
+  const defaultModel = ollama.find((c) => c.id === "model.default" && c.status === "pass")
+    ?.details?.model;
+  const pool = ollamaPoolCheck(s.baseUrls, poolEndpoints, [
+    ...(typeof defaultModel === "string" ? [defaultModel] : []),
+    ...s.allowedModels,
   ]);
   const checks = [
     configCheck(resolved),
@@ -99,7 +132,7 @@ export async function runDoctor(
     ...ollama,
     ...pool,
   ];
-  checks.push(sandbox, ...backends);
+  checks.push(sandbox, toolchains, ...backends, ...messages);
   const needed = neededChecks(s);
   const reported = checks.map((c) => {
     const required = needed(c.id);
@@ -156,6 +189,7 @@ export async function doctorMain(argv: string[], io: CliIo = processIo()): Promi
       options: {
         json: { type: "boolean" },
         probe: { type: "boolean" },
+        try: { type: "string" },
         timeout: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -175,6 +209,13 @@ export async function doctorMain(argv: string[], io: CliIo = processIo()): Promi
     );
   }
   const { env, cwd, home } = io;
+  if (values.try !== undefined) {
+    if (values.probe || values.json || positionals.length > 0) {
+      return usage("--try runs one command on its own: give it no other option or argument");
+    }
+    if (values.try.trim() === "") return usage("--try needs a command, such as --try 'npm test'");
+    return await doctorTry(values.try, loadSettings({ env, cwd, home }), io);
+  }
   if (values.probe) {
     let timeout = DEFAULT_PROBE_TIMEOUT_S;
     if (values.timeout !== undefined) {

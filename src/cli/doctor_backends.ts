@@ -3,8 +3,11 @@
  * endpoint of a backend (or of the default Ollama) that is a pool.
  */
 import { backendClient } from "../backends/kinds.ts";
+import { OllamaClient } from "../backends/ollama.ts";
+import { sameModel } from "../models/names.ts";
 import { type BackendSpec, endpointsOf, type EndpointSpec } from "../settings/types.ts";
 import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./doctor_check.ts";
+import { missingSomewhere } from "./models_list.ts";
 
 /**
  * One check per backend (Ollama ones answer /api/version, OpenAI ones list /v1/models). A pool
@@ -26,13 +29,74 @@ export function backendChecks(
   );
 }
 
-/** The default Ollama as a pool (baseUrls): each endpoint answers /api/version. */
-export async function ollamaPoolCheck(baseUrls: readonly EndpointSpec[]): Promise<Check[]> {
+/** One endpoint of the default Ollama's pool: its answer and, when it answered, its models. */
+export interface PoolEndpoint {
+  check: Check;
+  /** The names /api/tags lists; undefined when the endpoint is down or did not list them. */
+  models?: string[];
+}
+
+/** The default Ollama as a pool (baseUrls): each endpoint's /api/version and /api/tags. */
+export async function probeOllamaPool(baseUrls: readonly EndpointSpec[]): Promise<PoolEndpoint[]> {
   if (baseUrls.length < 2) return [];
-  const each = await Promise.all(
-    baseUrls.map((e) => backendCheck("ollama", { url: e.url, kind: "ollama" }, {})),
+  return await Promise.all(baseUrls.map(async (e): Promise<PoolEndpoint> => {
+    const check = await backendCheck("ollama", { url: e.url, kind: "ollama" }, {});
+    if (check.status === "fail") return { check };
+    const models = await new OllamaClient(e.url, HTTP_TIMEOUT_MS).tags().then(
+      (tags) => tags.map((m) => m.name),
+      () => undefined,
+    );
+    return { check, ...(models ? { models } : {}) };
+  }));
+}
+
+/**
+ * The pool's check: each endpoint up or down and what it holds. The pool places a turn on any
+ * endpoint that is up, and one without the turn's model fails it there, so a model of
+ * `wanted` (the default and the allowed ones) that some endpoint lacks is a warning.
+ */
+export function ollamaPoolCheck(
+  baseUrls: readonly EndpointSpec[],
+  each: readonly PoolEndpoint[],
+  wanted: readonly string[],
+): Check[] {
+  if (each.length === 0) return [];
+  const check = poolCheck("ollama.pool", "Ollama pool", baseUrls, each.map((e) => e.check));
+  const missing = missingSomewhere(
+    each.map((e, i) => ({ url: baseUrls[i]!.url, names: e.models })),
   );
-  return [poolCheck("ollama.pool", "Ollama pool", baseUrls, each)];
+  const lacks = (url: string) => missing.filter((m) => m.at.includes(url)).map((m) => m.name);
+  const lines = each.map((e, i) => {
+    const url = baseUrls[i]!.url;
+    if (e.check.status === "fail") return check.lines![i]!;
+    const held = e.models === undefined
+      ? "its models could not be listed"
+      : `${e.models.length} model(s)` +
+        (lacks(url).length > 0 ? `; lacks ${lacks(url).join(", ")}` : "");
+    return `${check.lines![i]!}; ${held}`;
+  });
+  const short = missing.filter((m) => wanted.some((w) => sameModel(w, m.name)));
+  const details = {
+    ...check.details,
+    endpoints: (check.details!.endpoints as Record<string, unknown>[]).map((d, i) => ({
+      ...d,
+      ...(each[i]!.models ? { models: each[i]!.models } : {}),
+    })),
+    missing,
+  };
+  if (short.length === 0) return [{ ...check, lines, details }];
+  const named = short.map((m) => `${m.name} (at ${m.at.join(", ")})`).join(", ");
+  return [{
+    ...check,
+    status: check.status === "fail" ? "fail" : "warn",
+    summary: `${check.summary}; missing at some endpoints: ${named}`,
+    hint: `A turn placed on an endpoint without its model fails there: pull it on each ` +
+      `(OLLAMA_HOST=<host:port> ollama pull <model>), or for a model made by models derive, ` +
+      `run models derive again, which creates it on every endpoint` +
+      (check.hint ? `. ${check.hint}` : ""),
+    lines,
+    details,
+  }];
 }
 
 /** One check for a pool from the checks of its endpoints. */

@@ -27,7 +27,7 @@ export const HTTP_TIMEOUT_MS = 3000;
  */
 export const NEEDED_CONTEXT = 65_536;
 
-/** Ollama's own fix hint for its default context (4k-32k by VRAM). */
+/** Ollama's own fix hint for its default context (4k under 24 GiB of VRAM, more above). */
 export const RAISE_CONTEXT_HINT =
   `Raise Ollama's context to ${NEEDED_CONTEXT}: start the server with ` +
   `OLLAMA_CONTEXT_LENGTH=${NEEDED_CONTEXT} ollama serve, or give the model a Modelfile with ` +

@@ -9,6 +9,9 @@ import { sameModel } from "../models/names.ts";
 import { RetiredModels } from "../models/retired.ts";
 import type { Settings } from "../settings/types.ts";
 import { escapeLine } from "../platform/plain_text.ts";
+import { notLocalText, residencyProblem } from "../jobs/residency.ts";
+import { DEFAULT_BACKEND } from "../settings/backends.ts";
+import { placeReason, workPlace } from "../settings/residency.ts";
 import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./doctor_check.ts";
 import { contextCheck } from "./doctor_ollama_context.ts";
 import type { EngineNeed } from "./engine_prompt.ts";
@@ -58,21 +61,14 @@ export async function ollamaChecks(s: Settings, need: EngineNeed): Promise<Check
   out.push(modelsCheck(rows));
   const catalog = new ModelCatalog(
     client,
-    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel, residency: s.residency },
     retired,
     0,
   );
   let model: string | undefined;
   try {
     model = await catalog.resolve(undefined);
-    const how = s.defaultModel ? "set in defaultModel" : "picked automatically";
-    out.push({
-      id: "model.default",
-      title: "Default model",
-      status: "pass",
-      summary: `"${model}" (${how}) is available, allowed and supports tools`,
-      details: { model, fromSettings: s.defaultModel !== "" },
-    });
+    out.push(await defaultModelCheck(s, catalog, model));
   } catch (e) {
     out.push({
       id: "model.default",
@@ -87,6 +83,58 @@ export async function ollamaChecks(s: Settings, need: EngineNeed): Promise<Check
   if (model) out.push(await contextCheck(s, need, model, models));
   out.push(retiredCheck(rows, s, retired));
   return out;
+}
+
+/**
+ * The default model found: where it runs (a cloud one is named so, with how to keep work local,
+ * issue 29), and a fail when `residency: local` refuses it.
+ */
+async function defaultModelCheck(
+  s: Settings,
+  catalog: ModelCatalog,
+  model: string,
+): Promise<Check> {
+  const how = s.defaultModel ? "set in defaultModel" : "picked automatically";
+  const urls = s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl];
+  const cloud = await catalog.runsOnCloud(model);
+  const where = workPlace([{ name: model, cloud }], urls);
+  const base = {
+    id: "model.default",
+    title: "Default model",
+    details: { model, fromSettings: s.defaultModel !== "", place: where.place },
+  };
+  const problem = residencyProblem(s.residency, "default", { name: model, cloud }, {
+    name: DEFAULT_BACKEND,
+    endpoints: urls.map((url) => ({ url })),
+  });
+  if (problem) {
+    return {
+      ...base,
+      status: "fail",
+      summary: `"${model}" (${how}) is refused: ${notLocalText(problem)}`,
+      hint: s.defaultModel
+        ? "Set a local default model (ollama-delegate config --default-model <a local model>), " +
+          "or let work leave this machine (--residency any)"
+        : "Pull a local model (ollama pull <model>) or let work leave this machine " +
+          "(ollama-delegate config --residency any)",
+    };
+  }
+  const summary = `"${model}" (${how}) is available, allowed and supports tools`;
+  if (where.place === "local") {
+    return { ...base, status: "pass", summary: `${summary}; it runs locally` };
+  }
+  return {
+    ...base,
+    status: "pass",
+    summary: where.place === "cloud"
+      ? `${summary}; it is a cloud model (${placeReason(where)})`
+      : `${summary}; it runs remotely (${placeReason(where)})`,
+    lines: [
+      `to keep work local: ollama-delegate config --residency local${
+        s.defaultModel ? " --default-model <a local model>" : ""
+      } (a local model is then picked, and cloud models and remote backends are refused)`,
+    ],
+  };
 }
 
 async function modelRows(

@@ -6,7 +6,7 @@
 import type { OllamaModel } from "../backends/ollama.ts";
 import { isCloud } from "../models/catalog.ts";
 import { loadedContext } from "../models/loaded_context.ts";
-import { sameModel } from "../models/names.ts";
+import { hasCloudSuffix, sameModel } from "../models/names.ts";
 import { OLLAMA_SMALLEST_DEFAULT_CONTEXT } from "../models/prompt_sizes.ts";
 import type { Settings } from "../settings/types.ts";
 import {
@@ -32,9 +32,9 @@ const PICK_LONGER_HINT = `Pick a model with a longer context: ollama-delegate co
  * The context the default model gets, against the default engine's prompt (below it, Ollama
  * cuts every request) and the 64k coding agents need. Ollama gives a local model `num_ctx`
  * from its Modelfile, else the server's OLLAMA_CONTEXT_LENGTH, else a default by VRAM
- * (4k-32k), which the API does not report until the model is loaded. The native engine asks
- * for a context with every request on Ollama, so for it only the model's maximum and the
- * maxContext setting count.
+ * (4k under 24 GiB, more above), which the API does not report until the model is loaded. The
+ * native engine asks for a context with every request on Ollama, so for it only the model's
+ * maximum and the maxContext setting count.
  */
 export async function contextCheck(
   s: Settings,
@@ -60,7 +60,7 @@ export async function contextCheck(
   const numCtx = Number(/^\s*num_ctx\s+(\d+)/m.exec(parameters)?.[1] ?? NaN) || undefined;
   const loaded = await loadedContext(s.baseUrl, model, HTTP_TIMEOUT_MS);
   const listed = models.find((m) => sameModel(m.name, model));
-  const cloud = listed ? isCloud(listed) : /[:-]cloud$/.test(model);
+  const cloud = listed ? isCloud(listed) : hasCloudSuffix(model);
   const context = effectiveContext({
     ...(maxContext !== undefined ? { max: maxContext } : {}),
     ...(numCtx !== undefined ? { numCtx } : {}),
@@ -151,8 +151,9 @@ export async function contextCheck(
   if (context.effective === undefined) {
     return warn(
       `"${model}" supports ${maxContext ?? "an unknown number of"} tokens, but Ollama runs it ` +
-        `with its server default (4k-32k by VRAM) unless OLLAMA_CONTEXT_LENGTH or num_ctx ` +
-        `raises it, and that default is not visible until the model is loaded; at ` +
+        `with its server default (4k under 24 GiB of VRAM, more above) unless ` +
+        `OLLAMA_CONTEXT_LENGTH or num_ctx raises it, and that default is not visible until ` +
+        `the model is loaded; at ` +
         `${OLLAMA_SMALLEST_DEFAULT_CONTEXT} tokens ${engineText} would be cut`,
     );
   }

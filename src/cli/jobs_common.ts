@@ -3,6 +3,7 @@ import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
 import type { JobProblem } from "../jobs/errors.ts";
 import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
+import { notLocalText } from "../jobs/residency.ts";
 import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
@@ -147,7 +148,13 @@ export function jobProblemText(p: JobProblem): string {
         `${p.state} after ${(p.waitedMs / 1000).toFixed(1)}s. The request stays in place; ` +
         `check again with ollama-delegate jobs show ${p.id.slice(0, 8)}`;
     case "needs-native":
-      return `The claude engine cannot use ${p.what}: it always uses the Ollama at ${p.baseUrl}`;
+      return p.what === "files"
+        ? "Only the native engine reads files into the prompt: use --engine native"
+        : `This engine cannot use ${p.what}: it always uses the Ollama at ${p.baseUrl}`;
+    case "backend-api":
+      return `The ${p.engine} engine needs a backend of kind ${p.kinds.join(" or ")} ` +
+        `(Anthropic's Messages API); backend "${p.backend}" is of kind ${p.backendKind}. ` +
+        "Use --engine native for it";
     case "unknown-backend":
       return `No backend "${p.name}" (configured: ${p.configured.join(", ")}). Add one with ` +
         "ollama-delegate config --backend <name>=<url>";
@@ -160,6 +167,17 @@ export function jobProblemText(p: JobProblem): string {
     case "daily-budget":
       return `${dailyBudgetText(p)}. Raise it in the user settings (dailyBudgetUsd, ` +
         "dailyBudgetTokens)";
+    case "not-local": {
+      const fix = p.role === "default"
+        ? "Set a local default model (ollama-delegate config --default-model <a local model>)"
+        : p.place === "cloud"
+        ? "Name a local model (ollama-delegate models lists them)"
+        : "Use a backend on this machine or a private network";
+      const text = escapeLine(notLocalText(p));
+      const head = text.charAt(0).toUpperCase() + text.slice(1);
+      return `${head}. ${fix}, or let work leave this machine with ` +
+        "ollama-delegate config --residency any";
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { recordPlaceText } from "../jobs/residency.ts";
 import { stat } from "node:fs/promises";
 import { readFileHead } from "../platform/file_ends.ts";
 import { join } from "node:path";
@@ -41,6 +42,11 @@ export function costLine(record: JobRecord, pricing: Readonly<Record<string, Pri
   }
 }
 
+/** A row when there is a value for it. */
+function optionalRow(label: string, value: string | undefined): Array<[string, string]> {
+  return value === undefined ? [] : [[label, value]];
+}
+
 /**
  * The record's fields as `label  value` lines. Values hold a delegate's file names, a
  * backend's errors, model names: each is escaped onto its line, so none can add lines or send
@@ -59,6 +65,7 @@ export function recordLines(
     ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
     ...(r.endpoint ? [["endpoint", endpointText(r.endpoint)] as [string, string]] : []),
     ["model", r.modelChoice ? `${r.model}  (${r.modelChoice})` : r.model],
+    ...optionalRow("where", recordPlaceText(r)),
     ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
     ["cwd", quotePath(r.cwd)],
     ["permission", r.effectivePermissionMode ?? r.options.permissionMode],

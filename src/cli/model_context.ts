@@ -1,8 +1,9 @@
 /**
  * The context window a model gets from Ollama, and where that number comes from. Ollama picks
  * it, in order, from a native request's `options.num_ctx`, the model's Modelfile `num_ctx`,
- * the server's OLLAMA_CONTEXT_LENGTH, then a default by VRAM (4k-32k, 256k on big GPUs). The
- * two server-side values are not in its API; `/api/ps` shows what a loaded model got.
+ * the server's OLLAMA_CONTEXT_LENGTH, then a default by VRAM (4k under 24 GiB, 32k up to 48
+ * GiB, 256k above). The two server-side values are not in its API; `/api/ps` shows what a
+ * loaded model got.
  * Cloud models always run with their full context on ollama.com.
  */
 import type { OllamaClient } from "../backends/ollama.ts";

@@ -1,14 +1,16 @@
 /**
  * `ollama-delegate models derive`: a copy of a local model that Ollama runs with a larger
- * context. Ollama gives a model without a Modelfile `num_ctx` its server default (4k-32k by
- * VRAM) and silently drops what does not fit, and its Anthropic- and OpenAI-compatible
- * endpoints cannot ask for more per request; a derived model carries `num_ctx` itself
- * (`POST /api/create` with `from` and `parameters`), so every client gets that context.
+ * context. Ollama gives a model without a Modelfile `num_ctx` its server default (4k under
+ * 24 GiB of VRAM, more above) and silently drops what does not fit, and its Anthropic- and
+ * OpenAI-compatible endpoints cannot ask for more per request; a derived model carries
+ * `num_ctx` itself (`POST /api/create` with `from` and `parameters`), so every client gets
+ * that context. With a pool of Ollamas (baseUrls) it is made on each of them.
  */
 import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import { isCloud } from "../models/catalog.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../models/names.ts";
+import { defaultOllamaUrls } from "../settings/backends.ts";
 import type { Settings } from "../settings/types.ts";
 import { tokensLabel } from "./model_context.ts";
 
@@ -51,9 +53,100 @@ export interface DeriveRequest {
   name?: string;
 }
 
-/** Creates the derived model; returns what to print. Throws ModelsFailure with the reason. */
-export async function deriveModel(settings: Settings, request: DeriveRequest): Promise<string[]> {
-  const client = new OllamaClient(settings.baseUrl, SHOW_TIMEOUT_MS);
+/** What `models derive` did: the lines for stdout, and the endpoints where it failed. */
+export interface DeriveReport {
+  lines: string[];
+  /** Each endpoint that refused or failed, with why; empty when the model is everywhere. */
+  failed: { url: string; error: string }[];
+}
+
+/** The derived model as one endpoint holds it now. */
+interface Derived {
+  name: string;
+  base: string;
+  replaced: boolean;
+  /** The num_ctx /api/show reports for it, when it does. */
+  numCtx?: number;
+}
+
+/**
+ * Creates the derived model on every endpoint of the default Ollama: a pool (baseUrls) places
+ * a turn on any of them, and one without the model fails the turn there. A single endpoint
+ * throws ModelsFailure with the reason; a pool reports each endpoint and goes on past one
+ * that fails.
+ */
+export async function deriveModel(
+  settings: Settings,
+  request: DeriveRequest,
+): Promise<DeriveReport> {
+  const urls = defaultOllamaUrls(settings);
+  if (urls.length === 1) {
+    const made = await deriveAt(urls[0]!, request);
+    return {
+      lines: [
+        `${made.replaced ? "Replaced" : "Created"} "${made.name}" from "${made.base}": Ollama ` +
+        `runs it with a context of ${request.ctx} tokens (num_ctx ${
+          made.numCtx ?? "not shown by /api/show: check with ollama show " + made.name
+        }).`,
+        ...afterwards(settings, made.name),
+      ],
+      failed: [],
+    };
+  }
+  // Each endpoint is its own Ollama with its own disk: one that fails holds back no other.
+  const each = await Promise.all(urls.map(async (url) => {
+    try {
+      return { url, made: await deriveAt(url, request) };
+    } catch (e) {
+      if (!(e instanceof ModelsFailure)) throw e;
+      return { url, error: e.message };
+    }
+  }));
+  const made = each.flatMap((e) => e.made ? [e.made] : []);
+  const failed = each.flatMap((e) => e.error !== undefined ? [{ url: e.url, error: e.error }] : []);
+  const name = made[0]?.name ?? request.name ?? request.model;
+  const width = Math.max(...urls.map((u) => u.length));
+  const rows = each.map(({ url, made, error }) =>
+    `  ${url.padEnd(width)}  ${
+      made
+        ? `${made.replaced ? "replaced" : "created"} (num_ctx ${made.numCtx ?? "not shown"})`
+        : `failed: ${error}`
+    }`
+  );
+  const pool = `the ${urls.length} endpoints of the default Ollama (baseUrls)`;
+  const head = made.length === 0
+    ? `Could not derive "${name}" on any of ${pool}:`
+    : `Created "${name}" from "${made[0]!.base}" on ${
+      failed.length === 0 ? "each" : made.length
+    } of ${pool}; Ollama runs it with a context of ${request.ctx} tokens there.`;
+  return {
+    lines: [
+      head,
+      ...rows,
+      ...(failed.length === 0 ? afterwards(settings, name) : made.length === 0 ? [] : [
+        `A turn placed on an endpoint without "${name}" fails there. Fix what failed, then run ` +
+        `this again: it replaces the model where it was made.`,
+      ]),
+    ],
+    failed,
+  };
+}
+
+/** What follows a derived model that every endpoint holds: memory, and how to use it. */
+function afterwards(settings: Settings, name: string): string[] {
+  return [
+    `A larger context takes more memory when the model loads; if it no longer fits your GPU,` +
+    ` derive a smaller one.`,
+    "",
+    "Use it for delegation:",
+    ...useLines(settings, name),
+    "Then restart your Claude Code session so the server re-reads its settings.",
+  ];
+}
+
+/** Creates the derived model at one Ollama. Throws ModelsFailure with the reason. */
+async function deriveAt(url: string, request: DeriveRequest): Promise<Derived> {
+  const client = new OllamaClient(url, SHOW_TIMEOUT_MS);
   let models: OllamaModel[];
   try {
     await client.version();
@@ -68,7 +161,7 @@ export async function deriveModel(settings: Settings, request: DeriveRequest): P
   if (!listed) {
     const local = models.filter((m) => !isCloud(m)).map((m) => m.name);
     throw new ModelsFailure(
-      `Cannot derive from "${request.model}": Ollama at ${settings.baseUrl} has no such model` +
+      `Cannot derive from "${request.model}": Ollama at ${url} has no such model` +
         (local.length > 0 ? ` (local models: ${local.join(", ")})` : " and lists no local models") +
         `. Pull it first: ollama pull ${request.model}`,
     );
@@ -115,19 +208,12 @@ export async function deriveModel(settings: Settings, request: DeriveRequest): P
     });
   }
   const made = await client.show(name).catch(() => undefined);
-  const lines = [
-    `${existing ? "Replaced" : "Created"} "${name}" from "${base}": Ollama runs it with a ` +
-    `context of ${request.ctx} tokens (num_ctx ${
-      made?.numCtx ?? "not shown by /api/show: check with ollama show " + name
-    }).`,
-    `A larger context takes more memory when the model loads; if it no longer fits your GPU,` +
-    ` derive a smaller one.`,
-    "",
-    "Use it for delegation:",
-    ...useLines(settings, name),
-    "Then restart your Claude Code session so the server re-reads its settings.",
-  ];
-  return lines;
+  return {
+    name,
+    base,
+    replaced: existing !== undefined,
+    ...(made?.numCtx !== undefined ? { numCtx: made.numCtx } : {}),
+  };
 }
 
 function cloudRefusal(model: string, max: number | undefined): string {

@@ -16,6 +16,7 @@ import { type EngineNeed, engineNeed, enginesFacts } from "./engine_prompt.ts";
 import { type ModelContext, modelContext, sourceText, tokensLabel } from "./model_context.ts";
 import { derivedName } from "./models_derive.ts";
 import { type NativeOutcome, type PathOutcome, probeMessages, probeNative } from "./probe_task.ts";
+import { type TextCallHistory, textCallHistory } from "./probe_ledger.ts";
 
 export const DEFAULT_PROBE_TIMEOUT_S = 120;
 
@@ -51,20 +52,34 @@ export interface ProbeReport {
     replyTokens: number;
   };
   models: ProbedModel[];
+  /**
+   * Models whose past jobs (the quality ledger) wrote tool calls as text: those that ended on
+   * calls nothing ran, and the calls the native engine recovered.
+   */
+  textCallsInJobs: TextCallHistory[];
   /** Why nothing was probed (Ollama unreachable, no models). */
   error?: string;
 }
 
 export const failed = <T extends object>(a: Attempt<T>): a is { error: string } => "error" in a;
 
-/** The models to probe: those named, else the allowed ones Ollama has (and allowed cloud). */
+/**
+ * The models to probe: those named, else the allowed ones Ollama has (and allowed cloud); with
+ * `residency: local` none of the cloud ones unless named (a name is the user's own choice, as
+ * for the allowlist).
+ */
 function pick(settings: Settings, named: string[], tags: OllamaModel[]): string[] {
   if (named.length > 0) return [...new Set(named.map((n) => n.trim()).filter(Boolean))];
+  const local = settings.residency === "local";
+  const resident = tags.filter((m) => !local || !isCloud(m));
   const allowed = settings.allowedModels;
-  if (allowed.length === 0) return tags.map((m) => m.name);
-  const listed = tags.filter((m) => allowed.some((a) => sameModel(a, m.name))).map((m) => m.name);
+  if (allowed.length === 0) return resident.map((m) => m.name);
+  const listed = resident.filter((m) => allowed.some((a) => sameModel(a, m.name)))
+    .map((m) => m.name);
   // A cloud model runs without being pulled first, so an allowed one is tried either way.
-  const cloud = allowed.filter((a) => hasCloudSuffix(a) && !listed.some((l) => sameModel(l, a)));
+  const cloud = local
+    ? []
+    : allowed.filter((a) => hasCloudSuffix(a) && !listed.some((l) => sameModel(l, a)));
   return [...listed, ...cloud];
 }
 
@@ -97,6 +112,7 @@ export async function runProbe(
       replyTokens: TYPICAL_REPLY_TOKENS,
     },
     models: [],
+    textCallsInJobs: await textCallHistory(settings.stateDir),
   };
   const client = new OllamaClient(settings.baseUrl, HTTP_TIMEOUT_MS * 3);
   let tags: OllamaModel[];

@@ -6,9 +6,21 @@
 import { escapeLine } from "../platform/plain_text.ts";
 import type { PathOutcome } from "./probe_task.ts";
 import { type Attempt, failed, type ProbeReport } from "./probe.ts";
+import { historyLine } from "./probe_ledger.ts";
 
 export function renderProbeJson(report: ProbeReport): string {
   return JSON.stringify(report, null, 2);
+}
+
+/** Past jobs' tool calls written as text, from the quality ledger; nothing when none. */
+function historyLines(report: ProbeReport): string[] {
+  if (report.textCallsInJobs.length === 0) return [];
+  return [
+    "",
+    "Tool calls written as text in past jobs (quality ledger; the native engine runs them, " +
+    "Claude Code does not):",
+    ...report.textCallsInJobs.map((r) => `  ${escapeLine(r.model)}: ${escapeLine(historyLine(r))}`),
+  ];
 }
 
 function callCell(o: Attempt<PathOutcome>, engine: "native" | "claude"): string {
@@ -34,7 +46,7 @@ export function renderProbeText(report: ProbeReport): string {
     "",
   ];
   if (report.error) {
-    out.push(`Cannot probe: ${escapeLine(report.error)}`);
+    out.push(`Cannot probe: ${escapeLine(report.error)}`, ...historyLines(report));
     return out.join("\n");
   }
   const head = [
@@ -65,6 +77,7 @@ export function renderProbeText(report: ProbeReport): string {
     m.notes.map((n) => `  ${escapeLine(m.model)}: ${escapeLine(n)}`)
   );
   if (notes.length > 0) out.push("", ...notes);
+  out.push(...historyLines(report));
   const a = report.assumptions;
   out.push(
     "",

@@ -28,10 +28,17 @@ import type {
  */
 export interface EngineTraits {
   /**
-   * It runs on any configured backend (delegate_start's `backend`) and takes `files`; without
-   * it the engine always runs on the default Ollama (baseUrl or its pool).
+   * It runs on configured backends (delegate_start's `backend`); without it the engine always
+   * runs on the default Ollama (baseUrl or its pool).
    */
   backends: boolean;
+  /**
+   * The API a backend must serve for it: "messages", Anthropic's Messages API (a kind whose
+   * facts say `messages`, backends/kinds.ts); absent: any kind.
+   */
+  backendApi?: "messages";
+  /** It takes `files` (a one-shot with files read into the prompt). */
+  files: boolean;
   /** The files it reports changed are all the turn changed: it compares the folders itself. */
   completeChanges: boolean;
 }
@@ -182,7 +189,8 @@ class LazyEngine implements Engine {
 /** The product's engines; deno check asks for an entry for every name in settings' ENGINES. */
 const PRODUCT: Record<EngineName, EngineEntry> = {
   claude: {
-    traits: { backends: false, completeChanges: false },
+    // Claude Code speaks the Messages API: Ollama's, or any Anthropic-compatible server's.
+    traits: { backends: true, backendApi: "messages", files: false, completeChanges: false },
     folder: async () => (await import("./claude/folder.ts")).claudeFolder,
     engine: async (setup) => (await import("./claude/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./claude/facts.ts")).claudeFacts(setup),
@@ -190,7 +198,7 @@ const PRODUCT: Record<EngineName, EngineEntry> = {
       (await import("./claude/session_files.ts")).forgetSession(s.claudeConfigDir, id, dryRun),
   },
   native: {
-    traits: { backends: true, completeChanges: true },
+    traits: { backends: true, files: true, completeChanges: true },
     folder: async () => (await import("./native/folder.ts")).nativeFolder,
     engine: async (setup) => (await import("./native/run.ts")).createEngine(setup),
     facts: async (setup) => (await import("./native/facts.ts")).nativeFacts(setup),

@@ -29,6 +29,11 @@ export type TranscriptEntry =
      * (`description` on Bash): the call ran without them (native/tools/claude_params.ts).
      */
     ignored?: string[];
+    /**
+     * Names of a call written as text that were read as the tool's own: `"cmd -> command"`,
+     * `"bash -> Bash"` (native/text_calls/aliases.ts).
+     */
+    mapped?: string[];
   }
   | { kind: "tool_result"; id: string; name?: string; text: string; isError: boolean };
 

@@ -259,7 +259,12 @@ export function hostRunIndex(rel: readonly string[]): number {
   return rel.findIndex((p, i) => isHostRunEntry(i > 0 ? rel[i - 1]! : "", p));
 }
 
-/** Names of directories and files that hold credentials, refused at any depth. */
+/**
+ * Names of directories and files that hold credentials, refused at any depth. The toolchain
+ * files among them are where each tool's own documentation says it keeps a token or password
+ * (docs/security.md "Credential files" cites each): they are hidden also inside a toolchain
+ * folder that delegates may read (toolchains.ts).
+ */
 export const CREDENTIAL_PATHS: readonly string[] = [
   ".ssh",
   ".gnupg",
@@ -275,8 +280,45 @@ export const CREDENTIAL_PATHS: readonly string[] = [
   ".ollama-mcp",
   ".config/gcloud",
   ".config/gh",
+  ".config/hub",
   ".config/git/credentials",
   ".local/share/keyrings",
+  // `cargo login` saves registry tokens in $CARGO_HOME/credentials.toml (before cargo 1.39:
+  // `credentials`).
+  ".cargo/credentials.toml",
+  ".cargo/credentials",
+  // Gradle reads repository and signing passwords from GRADLE_USER_HOME's gradle.properties;
+  // Maven's server passwords are in settings.xml, its master password in settings-security.xml.
+  ".gradle/gradle.properties",
+  ".m2/settings.xml",
+  ".m2/settings-security.xml",
+  // `gem signin` keeps the RubyGems API key here; `uv auth login` its plaintext store; Composer
+  // its auth.json (both homes); `terraform login` and `helm registry login` their tokens;
+  // NuGet its packageSourceCredentials; Vault's CLI its token.
+  ".gem/credentials",
+  ".local/share/uv/credentials",
+  ".config/composer/auth.json",
+  ".composer/auth.json",
+  ".terraform.d/credentials.tfrc.json",
+  ".config/helm/registry",
+  ".nuget/NuGet/NuGet.Config",
+  ".vault-token",
+];
+
+/**
+ * Files in the home folder that hold registry tokens or passwords but are ordinary project
+ * files elsewhere (a project's `.yarnrc.yml` is host-run, not hidden): yarn's `npmAuthToken`,
+ * bun's `[install.scopes]` tokens, pip's index URLs with credentials, pnpm's auth settings. The
+ * home folder is never opened to delegates; these keep a toolchain folder that holds one from
+ * being opened whole (toolchains.ts).
+ */
+export const HOME_CREDENTIAL_FILES: readonly string[] = [
+  ".yarnrc.yml",
+  ".yarnrc",
+  ".bunfig.toml",
+  ".config/pip/pip.conf",
+  ".pip/pip.conf",
+  ".config/pnpm/rc",
 ];
 
 /**

@@ -5,12 +5,18 @@
  * the least busy endpoint that is up, counting the jobs of every server of the user that hold
  * or wait for its slots; a session whose endpoint is down moves, and says so. A backend with
  * one endpoint is never probed: its turns run there, as they always did.
+ *
+ * Where every endpoint that is up says how many requests it holds waiting (vLLM's and
+ * llama-server's `/metrics`, backends/endpoint_queues.ts), a new session goes to the one with
+ * the least waiting work, and a session leaves its endpoint for another only when its own is
+ * far busier (queueYield): a prefix cache is worth a few requests' wait, not a long queue.
  */
 import {
   EndpointHealth,
   type EndpointState,
   type ProbeTarget,
 } from "../backends/endpoint_health.ts";
+import { EndpointQueues, type QueueReading } from "../backends/endpoint_queues.ts";
 import { tagged } from "../engines/backend_failures.ts";
 import { engineTraits } from "../engines/registry.ts";
 import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
@@ -27,6 +33,24 @@ export interface Placement {
 /** What the placer needs of the settings: the default Ollama (pool) and the named backends. */
 export type PoolTable = BackendTable;
 
+/**
+ * How much busier, in requests waiting, a session's endpoint must be than another before the
+ * session leaves it: at least YIELD_MORE_WAITING more, and at least YIELD_TIMES as many. A
+ * waiting request starts only when running ones free their room in the batch, each after a
+ * whole generation (seconds, for a coding turn); leaving costs one prefill of the session's
+ * prefix elsewhere, which a GPU does at thousands of tokens a second: a few seconds for a
+ * long coding conversation, about one request's wait. Four requests ahead cost more than
+ * that; fewer do not, and the ratio keeps two busy endpoints from trading sessions on noise.
+ */
+export const YIELD_MORE_WAITING = 4;
+export const YIELD_TIMES = 2;
+
+/** Whether a session on `own` should leave it for `other`, by their queues. */
+export function queueYield(own: QueueReading, other: QueueReading): boolean {
+  return own.waiting - other.waiting >= YIELD_MORE_WAITING &&
+    own.waiting >= YIELD_TIMES * other.waiting;
+}
+
 export class EndpointPlacer {
   /** Jobs of this process placed on each endpoint (queued or running there). */
   readonly #local = new Map<string, number>();
@@ -35,6 +59,7 @@ export class EndpointPlacer {
     private readonly table: PoolTable,
     private readonly lines: EndpointLines,
     readonly health: EndpointHealth = new EndpointHealth(),
+    readonly queues: EndpointQueues = new EndpointQueues(),
   ) {}
 
   /**
@@ -87,12 +112,28 @@ export class EndpointPlacer {
       if (avoid.has(url)) return { refused: this.allDown(backend) };
       return this.#taken(backend, url, undefined);
     }
-    await this.health.refresh(this.targets(backend));
+    const targets = this.targets(backend);
+    await Promise.all([
+      this.health.refresh(targets),
+      this.queues.refresh(targets, this.health.timing.freshMs),
+    ]);
     const up = backend.endpoints.filter((e) => !avoid.has(e.url) && !this.health.isDown(e.url));
     if (up.length === 0) return { refused: this.allDown(backend) };
+    // The servers' own queues, when every endpoint that is up says it; else none is used.
+    const readings = up.map((e) => this.queues.reading(e.url));
+    const queued = readings.every((r) => r !== undefined) ? readings as QueueReading[] : undefined;
     const affinity = options.affinity;
-    if (affinity !== undefined && up.some((e) => e.url === affinity)) {
-      return this.#taken(backend, affinity, undefined);
+    const at = up.findIndex((e) => e.url === affinity);
+    if (affinity !== undefined && at >= 0) {
+      const least = queued && leastWaiting(queued);
+      if (!queued || least === undefined || !queueYield(queued[at]!, queued[least]!)) {
+        return this.#taken(backend, affinity, undefined);
+      }
+      return this.#taken(backend, up[least]!.url, {
+        from: affinity,
+        reason: `it had ${queued[at]!.waiting} requests waiting, ${up[least]!.url} ` +
+          `${queued[least]!.waiting}`,
+      });
     }
     // Counted before the choice, which then runs without a pause: turns placed at once by this
     // process see each other's choices.
@@ -106,13 +147,18 @@ export class EndpointPlacer {
         url: e.url,
         // A 429 sends new sessions elsewhere while its wait lasts.
         throttled: this.health.isThrottled(e.url, now) ? 1 : 0,
+        // The work the server itself holds waiting, other clients' included; 0 for all
+        // when not every endpoint says it.
+        waiting: queued?.[i]?.waiting ?? 0,
         share: busy / (e.limit ?? 1),
         busy,
+        kv: queued?.[i]?.kvUsage ?? 0,
         order: i,
       };
     });
     load.sort((a, b) =>
-      a.throttled - b.throttled || a.share - b.share || a.busy - b.busy || a.order - b.order
+      a.throttled - b.throttled || a.waiting - b.waiting || a.share - b.share ||
+      a.busy - b.busy || a.kv - b.kv || a.order - b.order
     );
     const chosen = load[0]!.url;
     const moved = affinity !== undefined && affinity !== chosen
@@ -184,4 +230,13 @@ export class EndpointPlacer {
         "(ollama-delegate doctor checks each one)",
     );
   }
+}
+
+/** The index of the reading with the fewest requests waiting (the first of equals). */
+function leastWaiting(readings: readonly QueueReading[]): number {
+  let best = 0;
+  readings.forEach((r, i) => {
+    if (r.waiting < readings[best]!.waiting) best = i;
+  });
+  return best;
 }

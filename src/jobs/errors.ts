@@ -37,11 +37,34 @@ export type JobProblem =
     state: JobState;
     waitedMs: number;
   }
-  /** The claude engine was asked for something only the native engine does. */
+  /** An engine was asked for something only the native engine does. */
   | { kind: "needs-native"; what: "backend" | "files"; baseUrl: string }
+  /** The backend does not serve the API the engine speaks (engines/registry.ts backendApi). */
+  | {
+    kind: "backend-api";
+    engine: string;
+    backend: string;
+    backendKind: string;
+    needs: "messages";
+    /** The kinds that serve it. */
+    kinds: readonly string[];
+  }
   | { kind: "unknown-backend"; name: string | undefined; configured: readonly string[] }
   | { kind: "no-model-for-backend"; backend: string }
   | { kind: "model-not-allowed"; model: string; allowed: readonly string[] }
+  /**
+   * The setting `residency` is "local" and the turn would leave this machine and its private
+   * network (settings/residency.ts): `role` says whose model it is.
+   */
+  | {
+    kind: "not-local";
+    role: ModelRole;
+    model: string;
+    backend: string;
+    place: "cloud" | "remote";
+    /** Why, as settings/residency.ts `placeReason` words it. */
+    reason: string;
+  }
   /** The backend's spend today reached one of its daily budgets (daily_budget.ts). */
   | {
     kind: "daily-budget";
@@ -55,6 +78,12 @@ export type JobProblem =
     /** Jobs of today whose cost is unknown (no price). */
     unpriced: number;
   };
+
+/**
+ * Whose choice a job's model is: the call's (or its agent's), the default model, the session's
+ * (a follow-up), or a review's reviewer.
+ */
+export type ModelRole = "call" | "default" | "session" | "reviewer";
 
 export class JobError extends DelegateError {
   override name = "JobError";
@@ -85,6 +114,9 @@ function plainMessage(p: JobProblem): string {
       return `Job ${p.id} is still ${p.state} after a cancel request to pid ${p.ownerPid ?? "?"}`;
     case "needs-native":
       return `Cannot start job: ${p.what} needs engine "native"`;
+    case "backend-api":
+      return `Cannot start job: backend "${p.backend}" (kind ${p.backendKind}) does not serve ` +
+        `the Messages API the ${p.engine} engine speaks`;
     case "unknown-backend":
       return `Cannot start job: there is no backend "${p.name}"`;
     case "no-model-for-backend":
@@ -93,5 +125,7 @@ function plainMessage(p: JobProblem): string {
       return `Cannot start job: model "${p.model}" is not in the allowed list`;
     case "daily-budget":
       return `Cannot start job: backend "${p.backend}" reached its daily budget`;
+    case "not-local":
+      return `Cannot start job: residency is "local" and ${p.reason}`;
   }
 }

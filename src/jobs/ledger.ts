@@ -16,6 +16,7 @@ import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
 import { checkChanged } from "./check_watch.ts";
 import { wholeTokens } from "./usage_bounds.ts";
+import { TOOL_CALL_UNPARSED } from "../engines/text_calls/types.ts";
 
 export const LEDGER_FILE = "ledger.jsonl";
 /** The name the ledger gives the Ollama at baseUrl, which a job names no backend for. */
@@ -61,6 +62,13 @@ export interface LedgerEntry {
   cost: number | null;
   wallMs: number;
   state: string;
+  /** Of toolCalls, how many the model wrote as text and the native engine recovered. */
+  recovered?: number;
+  /**
+   * The job ended on tool calls written as text that nothing could run (its error starts
+   * `tool_call_unparsed:`): `doctor --probe` lists the models that do this.
+   */
+  unrunCall?: true;
 }
 
 /** The ledger line of an ended job. */
@@ -93,6 +101,8 @@ export function ledgerEntry(
     cost: cost.kind === "known" ? cost.amount : cost.kind === "no-usage" ? 0 : null,
     wallMs: Math.max(0, (record.endedAt ?? Date.now()) - (record.startedAt ?? record.createdAt)),
     state: record.state,
+    ...(record.toolCallsRecovered ? { recovered: record.toolCallsRecovered } : {}),
+    ...(record.errorText?.startsWith(`${TOOL_CALL_UNPARSED}:`) ? { unrunCall: true as const } : {}),
   };
 }
 
@@ -156,6 +166,8 @@ function parseEntry(line: string): LedgerEntry | undefined {
   ) {
     return undefined;
   }
+  if (!(e.recovered === undefined || num("recovered"))) return undefined;
+  if (!(e.unrunCall === undefined || e.unrunCall === true)) return undefined;
   const entry = e as unknown as LedgerEntry;
   // A line written before usage was counted (usage_bounds.ts) may hold a backend's negative
   // figures: they count as 0, never as a credit against a daily budget.

@@ -1,4 +1,6 @@
 /** A job this process holds in memory, and the shapes the job manager hands out. */
+import type { Telemetry, TraceParent } from "../telemetry/telemetry.ts";
+import type { JobTrace } from "./job_trace.ts";
 import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines/types.ts";
 import type { Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
@@ -46,6 +48,8 @@ export interface ManagerConfig {
   pricing?: Readonly<Record<string, Price>>;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
+  /** OpenTelemetry, when configured (telemetry/telemetry.ts); off when absent. */
+  telemetry?: Telemetry;
   log?: (line: string) => void;
 }
 
@@ -77,6 +81,8 @@ export interface NewTurn {
   modelChoice?: string;
   /** Models to move to when the backend fails, in order. */
   fallback?: string[];
+  /** Of its model and fallback models, those that run on Ollama's cloud (record.ts). */
+  cloudModels?: string[];
 }
 
 /** A job as the server renders it. */
@@ -95,6 +101,10 @@ export type StopReason = "cancel" | "timeout" | "shutdown" | "slot-lost" | "budg
 /** A job this process queued or runs. Its record is the one truth, written through. */
 export interface LiveJob {
   record: JobRecord;
+  /** The trace context of the MCP request that started it (OpenTelemetry), when it sent one. */
+  traceParent?: TraceParent;
+  /** Its spans, while it runs with telemetry on (job_trace.ts). */
+  trace?: JobTrace;
   activities: Activity[];
   turn?: RunningTurn;
   stopReason?: StopReason;
@@ -179,6 +189,7 @@ export function newRecord(
     ...(turn.project !== undefined ? { project: turn.project } : {}),
     ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
     ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
+    ...(turn.cloudModels?.length ? { cloudModels: [...turn.cloudModels] } : {}),
     ...(turn.warnings?.length ? { warnings: [...turn.warnings] } : {}),
     promptPreview: turn.prompt.slice(0, 200),
     options: turn.options,

@@ -5,6 +5,7 @@
  * per session, orphan_recovery.ts jobs whose server died, remote_cancel.ts cancels across
  * processes, job_reads.ts reads the jobs it does not hold from disk.
  */
+import { currentRequestTrace } from "../telemetry/telemetry.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { Engine, TurnOptions } from "../engines/types.ts";
 import { selfIdentity } from "../platform/process_identity.ts";
@@ -139,20 +140,23 @@ export class JobManager {
   /**
    * Adds the next turn to `previous`'s session, inheriting its restrictions. It runs once
    * every earlier turn has ended (queued meanwhile), so follow-ups sent at once run in turn.
+   * `carry` replaces the fallback models it inherits (the policy may have left some out since)
+   * and gives the turn its first warnings.
    */
   async followup(
     previous: JobRecord,
     prompt: string,
     overrides: Partial<TurnOptions>,
     checkOverrides: JobChecks = {},
-    /** The project of the session that asks for it (unread.ts); none from a terminal. */
-    project?: string,
+    /** `project`: the project of the session that asks for it (unread.ts); none from a terminal. */
+    carry: { fallback?: string[]; warnings?: string[]; project?: string } = {},
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
     const options: TurnOptions = { ...inherited, ...definedOnly(overrides) };
     // The session's checks and budgets hold for its next turns unless the call sets its own.
     const checks: JobChecks = { ...previous.checks, ...definedOnly(checkOverrides) };
+    const fallback = carry.fallback ?? previous.fallback;
     return await this.#launch(
       {
         prompt,
@@ -166,8 +170,10 @@ export class JobManager {
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
         ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
-        ...(project !== undefined ? { project } : {}),
-        ...(previous.fallback?.length ? { fallback: previous.fallback } : {}),
+        ...(carry.project !== undefined ? { project: carry.project } : {}),
+        ...(fallback?.length ? { fallback } : {}),
+        ...(previous.cloudModels?.length ? { cloudModels: previous.cloudModels } : {}),
+        ...(carry.warnings?.length ? { warnings: carry.warnings } : {}),
       },
       { sessionId: previous.sessionId, from: previous.turn + 1, parentJobId: previous.id },
     );
@@ -186,6 +192,8 @@ export class JobManager {
     const unchecked = uncheckedBudget(turn.checks, turn.model, this.#turns.config.pricing ?? {});
     const warned = unchecked ? { ...turn, warnings: [...(turn.warnings ?? []), unchecked] } : turn;
     const live = liveJob(newRecord(warned, { ...session, turn: number }, id, self));
+    const traceParent = currentRequestTrace();
+    if (traceParent) live.traceParent = traceParent;
     this.#live.set(id, live);
     this.#sessions.claimed(id);
     try {
@@ -354,6 +362,8 @@ export class JobManager {
     await Promise.allSettled(pending);
     // A last chance for ends that a full disk kept from being written.
     await this.store.flushUnwritten();
+    // What the ended jobs left to export goes out before the process does.
+    await this.#turns.config.telemetry?.shutdown();
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * Which engine, backend and model a new job runs on, after every policy check: the
  * allowlist binds every backend; a model on the default Ollama must also be listed there and,
- * unless the job is a one-shot without tools, support tools (the catalog checks both).
+ * unless the job is a one-shot without tools, support tools (the catalog checks both); with
+ * `residency: local` the model and every endpoint of its backend stay on this machine or a
+ * private network (jobs/residency.ts).
  */
 import {
   backendNames,
@@ -11,9 +13,13 @@ import {
   type ResolvedBackend,
 } from "../settings/backends.ts";
 import { engineTraits } from "../engines/registry.ts";
+import { kindFacts } from "../backends/kinds.ts";
+import { BACKEND_KINDS } from "../settings/types.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
+import { hasCloudSuffix } from "../models/names.ts";
 import type { Settings } from "../settings/types.ts";
-import { JobError } from "./errors.ts";
+import { JobError, type ModelRole } from "./errors.ts";
+import { residencyProblem } from "./residency.ts";
 
 export type { ResolvedBackend };
 
@@ -26,6 +32,17 @@ export interface ModelRequest {
   files?: readonly string[] | undefined;
   /** An empty list makes a one-shot without tools. */
   allowedTools?: readonly string[] | undefined;
+  /** Whose model a named one is, for a refusal; "call" when absent. */
+  role?: ModelRole | undefined;
+}
+
+/** What a new job runs on. */
+export interface ModelTarget {
+  model: string;
+  /** A named backend of the native engine; absent = the default Ollama. */
+  backend?: string;
+  /** The model runs on Ollama's cloud (its name, or its Ollama lists it so). */
+  cloud: boolean;
 }
 
 export class ModelChoice {
@@ -34,7 +51,7 @@ export class ModelChoice {
   constructor(
     private readonly settings:
       & Pick<Settings, "baseUrl" | "backends" | "defaultModel" | "allowedModels">
-      & Partial<Pick<Settings, "baseUrls">>,
+      & Partial<Pick<Settings, "baseUrls" | "residency">>,
     private readonly catalog: ModelCatalog,
     env: Record<string, string | undefined>,
   ) {
@@ -57,20 +74,32 @@ export class ModelChoice {
       .map((n) => this.backend(n)!);
   }
 
+  /** Whether a job of `engine` can run on the backend named `name` (it exists and speaks its API). */
+  runsOn(engine: string, name: string): boolean {
+    const traits = engineTraits(engine);
+    const backend = traits.backends ? this.backend(name) : undefined;
+    if (!backend) return false;
+    return traits.backendApi !== "messages" || kindFacts(backend.kind).messages;
+  }
+
   /** The model (and backend) of a new job; throws a JobError or the catalog's DelegateError. */
-  async choose(request: ModelRequest): Promise<{ model: string; backend?: string }> {
+  async choose(request: ModelRequest): Promise<ModelTarget> {
     const s = this.settings;
-    if (!engineTraits(request.engine).backends) {
-      if (request.backend !== undefined || request.files !== undefined) {
-        throw new JobError({
-          kind: "needs-native",
-          what: request.backend !== undefined ? "backend" : "files",
-          baseUrl: s.baseUrl,
-        });
-      }
-      return { model: await this.catalog.resolve(request.model) };
+    const role: ModelRole = request.model?.trim() ? request.role ?? "call" : "default";
+    const traits = engineTraits(request.engine);
+    if (!traits.files && request.files !== undefined) {
+      throw new JobError({ kind: "needs-native", what: "files", baseUrl: s.baseUrl });
     }
-    const oneShot = request.allowedTools !== undefined && request.allowedTools.length === 0;
+    if (!traits.backends) {
+      if (request.backend !== undefined) {
+        throw new JobError({ kind: "needs-native", what: "backend", baseUrl: s.baseUrl });
+      }
+      return await this.#resident(role, await this.catalog.resolve(request.model), undefined);
+    }
+    // A one-shot without tools needs no tool support, on an engine that runs it without any
+    // (the native one); Claude Code's requests always carry its tools.
+    const oneShot = traits.files && request.allowedTools !== undefined &&
+      request.allowedTools.length === 0;
     const backend = this.backend(request.backend);
     if (!backend) {
       throw new JobError({
@@ -79,14 +108,73 @@ export class ModelChoice {
         configured: backendNames(this.#backends),
       });
     }
+    if (traits.backendApi === "messages" && !kindFacts(backend.kind).messages) {
+      throw new JobError({
+        kind: "backend-api",
+        engine: request.engine,
+        backend: backend.name,
+        backendKind: backend.kind,
+        needs: "messages",
+        kinds: BACKEND_KINDS.filter((k) => kindFacts(k).messages),
+      });
+    }
     if (backend.name === DEFAULT_BACKEND && request.backend === undefined) {
-      return { model: await this.catalog.resolve(request.model, { needsTools: !oneShot }) };
+      const model = await this.catalog.resolve(request.model, { needsTools: !oneShot });
+      return await this.#resident(role, model, undefined);
     }
     const model = request.model?.trim() || s.defaultModel;
     if (!model) throw new JobError({ kind: "no-model-for-backend", backend: backend.name });
     if (!this.catalog.isAllowed(model)) {
       throw new JobError({ kind: "model-not-allowed", model, allowed: s.allowedModels });
     }
-    return { model, backend: backend.name };
+    return await this.#resident(role, model, backend.name);
+  }
+
+  /**
+   * Whether `model` runs on Ollama's cloud: on the default Ollama as it lists the model too,
+   * on a named backend by the name (a cloud model's name says so wherever it is served).
+   */
+  async runsOnCloud(model: string, backend: string | undefined): Promise<boolean> {
+    return backend === undefined ? await this.catalog.runsOnCloud(model) : hasCloudSuffix(model);
+  }
+
+  /**
+   * Throws the JobError of a turn of `model` on `backend` (undefined = the default Ollama)
+   * that `residency: local` refuses.
+   */
+  async checkResidency(role: ModelRole, model: string, backend: string | undefined) {
+    if (this.#residency !== "local") return;
+    this.#refuse(role, model, await this.runsOnCloud(model, backend), backend);
+  }
+
+  /** Whether a turn of `model` on `backend` stays local, or residency lets it go anywhere. */
+  async staysLocal(model: string, backend: string | undefined): Promise<boolean> {
+    if (this.#residency !== "local") return true;
+    const resolved = this.backend(backend);
+    if (!resolved) return false;
+    const cloud = await this.runsOnCloud(model, backend);
+    return residencyProblem("local", "call", { name: model, cloud }, resolved) === undefined;
+  }
+
+  get #residency() {
+    return this.settings.residency ?? "any";
+  }
+
+  #refuse(role: ModelRole, model: string, cloud: boolean, backend: string | undefined): void {
+    const resolved = this.backend(backend);
+    const problem = resolved &&
+      residencyProblem(this.#residency, role, { name: model, cloud }, resolved);
+    if (problem) throw new JobError(problem);
+  }
+
+  /** The target, once residency allows it, with where its model runs for the job's record. */
+  async #resident(
+    role: ModelRole,
+    model: string,
+    backend: string | undefined,
+  ): Promise<ModelTarget> {
+    const cloud = await this.runsOnCloud(model, backend);
+    this.#refuse(role, model, cloud, backend);
+    return { model, ...(backend !== undefined ? { backend } : {}), cloud };
   }
 }

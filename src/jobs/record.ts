@@ -127,6 +127,12 @@ export const jobRecordSchema = z.object({
   modelChoice: z.string().optional(),
   /** Models the job may still move to when its backend fails, in order (an agent's fallback). */
   fallback: z.array(z.string()).optional(),
+  /**
+   * Of the job's model and fallback models, those that run on Ollama's cloud as the server
+   * judged them when the session started: by name, or because Ollama lists them as cloud models
+   * (`remote_host`), which a name does not always say. The `where:` line reads it.
+   */
+  cloudModels: z.array(z.string()).optional(),
   /** The moves it made: from which model to which, and the failure that made it move. */
   fallbacks: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() })).optional(),
   promptPreview: z.string(),

@@ -1,4 +1,5 @@
 import { readdir, rm, stat } from "node:fs/promises";
+import { removeTree } from "../platform/remove_tree.ts";
 import { join } from "node:path";
 import { forgetSession } from "../engines/registry.ts";
 import type { Settings } from "../settings/types.ts";
@@ -152,7 +153,8 @@ export async function pruneJobs(store: JobStore, options: PruneOptions): Promise
       const id = record.id.toLowerCase();
       if (!report.dryRun) {
         try {
-          await rm(store.dirOf(id), { recursive: true, force: true });
+          // Its cache folder holds what sandboxed builds wrote, read-only folders included.
+          await removeTree(store.dirOf(id));
         } catch (e) {
           report.failed.push({ id, reason: (e as Error).message });
           continue;

@@ -104,7 +104,9 @@ export async function runRounds(
     }
     if (live.stopReason) break;
     const number = v.rounds.length + 1;
-    const check = await runCheck(live, engine, first, commands, number, sink);
+    const check = live.trace
+      ? await live.trace.verify(number, () => runCheck(live, engine, first, commands, number, sink))
+      : await runCheck(live, engine, first, commands, number, sink);
     const kept = keptRound(check);
     v.rounds.push(kept);
     if (check.confinement) v.confinement = check.confinement;

@@ -10,6 +10,8 @@ import type { JobManager } from "./manager.ts";
 import type { ModelChoice } from "./model_choice.ts";
 import type { JobStore } from "./store.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
+import { defaultOllamaUrls } from "../settings/backends.ts";
+import { startTelemetry } from "../telemetry/telemetry.ts";
 import type { Settings } from "../settings/types.ts";
 
 export interface Runtime {
@@ -58,6 +60,8 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     import("../models/retired.ts"),
   ]);
   const s = setup.settings;
+  // Off, and nothing of OpenTelemetry loaded, unless the environment configures it.
+  const telemetry = await startTelemetry(setup.env, log);
   const store = new JobStore(s.stateDir);
   const retired = new RetiredModels(s.stateDir);
   const manager = new JobManager(store, createEngines(setup), {
@@ -78,11 +82,11 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     pricing: s.pricing,
     dailyBudgets: { usd: s.dailyBudgetUsd, tokens: s.dailyBudgetTokens },
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
+    telemetry,
   });
   const catalog = new ModelCatalog(
-    (s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl])
-      .map((url) => new OllamaClient(url)),
-    { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
+    defaultOllamaUrls(s).map((url) => new OllamaClient(url)),
+    { allowedModels: s.allowedModels, defaultModel: s.defaultModel, residency: s.residency },
     retired,
   );
   return {

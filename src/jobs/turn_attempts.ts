@@ -90,6 +90,8 @@ async function attempt(
   const turn = await engine.start(spec, {
     ...sink,
     response: (r) => {
+      // What wraps the job's sink hears of it too (job_trace.ts: a span per response).
+      sink.response?.(r);
       tokens.add(r);
       warn();
       spent?.(tokens.soFar);

@@ -18,6 +18,7 @@ import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
 import { turnSink } from "./turn_sink.ts";
+import { JobTrace, recordJobEnd } from "./job_trace.ts";
 import { finishWorktree, prepareWorktree } from "./worktree/turn.ts";
 
 /** The most of a final text read for claims. */
@@ -125,7 +126,16 @@ async function startTurn(
     live.stopReason ??= "timeout";
     void live.turn?.stop(KILL_GRACE_MS);
   }, deps.config.jobTimeoutMs));
-  return await runRounds(live, deps.engine(record.engine), spec, turnSink(live, store), {
+  const telemetry = deps.config.telemetry;
+  if (telemetry?.enabled) {
+    const backend = deps.placer?.backendOf(record.engine, record.backend);
+    live.trace = new JobTrace(telemetry, record, live.traceParent, {
+      ...(endpoint?.url ?? backend?.url ? { url: endpoint?.url ?? backend?.url } : {}),
+      ...(backend ? { kind: backend.kind } : {}),
+    });
+  }
+  const sink = turnSink(live, store);
+  return await runRounds(live, deps.engine(record.engine), spec, live.trace?.sink(sink) ?? sink, {
     store,
     config: deps.config,
     earlier,
@@ -195,6 +205,9 @@ export async function finishJob(
     // Even when a step above failed: a job shown running forever could never be read.
     delete live.stateUntilRecorded;
   }
+  live.trace?.end(record);
+  delete live.trace;
+  if (deps.config.telemetry) recordJobEnd(deps.config.telemetry, record);
   if (outcome) await Promise.resolve(deps.config.onFinished?.(record, outcome)).catch(() => {});
   live.resolveFinished();
   deps.ended();

@@ -2,6 +2,7 @@ import { DelegateError } from "../errors.ts";
 import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "./names.ts";
 import type { RetiredModels } from "./retired.ts";
+import type { Residency } from "../settings/types.ts";
 
 /** A model as `ollama_models` shows it. */
 export interface CatalogEntry {
@@ -21,6 +22,8 @@ export interface CatalogView {
 export interface CatalogPolicy {
   allowedModels: readonly string[];
   defaultModel: string;
+  /** "local": the model picked when none is set is never a cloud one. Absent = "any". */
+  residency?: Residency;
 }
 
 /** Cloud when Ollama says so (`remote_host`) or the name carries a cloud suffix. */
@@ -144,6 +147,22 @@ export class ModelCatalog {
     return listed?.name ?? model;
   }
 
+  /**
+   * Whether `model` runs on Ollama's cloud: by its name, or because this Ollama lists it as a
+   * cloud model (`remote_host`: a model made `FROM` a cloud one keeps the cloud's place under
+   * a name of its own). By the name alone when Ollama cannot be asked.
+   */
+  async runsOnCloud(model: string): Promise<boolean> {
+    if (hasCloudSuffix(model)) return true;
+    try {
+      const { models } = await this.#fetch();
+      const listed = models.find((m) => sameModel(m.name, model));
+      return listed !== undefined && isCloud(listed);
+    } catch {
+      return false;
+    }
+  }
+
   async #showCapabilities(model: string): Promise<string[] | undefined> {
     try {
       return (await this.client.show(model))?.capabilities;
@@ -164,7 +183,19 @@ export class ModelCatalog {
           cloud: hasCloudSuffix(a) || models.some((m) => sameModel(m.name, a) && isCloud(m)),
         }))
       : models.map((m) => ({ name: m.name, cloud: isCloud(m) }));
-    const pick = pool.find((m) => m.cloud && usable(m.name)) ?? pool.find((m) => usable(m.name));
+    // Cloud first, as the seed picks (docs/settings.md); never cloud when work stays local.
+    const local = this.policy.residency === "local";
+    const pick = local
+      ? pool.find((m) => !m.cloud && usable(m.name))
+      : pool.find((m) => m.cloud && usable(m.name)) ?? pool.find((m) => usable(m.name));
+    if (!pick && local) {
+      throw new DelegateError(
+        `Cannot pick a model: residency is "local" and none of the ${
+          allowed.length > 0 ? `allowed models (${allowed.join(", ")})` : "models"
+        } of Ollama at ${this.client.baseUrl} runs locally. Pull a local model (e.g. ` +
+          `"ollama pull qwen3-coder:30b")${allowed.length > 0 ? " and allow it" : ""}, or name one`,
+      );
+    }
     if (!pick) {
       throw new DelegateError(
         allowed.length > 0

@@ -4,16 +4,18 @@
  * prompt on every turn, so these numbers decide whether a model's context holds an engine's
  * requests (`doctor`) and how long a turn takes on it (`doctor --probe`).
  *
- * Measured as the characters of the first request the engine sends divided by 4, with the
- * emulator recording the request; update them here when an engine's prompt changes. The
+ * Measured as the characters of the prompt in the first request the engine sends (system
+ * prompt, messages, tool definitions) divided by 4, with the emulator recording the request
+ * (`bench/first_request_bench.ts`); update them here when an engine's prompt changes. The
  * claude engine's numbers live beside its context check (engines/claude/context_check.ts).
  */
 
 /**
- * The native engine's first request on /api/chat: its system prompt, six tool schemas and a
- * one-line task, 2,688 characters (`deno run -A bench/native_tokens_bench.ts`).
+ * The native engine's first request on /api/chat as the model reads it: its system prompt, six
+ * tool schemas and a one-line task (`deno run -A bench/first_request_bench.ts`, the "prompt"
+ * column, as the claude engine's figures are measured).
  */
-export const NATIVE_PROMPT_TOKENS = 672;
+export const NATIVE_PROMPT_TOKENS = 636;
 
 /**
  * Tokens of files a native one-shot (and a review) puts in its prompt when the model's

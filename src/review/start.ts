@@ -159,6 +159,7 @@ async function resolveReviewer(
     engine,
     model: applied.model,
     allowedTools: applied.allowedTools,
+    role: "reviewer",
   });
   return { agent, applied, engine, target };
 }
@@ -213,6 +214,7 @@ export async function startReview(host: ReviewHost, req: ReviewRequest): Promise
           engine: r.engine,
           ...(r.target.backend !== undefined ? { backend: r.target.backend } : {}),
           model: r.target.model,
+          ...(r.target.cloud ? { cloudModels: [r.target.model] } : {}),
           cwd: root,
           options: {
             permissionMode: r.applied.permissionMode ?? s.defaultPermissionMode,

@@ -1,10 +1,12 @@
 /**
  * `model: "auto"` for a call: the candidates (the allowed models, or without an allowed list the
  * models the ledger knows for this agent here and the default), the ledger's entries that count
- * (same repository, agent and engine), and the route (jobs/auto_route.ts).
+ * (same repository, agent and engine), and the route (jobs/auto_route.ts). With `residency:
+ * local` the models and ledger entries that would leave this machine are not candidates.
  */
 import { type Route, routeByRecord } from "../jobs/auto_route.ts";
 import { ADHOC, DEFAULT_BACKEND_NAME, readLedger } from "../jobs/ledger.ts";
+import { sameModel } from "../models/names.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 
 export const AUTO = "auto";
@@ -13,22 +15,44 @@ export async function autoRoute(
   settings: Pick<Settings, "allowedModels" | "defaultModel" | "backends">,
   stateDir: string,
   job: { repo: string; agent: string | undefined; engine: EngineName },
+  /**
+   * Whether a model may run on a backend (undefined = the default Ollama) by `residency`: with
+   * "local", auto never picks a model on Ollama's cloud or a remote backend.
+   */
+  staysLocal: (model: string, backend: string | undefined) => Promise<boolean> = () =>
+    Promise.resolve(true),
 ): Promise<Route> {
   const agent = job.agent ?? ADHOC;
-  const entries = (await readLedger(stateDir)).entries.filter((e) =>
-    e.repo === job.repo && e.agent === agent && e.engine === job.engine
-  );
-  const candidates = settings.allowedModels.length > 0 ? settings.allowedModels : [
+  const onBackend = (name: string) =>
+    name === DEFAULT_BACKEND_NAME || !settings.backends[name] ? undefined : name;
+  const entries = [];
+  for (
+    const e of (await readLedger(stateDir)).entries.filter((e) =>
+      e.repo === job.repo && e.agent === agent && e.engine === job.engine
+    )
+  ) {
+    if (await staysLocal(e.model, onBackend(e.backend))) entries.push(e);
+  }
+  const all = settings.allowedModels.length > 0 ? settings.allowedModels : [
     ...new Set([
       ...entries.map((e) => e.model),
       ...(settings.defaultModel ? [settings.defaultModel] : []),
     ]),
   ];
+  const candidates = [];
+  for (const m of all) {
+    // Judged where it ran before (its entries passed above), else on the default Ollama.
+    if (entries.some((e) => sameModel(e.model, m)) || await staysLocal(m, undefined)) {
+      candidates.push(m);
+    }
+  }
   const route = routeByRecord({ candidates, entries, agent });
+  const left = all.length - candidates.length;
+  if (left > 0) {
+    route.reason += `; ${left} model${left === 1 ? "" : "s"} left out by residency "local"`;
+  }
   // A backend the user no longer has, or the default Ollama: the call's own choice stands.
-  if (
-    route.backend === DEFAULT_BACKEND_NAME || !route.backend || !settings.backends[route.backend]
-  ) {
+  if (route.backend === undefined || onBackend(route.backend) === undefined) {
     const { backend: _gone, ...rest } = route;
     return rest;
   }

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
+import { residentFallbacks } from "../jobs/residency.ts";
 import { usageHistory } from "../jobs/usage_ledger.ts";
 import { renderUsage, savingsSection, verifiedSection } from "../jobs/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
@@ -54,7 +55,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       return textResult("Cannot follow up: pass exactly one of job_id and session_id", true);
     }
     const prompt = await readPrompt(args, deps.serverCwd);
-    const { manager, catalog } = await deps.runtime();
+    const { manager, catalog, models } = await deps.runtime();
     const previous = await manager.latestTurn({
       ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
       ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
@@ -66,6 +67,17 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
         true,
       );
     }
+    // The session may have started before the user kept work local: its model is judged again,
+    // and its fallback models too.
+    await models.checkResidency("session", previous.model, previous.backend);
+    const resident = residentFallbacks(
+      s.residency,
+      (previous.fallback ?? []).map((name) => ({
+        name,
+        cloud: previous.cloudModels?.includes(name) ?? false,
+      })),
+      previous.agent,
+    );
     // Judged again: the record may predate the rules, or the user changed workspaceRoots.
     const cwd = await allowedDir(previous.cwd, previous.cwd, "the session's cwd", deps.workdirs);
     const addDirs = await allowedDirs(
@@ -86,7 +98,11 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
         addDirs: args.add_dirs ? addDirs : undefined,
       },
       callChecks(args, undefined, previous.checks),
-      deps.serverCwd,
+      {
+        fallback: resident.kept,
+        ...(resident.note ? { warnings: [resident.note] } : {}),
+        project: deps.serverCwd,
+      },
     );
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };

@@ -2,6 +2,7 @@
 import type { JobProblem } from "../jobs/errors.ts";
 import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
 import { candidateText, MIN_PREFIX } from "../jobs/job_ref.ts";
+import { notLocalText } from "../jobs/residency.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 
 const LIST_HINT = "delegate_list shows the jobs there are";
@@ -46,8 +47,15 @@ export function jobProblemText(p: JobProblem): string {
         `The request stays in place and that process acts on it when it can; check with ` +
         `delegate_status({ job_id: "${p.id}" })`;
     case "needs-native":
-      return `Cannot start job: ${p.what} needs engine "native"; the claude engine always ` +
-        `uses the Ollama at ${p.baseUrl}`;
+      return `Cannot start job: ${p.what} needs engine "native"` +
+        (p.what === "files"
+          ? ": only the native engine reads files into the prompt"
+          : `; this engine always uses the Ollama at ${p.baseUrl}`);
+    case "backend-api":
+      return `Cannot start job: the ${p.engine} engine needs a backend that serves ` +
+        `Anthropic's Messages API (kind ${p.kinds.join(" or ")}), and backend "${p.backend}" ` +
+        `is of kind ${p.backendKind}. Give it engine "native", or name a backend of kind ` +
+        `${p.kinds.join(" or ")}`;
     case "unknown-backend":
       return `Cannot start job: there is no backend "${p.name}". Configured: ${
         p.configured.join(", ")
@@ -61,5 +69,17 @@ export function jobProblemText(p: JobProblem): string {
     case "daily-budget":
       return `Cannot start job: ${dailyBudgetText(p)}. Wait until then, use another backend, ` +
         "or do the work yourself; only the user can raise the budget, from a terminal";
+    case "not-local": {
+      const instead = p.role === "session"
+        ? "Start a new task on a local model"
+        : p.place === "cloud"
+        ? "Name a local model instead (ollama_models marks each [local] or [cloud])"
+        : "Use a backend on this machine or a private network instead";
+      const user = p.role === "default"
+        ? "ollama-delegate config --default-model <a local model>, or --residency any"
+        : "ollama-delegate config --residency any";
+      return `Cannot start job: ${escapeLine(notLocalText(p))}. ${instead}; only the user can ` +
+        `change this, from a terminal (${user})`;
+    }
   }
 }

@@ -10,12 +10,12 @@ import { isTerminal, type JobChecks, mayHoldReview } from "../jobs/record.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { AUTO, autoRoute } from "./auto_model.ts";
 import { DelegateError } from "../errors.ts";
-import { engineTraits } from "../engines/registry.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { callAgent, withAgent } from "./agent_args.ts";
 import { projectFallback } from "../agents/project_limits.ts";
+import { residentFallbacks } from "../jobs/residency.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
 import { markRead } from "../jobs/unread.ts";
 import { worktreeRequest } from "./isolation_args.ts";
@@ -170,12 +170,20 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
   const { manager, models, catalog } = await deps.runtime();
   const repo = await repoIdOf(cwd);
   const route = args.model?.trim() === AUTO
-    ? await autoRoute(s, manager.store.stateDir, { repo, agent: agent?.name, engine })
+    ? await autoRoute(
+      s,
+      manager.store.stateDir,
+      { repo, agent: agent?.name, engine },
+      (model, backend) => models.staysLocal(model, backend),
+    )
     : undefined;
   const target = await models.choose({
     engine,
     model: route ? route.model : args.model,
-    backend: args.backend ?? (engineTraits(engine).backends ? route?.backend : undefined),
+    backend: args.backend ??
+      (route?.backend !== undefined && models.runsOn(engine, route.backend)
+        ? route.backend
+        : undefined),
     files: args.files,
     allowedTools: args.allowed_tools,
   });
@@ -187,7 +195,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ? projectFallback(agent, target.model, deps.resolved.userModels)
     : { kept: [] as string[] };
   if (own.note) notes.push(own.note);
-  const fallback = own.kept.filter((m) => catalog.isAllowed(m));
+  const allowed = own.kept.filter((m) => catalog.isAllowed(m));
   const dropped = own.kept.filter((m) => !catalog.isAllowed(m));
   if (dropped.length > 0) {
     notes.push(
@@ -196,6 +204,17 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
         "in the allowed list and left out",
     );
   }
+  // Fallbacks run on the job's backend, already judged: only their own place is left to judge.
+  const placed = await Promise.all(
+    allowed.map(async (name) => ({ name, cloud: await models.runsOnCloud(name, target.backend) })),
+  );
+  const resident = residentFallbacks(s.residency, placed, agent?.name);
+  if (resident.note) notes.push(resident.note);
+  const fallback = resident.kept;
+  const cloudModels = [
+    ...(target.cloud ? [target.model] : []),
+    ...placed.filter((m) => m.cloud && fallback.includes(m.name)).map((m) => m.name),
+  ];
   const files = args.files ? await existingFiles(args.files, cwd) : undefined;
   const isolation = await worktreeRequest(
     args.isolation ?? s.defaultIsolation,
@@ -231,6 +250,7 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     project: deps.serverCwd,
     ...(route ? { modelChoice: route.reason } : {}),
     ...(fallback.length > 0 ? { fallback } : {}),
+    ...(cloudModels.length > 0 ? { cloudModels } : {}),
   });
 }
 

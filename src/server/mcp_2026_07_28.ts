@@ -26,6 +26,7 @@ import type {
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { JobTaskStore } from "./task_store.ts";
 import { leanToolList } from "./tools.ts";
+import { discoverResult } from "./discover_answer.ts";
 import {
   complete,
   detailedTask,
@@ -92,18 +93,6 @@ export class Revision2026Transport implements Transport {
 
   close(): Promise<void> {
     return this.#inner.close();
-  }
-
-  /**
-   * What server/discover reports: the SDK's tool capability (McpServer advertises listChanged
-   * for registered tools; a test compares this with initialize's answer), with the 2025 `tasks`
-   * capability replaced by the extension that took its place.
-   */
-  capabilities(): Json {
-    return {
-      tools: { listChanged: true },
-      ...(this.#tasks.runsDetached ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
-    };
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -198,10 +187,9 @@ export class Revision2026Transport implements Transport {
     if (method === "server/discover") {
       // Every server must answer it (basic/versioning); it is how a client learns the
       // revisions we speak.
-      this.#reply(id, method, {
-        supportedVersions: [REVISION_2026],
-        capabilities: this.capabilities(),
-      });
+      // (Usually answered before this layer exists: early_discover.ts.)
+      this.#inner.send({ jsonrpc: "2.0", id, result: discoverResult() } as JSONRPCMessage)
+        .catch((e: unknown) => this.onerror?.(e as Error));
       return;
     }
     let fields;

@@ -7,23 +7,16 @@
  * fields" and "Error Codes", basic/versioning) and the tasks extension
  * (modelcontextprotocol/ext-tasks, specification/2026-07-28/tasks.md).
  */
-import {
-  type Result,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type Task,
-} from "@modelcontextprotocol/sdk/types.js";
+import { SUPPORTED_PROTOCOL_VERSIONS, type Task } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors.ts";
-import { SERVER_NAME, VERSION } from "../version.ts";
+import { REVISION_2026, TASKS_EXTENSION } from "./discover_answer.ts";
 import type { DetachedView } from "./task_store.ts";
 
-export const REVISION_2026 = "2026-07-28";
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+export { complete, REVISION_2026, TASKS_EXTENSION } from "./discover_answer.ts";
 const META_VERSION = "io.modelcontextprotocol/protocolVersion";
 const META_CLIENT = "io.modelcontextprotocol/clientInfo";
 const META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 export const META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId";
-const SERVER_INFO = { name: SERVER_NAME, version: VERSION };
 
 /** JSON-RPC 2.0 and MCP error codes. */
 export const METHOD_NOT_FOUND = -32601;
@@ -31,20 +24,6 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 export const MISSING_CLIENT_CAPABILITY = -32021;
 const UNSUPPORTED_VERSION = -32022;
-
-/**
- * Results a client may cache (schema "CacheableResult", SEP-2549). Ours change with the user's
- * settings and the default model found at start, so they are stale at once and never shared.
- */
-const CACHEABLE = new Set([
-  "server/discover",
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-]);
-const NOT_CACHED = { ttlMs: 0, cacheScope: "private" };
 
 export type Id = string | number;
 export type Json = Record<string, unknown>;
@@ -112,17 +91,6 @@ export function protocolFields(params: Json): ProtocolFields | undefined {
       ? `${info.name} ${String(info.version ?? "")}`
       : undefined,
   };
-}
-
-/** A 2026 result: `resultType`, the server's identity, and cache hints where required. */
-export function complete(result: Json, method: string): Result {
-  const meta = isRecord(result._meta) ? result._meta : {};
-  return {
-    resultType: "complete",
-    ...(CACHEABLE.has(method) ? NOT_CACHED : {}),
-    ...result,
-    _meta: { ...meta, [META_SERVER_INFO]: SERVER_INFO },
-  } as Result;
 }
 
 /** The 2026 shape of a task: `ttlMs` and `pollIntervalMs` instead of 2025's names. */

@@ -1,5 +1,7 @@
 import { backendClient } from "../backends/kinds.ts";
-import type { ResolvedBackend } from "../jobs/model_choice.ts";
+import type { ModelChoice, ResolvedBackend } from "../jobs/model_choice.ts";
+import { KEEP_LOCAL_HINT, placeReason, workPlace } from "../settings/residency.ts";
+import type { Residency } from "../settings/types.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { SandboxPlan } from "../engines/facts.ts";
 import { errorMessage } from "../errors.ts";
@@ -27,12 +29,14 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     // Names and errors come from the backend: escaped, so none can add lines to the report.
     const width = Math.max(8, ...view.entries.map((e) => escapeLine(e.name).length));
     rows = view.entries.map((e) => {
-      const blocked = !e.allowed;
+      const notLocal = s.residency === "local" && e.cloud;
+      const blocked = !e.allowed || notLocal;
       const notes: string[] = [];
       if (e.capabilities) notes.push(e.capabilities.includes("tools") ? "tools" : "NO tools");
       if (e.contextLength) notes.push(`ctx ${e.contextLength}`);
       if (e.retired) notes.push(`RETIRED: ${escapeLine(e.retired)}`);
-      if (blocked) notes.push("BLOCKED by allowedModels");
+      if (!e.allowed) notes.push("BLOCKED by allowedModels");
+      if (notLocal) notes.push('BLOCKED by residency "local"');
       return `  ${blocked || e.retired ? "x" : " "} ${escapeLine(e.name).padEnd(width)}  ${
         e.cloud ? "[cloud]" : "[local]"
       }` +
@@ -52,6 +56,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Delegation mode:  ${s.delegationMode}`,
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
     `Default model:    ${escapeLine(defaultModel)}`,
+    `Residency:        ${escapeLine(await residencyText(s.residency, catalog, models))}`,
     `Permission mode:  ${s.defaultPermissionMode}`,
     `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
@@ -174,6 +179,36 @@ function projectDefaultText(deps: ToolDeps): string {
   return `  (! the project file's defaultModel ${why})`;
 }
 
+/**
+ * The `Residency:` line: the setting, and where a call without a model runs, e.g.
+ * `any (the default model qwen3.5:397b-cloud runs on ollama.com, through http://...; ...)`.
+ */
+async function residencyText(
+  residency: Residency,
+  catalog: ModelCatalog,
+  models: ModelChoice,
+): Promise<string> {
+  const setting = residency === "local"
+    ? "local: only this machine or a private network (no Ollama cloud model, no remote backend)"
+    : "any";
+  const model = await catalog.defaultModel();
+  if (model === undefined) return setting;
+  const urls = models.backend(undefined)!.endpoints.map((e) => e.url);
+  const where = workPlace(
+    [{ name: model, cloud: await models.runsOnCloud(model, undefined) }],
+    urls,
+  );
+  const reason = placeReason(where);
+  if (where.place === "local") {
+    return `${setting}; the default model ${model} runs locally (${reason})`;
+  }
+  if (residency === "local") {
+    return `${setting}; the default model ${model} is refused (${reason}): calls must name a ` +
+      "local model, or the user sets one (ollama-delegate config --default-model)";
+  }
+  return `${setting}; the default model ${model} is ${where.place}: ${reason}. ${KEEP_LOCAL_HINT}`;
+}
+
 function sandboxText(plan: SandboxPlan): string {
   if (plan.kind === "on") return `bubblewrap (${plan.tools.bwrap})`;
   if (plan.kind === "off") return "OFF, commands run unconfined (user setting)";
@@ -206,7 +241,7 @@ async function backendLines(
   manager: JobManager,
 ): Promise<string[]> {
   if (backends.length === 0) {
-    return ["Native backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
+    return ["Backends:  only the Ollama above (add more: ollama-delegate config --backend)"];
   }
   const rows = await Promise.all(backends.map(async (backend) => {
     const name = backend.name;
@@ -242,7 +277,10 @@ async function backendLines(
       return `${head}  UNREACHABLE: ${escapeLine(errorMessage(e))}${endpoints}`;
     }
   }));
-  return ["Native backends (engine: native, backend: <name>):", ...rows];
+  return [
+    "Backends (backend: <name>; the claude engine runs on kinds ollama and anthropic):",
+    ...rows,
+  ];
 }
 
 /** A backend's models, as its kind lists them; each kind's client is loaded when needed. */

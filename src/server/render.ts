@@ -10,6 +10,7 @@ import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { commandsText, filesText } from "../jobs/evidence_words.ts";
 import { endpointLines, queueLines } from "./queue_lines.ts";
+import { recordPlaceText } from "../jobs/residency.ts";
 
 const LABEL = 12;
 /**
@@ -45,9 +46,10 @@ export function summary(
     ...(r.agent !== undefined ? [line("agent:", r.agent)] : []),
     line(
       "engine:",
-      engineTraits(r.engine).backends ? `${r.engine} (backend ${r.backend ?? "ollama"})` : r.engine,
+      engineLine(r.engine, r.backend),
     ),
     ...endpointLines(r, line),
+    ...whereLines(r),
     line("cwd:", quotePath(r.cwd)),
     ...worktreeText(r, LABEL, (l) => `${l}:`),
     line("elapsed:", formatElapsed(elapsedMs(r, now))),
@@ -98,6 +100,12 @@ export function summary(
   if (files) lines.push(line("files:", files));
   if (r.errorText && r.state !== "completed") lines.push(line("error:", r.errorText));
   return lines.join("\n");
+}
+
+/** Where the turn ran: this machine, a private network, Ollama's cloud or a remote host. */
+function whereLines(r: JobRecord): string[] {
+  const where = recordPlaceText(r);
+  return where === undefined ? [] : [line("where:", where)];
 }
 
 function permissionText(r: JobRecord): string {
@@ -169,4 +177,16 @@ export function pollHint(id: string): string {
 
 export function followupHint(id: string): string {
   return `Continue this conversation with delegate_followup({ job_id: "${id}", prompt: "..." }).`;
+}
+
+/**
+ * The engine and its backend. An engine that runs on any kind of backend (native) always names
+ * it; one that speaks one API (claude) names it when the job is not on the default Ollama, so
+ * its replies read as before backends could be named for it.
+ */
+function engineLine(engine: string, backend: string | undefined): string {
+  const traits = engineTraits(engine);
+  if (!traits.backends) return engine;
+  if (backend === undefined && traits.backendApi !== undefined) return engine;
+  return `${engine} (backend ${backend ?? "ollama"})`;
 }

@@ -11,6 +11,7 @@ import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
 import { type Runtime, type RuntimeLoader, runtimeLoader } from "../jobs/runtime.ts";
 import { Revision2026Transport } from "./mcp_2026_07_28.ts";
 import { CappedStdioTransport } from "./stdio_transport.ts";
+import type { EarlyDiscover } from "./early_discover.ts";
 import type { BackgroundPrune } from "../jobs/background_prune.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { registerTools } from "./tools.ts";
@@ -161,15 +162,22 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
   };
 }
 
-/** Runs the MCP server on stdio until the client goes away or a signal arrives. */
-export async function serve(): Promise<number> {
+/**
+ * Runs the MCP server on stdio until the client goes away or a signal arrives. `early` has read
+ * stdin while this module loaded (and answered a first server/discover); its bytes come first.
+ */
+export async function serve(early?: EarlyDiscover): Promise<number> {
   if (isTty("stdin")) log(terminalHint());
   const wired = wireServer({ env: currentEnv(), cwd: process.cwd(), home: homedir(), log });
   if (!wired) {
     log("server exiting with code 1: no usable state dir");
     return 1;
   }
-  const transport = new CappedStdioTransport(process.stdin, process.stdout, { log });
+  const input = early?.handOver();
+  const transport = new CappedStdioTransport(process.stdin, process.stdout, {
+    log,
+    ...(input ? { pending: input.pending } : {}),
+  });
   let stopping: Promise<number> | undefined;
   const stop = (why: string, code = 0): Promise<number> => {
     stopping ??= (async () => {
@@ -195,7 +203,9 @@ export async function serve(): Promise<number> {
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
   await wired.connect(transport, () => finish("MCP transport closed"));
-  wired.startBackground();
+  // Claude Code's discover probe: answered while loading, then the probe closes stdin.
+  if (input?.ended) finish("client closed stdin");
+  else wired.startBackground();
   const code = await done;
   log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.

@@ -103,7 +103,9 @@ export const shapes = {
     engine: z.enum(ENGINES).optional().describe(
       "claude or native (own lean loop)",
     ),
-    backend: maxChars("backend", 64).optional().describe("native: a configured backend"),
+    backend: maxChars("backend", 64).optional().describe(
+      "a configured backend (claude: one of kind ollama or anthropic)",
+    ),
     effort: z.enum(EFFORTS).optional().describe("native: thinking off, low, high or max"),
     files: stringList("files", 200, 4096).optional().describe(
       "native: files put into the prompt (a one-shot with allowed_tools [])",

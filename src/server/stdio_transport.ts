@@ -125,6 +125,8 @@ export interface CappedStdioOptions {
   maxMessageBytes?: number;
   /** One line on stderr per refused message. */
   log?: (line: string) => void;
+  /** Bytes read from `stdin` before the transport existed (early_discover.ts), read first. */
+  pending?: Uint8Array;
 }
 
 interface Readable {
@@ -133,6 +135,8 @@ interface Readable {
   off(event: "data", listener: (chunk: Uint8Array) => void): unknown;
   off(event: "error", listener: (error: Error) => void): unknown;
   pause(): unknown;
+  /** Needed when the stream was paused on purpose: a new `data` listener does not resume it. */
+  resume?(): unknown;
   listenerCount(event: string): number;
 }
 
@@ -154,6 +158,7 @@ export class CappedStdioTransport implements Transport {
   #skipping: TopLevelScanner | undefined;
   #started = false;
   #closed = false;
+  #pending: Uint8Array | undefined;
 
   constructor(
     private readonly stdin: Readable = process.stdin,
@@ -162,6 +167,7 @@ export class CappedStdioTransport implements Transport {
   ) {
     this.maxMessageBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     this.#log = options.log ?? (() => {});
+    this.#pending = options.pending;
   }
 
   start(): Promise<void> {
@@ -169,6 +175,11 @@ export class CappedStdioTransport implements Transport {
     this.#started = true;
     this.stdin.on("data", this.#onData);
     this.stdin.on("error", this.#onError);
+    const pending = this.#pending;
+    this.#pending = undefined;
+    // Before the stream flows again, so that the messages keep their order.
+    if (pending && pending.length > 0) this.#onData(pending);
+    this.stdin.resume?.();
     return Promise.resolve();
   }
 

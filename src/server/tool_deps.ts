@@ -1,4 +1,5 @@
 /** What the tool handlers are given, and how each turns its outcome into a tool result. */
+import { traceOfMeta, withRequestTrace } from "../telemetry/telemetry.ts";
 import { PROGRESS_MS } from "./progress.ts";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
@@ -58,7 +59,9 @@ export function toolErrorText(e: unknown): string {
 export function guarded<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolResult>) {
   return async (args: A, extra: ToolExtra): Promise<CallToolResult> => {
     try {
-      return await fn(args, extra);
+      // Jobs the call starts run under the trace the client sent in `_meta`, if any. (A tool
+      // without arguments is called with `extra` alone: none of those starts a job.)
+      return await withRequestTrace(traceOfMeta(extra?._meta), () => fn(args, extra));
     } catch (e) {
       return textResult(toolErrorText(e), true);
     }

@@ -180,6 +180,7 @@ function pageEntry(index: number, entry: TranscriptEntry, cap: number): PageEntr
         name: short(entry.name),
         ...cutBody(JSON.stringify(entry.input) ?? "null"),
         ...(entry.ignored ? { ignored: entry.ignored.map(short) } : {}),
+        ...(entry.mapped ? { mapped: entry.mapped.map(short) } : {}),
       };
     case "tool_result":
       return {

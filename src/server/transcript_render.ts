@@ -13,6 +13,8 @@ export interface PageEntry {
   cutChars: number;
   /** A tool call's parameters that were ignored (TranscriptEntry's `ignored`). */
   ignored?: string[];
+  /** Names of a call written as text read as the tool's own (TranscriptEntry's `mapped`). */
+  mapped?: string[];
 }
 
 export interface TranscriptPage {
@@ -56,7 +58,10 @@ export function renderEntry(e: PageEntry): string {
     ? `\nignored: ${e.ignored.map((k) => `"${k}"`).join(", ")} (Claude Code's ${e.name} ` +
       `takes ${e.ignored.length === 1 ? "it" : "them"}; this one does not)`
     : "";
-  return `${head}\n  ${(body + note + ignored).replaceAll("\n", "\n  ")}`;
+  const mapped = e.mapped && e.mapped.length > 0
+    ? `\nmapped: ${e.mapped.join(", ")} (the model wrote the call as text under these names)`
+    : "";
+  return `${head}\n  ${(body + note + ignored + mapped).replaceAll("\n", "\n  ")}`;
 }
 
 /** The page as the tool's text: header, entries, and where to go next. */

@@ -39,6 +39,16 @@ export interface BackendTable {
   env: Record<string, string | undefined>;
 }
 
+/**
+ * The URLs of the default Ollama: each endpoint of `baseUrls` when it is a pool, else
+ * `baseUrl` alone (which a pool replaces).
+ */
+export function defaultOllamaUrls(
+  s: { baseUrl: string; baseUrls?: readonly EndpointSpec[] },
+): string[] {
+  return s.baseUrls && s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl];
+}
+
 /** Resolves a backend by name; undefined = the Ollama at baseUrl; unknown names give undefined. */
 export function resolveBackend(
   table: BackendTable,

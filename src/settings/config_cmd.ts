@@ -27,7 +27,10 @@ once when the server starts: restart your Claude Code session afterwards.
 Options:
   --mode <off|ondemand|auto>       delegationMode: how eagerly delegation is used
   --allow <m1,m2|all>              allowedModels: models delegation may use (all = any)
-  --default-model <model|auto>     defaultModel (auto = first allowed cloud model)
+  --default-model <model|auto>     defaultModel (auto = first allowed cloud model, a local
+                                   one with residency local)
+  --residency <any|local>          residency: local keeps work on this machine or a private
+                                   network (no Ollama cloud model, no remote backend)
   --permission-mode <mode>         defaultPermissionMode: auto, acceptEdits,
                                    bypassPermissions, manual, dontAsk, plan
   --base-url <url>                 baseUrl: the Ollama endpoint (host, host:port or URL)
@@ -36,7 +39,9 @@ Options:
   --claude-bin <path>              claudeBin: the Claude Code CLI
   --state-dir <dir>                stateDir: where job records live
   --job-timeout <duration>         jobTimeoutMs: 90s, 30m, 2h, 7d, or milliseconds
-  --max-concurrent <n>             maxConcurrent: delegates running at once (1-64)
+  --max-concurrent <n>             maxConcurrent: delegates running at once per server, and on
+                                   each endpoint of the default Ollama across your sessions
+                                   (an endpoint's own limit in baseUrls wins there; 1-64)
   --engine <claude|native>         defaultEngine: which engine runs a task by default
   --isolation <none|worktree>      defaultIsolation: worktree = each task in its own git
                                    worktree and branch (delegate/<id>), merged by you
@@ -48,11 +53,15 @@ Options:
   --workspace-root <dir>           workspaceRoots: jobs may only work inside these directories
                                    (repeat it, or a comma list; none = anywhere allowed; user
                                    scope only). $HOME and system directories stay refused
+  --toolchain-path <dir>           toolchainPaths: folders delegates' commands may read besides
+                                   the toolchains found on PATH (read-only; repeat it, or a comma
+                                   list; none = just PATH's; user scope only)
   --allow-secret-file <name>       allowSecretFiles: secret-looking files (.env, *.pem...)
                                    delegates may read anyway, with file tools and commands (repeat
                                    it, or a comma list; none = no exceptions; user scope only)
   --sandbox-max-processes <n>      sandboxMaxProcesses: processes per sandboxed command
-  --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory per sandboxed process
+  --sandbox-max-memory <MiB>       sandboxMaxMemoryMb: memory for all processes of a sandboxed
+                                   command (per process where no memory cgroup can be made)
   --sandbox-max-file <MiB>         sandboxMaxFileMb: largest file a sandboxed command writes
   --sandbox-tmp <MiB>              sandboxTmpMb: the sandbox's private /tmp (sandbox limits are
                                    user scope only)
@@ -65,7 +74,7 @@ Options:
                                    (default Bash,Read,Edit,Write,Glob,Grep; each tool's schema is
                                    resent on every request; user scope only)
   --claude-harness <lean|full>     claudeHarness: lean = Claude Code's minimal mode (--bare:
-                                   Bash, Read, Edit, a short prompt, ~1k tokens a request);
+                                   Bash, Read, Edit, a short prompt, ~1.2k tokens a request);
                                    full = its whole harness and every claudeTools tool (~5-7k)
   --review-gate <on|off>           reviewGate: the plugin's Stop hook reviews uncommitted changes
                                    when Claude ends a turn, and blocks the stop for agreed findings
@@ -75,9 +84,10 @@ Options:
       --gate-models <m1,m2|default>      its reviewers (2-5 = a panel; default = default model),
       --gate-timeout <seconds>           the stop goes through after this (default 300; user
                                          scope only, as are the other gate options)
-  --backend <name=url[,url...]>    add or replace a native backend, or a pool of endpoints of
-                                   one kind (user scope only); with
-      --backend-kind <ollama|openai>     its kind (default openai),
+  --backend <name=url[,url...]>    add or replace a backend, or a pool of endpoints of one
+                                   kind (user scope only); with
+      --backend-kind <kind>              ollama, openai or anthropic (default openai; the
+                                         claude engine runs on ollama and anthropic ones),
       --api-key-env <VAR>                the server env variable holding its API key,
       --backend-max <n>                  its concurrency limit (per endpoint of a pool)
   --remove-backend <name>          remove a backend
@@ -117,6 +127,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         mode: { type: "string" },
         allow: { type: "string" },
         "default-model": { type: "string" },
+        residency: { type: "string" },
         "permission-mode": { type: "string" },
         "base-url": { type: "string" },
         "base-urls": { type: "string" },
@@ -129,6 +140,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         sandbox: { type: "string" },
         "retain-days": { type: "string" },
         "workspace-root": { type: "string", multiple: true },
+        "toolchain-path": { type: "string", multiple: true },
         "allow-secret-file": { type: "string", multiple: true },
         "sandbox-max-processes": { type: "string" },
         "sandbox-max-memory": { type: "string" },

@@ -11,6 +11,7 @@ export const FLAG_TO_KEY = {
   mode: "delegationMode",
   allow: "allowedModels",
   "default-model": "defaultModel",
+  residency: "residency",
   "permission-mode": "defaultPermissionMode",
   "base-url": "baseUrl",
   "base-urls": "baseUrls",

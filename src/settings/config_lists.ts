@@ -1,4 +1,4 @@
-/** `config` flags that set a list: --workspace-root and --allow-secret-file. */
+/** `config` flags that set a list: --workspace-root, --toolchain-path, --allow-secret-file. */
 import { statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
 import { ConfigUsageError } from "./config_errors.ts";
@@ -6,6 +6,7 @@ import { expandHome } from "./paths.ts";
 
 export const LIST_FLAGS = {
   "workspace-root": "workspaceRoots",
+  "toolchain-path": "toolchainPaths",
   "allow-secret-file": "allowSecretFiles",
 } as const;
 export type ListFlag = keyof typeof LIST_FLAGS;
@@ -23,7 +24,8 @@ export function listFlagValue(
   cwd: string,
   home: string,
 ): string[] {
-  const separators = flag === "workspace-root" ? new RegExp(`[,${delimiter}]`) : /,/;
+  const paths = flag === "workspace-root" || flag === "toolchain-path";
+  const separators = paths ? new RegExp(`[,${delimiter}]`) : /,/;
   const items = texts.flatMap((t) => t.split(separators)).map((s) => s.trim())
     .filter((s) => s !== "");
   if (items.includes(NONE)) {
@@ -37,15 +39,16 @@ export function listFlagValue(
   if (items.length === 0) {
     throw new ConfigUsageError(`Cannot use an empty --${flag}: name one or more, or ${NONE}`);
   }
-  return flag === "workspace-root" ? items.map((dir) => workspaceRoot(dir, cwd, home)) : items;
+  return paths ? items.map((dir) => existingDir(flag, dir, cwd, home)) : items;
 }
 
 /**
- * A root as stored: `~` kept for the loader to expand, a relative path made absolute here
+ * A folder as stored: `~` kept for the loader to expand, a relative path made absolute here
  * (the server would otherwise resolve it against whatever directory it starts in), and it
- * must be an existing directory: a mistyped root would refuse every job.
+ * must be an existing directory: a mistyped workspace root would refuse every job, a mistyped
+ * toolchain path open nothing.
  */
-function workspaceRoot(dir: string, cwd: string, home: string): string {
+function existingDir(flag: ListFlag, dir: string, cwd: string, home: string): string {
   const stored = dir.startsWith("~") || isAbsolute(dir) ? dir : resolve(cwd, dir);
   const onDisk = expandHome(stored, home);
   let isDir = false;
@@ -56,7 +59,7 @@ function workspaceRoot(dir: string, cwd: string, home: string): string {
   }
   if (!isDir) {
     throw new ConfigUsageError(
-      `Cannot use --workspace-root "${dir}": "${onDisk}" is not an existing directory. ` +
+      `Cannot use --${flag} "${dir}": "${onDisk}" is not an existing directory. ` +
         "Create it first, or check the path",
     );
   }

@@ -24,6 +24,7 @@ import {
   narrowDelegationMode,
   narrowNumber,
   narrowPermissionMode,
+  narrowResidency,
 } from "./narrow.ts";
 import {
   type BackendSpec,
@@ -35,6 +36,7 @@ import {
   ISOLATIONS,
   MAX_TIMER_MS,
   PERMISSION_MODES,
+  RESIDENCIES,
   SANDBOX_SETTINGS,
   type SettingKey,
   type Settings,
@@ -72,7 +74,18 @@ export const FIELDS = [
     default: "",
     schema: z.union([z.literal(""), modelName]),
     fromEnv: (t) => t.trim(),
-    meaning: "Model when a call names none; empty picks the first allowed cloud model",
+    meaning: "Model when a call names none; empty picks the first allowed cloud model " +
+      "(a local one with residency local)",
+  }),
+  field({
+    key: "residency",
+    env: ["OLLAMA_MCP_RESIDENCY"],
+    default: "any",
+    schema: z.enum(RESIDENCIES),
+    fromEnv: (t) => t.trim(),
+    meaning: "Where work may run: any, or local (this machine or a private network: no " +
+      "Ollama cloud model, no remote backend)",
+    projectNarrow: narrowResidency,
   }),
   field({
     key: "defaultPermissionMode",
@@ -161,7 +174,7 @@ export const FIELDS = [
     schema: intIn(1, 64),
     fromEnv: asNumber,
     meaning: "Delegates running at once per server, and on each endpoint of the default " +
-      "Ollama for all of the user's servers together; more are queued",
+      "Ollama without a limit of its own for all of the user's servers together; more are queued",
     projectNarrow: narrowNumber,
   }),
   field({
@@ -195,7 +208,7 @@ export const FIELDS = [
     default: {},
     schema: z.record(backendName, backend) as unknown as z.ZodType<Record<string, BackendSpec>>,
     fromEnv: asJson,
-    meaning: "Named endpoints (or pools of them: urls) for the native engine",
+    meaning: "Named endpoints (or pools of them: urls) of kind ollama, openai or anthropic",
     userOnly: true,
   }),
   field({
@@ -234,6 +247,18 @@ export const FIELDS = [
     schema: z.array(pathString).max(100),
     fromEnv: asPathList,
     meaning: "When set, cwd and add_dirs of every job must lie inside one of these directories",
+    userOnly: true,
+    isPathList: true,
+  }),
+  field({
+    key: "toolchainPaths",
+    env: ["OLLAMA_MCP_TOOLCHAIN_PATHS"],
+    default: [],
+    schema: z.array(pathString).max(32),
+    fromEnv: asPathList,
+    meaning: "Folders delegates' commands may read (read-only) besides the toolchains found on " +
+      "PATH; credential files in them stay hidden",
+    // A project file would let a delegate open the user's folders to the next delegate.
     userOnly: true,
     isPathList: true,
   }),
@@ -322,7 +347,8 @@ export const FIELDS = [
     default: "lean",
     schema: z.enum(CLAUDE_HARNESSES),
     fromEnv: (t) => t.trim(),
-    meaning: "claude delegates: lean (--bare, Bash/Read/Edit, ~1k tokens a request) or full",
+    meaning:
+      "claude delegates: lean (--bare, Bash/Read/Edit, ~1.2k tokens a request) or full (5-7k)",
     userOnly: true,
   }),
   ...GATE_FIELDS,

@@ -5,7 +5,7 @@
  * below (default, user file) and says what is honoured.
  */
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../models/names.ts";
-import type { DelegationMode, Narrowed, PermissionMode } from "./types.ts";
+import type { DelegationMode, Narrowed, PermissionMode, Residency } from "./types.ts";
 
 const DELEGATION_ORDER: Record<DelegationMode, number> = { off: 0, ondemand: 1, auto: 2 };
 
@@ -71,6 +71,15 @@ export function narrowAllowedModels(project: string[], below: string[]): Narrowe
     value: kept,
     leftOut: `${out.map((m) => `"${m}"`).join(", ")} left out: not in the allowed list (${shown})`,
   };
+}
+
+/**
+ * A project file may keep work local where the user lets it go anywhere, never the reverse: a
+ * cloned repository must not send work the user keeps local to a cloud model or a remote host.
+ */
+export function narrowResidency(project: Residency, below: Residency): Narrowed<Residency> {
+  if (project === "local" || below === "any") return { value: project };
+  return { refused: `it lets work leave this machine, which "${below}" does not (local < any)` };
 }
 
 /** A project file may lower a limit (a timeout, a count, a size), not raise it. */

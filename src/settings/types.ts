@@ -76,6 +76,14 @@ export type EngineName = typeof ENGINES[number];
 export const SANDBOX_SETTINGS = ["on", "required", "off"] as const;
 export type SandboxSetting = typeof SANDBOX_SETTINGS[number];
 
+/**
+ * Where delegated work may run: `any` place the user's settings reach, or only `local`: this
+ * machine or a private network, never a model on Ollama's cloud (settings/residency.ts says
+ * exactly what counts). Issue 29, item 4.
+ */
+export const RESIDENCIES = ["any", "local"] as const;
+export type Residency = typeof RESIDENCIES[number];
+
 /** A review finding's severity, most severe first. */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
 export type Severity = typeof SEVERITIES[number];
@@ -83,8 +91,12 @@ export type Severity = typeof SEVERITIES[number];
 /** The longest a review gate may take: under the Stop hook's own timeout in the plugin (900 s). */
 export const MAX_GATE_SECONDS = 840;
 
-/** How a native backend is spoken to: Ollama (`/api/*` as well) or any OpenAI-compatible server. */
-export const BACKEND_KINDS = ["ollama", "openai"] as const;
+/**
+ * How a backend is spoken to: Ollama (`/api/*` as well), any OpenAI-compatible server
+ * (`/v1/chat/completions`), or any Anthropic-compatible one (`/v1/messages`: vLLM,
+ * llama-server, LiteLLM), which the claude engine runs on too.
+ */
+export const BACKEND_KINDS = ["ollama", "openai", "anthropic"] as const;
 export type BackendKind = typeof BACKEND_KINDS[number];
 
 /** One endpoint of a pool: its URL, and its own limit when it differs from the backend's. */
@@ -94,7 +106,7 @@ export interface EndpointSpec {
 }
 
 /**
- * A named backend for the native engine: one endpoint (`url`), or a pool of endpoints of the
+ * A named backend: one endpoint (`url`), or a pool of endpoints of the
  * same kind (`urls`), such as one Ollama per GPU. A loaded spec always has `url` (the first
  * endpoint) and, from a file that gave `urls`, every endpoint (endpointsOf).
  */
@@ -136,6 +148,7 @@ export interface Settings {
   baseUrls: EndpointSpec[];
   defaultModel: string;
   allowedModels: string[];
+  residency: Residency;
   delegationMode: DelegationMode;
   defaultPermissionMode: PermissionMode;
   claudeBin: string;
@@ -152,6 +165,8 @@ export interface Settings {
   pricing: Record<string, Price>;
   retainDays: number;
   workspaceRoots: string[];
+  /** Folders delegates' commands may read besides the toolchains on PATH (user scope only). */
+  toolchainPaths: string[];
   allowSecretFiles: string[];
   sandboxMaxProcesses: number;
   sandboxMaxMemoryMb: number;

@@ -38,6 +38,7 @@ registerBackendKind("relay", {
     chatPath: "/v1/chat/completions",
     startHint: "Start the relay (relay-test start)",
     missingModelHint: (model) => `Ask the relay for "${model}"`,
+    messages: false,
   },
   load: () => Promise.resolve(relayBackend),
 });

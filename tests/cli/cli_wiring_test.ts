@@ -1,9 +1,9 @@
 /**
  * The wiring of the terminal commands whose tests run in this process (tests/cli/jobs_support.ts:
- * `runCli` calls `jobsMain`, `statsMain` and `doctorMain` with an io of its own): the program a
- * user starts (`deno run src/main.ts`, or the installed package in the Node pass) prints the same
- * bytes and exits with the same codes, reading its settings from its environment and working
- * directory.
+ * `runCli` calls `jobsMain`, `statsMain`, `doctorMain` and `modelsMain` with an io of its own):
+ * the program a user starts (`deno run src/main.ts`, or the installed package in the Node pass)
+ * prints the same bytes and exits with the same codes, reading its settings from its environment
+ * and working directory.
  */
 import assert from "node:assert/strict";
 import { baseRecord, cliEnv, runCli, runCliProcess, writeJob } from "./jobs_support.ts";
@@ -12,7 +12,7 @@ const S1 = "51000000-0000-4000-8000-000000000001";
 const A = "a1000000-0000-4000-8000-000000000001";
 const B = "b2000000-0000-4000-8000-000000000002";
 
-Deno.test("cli wiring: jobs, stats and doctor print the same in a process of their own as in this one", async () => {
+Deno.test("cli wiring: jobs, stats, doctor and models print the same in a process of their own as in this one", async () => {
   const ctx = cliEnv({
     userConfig: { pricing: { "qwen3:8b": { inputPerMillion: 0.5, outputPerMillion: 2 } } },
   });
@@ -24,11 +24,14 @@ Deno.test("cli wiring: jobs, stats and doctor print the same in a process of the
     ["jobs", "usage", "--days", "0", "--json"],
     ["stats", "--all"],
     ["doctor", "--help"],
+    ["models", "--help"],
     // Usage errors: exit 2 and one line on stderr.
     ["jobs", "--state", "done"],
     ["jobs", "show", "../x"],
     ["doctor", "--bogus"],
     ["doctor", "qwen3:8b"],
+    ["models"],
+    ["models", "derive", "qwen3:8b"],
   ];
   for (const args of cases) {
     const [inside, outside] = await Promise.all([runCli(ctx, args), runCliProcess(ctx, args)]);

@@ -10,6 +10,8 @@ import {
   type Reply,
   startOllamaEmulator,
 } from "../support/ollama_emulator.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { cliEnv, runCli } from "./jobs_support.ts";
 
 const MODELS: EmulatedModel[] = [
@@ -228,6 +230,15 @@ Deno.test("doctor --probe: the table, named models, the allowlist, and exit 1 wh
     );
     assert.match(run.stdout, /^s\/turn: the engine's prompt per request/m);
 
+    // Work kept local: no cloud model is tried unless named.
+    const resident = await runCli(
+      { ...ctx, env: { ...ctx.env, OLLAMA_MCP_RESIDENCY: "local" } },
+      ["doctor", "--probe", "--timeout", "3"],
+    );
+    assert.equal(resident.code, 0, resident.stdout + resident.stderr);
+    assert.match(resident.stdout, /^ {2}qwen3:8b /m);
+    assert.doesNotMatch(resident.stdout, /other:cloud/);
+
     // Named models are probed whatever the allowlist says, and flagged.
     const named = await runCli(ctx, [
       "doctor",
@@ -271,4 +282,52 @@ Deno.test("doctor --probe: usage errors and a stopped Ollama", async () => {
   assert.ok(report.error.includes(`Cannot reach Ollama at ${url}`), report.error);
   const help = await runCli(ctx, ["doctor", "--help"]);
   assert.match(help.stdout, /doctor --probe \[model\.\.\.\] \[--timeout <seconds>\] \[--json\]/);
+});
+
+Deno.test("doctor --probe: models whose past jobs wrote tool calls as text, from the quality ledger, also when Ollama is down", async () => {
+  const emu = await startOllamaEmulator();
+  const url = emu.url;
+  await emu.close();
+  const ctx = cliEnv({ env: { OLLAMA_MCP_BASE_URL: url } });
+  const line = (job: string, model: string, engine: string, extra: Record<string, unknown>) =>
+    JSON.stringify({
+      v: 1,
+      at: 1,
+      job,
+      model,
+      engine,
+      backend: "ollama",
+      agent: "adhoc",
+      repo: "",
+      verified: null,
+      rounds: 0,
+      toolCalls: 1,
+      tokensIn: 10,
+      tokensOut: 5,
+      cost: 0,
+      wallMs: 100,
+      state: "completed",
+      ...extra,
+    });
+  writeFileSync(
+    join(ctx.stateDir, "ledger.jsonl"),
+    [
+      line("a", "hermes3:8b", "claude", { state: "failed", unrunCall: true }),
+      line("b", "hermes3:8b", "claude", {}),
+      line("c", "hermes3:8b", "native", { recovered: 3 }),
+      line("d", "qwen3:8b", "claude", {}),
+    ].join("\n") + "\n",
+  );
+  const json = await runCli(ctx, ["doctor", "--probe", "--json"]);
+  const report = JSON.parse(json.stdout) as { textCallsInJobs: unknown[] };
+  assert.deepEqual(report.textCallsInJobs, [
+    { model: "hermes3:8b", engine: "claude", jobs: 2, unrun: 1, recovered: 0 },
+    { model: "hermes3:8b", engine: "native", jobs: 1, unrun: 0, recovered: 3 },
+  ]);
+  const text = await runCli(ctx, ["doctor", "--probe"]);
+  assert.match(
+    text.stdout,
+    /Tool calls written as text in past jobs \(quality ledger; the native engine runs them, Claude Code does not\):\n {2}hermes3:8b: 1 of 2 claude jobs ended on a tool call written as text that did not run\n {2}hermes3:8b: native, 1 job; 3 calls recovered from text and run/,
+  );
+  assert.ok(!text.stdout.includes("qwen3:8b"));
 });

@@ -151,6 +151,15 @@ Deno.test("doctor: a working setup passes every check and exits 0", async () => 
     assert.ok(line(run.stdout, "Ollama").includes(`Ollama 0.34.1 at ${emu.url}`));
     assert.match(line(run.stdout, "Models"), /2 model\(s\), 2 with tools: qwen3:8b, glm-5:cloud/);
     assert.match(line(run.stdout, "Default model"), /"glm-5:cloud" \(set in defaultModel\)/);
+    // A cloud default is named so, with how to keep work local (issue 29).
+    assert.match(
+      line(run.stdout, "Default model"),
+      /; it is a cloud model \(glm-5:cloud runs on ollama\.com, through http:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+    assert.match(
+      run.stdout,
+      /^ +to keep work local: ollama-delegate config --residency local --default-model <a local model> /m,
+    );
     assert.match(line(run.stdout, "Context length"), /131072 tokens/);
     assert.match(line(run.stdout, "Sandbox \\(bubblewrap\\)"), /bwrap runs commands/);
     assert.match(line(run.stdout, "Backend spare"), /Ollama 0\.34\.1/);
@@ -192,6 +201,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
       "model.context",
       "models.retired",
       "sandbox",
+      "toolchains",
     ]);
     for (const c of report.checks) {
       assert.ok(["pass", "fail", "warn"].includes(c.status), JSON.stringify(c));
@@ -362,7 +372,7 @@ Deno.test("doctor: a local model with a long context still warns that Ollama's d
     assert.equal(check(report, "model.default").details?.model, "qwen3:8b");
     const context = check(report, "model.context");
     assert.equal(context.status, "warn");
-    assert.match(context.summary, /server default \(4k-32k by VRAM\)/);
+    assert.match(context.summary, /server default \(4k under 24 GiB of VRAM, more above\)/);
     assert.match(context.summary, /at 4096 tokens the claude engine's prompt \(about \d+ tokens/);
     assert.match(context.hint ?? "", /num_ctx 65536/);
     assert.match(
@@ -694,5 +704,132 @@ Deno.test("doctor: each endpoint of a pool is checked; a dead one warns while an
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+Deno.test("doctor: every endpoint of a pool is shown with its models; the default model missing at one warns", async () => {
+  const a = await startOllamaEmulator({ models: GOOD_MODELS });
+  const b = await startOllamaEmulator({
+    models: [{ name: "glm-5:cloud", contextLength: 131_072 }],
+  });
+  try {
+    const opts = {
+      baseUrl: a.url,
+      env: { OLLAMA_MCP_BASE_URLS: `${a.url},${b.url}` },
+      userConfig: { defaultModel: "qwen3:8b" },
+    };
+    const { code, report, stdout } = await doctorJson(opts);
+    assert.equal(code, 0, stdout);
+    const pool = check(report, "ollama.pool");
+    assert.equal(pool.status, "warn");
+    assert.equal(
+      pool.summary,
+      `2 of 2 endpoints answer; missing at some endpoints: qwen3:8b (at ${b.url})`,
+    );
+    assert.match(pool.hint ?? "", /run models derive again, which creates it on every endpoint/);
+    const endpoints = pool.details?.endpoints as { url: string; models?: string[] }[];
+    assert.deepEqual(endpoints.map((e) => [e.url, e.models]), [
+      [a.url, ["qwen3:8b", "glm-5:cloud"]],
+      [b.url, ["glm-5:cloud"]],
+    ]);
+    const text = await doctor(opts);
+    assert.match(
+      text.stdout,
+      new RegExp(`${a.url} {2}up: Ollama \\S+ at ${a.url}; 2 model\\(s\\)$`, "m"),
+    );
+    assert.match(
+      text.stdout,
+      new RegExp(`${b.url} {2}up: Ollama \\S+ at ${b.url}; 1 model\\(s\\); lacks qwen3:8b$`, "m"),
+    );
+
+    // With the model on both, the pool passes.
+    const both = await doctorJson({ ...opts, userConfig: { defaultModel: "glm-5:cloud" } });
+    assert.equal(check(both.report, "ollama.pool").status, "pass");
+    assert.equal(check(both.report, "ollama.pool").summary, "2 of 2 endpoints answer");
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("doctor: residency local picks a local default and fails a cloud one, saying how", async () => {
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  try {
+    const picked = await doctorJson({ baseUrl: emu.url, userConfig: { residency: "local" } });
+    const auto = check(picked.report, "model.default");
+    assert.equal(auto.status, "pass");
+    assert.equal(auto.details?.model, "qwen3:8b", "the local model, not the first cloud one");
+    assert.match(auto.summary, /\(picked automatically\) .*; it runs locally$/);
+
+    const run = await doctor({
+      baseUrl: emu.url,
+      userConfig: { residency: "local", defaultModel: "glm-5:cloud" },
+    });
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(
+      line(run.stdout, "Default model"),
+      /^ {2}FAIL .*"glm-5:cloud" \(set in defaultModel\) is refused: the default model "glm-5:cloud" \(backend "ollama"\) would leave this machine: glm-5:cloud runs on ollama\.com, through http:\/\/127\.0\.0\.1:\d+; the setting residency is "local"/,
+    );
+    assert.match(
+      fixUnder(run.stdout, "Default model"),
+      /fix: Set a local default model \(ollama-delegate config --default-model <a local model>\), or let work leave this machine \(--residency any\)/,
+    );
+  } finally {
+    await emu.close();
+  }
+});
+
+Deno.test("doctor: an Anthropic-compatible backend is checked as Ollama is: listed, model, context, tools", async () => {
+  const MODEL = "Qwen/Qwen3-Coder-30B-A3B-Instruct";
+  const emu = await startOllamaEmulator({ models: GOOD_MODELS });
+  const good = await startOllamaEmulator({
+    flavour: "vllm",
+    apiKey: "sk-v",
+    models: [{ name: MODEL, contextLength: 131_072 }],
+  });
+  const small = await startOllamaEmulator({
+    flavour: "vllm",
+    noToolChoice: true,
+    models: [{ name: MODEL, contextLength: 8192 }],
+  });
+  const llama = await startOllamaEmulator({
+    flavour: "llamacpp",
+    models: [{ name: "coder", contextLength: 32768 }],
+  });
+  try {
+    const { report } = await doctorJson({
+      baseUrl: emu.url,
+      userConfig: {
+        defaultModel: MODEL,
+        backends: {
+          gpus: { url: good.url, kind: "anthropic", apiKeyEnv: "OD_VLLM" },
+          small: { url: small.url, kind: "anthropic" },
+          llama: { url: llama.url, kind: "anthropic" },
+        },
+      },
+      env: { OD_VLLM: "sk-v" },
+    });
+    assert.equal(check(report, "backend.gpus").status, "pass");
+    assert.equal(check(report, "backend.gpus.model").summary, `serves "${MODEL}"`);
+    assert.equal(check(report, "backend.gpus.context").status, "pass");
+    assert.equal(check(report, "backend.gpus.context").summary, "131072 tokens");
+    assert.equal(check(report, "backend.gpus.tools").status, "pass");
+    // Every request of the doctor's went to vLLM with its key; none asked for /api/*.
+    assert.ok(good.requests.every((r) => r.headers.authorization === "Bearer sk-v"));
+    assert.equal(good.requests.filter((r) => r.path.startsWith("/api/")).length, 0);
+
+    const context = check(report, "backend.small.context");
+    assert.equal(context.status, "warn", "backend checks are required only for native");
+    assert.match(context.summary, /^8192 tokens: a coding job's conversation outgrows it/);
+    const tools = check(report, "backend.small.tools");
+    assert.match(tools.summary, /HTTP 400: "auto" tool choice requires --enable-auto-tool-choice/);
+    assert.match(tools.hint ?? "", /--enable-auto-tool-choice --tool-call-parser/);
+
+    // llama-server: its one model whatever the name, its context from /props.
+    assert.equal(check(report, "backend.llama.model").summary, 'serves "coder"');
+    assert.match(check(report, "backend.llama.context").summary, /^32768 tokens: /);
+    assert.ok(llama.requests.some((r) => r.path === "/props"));
+  } finally {
+    for (const e of [emu, good, small, llama]) await e.close();
   }
 });

@@ -1,8 +1,8 @@
 /**
  * Runs `ollama-delegate <command> ...` with an explicit environment and working directory.
- * `jobs`, `stats` and `doctor` run in this process (`jobsMain(argv, io)`, `statsMain`,
- * `doctorMain`, with an io that collects what they print, as through a pipe: no terminal, so no
- * colour and no live lines);
+ * `jobs`, `stats`, `doctor` and `models` run in this process (`jobsMain(argv, io)`,
+ * `statsMain`, `doctorMain`, `modelsMain`, with an io that collects what they print, as through
+ * a pipe: no terminal, so no colour and no live lines);
  * every other command, and `startCli` and `runCliProcess` always, in a subprocess: the same
  * program the end-to-end tests start as a server (`deno run src/main.ts`, or the installed
  * package when OLLAMA_DELEGATE_TEST_SERVER names it). tests/cli/cli_wiring_test.ts checks that
@@ -89,11 +89,12 @@ const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: CliIo) => Pr
   jobs: async () => (await import("../../src/cli/jobs.ts")).jobsMain,
   stats: async () => (await import("../../src/cli/stats.ts")).statsMain,
   doctor: async () => (await import("../../src/cli/doctor.ts")).doctorMain,
+  models: async () => (await import("../../src/cli/models.ts")).modelsMain,
 };
 
 /**
- * Runs the CLI to its end: `jobs`, `stats` and `doctor` in this process, the rest in a
- * subprocess.
+ * Runs the CLI to its end: `jobs`, `stats`, `doctor` and `models` in this process, the rest
+ * in a subprocess.
  */
 export async function runCli(ctx: CliEnv, args: string[]): Promise<CliRun> {
   const [command, ...rest] = args;

@@ -1,7 +1,8 @@
 /**
- * `ollama-delegate models derive` and `models list` as a user runs them: our CLI in a
- * subprocess (Deno, or the Node bundle), against the Ollama emulator's /api/create, /api/show
- * and /api/ps.
+ * `ollama-delegate models derive` and `models list` as a user runs them: the command in this
+ * process with its environment injected (tests/cli/jobs_support.ts; cli_wiring_test.ts checks
+ * the program prints the same), against the Ollama emulator's /api/create, /api/show and
+ * /api/ps, one emulator per endpoint for a pool.
  */
 import assert from "node:assert/strict";
 import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
@@ -232,5 +233,118 @@ Deno.test("models list and models derive: model names from the backend are shown
     assert.ok(derive.stderr.includes(`(local models: ${EVIL_SHOWN}, qwen3:8b)`), derive.stderr);
   } finally {
     await emu.close();
+  }
+});
+
+Deno.test("models derive on a pool: the model is made on every endpoint, each reported", async () => {
+  const a = await startOllamaEmulator({ models: MODELS });
+  const b = await startOllamaEmulator({ models: MODELS });
+  try {
+    // baseUrl names the first endpoint too: a pool replaces it, whatever it says.
+    const ctx = cliEnv({
+      env: { OLLAMA_MCP_BASE_URL: a.url, OLLAMA_MCP_BASE_URLS: `${a.url},${b.url}` },
+    });
+    const run = await runCli(ctx, ["models", "derive", "qwen3-coder:30b", "--ctx", "64k"]);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal(run.stderr, "");
+    assert.match(
+      run.stdout,
+      /^Created "qwen3-coder:30b-ctx64k" from "qwen3-coder:30b" on each of the 2 endpoints of the default Ollama \(baseUrls\); Ollama runs it with a context of 65536 tokens there\.$/m,
+    );
+    for (const emu of [a, b]) {
+      assert.match(run.stdout, new RegExp(`^ {2}${emu.url} +created \\(num_ctx 65536\\)$`, "m"));
+      assert.equal(creates(emu).length, 1, `one /api/create at ${emu.url}`);
+      const made = await show(emu.url, "qwen3-coder:30b-ctx64k");
+      assert.match(String(made?.parameters), /^num_ctx\s+65536$/m, emu.url);
+    }
+    assert.match(
+      run.stdout,
+      /^ {2}ollama-delegate config --default-model qwen3-coder:30b-ctx64k$/m,
+    );
+
+    // Deriving again replaces it on each.
+    const again = await runCli(ctx, ["models", "derive", "qwen3-coder:30b", "--ctx", "64k"]);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    for (const emu of [a, b]) {
+      assert.match(again.stdout, new RegExp(`^ {2}${emu.url} +replaced \\(num_ctx 65536\\)$`, "m"));
+    }
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("models derive and list on a pool go on past an endpoint that fails, say which, and exit 1", async () => {
+  const dead = await startOllamaEmulator();
+  await dead.close();
+  const a = await startOllamaEmulator({ models: MODELS });
+  // An endpoint without the base model: derive refuses there, the others go on.
+  const c = await startOllamaEmulator({ models: [{ name: "qwen3:8b", contextLength: 32_768 }] });
+  try {
+    const ctx = cliEnv({ env: { OLLAMA_MCP_BASE_URLS: `${dead.url},${a.url},${c.url}` } });
+    const run = await runCli(ctx, ["models", "derive", "qwen3-coder:30b", "--ctx", "32k"]);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.match(
+      run.stdout,
+      /^Created "qwen3-coder:30b-ctx32k" from "qwen3-coder:30b" on 1 of the 3 endpoints of the default Ollama \(baseUrls\)/m,
+    );
+    const row = (url: string) =>
+      run.stdout.split("\n").find((l) => l.startsWith(`  ${url} `)) ?? "";
+    assert.match(
+      row(dead.url),
+      new RegExp(`failed: Cannot derive a model: Cannot reach Ollama at ${dead.url}`),
+    );
+    assert.match(row(a.url), /created \(num_ctx 32768\)$/);
+    assert.match(
+      row(c.url),
+      new RegExp(
+        `failed: Cannot derive from "qwen3-coder:30b": Ollama at ${c.url} has no such model`,
+      ),
+    );
+    assert.match(
+      run.stdout,
+      /A turn placed on an endpoint without "qwen3-coder:30b-ctx32k" fails there/,
+    );
+    assert.doesNotMatch(
+      run.stdout,
+      /config --default-model/,
+      "no advice to use what is not everywhere",
+    );
+    assert.equal(
+      run.stderr,
+      `ollama-delegate models derive: Cannot derive "qwen3-coder:30b" on 2 of 3 endpoints: ${dead.url}, ${c.url}\n`,
+    );
+    assert.equal(creates(a).length, 1, "made at the endpoint after the dead one");
+    assert.equal(creates(c).length, 0);
+
+    // models list shows each endpoint, the one it cannot reach, and what some lack.
+    const list = await runCli(ctx, ["models", "list"]);
+    assert.equal(list.code, 1, list.stdout + list.stderr);
+    assert.match(
+      list.stdout,
+      new RegExp(`^Cannot list the models at ${dead.url}: .*Cannot reach Ollama`, "m"),
+    );
+    for (const emu of [a, c]) assert.match(list.stdout, new RegExp(`^Models at ${emu.url}:$`, "m"));
+    assert.match(list.stdout, /^ {2}qwen3-coder:30b-ctx32k +local +yes +262144 +32768 +no$/m);
+    assert.match(
+      list.stdout,
+      new RegExp(`^ {2}qwen3-coder:30b-ctx32k +missing at ${c.url}$`, "m"),
+    );
+    assert.match(list.stdout, new RegExp(`^ {2}glm-5:cloud +missing at ${c.url}$`, "m"));
+    assert.doesNotMatch(list.stdout, /^ {2}qwen3:8b +missing/m, "on every endpoint that answered");
+    assert.equal(
+      list.stderr,
+      `ollama-delegate models list: 1 of 3 endpoints could not be listed: ${dead.url}\n`,
+    );
+    const json = await runCli(ctx, ["models", "list", "--json"]);
+    const endpoints = (JSON.parse(json.stdout) as {
+      endpoints: { url: string; models?: { name: string }[]; error?: string }[];
+    }).endpoints;
+    assert.deepEqual(endpoints.map((e) => e.url), [dead.url, a.url, c.url]);
+    assert.match(endpoints[0]!.error ?? "", /Cannot reach Ollama/);
+    assert.deepEqual(endpoints[2]!.models?.map((m) => m.name), ["qwen3:8b"]);
+  } finally {
+    await a.close();
+    await c.close();
   }
 });

@@ -452,3 +452,29 @@ Deno.test("review gate: stopped by Claude Code (SIGTERM), it stops its reviewers
   assert.ok(Date.now() - t0 < 15_000, `${Date.now() - t0} ms`);
   assert.deepEqual(jobs().map((j) => j.state), ["interrupted", "interrupted"]);
 });
+
+Deno.test("review gate: residency local refuses a cloud reviewer before any starts, and says so", async () => {
+  await using emu = await emulator({
+    models: [...MODELS, "gpt-oss:120b-cloud"].map((name) => ({ name })),
+  });
+  const ctx = cliEnv({
+    env: {
+      OLLAMA_HOST: emu.url,
+      OLLAMA_MCP_DEFAULT_ENGINE: "native",
+      OLLAMA_MCP_REVIEW_GATE: "on",
+      OLLAMA_MCP_RESIDENCY: "local",
+      OLLAMA_MCP_REVIEW_GATE_MODELS: "qwen3-coder:30b,gpt-oss:120b-cloud",
+    },
+  });
+  const dir = repo();
+  writeFileSync(join(dir, "app.ts"), "const b = eval(input);\n");
+  const r = await gate(ctx, hook("s-local", dir));
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.output?.decision, undefined, JSON.stringify(r.output));
+  assert.match(
+    String(r.output?.systemMessage),
+    /could not review \(Reviewer model "gpt-oss:120b-cloud" \(backend "ollama"\) would leave this machine: gpt-oss:120b-cloud runs on ollama\.com.*residency is "local".*--residency any\); the stop goes through$/,
+  );
+  assert.equal(jobCount(ctx.stateDir), 0);
+  assert.equal(emu.emulator.nativeChatRequests().length, 0);
+});

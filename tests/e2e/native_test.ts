@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
+import { startOtlpReceiver } from "../support/otlp_receiver.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 60 };
 
@@ -630,4 +631,32 @@ Deno.test("native: a follow-up does not resend one-shot files and uses its own s
   assert.equal(all.split("pineapple").length - 1, 1, "the file was sent twice");
   assert.equal(body.messages.filter((m) => m.role === "system").length, 1);
   assert.match(body.messages[0]!.content, /Answer in one word\.$/);
+});
+
+/**
+ * Issue 32: OpenTelemetry loads only when configured, and then exports a job's spans over
+ * OTLP/HTTP. Also in the Node pass: the SDK is bundled into the Node build and loaded there.
+ */
+Deno.test("native: with OTEL_EXPORTER_OTLP_ENDPOINT set a job's spans reach the receiver", async () => {
+  await using receiver = startOtlpReceiver();
+  await using scene = await startScene({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash echo traced",
+    allowed_tools: ["Bash"],
+  }, { meta: { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" } });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  await scene.server.close();
+  const names = receiver.spans.map((s) => s.name).sort();
+  assert.deepEqual(names, [
+    "chat qwen3:8b",
+    "chat qwen3:8b",
+    "execute_tool Bash",
+    "invoke_agent ollama-delegate native",
+  ]);
+  assert.ok(receiver.spans.every((s) => s.traceId === "4bf92f3577b34da6a3ce929d0e0e4736"));
+  assert.match(
+    scene.server.stderr(),
+    /OpenTelemetry on: traces to http:\/\/127\.0\.0\.1:\d+\/v1\/traces/,
+  );
 });

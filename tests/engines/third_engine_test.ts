@@ -85,7 +85,7 @@ const thirdFacts: EngineFacts = {
 // The one table entry.
 registerEngine("third", {
   // On the default Ollama only; what it reports changed is not all a turn changed.
-  traits: { backends: false, completeChanges: false },
+  traits: { backends: false, files: false, completeChanges: false },
   folder: () => Promise.resolve(thirdFolder),
   engine: () => Promise.resolve(thirdEngine),
   facts: () => Promise.resolve(thirdFacts),

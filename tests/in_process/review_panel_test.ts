@@ -136,6 +136,18 @@ Deno.test("review panel (native): three blind reviewers, findings merged by agre
     }
   }
 
+  // Each reviewer is a session of its own to a gateway: one id on all its requests, its own.
+  const sessions = new Map<string, Set<string>>();
+  for (const req of scene.emulator.nativeChatRequests()) {
+    const model = String((JSON.parse(req.bodyText) as { model?: unknown }).model);
+    const ids = sessions.get(model) ?? new Set<string>();
+    ids.add(req.headers["x-dynamo-session-id"] ?? "none");
+    sessions.set(model, ids);
+  }
+  const perReviewer = [...sessions.values()].map((ids) => [...ids]);
+  assert.ok(perReviewer.every((ids) => ids.length === 1 && ids[0] !== "none"), `${perReviewer}`);
+  assert.equal(new Set(perReviewer.flat()).size, MODELS.length);
+
   // Every reviewer's words are kept in the first job's folder.
   const lead = field(r.text, "job_id")!;
   const saved = JSON.parse(readFileSync(join(scene.stateDir, lead, "panel.json"), "utf8"));

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
 import { type TextCallStyle } from "../support/ollama_emulator.ts";
 import { TEXT_CALL_STYLES } from "../support/ollama_emulator_text_calls.ts";
 import { defaultLayout } from "../support/default_layout.ts";
@@ -176,4 +177,130 @@ Deno.test("text calls: dangerouslyDisableSandbox on a Bash call is ignored; the 
       style,
     );
   }
+});
+
+/** A ledger line per ended job, in the server's state dir. */
+function ledgerOf(stateDir: string): Array<Record<string, unknown>> {
+  return readFileSync(join(stateDir, "ledger.jsonl"), "utf8").trim().split("\n")
+    .map((l) => JSON.parse(l));
+}
+
+Deno.test("text calls: a model that keeps writing calls nothing can run fails with tool_call_unparsed, never completed; raw replies in the transcript, the ledger notes it", async () => {
+  // DeepSeek's begin token repeated with nothing readable after it (sgl-project/sglang#5224).
+  const degenerate = "<｜tool▁calls▁begin｜>".repeat(5) + "MMMMMMMM";
+  await using scene = await startInProcessScene({
+    emulator: {
+      models: [{ name: "deepseek-r1:8b" }],
+      chatScript: () => ({ kind: "text", text: degenerate }),
+    },
+  });
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "deepseek-r1:8b",
+    wait_seconds: 60,
+    cwd: tempDir("od-textcall-"),
+    prompt: "list the files",
+  });
+  assert.equal(field(reply.text, "state"), "failed", reply.text);
+  assert.match(
+    field(reply.text, "error") ?? "",
+    /^tool_call_unparsed: the model wrote 3 replies in a row that look like tool calls written as text but cannot be run/,
+  );
+  // Each reply was answered with what was wrong before the next was asked for.
+  const requests = scene.emulator.nativeChatRequests().map((r) =>
+    r.json as Record<string, unknown>
+  );
+  assert.equal(requests.length, 3);
+  const last = (requests[2]!.messages as Array<{ role: string; content: string }>).at(-1)!;
+  assert.equal(last.role, "user");
+  assert.match(
+    last.content,
+    /^\[ollama-delegate\] Your last reply was not run: it looks like a tool call written as text/,
+  );
+  const id = field(reply.text, "job_id")!;
+  const page = await scene.call("delegate_transcript", { job_id: id });
+  assert.ok(page.text.includes("text\n  <｜tool▁calls▁begin｜><｜tool▁calls▁begin｜>"), page.text);
+  assert.match(
+    page.text,
+    /tool_result ollama-delegate \(correction_1\) error\n {2}\[ollama-delegate\] Your last reply was not run/,
+  );
+  const [entry] = ledgerOf(scene.stateDir);
+  assert.equal(entry!.state, "failed");
+  assert.equal(entry!.unrunCall, true);
+});
+
+Deno.test("text calls: a call with the tool's name in another case and the parameter names small models use runs, and the transcript says how it was read", async () => {
+  const call = '<tool_call>\n{"name": "bash", "arguments": {"cmd": "echo mapped > out.txt"}}\n' +
+    "</tool_call>";
+  await using scene = await startInProcessScene({
+    emulator: {
+      models: [{ name: "qwen2.5-coder:7b" }],
+      chatScript: (view) => ({
+        kind: "text",
+        text: view.conversationRequestNumber === 1 ? call : "Wrote out.txt.",
+      }),
+    },
+  });
+  const work = tempDir("od-textcall-");
+  const reply = await scene.call("delegate_start", {
+    engine: "native",
+    model: "qwen2.5-coder:7b",
+    wait_seconds: 60,
+    cwd: work,
+    prompt: "write out.txt",
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(readFileSync(join(work, "out.txt"), "utf8"), "mapped\n");
+  assert.equal(field(reply.text, "tool calls"), "1 (1 recovered from text)");
+  const page = await scene.call("delegate_transcript", { job_id: field(reply.text, "job_id")! });
+  assert.match(
+    page.text,
+    /tool_call Bash \(call_[^)]+\)\n {2}\{"command":"echo mapped > out\.txt"\}\n {2}mapped: bash -> Bash, cmd -> command \(the model wrote the call as text under these names\)/,
+  );
+  assert.match(
+    page.text,
+    /Note: read "bash" as "Bash", "cmd" as "command"; use the tool's own names next time\./,
+  );
+  const [entry] = ledgerOf(scene.stateDir);
+  assert.equal(entry!.recovered, 1);
+  assert.equal(entry!.unrunCall, undefined);
+});
+
+Deno.test({
+  name:
+    "text calls (claude engine): a turn that ends on a call written as text is no success: a warning says so and how to switch, the ledger notes it",
+  ignore: process.platform !== "linux",
+  async fn() {
+    await using scene = await startInProcessScene({
+      emulator: {
+        // Writes every scripted tool call as Hermes text on /v1/messages too.
+        models: [{ name: "hermes3:8b", toolCallStyle: "hermes" }],
+        script: (req) =>
+          req.tools.length > 0
+            ? { kind: "tool_use", name: "Bash", input: { command: "touch made.txt" } }
+            : undefined,
+      },
+    });
+    const work = tempDir("od-textcall-claude-");
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      model: "hermes3:8b",
+      wait_seconds: 150,
+      cwd: work,
+      prompt: "create made.txt",
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "failed", reply.text);
+    assert.match(
+      field(reply.text, "error") ?? "",
+      /^tool_call_unparsed: the turn ended on a tool call the model wrote as text, which Claude Code does not run/,
+    );
+    assert.match(
+      reply.text,
+      /warning: +the model wrote a tool call as text \(a call to "Bash" in the hermes text format\); Claude Code runs only structured tool calls, so it did not run and the turn ended on it\. The native engine runs such calls: start the job again with engine: "native" \(or make it the default: ollama-delegate config --engine native\)/,
+    );
+    assert.equal(existsSync(join(work, "made.txt")), false);
+    const [entry] = ledgerOf(scene.stateDir);
+    assert.equal(entry!.engine, "claude");
+    assert.equal(entry!.unrunCall, true);
+  },
 });

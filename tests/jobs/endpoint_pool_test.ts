@@ -108,3 +108,66 @@ Deno.test("placer: a session whose endpoint is down moves and says why; none up 
     });
   });
 });
+
+Deno.test("placer: where servers say their queues, new sessions go to the least waiting; affinity yields only to a far shorter one", async () => {
+  const vllm = () => startOllamaEmulator({ flavour: "vllm", models: [{ name: "m" }] });
+  const [a, b, lite] = await Promise.all([
+    vllm(),
+    vllm(),
+    startOllamaEmulator({ flavour: "litellm", models: [{ name: "m" }] }),
+  ]);
+  const placerOf = (urls: string[]) =>
+    new EndpointPlacer(
+      {
+        baseUrl: "http://127.0.0.1:9",
+        backends: {
+          gpus: { url: urls[0]!, urls: urls.map((url) => ({ url })), kind: "anthropic" },
+        },
+        env: {},
+      },
+      new LocalEndpointLines(),
+      new EndpointHealth(timing),
+    );
+  try {
+    const placer = placerOf([a.url, b.url]);
+    const pool = placer.backendOf("claude", "gpus")!;
+    const place = async (affinity?: string) => {
+      const p = await placer.place(pool, affinity !== undefined ? { affinity } : {});
+      assert.ok("line" in p, JSON.stringify(p));
+      placer.release(p.line.url);
+      return p;
+    };
+    // Other clients' work waits at a: a new session goes to b, first in the list or not.
+    a.setQueue({ waiting: 3, running: 8 });
+    assert.equal((await place()).line.url, b.url);
+    b.setQueue({ waiting: 5 });
+    assert.equal((await place()).line.url, a.url);
+    // A session keeps its endpoint while the other's queue is not far shorter...
+    const kept = await place(b.url);
+    assert.equal(kept.line.url, b.url);
+    assert.equal(kept.moved, undefined);
+    // ...and leaves it when its own holds 4 more and twice as many, saying why.
+    b.setQueue({ waiting: 7 });
+    const moved = await place(b.url);
+    assert.equal(moved.line.url, a.url);
+    assert.deepEqual(moved.moved, {
+      from: b.url,
+      reason: `it had 7 requests waiting, ${a.url} 3`,
+    });
+    a.setQueue({ waiting: 6 });
+    b.setQueue({ waiting: 11 });
+    assert.equal((await place(b.url)).line.url, b.url, "11 is not twice 6");
+    assert.ok(a.requests.some((r) => r.path === "/metrics"));
+
+    // One endpoint that does not say its queue (a LiteLLM proxy): placement is by load alone,
+    // as before, whatever the other says.
+    const mixed = placerOf([a.url, lite.url]);
+    const both = mixed.backendOf("claude", "gpus")!;
+    a.setQueue({ waiting: 50 });
+    const first = await mixed.place(both);
+    assert.ok("line" in first && first.line.url === a.url, JSON.stringify(first));
+    assert.equal(urlOf(await mixed.place(both, { affinity: a.url })), a.url);
+  } finally {
+    for (const e of [a, b, lite]) await e.close();
+  }
+});

@@ -197,3 +197,36 @@ Deno.test("readLedger: a window that starts on an entry's first byte keeps that 
   assert.equal(tail.entries[0]!.state, "failed");
   assert.equal(tail.skipped, 0);
 });
+
+Deno.test("ledgerEntry: calls recovered from text, and a job that ended on calls nothing ran, are kept and read back", async () => {
+  const plain = ledgerEntry(record(), {});
+  assert.equal(plain.recovered, undefined);
+  assert.equal(plain.unrunCall, undefined);
+  const native = ledgerEntry(record({ toolCallsRecovered: 2 }), {});
+  assert.equal(native.recovered, 2);
+  const unrun = ledgerEntry(
+    record({
+      engine: "claude",
+      state: "failed",
+      errorText: "tool_call_unparsed: the turn ended on a tool call the model wrote as text",
+    }),
+    {},
+  );
+  assert.equal(unrun.unrunCall, true);
+  // Another failure is no unrun call.
+  const other = ledgerEntry(record({ state: "failed", errorText: "context_overflow: cut" }), {});
+  assert.equal(other.unrunCall, undefined);
+  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  for (
+    const r of [record({ toolCallsRecovered: 2 }), record({ errorText: "tool_call_unparsed: x" })]
+  ) {
+    await appendLedger(dir, r, {});
+  }
+  appendFileSync(join(dir, "ledger.jsonl"), JSON.stringify({ ...plain, unrunCall: "yes" }) + "\n");
+  const read = await readLedger(dir);
+  assert.deepEqual(read.entries.map((e) => [e.recovered, e.unrunCall]), [[2, undefined], [
+    undefined,
+    true,
+  ]]);
+  assert.equal(read.skipped, 1, "a line with a malformed unrunCall is skipped");
+});

@@ -1,12 +1,14 @@
 /**
  * The job manager's lifecycle against a fake engine: what a job's record says on disk and
- * in its view as it starts, waits its turn, runs, times out, is cancelled or is interrupted.
+ * in its view as it starts, waits its turn, runs, times out, is cancelled or is interrupted;
+ * and how many jobs a pool of emulated endpoints admits at once.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEDGER_FILE } from "../../src/jobs/ledger.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
+import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
 
 Deno.test("start: the job runs on its engine and its end is on disk", async () => {
@@ -189,4 +191,39 @@ Deno.test("a reader never sees a job ended before its answer is on disk", async 
     await new Promise((r) => setTimeout(r, 0));
   }
   assert.ok(polls > 1, "the end was written before the first poll: the window was not tested");
+});
+
+Deno.test("a pool of the default Ollama: each endpoint's own limit, and maxConcurrent for all of a server's jobs (docs/scale.md's recipe)", async () => {
+  const emus = [await startOllamaEmulator(), await startOllamaEmulator()];
+  /** Which endpoints the jobs of 6 new sessions run on, once `expected` of them have started. */
+  const running = async (expected: number, maxConcurrent: number, own?: number) => {
+    const engine = new FakeEngine();
+    const { manager } = managerWith(engine, {
+      maxConcurrent,
+      pools: {
+        baseUrl: "http://127.0.0.1:9",
+        baseUrls: emus.map((e) => own ? { url: e.url, maxConcurrent: own } : { url: e.url }),
+        defaultLimit: maxConcurrent,
+        backends: {},
+        env: {},
+      },
+    });
+    for (let i = 0; i < 6; i++) await manager.start(newTurn(`session ${i}`));
+    await engine.turn(expected - 1);
+    // No other may start while these run.
+    await new Promise((r) => setTimeout(r, 500));
+    const per = emus.map((e) => engine.turns.filter((t) => t.spec.endpoint?.url === e.url).length);
+    await manager.shutdown();
+    return per;
+  };
+  try {
+    // The recipe: 2 per GPU, and one session may fill both.
+    assert.deepEqual(await running(4, 4, 2), [2, 2]);
+    // --max-concurrent 2 alone: each endpoint may take 2, but this server runs 2 in all.
+    assert.deepEqual(await running(2, 2), [1, 1]);
+    // The endpoint's own limit wins over maxConcurrent there.
+    assert.deepEqual(await running(2, 4, 1), [1, 1]);
+  } finally {
+    for (const e of emus) await e.close();
+  }
 });

@@ -10,13 +10,18 @@ import { tempDir } from "../support/harness.ts";
 const settings: {
   baseUrl: string;
   baseUrls?: Array<{ url: string }>;
-  backends: Record<string, { url: string; kind: "openai"; apiKeyEnv: string }>;
+  backends: Record<
+    string,
+    { url: string; urls?: Array<{ url: string }>; kind: "openai" | "anthropic"; apiKeyEnv?: string }
+  >;
   defaultModel: string;
   allowedModels: string[];
+  residency?: "any" | "local";
 } = {
   baseUrl: "http://127.0.0.1:9",
   backends: {
     lab: { url: "http://lab.example/v1", kind: "openai" as const, apiKeyEnv: "LAB_KEY" },
+    gpus: { url: "http://gpus.example", kind: "anthropic" as const, apiKeyEnv: "LAB_KEY" },
   },
   defaultModel: "",
   allowedModels: ["qwen3:8b"],
@@ -43,12 +48,22 @@ async function refusal(request: ModelRequest, extra = {}): Promise<JobProblem> {
   throw new Error("no refusal");
 }
 
-Deno.test("ModelChoice: the claude engine takes neither a backend nor files", async () => {
-  assert.deepEqual(await refusal({ engine: "claude", backend: "lab" }), {
-    kind: "needs-native",
-    what: "backend",
-    baseUrl: settings.baseUrl,
+Deno.test("ModelChoice: the claude engine takes backends that serve the Messages API, no files", async () => {
+  assert.deepEqual(await refusal({ engine: "claude", backend: "lab", model: "qwen3:8b" }), {
+    kind: "backend-api",
+    engine: "claude",
+    backend: "lab",
+    backendKind: "openai",
+    needs: "messages",
+    kinds: ["ollama", "anthropic"],
   });
+  assert.deepEqual(
+    await choice().choose({ engine: "claude", backend: "gpus", model: "qwen3:8b" }),
+    { model: "qwen3:8b", backend: "gpus", cloud: false },
+  );
+  assert.equal(choice().runsOn("claude", "gpus"), true);
+  assert.equal(choice().runsOn("claude", "lab"), false);
+  assert.equal(choice().runsOn("native", "lab"), true);
   assert.deepEqual(await refusal({ engine: "claude", files: ["a.ts"] }), {
     kind: "needs-native",
     what: "files",
@@ -60,7 +75,7 @@ Deno.test("ModelChoice: a named backend needs a known name and an allowed model"
   assert.deepEqual(await refusal({ engine: "native", backend: "nope" }), {
     kind: "unknown-backend",
     name: "nope",
-    configured: ["ollama", "lab"],
+    configured: ["ollama", "lab", "gpus"],
   });
   assert.deepEqual(await refusal({ engine: "native", backend: "lab" }), {
     kind: "no-model-for-backend",
@@ -73,11 +88,11 @@ Deno.test("ModelChoice: a named backend needs a known name and an allowed model"
   });
   assert.deepEqual(
     await choice().choose({ engine: "native", backend: "lab", model: " qwen3:8b " }),
-    { model: "qwen3:8b", backend: "lab" },
+    { model: "qwen3:8b", backend: "lab", cloud: false },
   );
   assert.deepEqual(
     await choice({ defaultModel: "qwen3:8b" }).choose({ engine: "native", backend: "lab" }),
-    { model: "qwen3:8b", backend: "lab" },
+    { model: "qwen3:8b", backend: "lab", cloud: false },
   );
 });
 
@@ -103,5 +118,57 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
   assert.deepEqual(pool?.endpoints, [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11434" }]);
   assert.equal(pool?.url, "http://gpu1:11434");
   assert.equal(c.backend("constructor"), undefined);
-  assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab"]);
+  assert.deepEqual(c.configuredBackends().map((b) => b.name), ["lab", "gpus"]);
+});
+
+Deno.test("ModelChoice: residency local refuses a named backend off this machine and its network, and a cloud model on any", async () => {
+  const backends = {
+    lab: { url: "http://lab.example/v1", kind: "openai" as const },
+    gpu: { url: "http://192.168.1.20:8000/v1", kind: "openai" as const },
+    pool: {
+      url: "http://127.0.0.1:8001",
+      urls: [{ url: "http://127.0.0.1:8001" }, { url: "https://gpu.rented.example" }],
+      kind: "openai" as const,
+    },
+  };
+  const local = { residency: "local" as const, backends, allowedModels: [] };
+  assert.deepEqual(
+    await choice(local).choose({ engine: "native", backend: "gpu", model: "qwen3:8b" }),
+    { model: "qwen3:8b", backend: "gpu", cloud: false },
+  );
+  assert.deepEqual(await refusal({ engine: "native", backend: "lab", model: "qwen3:8b" }, local), {
+    kind: "not-local",
+    role: "call",
+    model: "qwen3:8b",
+    backend: "lab",
+    place: "remote",
+    reason: "http://lab.example/v1 is not this machine nor a private network",
+  });
+  // One endpoint of a pool that is not local is enough: a turn may be placed there.
+  const pool = await refusal({ engine: "native", backend: "pool", model: "qwen3:8b" }, local);
+  assert.equal(
+    pool.kind === "not-local" && pool.reason,
+    "https://gpu.rented.example is not this machine nor a private network",
+  );
+  // A model on Ollama's cloud, served through an Ollama of the user's network.
+  const cloud = await refusal(
+    { engine: "native", backend: "gpu", model: "glm-5:cloud" },
+    { ...local, defaultModel: "" },
+  );
+  assert.equal(cloud.kind === "not-local" && cloud.place, "cloud");
+  // The default model is named as such.
+  const byDefault = await refusal(
+    { engine: "native", backend: "gpu" },
+    { ...local, defaultModel: "glm-5:cloud" },
+  );
+  assert.equal(byDefault.kind === "not-local" && byDefault.role, "default");
+  // Without the setting the same choices stand, and say where the model runs.
+  assert.deepEqual(
+    await choice({ backends, allowedModels: [] }).choose({
+      engine: "native",
+      backend: "lab",
+      model: "glm-5:cloud",
+    }),
+    { model: "glm-5:cloud", backend: "lab", cloud: true },
+  );
 });

@@ -49,8 +49,21 @@ Deno.test("toolErrorText: each job problem says what happened and which tool hel
   );
   assert.equal(
     text({ kind: "needs-native", what: "files", baseUrl: "http://o:11434" }),
-    'Cannot start job: files needs engine "native"; the claude engine always uses the ' +
-      "Ollama at http://o:11434",
+    'Cannot start job: files needs engine "native": only the native engine reads files into ' +
+      "the prompt",
+  );
+  assert.equal(
+    text({
+      kind: "backend-api",
+      engine: "claude",
+      backend: "lms",
+      backendKind: "openai",
+      needs: "messages",
+      kinds: ["ollama", "anthropic"],
+    }),
+    "Cannot start job: the claude engine needs a backend that serves Anthropic's Messages API " +
+      '(kind ollama or anthropic), and backend "lms" is of kind openai. Give it engine ' +
+      '"native", or name a backend of kind ollama or anthropic',
   );
   assert.equal(
     text({ kind: "unknown-backend", name: "lab", configured: ["ollama"] }),

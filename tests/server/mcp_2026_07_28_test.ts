@@ -201,10 +201,14 @@ Deno.test("2026-07-28: server/discover, then requests with their protocol fields
   });
 });
 
-Deno.test("2026-07-28: with delegation off there is no delegate_run, so no tasks extension either", async () => {
+Deno.test("2026-07-28: with delegation off there is no delegate_run; discover declares what initialize does", async () => {
   await withServer(async (raw) => {
+    // Answered before the settings are read (early_discover.ts), as initialize's `tasks` is.
     const discover = resultOf(await raw.request("server/discover", { _meta: meta() }));
-    assert.deepEqual(discover.capabilities, { tools: { listChanged: true } });
+    assert.deepEqual(discover.capabilities, {
+      tools: { listChanged: true },
+      extensions: { [TASKS]: {} },
+    });
     const call = resultOf(
       await raw.request("tools/call", {
         name: "delegate_run",
@@ -449,7 +453,7 @@ Deno.test("2025-11-25 beside it: initialize, no resultType, tools/list_changed o
     assert.deepEqual(
       capabilities,
       { tools: { listChanged: true } },
-      "discover reports the tool capability initialize reports (capabilities() in mcp_2026_07_28.ts)",
+      "discover reports the tool capability initialize reports (discoverResult() in discover_answer.ts)",
     );
     assert.ok(_tasks2025, "2025 clients keep the 2025 tasks capability");
     raw.notify("notifications/initialized");

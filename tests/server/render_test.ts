@@ -306,3 +306,42 @@ Deno.test("summary: files counts those past the named ones and says when the lis
     "files:      1 changed: f1.js",
   );
 });
+
+Deno.test("summary: where the turn ran, after the engine, from every model and endpoint it used", () => {
+  const at = (over: Partial<JobRecord>) => lines(view(over)).find((l) => l.startsWith("where:"));
+  assert.equal(at({}), undefined, "not placed yet: no line");
+  const local = { url: "http://127.0.0.1:11434", poolSize: 1 };
+  assert.equal(at({ endpoint: local }), "where:      local (http://127.0.0.1:11434, this machine)");
+  assert.equal(
+    lines(view({ endpoint: local }))[5],
+    "where:      local (http://127.0.0.1:11434, this machine)",
+    "right after engine:",
+  );
+  // A fallback from the cloud: the turn ran there too.
+  assert.equal(
+    at({
+      endpoint: local,
+      model: "qwen3:8b",
+      fallbacks: [{ from: "glm-5:cloud", to: "qwen3:8b", reason: "HTTP 503" }],
+    }),
+    "where:      cloud (glm-5:cloud runs on ollama.com, through http://127.0.0.1:11434; " +
+      "ollama-delegate config --residency local keeps work local)",
+  );
+  // Cloud by Ollama's listing only, as the record says.
+  assert.match(
+    at({ endpoint: local, model: "team-coder:latest", cloudModels: ["team-coder:latest"] })!,
+    /^where: +cloud \(team-coder:latest runs on ollama\.com/,
+  );
+  // A pool that moved the turn off a private GPU onto a rented one.
+  assert.equal(
+    at({
+      endpoint: {
+        url: "https://gpu.rented.example",
+        poolSize: 2,
+        moves: [{ from: "http://10.0.0.2:8000", to: "https://gpu.rented.example", reason: "down" }],
+      },
+    }),
+    "where:      remote (https://gpu.rented.example is not this machine nor a private network; " +
+      "ollama-delegate config --residency local keeps work local)",
+  );
+});

@@ -327,6 +327,7 @@ Deno.test("config: the new user-only settings refuse --scope project and bad val
     mkdirSync(join(sb.root, "code"));
     const userOnly: Array<[string[], string]> = [
       [["--workspace-root", join(sb.root, "code")], "workspaceRoots"],
+      [["--toolchain-path", join(sb.root, "code")], "toolchainPaths"],
       [["--allow-secret-file", ".env"], "allowSecretFiles"],
       [["--sandbox-max-processes", "64"], "sandboxMaxProcesses"],
       [["--sandbox-max-memory", "512"], "sandboxMaxMemoryMb"],

@@ -217,3 +217,35 @@ Deno.test("config --scope project refuses a default model the user did not choos
     assert.equal(existsSync(sb.projectFile), false);
   });
 });
+
+Deno.test("project residency: may keep work local, never let it leave; config --residency writes it", async () => {
+  await withSandbox((sb) => {
+    const { home, cwd, userFile, projectFile } = sb;
+    put(projectFile, { residency: "local" });
+    let r = loadSettings({ env: {}, cwd, home });
+    assert.equal(r.settings.residency, "local");
+    assert.equal(r.sources.residency, "project");
+    assert.deepEqual(r.problems, []);
+
+    put(userFile, { residency: "local" });
+    put(projectFile, { residency: "any" });
+    r = loadSettings({ env: {}, cwd, home });
+    assert.equal(r.settings.residency, "local");
+    assert.equal(r.sources.residency, "user");
+    assert.match(r.problems[0]!.reason, /"any" is not honoured: it lets work leave this machine/);
+
+    // The environment is the user's: it wins over both files, as for every setting.
+    r = loadSettings({ env: { OLLAMA_MCP_RESIDENCY: "any" }, cwd, home });
+    assert.equal(r.settings.residency, "any");
+    r = loadSettings({ env: { OLLAMA_MCP_RESIDENCY: "remote" }, cwd, home });
+    assert.match(r.problems.at(-1)!.reason, /"remote" is not one of any, local/);
+
+    put(userFile, {});
+    assert.equal(run(sb, ["--residency", "local"]).code, 0);
+    assert.deepEqual(readJson(userFile), { residency: "local" });
+    assert.throws(
+      () => run(sb, ["--scope", "project", "--residency", "any"]),
+      /Cannot set residency in the project file: "any" is not honoured/,
+    );
+  });
+});

@@ -160,6 +160,8 @@ export interface TestServer extends SceneServer {
 export interface CallOptions {
   onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
   timeoutMs?: number;
+  /** The request's `_meta` (a W3C traceparent, as MCP clients send one). */
+  meta?: Record<string, unknown>;
 }
 
 export interface ToolReply {
@@ -210,10 +212,18 @@ export async function callTool(
   args: Record<string, unknown> = {},
   opts: CallOptions = {},
 ): Promise<ToolReply> {
-  const raw = await client.callTool({ name, arguments: args }, undefined, {
-    timeout: opts.timeoutMs ?? 120_000,
-    ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
-  }) as CallToolResult;
+  const raw = await client.callTool(
+    {
+      name,
+      arguments: args,
+      ...(opts.meta ? { _meta: opts.meta } : {}),
+    },
+    undefined,
+    {
+      timeout: opts.timeoutMs ?? 120_000,
+      ...(opts.onprogress ? { onprogress: opts.onprogress, resetTimeoutOnProgress: true } : {}),
+    },
+  ) as CallToolResult;
   const first = raw.content[0];
   return { text: first?.type === "text" ? first.text : "", isError: raw.isError === true, raw };
 }

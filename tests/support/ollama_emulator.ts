@@ -68,6 +68,12 @@ import {
 import { createNativeChat, type NativeModelInfo } from "./ollama_emulator_native_chat.ts";
 import { createChatCompletions } from "./ollama_emulator_openai.ts";
 import { isRecord, jsonResponse, wait } from "./ollama_emulator_util.ts";
+import {
+  type FlavourContext,
+  flavourRoute,
+  type QueueGauges,
+  type ServerFlavour,
+} from "./serving_flavours.ts";
 
 export type {
   ChatReply,
@@ -80,6 +86,7 @@ export type { ContextMode, ContextRecord } from "./ollama_emulator_context.ts";
 export type { MessagesRequestView, Reply } from "./ollama_emulator_messages_script.ts";
 export type { EmulatedModel } from "./ollama_emulator_models.ts";
 export type { TextCallStyle } from "./ollama_emulator_text_calls.ts";
+export type { QueueGauges, ServerFlavour } from "./serving_flavours.ts";
 
 export interface RecordedRequest {
   method: string;
@@ -108,6 +115,15 @@ export interface EmulatorOptions extends ContextOptions {
   port?: number;
   /** Defaults to "127.0.0.1". */
   hostname?: string;
+  /**
+   * Which server it answers as (serving_flavours.ts): Ollama (the default), vLLM, llama.cpp's
+   * llama-server or a LiteLLM proxy, each with its own listing, context, errors and metrics.
+   */
+  flavour?: ServerFlavour;
+  /** The key a vLLM, llama-server or LiteLLM flavour requires (their `--api-key`). */
+  apiKey?: string;
+  /** A vLLM flavour served without `--enable-auto-tool-choice`: requests with tools fail. */
+  noToolChoice?: boolean;
 }
 
 export interface OllamaEmulator {
@@ -132,6 +148,8 @@ export interface OllamaEmulator {
   setModels(models: EmulatedModel[]): void;
   setScript(fn?: EmulatorOptions["script"]): void;
   setChatScript(fn?: ChatScript): void;
+  /** What a vLLM or llama-server flavour reports in `/metrics` from now on. */
+  setQueue(queue: Partial<QueueGauges>): void;
   /** Stops the server; hanging or delayed responses are released first so nothing leaks. */
   close(): Promise<void>;
 }
@@ -245,6 +263,19 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
     return entry;
   };
 
+  const flavour: FlavourContext = {
+    flavour: opts.flavour ?? "ollama",
+    ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+    ...(opts.noToolChoice ? { noToolChoice: true } : {}),
+    models: () =>
+      entries.map((e) => ({
+        id: e.spec.name,
+        contextLength: e.spec.numCtx ?? e.contextLength,
+        created: Math.floor(e.modifiedAt.getTime() / 1000),
+      })),
+    queue: { waiting: 0, running: 0, kvUsage: 0 },
+  };
+
   const route = async (req: Request, rec: RecordedRequest): Promise<Response> => {
     const head = req.method === "HEAD";
     const getOrHead = req.method === "GET" || head;
@@ -315,6 +346,12 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
     }
     requests.push(rec);
     try {
+      const own = flavourRoute(flavour, rec);
+      if (own) return own;
+      if (flavour.flavour === "llamacpp" && isRecord(rec.json)) {
+        // It named its one model in the request: the routes read the body again.
+        rec.bodyText = JSON.stringify(rec.json);
+      }
       return await route(req, rec);
     } catch (err) {
       return jsonResponse(500, { error: `ollama emulator bug: ${String(err)}` });
@@ -365,6 +402,9 @@ export function startOllamaEmulator(opts: EmulatorOptions = {}): Promise<OllamaE
       },
       setChatScript: (fn) => {
         chatScript = fn;
+      },
+      setQueue: (queue) => {
+        Object.assign(flavour.queue, queue);
       },
       close: () => {
         closed ??= (async () => {

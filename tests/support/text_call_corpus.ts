@@ -5,16 +5,17 @@
  *
  * Each case is one reply as a client receives it, the tools the request offered, and the calls
  * a correct recogniser extracts, in order, with arguments typed by the tool's schema
- * (`CORPUS_TOOLS`). `calls: []` means the reply must be taken as text: prose that quotes a call
- * as an example, code blocks of JSON that is not a call, explanations of the formats, a call to
- * a tool that was not offered, a tool definition, command output.
+ * (`CORPUS_TOOLS`). `calls: []` means no call in the reply runs: prose that quotes a call as an
+ * example, code blocks of JSON that is not a call, explanations of the formats, a tool
+ * definition, command output are text; a call to a tool that was not offered is `refused`: it
+ * comes back with an error for the model (issue 30: never taken for the answer).
  *
  * Conventions the labels follow:
  * - A call inside a code block or an inline code span that the reply presents as an example is
  *   not a call; a fenced ```json block that holds a call and ends the reply is one.
  * - A bare JSON call (Llama) counts only when it is the whole reply; in the middle of a sentence
  *   it is an example.
- * - A call to a tool that was not offered is not a call.
+ * - A call to a tool that was not offered is refused with an error, not run and not an answer.
  * - Extra fields beside the call (`"type": "function"`, Mistral's `"id"`) are ignored; Llama's
  *   `parameters` and the others' `arguments` mean the same.
  * - Qwen3-Coder parameter values are text, converted by the schema (integer, boolean); the
@@ -47,6 +48,8 @@ export interface TextCallCase {
   /** The format of the calls; absent when the reply holds none. */
   format?: CorpusFormat;
   calls: ExpectedCall[];
+  /** Calls that come back with an error instead of running (a tool not offered), by name. */
+  refused?: string[];
 }
 
 export interface CorpusTool {
@@ -559,6 +562,7 @@ const NEGATIVE: TextCallCase[] = [
     tools: ALL,
     text: `${F}json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n${F}`,
     calls: [],
+    refused: ["get_weather"],
   },
   {
     id: "none-tool-not-offered-hermes",
@@ -567,6 +571,7 @@ const NEGATIVE: TextCallCase[] = [
     text:
       '<tool_call>\n{"name": "WebSearch", "arguments": {"query": "ollama num_ctx default"}}\n</tool_call>',
     calls: [],
+    refused: ["WebSearch"],
   },
   {
     id: "none-tool-offered-elsewhere",
@@ -574,6 +579,7 @@ const NEGATIVE: TextCallCase[] = [
     tools: ["Read", "Grep"],
     text: '<tool_call>\n{"name": "Bash", "arguments": {"command": "rm -rf build"}}\n</tool_call>',
     calls: [],
+    refused: ["Bash"],
   },
   {
     id: "none-documented-format",

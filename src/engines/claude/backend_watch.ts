@@ -8,9 +8,26 @@
  * Waiting that long first lets a backend that restarts (a service manager bringing Ollama
  * back) keep the turn.
  */
+import { probePath } from "../../backends/kinds.ts";
 import { probeBackend } from "../../backends/reachability.ts";
 import { sleep } from "../../platform/sleep.ts";
-import { ollamaUnreachable } from "../backend_failures.ts";
+import type { BackendKind } from "../../settings/types.ts";
+import { ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
+
+/** The endpoint a turn's Claude Code talks to, as the watch probes and names it. */
+export interface WatchedEndpoint {
+  url: string;
+  kind: BackendKind;
+  /** How a job error names it: "Ollama at <url>", `backend "vllm" at <url>`. */
+  where: string;
+}
+
+/** The default Ollama at `url`, as the watch names it. */
+export const ollamaEndpoint = (url: string): WatchedEndpoint => ({
+  url,
+  kind: "ollama",
+  where: ollamaAt(url),
+});
 
 export interface WatchTiming {
   /** How long one probe waits for an answer. */
@@ -22,8 +39,9 @@ export interface WatchTiming {
 }
 
 /**
- * The defaults keep a dead backend's turn under 15 s from Claude Code's first failed request:
- * up to 5 s of probes (plus one probe's timeout) and the stop's grace.
+ * The defaults end a dead backend's turn about 5 s after Claude Code's first failed request: 5 s
+ * of probes a second apart (a probe of a host that does not answer at all adds its timeout),
+ * then the stop's grace. `bench/backend_death_bench.ts` prints the figure the docs give.
  */
 export const WATCH_TIMING: WatchTiming = {
   probeTimeoutMs: 2000,
@@ -40,7 +58,7 @@ export class BackendWatch {
   #checking: Promise<void> | undefined;
 
   constructor(
-    private readonly baseUrl: string,
+    private readonly endpoint: WatchedEndpoint,
     private readonly onGone: (errorText: string, reason: string) => void,
     private readonly timing: WatchTiming = WATCH_TIMING,
   ) {}
@@ -65,13 +83,21 @@ export class BackendWatch {
     let downSince: number | undefined;
     while (!signal.aborted) {
       const started = performance.now();
-      const failure = await probeBackend(this.baseUrl, { timeoutMs: probeTimeoutMs, signal });
+      const { url, kind, where } = this.endpoint;
+      const failure = await probeBackend(url, {
+        timeoutMs: probeTimeoutMs,
+        signal,
+        path: probePath(kind),
+      });
       // It answered: Claude Code's next attempt may well get through.
       if (!failure || signal.aborted) return;
       downSince ??= started;
       if (performance.now() - downSince >= downForMs) {
         this.#stopped.abort();
-        this.onGone(ollamaUnreachable(this.baseUrl, failure.reason), failure.reason);
+        this.onGone(
+          tagged("backend_unreachable", unreachableText(where, failure.reason, kind)),
+          failure.reason,
+        );
         return;
       }
       await sleep(probeEveryMs, signal);

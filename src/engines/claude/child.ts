@@ -15,7 +15,7 @@ import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { RunningTurn, TurnOutcome, TurnSink } from "../types.ts";
 import { STDERR_FILE, STREAM_FILE } from "./folder.ts";
 import { failedStart, outcomeOf } from "./outcome.ts";
-import { BackendWatch } from "./backend_watch.ts";
+import { BackendWatch, type WatchedEndpoint } from "./backend_watch.ts";
 import { readStreamEvent, type ResultEvent, streamItems } from "./stream.ts";
 import { BashEvidence } from "./bash_evidence.ts";
 import { StreamResponses } from "./stream_responses.ts";
@@ -24,9 +24,9 @@ import { RequestSizes, type RequestTokens } from "./request_sizes.ts";
 /** Longest stdout line we parse (bigger ones stay on disk unparsed). */
 const MAX_PARSED_LINE = 32 * 1024 * 1024;
 /**
- * How long Claude Code itself may take to exit once everything it started is gone. It
- * writes each message of its session file as it goes, so a follow-up still resumes; its
- * own shutdown (about 1.5 s after SIGTERM) is not worth holding a cancel for.
+ * How long Claude Code itself may take to exit once everything it started is gone: it exits
+ * 0.2-0.4 s after SIGTERM (bench/claude_process_bench.ts), and it writes each message of its
+ * session file as it goes, so a follow-up still resumes if it has to be killed.
  */
 const ROOT_GRACE_MS = 500;
 /** stderr kept for the error text of a failed job. */
@@ -70,7 +70,7 @@ export interface ChildLaunch {
    * The endpoint Claude Code talks to: when it reports failed requests and this does not
    * answer either, the turn ends (backend_watch.ts).
    */
-  backendUrl: string;
+  backend: WatchedEndpoint;
   /** Told why, when the watch found the endpoint gone. */
   backendGone?: (reason: string) => void;
   /** Claude Code's prompt of the turn's first request, estimated (context_check.ts). */
@@ -120,7 +120,7 @@ export async function startChild(
   let result: ResultEvent | undefined;
   // Set when the backend stopped answering and the turn was ended for it: the job's error.
   let backendGone: string | undefined;
-  const watch = new BackendWatch(launch.backendUrl, (errorText, reason) => {
+  const watch = new BackendWatch(launch.backend, (errorText, reason) => {
     backendGone = errorText;
     launch.backendGone?.(reason);
     void turn.stop(BACKEND_GONE_GRACE_MS).catch(() => {});

@@ -165,6 +165,29 @@ export function refusalText(input: {
     `request, the instructions and the task included. ${fixesText(input.model, required)}`;
 }
 
+/**
+ * Why a turn on a server that is not Ollama (vLLM, llama-server: a backend of kind anthropic)
+ * is refused before it starts: the context it serves the model with cannot hold Claude Code's
+ * request. Such a server refuses a request that does not fit instead of cutting it, so the turn
+ * would fail at its first request anyway.
+ */
+export function servedRefusalText(input: {
+  model: string;
+  where: string;
+  servedContext: number | undefined;
+  estimate: number;
+}): string | undefined {
+  if (input.servedContext === undefined) return undefined;
+  const required = requiredContext(input.estimate);
+  if (input.servedContext >= required) return undefined;
+  return `context_overflow: Cannot start the claude engine with ${input.model}: ${input.where} ` +
+    `serves it with a context of ${n(input.servedContext)} tokens, and every request Claude Code ` +
+    `sends is about ${n(input.estimate)} tokens (${n(required)} with room to answer), which ` +
+    `the server would refuse. Fix: serve the model with more context (vLLM --max-model-len ` +
+    `${suggestedContext(required)}, llama-server --ctx-size ${suggestedContext(required)}), or ` +
+    `run the task with engine: "native", whose requests are smaller`;
+}
+
 /** What the numbers after a turn say about its prompts. */
 export type TurnContextVerdict =
   /** Ollama read less than every request carries: the prompts were cut. */

@@ -13,6 +13,16 @@ export interface ClaudeEnvInput {
   marker?: { name: string; value: string };
   /** Claude Code's minimal mode (`--bare`), which takes its key from ANTHROPIC_API_KEY only. */
   lean?: boolean;
+  /** What every request of the turn carries besides (EndpointExtras). */
+  extras?: EndpointExtras;
+}
+
+/**
+ * What a turn's requests carry besides the endpoint and model: the session's headers, which
+ * gateways route by (backends/session_headers.ts), as ANTHROPIC_CUSTOM_HEADERS takes them.
+ */
+export interface EndpointExtras {
+  customHeaders?: string;
 }
 
 /**
@@ -41,6 +51,7 @@ export function ollamaValues(
   baseUrl: string,
   model: string,
   lean = false,
+  extras: EndpointExtras = {},
 ): Record<string, string> {
   return {
     ANTHROPIC_BASE_URL: baseUrl,
@@ -48,7 +59,8 @@ export function ollamaValues(
     // Empty, so Claude Code sends no x-api-key header (apiKeySource "none"); in its minimal
     // mode (`--bare`) the key is the only credential it reads, and Ollama ignores its value.
     ANTHROPIC_API_KEY: lean ? "ollama" : "",
-    ANTHROPIC_CUSTOM_HEADERS: "",
+    // Ours only: a settings file's headers could send the requests elsewhere's credentials.
+    ANTHROPIC_CUSTOM_HEADERS: extras.customHeaders ?? "",
     ANTHROPIC_MODEL: model,
     ANTHROPIC_DEFAULT_OPUS_MODEL: model,
     ANTHROPIC_DEFAULT_SONNET_MODEL: model,
@@ -91,7 +103,7 @@ export function claudeChildEnv(
   }
   return {
     ...inherited,
-    ...ollamaValues(input.baseUrl, input.model, input.lean),
+    ...ollamaValues(input.baseUrl, input.model, input.lean, input.extras),
     // The delegate's own config home: the user's hooks, plugins, MCP servers and login
     // in ~/.claude stay out of delegated runs.
     CLAUDE_CONFIG_DIR: input.claudeConfigDir,
@@ -127,10 +139,11 @@ export function pinnedSettings(
   sandbox?: ClaudeSandboxSettings,
   denyRules: readonly string[] = [],
   lean = false,
+  extras: EndpointExtras = {},
 ): string {
   return JSON.stringify({
     model,
-    env: ollamaValues(baseUrl, model, lean),
+    env: ollamaValues(baseUrl, model, lean, extras),
     ...(denyRules.length > 0 ? { permissions: { deny: denyRules } } : {}),
     ...(sandbox ? { sandbox } : {}),
   });

@@ -36,6 +36,12 @@ export interface FileRuleScope {
   secretNames?: boolean;
   /** Deny the file tools git's object stores in the roots (where no jail hides secrets there). */
   gitObjects?: boolean;
+  /**
+   * Left out of `$HOME`'s deny rules like the roots: the toolchains the jail opens read-only
+   * and the job's cache folder (`$HOME/.cache`). Claude Code's sandbox turns Read and Edit deny
+   * rules into paths its commands cannot read or write, which would hide them from Bash.
+   */
+  readable?: readonly string[];
 }
 
 /** Most entries beside the way to the roots that are named one by one (see besideRoots). */
@@ -114,7 +120,7 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
     }
   }
   if (scope.home) {
-    for (const path of besideRoots(scope.home, scope.roots)) {
+    for (const path of besideRoots(scope.home, [...scope.roots, ...(scope.readable ?? [])])) {
       rules.push(...both("Read", absolute(path)), ...both("Edit", absolute(path)));
     }
   }

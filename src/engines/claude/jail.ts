@@ -45,6 +45,8 @@ export interface JailLayout {
   readOnlyInside?: readonly string[];
   /** Hidden inside a writable dir: credential stores, the server's own folders. */
   masks?: readonly JailMask[];
+  /** Mounted read-write at another place: the job's cache folder at `$HOME/.cache`. */
+  binds?: readonly { source: string; dest: string }[];
   /**
    * Folders bound read-only over another inside the jail: git's `objects/pack` by a view of
    * the store without secret objects (src/guard/git_secrets.ts).
@@ -116,6 +118,9 @@ export function jailArgs(
   }
   for (const dir of layout.writable) {
     mounts.push({ path: dir, rank: 1, args: ["--bind", dir, dir] });
+  }
+  for (const b of layout.binds ?? []) {
+    mounts.push({ path: b.dest, rank: 1, args: ["--bind", b.source, b.dest] });
   }
   for (const path of layout.readOnlyInside ?? []) {
     mounts.push({ path, rank: 2, args: ["--ro-bind", path, path] });

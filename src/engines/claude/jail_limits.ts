@@ -4,11 +4,11 @@
  *
  * Claude Code itself runs in the jail, and the delegate's commands below it, in Claude Code's
  * own sandbox, which the server does not start. Claude Code needs room the limits would not
- * leave it (the native build of 2.1.332, a Bun program, measured on a 2-core machine: 200-270
- * MiB resident in a turn, 25 commands with 500 KB of output included; 5.5 GB of writable private
- * mappings, which RLIMIT_DATA counts; 8 threads; and its helpers for a sandboxed command,
- * `apply-seccomp` with 1.3 GB of them, start before the command does). So the limits go in two
- * places:
+ * leave it (the native build of 2.1.332, a Bun program, in bench/claude_process_bench.ts:
+ * 220-225 MiB resident at the 25th command of a turn whose commands printed 480 KB; 5.3 GiB of
+ * writable private mappings, which RLIMIT_DATA counts; 9 threads; and its helpers for a
+ * sandboxed command, `apply-seccomp` with 1.3 GB of them, start before the command does). So
+ * the limits go in two places:
  * - the whole jail gets one cgroup where one can be made: memory at the limit plus
  *   CLAUDE_MEMORY_RESERVE_MB for Claude Code, processes at the limit plus its threads and its
  *   sandbox's helpers (claudeProcessReserve);

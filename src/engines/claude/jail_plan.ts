@@ -9,6 +9,7 @@ import { isRoot } from "../../platform/runtime.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
+import type { ToolchainView } from "../../guard/toolchains.ts";
 import {
   cliFiles,
   etcLinkTargets,
@@ -46,6 +47,14 @@ export interface JailInputs {
   /** Git's objects holding a secret (src/guard/identities.ts `git`): hidden, or a view. */
   git?: Pick<GitObjects, "hidden" | "views">;
   tmpMb: number;
+  /**
+   * The user's toolchains (src/guard/toolchains.ts): read-only at their real paths, the
+   * credential files in them hidden, and the job's cache folder writable at `$HOME/.cache`.
+   */
+  toolchains?: {
+    view: Pick<ToolchainView, "opened" | "hidden">;
+    cache?: { source: string; dest: string };
+  };
 }
 
 function real(path: string): string {
@@ -105,6 +114,8 @@ export function planJail(inputs: JailInputs): JailLayout {
     .map((v) => ({ source: v.view, dest: v.packDir }));
   for (const dir of inputs.protect) if (!configDir || !within(dir, configDir)) hide(dir);
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
+  const tools = inputs.toolchains;
+  if (tools?.cache) mkdirSync(tools.cache.source, { recursive: true, mode: 0o700 });
   return {
     cwd,
     writable: [...roots, ...(configDir && mountConfig ? [configDir] : [])],
@@ -112,9 +123,11 @@ export function planJail(inputs: JailInputs): JailLayout {
       ...cliFiles(inputs.command, inputs.pathDirs),
       ...etcLinkTargets(),
       ...readOnly,
+      ...(tools?.view.opened.map((o) => o.path) ?? []),
     ],
     readOnlyInside: [...readOnlyInside],
-    masks,
+    masks: [...masks, ...(tools?.view.hidden.map(({ path, kind }) => ({ path, kind })) ?? [])],
+    ...(tools?.cache ? { binds: [tools.cache] } : {}),
     ...(views.length > 0 ? { views } : {}),
     ...(inputs.home && isAbsolute(inputs.home) ? { home: inputs.home } : {}),
     root: isRoot(),

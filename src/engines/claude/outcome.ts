@@ -1,8 +1,11 @@
 /**
  * What a Claude Code turn ends with: its outcome from the stream's result event and the exit
- * status, a turn failed before its child started, and a turn whose prompt Ollama cut (judged
- * by context_check.ts) failed although Claude Code reported success.
+ * status, a turn failed before its child started, a turn whose prompt Ollama cut (judged
+ * by context_check.ts) failed although Claude Code reported success, and a turn that ended on
+ * a tool call the model wrote as text, which Claude Code did not run.
  */
+import { TOOL_CALL_UNPARSED } from "../text_calls/types.ts";
+import { unrunCall } from "../text_calls/unrun_call.ts";
 import { failedTurn, type RunningTurn, type TurnOutcome, type TurnSink } from "../types.ts";
 import type { judgeTurn } from "./context_check.ts";
 import type { ResultEvent } from "./stream.ts";
@@ -65,6 +68,35 @@ export function judged(
     ok: false,
     errorText: "context_overflow: Ollama cut this job's prompt to fit the model's context " +
       "(see the warning); what the model answered was written without the whole of it",
+  };
+}
+
+/**
+ * A turn whose answer is a tool call written as text fails, with a warning: Claude Code runs
+ * only structured `tool_use` blocks, so a local model that writes its call as text
+ * (ollama/ollama#15529) ends the turn "successfully" with the call as its answer and nothing
+ * done. The native engine reads such calls and runs them; the warning says how to switch.
+ * `tools` are the turn's tools, which formats without markers must name.
+ */
+export function withUnrunCall(
+  outcome: TurnOutcome,
+  tools: readonly string[],
+  sink: TurnSink,
+): TurnOutcome {
+  if (!outcome.ok) return outcome;
+  const what = unrunCall(outcome.resultText, tools);
+  if (!what) return outcome;
+  sink.warning?.(
+    `the model wrote a tool call as text (${what}); Claude Code runs only structured tool ` +
+      `calls, so it did not run and the turn ended on it. The native engine runs such calls: ` +
+      `start the job again with engine: "native" (or make it the default: ollama-delegate ` +
+      `config --engine native)`,
+  );
+  return {
+    ...outcome,
+    ok: false,
+    errorText: `${TOOL_CALL_UNPARSED}: the turn ended on a tool call the model wrote as text, ` +
+      "which Claude Code does not run (see the warning); what came after it was never done",
   };
 }
 

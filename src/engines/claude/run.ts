@@ -1,6 +1,7 @@
 /**
- * The claude engine: each turn runs as a `claude -p` child pointed at Ollama, with an
- * environment built from scratch, the server's directories protected, Claude Code's own
+ * The claude engine: each turn runs as a `claude -p` child pointed at Ollama or a named
+ * backend that serves the Messages API (endpoint_target.ts), with an environment built from
+ * scratch, the server's directories protected, Claude Code's own
  * sandbox where it can run, and a turn refused before it starts when the loaded model's
  * context would cut its prompt. The child itself is run by child.ts, its outcome read by
  * outcome.ts.
@@ -19,6 +20,7 @@ import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.
 import { placeholderRunDir } from "../placeholders.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { closedNote } from "../../guard/toolchains.ts";
 import {
   missingHostRun,
   quarantinePlanted,
@@ -39,22 +41,26 @@ import type {
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
 import {
+  type BackendSpec,
   type ClaudeHarness,
   DEFAULT_CLAUDE_TOOLS,
   LEAN_CLAUDE_TOOLS,
   type SandboxSetting,
 } from "../../settings/types.ts";
+import { customHeadersText } from "../../backends/session_headers.ts";
 import { claudeArgs, delegateTools } from "./argv.ts";
 import {
   estimatePromptTokens,
   judgeTurn,
   refusalText,
+  servedRefusalText,
   skipsContextCheck,
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
+import { type EndpointTarget, openTarget } from "./endpoint_target.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
-import { verifyClaude } from "./verify.ts";
+import { jailToolchains, verifyClaude } from "./verify.ts";
 import {
   approvesSandboxedBash,
   type ClaudeSandboxPlan,
@@ -65,11 +71,11 @@ import {
   withNestedHostRun,
 } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
-import { failedStart, judged } from "./outcome.ts";
+import { failedStart, judged, withUnrunCall } from "./outcome.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
- * sharply as they add up (0.7 s for 500 on a loaded 2-core machine, 6 s for 2,000).
+ * sharply as they add up (bench/sandbox_masks_bench.ts: 0.5 s for 500, 9 s for 2,000).
  */
 const MAX_SECRET_MASKS = 500;
 
@@ -106,6 +112,13 @@ export interface ClaudeEngineConfig {
   limits?: SandboxLimits;
   /** Secret-looking file names delegates may read anyway (`allowSecretFiles`). */
   allowSecretFiles?: readonly string[];
+  /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
+  toolchainPaths?: readonly string[];
+  /**
+   * The named backends (`backends`): a turn of a job that names one runs there when it
+   * serves the Messages API; its key is read from parentEnv by name.
+   */
+  backends?: Record<string, BackendSpec>;
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -126,6 +139,8 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     stateDir: s.stateDir,
     limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
+    toolchainPaths: s.toolchainPaths,
+    backends: s.backends,
   });
 }
 
@@ -180,10 +195,10 @@ export class ClaudeEngine implements Engine {
    * The context `/api/ps` shows `model` loaded with; undefined when it is not loaded, is a
    * cloud model, or Ollama does not say (older versions, another server at baseUrl).
    */
-  async #loadedContext(model: string, baseUrl: string): Promise<number | undefined> {
+  async #loadedContext(model: string, target: EndpointTarget): Promise<number | undefined> {
     if (skipsContextCheck(model)) return undefined;
     // Not knowing is no reason to refuse: the turn runs and its usage is checked after.
-    return await loadedContext(baseUrl, model, PS_TIMEOUT_MS);
+    return await loadedContext(target.url, model, PS_TIMEOUT_MS);
   }
 
   /** Where `claudeBin` resolves for a child, or undefined when it cannot be found. */
@@ -192,10 +207,24 @@ export class ClaudeEngine implements Engine {
   }
 
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
+    const opened = await openTarget(spec, this.config);
+    if ("refused" in opened) return failedStart(opened.refused);
+    let turn: RunningTurn | undefined;
+    try {
+      turn = await this.#startOn(spec, sink, opened);
+    } finally {
+      if (turn) turn.done.finally(() => opened.close()).catch(() => {});
+      else opened.close();
+    }
+    return turn;
+  }
+
+  async #startOn(spec: TurnSpec, sink: TurnSink, target: EndpointTarget): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
-    // On a pool of Ollamas the turn is pinned to the endpoint it was placed on: Claude Code
-    // sends every request of the turn there.
-    const baseUrl = spec.endpoint?.url ?? this.config.baseUrl;
+    // What Claude Code is pointed at: the endpoint the turn was placed on (a pool's turn is
+    // pinned to it), or for a named backend the relay in front of it, which holds its key.
+    const baseUrl = target.baseUrl;
+    const extras = { customHeaders: customHeadersText(spec.sessionId) };
     const env = claudeChildEnv({
       parentEnv: this.config.parentEnv,
       baseUrl,
@@ -203,6 +232,7 @@ export class ClaudeEngine implements Engine {
       claudeConfigDir: this.config.claudeConfigDir,
       marker,
       lean: this.#lean,
+      extras,
     });
     // Resolved once, to an absolute path, and exactly that file is spawned: the OS must not
     // look the name up again in the job's working directory.
@@ -228,7 +258,7 @@ export class ClaudeEngine implements Engine {
     let turn: RunningTurn | undefined;
     try {
       turn = await this.#start(spec, sink, {
-        baseUrl,
+        target,
         env,
         marker,
         command,
@@ -247,8 +277,8 @@ export class ClaudeEngine implements Engine {
   async #start(
     spec: TurnSpec,
     sink: TurnSink,
-    { baseUrl, env, marker, command, plan, roots, realRoots, changes }: {
-      baseUrl: string;
+    { target, env, marker, command, plan, roots, realRoots, changes }: {
+      target: EndpointTarget;
       env: Record<string, string>;
       marker: { name: string; value: string };
       command: string;
@@ -295,6 +325,10 @@ export class ClaudeEngine implements Engine {
       );
     }
     const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
+    // The user's toolchains, readable in the jail; the job's caches at `$HOME/.cache`.
+    const toolchains = jailed ? await jailToolchains(this.config, realRoots, spec.dir) : undefined;
+    const closed = toolchains && closedNote(toolchains.view);
+    if (closed) sink.warning?.(closed);
     // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
     // not confined by Claude Code's sandbox, which nests inside when socat is there too.
     const jail = jailed
@@ -316,6 +350,7 @@ export class ClaudeEngine implements Engine {
         secretFiles: ids.secretPaths,
         git: ids.git,
         tmpMb: this.#limits.tmpMb,
+        ...(toolchains ? { toolchains } : {}),
       })
       : undefined;
     const sandbox = plan.kind === "on"
@@ -330,6 +365,7 @@ export class ClaudeEngine implements Engine {
         // confinement keeps commands to what allowed_tools and the mode approve.
         autoAllowBash: jail !== undefined &&
           approvesSandboxedBash(spec.options.permissionMode, spec.options.allowedTools),
+        ...(toolchains ? { cacheDir: toolchains.cache.dest } : {}),
       })
       : undefined;
     const denyRules = [
@@ -345,6 +381,7 @@ export class ClaudeEngine implements Engine {
         // The walk stopped early: secret files it did not reach are denied by name too.
         secretNames: ids.incomplete !== undefined,
         gitObjects: !jailed,
+        ...(toolchains ? { readable: toolchains.readable } : {}),
       }),
       ...guard.extraRules,
     ];
@@ -362,15 +399,25 @@ export class ClaudeEngine implements Engine {
       sandbox: sandbox !== undefined,
       lean: this.#lean,
     });
-    const refusal = refusalText({
-      model: spec.model,
-      loadedContext: await this.#loadedContext(spec.model, baseUrl),
-      estimate,
-    });
+    // Ollama cuts what does not fit, silently; another server refuses it: each is told apart.
+    const refusal = target.kind === "ollama"
+      ? refusalText({
+        model: spec.model,
+        loadedContext: await this.#loadedContext(spec.model, target),
+        estimate,
+      })
+      : servedRefusalText({
+        model: spec.model,
+        where: target.watched.where,
+        servedContext: await target.servedContext(spec.model),
+        estimate,
+      });
     if (refusal) return failedStart(refusal);
     const args = claudeArgs(
       spec,
-      pinnedSettings(baseUrl, spec.model, sandbox, denyRules, this.#lean),
+      pinnedSettings(target.baseUrl, spec.model, sandbox, denyRules, this.#lean, {
+        customHeaders: customHeadersText(spec.sessionId),
+      }),
       tools,
       this.#lean,
     );
@@ -399,11 +446,12 @@ export class ClaudeEngine implements Engine {
       {
         ...launch,
         cwd: spec.cwd,
-        env,
+        // In the jail: the PATH of what it holds, and the toolchains' and caches' variables.
+        env: toolchains ? { ...env, ...toolchains.env } : env,
         stdin: prompt,
         dir: spec.dir,
         marker,
-        backendUrl: baseUrl,
+        backend: target.watched,
         promptTokens: estimate,
         resumed: spec.resume,
         // The next turn of the session then goes to another endpoint of the pool.
@@ -420,14 +468,15 @@ export class ClaudeEngine implements Engine {
         }
         // Everything the turn started is gone by now: what it changed stays as it is.
         await reportChanges(changes, realRoots, sink);
-        const verdict = outcome.usage && judgeTurn({
+        // Only Ollama cuts a prompt silently: another server's failure is the turn's error.
+        const verdict = target.kind === "ollama" && outcome.usage && judgeTurn({
           model: spec.model,
           estimate,
           usage: outcome.usage,
           requests,
-          loadedContext: await this.#loadedContext(spec.model, baseUrl),
+          loadedContext: await this.#loadedContext(spec.model, target),
         });
-        return verdict ? judged(outcome, verdict, sink) : outcome;
+        return withUnrunCall(verdict ? judged(outcome, verdict, sink) : outcome, tools, sink);
       },
     );
     // Also when Claude Code could not be started, which settles nothing.

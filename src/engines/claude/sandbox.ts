@@ -33,7 +33,12 @@ export interface ClaudeSandboxSettings {
   autoAllowBashIfSandboxed: boolean;
   /** Set when Claude Code itself runs in our jail (jail.ts), where a fresh /proc cannot be mounted. */
   enableWeakerNestedSandbox?: true;
-  filesystem: { denyWrite: string[]; denyRead: string[]; allowRead?: string[] };
+  filesystem: {
+    denyWrite: string[];
+    denyRead: string[];
+    allowRead?: string[];
+    allowWrite?: string[];
+  };
 }
 
 export type ClaudeSandboxPlan =
@@ -153,6 +158,11 @@ export interface SandboxScope {
   jailed?: boolean;
   /** Sandboxed commands run without an approval (`approvesSandboxedBash`). */
   autoAllowBash?: boolean;
+  /**
+   * Writable to commands besides the roots: the job's cache folder at `$HOME/.cache`, where
+   * builds keep their caches (src/guard/toolchains.ts).
+   */
+  cacheDir?: string;
 }
 
 /**
@@ -206,6 +216,7 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
       denyWrite: unique(denyWrite),
       denyRead: unique(denyRead),
       ...(scope.hiddenExcept ? { allowRead: [scope.hiddenExcept.keep] } : {}),
+      ...(scope.cacheDir ? { allowWrite: [scope.cacheDir] } : {}),
     },
   };
 }

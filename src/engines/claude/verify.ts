@@ -39,6 +39,13 @@ import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
 import { limitedLaunch } from "../limit_launch.ts";
 import { limitPlan, type SandboxLimits } from "../sandbox_limits.ts";
+import {
+  cacheDest,
+  cacheEnv,
+  JOB_CACHE_DIR,
+  type ToolchainView,
+  toolchainView,
+} from "../../guard/toolchains.ts";
 
 /** Secret files the jail hides at most (as for a turn: see run.ts). */
 const MAX_SECRET_MASKS = 500;
@@ -49,6 +56,43 @@ export interface ClaudeVerifyConfig extends ProtectConfig {
   /** The sandbox limits of each command (and the size of its private /tmp and $HOME). */
   limits: SandboxLimits;
   allowSecretFiles?: readonly string[];
+  toolchainPaths?: readonly string[];
+}
+
+/** The user's toolchains in a jail (src/guard/toolchains.ts), for a turn or a check. */
+export interface JailToolchains {
+  view: ToolchainView;
+  /** The job's cache folder, mounted writable at `$HOME/.cache`. */
+  cache: { source: string; dest: string };
+  /** What commands in the jail get: its PATH, the toolchains' and the caches' variables. */
+  env: Record<string, string>;
+  /** Left out of the file tools' `$HOME` deny rules, which Claude Code's sandbox applies too. */
+  readable: string[];
+}
+
+/**
+ * The toolchains the jail of a turn or check in `roots` opens, and the job's cache folder:
+ * the same for the delegate's Bash and for `verify`, so that a check's build reuses what the
+ * delegate's built.
+ */
+export async function jailToolchains(
+  config: Pick<ClaudeVerifyConfig, "parentEnv" | "toolchainPaths" | "protect" | "claudeConfigDir">,
+  roots: readonly string[],
+  jobDir: string,
+): Promise<JailToolchains> {
+  const view = await toolchainView({
+    env: config.parentEnv,
+    extra: config.toolchainPaths ?? [],
+    serverDirs: [...(config.protect ?? []), config.claudeConfigDir],
+    roots,
+  });
+  const dest = cacheDest(view.home);
+  return {
+    view,
+    cache: { source: join(jobDir, JOB_CACHE_DIR), dest },
+    env: { PATH: view.path, ...view.env, ...cacheEnv(view) },
+    readable: [...view.opened.map((o) => o.path), dest],
+  };
 }
 
 /** Runs one command to its end; `spec` is the rest of what runCommand needs. */
@@ -153,6 +197,8 @@ async function planCheck(
     };
   }
   const guard = await withNestedHostRun(scoped, sandbox, roots, ids.scan);
+  const tools = await jailToolchains(config, roots, spec.dir);
+  Object.assign(env, tools.env);
   const layout = planJail({
     cwd: spec.cwd,
     addDirs: spec.addDirs,
@@ -169,6 +215,7 @@ async function planCheck(
     secretFiles: ids.secretPaths,
     git: ids.git,
     tmpMb: config.limits.tmpMb,
+    toolchains: tools,
   });
   // Host-run paths that do not exist yet get an empty read-only placeholder, so that a test
   // cannot create `.claude/settings.json` or `.envrc` for the host to run later.

@@ -41,4 +41,6 @@ export interface NativeEngineConfig {
   worktreesDir?: string;
   /** Where views of git stores without secret objects are kept (src/guard/git_secrets.ts). */
   gitCacheDir?: string;
+  /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
+  toolchainPaths?: readonly string[];
 }

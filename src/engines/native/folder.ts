@@ -79,15 +79,17 @@ export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {
       return typeof e.text === "string" ? [{ kind: "text", text: e.text }] : undefined;
     case "tool_call": {
       if (typeof e.id !== "string" || typeof e.name !== "string") return undefined;
-      const ignored = Array.isArray(e.ignored)
-        ? e.ignored.filter((k): k is string => typeof k === "string").slice(0, 20)
-        : [];
+      const strings = (v: unknown) =>
+        Array.isArray(v) ? v.filter((k): k is string => typeof k === "string").slice(0, 20) : [];
+      const ignored = strings(e.ignored);
+      const mapped = strings(e.mapped);
       return [{
         kind: "tool_call",
         id: e.id,
         name: e.name,
         input: e.input ?? {},
         ...(ignored.length > 0 ? { ignored } : {}),
+        ...(mapped.length > 0 ? { mapped } : {}),
       }];
     }
     case "tool_result": {

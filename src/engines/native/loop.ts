@@ -1,11 +1,13 @@
 /**
  * The native agent loop: ask the model, run the tool calls it makes in order, feed the
  * results back as `role: "tool"` messages, until it answers without tool calls. Calls the model
- * wrote as text are recovered and run the same way (text_calls/recover_reply.ts). As max_turns nears, the last
- * tool result counts down, and the last request goes without tools so the model must answer
- * (loop_aids.ts). It also stops on cancel (the caller aborts `signal`) and when the model loops;
- * a stop before the final answer keeps what the model wrote, marked as partial. Each call is
- * run by loop_tool_calls.ts.
+ * wrote as text are recovered and run the same way (text_calls/recover_reply.ts); a reply that
+ * looks like a call but holds none that can run is answered with what was wrong, a few times
+ * at most (loop_corrections.ts), and never taken for the final answer. As max_turns nears, the
+ * last tool result counts down, and the last request goes without tools so the model must
+ * answer (loop_aids.ts). It also stops on cancel (the caller aborts `signal`) and when the
+ * model loops; a stop before the final answer keeps what the model wrote, marked as partial.
+ * Each call is run by loop_tool_calls.ts.
  */
 import type { ChatBackend, ChatMessage, ChatReply, ChatRequest } from "../../backends/openai.ts";
 import type { PermissionDenial, ResponseTokens } from "../types.ts";
@@ -15,6 +17,7 @@ import { answerRest, runCall, type ToolCallDeps } from "./loop_tool_calls.ts";
 import { chatTools } from "./prompt.ts";
 import { offeredTools, recoverReply } from "./text_calls/recover_reply.ts";
 import { countdownLine, partialText } from "./loop_aids.ts";
+import { Corrections } from "./loop_corrections.ts";
 
 /**
  * The default and the hard cap of model requests per turn: the default leaves room for a task of
@@ -83,6 +86,7 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     return result;
   };
   let lastText = "";
+  const corrections = new Corrections(messages, deps, offered, maxTurnsOf(deps));
   let lastCallKey = "";
   let sameCalls = 0;
   let grown = 0;
@@ -93,7 +97,7 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     if (n === undefined) sizes.set(m, n = JSON.stringify(m).length);
     return n;
   };
-  const maxTurns = Math.min(Math.max(1, deps.maxTurns), MAX_TURNS_CAP);
+  const maxTurns = maxTurnsOf(deps);
   while (true) {
     if (result.turns >= maxTurns) {
       result.errorText = `Stopped after max_turns (${maxTurns}) model requests without a final ` +
@@ -137,9 +141,17 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     grown += replyChars;
     // A reply without structured calls may hold calls written as text: taken as what the model
     // meant, and kept in the history as structured calls, so that both chat APIs accept it.
-    const recovered = reply.toolCalls.length === 0
-      ? recoverReply(reply.content, offered)
-      : undefined;
+    const found = reply.toolCalls.length === 0 ? recoverReply(reply.content, offered) : undefined;
+    if (found?.kind === "unrun") {
+      if (reply.content.trim() !== "") said.push(reply.content.trim());
+      const why = corrections.unrun(reply.content, found.reason, lastTurn);
+      if (why) {
+        result.errorText = why;
+        return stop("stopped: the model's tool call written as text could not be run");
+      }
+      continue;
+    }
+    const recovered = found?.kind === "calls" ? found : undefined;
     const content = recovered ? recovered.content : reply.content;
     const toolCalls = recovered ? recovered.toolCalls : reply.toolCalls;
     const text = content.trim();
@@ -201,7 +213,8 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       const key = `${call.function.name}\u0000${canonicalArgs(call.function.arguments)}`;
       sameCalls = key === lastCallKey ? sameCalls + 1 : 1;
       lastCallKey = key;
-      if (sameCalls >= REPEATED_CALLS) {
+      // A call written as text that cannot run runs nothing: Corrections bounds those.
+      if (sameCalls >= REPEATED_CALLS && !recovered?.recovered.get(call.id)?.error) {
         result.errorText = `Stopped: the model called ${call.function.name} with the same ` +
           `arguments ${REPEATED_CALLS} times in a row (loop detected)`;
         // Every tool call needs an answer, or a follow-up's history is invalid.
@@ -215,7 +228,18 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
       messages.push(toolMessage);
       deps.remember([toolMessage]);
     }
+    // Calls written as text of which none could run were answered with their errors; a model
+    // that keeps writing such calls is stopped rather than let run to max_turns.
+    const why = corrections.afterCalls(recovered);
+    if (why) {
+      result.errorText = why;
+      return stop("stopped: the model's tool calls written as text could not be run");
+    }
   }
+}
+
+function maxTurnsOf(deps: LoopDeps): number {
+  return Math.min(Math.max(1, deps.maxTurns), MAX_TURNS_CAP);
 }
 
 /** Arguments compared by value, so key order and spacing do not hide a loop. */

@@ -44,14 +44,18 @@ export async function runCall(
   deps.toolCall(recovered ? { recovered: true } : undefined);
   let input: Record<string, unknown>;
   let answer: { text: string; isError: boolean };
-  const marks = recovered ? { recovered: recovered.format } : {};
+  const marks = recovered
+    ? { recovered: recovered.format, ...(recovered.mapped ? { mapped: recovered.mapped } : {}) }
+    : {};
   if (recovered) {
     input = recovered.input;
     if (recovered.error) {
-      // Arguments that do not fit the tool go back to the model, which can correct them.
-      const tool = offeredTools(deps.policy.tools).find((t) => t.name === name);
-      answer = { text: recoveredCallError(recovered.error, tool), isError: true };
-      deps.activity({ kind: "tool", name, detail: "(bad arguments)" });
+      // A call that cannot run (arguments that do not fit, a tool not offered, a call cut
+      // off) goes back to the model, which can correct it.
+      const offered = offeredTools(deps.policy.tools);
+      const tool = offered.find((t) => t.name === name);
+      answer = { text: recoveredCallError(recovered.error, tool, offered), isError: true };
+      deps.activity({ kind: "tool", name, detail: tool ? "(bad arguments)" : "(no such tool)" });
       deps.transcript({ kind: "tool_call", id: call.id, name, input, ...marks });
       return finish();
     }
@@ -95,8 +99,11 @@ export async function runCall(
   const tool = offered!;
   try {
     const out = await tool.run(input, callContext(deps, call.id));
-    const note = ignoredNote(name, ignored);
-    answer = { text: note ? `${out.text}\n${note}` : out.text, isError: out.isError ?? false };
+    const notes = [ignoredNote(name, ignored), mappedNote(recovered?.mapped)].filter(Boolean);
+    answer = {
+      text: [out.text, ...notes].join("\n"),
+      isError: out.isError ?? false,
+    };
   } catch (e) {
     answer = { text: `Error: ${name} failed: ${(e as Error).message}`, isError: true };
   }
@@ -122,6 +129,16 @@ function callContext(deps: ToolCallDeps, id: string): ToolContext {
   // The copy shares what the tools keep across calls (what the model read), made here first.
   deps.ctx.reads ??= new Map();
   return { ...deps.ctx, output: (text) => output(id, text) };
+}
+
+/**
+ * What the model is told of the names it wrote that were read as others (`cmd` as `command`),
+ * so that its next call uses the tool's own.
+ */
+function mappedNote(mapped: readonly string[] | undefined): string | undefined {
+  if (!mapped || mapped.length === 0) return undefined;
+  const pairs = mapped.map((m) => m.split(" -> ").map((s) => `"${s}"`).join(" as "));
+  return `Note: read ${pairs.join(", ")}; use the tool's own names next time.`;
 }
 
 /** Answers `from` and the calls after it with `text`, without running them. */

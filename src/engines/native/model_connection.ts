@@ -30,6 +30,8 @@ export interface ConnectOptions {
   failover?: boolean;
   /** The endpoint answered 429 and is waited for `ms`. */
   throttled?: (ms: number) => void;
+  /** The delegate session: its requests say it the ways gateways route by. */
+  sessionId?: string;
 }
 
 /** The chat clients of `backend`, one per endpoint URL, as this engine labels and watches them. */
@@ -54,6 +56,7 @@ export async function chatClients(
       ...(options.backoffMs ? { backoffMs: options.backoffMs } : {}),
       ...(options.failover ? { failover: true } : {}),
       ...(options.keepAlive ? { keepAlive: options.keepAlive } : {}),
+      ...(options.sessionId ? { session: { id: options.sessionId } } : {}),
       onRetry: ({ attempt, waitMs, reason, status }: Parameters<
         NonNullable<ChatClientOptions["onRetry"]>
       >[0]) => {

@@ -17,6 +17,7 @@ import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
+import { closedNote } from "../../guard/toolchains.ts";
 import type {
   Activity,
   CheckResult,
@@ -57,7 +58,7 @@ import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
-import { verifyNative } from "./verify.ts";
+import { toolchainsFor, verifyNative } from "./verify.ts";
 import type { NativeEngineConfig } from "./engine_config.ts";
 
 export type { NativeEngineConfig };
@@ -80,6 +81,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     keepAlive: s.keepAlive,
     worktreesDir: join(s.stateDir, WORKTREES_DIR),
     gitCacheDir: gitCacheDir(s.stateDir),
+    toolchainPaths: s.toolchainPaths,
   });
 }
 
@@ -172,6 +174,11 @@ export class NativeEngine implements Engine {
     }
     // Commands' changes are looked for by the server; Write and Edit report their own.
     const shell = watchesShell(policy, runner);
+    if (shell && runner.kind === "bwrap") {
+      runner.toolchains = await toolchainsFor(this.config, scope.roots, spec.dir);
+      const closed = closedNote(runner.toolchains.view);
+      if (closed) sink.warning?.(closed);
+    }
     const changes = await beginTurnChanges(scope.roots, { walk: shell });
     try {
       return await this.#turn(spec, sink, signal, {
@@ -208,6 +215,7 @@ export class NativeEngine implements Engine {
     const connected = await connectTurn(backend, spec.model, endpoint, {
       ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
       ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
+      sessionId: spec.sessionId,
       sink,
     }, (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }));
     const { client, model, loadedContext } = connected;

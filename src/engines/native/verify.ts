@@ -16,6 +16,8 @@ import { beginTurnChanges } from "../tree/turn_changes.ts";
 import { runShell } from "./sandbox/run_shell.ts";
 import { watchShell } from "./sandbox/shell_watch.ts";
 import { turnScope, type TurnScopeConfig } from "./turn_scope.ts";
+import type { SandboxToolchains } from "./sandbox/bwrap_args.ts";
+import { JOB_CACHE_DIR, toolchainView } from "../../guard/toolchains.ts";
 
 export interface NativeVerifyConfig extends TurnScopeConfig {
   sandbox: SandboxMode;
@@ -23,6 +25,28 @@ export interface NativeVerifyConfig extends TurnScopeConfig {
   sandboxRunDir?: string;
   allowSecretFiles?: readonly string[];
   gitCacheDir?: string;
+  /** The server's environment: the user's PATH, HOME and toolchain locations. */
+  parentEnv?: Record<string, string | undefined>;
+  toolchainPaths?: readonly string[];
+}
+
+/**
+ * The user's toolchains as a turn's or check's commands see them (src/guard/toolchains.ts),
+ * with the job's cache folder: the same for the delegate's Bash and for `verify`, so that a
+ * check's build reuses what the delegate's built.
+ */
+export async function toolchainsFor(
+  config: Pick<NativeVerifyConfig, "parentEnv" | "toolchainPaths" | "protect">,
+  roots: readonly string[],
+  jobDir: string,
+): Promise<SandboxToolchains> {
+  const view = await toolchainView({
+    env: config.parentEnv ?? {},
+    extra: config.toolchainPaths ?? [],
+    serverDirs: config.protect ?? [],
+    roots,
+  });
+  return { view, cacheDir: join(jobDir, JOB_CACHE_DIR) };
 }
 
 /** Runs `spec.commands` in the delegate's sandbox, stopping at the first that fails. */
@@ -56,6 +80,7 @@ export async function verifyNative(
   if (runner.kind === "refused") {
     return await done({ passed: false, runs: [refusedRun(first, runner.reason)] });
   }
+  if (runner.kind === "bwrap") runner.toolchains = await toolchainsFor(config, roots, spec.dir);
   // The same preparation as a turn that may run Bash: nested repositories, credential stores
   // and protected files under other names are found and mounted as for the delegate.
   const changes = await beginTurnChanges(roots, { walk: true });

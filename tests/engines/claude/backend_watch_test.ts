@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { BackendWatch, type WatchTiming } from "../../../src/engines/claude/backend_watch.ts";
+import {
+  BackendWatch,
+  ollamaEndpoint,
+  type WatchTiming,
+} from "../../../src/engines/claude/backend_watch.ts";
 
 const FAST: WatchTiming = { probeTimeoutMs: 300, probeEveryMs: 50, downForMs: 400 };
 
@@ -26,7 +30,11 @@ Deno.test("watch: a backend that answers, even 503, is left to Claude Code's ret
   const port = freePort();
   const { server, probes } = serve(port, 503);
   const gone: string[] = [];
-  const watch = new BackendWatch(`http://127.0.0.1:${port}`, (t) => gone.push(t), FAST);
+  const watch = new BackendWatch(
+    ollamaEndpoint(`http://127.0.0.1:${port}`),
+    (t) => gone.push(t),
+    FAST,
+  );
   try {
     watch.retried();
     await wait(FAST.downForMs * 2);
@@ -43,7 +51,11 @@ Deno.test("watch: a backend that answers, even 503, is left to Claude Code's ret
 Deno.test("watch: a backend that does not answer for downForMs is gone, in the native engine's words", async () => {
   const url = `http://127.0.0.1:${freePort()}`;
   const gone: { text: string; at: number }[] = [];
-  const watch = new BackendWatch(url, (text) => gone.push({ text, at: performance.now() }), FAST);
+  const watch = new BackendWatch(
+    ollamaEndpoint(url),
+    (text) => gone.push({ text, at: performance.now() }),
+    FAST,
+  );
   const t0 = performance.now();
   watch.retried();
   watch.retried(); // a second retry while the first check runs starts no second one
@@ -62,7 +74,11 @@ Deno.test("watch: a backend that does not answer for downForMs is gone, in the n
 Deno.test("watch: a backend back within downForMs keeps the turn", async () => {
   const port = freePort();
   const gone: string[] = [];
-  const watch = new BackendWatch(`http://127.0.0.1:${port}`, (t) => gone.push(t), FAST);
+  const watch = new BackendWatch(
+    ollamaEndpoint(`http://127.0.0.1:${port}`),
+    (t) => gone.push(t),
+    FAST,
+  );
   watch.retried();
   await wait(FAST.downForMs / 2);
   const { server, probes } = serve(port);
@@ -78,7 +94,11 @@ Deno.test("watch: a backend back within downForMs keeps the turn", async () => {
 
 Deno.test("watch: closed, it probes no more and reports nothing", async () => {
   const gone: string[] = [];
-  const watch = new BackendWatch(`http://127.0.0.1:${freePort()}`, (t) => gone.push(t), FAST);
+  const watch = new BackendWatch(
+    ollamaEndpoint(`http://127.0.0.1:${freePort()}`),
+    (t) => gone.push(t),
+    FAST,
+  );
   watch.retried();
   await wait(FAST.downForMs / 2);
   await watch.close();

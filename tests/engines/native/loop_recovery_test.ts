@@ -198,7 +198,7 @@ Deno.test("recovery: arguments that do not fit the tool go back as an error with
   await withRawServer(
     (n) =>
       n === 1
-        ? [textFrame('<tool_call>\n{"name": "Read", "arguments": {"path": "a.txt"}}\n</tool_call>')]
+        ? [textFrame('<tool_call>\n{"name": "Read", "arguments": {"fil": "a.txt"}}\n</tool_call>')]
         : n === 2
         ? [
           textFrame(
@@ -281,23 +281,34 @@ Deno.test("recovery: a recovered call obeys the same rules as a structured one",
   );
 });
 
-Deno.test("recovery: a call to a tool this run does not offer stays text and runs nothing", async () => {
+Deno.test("recovery: a call to a tool this run does not offer is answered with the tools there are, and runs nothing", async () => {
   const text = '<tool_call>\n{"name": "Write", "arguments": {"file_path": "x", "content": "y"}}\n' +
     "</tool_call>";
-  await withRawServer(() => [textFrame(text)], async (url) => {
-    const read = readTool();
-    const write = testTool("Write", false, () => ({ text: "wrote" }), {
-      type: "object",
-      properties: { file_path: { type: "string" }, content: { type: "string" } },
-      required: ["file_path", "content"],
-    });
-    const h = harness(url, [read, write], { mode: "plan" });
-    const result = await runLoop(user("go"), h.deps);
-    assert.equal(result.ok, true);
-    assert.equal(write.inputs.length, 0);
-    assert.equal(h.toolCalls(), 0);
-    assert.equal(result.text, text);
-  });
+  await withRawServer(
+    (n) => n === 1 ? [textFrame(text)] : [textFrame("I cannot write in plan mode.")],
+    async (url, bodies) => {
+      const read = readTool();
+      const write = testTool("Write", false, () => ({ text: "wrote" }), {
+        type: "object",
+        properties: { file_path: { type: "string" }, content: { type: "string" } },
+        required: ["file_path", "content"],
+      });
+      const h = harness(url, [read, write], { mode: "plan" });
+      const messages = user("go");
+      const result = await runLoop(messages, h.deps);
+      assert.equal(result.ok, true);
+      assert.equal(result.text, "I cannot write in plan mode.");
+      assert.equal(write.inputs.length, 0);
+      // Not taken for the answer: the model was told what exists, as a tool error.
+      assert.equal(bodies.length, 2);
+      assert.equal(
+        toolMessages(messages)[0]!.content,
+        'Error: not run: there is no tool "Write" here. The tools are: Read {"file_path": ' +
+          'string, "offset"?: integer, "limit"?: integer}',
+      );
+      assertEveryCallAnswered(messages);
+    },
+  );
 });
 
 Deno.test("recovery: a call written as text in the last, tool-less turn is not run", async () => {

@@ -6,6 +6,7 @@ import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../../bwrap_b
 import type { Placeholder } from "../../placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
+import { cacheDest, cacheEnv, type ToolchainView } from "../../../guard/toolchains.ts";
 
 /** PATH inside the sandbox: the system's, which is read-only there. */
 export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -35,6 +36,20 @@ export interface SandboxLayout {
    * does not list a dozen empty mount points as untracked files.
    */
   gitExcludes?: string;
+  /**
+   * The user's toolchains (src/guard/toolchains.ts): `$HOME` an empty tmpfs at the user's
+   * home path, the opened folders read-only on it at their real paths with the credential
+   * files in them hidden, the job's cache folder writable at `$HOME/.cache`, and the PATH and
+   * variables that find them. Without it: HOME is /tmp and PATH the system's.
+   */
+  toolchains?: SandboxToolchains;
+}
+
+/** What of the user's toolchains one command gets (see SandboxLayout.toolchains). */
+export interface SandboxToolchains {
+  view: ToolchainView;
+  /** The job's folder of writable caches (host path), mounted at `$HOME/.cache`. */
+  cacheDir?: string;
 }
 
 /** Where the placeholders' exclude file appears inside the sandbox. */
@@ -59,7 +74,10 @@ export function bwrapArgs(
   command: string,
   inspect: (path: string) => "dir" | { link: string } | "missing" = inspectHostPath,
 ): string[] {
-  const plan = limitPlan(layout.limits ?? DEFAULT_LIMITS);
+  const limits = layout.limits ?? DEFAULT_LIMITS;
+  const plan = limitPlan(limits);
+  const tools = layout.toolchains;
+  const home = tools?.view.home ?? "/tmp";
   const args = [
     "--unshare-all",
     "--die-with-parent",
@@ -67,19 +85,22 @@ export function bwrapArgs(
     "--clearenv",
     "--setenv",
     "PATH",
-    SANDBOX_PATH,
+    tools?.view.path ?? SANDBOX_PATH,
     "--setenv",
     "HOME",
-    "/tmp",
+    home,
     "--setenv",
     "TMPDIR",
     "/tmp",
     "--setenv",
     "LANG",
     "C.UTF-8",
+    ...(tools ? setenvArgs({ ...tools.view.env, ...cacheEnv(tools.view) }) : []),
     ...systemArgs(layout.root === true, inspect),
   ];
   args.push("--proc", "/proc", "--dev", "/dev", ...plan.tmpfs);
+  // Before the writable dirs, which may lie below HOME (a project in `~/code`).
+  if (tools) args.push(...toolchainArgs(tools, limits.tmpMb));
   if (layout.gitExcludes && (layout.mounts?.placeholders.length ?? 0) > 0) {
     args.push(
       "--ro-bind",
@@ -114,4 +135,34 @@ export function bwrapArgs(
   args.push(...plan.seal);
   args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
   return args;
+}
+
+function setenvArgs(env: Record<string, string>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => ["--setenv", name, value]);
+}
+
+/**
+ * `$HOME` as a sized empty tmpfs, then, shallow first, the opened toolchains read-only, the
+ * credential files in them hidden, and the job's caches writable at `$HOME/.cache`.
+ */
+function toolchainArgs(tools: SandboxToolchains, tmpMb: number): string[] {
+  const { view, cacheDir } = tools;
+  const out: string[] = [];
+  const home = view.home;
+  if (home && home !== "/" && home !== "/tmp") {
+    out.push("--size", String(tmpMb * 1024 * 1024), "--tmpfs", home);
+  }
+  const mounts: { path: string; rank: number; args: string[] }[] = [];
+  for (const o of view.opened) {
+    mounts.push({ path: o.path, rank: 0, args: ["--ro-bind", o.path, o.path] });
+  }
+  if (cacheDir) {
+    const dest = cacheDest(home);
+    mounts.push({ path: dest, rank: 0, args: ["--bind", cacheDir, dest] });
+  }
+  for (const h of view.hidden) mounts.push({ path: h.path, rank: 1, args: maskArgs(h) });
+  const depth = (p: string) => p.split("/").length;
+  mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
+  for (const m of mounts) out.push(...m.args);
+  return out;
 }

@@ -14,7 +14,7 @@ import { writeFileAtomicSync } from "../../../platform/atomic_write.ts";
 import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
-import { bwrapArgs, type SandboxLayout } from "./bwrap_args.ts";
+import { bwrapArgs, type SandboxLayout, type SandboxToolchains } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "../../placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
 import { findPrlimit, type LimitedLaunch, limitedLaunch } from "../../limit_launch.ts";
@@ -97,6 +97,20 @@ function emptyEntry(path: string): Placeholder | undefined {
     // Gone: left to bubblewrap, which reports a missing source.
   }
   return undefined;
+}
+
+/**
+ * The toolchains as mounted: the job's cache folder made (private to the server's user) when
+ * it is missing; left out when it cannot be, so that caches go to the command's own `$HOME`.
+ */
+function withCacheDir(tools: SandboxToolchains): SandboxToolchains {
+  if (!tools.cacheDir) return tools;
+  try {
+    mkdirSync(tools.cacheDir, { recursive: true, mode: 0o700 });
+    return tools;
+  } catch {
+    return { view: tools.view };
+  }
 }
 
 /** Runs one command with `runner`; never throws for the command's own failure. */
@@ -182,6 +196,7 @@ export async function runShell(
       memoryCgroup: limited?.memoryCgroup ?? false,
       ...(findPrlimit() ? { prlimit: findPrlimit()! } : {}),
       ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
+      ...(runner.toolchains ? { toolchains: withCacheDir(runner.toolchains) } : {}),
     };
     const args = bwrapArgs(layout, req.command);
     const launch = limited ? limited.launch(runner.bwrap, args) : { command: runner.bwrap, args };

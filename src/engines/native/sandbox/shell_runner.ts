@@ -9,6 +9,7 @@
 import process from "node:process";
 import type { NestedPaths } from "./mounts.ts";
 import type { HostRunWatch } from "./watch.ts";
+import type { SandboxToolchains } from "./bwrap_args.ts";
 import { isLinux } from "../../../platform/runtime.ts";
 import { which } from "../../../platform/which.ts";
 import type { SandboxSetting } from "../../../settings/types.ts";
@@ -36,6 +37,11 @@ export interface BwrapRunner {
    * scanned again. `moved` is set, for the rest of the turn, once one of them changed.
    */
   hostRun?: HostRunWatch;
+  /**
+   * The user's toolchains, readable to the turn's commands, and the job's cache folder (set
+   * by the engine for each turn and check: src/guard/toolchains.ts).
+   */
+  toolchains?: SandboxToolchains;
 }
 
 /** Where the shell runs, or why it cannot. */

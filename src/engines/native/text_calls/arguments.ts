@@ -1,32 +1,16 @@
 /**
- * The arguments of a tool call a model wrote as text: JSON parsed loosely (malformed JSON is
- * repaired with `jsonrepair`, as local models often leave a brace or quote out), and checked
- * against the offered tool's schema, with an error worded for the model to correct.
+ * The arguments of a tool call a model wrote as text, checked against the offered tool's
+ * schema, with an error worded for the model to correct.
  */
-import { jsonrepair } from "jsonrepair";
+import { isObject } from "../../text_calls/call_objects.ts";
 import { claudeCodeOnly } from "../tools/claude_params.ts";
 import type { JsonSchema } from "../tools/types.ts";
+
+export { isObject };
 
 export interface OfferedTool {
   name: string;
   parameters: JsonSchema;
-}
-
-export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Parses JSON, repairing it when it is malformed; undefined when even that fails. */
-export function parseLoose(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    try {
-      return JSON.parse(jsonrepair(text));
-    } catch {
-      return undefined;
-    }
-  }
 }
 
 /**
