@@ -16,6 +16,7 @@ import {
   type JobState,
 } from "./record.ts";
 import type { CancelSource } from "./store.ts";
+import type { PermissionAsker } from "./permission_asks.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
 export const ACTIVITY_KEEP = 100;
@@ -46,6 +47,8 @@ export interface ManagerConfig {
   dailyBudgets?: DailyBudgets;
   /** The user's pricing table: what a job's `budget_usd` is checked against. */
   pricing?: Readonly<Record<string, Price>>;
+  /** How a person is asked for a permission a delegate was not given (server/); none: denied. */
+  asker?: PermissionAsker;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   /** OpenTelemetry, when configured (telemetry/telemetry.ts); off when absent. */

@@ -168,6 +168,16 @@ export const jobRecordSchema = z.object({
    */
   sandbox: z.string().optional(),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
+  /**
+   * Permission questions put to the person (permission_asks.ts): the tool, exactly what it
+   * would do, the answer (allow once, allow for this job, deny) and how it came.
+   */
+  permissionAsks: z.array(z.object({
+    tool: z.string(),
+    detail: z.string(),
+    answer: z.enum(["once", "job", "deny"]),
+    by: z.string(),
+  })).optional(),
   effectivePermissionMode: z.string().optional(),
   /** Every command Bash ran, with its real exit code (as the server or Claude Code saw it). */
   commands: z.array(z.object({

@@ -134,7 +134,7 @@ async function startTurn(
       ...(backend ? { kind: backend.kind } : {}),
     });
   }
-  const sink = turnSink(live, store);
+  const sink = turnSink(live, store, deps.config.asker);
   return await runRounds(live, deps.engine(record.engine), spec, live.trace?.sink(sink) ?? sink, {
     store,
     config: deps.config,

@@ -5,7 +5,8 @@
  * model its agents' work goes to, or dress up what delegation saves.
  */
 import { z } from "zod";
-import { asJson, modelName } from "./field_values.ts";
+import { asJson, asNumber, intIn, modelName } from "./field_values.ts";
+import { narrowNumber } from "./narrow.ts";
 import type { FieldSpec, SettingKey } from "./types.ts";
 import { DEFAULT_ORCHESTRATOR_PRICE, orchestratorPriceProblem } from "./orchestrator_price.ts";
 
@@ -56,5 +57,16 @@ export const CLAUDE_CODE_FIELDS = [
     meaning: "The orchestrator's price per million tokens for the savings estimate (stats, " +
       "delegate_usage): opus, sonnet, haiku, fable (Anthropic's list prices) or <in>/<out>",
     userOnly: true,
+  }),
+  field({
+    key: "permissionAskSeconds",
+    env: ["OLLAMA_MCP_PERMISSION_ASK_SECONDS"],
+    default: 120,
+    schema: intIn(0, 3600),
+    fromEnv: asNumber,
+    meaning: "How long the person has to answer a delegate's permission question (MCP " +
+      "elicitation; no answer denies); 0 = never ask, deny as before",
+    // A project may ask less (a shorter time, or never), not more.
+    projectNarrow: narrowNumber,
   }),
 ];

@@ -189,6 +189,8 @@ export interface Settings {
   claudeAgentModels: Record<string, string>;
   /** The orchestrator's price for the savings estimate: an alias or `in/out` (issue 31). */
   orchestratorPrice: string;
+  /** Seconds the person has to answer a delegate's permission question; 0 = never ask. */
+  permissionAskSeconds: number;
 }
 export type SettingKey = keyof Settings;
 

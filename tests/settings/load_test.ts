@@ -50,6 +50,7 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     dailyBudgetTokens: [["OLLAMA_MCP_DAILY_BUDGET_TOKENS"], {}],
     claudeAgentModels: [["OLLAMA_MCP_CLAUDE_AGENT_MODELS"], {}],
     orchestratorPrice: [["OLLAMA_MCP_ORCHESTRATOR_PRICE"], "opus"],
+    permissionAskSeconds: [["OLLAMA_MCP_PERMISSION_ASK_SECONDS"], 120],
   });
 });
 
@@ -104,6 +105,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       dailyBudgetTokens: {},
       claudeAgentModels: {},
       orchestratorPrice: "opus",
+      permissionAskSeconds: 120,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -198,6 +200,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_DAILY_BUDGET_TOKENS: '{"ollama": 100000}',
       OLLAMA_MCP_CLAUDE_AGENT_MODELS: "code-reviewer=qwen3-coder:30b, sonnet=b:7b",
       OLLAMA_MCP_ORCHESTRATOR_PRICE: "3/15",
+      OLLAMA_MCP_PERMISSION_ASK_SECONDS: "30",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -242,10 +245,11 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       dailyBudgetTokens: { ollama: 100000 },
       claudeAgentModels: { "code-reviewer": "qwen3-coder:30b", sonnet: "b:7b" },
       orchestratorPrice: "3/15",
+      permissionAskSeconds: 30,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 39);
+    assert.equal(r.layers[3]?.keys.length, 42);
   });
 });
 

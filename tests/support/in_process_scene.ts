@@ -22,7 +22,12 @@ import type {
   Transport,
   TransportSendOptions,
 } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/sdk/types.js";
 import { wireServer } from "../../src/server/serve.ts";
 import { callTool, prepareServer, type SceneServer, type ServerOptions } from "./harness.ts";
 import { type SceneOf, sceneOf, type SceneOptions } from "./scene.ts";
@@ -37,16 +42,26 @@ export interface InProcessOptions {
    * several need not run a job for 15 s.
    */
   progressMs?: number;
+  /**
+   * The client's person, for MCP elicitation: the client then declares form elicitation and
+   * answers each `elicitation/create` with what this gives (or never, while it waits).
+   */
+  elicit?: (params: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
 }
 
 /** startScene's options and shape, with every server in this process. */
 export function startInProcessScene(
   options: SceneOptions & InProcessOptions = {},
 ): Promise<InProcessScene> {
-  const { progressMs, ...rest } = options;
+  const { progressMs, elicit, ...rest } = options;
   return sceneOf(
     rest,
-    (o) => startInProcessServer({ ...o, ...(progressMs ? { progressMs } : {}) }),
+    (o) =>
+      startInProcessServer({
+        ...o,
+        ...(progressMs ? { progressMs } : {}),
+        ...(elicit ? { elicit } : {}),
+      }),
   );
 }
 
@@ -69,7 +84,17 @@ export async function startInProcessServer(
       log("server exiting with code 0");
     })();
   await wired.connect(new OverTheWire(serverSide), () => void stop("MCP transport closed"));
-  const client = new Client({ name: "od-test", version: "1.0.0" });
+  const elicit = options.elicit;
+  const client = new Client(
+    { name: "od-test", version: "1.0.0" },
+    elicit ? { capabilities: { elicitation: { form: {} } } } : {},
+  );
+  if (elicit) {
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (request: ElicitRequest) => elicit(request.params),
+    );
+  }
   await client.connect(clientSide);
   wired.startBackground();
   const close = async () => {

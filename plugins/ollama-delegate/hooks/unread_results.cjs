@@ -67,7 +67,7 @@ const root = path.dirname(__dirname);
 const windows = process.platform === "win32";
 const args = ["--prefix", root, "-y", `ollama-delegate@${VERSION}`, "unread", "--hook"];
 const searchPath = (env.PATH || "").split(path.delimiter).filter((p) => path.isAbsolute(p));
-const child = spawnSync(
+spawnSync(
   windows ? "npx.cmd" : "npx",
   // cmd.exe splits on spaces: quote the one argument that may hold them (a user folder).
   windows ? args.map((a) => (/\s/.test(a) ? `"${a}"` : a)) : args,
