@@ -185,7 +185,7 @@ export interface TurnSink {
    * orchestrating client that can ask, not print mode): asks, and resolves with the answer,
    * which the job's evidence records. Absent: such calls are denied, as always.
    */
-  ask?(question: PermissionQuestion): Promise<PermissionDecision>;
+  ask?(question: PermissionQuestion, signal?: AbortSignal): Promise<PermissionDecision>;
   childStarted(pid: number): void;
   /** A command the delegate ran (Bash), with its real exit code. */
   commandRun?(run: CommandRun): void;

@@ -23,7 +23,9 @@ export type AnswerSource =
   /** An earlier "allow for this job" covered it. */
   | "earlier"
   /** The job asked MAX_ASKS_PER_JOB times already. */
-  | "limit";
+  | "limit"
+  /** The job stopped (cancelled, timed out, its Claude Code gone) before an answer came. */
+  | "stopped";
 
 export interface AskOutcome {
   answer: PersonAnswer;
@@ -42,8 +44,11 @@ export interface AskContext extends PermissionQuestion {
 export interface PermissionAsker {
   /** Whether a person can be asked now (a client that can, not print mode, not turned off). */
   canAsk(): boolean;
-  /** Asks, and resolves with the answer; never rejects (a failure is an answer: deny). */
-  ask(question: AskContext): Promise<AskOutcome>;
+  /**
+   * Asks, and resolves with the answer; never rejects (a failure is an answer: deny). When
+   * `signal` aborts first the question is withdrawn from the person and the answer is a deny.
+   */
+  ask(question: AskContext, signal?: AbortSignal): Promise<AskOutcome>;
   /** How long the person has to answer, for messages. */
   readonly seconds: number;
 }
@@ -68,8 +73,8 @@ export function jobAsk(
   record: JobRecord,
   asker: PermissionAsker,
   waiting: (text: string) => void,
-): (question: PermissionQuestion) => Promise<PermissionDecision> {
-  return async (q) => {
+): (question: PermissionQuestion, signal?: AbortSignal) => Promise<PermissionDecision> {
+  return async (q, signal) => {
     const asks = (record.permissionAsks ??= []);
     const keep = (outcome: AskOutcome) => {
       asks.push({
@@ -92,7 +97,7 @@ export function jobAsk(
       model: record.model,
       cwd: record.cwd,
       ...(record.agent !== undefined ? { agent: record.agent } : {}),
-    });
+    }, signal);
     return keep(outcome);
   };
 }
@@ -108,6 +113,7 @@ function decision(o: AskOutcome, q: PermissionQuestion, seconds: number): Permis
     unavailable: "nobody could be asked",
     earlier: "",
     limit: `this job already asked ${MAX_ASKS_PER_JOB} times`,
+    stopped: "the job stopped before an answer came",
   };
   return {
     allow: false,
@@ -130,6 +136,7 @@ const SOURCE_WORDS: Record<AnswerSource, string> = {
   unavailable: " (nobody to ask)",
   earlier: " (by an earlier answer)",
   limit: " (too many questions)",
+  stopped: " (the job stopped first)",
 };
 
 /** The `asked:` line's value: every question and its answer; undefined for none. */

@@ -109,14 +109,15 @@ export class ElicitationAsker implements PermissionAsker {
     return this.options.elicits2026();
   }
 
-  ask(question: AskContext): Promise<AskOutcome> {
+  ask(question: AskContext, signal?: AbortSignal): Promise<AskOutcome> {
     // One at a time: a person answers one form, and each question's time starts when it is put.
-    const next = this.#turn.then(() => this.#ask(question));
+    const next = this.#turn.then(() => this.#ask(question, signal));
     this.#turn = next.catch(() => {});
     return next;
   }
 
-  async #ask(q: AskContext): Promise<AskOutcome> {
+  async #ask(q: AskContext, signal?: AbortSignal): Promise<AskOutcome> {
+    if (signal?.aborted) return { answer: "deny", by: "stopped" };
     if (!this.canAsk()) return { answer: "deny", by: "unavailable" };
     try {
       // A plain request, not Server.elicitInput: a 2026-07-28 client declares its capabilities
@@ -131,7 +132,8 @@ export class ElicitationAsker implements PermissionAsker {
           },
         },
         ElicitResultSchema,
-        { timeout: this.options.seconds * 1000 },
+        // A job that stops withdraws its question: the SDK tells the client it is cancelled.
+        { timeout: this.options.seconds * 1000, ...(signal ? { signal } : {}) },
       );
       if (result.action === "decline") return { answer: "deny", by: "declined" };
       if (result.action === "cancel") return { answer: "deny", by: "cancelled" };
@@ -141,6 +143,8 @@ export class ElicitationAsker implements PermissionAsker {
       }
       return { answer: "deny", by: "declined" };
     } catch (e) {
+      // The SDK reports a withdrawn request as a timeout too.
+      if (signal?.aborted) return { answer: "deny", by: "stopped" };
       const code = (e as { code?: unknown }).code;
       if (code === REQUEST_TIMEOUT) return { answer: "deny", by: "timeout" };
       this.options.log(

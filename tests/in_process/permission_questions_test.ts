@@ -23,14 +23,18 @@ type Answer = "once" | "job" | "deny" | "decline" | "silence";
 /** A person who answers each question from `answers`, in order, and remembers what was asked. */
 function person(answers: Answer[], otherwise: Answer = "deny") {
   const asked: Params[] = [];
+  /** The questions the server withdrew while they were open, by their index in `asked`. */
+  const withdrawn: number[] = [];
   return {
     asked,
+    withdrawn,
     /** More answers, for the next job. */
     next(more: Answer[]) {
       answers.push(...more);
     },
-    elicit(params: Params): Promise<ElicitResult> {
-      asked.push(params);
+    elicit(params: Params, gone?: AbortSignal): Promise<ElicitResult> {
+      const index = asked.push(params) - 1;
+      gone?.addEventListener("abort", () => withdrawn.push(index));
       const next = answers.shift() ?? otherwise;
       if (next === "silence") return new Promise(() => {});
       if (next === "decline") return Promise.resolve({ action: "decline" });
@@ -59,7 +63,7 @@ Deno.test({
   async fn() {
     const them = person(["once", "deny"]);
     await using scene = await startInProcessScene({
-      elicit: (p) => them.elicit(p),
+      elicit: (p, gone) => them.elicit(p, gone),
       env: { OLLAMA_MCP_PERMISSION_ASK_SECONDS: "3" },
     });
     const work = project();
@@ -153,7 +157,7 @@ Deno.test({
   ignore: !linux,
   async fn() {
     const them = person([], "job");
-    await using scene = await startInProcessScene({ elicit: (p) => them.elicit(p) });
+    await using scene = await startInProcessScene({ elicit: (p, gone) => them.elicit(p, gone) });
     const work = project();
     const outside = tempDir("od-ask-outside-");
     const r = await scene.call("delegate_start", {
@@ -211,7 +215,7 @@ Deno.test({
     }
     const them = person([], "once");
     await using scene = await startInProcessScene({
-      elicit: (p) => them.elicit(p),
+      elicit: (p, gone) => them.elicit(p, gone),
       env: { CLAUDE_CODE_ENTRYPOINT: "sdk-cli" },
     });
     const r = await scene.call("delegate_start", {
@@ -238,7 +242,7 @@ Deno.test({
     const outside = tempDir("od-ask-outside-");
     writeFileSync(join(outside, "secret.txt"), "OUTSIDE-SECRET\n");
     await using scene = await startInProcessScene({
-      elicit: (p) => them.elicit(p),
+      elicit: (p, gone) => them.elicit(p, gone),
       env: { OLLAMA_MCP_PERMISSION_ASK_SECONDS: "5" },
       emulator: {
         script: (view) => {
@@ -342,5 +346,53 @@ Deno.test({
       existsSync(join(work, "leaked.txt")) ? readFileSync(join(work, "leaked.txt"), "utf8") : "",
       "TOKEN=s3cret\n",
     );
+  },
+});
+
+/** Polls until `ready` holds, for at most `ms`. */
+async function until(ready: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ready()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+Deno.test({
+  name: "a job cancelled while its question is open withdraws the question and ends at once, " +
+    "on both engines",
+  ignore: !linux,
+  async fn() {
+    const them = person([], "silence");
+    await using scene = await startInProcessScene({
+      elicit: (p, gone) => them.elicit(p, gone),
+      env: { OLLAMA_MCP_PERMISSION_ASK_SECONDS: "300" },
+    });
+    const work = project();
+    for (const engine of ["native", "claude"] as const) {
+      const before = them.asked.length;
+      const r = await scene.call("delegate_start", {
+        engine,
+        model: "qwen3:8b",
+        permission_mode: "manual",
+        prompt: "@bash echo " + engine + " > " + engine + ".txt\n@reply done\nwrite a file",
+        cwd: work,
+      });
+      const id = field(r.text, "job_id")!;
+      await until(() => them.asked.length > before, 120_000, `${engine}'s question`);
+      const cancelled = Date.now();
+      await scene.call("delegate_cancel", { job_id: id });
+      const end = await scene.call("delegate_status", { job_id: id, wait_seconds: 60 });
+      assert.equal(field(end.text, "state"), "cancelled", end.text);
+      assert.ok(Date.now() - cancelled < 30_000, `${engine}: the cancel waited for the answer`);
+      await until(() => them.withdrawn.includes(before), 10_000, `${engine}'s withdrawal`);
+      assert.equal(existsSync(join(work, `${engine}.txt`)), false);
+      if (engine === "native") {
+        assert.equal(
+          field(end.text, "asked"),
+          "1: Bash(echo native > native.txt) denied (the job stopped first)",
+        );
+      }
+    }
   },
 });

@@ -27,6 +27,7 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
   type JSONRPCMessage,
+  type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
 import { wireServer } from "../../src/server/serve.ts";
 import { callTool, prepareServer, type SceneServer, type ServerOptions } from "./harness.ts";
@@ -44,9 +45,13 @@ export interface InProcessOptions {
   progressMs?: number;
   /**
    * The client's person, for MCP elicitation: the client then declares form elicitation and
-   * answers each `elicitation/create` with what this gives (or never, while it waits).
+   * answers each `elicitation/create` with what this gives (or never, while it waits);
+   * `withdrawn` aborts when the server cancels the request.
    */
-  elicit?: (params: ElicitRequest["params"]) => ElicitResult | Promise<ElicitResult>;
+  elicit?: (
+    params: ElicitRequest["params"],
+    withdrawn: AbortSignal,
+  ) => ElicitResult | Promise<ElicitResult>;
 }
 
 /** startScene's options and shape, with every server in this process. */
@@ -89,13 +94,29 @@ export async function startInProcessServer(
     { name: "od-test", version: "1.0.0" },
     elicit ? { capabilities: { elicitation: { form: {} } } } : {},
   );
+  // Open questions by request id, withdrawn when the server cancels them. Read off the wire:
+  // the SDK 1.32.2 client ignores a cancellation of request id 0 (`if (!requestId)`).
+  const open = new Map<string | number, AbortController>();
   if (elicit) {
     client.setRequestHandler(
       ElicitRequestSchema,
-      (request: ElicitRequest) => elicit(request.params),
+      (request: ElicitRequest, extra: { requestId: string | number }) => {
+        const withdrawn = new AbortController();
+        open.set(extra.requestId, withdrawn);
+        return elicit(request.params, withdrawn.signal);
+      },
     );
   }
   await client.connect(clientSide);
+  const onmessage = clientSide.onmessage;
+  if (elicit && onmessage) {
+    clientSide.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      const m = message as { method?: string; params?: { requestId?: string | number } };
+      const id = m.params?.requestId;
+      if (m.method === "notifications/cancelled" && id !== undefined) open.get(id)?.abort();
+      onmessage.call(clientSide, message, extra);
+    };
+  }
   wired.startBackground();
   const close = async () => {
     await stop("client closed the connection");

@@ -46,7 +46,7 @@ export interface RelayTurn {
   scope: FixedScope;
   /** Why Claude Code asks at all: its permission mode. */
   reason: string;
-  ask(question: PermissionQuestion): Promise<PermissionDecision>;
+  ask(question: PermissionQuestion, signal?: AbortSignal): Promise<PermissionDecision>;
 }
 
 /** What Claude Code reads back from the permission-prompt tool. */
@@ -59,6 +59,7 @@ export async function answerFor(
   turn: RelayTurn,
   tool: string,
   input: Record<string, unknown>,
+  signal?: AbortSignal,
 ): Promise<Verdict> {
   let detail: string;
   if (tool === "Bash") {
@@ -80,7 +81,7 @@ export async function answerFor(
       message: `Refused without asking: ${tool} is not among a delegate's tools`,
     };
   }
-  const decision = await turn.ask({ tool, detail, reason: turn.reason });
+  const decision = await turn.ask({ tool, detail, reason: turn.reason }, signal);
   return decision.allow
     ? { behavior: "allow", updatedInput: input }
     : { behavior: "deny", message: decision.message };
@@ -90,19 +91,27 @@ export async function answerFor(
 export class AskRelay {
   #server: Server | undefined;
   #port: Promise<number> | undefined;
-  readonly #turns = new Map<string, RelayTurn>();
+  readonly #turns = new Map<string, { turn: RelayTurn; ended: AbortController }>();
 
   /** Serves `turn` until `release`; the MCP config its Claude Code connects with. */
   async register(turn: RelayTurn): Promise<{ config: string; release(): void }> {
     const port = await (this.#port ??= this.#listen());
     const token = randomBytes(24).toString("hex");
-    this.#turns.set(token, turn);
+    // The turn's end withdraws a question still open: nobody is left to act on its answer.
+    const ended = new AbortController();
+    this.#turns.set(token, { turn, ended });
     const config = JSON.stringify({
       mcpServers: {
         [RELAY_SERVER]: { type: "http", url: `http://127.0.0.1:${port}/ask/${token}` },
       },
     });
-    return { config, release: () => void this.#turns.delete(token) };
+    return {
+      config,
+      release: () => {
+        ended.abort();
+        this.#turns.delete(token);
+      },
+    };
   }
 
   #listen(): Promise<number> {
@@ -124,8 +133,8 @@ export class AskRelay {
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const token = /^\/ask\/([0-9a-f]{48})$/.exec(req.url ?? "")?.[1];
-    const turn = token ? this.#turns.get(token) : undefined;
-    if (!turn) {
+    const served = token ? this.#turns.get(token) : undefined;
+    if (!served) {
       res.writeHead(404).end();
       return;
     }
@@ -160,7 +169,9 @@ export class AskRelay {
     }, async (args: { tool_name: string; input: Record<string, unknown> }) => ({
       content: [{
         type: "text" as const,
-        text: JSON.stringify(await answerFor(turn, args.tool_name, args.input)),
+        text: JSON.stringify(
+          await answerFor(served.turn, args.tool_name, args.input, served.ended.signal),
+        ),
       }],
     }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -37,7 +37,9 @@ export interface ToolCallDeps {
   /** Appends messages to the durable history as they are made. */
   remember(messages: ChatMessage[]): void;
   /** Puts a call its permissions withhold to the person (the job's sink); absent: denied. */
-  ask?(question: PermissionQuestion): Promise<PermissionDecision>;
+  ask?(question: PermissionQuestion, signal?: AbortSignal): Promise<PermissionDecision>;
+  /** Aborted when the job stops: a question still open is then withdrawn. */
+  signal?: AbortSignal;
 }
 
 /** What a file tool does with the path it names, for the refusals no answer lifts. */
@@ -141,7 +143,9 @@ export async function runCall(
   if (refusal) {
     // A permission the mode or an allow rule withholds: the person may give it (issue 31).
     const asking = questionFor(name, input, deps);
-    const decision = asking && "question" in asking ? await deps.ask!(asking.question) : undefined;
+    const decision = asking && "question" in asking
+      ? await deps.ask!(asking.question, deps.signal)
+      : undefined;
     if (!decision?.allow) {
       result.denials.push({ tool: name, detail: describeCall(name, input) });
       const fixed = asking && "fixed" in asking ? asking.fixed : undefined;
