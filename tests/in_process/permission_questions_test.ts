@@ -396,3 +396,38 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "native without its sandbox: in acceptEdits a command that would run unconfined runs " +
+    "only when the person allows it, and the question says it would run unconfined",
+  ignore: !linux,
+  async fn() {
+    const them = person(["deny", "once"]);
+    await using scene = await startInProcessScene({
+      elicit: (p, gone) => them.elicit(p, gone),
+      env: { OLLAMA_MCP_SANDBOX: "off" },
+    });
+    const work = project();
+    const r = await scene.call("delegate_start", {
+      engine: "native",
+      model: "qwen3:8b",
+      permission_mode: "acceptEdits",
+      prompt: "@bash echo one > a.txt\n@bash echo two > b.txt\n@reply done\nwrite two files",
+      cwd: work,
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(r.text, "state"), "completed", r.text);
+    assert.equal(existsSync(join(work, "a.txt")), false, "a denied unconfined command ran");
+    assert.equal(readFileSync(join(work, "b.txt"), "utf8"), "two\n");
+    assert.equal(them.asked.length, 2);
+    assert.match(
+      textOf(them.asked[0]!),
+      /asks to run this command:\n\necho one > a\.txt\n\nin .*\nIt was not given this permission \(its commands would run unconfined: off \(the sandbox setting is off\)\)\. Allow it\?/,
+    );
+    assert.match(field(r.text, "sandbox") ?? "", /so each command is put to the person first/);
+    assert.equal(
+      field(r.text, "asked"),
+      "2: Bash(echo one > a.txt) denied, Bash(echo two > b.txt) allowed once",
+    );
+  },
+});
