@@ -17,7 +17,9 @@ Usage:
                                    or a blind panel (--models a,b,c); --gate is the Claude
                                    Code Stop hook (see review --help)
   ollama-delegate stats [...]      which model's work passes its checks, per agent, in this
-                                   repository (see stats --help)
+                                   repository, and what delegation saved (see stats --help)
+  ollama-delegate unread [--hook]  delegations of this project that ended unread; --hook is
+                                   the plugin's UserPromptSubmit hook (see unread --help)
   ollama-delegate --version        print the version
   ollama-delegate --help           print this help
 
@@ -61,6 +63,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     case "stats": {
       return await (await import("./cli/stats.ts")).statsMain(rest);
+    }
+    case "unread": {
+      return await (await import("./cli/unread.ts")).unreadMain(rest);
     }
     case "models": {
       return await (await import("./cli/models.ts")).modelsMain(rest);

@@ -13,7 +13,10 @@ import {
 } from "../settings/types.ts";
 import { FrontMatterError, listValue, parseFrontMatter } from "./front_matter.ts";
 
-/** Where an agent came from; a project file wins over a user file, which wins over a built-in. */
+/**
+ * Where an agent came from: the user's own folders, a built-in, or the project's folders
+ * (lookup.ts says which is in force when several have one name).
+ */
 export type AgentSource = "project" | "user" | "built-in";
 
 export interface Agent {
@@ -36,6 +39,21 @@ export interface Agent {
   fallback?: string[];
   /** The body: added to the delegate's system prompt. */
   prompt: string;
+  /** Set for a Claude Code subagent file (claude_code_file.ts); absent for our own format. */
+  origin?: "claude-code";
+  /**
+   * `tools` choose the tools the delegate is shown and approve nothing (a Claude Code
+   * subagent's `tools` says which tools it has; apply.ts).
+   */
+  toolsShownOnly?: true;
+  /** Tool rules the delegate may never use (a Claude Code file's `disallowedTools`). */
+  disallowedTools?: string[];
+  /** The `model:` a Claude Code file names (`sonnet`, `inherit`, a model id). */
+  claudeModel?: string;
+  /** `model` came from the user's `claudeAgentModels`: a model the user chose for it. */
+  modelFromUserMap?: true;
+  /** What of the file is not used, for listings. */
+  notes?: string[];
 }
 
 /** Agent names are file names too: no path can be built from one. */

@@ -161,10 +161,18 @@ export function applyAgent(agent: Agent, call: AgentCall, policy: AgentPolicy): 
   }
   const engine = call.engine ?? agent.engine;
   const model = call.model ?? agentModel;
-  const allowedTools = dropped.tools ? undefined : narrowTools(agent, call.allowedTools);
-  const disallowedTools = dropped.tools
-    ? denyOthers(dropped.tools, policy.knownTools, call.disallowedTools)
+  // Tools that only choose what the delegate is shown (a Claude Code subagent's, or a project
+  // agent's that would pre-approve): the others are denied, nothing is approved.
+  const shownOnly = dropped.tools ??
+    (agent.toolsShownOnly && call.allowedTools === undefined ? agent.tools : undefined);
+  const allowedTools = shownOnly ? undefined : narrowTools(agent, call.allowedTools);
+  const denied = shownOnly
+    ? denyOthers(shownOnly, policy.knownTools, call.disallowedTools)
     : call.disallowedTools && [...call.disallowedTools];
+  // A Claude Code subagent's own `disallowedTools` hold whatever the call says.
+  const disallowedTools = agent.disallowedTools?.length
+    ? [...new Set([...(denied ?? []), ...agent.disallowedTools])]
+    : denied;
   const permissionMode = call.permissionMode ?? own;
   const effort = call.effort ?? agent.effort;
   const extra = call.appendSystemPrompt?.trim();

@@ -1,10 +1,13 @@
 /**
- * Where agents are found: the user's `<config dir>/agents/<name>.md`, then the built-ins, then
- * the project's `.ollama-delegate/agents/<name>.md` (the project is the server's working
- * directory, where the user started Claude Code, as for the project settings file). The first
- * one of a name is in force. A project can come from anyone, so its files only add agents:
- * a cloned repository's `reviewer.md` or `tester.md` cannot take the place of the user's own
- * or a built-in one that the orchestrator calls by that name.
+ * Where agents are found, in this order: the user's `<config dir>/agents/<name>.md`, the
+ * built-ins, the user's Claude Code subagents (`~/.claude/agents/<name>.md`), then the project's
+ * `.ollama-delegate/agents/<name>.md` and its Claude Code subagents (`.claude/agents/<name>.md`;
+ * the project is the server's working directory, where the user started Claude Code, as for the
+ * project settings file). The first one of a name is in force: the user's files before the
+ * project's, and at each level our own format before Claude Code's (issue 31, item 1). A project
+ * can come from anyone, so its files only add agents: a cloned repository's `reviewer.md` or
+ * `tester.md` cannot take the place of the user's own or a built-in one that the orchestrator
+ * calls by that name, and what a project's agent may set is held to project_limits.ts.
  *
  * A project can come from anyone (a cloned repository), so its files are opened without
  * following symlinks at any step: an agent file cannot make the server read, and send to a
@@ -24,6 +27,7 @@ import {
   MAX_AGENT_FILE_BYTES,
   parseAgent,
 } from "./agent.ts";
+import { parseClaudeCodeAgent } from "./claude_code_file.ts";
 
 /** The two directories agent files are read from. */
 export interface AgentPlaces {
@@ -31,6 +35,13 @@ export interface AgentPlaces {
   projectDir: string;
   /** The user's config directory (`~/.ollama-mcp`); its agents are in `agents/`. */
   userConfigDir: string;
+  /**
+   * The user's Claude Code config directory (`$CLAUDE_CONFIG_DIR`, else `~/.claude`): its
+   * subagents in `agents/` are agents too. Absent: Claude Code's files are not read.
+   */
+  claudeUserDir?: string | undefined;
+  /** The user's `claudeAgentModels`: the model a Claude Code subagent runs on. */
+  claudeAgentModels?: Readonly<Record<string, string>>;
 }
 
 /** An agent file that could not be used, for listings. */
@@ -45,6 +56,7 @@ export interface AgentProblem {
 
 const PROJECT_PATH = [".ollama-delegate", "agents"];
 const USER_PATH = ["agents"];
+const CLAUDE_PROJECT_PATH = [".claude", "agents"];
 
 function codeOf(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
@@ -88,11 +100,25 @@ async function openDirs(base: string, parts: readonly string[]): Promise<Beneath
   return dir;
 }
 
+/** One folder of agent files: whose it is, where, and in which format its files are. */
+interface Place {
+  source: Extract<AgentSource, "user" | "project">;
+  base: string;
+  parts: readonly string[];
+  /** Claude Code's subagent format (claude_code_file.ts) rather than ours. */
+  claudeCode?: { models: Readonly<Record<string, string>> };
+}
+
+/**
+ * The agent of `name` in `dir`: undefined when there is no such file, or when it is a Claude
+ * Code file that says `disabled: true`.
+ */
 async function readAgentFile(
   dir: BeneathDir,
   name: string,
-  source: AgentSource,
+  place: Place,
 ): Promise<Agent | undefined> {
+  const { source } = place;
   const file = `${name}.md`;
   const path = join(dir.real, file);
   let opened;
@@ -121,14 +147,36 @@ async function readAgentFile(
   } catch {
     throw new AgentFileError(path, 0, "is not UTF-8 text");
   }
+  if (place.claudeCode) {
+    return parseClaudeCodeAgent(text, { name, source, path, models: place.claudeCode.models });
+  }
   return parseAgent(text, { name, source, path });
 }
 
-/** The folders of agent files, in order of precedence; built-ins come between the two. */
-const places = (p: AgentPlaces): Array<[AgentSource, string, readonly string[]]> => [
-  ["user", p.userConfigDir, USER_PATH],
-  ["project", p.projectDir, PROJECT_PATH],
-];
+/** The folders of agent files, in order of precedence; the built-ins come after the first. */
+function places(p: AgentPlaces): Place[] {
+  const claudeCode = { models: p.claudeAgentModels ?? {} };
+  return [
+    { source: "user", base: p.userConfigDir, parts: USER_PATH },
+    ...(p.claudeUserDir
+      ? [{ source: "user" as const, base: p.claudeUserDir, parts: USER_PATH, claudeCode }]
+      : []),
+    { source: "project", base: p.projectDir, parts: PROJECT_PATH },
+    // Only where Claude Code's own files are read at all (a user's dir is known).
+    ...(p.claudeUserDir
+      ? [{ source: "project" as const, base: p.projectDir, parts: CLAUDE_PROJECT_PATH, claudeCode }]
+      : []),
+  ];
+}
+
+/** Where a place's files are, for messages: `~/.claude/agents`, `.ollama-delegate/agents`. */
+export function placeLabel(agent: Pick<Agent, "source" | "origin">): string {
+  if (agent.source === "built-in") return "built-in";
+  if (agent.origin === "claude-code") {
+    return agent.source === "user" ? "~/.claude/agents" : ".claude/agents";
+  }
+  return agent.source === "user" ? "~/.ollama-mcp/agents" : ".ollama-delegate/agents";
+}
 
 const builtIn = (name: string) => BUILT_IN_AGENTS.find((a) => a.name === name);
 
@@ -140,12 +188,13 @@ const builtIn = (name: string) => BUILT_IN_AGENTS.find((a) => a.name === name);
 export async function findAgent(name: string, where: AgentPlaces): Promise<Agent | undefined> {
   const problem = agentNameProblem(name);
   if (problem) throw new RangeError(problem);
-  for (const [source, base, parts] of places(where)) {
-    if (source === "project" && builtIn(name)) return builtIn(name);
-    const dir = await openDirs(base, parts);
+  const all = places(where);
+  for (const [i, place] of all.entries()) {
+    if (i === 1 && builtIn(name)) return builtIn(name);
+    const dir = await openDirs(place.base, place.parts);
     if (!dir) continue;
     try {
-      const agent = await readAgentFile(dir, name, source);
+      const agent = await readAgentFile(dir, name, place);
       if (agent) return agent;
     } finally {
       await dir.close();
@@ -160,8 +209,9 @@ export async function listAgents(
 ): Promise<{ agents: Agent[]; problems: AgentProblem[] }> {
   const byName = new Map<string, Agent>();
   const problems: AgentProblem[] = [];
-  for (const [source, base, parts] of places(where)) {
-    if (source === "project") {
+  for (const [i, place] of places(where).entries()) {
+    const { source, base, parts } = place;
+    if (i === 1) {
       for (const agent of BUILT_IN_AGENTS) {
         if (!byName.has(agent.name)) byName.set(agent.name, agent);
       }
@@ -186,21 +236,17 @@ export async function listAgents(
           continue;
         }
         if (byName.has(name)) {
-          if (source === "project") {
-            problems.push({
-              name,
-              source,
-              path,
-              ignored: true,
-              reason: `not used: ${
-                byName.get(name)!.source === "user" ? "your own" : "a built-in"
-              } agent has that name, and a project's files only add agents`,
-            });
-          }
+          problems.push({
+            name,
+            source,
+            path,
+            ignored: true,
+            reason: shadowedBy(byName.get(name)!, source),
+          });
           continue;
         }
         try {
-          const agent = await readAgentFile(dir, name, source);
+          const agent = await readAgentFile(dir, name, place);
           if (agent) byName.set(name, agent);
         } catch (e) {
           if (!(e instanceof AgentFileError)) throw e;
@@ -216,6 +262,17 @@ export async function listAgents(
   const broken = new Set(problems.map((p) => p.path));
   const agents = [...byName.values()].filter((a) => !(a.path && broken.has(a.path)));
   return { agents: agents.sort((a, b) => a.name.localeCompare(b.name)), problems };
+}
+
+/** Why a file is not used: the agent of its name that comes first. */
+function shadowedBy(first: Agent, source: AgentSource): string {
+  const who = first.source === "built-in"
+    ? "a built-in agent"
+    : `${first.source === "user" ? "your own" : "the project's"} agent in ${placeLabel(first)}`;
+  const rule = source === "project" && first.source !== "project"
+    ? ", and a project's files only add agents"
+    : ", which comes first";
+  return `not used: ${who} has that name${rule}`;
 }
 
 /** The agent called `name`, or a DelegateError that says what is wrong and what to do. */
@@ -238,6 +295,11 @@ export async function requireAgent(name: string, where: AgentPlaces): Promise<Ag
     `Cannot use agent "${name}": there is no such agent (known: ${
       agents.map((a) => a.name).join(", ") || "none"
     }). Agent files are ${join(where.projectDir, ...PROJECT_PATH, `${name}.md`)} or ` +
-      `${join(where.userConfigDir, ...USER_PATH, `${name}.md`)}; see ollama_models`,
+      `${join(where.userConfigDir, ...USER_PATH, `${name}.md`)}` +
+      (where.claudeUserDir
+        ? `, or Claude Code's ${join(where.claudeUserDir, ...USER_PATH, `${name}.md`)} or ` +
+          join(where.projectDir, ...CLAUDE_PROJECT_PATH, `${name}.md`)
+        : "") +
+      "; see ollama_models",
   );
 }

@@ -57,14 +57,25 @@ export interface ProjectWidening {
 export function projectWidening(agent: Agent, bounds: ProjectBounds): ProjectWidening {
   if (agent.source !== "project") return {};
   const out: ProjectWidening = {};
-  if (agent.tools !== undefined && agent.tools.length > 0) out.tools = [...agent.tools];
+  // Tools that only choose what is shown (a Claude Code subagent's) approve nothing anyway.
+  if (agent.tools !== undefined && agent.tools.length > 0 && !agent.toolsShownOnly) {
+    out.tools = [...agent.tools];
+  }
   const mode = agent.permissionMode;
   if (mode !== undefined && permissionRank(mode) > permissionRank(bounds.userMode)) {
     out.mode = mode;
   }
   if (agent.model !== undefined) {
     const replacesCloud = bounds.defaultModel !== undefined && hasCloudSuffix(bounds.defaultModel);
-    const why = projectModelRefusal(agent.model, bounds.userModels, replacesCloud);
+    // A model the user's own claudeAgentModels gives it is one the user chose; the move from a
+    // local model to a cloud one is still the project's doing, and refused.
+    const user = agent.modelFromUserMap
+      ? {
+        ...bounds.userModels,
+        allowedModels: [...bounds.userModels.allowedModels, agent.model],
+      }
+      : bounds.userModels;
+    const why = projectModelRefusal(agent.model, user, replacesCloud);
     if (why) out.model = { name: agent.model, why };
   }
   return out;

@@ -1,4 +1,5 @@
 import { recordPlaceText } from "../jobs/residency.ts";
+import { askedText } from "../jobs/permission_asks.ts";
 import { stat } from "node:fs/promises";
 import { readFileHead } from "../platform/file_ends.ts";
 import { join } from "node:path";
@@ -69,6 +70,7 @@ export function recordLines(
     ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
     ["cwd", quotePath(r.cwd)],
     ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
+    ...(askedText(r) ? [["asked", askedText(r)!] as [string, string]] : []),
     ["created", when(r.createdAt)],
     ["started", when(r.startedAt)],
     ["ended", when(r.endedAt)],

@@ -16,7 +16,8 @@ import { readReply, renderReview } from "../review/review_file.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { type EngineName, ENGINES } from "../settings/types.ts";
 import { jobProblemText } from "./jobs_common.ts";
-import { gateMain, readStdin } from "./review_gate.ts";
+import { gateMain } from "./review_gate.ts";
+import { readStdin } from "./hook_input.ts";
 import { reviewRuntime, ReviewTimeout, runReview } from "./review_run.ts";
 
 export const REVIEW_HELP = `Usage: ollama-delegate review [options]

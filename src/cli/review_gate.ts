@@ -39,9 +39,6 @@ import { leftOutText, raisedBefore, repeatsText } from "./gate_scope.ts";
 import { jobProblemText } from "./jobs_common.ts";
 import { reviewRuntime, ReviewTimeout, runReview } from "./review_run.ts";
 
-/** The hook's input is a small JSON object; more than this is not read. */
-const MAX_INPUT_BYTES = 1024 * 1024;
-const INPUT_TIMEOUT_MS = 10_000;
 /** Claude reads the reason as its next instruction: findings beyond this are left on disk. */
 const MAX_REASON_CHARS = 8000;
 /** A notice is one line for the person at the terminal. */
@@ -63,34 +60,6 @@ type Verdict = { decision: "block"; reason: string } | { systemMessage: string }
 const notice = (text: string): Verdict => ({
   systemMessage: `ollama-delegate review gate: ${flattenLine(text).slice(0, MAX_NOTICE_CHARS)}`,
 });
-
-/** Reads stdin to its end, at most MAX_INPUT_BYTES, within INPUT_TIMEOUT_MS. */
-export function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(
-      () => reject(new Error(`no end of input within ${INPUT_TIMEOUT_MS / 1000} s`)),
-      INPUT_TIMEOUT_MS,
-    );
-    process.stdin.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_INPUT_BYTES) {
-        clearTimeout(timer);
-        reject(new Error(`input over ${MAX_INPUT_BYTES} bytes`));
-        process.stdin.destroy();
-      } else chunks.push(chunk);
-    });
-    process.stdin.on("end", () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks).toString("utf8"));
-    });
-    process.stdin.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
 
 /** Runs the gate; always 0. */
 export async function gateMain(io: GateIo): Promise<number> {

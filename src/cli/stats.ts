@@ -8,6 +8,9 @@ import { readLedger } from "../jobs/ledger.ts";
 import { filterEntries, groupStats } from "../jobs/ledger_stats.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { statsTable } from "../jobs/stats_report.ts";
+import { savingsReport } from "../jobs/savings.ts";
+import { savingsLines } from "../jobs/savings_report.ts";
+import { orchestratorPriceOf } from "../settings/orchestrator_price.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { type CliIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
 
@@ -22,7 +25,11 @@ Options:
   --json          the figures as JSON
 
 verified = jobs whose check (verify) passed, of those that had one; rounds = median repair
-rounds; tokens/ok and cost/ok = all the group's tokens and cost per verified success.`;
+rounds; tokens/ok and cost/ok = all the group's tokens and cost per verified success.
+
+Then what delegation saved, per day and per model, with a chart: what the delegated tokens
+cost by your pricing table, and an estimate of what the same tokens would have cost at the
+orchestrator's price (setting orchestratorPrice: opus, sonnet, haiku, fable or <in>/<out>).`;
 
 const DAY_MS = 86_400_000;
 
@@ -57,10 +64,17 @@ export async function statsMain(argv: string[], io: CliIo = processIo()): Promis
       ...(days !== undefined ? { since: Date.now() - days * DAY_MS } : {}),
     });
     const groups = groupStats(entries);
+    const savings = savingsReport(entries, orchestratorPriceOf(resolved.settings));
     if (values.json) {
       io.out(
         JSON.stringify(
-          { repo: repo ?? null, days: days ?? null, jobs: entries.length, groups },
+          {
+            repo: repo ?? null,
+            days: days ?? null,
+            jobs: entries.length,
+            groups,
+            savings: { estimate: true, ...savings },
+          },
           null,
           2,
         ),
@@ -74,6 +88,8 @@ export async function statsMain(argv: string[], io: CliIo = processIo()): Promis
       "",
     ];
     out.push(...statsTable(groups));
+    const saved = savingsLines(savings);
+    if (saved.length > 0) out.push("", ...saved);
     if (ledger.truncated) out.push("", "Only the newest 32 MiB of the ledger were read.");
     if (ledger.skipped > 0) out.push("", `${ledger.skipped} unreadable ledger line(s) skipped.`);
     if (repo !== undefined && entries.length < ledger.entries.length) {

@@ -140,6 +140,28 @@ export interface TurnEndpoint {
   down(reason: string): void;
 }
 
+/**
+ * A permission a delegate was not given, for the person at the orchestrating client to decide
+ * (issue 31, item 3). Only for what a permission mode or an allow rule withholds: what stays
+ * refused whatever the mode (host-run paths, secret files, credential stores, paths outside the
+ * job's directories) is refused by the engine without asking.
+ */
+export interface PermissionQuestion {
+  /** The tool: Bash, Edit, Write... */
+  tool: string;
+  /** Exactly what it would do: the command, or the path. */
+  detail: string;
+  /** Why it needs a yes: "permission mode manual", "not among allowed_tools Bash(npm test)". */
+  reason: string;
+}
+
+/** The person's answer: allow this call, allow the tool for the rest of the job, or deny. */
+export interface PermissionDecision {
+  allow: boolean;
+  /** What the delegate is told when it is denied (no answer in time, denied by the person). */
+  message: string;
+}
+
 /** Callbacks through which an engine reports progress into the job record. */
 export interface TurnSink {
   activity(activity: Activity): void;
@@ -158,6 +180,12 @@ export interface TurnSink {
    */
   sandbox?(text: string): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
+  /**
+   * Present when a person can be asked for a permission the delegate was not given (an
+   * orchestrating client that can ask, not print mode): asks, and resolves with the answer,
+   * which the job's evidence records. Absent: such calls are denied, as always.
+   */
+  ask?(question: PermissionQuestion, signal?: AbortSignal): Promise<PermissionDecision>;
   childStarted(pid: number): void;
   /** A command the delegate ran (Bash), with its real exit code. */
   commandRun?(run: CommandRun): void;

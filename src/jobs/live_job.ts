@@ -16,6 +16,7 @@ import {
   type JobState,
 } from "./record.ts";
 import type { CancelSource } from "./store.ts";
+import type { PermissionAsker } from "./permission_asks.ts";
 
 /** Activities kept in memory per live job; status shows at most 100. */
 export const ACTIVITY_KEEP = 100;
@@ -46,6 +47,8 @@ export interface ManagerConfig {
   dailyBudgets?: DailyBudgets;
   /** The user's pricing table: what a job's `budget_usd` is checked against. */
   pricing?: Readonly<Record<string, Price>>;
+  /** How a person is asked for a permission a delegate was not given (server/); none: denied. */
+  asker?: PermissionAsker;
   /** Called when a turn ends, for side effects such as remembering retired models. */
   onFinished?: (record: JobRecord, outcome: TurnOutcome) => Promise<void> | void;
   /** OpenTelemetry, when configured (telemetry/telemetry.ts); off when absent. */
@@ -75,6 +78,8 @@ export interface NewTurn {
   checks?: JobChecks;
   /** The repository's id (repo_id.ts), for the quality ledger. */
   repo?: string;
+  /** The Claude Code session's project that started it by a tool call (unread.ts). */
+  project?: string;
   /** Why `auto` chose the model. */
   modelChoice?: string;
   /** Models to move to when the backend fails, in order. */
@@ -184,6 +189,7 @@ export function newRecord(
     ...(turn.agent !== undefined ? { agent: turn.agent } : {}),
     kind: turn.kind ?? "task",
     ...(turn.repo !== undefined ? { repo: turn.repo } : {}),
+    ...(turn.project !== undefined ? { project: turn.project } : {}),
     ...(turn.modelChoice !== undefined ? { modelChoice: turn.modelChoice } : {}),
     ...(turn.fallback?.length ? { fallback: [...turn.fallback] } : {}),
     ...(turn.cloudModels?.length ? { cloudModels: [...turn.cloudModels] } : {}),

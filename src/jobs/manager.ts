@@ -148,7 +148,8 @@ export class JobManager {
     prompt: string,
     overrides: Partial<TurnOptions>,
     checkOverrides: JobChecks = {},
-    carry: { fallback?: string[]; warnings?: string[] } = {},
+    /** `project`: the project of the session that asks for it (unread.ts); none from a terminal. */
+    carry: { fallback?: string[]; warnings?: string[]; project?: string } = {},
   ): Promise<JobView> {
     const { files: _inlinedBefore, ...inherited } = previous.options;
     // Files of a one-shot are already in the conversation; a follow-up does not send them again.
@@ -169,6 +170,7 @@ export class JobManager {
         ...(previous.agent !== undefined ? { agent: previous.agent } : {}),
         checks,
         ...(previous.repo !== undefined ? { repo: previous.repo } : {}),
+        ...(carry.project !== undefined ? { project: carry.project } : {}),
         ...(fallback?.length ? { fallback } : {}),
         ...(previous.cloudModels?.length ? { cloudModels: previous.cloudModels } : {}),
         ...(carry.warnings?.length ? { warnings: carry.warnings } : {}),

@@ -9,6 +9,7 @@ import { isRunning, selfIdentity } from "../platform/process_identity.ts";
 import { KILL_GRACE_MS } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
+import { markUnread } from "./unread.ts";
 
 export interface RecoveryDeps {
   store: JobStore;
@@ -44,6 +45,10 @@ export async function reconcile(record: JobRecord, deps: RecoveryDeps): Promise<
     `before it finished; follow up to continue the session`;
   delete record.child;
   await deps.store.write(record).catch(() => {});
+  // Its session's server is gone: nobody will collect it unless told (unread.ts).
+  if (record.project !== undefined) {
+    await markUnread(deps.store.stateDir, record.project, record.id).catch(() => {});
+  }
   return record;
 }
 

@@ -117,6 +117,12 @@ export const jobRecordSchema = z.object({
   kind: z.enum(JOB_KINDS).optional(),
   /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
   repo: z.string().optional(),
+  /**
+   * The project of the Claude Code session that started it through a tool call (the server's
+   * own directory): its result is unread there until it reaches the orchestrator (unread.ts).
+   * Absent for jobs started from a terminal (reviews, the gate).
+   */
+  project: z.string().optional(),
   /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */
   modelChoice: z.string().optional(),
   /** Models the job may still move to when its backend fails, in order (an agent's fallback). */
@@ -162,6 +168,16 @@ export const jobRecordSchema = z.object({
    */
   sandbox: z.string().optional(),
   permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
+  /**
+   * Permission questions put to the person (permission_asks.ts): the tool, exactly what it
+   * would do, the answer (allow once, allow for this job, deny) and how it came.
+   */
+  permissionAsks: z.array(z.object({
+    tool: z.string(),
+    detail: z.string(),
+    answer: z.enum(["once", "job", "deny"]),
+    by: z.string(),
+  })).optional(),
   effectivePermissionMode: z.string().optional(),
   /** Every command Bash ran, with its real exit code (as the server or Claude Code saw it). */
   commands: z.array(z.object({

@@ -9,6 +9,7 @@ import type { EngineSetup } from "../engines/types.ts";
 import type { JobManager } from "./manager.ts";
 import type { ModelChoice } from "./model_choice.ts";
 import type { JobStore } from "./store.ts";
+import type { PermissionAsker } from "./permission_asks.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import { defaultOllamaUrls } from "../settings/backends.ts";
 import { startTelemetry } from "../telemetry/telemetry.ts";
@@ -32,16 +33,30 @@ export interface RuntimeLoader {
   started(): Promise<Runtime> | undefined;
 }
 
+/** What only a server has to give the job layer. */
+export interface RuntimeExtras {
+  /** How a person is asked for permissions a delegate was not given (MCP elicitation). */
+  asker?: PermissionAsker;
+}
+
 /** A runtime for `setup`, built at the first `get`. */
-export function runtimeLoader(setup: EngineSetup, log: (line: string) => void): RuntimeLoader {
+export function runtimeLoader(
+  setup: EngineSetup,
+  log: (line: string) => void,
+  extras: RuntimeExtras = {},
+): RuntimeLoader {
   let runtime: Promise<Runtime> | undefined;
   return {
-    get: () => runtime ??= build(setup, log),
+    get: () => runtime ??= build(setup, log, extras),
     started: () => runtime,
   };
 }
 
-async function build(setup: EngineSetup, log: (line: string) => void): Promise<Runtime> {
+async function build(
+  setup: EngineSetup,
+  log: (line: string) => void,
+  extras: RuntimeExtras,
+): Promise<Runtime> {
   const [
     { OllamaClient },
     { createEngines, engineFacts },
@@ -83,6 +98,7 @@ async function build(setup: EngineSetup, log: (line: string) => void): Promise<R
     dailyBudgets: { usd: s.dailyBudgetUsd, tokens: s.dailyBudgetTokens },
     onFinished: (record, outcome) => retired.noteEnd(record.model, outcome),
     telemetry,
+    ...(extras.asker ? { asker: extras.asker } : {}),
   });
   const catalog = new ModelCatalog(
     defaultOllamaUrls(s).map((url) => new OllamaClient(url)),

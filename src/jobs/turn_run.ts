@@ -9,6 +9,7 @@ import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import { claimEvidence } from "./claim_evidence.ts";
 import { checkClaims } from "./claims.ts";
 import { appendLedger } from "./ledger.ts";
+import { markUnread } from "./unread.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { EndpointPlacer } from "./endpoint_pool.ts";
 import { type Seat, takeSeat } from "./endpoint_turn.ts";
@@ -133,7 +134,7 @@ async function startTurn(
       ...(backend ? { kind: backend.kind } : {}),
     });
   }
-  const sink = turnSink(live, store);
+  const sink = turnSink(live, store, deps.config.asker);
   return await runRounds(live, deps.engine(record.engine), spec, live.trace?.sink(sink) ?? sink, {
     store,
     config: deps.config,
@@ -183,6 +184,13 @@ export async function finishJob(
       // never report such a job as completed. The store keeps trying to write it.
       applyUnwrittenEnd(record, deps.store.dirOf(record.id), errorMessage(e));
       deps.config.log?.(`job ${record.id}: ${record.errorText}`);
+    }
+    // Unread until its result reaches the orchestrator, which may never come to look; marked
+    // before any reader can see the end, so that a reply that carries it comes after.
+    if (record.project !== undefined) {
+      await markUnread(deps.store.stateDir, record.project, record.id).catch((e) =>
+        deps.config.log?.(`job ${record.id}: cannot mark it unread: ${errorMessage(e)}`)
+      );
     }
     // Its end is on disk (or kept as the truth in memory): from here it reads as ended, here
     // as in another process that reads job.json. What follows is bookkeeping that can be slow.

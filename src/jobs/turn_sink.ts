@@ -3,7 +3,8 @@
  * delegate does, its tool calls, warnings, commands and changed files. Every round of a job
  * (the delegate's turn, then each repair round) reports into the same record.
  */
-import type { TurnSink } from "../engines/types.ts";
+import type { Activity, TurnSink } from "../engines/types.ts";
+import { jobAsk, type PermissionAsker } from "./permission_asks.ts";
 import { identityOf } from "../platform/process_identity.ts";
 import { ACTIVITY_KEEP, keptActivity, type LiveJob } from "./live_job.ts";
 import { isTerminal } from "./record.ts";
@@ -12,14 +13,20 @@ import type { JobStore } from "./store.ts";
 /** Changed files a record names; past it they are counted (`changedFilesMore`). */
 export const MAX_CHANGED_KEPT = 1000;
 
-export function turnSink(live: LiveJob, store: JobStore): TurnSink {
+export function turnSink(live: LiveJob, store: JobStore, asker?: PermissionAsker): TurnSink {
   const record = live.record;
   const changed = new Set(record.changedFiles ?? []);
+  const activity = (a: Activity) => {
+    live.activities.push(keptActivity(a));
+    if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
+  };
+  // Whether a person can be asked is decided as the turn starts: the engine offers its tools by it.
+  const ask = asker?.canAsk()
+    ? jobAsk(record, asker, (text) => activity({ kind: "text", text }))
+    : undefined;
   return {
-    activity: (a) => {
-      live.activities.push(keptActivity(a));
-      if (live.activities.length > ACTIVITY_KEEP) live.activities.shift();
-    },
+    ...(ask ? { ask } : {}),
+    activity,
     toolCall: (info) => {
       record.toolCalls++;
       if (info?.recovered) record.toolCallsRecovered = (record.toolCallsRecovered ?? 0) + 1;

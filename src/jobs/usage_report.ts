@@ -10,6 +10,9 @@ import { readLedger } from "./ledger.ts";
 import { filterEntries, groupStats } from "./ledger_stats.ts";
 import { repoIdOf } from "./repo_id.ts";
 import { statsShort } from "./stats_report.ts";
+import { savingsReport } from "./savings.ts";
+import { savingsShort } from "./savings_report.ts";
+import { orchestratorPriceOf } from "../settings/orchestrator_price.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -101,4 +104,26 @@ export async function verifiedSection(
   if (entries.length === 0) return undefined;
   return ["Verified work in this repository (ollama-delegate stats for more):"]
     .concat(statsShort(groupStats(entries))).join("\n");
+}
+
+/**
+ * What delegation saved, in short, for `delegate_usage`: every repository's jobs that ended in
+ * the last `days` (0 = all), from the ledger. Undefined when it holds none.
+ */
+export async function savingsSection(
+  stateDir: string,
+  settings: { orchestratorPrice: string },
+  days: number,
+  now = Date.now(),
+): Promise<string | undefined> {
+  const since = days > 0 ? now - days * DAY_MS : undefined;
+  const entries = filterEntries(
+    (await readLedger(stateDir)).entries,
+    since !== undefined ? { since } : {},
+  );
+  const where = `in every repository, ${
+    days > 0 ? `the last ${days} day${days === 1 ? "" : "s"}` : "all recorded jobs"
+  }`;
+  const lines = savingsShort(savingsReport(entries, orchestratorPriceOf(settings)), where);
+  return lines.length > 0 ? lines.join("\n") : undefined;
 }

@@ -32,6 +32,8 @@ export interface ReviewHost {
   agentPolicy: AgentPolicy;
   /** The real path of a directory a reviewer may run in; throws, in the front end's words. */
   allowedDir(path: string, what: string): Promise<string>;
+  /** The Claude Code session's project that asked for it, for its unread mark (jobs/unread.ts). */
+  project?: string;
 }
 
 export interface ReviewRequest {
@@ -224,6 +226,7 @@ export async function startReview(host: ReviewHost, req: ReviewRequest): Promise
           },
           agent: r.agent.name,
           kind: "review",
+          ...(host.project !== undefined ? { project: host.project } : {}),
           ...(r.applied.notes.length > 0 ? { warnings: r.applied.notes } : {}),
         }),
       );

@@ -9,11 +9,16 @@ import { type AgentPlaces, requireAgent } from "../agents/lookup.ts";
 import type { RunArgs } from "./run_tool.ts";
 import type { ToolDeps } from "./tool_deps.ts";
 
-/** Where this server reads agent files: the project (its own cwd) and the user's config dir. */
+/**
+ * Where this server reads agent files: the project (its own cwd), the user's config dir, and
+ * Claude Code's subagent folders of both.
+ */
 export function agentPlaces(deps: ToolDeps): AgentPlaces {
   return {
     projectDir: deps.serverCwd,
     userConfigDir: dirname(deps.resolved.locations.userFile),
+    claudeUserDir: deps.claudeUserDir,
+    claudeAgentModels: deps.resolved.settings.claudeAgentModels,
   };
 }
 

@@ -8,11 +8,19 @@ import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { residentFallbacks } from "../jobs/residency.ts";
 import { usageHistory } from "../jobs/usage_ledger.ts";
-import { renderUsage, verifiedSection } from "../jobs/usage_report.ts";
+import { renderUsage, savingsSection, verifiedSection } from "../jobs/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
-import { callChecks, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import {
+  callChecks,
+  delivered,
+  jobReply,
+  replyAfterWait,
+  startJob,
+  waitFor,
+} from "./job_replies.ts";
 import { renderList } from "./list.ts";
+import { allUnread } from "../jobs/unread.ts";
 import { renderModels } from "./models_report.ts";
 import { queuePlaces } from "./queue_lines.ts";
 import { activityLines, pollHint, summary } from "./render.ts";
@@ -93,6 +101,7 @@ export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
       {
         fallback: resident.kept,
         ...(resident.note ? { warnings: [resident.note] } : {}),
+        project: deps.serverCwd,
       },
     );
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
@@ -125,7 +134,9 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
   return async (args, extra) => {
     const started = await (await deps.runtime()).manager.get(args.job_id);
     const view = await waitFor(deps, started, args.wait_seconds, extra, { wholePanel: true });
-    return jobReply(deps, view);
+    const reply = await jobReply(deps, view);
+    await delivered(deps, view);
+    return reply;
   };
 }
 
@@ -133,6 +144,8 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
 export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
   return async (args) => {
     const { view, wasRunning } = await (await deps.runtime()).manager.cancel(args.job_id);
+    // The orchestrator stopped it: its end is no news.
+    if (wasRunning) await delivered(deps, view);
     if (!wasRunning) {
       return textResult(
         `Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`,
@@ -160,6 +173,7 @@ export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
         args.limit ?? 20,
         deps.resolved.settings.pricing,
         await queuePlaces(manager, records),
+        await allUnread(manager.store.stateDir),
       ),
     );
   };
@@ -185,12 +199,14 @@ export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
     const usage = renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 });
     const s = deps.resolved.settings;
     const verified = await verifiedSection(manager.store.stateDir, deps.serverCwd, args.days ?? 30);
+    const saved = await savingsSection(manager.store.stateDir, s, args.days ?? 30);
     const daily = await dailyBudgetLines(manager.store.stateDir, {
       usd: s.dailyBudgetUsd,
       tokens: s.dailyBudgetTokens,
     });
     const parts = [
       usage,
+      ...(saved ? [saved] : []),
       ...(verified ? [verified] : []),
       ...(daily.length ? [daily.join("\n")] : []),
     ];

@@ -17,6 +17,7 @@ import { callAgent, withAgent } from "./agent_args.ts";
 import { projectFallback } from "../agents/project_limits.ts";
 import { residentFallbacks } from "../jobs/residency.ts";
 import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
+import { markRead } from "../jobs/unread.ts";
 import { worktreeRequest } from "./isolation_args.ts";
 import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
@@ -118,7 +119,10 @@ async function panelOf(deps: ToolDeps, view: JobView) {
   return record?.panel ? record : undefined;
 }
 
-/** Waits as asked, then replies; `header` introduces a job that is still running. */
+/**
+ * Waits as asked, then replies; `header` introduces a job that is still running. A reply that
+ * carries the job's end is its result read (delivered).
+ */
 export async function replyAfterWait(
   deps: ToolDeps,
   started: JobView,
@@ -127,7 +131,26 @@ export async function replyAfterWait(
   header: string,
 ): Promise<CallToolResult> {
   const view = await waitFor(deps, started, seconds, extra);
-  return jobReply(deps, view, isTerminal(view.record.state) ? "" : header);
+  const reply = await jobReply(deps, view, isTerminal(view.record.state) ? "" : header);
+  await delivered(deps, view);
+  return reply;
+}
+
+/**
+ * The orchestrator has a job's end (a reply that carries it, a task result collected, a cancel
+ * it asked for): it is no longer unread (jobs/unread.ts), nor are the members of its panel
+ * that ended. Never fails a reply: a mark that cannot be removed only leaves a notice.
+ */
+export async function delivered(deps: ToolDeps, view: JobView): Promise<void> {
+  const { store } = await deps.runtime();
+  const panel = await panelOf(deps, view).catch(() => undefined);
+  const records = panel
+    ? (await panelViews(deps, panel).catch(() => [view])).map((v) => v.record)
+    : [view.record];
+  for (const r of records) {
+    if (!isTerminal(r.state) || r.project === undefined) continue;
+    await markRead(store.stateDir, r.project, r.id).catch(() => {});
+  }
 }
 
 /** Everything delegate_start and delegate_run do before the job exists, then the start. */
@@ -223,6 +246,8 @@ export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> 
     ...(notes.length > 0 ? { warnings: notes } : {}),
     checks: callChecks(call, agent),
     repo,
+    // This session's project: the result is unread there until it reaches the orchestrator.
+    project: deps.serverCwd,
     ...(route ? { modelChoice: route.reason } : {}),
     ...(fallback.length > 0 ? { fallback } : {}),
     ...(cloudModels.length > 0 ? { cloudModels } : {}),

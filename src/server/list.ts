@@ -20,6 +20,8 @@ export function renderList(
   pricing: Readonly<Record<string, Price>> = {},
   /** Where queued jobs stand, by id: `2nd in line for backend "ollama"`. */
   places: ReadonlyMap<string, string> = new Map(),
+  /** Jobs that ended and whose result never reached the orchestrator (jobs/unread.ts). */
+  unread: ReadonlySet<string> = new Set(),
 ): string {
   const picked = records.filter((r) => state === undefined || r.state === state).slice(0, limit);
   const sessions = new Map<string, JobRecord[]>();
@@ -53,9 +55,19 @@ export function renderList(
         }` +
           `  job ${r.id}  "${shown}"` + jobUsageSuffix(r, pricing) +
           (verifyMark(r) ? `  [${verifyMark(r)}]` : "") +
+          (unread.has(r.id.toLowerCase()) ? "  [unread]" : "") +
           (places.has(r.id) ? `  (${places.get(r.id)})` : ""),
       );
     }
+  }
+  const unreadShown = picked.filter((r) => unread.has(r.id.toLowerCase())).length;
+  if (unreadShown > 0) {
+    out.push(
+      "",
+      `[unread]: ${unreadShown} job${unreadShown === 1 ? "" : "s"} ended without ` +
+        `${unreadShown === 1 ? "its" : "their"} result reaching you; delegate_result({ job_id }) ` +
+        "reads one.",
+    );
   }
   if (corrupt.length > 0) {
     out.push("", "Unreadable job records (skipped):");

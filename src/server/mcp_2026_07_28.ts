@@ -77,6 +77,8 @@ export class Revision2026Transport implements Transport {
   /** A tools/list_changed nobody could hear yet (no subscription, or before initialized). */
   #heldChange = false;
   #announced = false;
+  /** Whether the client's latest 2026 request declared form elicitation. */
+  #elicits = false;
 
   constructor(inner: Transport, options: Revision2026Options) {
     this.#inner = inner;
@@ -89,6 +91,14 @@ export class Revision2026Transport implements Transport {
 
   start(): Promise<void> {
     return this.#inner.start();
+  }
+
+  /**
+   * Whether a 2026-07-28 client declared form elicitation (on its latest request): the server
+   * may then ask its person (server/permission_prompt.ts). A 2025 client says so in initialize.
+   */
+  clientElicits(): boolean {
+    return this.#revision === "2026-07-28" && this.#elicits;
   }
 
   close(): Promise<void> {
@@ -204,6 +214,7 @@ export class Revision2026Transport implements Transport {
       return;
     }
     this.#revision = "2026-07-28";
+    this.#elicits = fields.elicitation;
     if (!this.#announced) {
       this.#announced = true;
       this.#log(
@@ -243,7 +254,7 @@ export class Revision2026Transport implements Transport {
           if (!await this.#tasks.cancelDetached(tid)) throw notFound("cancel");
           return this.#reply(id, method, {});
         }
-        const view = this.#tasks.detached(tid);
+        const view = this.#tasks.detached(tid, method === "tasks/get");
         if (!view) throw notFound(method === "tasks/get" ? "retrieve" : "update");
         // Our tasks never ask for input, so every inputResponses key is one never issued,
         // which the extension says to ignore.

@@ -59,6 +59,8 @@ export interface ProtocolFields {
   tasks: boolean;
   /** "name version" of the client, when it says. */
   client: string | undefined;
+  /** The client declared form elicitation on this request (`elicitation: {}` or `{ form }`). */
+  elicitation: boolean;
 }
 
 /**
@@ -85,8 +87,11 @@ export function protocolFields(params: Json): ProtocolFields | undefined {
   }
   const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
   const info = isRecord(meta[META_CLIENT]) ? meta[META_CLIENT] : {};
+  const elicitation = isRecord(capabilities.elicitation) ? capabilities.elicitation : undefined;
   return {
     tasks: isRecord(extensions[TASKS_EXTENSION]),
+    elicitation: elicitation !== undefined &&
+      (isRecord(elicitation.form) || !isRecord(elicitation.url)),
     client: typeof info.name === "string"
       ? `${info.name} ${String(info.version ?? "")}`
       : undefined,

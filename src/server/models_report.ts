@@ -108,7 +108,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
 /** One line per agent in force, and one per agent file that cannot be used. */
 async function agentLines(deps: ToolDeps): Promise<string[]> {
   const [
-    { listAgents },
+    { listAgents, placeLabel },
     { agentPlaces, agentPolicy },
     { projectFallback, projectWidening, wideningNote },
   ] = await Promise.all([
@@ -133,10 +133,16 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
     );
     // A project agent's fallbacks, judged as for a job on the default model.
     const fallback = projectFallback(a, policy.defaultModel ?? "", policy.userModels).note;
+    // A Claude Code subagent says where it is and which model its `model:` became.
+    const label = a.origin === "claude-code" ? placeLabel(a) : a.source;
+    const model = a.model ?? "default model";
     return [
-      `  ${a.name.padEnd(width)}  ${`[${a.source}]`.padEnd(10)}  ` +
-      `${a.engine ?? "default engine"}/${a.model ?? "default model"}` +
+      `  ${a.name.padEnd(width)}  ${`[${label}]`.padEnd(10)}  ` +
+      `${a.engine ?? "default engine"}/${model}` +
+      (a.claudeModel ? ` (model: ${a.claudeModel})` : "") +
+      (a.origin === "claude-code" && a.tools ? ` tools: ${a.tools.join(", ") || "none"}` : "") +
       `${a.description ? `  ${a.description}` : ""}`,
+      ...(a.notes ?? []).map((n) => `    - ${n}`),
       ...(note ? [`    ! ${note}`] : []),
       ...(fallback ? [`    ! ${fallback}`] : []),
     ];
@@ -147,7 +153,9 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
       : `  x ${p.name || "(folder)"}  [${p.source}]  INVALID: ${p.reason}`
   );
   return [
-    "Agents (delegate_start agent: <name>; files: .ollama-delegate/agents/, ~/.ollama-mcp/agents/):",
+    "Agents (delegate_start agent: <name>; files: ~/.ollama-mcp/agents/, .ollama-delegate/agents/, " +
+    "and your Claude Code subagents in ~/.claude/agents/ and .claude/agents/, models by " +
+    "claudeAgentModels):",
     // A project's agent files may be a delegate's: their names and words are escaped.
     ...[...agents, ...problems].map(escapeLine),
   ];

@@ -9,6 +9,7 @@ import type { Price } from "../settings/types.ts";
 import { worktreeText } from "../jobs/worktree/text.ts";
 import { escapeBlock, escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { commandsText, filesText } from "../jobs/evidence_words.ts";
+import { askedText } from "../jobs/permission_asks.ts";
 import { endpointLines, queueLines } from "./queue_lines.ts";
 import { recordPlaceText } from "../jobs/residency.ts";
 
@@ -84,6 +85,9 @@ export function summary(
     const more = r.permissionDenials.length > 5 ? `, +${r.permissionDenials.length - 5} more` : "";
     lines.push(line("denied:", `${r.permissionDenials.length}: ${shown.join(", ")}${more}`));
   }
+  // Every question put to the person and its answer (issue 31, item 3).
+  const asked = askedText(r);
+  if (asked) lines.push(line("asked:", asked));
   if (isTerminal(r.state) && (r.exitCode !== undefined || r.signal)) {
     if (r.signal) lines.push(line("exit:", `signal ${r.signal}`));
     else if (r.exitCode !== null && r.exitCode !== undefined) {

@@ -12,7 +12,7 @@ import type { Runtime } from "../jobs/runtime.ts";
 import { type ReviewHost, startReview } from "../review/start.ts";
 import { agentPolicy, callAgent } from "./agent_args.ts";
 import { allowedDir } from "./inputs.ts";
-import { replyAfterWait } from "./job_replies.ts";
+import { delivered, replyAfterWait } from "./job_replies.ts";
 import { panelReply, waitForPanel } from "./panel_reply.ts";
 import type { shapes } from "./shapes.ts";
 import type { ToolDeps, ToolExtra } from "./tool_deps.ts";
@@ -26,6 +26,7 @@ export async function reviewHost(deps: ToolDeps, runtime: Runtime): Promise<Revi
     agent: (name) => callAgent(deps, name),
     agentPolicy: await agentPolicy(deps),
     allowedDir: (path, what) => allowedDir(path, deps.serverCwd, what, deps.workdirs),
+    project: deps.serverCwd,
   };
 }
 
@@ -58,6 +59,8 @@ export function reviewHandler(deps: ToolDeps) {
       );
     }
     const views = await waitForPanel(deps, started.views, args.wait_seconds, extra);
-    return await panelReply(deps, started.record, views, "Review panel started.\n");
+    const reply = await panelReply(deps, started.record, views, "Review panel started.\n");
+    for (const view of views) await delivered(deps, view);
+    return reply;
   };
 }

@@ -54,6 +54,8 @@ export interface RunToolDeps {
   cancel(id: string): Promise<{ view: JobView; wasRunning: boolean }>;
   /** The text delegate_result gives for a finished job. */
   reply(view: JobView): Promise<CallToolResult> | CallToolResult;
+  /** The client collected the reply of the job's end (its result is read: jobs/unread.ts). */
+  delivered?(view: JobView): void;
   /** Progress and task status refresh while a job runs (as for `wait_seconds`). */
   progressMs: number;
 }
@@ -113,7 +115,13 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
   /** Records the job's end in its task; the first caller wins. */
   const finish = async (taskId: string, view: JobView) => {
     const status = taskStatusOf(view.record.state);
-    const task = store.settle(taskId, status, await deps.reply(view), describe(view));
+    const task = store.settle(
+      taskId,
+      status,
+      await deps.reply(view),
+      describe(view),
+      () => deps.delivered?.(view),
+    );
     if (task && store.announcesStatus(taskId)) {
       server.server.notification({ method: "notifications/tasks/status", params: task })
         .catch(() => {});

@@ -15,6 +15,8 @@ import type { EarlyDiscover } from "./early_discover.ts";
 import type { BackgroundPrune } from "../jobs/background_prune.ts";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { registerTools } from "./tools.ts";
+import { ElicitationAsker } from "./permission_prompt.ts";
+import { userClaudeDir } from "../agents/claude_user_dir.ts";
 
 /** The whole shutdown must finish within 5 s of the client leaving. */
 const SHUTDOWN_LIMIT_MS = 4000;
@@ -100,22 +102,35 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
     return undefined;
   }
   const workdirs: WorkdirPolicy = { home, workspaceRoots: s.workspaceRoots };
-  const runtime = runtimeLoader({
-    settings: s,
-    env,
-    serverCwd,
-    userConfigDir: dirname(resolved.locations.userFile),
-    workdirs,
-  }, log);
   const taskStore = new JobTaskStore();
   const server = new McpServer({ name: SERVER_NAME, version: VERSION }, {
     capabilities: { tasks: TASKS_CAPABILITY },
     taskStore,
   });
+  let wrapped: Revision2026Transport | undefined;
+  // A delegate's call that its permissions withhold is put to the person, when one can answer.
+  const asker = new ElicitationAsker(server.server, {
+    seconds: s.permissionAskSeconds,
+    env,
+    elicits2026: () => wrapped?.clientElicits() ?? false,
+    log,
+  });
+  const runtime = runtimeLoader(
+    {
+      settings: s,
+      env,
+      serverCwd,
+      userConfigDir: dirname(resolved.locations.userFile),
+      workdirs,
+    },
+    log,
+    { asker },
+  );
   const tools = registerTools(server, {
     taskStore,
     resolved,
     serverCwd,
+    claudeUserDir: userClaudeDir(env, home),
     workdirs,
     runtime: runtime.get,
     ...(place.progressMs !== undefined ? { progressMs: place.progressMs } : {}),
@@ -128,7 +143,7 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
     server,
     runtime,
     async connect(transport, onclose) {
-      const wrapped = new Revision2026Transport(transport, { tasks: taskStore, log });
+      wrapped = new Revision2026Transport(transport, { tasks: taskStore, log });
       if (onclose) wrapped.onclose = onclose;
       await server.connect(wrapped);
     },

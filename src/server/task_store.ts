@@ -41,6 +41,8 @@ interface Entry {
   origin: Origin;
   result?: Result;
   onCancel?: () => Promise<void>;
+  /** Called once, when the client collects the result: the job's result is read. */
+  onRead?: () => void;
   /** A 2026 client asked to stop it while it ran (tasks/cancel). */
   stoppedByClient?: boolean;
 }
@@ -127,10 +129,18 @@ export class JobTaskStore implements TaskStore {
   }
 
   getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
-    const result = this.#entry(taskId, sessionId)?.result;
-    return result
-      ? Promise.resolve(result)
-      : Promise.reject(new Error(`Task ${taskId} has no result yet`));
+    const entry = this.#entry(taskId, sessionId);
+    const result = entry?.result;
+    if (!result) return Promise.reject(new Error(`Task ${taskId} has no result yet`));
+    this.#read(entry);
+    return Promise.resolve(result);
+  }
+
+  /** The result reached the client: once. */
+  #read(entry: Entry): void {
+    const onRead = entry.onRead;
+    delete entry.onRead;
+    onRead?.();
   }
 
   async updateTaskStatus(
@@ -197,11 +207,21 @@ export class JobTaskStore implements TaskStore {
     if (entry && entry.task.status === "working") this.#set(entry, "working", message);
   }
 
-  /** Records the end and result once; returns the task when this call ended it. */
-  settle(taskId: string, status: TaskStatus, result: Result, message?: string): Task | undefined {
+  /**
+   * Records the end and result once; returns the task when this call ended it. `onRead` runs
+   * when the client collects the result (tasks/result, a 2026 tasks/get that carries it).
+   */
+  settle(
+    taskId: string,
+    status: TaskStatus,
+    result: Result,
+    message?: string,
+    onRead?: () => void,
+  ): Task | undefined {
     const entry = this.#tasks.get(taskId);
     if (!entry || isTerminalStatus(entry.task.status)) return undefined;
     entry.result = result;
+    if (onRead) entry.onRead = onRead;
     delete entry.onCancel;
     this.#set(entry, status, message);
     const ttl = entry.task.ttl ?? DEFAULT_TTL_MS;
@@ -246,10 +266,14 @@ export class JobTaskStore implements TaskStore {
     return { task: { ...this.#tasks.get(taskId)!.task } };
   }
 
-  /** A task of startDetached as tasks/get shows it; undefined for unknown ids. */
-  detached(taskId: string): DetachedView | undefined {
+  /**
+   * A task of startDetached as tasks/get shows it; undefined for unknown ids. `reading`: the
+   * answer carries its result to the client (tasks/get does, in this revision).
+   */
+  detached(taskId: string, reading = false): DetachedView | undefined {
     const entry = this.#tasks.get(taskId);
     if (!entry || entry.origin !== "tasks-2026") return undefined;
+    if (reading && entry.result) this.#read(entry);
     return {
       task: { ...entry.task },
       ...(entry.result ? { result: entry.result } : {}),

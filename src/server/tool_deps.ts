@@ -13,6 +13,11 @@ import type { JobTaskStore } from "./task_store.ts";
 export interface ToolDeps {
   resolved: ResolvedSettings;
   serverCwd: string;
+  /**
+   * The user's Claude Code config dir, whose `agents/` (and the project's `.claude/agents/`)
+   * hold subagents a call may name (issue 31); absent: Claude Code's files are not read.
+   */
+  claudeUserDir?: string;
   /** Where delegates may work: checked for cwd and add_dirs of every start and follow-up. */
   workdirs: WorkdirPolicy;
   /** The job layer and model policy, built at the first call that needs them. */

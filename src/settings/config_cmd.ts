@@ -93,6 +93,13 @@ Options:
   --remove-backend <name>          remove a backend
   --price <model=in/out>           pricing: cost per million input/output tokens
   --remove-price <model>           remove a model's price
+  --agent-model <name=model>       claudeAgentModels: the model a Claude Code subagent
+                                   (~/.claude/agents, .claude/agents) runs on as a delegate, by
+                                   its name or its model: alias (sonnet, opus, haiku, inherit)
+  --remove-agent-model <name>      remove one (user scope only, as is --agent-model)
+  --orchestrator-price <p|default> orchestratorPrice: what your Claude model charges, for the
+                                   savings estimate of stats and delegate_usage: opus (default),
+                                   sonnet, haiku, fable (list prices) or <in>/<out> per million
   --scope <user|project>           which file to write (default user)
   --json                           print the settings in force as JSON
   -h, --help                       show this help
@@ -156,6 +163,9 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "remove-backend": { type: "string" },
         price: { type: "string" },
         "remove-price": { type: "string" },
+        "agent-model": { type: "string" },
+        "orchestrator-price": { type: "string" },
+        "remove-agent-model": { type: "string" },
         scope: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },

@@ -37,6 +37,7 @@ export const FLAG_TO_KEY = {
   "gate-rounds": "reviewGateRounds",
   "gate-models": "reviewGateModels",
   "gate-timeout": "reviewGateSeconds",
+  "orchestrator-price": "orchestratorPrice",
 } as const satisfies Record<string, SettingKey>;
 export type ChangeFlag = keyof typeof FLAG_TO_KEY;
 
@@ -88,6 +89,8 @@ export function valueForFlag(flag: ChangeFlag, text: string): unknown {
         : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "gate-severity":
       return text.trim().toLowerCase();
+    case "orchestrator-price":
+      return text.trim() === "default" ? RESET : text.trim();
     case "base-urls":
       // "none" empties the pool: the default Ollama is baseUrl alone again.
       return text.trim() === "none" ? RESET : text.split(",").map((s) => s.trim()).filter(Boolean);

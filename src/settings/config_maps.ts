@@ -1,9 +1,9 @@
-/** `config` flags that edit the two map settings: backends and pricing. */
+/** `config` flags that edit the map settings: backends, pricing and claudeAgentModels. */
 import { FIELDS } from "./fields.ts";
 import { ConfigUsageError } from "./config_errors.ts";
 
 export interface MapEdit {
-  key: "backends" | "pricing";
+  key: "backends" | "pricing" | "claudeAgentModels";
   name: string;
   /** undefined removes the entry. */
   value?: unknown;
@@ -67,6 +67,30 @@ export function mapChanges(
   const removePrice = str("remove-price");
   if (removePrice !== undefined) {
     edits.push({ key: "pricing", name: removePrice.trim(), flag: "--remove-price" });
+  }
+  const agentModel = str("agent-model");
+  if (agentModel !== undefined) {
+    const eq = agentModel.indexOf("=");
+    if (eq <= 0) {
+      throw new ConfigUsageError(
+        `Cannot use --agent-model "${agentModel}": write name=model, with a Claude Code ` +
+          "subagent's name or its model: alias, e.g. --agent-model sonnet=qwen3-coder:30b",
+      );
+    }
+    edits.push({
+      key: "claudeAgentModels",
+      name: agentModel.slice(0, eq).trim(),
+      value: agentModel.slice(eq + 1).trim(),
+      flag: "--agent-model",
+    });
+  }
+  const removeAgentModel = str("remove-agent-model");
+  if (removeAgentModel !== undefined) {
+    edits.push({
+      key: "claudeAgentModels",
+      name: removeAgentModel.trim(),
+      flag: "--remove-agent-model",
+    });
   }
   return edits;
 }

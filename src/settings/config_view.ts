@@ -34,6 +34,8 @@ function showValue(value: unknown, key: SettingKey): string {
     const entries = Object.entries(value);
     if (entries.length === 0) return "(none)";
     return entries.map(([name, v]) => {
+      // A map of names to models (claudeAgentModels).
+      if (typeof v === "string") return `${name}=${v}`;
       const o = v as Record<string, unknown>;
       if ("url" in o) {
         const extra = [

@@ -42,6 +42,7 @@ import {
   type Settings,
 } from "./types.ts";
 import { GATE_FIELDS } from "./fields_gate.ts";
+import { CLAUDE_CODE_FIELDS } from "./fields_claude_code.ts";
 
 function field<K extends SettingKey>(spec: FieldSpec<K>): FieldSpec<K> {
   return spec;
@@ -351,6 +352,7 @@ export const FIELDS = [
     userOnly: true,
   }),
   ...GATE_FIELDS,
+  ...CLAUDE_CODE_FIELDS,
   field({
     key: "dailyBudgetUsd",
     env: ["OLLAMA_MCP_DAILY_BUDGET_USD"],

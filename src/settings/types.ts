@@ -185,6 +185,12 @@ export interface Settings {
   reviewGateSeconds: number;
   dailyBudgetUsd: Record<string, number>;
   dailyBudgetTokens: Record<string, number>;
+  /** Claude Code subagents' models as delegates, by agent name or `model:` alias (issue 31). */
+  claudeAgentModels: Record<string, string>;
+  /** The orchestrator's price for the savings estimate: an alias or `in/out` (issue 31). */
+  orchestratorPrice: string;
+  /** Seconds the person has to answer a delegate's permission question; 0 = never ask. */
+  permissionAskSeconds: number;
 }
 export type SettingKey = keyof Settings;
 

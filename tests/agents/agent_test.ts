@@ -149,8 +149,10 @@ Deno.test("agent lookup: the user's over a built-in over the project's; names ar
     "tester:user",
   ]);
   assert.deepEqual(problems.map((x) => `${x.name}: ${x.reason}`), [
-    "reviewer: not used: your own agent has that name, and a project's files only add agents",
-    "tester: not used: your own agent has that name, and a project's files only add agents",
+    "reviewer: not used: your own agent in ~/.ollama-mcp/agents has that name, and a project's " +
+    "files only add agents",
+    "tester: not used: your own agent in ~/.ollama-mcp/agents has that name, and a project's " +
+    "files only add agents",
   ]);
   Deno.removeSync(join(p.userConfigDir, "agents", "reviewer.md"));
   assert.match(

@@ -49,6 +49,10 @@ function records(): JobRecord[] {
         { command: "ls", exitCode: 0, durationMs: 3 },
       ],
       changesTracked: true,
+      permissionAsks: [
+        { tool: "Bash", detail: "npm test", answer: "once", by: "person" },
+        { tool: "Write", detail: "a.txt", answer: "deny", by: "timeout" },
+      ],
     }),
     baseRecord(C, S2, {
       engine: "native",
@@ -135,8 +139,13 @@ Deno.test("jobs show: record, prompt, result head and paths; ids by prefix", asy
   // which the server looked for.
   assert.match(run.stdout, /^commands {4}2 run, 1 failed: npm test \(exit 2\), ls \(exit 0\)$/m);
   assert.match(run.stdout, /^changed {5}none$/m);
+  // The person's answers to its permission questions (issue 31, item 3).
+  assert.match(
+    run.stdout,
+    /^asked {7}2: Bash\(npm test\) allowed once, Write\(a\.txt\) denied \(no answer in time\)$/m,
+  );
   const other = await runCli(ctx, ["jobs", "show", A]);
-  assert.doesNotMatch(other.stdout, /^(commands|changed) /m);
+  assert.doesNotMatch(other.stdout, /^(commands|changed|asked) /m);
   assert.match(run.stdout, /--- prompt \(22 bytes\) ---\nFix the bug\nin main.ts\n/);
   assert.match(run.stdout, new RegExp(`--- result \\(\\d+ chars\\) ---\\nresult of ${B}\\n`));
   assert.ok(run.stdout.includes(`result      ${join(ctx.stateDir, B, "result.txt")}\n`));

@@ -16,7 +16,7 @@ import { VERSION } from "../../src/version.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
 import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
 import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
-import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
+import { CLAUDE_BIN, REPO, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const PLUGIN = join(REPO, "plugins", "ollama-delegate");
@@ -66,6 +66,68 @@ Deno.test("plugin: the hooks file runs the plugin's own hook program, which name
   assert.match(
     r.stdout,
     /hooks: Stop command node \["\$\{CLAUDE_PLUGIN_ROOT\}\/hooks\/review_gate\.cjs"\]/,
+  );
+  // The unread results' hook (issue 31, item 2), on every prompt.
+  const prompt = hooks.hooks.UserPromptSubmit[0].hooks[0];
+  assert.equal(prompt.command, "node");
+  assert.deepEqual(prompt.args, ["${CLAUDE_PLUGIN_ROOT}/hooks/unread_results.cjs"]);
+  assert.ok(readFileSync(UNREAD_HOOK, "utf8").includes(`const VERSION = "${VERSION}";`));
+  assert.match(
+    r.stdout,
+    /hooks: UserPromptSubmit command node \["\$\{CLAUDE_PLUGIN_ROOT\}\/hooks\/unread_results\.cjs"\]/,
+  );
+});
+
+/** The UserPromptSubmit hook's program. */
+const UNREAD_HOOK = join(PLUGIN, "hooks", "unread_results.cjs");
+
+Deno.test("plugin: the UserPromptSubmit hook reads one folder and starts nothing while nothing is unread; with an unread job of this project it starts npx from an absolute PATH entry with the plugin's folder as npm's prefix", async () => {
+  const bin = tempDir("od-unread-bin-");
+  const marker = join(bin, "npx-ran");
+  writeFileSync(join(bin, "npx"), `#!/bin/sh\necho "$@" > '${marker}'\ncat >> '${marker}'\n`, {
+    mode: 0o755,
+  });
+  const project = tempDir("od-unread-project-");
+  const planted = join(project, "planted-npx-ran");
+  mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+  writeFileSync(join(project, "node_modules", ".bin", "npx"), `#!/bin/sh\ntouch '${planted}'\n`, {
+    mode: 0o755,
+  });
+  // A project settings file naming another state dir: the hook must not read it.
+  const decoy = tempDir("od-unread-decoy-");
+  writeFileSync(join(project, "ollama-mcp.config.json"), JSON.stringify({ stateDir: decoy }));
+  const node = execFileSync("which", ["node"], { encoding: "utf8" }).trim();
+  const home = tempDir("od-unread-home-");
+  const stateDir = join(home, ".ollama-mcp", "jobs");
+  const input = JSON.stringify({ session_id: "s1", cwd: project, prompt: "next" });
+  const run = (env: Record<string, string> = {}) =>
+    spawnSync(node, [UNREAD_HOOK], {
+      cwd: project,
+      input,
+      env: { PATH: `node_modules/.bin:${bin}:/usr/bin:/bin`, HOME: home, ...env },
+      encoding: "utf8",
+    });
+  const empty = run({ CLAUDE_PROJECT_DIR: project });
+  assert.equal(empty.status, 0, empty.stderr);
+  assert.equal(empty.stdout, "", "nothing to say adds nothing to the prompt");
+  assert.equal(existsSync(marker), false, "npx was started with nothing unread");
+  // Another project's unread job is not this one's.
+  const { markUnread } = await import("../../src/jobs/unread.ts");
+  await markUnread(stateDir, tempDir("od-unread-other-"), crypto.randomUUID());
+  assert.equal(run({ CLAUDE_PROJECT_DIR: project }).status, 0);
+  assert.equal(existsSync(marker), false, "npx was started for another project's job");
+  // A decoy state dir in the project's file, with an unread job of this project: not read.
+  await markUnread(decoy, project, crypto.randomUUID());
+  assert.equal(run({ CLAUDE_PROJECT_DIR: project }).status, 0);
+  assert.equal(existsSync(marker), false, "the project's settings file chose the state dir");
+  // This project's unread job, in the user's state dir (found through its real path).
+  await markUnread(stateDir, project, crypto.randomUUID());
+  const told = run({});
+  assert.equal(told.status, 0, told.stderr);
+  assert.equal(existsSync(planted), false, "the project's npx ran");
+  assert.equal(
+    readFileSync(marker, "utf8"),
+    `--prefix ${PLUGIN} -y ollama-delegate@${VERSION} unread --hook\n${input}`,
   );
 });
 
@@ -236,6 +298,167 @@ Deno.test({
     } finally {
       await registry.close();
       await hostile.close();
+    }
+  },
+});
+
+const BRIEF = "@hang\nGoal: make the date tests pass.\nFiles: src/date.ts.\nDone when: true";
+
+Deno.test({
+  name: "plugin: /ollama-delegate:handoff starts a delegate with its brief, verify and a " +
+    "worktree; claude -p ending with it still running interrupts it, the next prompt's context " +
+    "says so once through the UserPromptSubmit hook, and a follow-up continues it",
+  async fn() {
+    const packDir = tempDir("od-pack-");
+    const tarball = buildNpm(packDir, join(packDir, "stage"));
+    const registry = await startNpmRegistry([tarball]);
+    const home = tempDir("od-unread-home-");
+    const project = join(home, "project");
+    mkdirSync(project);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: project });
+    git("init", "-q", "-b", "main");
+    writeFileSync(join(project, "date.ts"), "export {};\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "one");
+    const stateDir = join(home, ".ollama-mcp", "jobs");
+    /** Each prompt's requests to Claude Code's model, by the prompt's words. */
+    const seen: Record<string, MessagesRequestView[]> = {};
+    let jobId = "";
+    const toolNamed = (view: MessagesRequestView, tool: string) =>
+      (view.tools as Array<{ name?: string }>).map((t) => t.name ?? "")
+        .find((n) => n.startsWith("mcp__plugin_ollama-delegate") && n.endsWith(`__${tool}`));
+    try {
+      await using scene = await startScene({
+        server: false,
+        emulator: {
+          models: [{ name: "qwen3:8b" }],
+          // Claude Code's own model.
+          script: (view) => {
+            const start = toolNamed(view, "delegate_start");
+            if (!start) return undefined;
+            const prompt = ["Write the brief", "what next", "and now"].find((p) =>
+              JSON.stringify(view.messages).includes(p)
+            );
+            if (!prompt) return undefined;
+            (seen[prompt] ??= []).push(view);
+            const last = view.lastToolResult;
+            if (prompt === "Write the brief") {
+              if (last === undefined) {
+                return {
+                  kind: "tool_use",
+                  name: start,
+                  input: { prompt: BRIEF, cwd: project, verify: "true", isolation: "worktree" },
+                };
+              }
+              jobId = /job_id: +(\S+)/.exec(last)?.[1] ?? "";
+              return { kind: "text", text: `Brief\n${BRIEF}\nStarted job ${jobId}.` };
+            }
+            if (prompt === "what next" && last === undefined) {
+              return {
+                kind: "tool_use",
+                name: toolNamed(view, "delegate_followup")!,
+                input: { job_id: jobId.slice(0, 8), prompt: "RESUME", wait_seconds: 120 },
+              };
+            }
+            return { kind: "text", text: "Noted." };
+          },
+          // The delegate: it hangs on the brief (@hang), and answers the follow-up.
+          chatScript: (view) =>
+            JSON.stringify(view.messages).includes("RESUME")
+              ? { kind: "text", text: "resumed and done" }
+              : undefined,
+        },
+      });
+      const url = scene.emulator.url;
+      userNpmrc(home, registry.url);
+      const env = { HOME: home };
+      for (
+        const args of [
+          ["plugin", "marketplace", "add", REPO],
+          ["plugin", "install", "ollama-delegate@ollama-delegate"],
+        ]
+      ) {
+        const r = await claude(home, args, env);
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+      }
+      const ask = (words: string) =>
+        claude(project, [
+          "-p",
+          "--output-format",
+          "json",
+          "--model",
+          "qwen3:8b",
+          "--allowedTools",
+          "mcp__plugin_ollama-delegate_ollama",
+        ], {
+          ...env,
+          ANTHROPIC_BASE_URL: url,
+          ANTHROPIC_AUTH_TOKEN: "ollama",
+          ANTHROPIC_API_KEY: "",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_AUTOUPDATER: "1",
+          MCP_TIMEOUT: "120000",
+          ENABLE_TOOL_SEARCH: "false",
+          OLLAMA_HOST: url,
+          OLLAMA_MCP_DEFAULT_ENGINE: "native",
+          OLLAMA_MCP_DEFAULT_MODEL: "qwen3:8b",
+        }, words);
+
+      // npx fetches the package once: print mode does not wait long for a server to connect.
+      const warm = await claude(project, ["mcp", "list"], env);
+      assert.match(warm.stdout, /ollama.*Connected/, warm.stdout + warm.stderr);
+
+      // 1. The handoff: the command's instructions reach the model, which starts the delegate.
+      const first = await ask("/ollama-delegate:handoff make the date tests pass");
+      assert.equal(first.status, 0, first.stdout + first.stderr);
+      const briefed = JSON.stringify(seen["Write the brief"]?.[0]?.messages ?? []);
+      for (const part of ["Goal", "Done when", "verify", 'isolation: \\"worktree\\"', "Brief"]) {
+        assert.ok(
+          briefed.includes(part),
+          `the command's text names ${part}: ${briefed}\n${first.stdout}\n${
+            scene.emulator.messageRequests().map((q) =>
+              JSON.stringify(
+                (q.json as { tools?: Array<{ name: string }> }).tools?.map((t) => t.name),
+              )
+            ).join("\n")
+          }`,
+        );
+      }
+      assert.match(JSON.parse(first.stdout).result, /^Brief\n@hang\nGoal: make the date tests/);
+      assert.ok(jobId, `the delegate started: ${first.stdout}`);
+      const record = () => JSON.parse(readFileSync(join(stateDir, jobId, "job.json"), "utf8"));
+      assert.deepEqual(record().checks.verify, ["true"]);
+      assert.match(record().worktree.branch, /^delegate\//);
+      // claude -p has ended with the delegate still running: its server stopped it.
+      await until(() => record().state === "interrupted" || undefined, 30_000, "interrupted");
+      assert.match(record().errorText, /follow up to continue/);
+
+      // 2. The next prompt is told, through the hook, and the model continues the session.
+      const second = await ask("what next?");
+      assert.equal(second.status, 0, second.stdout + second.stderr);
+      const told = JSON.stringify(seen["what next"]?.[0]?.messages ?? []);
+      // Claude Code 2.1.332 adds it to the system prompt, after "UserPromptSubmit hook
+      // additional context:".
+      const id = jobId.slice(0, 8);
+      const line = "UserPromptSubmit hook additional context: ollama-delegate: 1 delegation " +
+        "ended since your last message without the result reaching you:\n" +
+        `- job ${id} "@hang Goal: make the date tests pass. Files: src/date.ts. Do…" ` +
+        "interrupted (not verified): Stopped because the client closed stdin before the job " +
+        `finished; follow up to continue. delegate_followup({ job_id: "${id}", prompt }) ` +
+        `continues its session; delegate_result({ job_id: "${id}" }) shows what it did\n`;
+      assert.ok(told.includes(JSON.stringify(line).slice(1, -1)), told);
+      const resumed = seen["what next"]!.at(-1)!.lastToolResult ?? "";
+      assert.match(resumed, /state: +completed \(verified\)/, resumed);
+
+      // 3. Told once: the prompt after says nothing of it.
+      const third = await ask("and now?");
+      assert.equal(third.status, 0, third.stdout + third.stderr);
+      const later = JSON.stringify(seen["and now"]?.[0]?.messages ?? []);
+      assert.ok(later.includes("and now"), later);
+      assert.doesNotMatch(later, /delegations? ended since your last message/);
+    } finally {
+      await registry.close();
     }
   },
 });

@@ -170,6 +170,113 @@ Deno.test("agents: ollama_models lists each agent in one line, and broken files"
   );
 });
 
+/** A Claude Code subagent file as Claude Code's `/agents` writes them. */
+const REVIEWER_CC = [
+  "---",
+  "name: code-reviewer",
+  'description: "Use this agent after code changes.\\n<example>review it</example>"',
+  "tools: Read, Grep, WebFetch",
+  "model: sonnet",
+  "color: blue",
+  "---",
+  "",
+  "You are CC-REVIEWER, a senior code reviewer.",
+  "",
+].join("\n");
+
+function claudeAgent(dir: string, name: string, text: string) {
+  mkdirSync(join(dir, "agents"), { recursive: true });
+  writeFileSync(join(dir, "agents", `${name}.md`), text);
+}
+
+Deno.test({
+  name: "agents: the user's Claude Code subagent runs as a delegate on either engine, with its " +
+    "prompt, its tools mapped and narrowed, and the model claudeAgentModels gives its alias",
+  ignore: process.platform !== "linux",
+  async fn() {
+    const home = tempDir("od-home-");
+    claudeAgent(join(home, ".claude"), "code-reviewer", REVIEWER_CC);
+    const project = join(home, "project");
+    // A cloned repository's own Claude Code subagent: listed, held to narrowing.
+    claudeAgent(
+      join(project, ".claude"),
+      "helper",
+      "---\nname: helper\ndescription: Repo helper\ntools: Bash, Read\nmodel: opus\n" +
+        "permissionMode: bypassPermissions\n---\nYou help.\n",
+    );
+    const seen: ChatRequestView[] = [];
+    await using scene = await startInProcessScene({
+      home,
+      cwd: project,
+      userConfig: {
+        claudeAgentModels: { sonnet: "qwen3:8b", opus: "gpt-oss:120b-cloud" },
+        defaultModel: "qwen3-coder:30b",
+      },
+      emulator: {
+        models: [{ name: "qwen3:8b" }, { name: "qwen3-coder:30b" }, { name: "gpt-oss:120b-cloud" }],
+        chatScript: (view) => {
+          seen.push(view);
+          return undefined;
+        },
+      },
+    });
+    const work = tempDir("od-agent-work-");
+    const native = await scene.call("delegate_start", {
+      agent: "code-reviewer",
+      engine: "native",
+      prompt: "@reply looks fine\nreview",
+      cwd: work,
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(native.text, "state"), "completed", native.text);
+    assert.equal(field(native.text, "agent"), "code-reviewer");
+    assert.equal(field(native.text, "model"), "qwen3:8b");
+    const view = seen.at(-1)!;
+    assert.deepEqual([...view.tools].sort(), ["Grep", "Read"]);
+    assert.match(systemOf(view), /You are CC-REVIEWER/);
+
+    // The claude engine: the real CLI is shown the agent's tools that its harness has (the lean
+    // one has Bash, Read and Edit: Read), with the prompt in its system prompt.
+    const before = scene.emulator.messageRequests().length;
+    const claude = await scene.call("delegate_start", {
+      agent: "code-reviewer",
+      engine: "claude",
+      prompt: "@reply reviewed\nreview",
+      cwd: work,
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(claude.text, "state"), "completed", claude.text);
+    const sent = scene.emulator.messageRequests().slice(before)
+      .map((q) => q.json as { system?: unknown; tools?: Array<{ name: string }> });
+    assert.ok(sent.length > 0);
+    assert.deepEqual(sent[0]!.tools?.map((t) => t.name), ["Read"]);
+    assert.match(JSON.stringify(sent[0]!.system), /You are CC-REVIEWER/);
+
+    const models = await scene.call("ollama_models");
+    assert.match(
+      models.text,
+      /code-reviewer +\[~\/\.claude\/agents\] +default engine\/qwen3:8b \(model: sonnet\) tools: Read, Grep +Use this agent after code changes\. <example>/,
+    );
+    assert.match(models.text, /\n +- its tools WebFetch are not a delegate's and are left out/);
+    assert.match(
+      models.text,
+      /helper +\[\.claude\/agents\] +default engine\/gpt-oss:120b-cloud \(model: opus\)[^\n]*\n +! project agent "helper" .*its model "gpt-oss:120b-cloud" is not used .*its permission_mode "bypassPermissions" is not used/,
+    );
+    // The project's subagent runs, narrowed: the default model and mode, and a warning.
+    const helper = await scene.call("delegate_start", {
+      agent: "helper",
+      engine: "native",
+      prompt: "@reply done\nhelp",
+      cwd: work,
+      wait_seconds: 120,
+    }, { timeoutMs: 180_000 });
+    assert.equal(field(helper.text, "state"), "completed", helper.text);
+    assert.equal(field(helper.text, "model"), "qwen3-coder:30b");
+    assert.equal(field(helper.text, "permission"), "acceptEdits");
+    assert.match(helper.text, /warning: +project agent "helper" .*not used/);
+  },
+});
+
 Deno.test("agents: a native delegate cannot write the project's agent files", async () => {
   await using scene = await startInProcessScene();
   const work = tempDir("od-agent-work-");

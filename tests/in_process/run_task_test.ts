@@ -82,6 +82,9 @@ Deno.test("a task-capable client gets a task, polls it to completed and reads th
     "the task to finish",
   );
   assert.equal(done.status, "completed", done.statusMessage);
+  // Ended, its result not collected yet: unread (issue 31, item 2).
+  const unreadLine = (text: string) => text.split("\n").find((l) => l.includes(jobId));
+  assert.match(unreadLine((await scene.call("delegate_list", {})).text) ?? "", /\[unread\]/);
 
   const result = await scene.client.experimental.tasks.getTaskResult(
     taskId,
@@ -92,6 +95,8 @@ Deno.test("a task-capable client gets a task, polls it to completed and reads th
   assert.equal(field(text, "job_id"), jobId);
   assert.equal(field(text, "state"), "completed");
   assert.match(text, /--- output ---\ndone-by-task\n/);
+  // tasks/result carried it to the client: no longer unread.
+  assert.doesNotMatch(unreadLine((await scene.call("delegate_list", {})).text)!, /\[unread\]/);
   const same = await scene.call("delegate_result", { job_id: jobId });
   assert.equal(same.text, text, "tasks/result gives what delegate_result gives");
   assert.equal(jobRecord(scene.server, jobId).state, "completed");
@@ -243,4 +248,46 @@ Deno.test("cancelling a plain call cancels its job", async () => {
     "the job to end",
   );
   assert.equal(state, "cancelled");
+});
+
+Deno.test("a job whose end nobody collected stays [unread] in delegate_list until a reply carries it", async () => {
+  await using scene = await startInProcessScene();
+  const work = tempDir("od-work-");
+  const list = async () => (await scene.call("delegate_list", {})).text;
+  const line = (text: string, id: string) => text.split("\n").find((l) => l.includes(id)) ?? "";
+  // Started and left: it ends while nobody looks.
+  const started = await scene.call("delegate_start", {
+    prompt: "@reply left alone",
+    model: MODEL,
+    cwd: work,
+  });
+  const left = field(started.text, "job_id")!;
+  await until(
+    async () => (await scene.call("delegate_status", { job_id: left })).text.includes("Finished"),
+    120_000,
+    "the job to end",
+  );
+  assert.match(line(await list(), left), /\[unread\]/);
+  assert.match(await list(), /\[unread\]: 1 job ended without its result reaching you/);
+  // A status that says it ended is not its result.
+  assert.match(line(await list(), left), /\[unread\]/);
+  const read = await scene.call("delegate_result", { job_id: left });
+  assert.equal(field(read.text, "state"), "completed");
+  assert.doesNotMatch(line(await list(), left), /\[unread\]/);
+  // Waited for, its reply carried the end: never unread.
+  const waited = await scene.call("delegate_start", {
+    prompt: "@reply waited for",
+    model: MODEL,
+    cwd: work,
+    wait_seconds: 120,
+  }, { timeoutMs: 180_000 });
+  assert.equal(field(waited.text, "state"), "completed", waited.text);
+  assert.doesNotMatch(line(await list(), field(waited.text, "job_id")!), /\[unread\]/);
+  assert.equal(
+    readdirSync(join(scene.stateDir, ".unread")).flatMap((key) =>
+      readdirSync(join(scene.stateDir, ".unread", key))
+    ).length,
+    0,
+    "no marker is left",
+  );
 });

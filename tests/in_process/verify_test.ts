@@ -403,11 +403,13 @@ Deno.test({
 });
 
 Deno.test({
-  name: "native: delegate_usage shows the ledger's verified figures for the server's repository",
+  name: "native: delegate_usage shows the ledger's verified figures for the server's " +
+    "repository, and what delegation saved at the orchestrator's price",
   ignore: !linux,
   async fn() {
     await using scene = await startInProcessScene({
       emulator: { chatScript: () => ({ kind: "text", text: "done" }) },
+      userConfig: { orchestratorPrice: "sonnet" },
     });
     for (const verify of ["true", "false"]) {
       await scene.call("delegate_start", { ...native, prompt: "x", verify, verify_rounds: 0 });
@@ -416,6 +418,10 @@ Deno.test({
     assert.match(
       usage.text,
       /Verified work in this repository \(ollama-delegate stats for more\):\n {2}qwen3:8b as adhoc: 2 jobs, verified 1 of 2 \(50%\), median 0 repair rounds, cost unknown per verified success/,
+    );
+    assert.match(
+      usage.text,
+      /What delegation saved in every repository, the last 30 days \(an estimate\): the delegated tokens at the orchestrator's price, sonnet \(Claude Sonnet 5\.5, list price\), \$2\/\$10 per million tokens in\/out, .*upper bound\.\n {2}total: 2 jobs, unknown delegated vs \$0\.\d{4} at sonnet, saved ≤\$0\.\d{4}, verified 1 of 2 \(50%\)\nBy model:\n {2}qwen3:8b: 2 jobs, .*\nBy day:\n {2}\d{4}-\d\d-\d\d: 2 jobs, /,
     );
   },
 });

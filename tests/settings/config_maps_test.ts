@@ -94,3 +94,34 @@ Deno.test("config --price, --engine, --sandbox and --retain-days write their set
     assert.deepEqual((readJson(sb.userFile) as { pricing: object }).pricing, {});
   });
 });
+
+Deno.test("config --agent-model maps a Claude Code subagent's name or alias to a model, in the user file only", async () => {
+  await withSandbox((sb) => {
+    let r = run(sb, ["--agent-model", "sonnet=qwen3-coder:30b"]);
+    assert.equal(r.code, 0);
+    r = run(sb, ["--agent-model", "code-reviewer = qwen3:8b"]);
+    assert.deepEqual(readJson(sb.userFile), {
+      claudeAgentModels: { sonnet: "qwen3-coder:30b", "code-reviewer": "qwen3:8b" },
+    });
+    assert.ok(
+      r.lines.some((l) => l.includes("sonnet") && l.includes("qwen3-coder:30b")),
+      r.lines.join("\n"),
+    );
+    run(sb, ["--remove-agent-model", "sonnet"]);
+    assert.deepEqual(readJson(sb.userFile), { claudeAgentModels: { "code-reviewer": "qwen3:8b" } });
+    for (
+      const [argv, message] of [
+        [["--agent-model", "sonnet"], /write name=model/],
+        [["--agent-model", "a b=qwen3:8b"], /is not a valid name/],
+        [["--agent-model", "x=has space"], /cannot contain spaces/],
+        [["--agent-model", "x=qwen3:8b", "--scope", "project"], /claudeAgentModels in the project/],
+      ] as Array<[string[], RegExp]>
+    ) {
+      assert.throws(() => run(sb, argv), (e: unknown) => {
+        assert.ok(e instanceof ConfigUsageError, String(e));
+        assert.match(e.message, message);
+        return true;
+      });
+    }
+  });
+});

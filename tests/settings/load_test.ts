@@ -48,6 +48,9 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     reviewGateSeconds: [["OLLAMA_MCP_REVIEW_GATE_TIMEOUT"], 300],
     dailyBudgetUsd: [["OLLAMA_MCP_DAILY_BUDGET_USD"], {}],
     dailyBudgetTokens: [["OLLAMA_MCP_DAILY_BUDGET_TOKENS"], {}],
+    claudeAgentModels: [["OLLAMA_MCP_CLAUDE_AGENT_MODELS"], {}],
+    orchestratorPrice: [["OLLAMA_MCP_ORCHESTRATOR_PRICE"], "opus"],
+    permissionAskSeconds: [["OLLAMA_MCP_PERMISSION_ASK_SECONDS"], 120],
   });
 });
 
@@ -100,6 +103,9 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       reviewGateSeconds: 300,
       dailyBudgetUsd: {},
       dailyBudgetTokens: {},
+      claudeAgentModels: {},
+      orchestratorPrice: "opus",
+      permissionAskSeconds: 120,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "default"));
     assert.deepEqual(r.problems, []);
@@ -192,6 +198,9 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_REVIEW_GATE_TIMEOUT: "120",
       OLLAMA_MCP_DAILY_BUDGET_USD: '{"openrouter": 2.5}',
       OLLAMA_MCP_DAILY_BUDGET_TOKENS: '{"ollama": 100000}',
+      OLLAMA_MCP_CLAUDE_AGENT_MODELS: "code-reviewer=qwen3-coder:30b, sonnet=b:7b",
+      OLLAMA_MCP_ORCHESTRATOR_PRICE: "3/15",
+      OLLAMA_MCP_PERMISSION_ASK_SECONDS: "30",
     };
     const r = loadSettings({ env, cwd, home });
     assert.deepEqual(r.settings, {
@@ -234,10 +243,13 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       reviewGateSeconds: 120,
       dailyBudgetUsd: { openrouter: 2.5 },
       dailyBudgetTokens: { ollama: 100000 },
+      claudeAgentModels: { "code-reviewer": "qwen3-coder:30b", sonnet: "b:7b" },
+      orchestratorPrice: "3/15",
+      permissionAskSeconds: 30,
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 39);
+    assert.equal(r.layers[3]?.keys.length, 42);
   });
 });
 

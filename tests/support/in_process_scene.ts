@@ -22,7 +22,13 @@ import type {
   Transport,
   TransportSendOptions,
 } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+} from "@modelcontextprotocol/sdk/types.js";
 import { wireServer } from "../../src/server/serve.ts";
 import { callTool, prepareServer, type SceneServer, type ServerOptions } from "./harness.ts";
 import { type SceneOf, sceneOf, type SceneOptions } from "./scene.ts";
@@ -37,16 +43,30 @@ export interface InProcessOptions {
    * several need not run a job for 15 s.
    */
   progressMs?: number;
+  /**
+   * The client's person, for MCP elicitation: the client then declares form elicitation and
+   * answers each `elicitation/create` with what this gives (or never, while it waits);
+   * `withdrawn` aborts when the server cancels the request.
+   */
+  elicit?: (
+    params: ElicitRequest["params"],
+    withdrawn: AbortSignal,
+  ) => ElicitResult | Promise<ElicitResult>;
 }
 
 /** startScene's options and shape, with every server in this process. */
 export function startInProcessScene(
   options: SceneOptions & InProcessOptions = {},
 ): Promise<InProcessScene> {
-  const { progressMs, ...rest } = options;
+  const { progressMs, elicit, ...rest } = options;
   return sceneOf(
     rest,
-    (o) => startInProcessServer({ ...o, ...(progressMs ? { progressMs } : {}) }),
+    (o) =>
+      startInProcessServer({
+        ...o,
+        ...(progressMs ? { progressMs } : {}),
+        ...(elicit ? { elicit } : {}),
+      }),
   );
 }
 
@@ -69,8 +89,34 @@ export async function startInProcessServer(
       log("server exiting with code 0");
     })();
   await wired.connect(new OverTheWire(serverSide), () => void stop("MCP transport closed"));
-  const client = new Client({ name: "od-test", version: "1.0.0" });
+  const elicit = options.elicit;
+  const client = new Client(
+    { name: "od-test", version: "1.0.0" },
+    elicit ? { capabilities: { elicitation: { form: {} } } } : {},
+  );
+  // Open questions by request id, withdrawn when the server cancels them. Read off the wire:
+  // the SDK 1.32.2 client ignores a cancellation of request id 0 (`if (!requestId)`).
+  const open = new Map<string | number, AbortController>();
+  if (elicit) {
+    client.setRequestHandler(
+      ElicitRequestSchema,
+      (request: ElicitRequest, extra: { requestId: string | number }) => {
+        const withdrawn = new AbortController();
+        open.set(extra.requestId, withdrawn);
+        return elicit(request.params, withdrawn.signal);
+      },
+    );
+  }
   await client.connect(clientSide);
+  const onmessage = clientSide.onmessage;
+  if (elicit && onmessage) {
+    clientSide.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      const m = message as { method?: string; params?: { requestId?: string | number } };
+      const id = m.params?.requestId;
+      if (m.method === "notifications/cancelled" && id !== undefined) open.get(id)?.abort();
+      onmessage.call(clientSide, message, extra);
+    };
+  }
   wired.startBackground();
   const close = async () => {
     await stop("client closed the connection");

@@ -23,6 +23,8 @@ export function claudeArgs(
   pinnedSettings: string,
   tools: readonly string[],
   lean = false,
+  /** Where the permission questions go (ask_relay.ts): its MCP config and tool name. */
+  askRelay?: { config: string; tool: string },
 ): string[] {
   const o = spec.options;
   const args = [
@@ -48,6 +50,15 @@ export function claudeArgs(
   }
   if (o.maxTurns !== undefined) args.push(`--max-turns=${o.maxTurns}`);
   for (const dir of o.addDirs) args.push(`--add-dir=${dir}`);
+  if (askRelay) {
+    // Claude Code calls the tool where it would prompt; the model is never shown it (denied by
+    // name, which Claude Code 2.1.332 does not apply to its own prompt calls: measured).
+    args.push(
+      `--mcp-config=${askRelay.config}`,
+      `--permission-prompt-tool=${askRelay.tool}`,
+      `--disallowed-tools=${askRelay.tool}`,
+    );
+  }
   return args;
 }
 

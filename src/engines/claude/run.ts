@@ -72,6 +72,8 @@ import {
 } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
 import { failedStart, judged, withUnrunCall } from "./outcome.ts";
+import { AskRelay, RELAY_TOOL } from "./ask_relay.ts";
+import type { PermissionMode } from "../../settings/types.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
@@ -149,6 +151,8 @@ export class ClaudeEngine implements Engine {
   readonly name = "claude" as const;
 
   private readonly serverCwd: string;
+  /** Where delegates' Claude Code puts its permission questions; listens from the first. */
+  #relay: AskRelay | undefined;
 
   constructor(private readonly config: ClaudeEngineConfig) {
     this.serverCwd = config.serverCwd ?? process.cwd();
@@ -413,14 +417,85 @@ export class ClaudeEngine implements Engine {
         estimate,
       });
     if (refusal) return failedStart(refusal);
-    const args = claudeArgs(
-      spec,
-      pinnedSettings(target.baseUrl, spec.model, sandbox, denyRules, this.#lean, {
-        customHeaders: customHeadersText(spec.sessionId),
-      }),
+    // A person to ask (issue 31, item 3): where Claude Code would prompt, it asks our relay,
+    // which refuses what no answer may allow and puts the rest to the person.
+    const ask = sink.ask && asksInMode(spec.options.permissionMode)
+      ? await (this.#relay ??= new AskRelay()).register({
+        scope: {
+          cwd: spec.cwd,
+          roots: [...new Set([...roots, ...realRoots])],
+          protect: [...(this.config.protect ?? []), this.config.claudeConfigDir],
+          allowSecretFiles: this.config.allowSecretFiles ?? [],
+        },
+        reason: askReason(spec.options.permissionMode, spec.options.allowedTools),
+        ask: sink.ask.bind(sink),
+      })
+      : undefined;
+    try {
+      const turn = await this.#launch(spec, sink, {
+        target,
+        env,
+        command,
+        plan,
+        realRoots,
+        changes,
+        marker,
+        estimate,
+        tools,
+        jail,
+        prompt,
+        args: claudeArgs(
+          spec,
+          pinnedSettings(target.baseUrl, spec.model, sandbox, denyRules, this.#lean, {
+            customHeaders: customHeadersText(spec.sessionId),
+          }),
+          tools,
+          this.#lean,
+          ask && { config: ask.config, tool: RELAY_TOOL },
+        ),
+        toolchains,
+      });
+      if (ask) turn.done.finally(() => ask.release()).catch(() => {});
+      return turn;
+    } catch (e) {
+      ask?.release();
+      throw e;
+    }
+  }
+
+  async #launch(
+    spec: TurnSpec,
+    sink: TurnSink,
+    {
+      target,
+      env,
+      command,
+      plan,
+      realRoots,
+      changes,
+      marker,
+      estimate,
       tools,
-      this.#lean,
-    );
+      jail,
+      prompt,
+      args,
+      toolchains,
+    }: {
+      target: EndpointTarget;
+      env: Record<string, string>;
+      command: string;
+      plan: Exclude<ClaudeSandboxPlan, { kind: "refused" }>;
+      realRoots: string[];
+      changes: TurnChanges;
+      marker: { name: string; value: string };
+      estimate: number;
+      tools: string[];
+      jail: ReturnType<typeof planJail> | undefined;
+      prompt: Uint8Array;
+      args: string[];
+      toolchains: Awaited<ReturnType<typeof jailToolchains>> | undefined;
+    },
+  ): Promise<RunningTurn> {
     // The real file: the jail holds its folder, not the links that led to it.
     const real = jail && await realpath(command);
     // The sandbox limits: a cgroup around the whole jail, and the rlimits of its commands.
@@ -483,6 +558,17 @@ export class ClaudeEngine implements Engine {
     if (limited) turn.done.finally(() => limited.release()).catch(() => {});
     return turn;
   }
+}
+
+/** The modes in which Claude Code would prompt: dontAsk, plan and bypassPermissions never do. */
+function asksInMode(mode: PermissionMode): boolean {
+  return mode === "manual" || mode === "default" || mode === "acceptEdits" || mode === "auto";
+}
+
+/** Why a delegate's Claude Code asks, for the question: its mode and allow rules. */
+function askReason(mode: PermissionMode, allowedTools: readonly string[] | undefined): string {
+  return `permission mode ${mode}` +
+    (allowedTools ? `, allowed_tools ${allowedTools.join(", ") || "none"}` : "");
 }
 
 /** `path` relative to the working directory when it lies there, else as it is. */

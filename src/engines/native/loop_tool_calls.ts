@@ -7,7 +7,14 @@
  */
 import type { ChatMessage, ChatToolCall } from "../../backends/openai.ts";
 import { describeCall } from "../tool_detail.ts";
-import type { Activity, PermissionDenial, TranscriptEntry } from "../types.ts";
+import type {
+  Activity,
+  PermissionDecision,
+  PermissionDenial,
+  PermissionQuestion,
+  TranscriptEntry,
+} from "../types.ts";
+import { fixedRefusal, type PathPurpose } from "../../guard/path_refusal.ts";
 import type { ToolPolicy } from "./permissions.ts";
 import {
   offeredTools,
@@ -29,6 +36,48 @@ export interface ToolCallDeps {
   output?(callId: string, text: string): void;
   /** Appends messages to the durable history as they are made. */
   remember(messages: ChatMessage[]): void;
+  /** Puts a call its permissions withhold to the person (the job's sink); absent: denied. */
+  ask?(question: PermissionQuestion, signal?: AbortSignal): Promise<PermissionDecision>;
+  /** Aborted when the job stops: a question still open is then withdrawn. */
+  signal?: AbortSignal;
+}
+
+/** What a file tool does with the path it names, for the refusals no answer lifts. */
+const PURPOSE: Readonly<Record<string, PathPurpose>> = {
+  Write: "write",
+  Edit: "write",
+  Read: "read",
+  Glob: "list",
+  Grep: "list",
+};
+
+/**
+ * Whether the person may be asked about a call the policy refuses, and about what: the exact
+ * command, or the path. Never for a path that stays refused whatever the answer (a host-run
+ * path, a secret file, a credential store, outside the roots): the delegate is told why instead.
+ */
+function questionFor(
+  name: string,
+  input: Record<string, unknown>,
+  deps: ToolCallDeps,
+): { question: PermissionQuestion } | { fixed: string } | undefined {
+  const reason = deps.ask ? deps.policy.askFor(name, input) : undefined;
+  if (reason === undefined) return undefined;
+  if (name === "Bash") {
+    const command = typeof input.command === "string" ? input.command : "";
+    return { question: { tool: name, detail: command, reason } };
+  }
+  const path = typeof input.file_path === "string"
+    ? input.file_path
+    : typeof input.path === "string"
+    ? input.path
+    : deps.ctx.cwd;
+  const purpose = PURPOSE[name];
+  const fixed = purpose && fixedRefusal(deps.ctx, path, purpose);
+  if (fixed) {
+    return { fixed: `Refused without asking: ${fixed}. No permission mode or answer allows it` };
+  }
+  return { question: { tool: name, detail: path, reason } };
 }
 
 type ToolMessage = Extract<ChatMessage, { role: "tool" }>;
@@ -92,9 +141,17 @@ export async function runCall(
   });
   const refusal = deps.policy.refusal(name, input);
   if (refusal) {
-    result.denials.push({ tool: name, detail: describeCall(name, input) });
-    answer = { text: refusal, isError: true };
-    return finish();
+    // A permission the mode or an allow rule withholds: the person may give it (issue 31).
+    const asking = questionFor(name, input, deps);
+    const decision = asking && "question" in asking
+      ? await deps.ask!(asking.question, deps.signal)
+      : undefined;
+    if (!decision?.allow) {
+      result.denials.push({ tool: name, detail: describeCall(name, input) });
+      const fixed = asking && "fixed" in asking ? asking.fixed : undefined;
+      answer = { text: decision?.message ?? fixed ?? refusal, isError: true };
+      return finish();
+    }
   }
   const tool = offered!;
   try {

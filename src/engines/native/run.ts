@@ -154,17 +154,27 @@ export class NativeEngine implements Engine {
     const unasked = runner.kind !== "unconfined" ||
       spec.options.permissionMode === "bypassPermissions" ||
       (spec.options.allowedTools ?? []).some((t) => parseRule(t).name === "Bash");
+    // With a person to ask (issue 31, item 3), an unconfined command is theirs to allow.
+    const asking = sink.ask !== undefined;
+    const askBash = !unasked && asking && isEditingMode(spec.options.permissionMode);
     const policy = toolPolicy(
-      [...FILE_TOOLS, ...(unasked ? [bashTool(runner)] : [])],
+      [...FILE_TOOLS, ...(unasked || askBash ? [bashTool(runner)] : [])],
       spec.options.permissionMode,
       spec.options.allowedTools,
       spec.options.disallowedTools,
       scope.cwd,
+      {
+        asking,
+        ...(askBash
+          ? { askFor: ["Bash"], askWhy: `its commands would run unconfined: ${runner.why}` }
+          : {}),
+      },
     );
     if (runner.kind === "unconfined") {
       const offered = policy.tools.some((t) => t.name === "Bash");
       const editing = isEditingMode(spec.options.permissionMode);
-      if (offered) sink.sandbox?.(runner.why);
+      if (askBash) sink.sandbox?.(`${runner.why}; so each command is put to the person first`);
+      else if (offered) sink.sandbox?.(runner.why);
       else if (editing) {
         sink.sandbox?.(
           `${runner.why}; so Bash is not offered: commands run only when allowed_tools ` +
@@ -335,6 +345,7 @@ export class NativeEngine implements Engine {
         maxTurns: spec.options.maxTurns ?? DEFAULT_MAX_TURNS,
         signal,
         activity: (a) => sink.activity(a),
+        ...(sink.ask ? { ask: sink.ask.bind(sink) } : {}),
         toolCall: (info) => sink.toolCall(info),
         warning: (text) => sink.warning?.(text),
         response: (tokens) => sink.response?.(tokens),

@@ -167,3 +167,21 @@ Deno.test("rule names: parentheses keep their separators", () => {
     { name: "Write", whole: false },
   ]);
 });
+
+Deno.test("claudeArgs: with a person to ask, the relay's MCP config and its tool as the permission-prompt tool, denied to the model by name", () => {
+  const config =
+    '{"mcpServers":{"ollama_delegate":{"type":"http","url":"http://127.0.0.1:1/ask/x"}}}';
+  const tool = "mcp__ollama_delegate__ask";
+  const args = claudeArgs(spec(), SETTINGS, TOOLS, false, { config, tool });
+  assert.deepEqual(args.slice(-3), [
+    `--mcp-config=${config}`,
+    `--permission-prompt-tool=${tool}`,
+    `--disallowed-tools=${tool}`,
+  ]);
+  // Only our config: a project's .mcp.json is never loaded.
+  assert.ok(args.includes("--strict-mcp-config"));
+  assert.equal(
+    claudeArgs(spec(), SETTINGS, TOOLS).some((a) => a.startsWith("--mcp-config")),
+    false,
+  );
+});

@@ -281,3 +281,54 @@ Deno.test("refusal: shell expansions that build the command at run time are refu
     assert.equal(policy.refusal("Bash", { command }), undefined, command);
   }
 });
+
+// ---------------------------------------------------------------------------------------------
+// toolPolicy with a person to ask (issue 31, item 3)
+
+Deno.test("toolPolicy: with a person to ask, manual offers the editing tools and asks about their calls; dontAsk and plan do not", () => {
+  // Which tools run confined is run.ts's choice (Bash is in ALL as it is when confined).
+  const confined = ALL;
+  const manual = toolPolicy(confined, "manual", undefined, undefined, "/w", { asking: true });
+  assert.deepEqual(manual.tools.map((t) => t.name), [
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "Bash",
+  ]);
+  assert.match(
+    manual.refusal("Write", { file_path: "a.txt" }) ?? "",
+    /needs the person's approval/,
+  );
+  assert.equal(manual.askFor("Write", { file_path: "a.txt" }), "permission mode manual");
+  assert.equal(manual.askFor("Bash", { command: "make" }), "permission mode manual");
+  // Read-only calls are not refused, so not asked.
+  assert.equal(manual.refusal("Read", { file_path: "a.txt" }), undefined);
+  assert.equal(manual.askFor("Read", { file_path: "a.txt" }), undefined);
+  for (const mode of ["dontAsk", "plan"] as const) {
+    const p = toolPolicy(confined, mode, undefined, undefined, "/w", { asking: true });
+    assert.deepEqual(p.tools.map((t) => t.name), ["Read", "Glob", "Grep"], mode);
+    assert.equal(p.askFor("Write", { file_path: "a.txt" }), undefined, mode);
+  }
+  // Without a person, manual is as before.
+  const alone = toolPolicy(confined, "manual", undefined, undefined, "/w");
+  assert.deepEqual(alone.tools.map((t) => t.name), ["Read", "Glob", "Grep"]);
+  assert.equal(alone.askFor("Write", { file_path: "a.txt" }), undefined);
+});
+
+Deno.test("toolPolicy: with a person to ask, a command outside allowed_tools is asked about, one a deny rule refuses never is", () => {
+  const p = toolPolicy(ALL, "acceptEdits", ["Bash(npm test)", "Read"], ["Bash(rm *)"], "/w", {
+    asking: true,
+  });
+  assert.equal(p.askFor("Bash", { command: "npm test" }), undefined, "allowed: nothing to ask");
+  assert.equal(
+    p.askFor("Bash", { command: "npm install left-pad" }),
+    "not among allowed_tools Bash(npm test)",
+  );
+  assert.ok(p.refusal("Bash", { command: "rm -rf x" }));
+  assert.equal(p.askFor("Bash", { command: "rm -rf x" }), undefined);
+  // A command that hides what it runs is refused whatever the answer.
+  assert.ok(p.refusal("Bash", { command: "npm test; $(curl x)" }));
+  assert.equal(p.askFor("Bash", { command: "npm test; $(curl x)" }), undefined);
+});

@@ -5,14 +5,7 @@
  */
 import { relative } from "node:path";
 import type { BeneathCheck } from "../../../platform/beneath.ts";
-import { isWindows } from "../../../platform/runtime.ts";
-import {
-  credentialRefusal,
-  HOST_RUN_PATHS,
-  hostRunRefusal,
-  readRefusal,
-  writeRefusal,
-} from "../../../guard/protected_paths.ts";
+import { type PathPurpose, refusalIn } from "../../../guard/path_refusal.ts";
 import type { GuardIdentities } from "../../../guard/identities.ts";
 import {
   type FileIdentity,
@@ -22,8 +15,7 @@ import {
 } from "../../../guard/refusals.ts";
 import { isInside } from "../../../guard/real_paths.ts";
 
-/** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
-export type PathPurpose = "read" | "write" | "list";
+export type { PathPurpose };
 
 /** The roots a path must stay inside and the policy held to every path; a subset of ToolContext. */
 export interface ConfineScope {
@@ -47,44 +39,7 @@ export interface ConfineScope {
 
 const OWN_FILES = "it is part of ollama-delegate's own settings or job records";
 
-/**
- * A relative path as a case-insensitive filesystem (macOS, Windows, casefolded ext4) would
- * match it: `.GIT/config` is `.git/config` there, and Windows drops trailing dots and spaces
- * (`.git./config`). Refusing the folded name on a case-sensitive system costs only odd names.
- */
-function folded(rel: string): string[] {
-  return rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".")
-    .map((p) => p.toLowerCase().replace(/[. ]+$/, "") || p);
-}
-
-const FOLDED_HOST_RUN = new Set(HOST_RUN_PATHS.map((name) => folded(name).join("/")));
-
-/** The host-run refusal for `rel` with its names folded (see folded), at any depth. */
-function hostRunFolded(rel: string): string | undefined {
-  const original = rel.split(/[\\/]/).filter((p) => p !== "" && p !== ".");
-  const fold = folded(rel);
-  const at = fold.findIndex((p, i) =>
-    FOLDED_HOST_RUN.has(p) || (i > 0 && FOLDED_HOST_RUN.has(`${fold[i - 1]}/${p}`))
-  );
-  return at < 0 ? undefined : hostRunRefusal(original.slice(0, at + 1).join("/"));
-}
-
-/** Why `rel` (relative to a root) must not be written, read (a file) or entered. */
-function refusalIn(rel: string, purpose: PathPurpose, final: boolean, allow: readonly string[]) {
-  // An NTFS stream (`.envrc:x`, `.git:$DATA`) names the file before the colon.
-  if (isWindows && rel.includes(":")) return `"${rel}" names an NTFS stream, which is refused`;
-  const fold = folded(rel).join("/");
-  if (purpose === "write") {
-    return writeRefusal(rel) ?? hostRunFolded(rel) ?? credentialRefusal(fold);
-  }
-  if (purpose === "read" && final) {
-    return readRefusal(rel, allow) ??
-      readRefusal(fold, allow.map((a) => a.toLowerCase()));
-  }
-  return credentialRefusal(rel) ?? credentialRefusal(fold);
-}
-
-/** Inside one of the server's directories, in any case (see folded). */
+/** Inside one of the server's directories, in any case (as a case-insensitive filesystem). */
 function isProtected(protect: readonly string[], real: string): boolean {
   const lower = real.toLowerCase();
   return protect.some((p) => isInside(p, real) || isInside(p.toLowerCase(), lower));
