@@ -20,7 +20,7 @@ import {
   writeIdentityRefusal,
   writePathRefusal,
 } from "../../../guard/refusals.ts";
-import { isInside } from "../../../guard/real_paths.ts";
+import { isInside } from "../../../platform/path_inside.ts";
 
 /** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
 export type PathPurpose = "read" | "write" | "list";
