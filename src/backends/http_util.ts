@@ -1,5 +1,7 @@
 /** Small helpers for reading what HTTP backends answer. */
 
+import { isObject } from "../platform/json_object.ts";
+
 /** Longest server message kept in an error. */
 const MAX_DETAIL_CHARS = 500;
 
@@ -41,8 +43,6 @@ export function parseJson(text: string): unknown {
 }
 
 export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /**

@@ -1,3 +1,4 @@
+import { isObject } from "../platform/json_object.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
 
@@ -38,8 +39,6 @@ export class OllamaHttpError extends DelegateError {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A small client for Ollama's native `/api/*` endpoints. */
 export class OllamaClient {

@@ -1,5 +1,7 @@
 /** One line of the `doctor` report and the small helpers every check uses. */
 
+import { isObject } from "../platform/json_object.ts";
+
 export type CheckStatus = "pass" | "fail" | "warn";
 
 export interface Check {
@@ -86,6 +88,3 @@ export async function fetchJson(
   }
   return { ok: true, status: response.status, body };
 }
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);

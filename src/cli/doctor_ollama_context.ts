@@ -3,6 +3,7 @@
  * (its maximum, num_ctx, the loaded context, the server default) against the default engine's
  * prompt and the 64k coding agents need, with how to derive a model or raise the context.
  */
+import { isObject } from "../platform/json_object.ts";
 import type { OllamaModel } from "../backends/ollama.ts";
 import { isCloud } from "../models/catalog.ts";
 import { loadedContext } from "../models/loaded_context.ts";
@@ -13,7 +14,6 @@ import {
   type Check,
   fetchJson,
   HTTP_TIMEOUT_MS,
-  isObject,
   NEEDED_CONTEXT,
   RAISE_CONTEXT_HINT,
 } from "./doctor_check.ts";

@@ -4,12 +4,12 @@
  * Claude Code talks to for the claude engine. Two of the engines' own tools are offered, by
  * their Claude Code names, and any call of one counts.
  */
+import { isObject } from "../platform/json_object.ts";
 import { randomBytes } from "node:crypto";
 import { OllamaChatClient } from "../backends/ollama_chat.ts";
 import { readBounded, REPLY_LIMITS } from "../backends/bounded.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { EngineFacts, ProbeTool } from "../engines/facts.ts";
-import { isObject } from "./doctor_check.ts";
 
 export const PROBE_TOOLS: readonly (ProbeTool & { description: string })[] = [
   {
