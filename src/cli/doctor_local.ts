@@ -235,18 +235,12 @@ export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Pr
     };
   }
   const install = facts.sandboxInstall ?? "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const probe = await Promise.race<SandboxTrial>([
+  const probe: SandboxTrial = await settleWithin(
     facts.trySandbox?.() ??
       Promise.resolve({ ok: false, detail: "the native engine cannot try its sandbox" }),
-    new Promise<SandboxTrial>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),
-        SANDBOX_TIMEOUT_MS,
-      );
-    }),
-  ]);
-  clearTimeout(timer);
+    SANDBOX_TIMEOUT_MS,
+    { ok: false, detail: "the sandboxed command did not finish" },
+  );
   if (probe.ok && probe.unconfined) {
     return {
       ...base,
