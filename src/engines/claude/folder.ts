@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry } from "../types.ts";
 import {
-  type Json,
   parseStreamLine,
   readStreamEvent,
   type StreamEvent,
