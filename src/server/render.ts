@@ -1,7 +1,8 @@
+import { formatElapsed } from "../platform/duration.ts";
 import { engineTraits } from "../engines/registry.ts";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
-import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/job_figures.ts";
+import { elapsedMs, jobTokensText, turnsText } from "../jobs/job_figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { budgetText } from "../jobs/budget.ts";
