@@ -34,6 +34,7 @@ export const HOMES: readonly Home[] = [
   { name: "isRecord", home: "src/platform/json_object.ts", use: "isObject" },
   { name: "settleWithin", home: "src/platform/sleep.ts" },
   { name: "formatElapsed", home: "src/platform/duration.ts" },
+  { name: "cutTo", home: "src/platform/text_cut.ts" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
   { name: "DEFAULT_BACKEND_NAME", home: "src/settings/backends.ts", use: "DEFAULT_BACKEND" },

@@ -1,3 +1,4 @@
+import { cutTo } from "../platform/text_cut.ts";
 import { homedir } from "node:os";
 import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
@@ -265,5 +266,5 @@ export function parseCount(flag: string, text: string | undefined, min = 1): num
 export function oneLine(text: string, max: number): string {
   const first = text.split("\n").find((l) => l.trim() !== "") ?? "";
   const flat = flattenLine(first);
-  return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
+  return cutTo(flat, Math.max(2, max));
 }

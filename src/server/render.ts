@@ -1,3 +1,4 @@
+import { cutTo } from "../platform/text_cut.ts";
 import { formatElapsed } from "../platform/duration.ts";
 import { engineTraits } from "../engines/registry.ts";
 import type { Activity } from "../engines/types.ts";
@@ -127,9 +128,6 @@ function cut(text: string, max: number): string {
 function cutProse(text: string, max: number): string {
   return cutTo(flattenLine(text), max);
 }
-
-const cutTo = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max - 1)}…` : text;
 
 /** `  [tool] Bash: ls` lines: one activity a line, its kind in brackets first, to scan or grep. */
 export function activityLines(activities: readonly Activity[], limit: number): string[] {
