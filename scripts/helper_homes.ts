@@ -35,6 +35,8 @@ export const HOMES: readonly Home[] = [
   { name: "settleWithin", home: "src/platform/sleep.ts" },
   { name: "formatElapsed", home: "src/platform/duration.ts" },
   { name: "cutTo", home: "src/platform/text_cut.ts" },
+  { name: "parseShow", home: "src/backends/ollama.ts" },
+  { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
   { name: "DEFAULT_BACKEND_NAME", home: "src/settings/backends.ts", use: "DEFAULT_BACKEND" },

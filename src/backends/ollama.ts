@@ -112,30 +112,7 @@ export class OllamaClient {
       if (e instanceof OllamaHttpError && e.status === 404) return undefined;
       throw e;
     }
-    if (!isObject(body)) return {};
-    const info: ShowInfo = {};
-    if (Array.isArray(body.capabilities)) info.capabilities = body.capabilities.map(String);
-    if (isObject(body.model_info)) {
-      for (const [key, value] of Object.entries(body.model_info)) {
-        if (key.endsWith(".context_length") && typeof value === "number") {
-          info.contextLength = value;
-        }
-      }
-      // The model's own architecture wins over other `.context_length` keys (projectors...).
-      const arch = body.model_info["general.architecture"];
-      const own = typeof arch === "string" ? body.model_info[`${arch}.context_length`] : undefined;
-      if (typeof own === "number") info.contextLength = own;
-    }
-    // `parameters` is the Modelfile's PARAMETER lines, one per line: "num_ctx   65536".
-    const parameters = typeof body.parameters === "string" ? body.parameters : "";
-    const numCtx = Number(/^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1] ?? NaN);
-    if (Number.isInteger(numCtx) && numCtx > 0) info.numCtx = numCtx;
-    const details = isObject(body.details) ? body.details : {};
-    if (typeof details.parent_model === "string" && details.parent_model !== "") {
-      info.parentModel = details.parent_model;
-    }
-    if (typeof body.remote_host === "string" && body.remote_host !== "") info.remote = true;
-    return info;
+    return parseShow(body);
   }
 
   /**
@@ -232,4 +209,35 @@ export class OllamaClient {
     }
     return body;
   }
+}
+
+/**
+ * What a `POST /api/show` reply says of a model; the one reader of that reply (the client and
+ * the doctor's context check both use it). Fields Ollama leaves out stay undefined.
+ */
+export function parseShow(body: unknown): ShowInfo {
+  if (!isObject(body)) return {};
+  const info: ShowInfo = {};
+  if (Array.isArray(body.capabilities)) info.capabilities = body.capabilities.map(String);
+  if (isObject(body.model_info)) {
+    for (const [key, value] of Object.entries(body.model_info)) {
+      if (key.endsWith(".context_length") && typeof value === "number") {
+        info.contextLength ??= value;
+      }
+    }
+    // The model's own architecture wins over other `.context_length` keys (projectors...).
+    const arch = body.model_info["general.architecture"];
+    const own = typeof arch === "string" ? body.model_info[`${arch}.context_length`] : undefined;
+    if (typeof own === "number") info.contextLength = own;
+  }
+  // `parameters` is the Modelfile's PARAMETER lines, one per line: "num_ctx   65536".
+  const parameters = typeof body.parameters === "string" ? body.parameters : "";
+  const numCtx = Number(/^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1] ?? NaN);
+  if (Number.isInteger(numCtx) && numCtx > 0) info.numCtx = numCtx;
+  const details = isObject(body.details) ? body.details : {};
+  if (typeof details.parent_model === "string" && details.parent_model !== "") {
+    info.parentModel = details.parent_model;
+  }
+  if (typeof body.remote_host === "string" && body.remote_host !== "") info.remote = true;
+  return info;
 }
