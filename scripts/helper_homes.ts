@@ -36,6 +36,7 @@ export const HOMES: readonly Home[] = [
   { name: "formatElapsed", home: "src/platform/duration.ts" },
   { name: "cutTo", home: "src/platform/text_cut.ts" },
   { name: "parseShow", home: "src/backends/ollama.ts" },
+  { name: "errorDetail", home: "src/backends/http_util.ts" },
   { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },

@@ -1,3 +1,4 @@
+import { errorDetail } from "./http_util.ts";
 import { isObject } from "../platform/json_object.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
@@ -194,12 +195,7 @@ export class OllamaClient {
       // Not JSON (or an error body cut at the cap): keep the text for the error below.
     }
     if (!response.ok) {
-      const message = isObject(body) && typeof body.error === "string"
-        ? body.error
-        : isObject(body) && isObject(body.error) && typeof body.error.message === "string"
-        ? body.error.message
-        : text.trim();
-      const detail = message.slice(0, 300) +
+      const detail = errorDetail(body, text).slice(0, 300) +
         (read.complete ? "" : ` [error body over ${sizeText(max)}, not read]`);
       throw new OllamaHttpError(
         response.status,

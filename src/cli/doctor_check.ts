@@ -1,6 +1,6 @@
 /** One line of the `doctor` report and the small helpers every check uses. */
 
-import { isObject } from "../platform/json_object.ts";
+import { errorDetail } from "../backends/http_util.ts";
 
 export type CheckStatus = "pass" | "fail" | "warn";
 
@@ -78,12 +78,7 @@ export async function fetchJson(
     // Not JSON: the caller decides whether that matters.
   }
   if (!response.ok) {
-    const error = isObject(body) ? body.error : undefined;
-    const detail = typeof error === "string"
-      ? error
-      : isObject(error) && typeof error.message === "string"
-      ? error.message
-      : text.slice(0, 200);
+    const detail = errorDetail(body, text).slice(0, 200);
     return { ok: false, status: response.status, why: `HTTP ${response.status}: ${detail}` };
   }
   return { ok: true, status: response.status, body };
