@@ -37,6 +37,9 @@ export const HOMES: readonly Home[] = [
   { name: "cutTo", home: "src/platform/text_cut.ts" },
   { name: "parseShow", home: "src/backends/ollama.ts" },
   { name: "errorDetail", home: "src/backends/http_util.ts" },
+  // The tests' own helpers (tests/support/): one git, one first-commit repository.
+  { name: "git", home: "tests/support/git_repo.ts", covers: ["tests/"] },
+  { name: "committedRepo", home: "tests/support/git_repo.ts", covers: ["tests/"] },
   { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },

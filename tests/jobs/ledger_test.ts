@@ -1,4 +1,5 @@
 /** The quality ledger: the line an ended job leaves, reading it back, and its figures. */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -168,11 +169,6 @@ Deno.test("a pass of a check the delegate changed: not verified in the ledger, s
 
 Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; else a digest", async () => {
   const dir = mkdtempSync(join(tmpdir(), "od-repo-"));
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
-      cwd,
-      stdio: "pipe",
-    });
   git(dir, "init", "-q");
   git(dir, "commit", "-q", "--allow-empty", "-m", "root");
   const root = execFileSync("git", ["rev-list", "--max-parents=0", "HEAD"], { cwd: dir }).toString()
