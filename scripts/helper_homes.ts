@@ -41,6 +41,7 @@ export const HOMES: readonly Home[] = [
   { name: "git", home: "tests/support/git_repo.ts", covers: ["tests/"] },
   { name: "committedRepo", home: "tests/support/git_repo.ts", covers: ["tests/"] },
   { name: "withEmulator", home: "tests/support/ollama_emulator.ts", covers: ["tests/"] },
+  { name: "streamedResponse", home: "tests/support/ollama_emulator_util.ts", covers: ["tests/"] },
   { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
