@@ -40,6 +40,7 @@ export const HOMES: readonly Home[] = [
   // The tests' own helpers (tests/support/): one git, one first-commit repository.
   { name: "git", home: "tests/support/git_repo.ts", covers: ["tests/"] },
   { name: "committedRepo", home: "tests/support/git_repo.ts", covers: ["tests/"] },
+  { name: "tempDir", home: "tests/support/temp_dir.ts", covers: ["tests/", "bench/"] },
   { name: "withEmulator", home: "tests/support/ollama_emulator.ts", covers: ["tests/"] },
   { name: "streamedResponse", home: "tests/support/ollama_emulator_util.ts", covers: ["tests/"] },
   { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },

@@ -2,10 +2,10 @@
  * scripts/helper_homes.ts against a copy of the repository's src/ with a second home planted:
  * each must be reported by file, line and name, and the tree as it is must pass.
  */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, cpSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkHelperHomes, definitionLines, type SecondHome } from "../../scripts/helper_homes.ts";
@@ -15,7 +15,7 @@ const script = join(repo, "scripts", "helper_homes.ts");
 
 /** A repository holding a copy of src/ with `text` appended to `src/<file>`; removed after. */
 function withPlanted<T>(file: string, text: string, use: (root: string) => T): T {
-  const top = mkdtempSync(join(tmpdir(), "helper_homes_"));
+  const top = tempDir("helper_homes_");
   try {
     cpSync(join(repo, "src"), join(top, "src"), { recursive: true });
     appendFileSync(join(top, "src", file), `\n${text}\n`);

@@ -2,10 +2,10 @@
  * scripts/import_rules.ts against a copy of src/ with one rule broken at a time: each planted
  * import must be reported by file, line, specifier and rule, and the tree as it is must pass.
  */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkImports, localAliases, type Violation } from "../../scripts/import_rules.ts";
@@ -17,7 +17,7 @@ const script = join(repo, "scripts", "import_rules.ts");
 
 /** A copy of src/ with `plant` applied; removed after `use`. */
 function withPlanted(plant: (copy: string) => void, use: (copy: string) => void): void {
-  const top = mkdtempSync(join(tmpdir(), "import_rules_"));
+  const top = tempDir("import_rules_");
   try {
     const copy = join(top, "src");
     cpSync(src, copy, { recursive: true });
@@ -191,7 +191,7 @@ Deno.test("the script exits 1 naming the violation, and 0 silently on the clean 
 });
 
 Deno.test("an own file reached through a deno.json import-map alias is refused", () => {
-  const top = mkdtempSync(join(tmpdir(), "import_rules_"));
+  const top = tempDir("import_rules_");
   try {
     const copy = join(top, "src");
     cpSync(src, copy, { recursive: true });

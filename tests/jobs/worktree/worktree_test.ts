@@ -1,15 +1,7 @@
 import { tempDir } from "../../support/harness.ts";
 import { committedRepo, git } from "../../support/git_repo.ts";
 import assert from "node:assert/strict";
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   createWorktree,
@@ -149,7 +141,7 @@ Deno.test("worktree: a locked, changed or missing worktree cannot take a turn; n
   assert.match((await unusableReason(wt))!, /is locked/);
   await assert.rejects(createWorktree(ref(r, state), false), /already exists/);
 
-  const top = realpathSync(mkdtempSync(join(tmpdir(), "wt-empty-")));
+  const top = realpathSync(tempDir("wt-empty-"));
   git(top, "init", "-q");
   await assert.rejects(
     createWorktree(ref(top, join(top, "..", "st")), false),
