@@ -1,11 +1,12 @@
 /**
  * The import rules of CONTRIBUTING.md ("Layers and imports"), checked over src/: no import
  * cycle, no import running up a layer, the two front ends never importing each other, and an
- * engine's own folder reached only from inside it or through the engine table. `deno task
- * check` runs it (and so CI). Usage: `deno run --allow-read scripts/import_rules.ts [src-dir]`;
+ * engine's own folder reached only from inside it or through the engine table, and no own
+ * file reached by a name the rules cannot place (an import-map alias for a local path in
+ * deno.json, an absolute path or a file: URL). `deno task check` runs it (and so CI). Usage: `deno run --allow-read scripts/import_rules.ts [src-dir]`;
  * it prints one line per broken rule and exits 1, or exits 0 silently.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix, relative, resolve, sep } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -42,7 +43,14 @@ export const SHARED_ENGINE_FOLDERS: readonly string[] = ["tree", "text_calls"];
 const ENGINE_TABLE = "engines/registry.ts";
 const FRONT_ENDS = ["server/", "cli/"];
 
-export type Rule = "cycle" | "up a layer" | "front ends" | "engine folder" | "no layer" | "outside";
+export type Rule =
+  | "cycle"
+  | "up a layer"
+  | "front ends"
+  | "engine folder"
+  | "no layer"
+  | "outside"
+  | "import map";
 
 export interface Violation {
   rule: Rule;
@@ -73,6 +81,29 @@ export function layerOf(path: string): number {
   return best;
 }
 
+/**
+ * The keys of `config`'s import map (deno.json "imports" and every "scopes" entry) that name
+ * a local path: a file importing through one would reach an own file by a bare name, which the
+ * rules below (they place relative specifiers only) would let through unchecked.
+ */
+export function localAliases(config: string): string[] {
+  if (!existsSync(config)) return [];
+  const json = JSON.parse(readFileSync(config, "utf8")) as {
+    imports?: Record<string, string>;
+    scopes?: Record<string, Record<string, string>>;
+  };
+  const maps = [json.imports ?? {}, ...Object.values(json.scopes ?? {})];
+  return maps.flatMap((m) => Object.entries(m).filter(([, to]) => isLocalTarget(to)))
+    .map(([key]) => key);
+}
+
+const isLocalTarget = (s: string) => /^(\.{1,2}\/|\/|file:)/.test(s) || s === "." || s === "..";
+
+/** The alias of `aliases` that `specifier` goes through (exact, or a "prefix/" key). */
+function aliasOf(specifier: string, aliases: readonly string[]): string | undefined {
+  return aliases.find((a) => a.endsWith("/") ? specifier.startsWith(a) : specifier === a);
+}
+
 function tsFiles(dir: string, base = dir): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -85,9 +116,13 @@ function tsFiles(dir: string, base = dir): string[] {
   return out.sort();
 }
 
-/** Every broken import rule in the TypeScript files under `srcDir`. */
-export function checkImports(srcDir: string): Violation[] {
+/**
+ * Every broken import rule in the TypeScript files under `srcDir`; `config` is the deno.json
+ * whose import map the program resolves with (by default the one beside `srcDir`).
+ */
+export function checkImports(srcDir: string, config?: string): Violation[] {
   const root = resolve(srcDir);
+  const aliases = localAliases(config ?? join(root, "..", "deno.json"));
   const shown = (p: string) => posix.join(posix.basename(root), p);
   const out: Violation[] = [];
   const graph = new Map<string, string[]>();
@@ -105,11 +140,23 @@ export function checkImports(srcDir: string): Violation[] {
     const edges: string[] = [];
     graph.set(file, edges);
     for (const imp of importsOf(readFileSync(join(root, file), "utf8"))) {
-      if (!imp.specifier.startsWith(".")) continue; // npm:, node: and mapped packages
-      const target = posix.normalize(posix.join(posix.dirname(file), imp.specifier));
       const at = `${shown(file)}:${imp.line}: imports "${imp.specifier}"`;
       const add = (rule: Rule, why: string) =>
         out.push({ rule, file: shown(file), specifier: imp.specifier, message: `${at}: ${why}` });
+      if (!imp.specifier.startsWith(".")) {
+        const alias = aliasOf(imp.specifier, aliases);
+        if (alias !== undefined || isLocalTarget(imp.specifier)) {
+          add(
+            "import map",
+            (alias !== undefined
+              ? `deno.json's import map sends "${alias}" to a local path`
+              : "a local file by an absolute path or URL") +
+              `, which these rules cannot place in a layer; import own files by a relative path`,
+          );
+        }
+        continue; // npm:, node: and mapped packages
+      }
+      const target = posix.normalize(posix.join(posix.dirname(file), imp.specifier));
       if (target.startsWith("../")) {
         add("outside", `a file outside ${shown("")}; the program imports only its own files`);
         continue;

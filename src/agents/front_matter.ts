@@ -3,6 +3,7 @@
  * then the body. Deliberately not YAML: a small strict subset whose every line means one thing,
  * so a file either says exactly what it seems to or is refused with its line number.
  */
+import { cutTo } from "../platform/text_cut.ts";
 
 /** One `key: value` line, with the 1-based line number it came from. */
 export interface FrontMatterEntry {
@@ -91,6 +92,5 @@ export function listValue(value: string): string[] {
 }
 
 function cut(text: string): string {
-  const flat = text.trim();
-  return flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
+  return cutTo(text.trim(), 60);
 }

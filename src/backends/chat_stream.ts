@@ -4,6 +4,7 @@
  * connections and cut streams with backoff and Retry-After, abort handling, error
  * classification, and every body read under the same caps (REPLY_LIMITS).
  */
+import { isObject } from "../platform/json_object.ts";
 import { errorMessage } from "../errors.ts";
 import {
   BackendReplyError,
@@ -20,7 +21,7 @@ import {
   type ChatRequest,
   ConnectionError,
 } from "./chat_types.ts";
-import { errorDetail, fetchFailure, isObject, parseJson, parseRetryAfter } from "./http_util.ts";
+import { errorDetail, fetchFailure, parseJson, parseRetryAfter } from "./http_util.ts";
 import { ReplyDraft, type StreamEnd } from "./reply_draft.ts";
 import { sessionEcho, sessionHeaders } from "./session_headers.ts";
 import { sleep } from "../platform/sleep.ts";

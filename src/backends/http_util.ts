@@ -1,5 +1,7 @@
 /** Small helpers for reading what HTTP backends answer. */
 
+import { isObject } from "../platform/json_object.ts";
+
 /** Longest server message kept in an error. */
 const MAX_DETAIL_CHARS = 500;
 
@@ -17,9 +19,13 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isNaN(when) ? undefined : Math.max(0, when - now);
 }
 
-/** The server's message from an error body (OpenAI, Ollama and plain-text shapes), short. */
-export function errorDetail(body: unknown): string {
-  let detail = "(no error message)";
+/**
+ * The server's message from an error body (OpenAI, Ollama and plain-text shapes), short: the
+ * one reader of HTTP error bodies, for the chat clients, the Ollama client and the doctor's
+ * probes. `text` is the body as read, said when the JSON names no message (or is no JSON).
+ */
+export function errorDetail(body: unknown, text?: string): string {
+  let detail = text?.trim() || "(no error message)";
   if (isObject(body)) {
     if (typeof body.error === "string") detail = body.error;
     else if (isObject(body.error)) {
@@ -41,8 +47,6 @@ export function parseJson(text: string): unknown {
 }
 
 export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /**

@@ -7,10 +7,11 @@
  * `tool_result` blocks of a user message; a streamed tool call arrives as a `content_block_start`
  * with its id and name and `input_json_delta` pieces of its arguments.
  */
+import { isObject } from "../platform/json_object.ts";
 import { sample, sizeText } from "./bounded.ts";
 import type { ChatEffort, ChatMessage, ChatRequest } from "./chat_types.ts";
 import { StreamingChatClient } from "./chat_stream.ts";
-import { errorDetail, isObject, type Json, num } from "./http_util.ts";
+import { errorDetail, type Json, num } from "./http_util.ts";
 import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
 import { sseEvents } from "./sse.ts";
 

@@ -6,9 +6,10 @@
  * the model's training context (`meta.n_ctx_train`) and serves the one it runs with from
  * `GET /props` (`default_generation_settings.n_ctx`, its README "GET /props").
  */
+import { isObject } from "../platform/json_object.ts";
 import type { BackendTarget, Identity } from "./backend_client.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
-import { isObject, type Json, parseJson } from "./http_util.ts";
+import { type Json, parseJson } from "./http_util.ts";
 
 /** The headers a GET of a listing sends: the endpoint's key both ways servers read one. */
 function listHeaders(target: BackendTarget): Record<string, string> {

@@ -1,3 +1,5 @@
+import { errorDetail } from "./http_util.ts";
+import { isObject } from "../platform/json_object.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
 
@@ -38,8 +40,6 @@ export class OllamaHttpError extends DelegateError {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A small client for Ollama's native `/api/*` endpoints. */
 export class OllamaClient {
@@ -113,30 +113,7 @@ export class OllamaClient {
       if (e instanceof OllamaHttpError && e.status === 404) return undefined;
       throw e;
     }
-    if (!isObject(body)) return {};
-    const info: ShowInfo = {};
-    if (Array.isArray(body.capabilities)) info.capabilities = body.capabilities.map(String);
-    if (isObject(body.model_info)) {
-      for (const [key, value] of Object.entries(body.model_info)) {
-        if (key.endsWith(".context_length") && typeof value === "number") {
-          info.contextLength = value;
-        }
-      }
-      // The model's own architecture wins over other `.context_length` keys (projectors...).
-      const arch = body.model_info["general.architecture"];
-      const own = typeof arch === "string" ? body.model_info[`${arch}.context_length`] : undefined;
-      if (typeof own === "number") info.contextLength = own;
-    }
-    // `parameters` is the Modelfile's PARAMETER lines, one per line: "num_ctx   65536".
-    const parameters = typeof body.parameters === "string" ? body.parameters : "";
-    const numCtx = Number(/^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1] ?? NaN);
-    if (Number.isInteger(numCtx) && numCtx > 0) info.numCtx = numCtx;
-    const details = isObject(body.details) ? body.details : {};
-    if (typeof details.parent_model === "string" && details.parent_model !== "") {
-      info.parentModel = details.parent_model;
-    }
-    if (typeof body.remote_host === "string" && body.remote_host !== "") info.remote = true;
-    return info;
+    return parseShow(body);
   }
 
   /**
@@ -218,12 +195,7 @@ export class OllamaClient {
       // Not JSON (or an error body cut at the cap): keep the text for the error below.
     }
     if (!response.ok) {
-      const message = isObject(body) && typeof body.error === "string"
-        ? body.error
-        : isObject(body) && isObject(body.error) && typeof body.error.message === "string"
-        ? body.error.message
-        : text.trim();
-      const detail = message.slice(0, 300) +
+      const detail = errorDetail(body, text).slice(0, 300) +
         (read.complete ? "" : ` [error body over ${sizeText(max)}, not read]`);
       throw new OllamaHttpError(
         response.status,
@@ -233,4 +205,35 @@ export class OllamaClient {
     }
     return body;
   }
+}
+
+/**
+ * What a `POST /api/show` reply says of a model; the one reader of that reply (the client and
+ * the doctor's context check both use it). Fields Ollama leaves out stay undefined.
+ */
+export function parseShow(body: unknown): ShowInfo {
+  if (!isObject(body)) return {};
+  const info: ShowInfo = {};
+  if (Array.isArray(body.capabilities)) info.capabilities = body.capabilities.map(String);
+  if (isObject(body.model_info)) {
+    for (const [key, value] of Object.entries(body.model_info)) {
+      if (key.endsWith(".context_length") && typeof value === "number") {
+        info.contextLength ??= value;
+      }
+    }
+    // The model's own architecture wins over other `.context_length` keys (projectors...).
+    const arch = body.model_info["general.architecture"];
+    const own = typeof arch === "string" ? body.model_info[`${arch}.context_length`] : undefined;
+    if (typeof own === "number") info.contextLength = own;
+  }
+  // `parameters` is the Modelfile's PARAMETER lines, one per line: "num_ctx   65536".
+  const parameters = typeof body.parameters === "string" ? body.parameters : "";
+  const numCtx = Number(/^\s*num_ctx\s+(\d+)\s*$/m.exec(parameters)?.[1] ?? NaN);
+  if (Number.isInteger(numCtx) && numCtx > 0) info.numCtx = numCtx;
+  const details = isObject(body.details) ? body.details : {};
+  if (typeof details.parent_model === "string" && details.parent_model !== "") {
+    info.parentModel = details.parent_model;
+  }
+  if (typeof body.remote_host === "string" && body.remote_host !== "") info.remote = true;
+  return info;
 }

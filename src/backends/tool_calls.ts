@@ -1,4 +1,5 @@
 /** Tool calls of one streamed reply, assembled under the reply's caps. */
+import { isObject } from "../platform/json_object.ts";
 import { type ReplyLimits, sizeText } from "./bounded.ts";
 
 export interface ChatToolCall {
@@ -8,8 +9,6 @@ export interface ChatToolCall {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Tool calls arrive whole from Ollama, but OpenAI-style servers fragment them by `index`:

@@ -1,5 +1,7 @@
 /** One line of the `doctor` report and the small helpers every check uses. */
 
+import { errorDetail } from "../backends/http_util.ts";
+
 export type CheckStatus = "pass" | "fail" | "warn";
 
 export interface Check {
@@ -76,16 +78,8 @@ export async function fetchJson(
     // Not JSON: the caller decides whether that matters.
   }
   if (!response.ok) {
-    const error = isObject(body) ? body.error : undefined;
-    const detail = typeof error === "string"
-      ? error
-      : isObject(error) && typeof error.message === "string"
-      ? error.message
-      : text.slice(0, 200);
+    const detail = errorDetail(body, text).slice(0, 200);
     return { ok: false, status: response.status, why: `HTTP ${response.status}: ${detail}` };
   }
   return { ok: true, status: response.status, body };
 }
-
-export const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);

@@ -3,10 +3,9 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { EngineFacts, SandboxPlan, SandboxTrial } from "../engines/facts.ts";
-import { SpawnError, spawnProcess } from "../platform/spawn.ts";
-import { killTree } from "../platform/tree_kill.ts";
+import { runCommand } from "../platform/command_run.ts";
 import { settleWithin } from "../platform/sleep.ts";
-import { isWindows, osPlatform } from "../platform/runtime.ts";
+import { osPlatform } from "../platform/runtime.ts";
 import { formatProblems, type ResolvedSettings } from "../settings/load.ts";
 import type { SandboxSetting } from "../settings/types.ts";
 import type { Check } from "./doctor_check.ts";
@@ -136,6 +135,9 @@ export async function claudeCheck(
   };
 }
 
+/** `claude --version` prints one line; more than this is not a version. */
+const VERSION_MAX_BYTES = 64 * 1024;
+
 interface VersionRun {
   code: number | null;
   stdout: string;
@@ -148,35 +150,26 @@ async function runVersion(
   env: Record<string, string>,
   cwd: string,
 ): Promise<VersionRun> {
-  let child;
-  try {
-    child = await spawnProcess({ command, args: ["--version"], cwd, env, detached: !isWindows });
-  } catch (e) {
-    const why = e instanceof SpawnError ? e.code : (e as Error).message;
-    return { code: null, stdout: "", stderr: "", why: `could not start (${why})` };
-  }
-  const collect = (stream: ReadableStream<Uint8Array>) => new Response(stream).text();
-  const output = Promise.all([collect(child.stdout), collect(child.stderr)]);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), CLAUDE_VERSION_TIMEOUT_MS);
+  // runCommand also sweeps a grandchild holding the pipes, so it cannot hold the report.
+  const run = await runCommand({
+    command,
+    args: ["--version"],
+    cwd,
+    env,
+    timeoutMs: CLAUDE_VERSION_TIMEOUT_MS,
+    keepChars: 0,
+    maxBytes: VERSION_MAX_BYTES,
   });
-  const first = await Promise.race([child.status, timedOut]);
-  clearTimeout(timer);
-  if (first === "timeout") {
-    await killTree(child.pid, { graceMs: 500 }).catch(() => child.kill("SIGKILL"));
-    await child.status;
-    return {
-      code: null,
-      stdout: "",
-      stderr: "",
-      why: `gave no answer within ${CLAUDE_VERSION_TIMEOUT_MS / 1000} s`,
-    };
+  const none = { code: null, stdout: "", stderr: "" };
+  if (run.notStarted !== undefined) return { ...none, why: `could not start (${run.notStarted})` };
+  if (run.timedOut) {
+    return { ...none, why: `gave no answer within ${CLAUDE_VERSION_TIMEOUT_MS / 1000} s` };
   }
-  // A grandchild holding the pipes must not hold the report.
-  const texts = await settleWithin(output, 1000, ["", ""] as [string, string]);
-  const why = first.code === 0 ? "printed no version" : `exited with ${first.code ?? first.signal}`;
-  return { code: first.code, stdout: texts[0], stderr: texts[1], why };
+  const text = (b: Uint8Array | undefined) => (b ? new TextDecoder().decode(b) : "");
+  const why = run.exitCode === 0
+    ? "printed no version"
+    : `exited with ${run.exitCode ?? run.signal}`;
+  return { code: run.exitCode, stdout: text(run.stdout), stderr: text(run.stderr), why };
 }
 
 /** How claude delegates are confined here (the jail, Claude Code's sandbox), and if not why. */
@@ -235,18 +228,12 @@ export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Pr
     };
   }
   const install = facts.sandboxInstall ?? "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const probe = await Promise.race<SandboxTrial>([
+  const probe: SandboxTrial = await settleWithin(
     facts.trySandbox?.() ??
       Promise.resolve({ ok: false, detail: "the native engine cannot try its sandbox" }),
-    new Promise<SandboxTrial>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ ok: false, detail: "the sandboxed command did not finish" }),
-        SANDBOX_TIMEOUT_MS,
-      );
-    }),
-  ]);
-  clearTimeout(timer);
+    SANDBOX_TIMEOUT_MS,
+    { ok: false, detail: "the sandboxed command did not finish" },
+  );
   if (probe.ok && probe.unconfined) {
     return {
       ...base,

@@ -3,7 +3,8 @@
  * (its maximum, num_ctx, the loaded context, the server default) against the default engine's
  * prompt and the 64k coding agents need, with how to derive a model or raise the context.
  */
-import type { OllamaModel } from "../backends/ollama.ts";
+import { isObject } from "../platform/json_object.ts";
+import { type OllamaModel, parseShow } from "../backends/ollama.ts";
 import { isCloud } from "../models/catalog.ts";
 import { loadedContext } from "../models/loaded_context.ts";
 import { hasCloudSuffix, sameModel } from "../models/names.ts";
@@ -13,7 +14,6 @@ import {
   type Check,
   fetchJson,
   HTTP_TIMEOUT_MS,
-  isObject,
   NEEDED_CONTEXT,
   RAISE_CONTEXT_HINT,
 } from "./doctor_check.ts";
@@ -55,9 +55,7 @@ export async function contextCheck(
       hint: RAISE_CONTEXT_HINT,
     };
   }
-  const maxContext = modelContextLength(show.body.model_info);
-  const parameters = typeof show.body.parameters === "string" ? show.body.parameters : "";
-  const numCtx = Number(/^\s*num_ctx\s+(\d+)/m.exec(parameters)?.[1] ?? NaN) || undefined;
+  const { contextLength: maxContext, numCtx } = parseShow(show.body);
   const loaded = await loadedContext(s.baseUrl, model, HTTP_TIMEOUT_MS);
   const listed = models.find((m) => sameModel(m.name, model));
   const cloud = listed ? isCloud(listed) : hasCloudSuffix(model);
@@ -170,16 +168,4 @@ export async function contextCheck(
       `${NEEDED_CONTEXT})`,
     details,
   };
-}
-
-/** `<arch>.context_length` from /api/show model_info, for the model's own architecture. */
-function modelContextLength(info: unknown): number | undefined {
-  if (!isObject(info)) return undefined;
-  const arch = info["general.architecture"];
-  const own = typeof arch === "string" ? info[`${arch}.context_length`] : undefined;
-  if (typeof own === "number") return own;
-  for (const [key, value] of Object.entries(info)) {
-    if (key.endsWith(".context_length") && typeof value === "number") return value;
-  }
-  return undefined;
 }

@@ -7,7 +7,7 @@
 import { readdir } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { judgeWorkdir, type WorkdirPolicy } from "../guard/workdirs.ts";
-import { isInside } from "../guard/real_paths.ts";
+import { isInside } from "../platform/path_inside.ts";
 import {
   cacheDest,
   cacheEnv,

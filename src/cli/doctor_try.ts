@@ -5,6 +5,7 @@
  * prints its output and exit code per engine, with what of the user's toolchains it could
  * read. The user's one-line answer to "can my delegates run my tests?".
  */
+import { formatElapsed } from "../platform/duration.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -29,13 +30,13 @@ const HOW: Record<string, string> = {
 
 function runText(run: CheckRun): string {
   if (run.refused) return `not run: ${escapeLine(run.refused)}`;
-  const seconds = (run.durationMs / 1000).toFixed(1);
+  const seconds = formatElapsed(run.durationMs);
   const how = run.timedOut
     ? `timed out after ${TRY_TIMEOUT_MS / 1000} s`
     : run.exitCode === null
     ? `killed by ${run.signal ?? "a signal"}`
     : `exit ${run.exitCode}`;
-  return `${how} after ${seconds} s`;
+  return `${how} after ${seconds}`;
 }
 
 /** Runs `command` on every engine in `cwd`; 0 when it exits 0 on each, 1 otherwise. */

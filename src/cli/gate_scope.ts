@@ -5,6 +5,7 @@
  * stop again (issue 29: a gate that blocks twice on one finding holds Claude in a loop over a
  * claim it already answered).
  */
+import { cutTo } from "../platform/text_cut.ts";
 import type { LeftOut } from "../review/diff_since.ts";
 import { CLAIM_OVERLAP, claimOverlap, type MergedFinding } from "../review/panel.ts";
 import { quoteLine, quotePath } from "../platform/plain_text.ts";
@@ -46,5 +47,4 @@ export function repeatsText(repeated: readonly MergedFinding[]): string {
   return named.join(", ");
 }
 
-const cut = (text: string) =>
-  text.length > CLAIM_SHOWN ? `${text.slice(0, CLAIM_SHOWN - 1)}…` : text;
+const cut = (text: string) => cutTo(text, CLAIM_SHOWN);

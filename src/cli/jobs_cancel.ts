@@ -1,3 +1,4 @@
+import { formatElapsed } from "../platform/duration.ts";
 import { parseArgs } from "node:util";
 import { setTimeout as delay } from "node:timers/promises";
 import { escapeLine } from "../platform/plain_text.ts";
@@ -96,7 +97,7 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: CliIo): P
 }
 
 function cancelMessage(r: CancelOutcome, record: JobRecord): string {
-  const seconds = (r.waitedMs / 1000).toFixed(1);
+  const seconds = formatElapsed(r.waitedMs);
   switch (r.outcome) {
     case "already-finished":
       return `Job ${r.id} had already ended (${r.before}); nothing to cancel.`;
@@ -104,14 +105,14 @@ function cancelMessage(r: CancelOutcome, record: JobRecord): string {
       return `Job ${r.id}: the server that ran it (pid ${r.ownerPid ?? "?"}) is gone, so it is ` +
         `now recorded as interrupted and any delegate it left was stopped.`;
     case "cancelled":
-      return `Job ${r.id} cancelled in ${seconds}s by its server (pid ${r.ownerPid ?? "?"}); ` +
+      return `Job ${r.id} cancelled in ${seconds} by its server (pid ${r.ownerPid ?? "?"}); ` +
         `its delegate processes are stopped.`;
     case "ended-otherwise":
       return `Job ${r.id} ended as ${record.state} before the cancel took effect` +
         (record.errorText ? `: ${escapeLine(record.errorText)}` : ".");
     case "still-running":
       return `Asked server pid ${r.ownerPid ?? "?"} to cancel job ${r.id}, but it is still ` +
-        `${record.state} after ${seconds}s. The request stays in place; check again with ` +
+        `${record.state} after ${seconds}. The request stays in place; check again with ` +
         `ollama-delegate jobs show ${r.id.slice(0, 8)}`;
   }
 }

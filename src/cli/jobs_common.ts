@@ -1,3 +1,4 @@
+import { cutTo } from "../platform/text_cut.ts";
 import { homedir } from "node:os";
 import process from "node:process";
 import { JobManager } from "../jobs/manager.ts";
@@ -8,7 +9,7 @@ import type { JobState } from "../jobs/record.ts";
 import { JobStore } from "../jobs/store.ts";
 import { candidateText, MIN_PREFIX, resolveJobRef } from "../jobs/job_ref.ts";
 import { type ColourFormat, colourWanted, paint } from "../platform/colour.ts";
-import { DURATION_EXAMPLES, parseDuration } from "../platform/duration.ts";
+import { DURATION_EXAMPLES, formatElapsed, parseDuration } from "../platform/duration.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 import { flattenLine } from "../platform/plain_text.ts";
 import { currentEnv, isTty } from "../platform/runtime.ts";
@@ -145,7 +146,7 @@ export function jobProblemText(p: JobProblem): string {
         `${p.matches.map(candidateText).join("; ")}); give more of the id`;
     case "cancel-pending":
       return `Asked server pid ${p.ownerPid ?? "?"} to cancel job ${p.id}, but it is still ` +
-        `${p.state} after ${(p.waitedMs / 1000).toFixed(1)}s. The request stays in place; ` +
+        `${p.state} after ${formatElapsed(p.waitedMs)}. The request stays in place; ` +
         `check again with ollama-delegate jobs show ${p.id.slice(0, 8)}`;
     case "needs-native":
       return p.what === "files"
@@ -210,7 +211,7 @@ export function noMoreArguments(command: string, extra: readonly string[]): void
 /** "12.3s", "4m05s", "2h03m", "3d04h": short and stable. */
 export function humanDuration(ms: number): string {
   const s = Math.max(0, ms) / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
+  if (s < 60) return formatElapsed(ms);
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, "0")}s`;
   const h = Math.floor(m / 60);
@@ -265,5 +266,5 @@ export function parseCount(flag: string, text: string | undefined, min = 1): num
 export function oneLine(text: string, max: number): string {
   const first = text.split("\n").find((l) => l.trim() !== "") ?? "";
   const flat = flattenLine(first);
-  return flat.length > max ? `${flat.slice(0, Math.max(1, max - 1))}…` : flat;
+  return cutTo(flat, Math.max(2, max));
 }

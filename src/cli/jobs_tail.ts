@@ -1,3 +1,4 @@
+import { cutTo } from "../platform/text_cut.ts";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -18,7 +19,7 @@ import {
   resolveJobId,
   styleFor,
 } from "./jobs_common.ts";
-import { type ActivityLine, activityLinesOf, cutTo, withCall } from "./tail_lines.ts";
+import { type ActivityLine, activityLinesOf, withCall } from "./tail_lines.ts";
 
 /** How much of the file's end is read for the first lines, as `tail` does. */
 const BACKLOG_BYTES = 256 * 1024;

@@ -4,12 +4,13 @@
  * Claude Code talks to for the claude engine. Two of the engines' own tools are offered, by
  * their Claude Code names, and any call of one counts.
  */
+import { errorDetail } from "../backends/http_util.ts";
+import { isObject } from "../platform/json_object.ts";
 import { randomBytes } from "node:crypto";
 import { OllamaChatClient } from "../backends/ollama_chat.ts";
 import { readBounded, REPLY_LIMITS } from "../backends/bounded.ts";
 import { DelegateError, errorMessage } from "../errors.ts";
 import type { EngineFacts, ProbeTool } from "../engines/facts.ts";
-import { isObject } from "./doctor_check.ts";
 
 export const PROBE_TOOLS: readonly (ProbeTool & { description: string })[] = [
   {
@@ -218,12 +219,7 @@ export async function probeMessages(
     throw probeError("/v1/messages", options.timeoutMs, e);
   }
   if (status < 200 || status > 299) {
-    const error = isObject(body) ? body.error : undefined;
-    const detail = typeof error === "string"
-      ? error
-      : isObject(error) && typeof error.message === "string"
-      ? error.message
-      : String(body).slice(0, 300);
+    const detail = errorDetail(body, String(body));
     throw new DelegateError(`/v1/messages: HTTP ${status}: ${detail.slice(0, 300)}`);
   }
   const content = isObject(body) && Array.isArray(body.content) ? body.content : undefined;

@@ -4,6 +4,7 @@
  * the delegate's or its backend's, and goes to a terminal: escaped, so that it cannot clear
  * the screen, retitle the window or write lines that pass for the console's own.
  */
+import { cutTo } from "../platform/text_cut.ts";
 import type { LiveEvent } from "../engines/types.ts";
 import { escapeBlock, escapeLine, flattenLine } from "../platform/plain_text.ts";
 import { humanDuration } from "./jobs_common.ts";
@@ -70,7 +71,7 @@ function outputLines(text: string): string {
   return lines.map((raw) => {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     const shown = escapeLine(line.slice(line.lastIndexOf("\r") + 1));
-    const cut = shown.length > OUTPUT_SHOWN ? `${shown.slice(0, OUTPUT_SHOWN - 1)}…` : shown;
+    const cut = cutTo(shown, OUTPUT_SHOWN);
     return cut === "" ? "[output]" : `[output] ${cut}`;
   }).join("\n");
 }
@@ -85,8 +86,7 @@ export function activityLinesOf(
 }
 
 function flat(text: string, max: number): string {
-  const f = flattenLine(text);
-  return f.length > max ? `${f.slice(0, max - 1)}…` : f;
+  return cutTo(flattenLine(text), max);
 }
 
 /** A label followed by multi-line text, later lines indented under the first. */
@@ -113,6 +113,3 @@ export function withCall(
   const room = Math.max(12, width - status.length - 3 - after.length);
   return `${status} · ${cutTo(r.call, room)}${after}`;
 }
-
-export const cutTo = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max - 1)}…` : text;

@@ -1,4 +1,5 @@
 /** What both engines' verifications share: a command not run, and its note in a transcript. */
+import { formatElapsed } from "../platform/duration.ts";
 import { quoteBlock } from "../platform/plain_text.ts";
 import type { CheckRun, VerifySpec } from "./types.ts";
 
@@ -35,5 +36,5 @@ export function noteOf(spec: Pick<VerifySpec, "round">, run: CheckRun): string {
   // Quoted line by line: the output is the delegate's program's, and must not pass for a
   // note of the server's (`[verify 2, run by the server] $ ...`).
   const output = tail === "" ? "" : `\n${quoteBlock(tail)}`;
-  return `${head}\n${how} after ${(run.durationMs / 1000).toFixed(1)} s${output}`;
+  return `${head}\n${how} after ${formatElapsed(run.durationMs)}${output}`;
 }

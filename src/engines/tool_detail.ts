@@ -1,9 +1,8 @@
 /** The one-line detail an activity shows for a tool call, for status and `jobs tail`. */
 
-type Json = Record<string, unknown>;
+import { isObject } from "../platform/json_object.ts";
 
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+type Json = Record<string, unknown>;
 
 /** Longest detail kept; the server cuts further when rendering. */
 const DETAIL_KEEP = 1000;

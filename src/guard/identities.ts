@@ -18,7 +18,8 @@
  */
 import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { Collector, identityKey, insideAny } from "./identity_walk.ts";
+import { Collector, identityKey } from "./identity_walk.ts";
+import { isInsideRoots } from "../platform/path_inside.ts";
 import {
   type HostRunScan,
   SCAN_BOUNDS,
@@ -30,7 +31,7 @@ import { HOST_RUN_PATHS, isHostRunDir, isSecretFileName } from "./protected_path
 import { gitStoreOf } from "./git_store.ts";
 import { type StoreSecrets, storeSecrets } from "./git_secrets.ts";
 
-export { identityKey, insideAny };
+export { identityKey };
 
 export interface GuardIdentities {
   /** The roots the sets cover (real paths). */
@@ -138,10 +139,10 @@ export async function collectGuardIdentities(
   // to a missing file in `.claude`, where no placeholder could be mounted read-only anyway).
   const named = [...top, ...scan.paths];
   for (const path of [...c.hostRunPaths]) {
-    if (insideAny(named, path)) c.hostRunPaths.delete(path);
+    if (isInsideRoots(named, path)) c.hostRunPaths.delete(path);
   }
   for (const path of [...c.hostRunMissing.keys()]) {
-    if (insideAny(named, path)) c.hostRunMissing.delete(path);
+    if (isInsideRoots(named, path)) c.hostRunMissing.delete(path);
   }
   const git = options.gitObjects
     ? await gitObjects([...top, ...scan.paths], [...c.secretPaths], allow, options.gitObjects)

@@ -6,20 +6,13 @@
  */
 import type { Stats } from "node:fs";
 import { lstat, readdir, readlink, realpath, stat } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { isInsideRoots } from "../platform/path_inside.ts";
 import { CREDENTIAL_PATHS, isSecretFileName } from "./protected_paths.ts";
 
 /** A file's identity as a map key: `dev:ino`. */
 export function identityKey(s: { dev: number; ino: number }): string {
   return `${s.dev}:${s.ino}`;
-}
-
-/** True when `path` is one of `roots` or lies below one (not by string prefix). */
-export function insideAny(roots: readonly string[], path: string): boolean {
-  return roots.some((root) => {
-    const rel = relative(root, path);
-    return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
-  });
 }
 
 /** Inside a `.git`: folders with nothing the host runs, and most of the entries. */
@@ -96,7 +89,7 @@ export class Collector {
     let real = path;
     if (info.isSymbolicLink()) {
       const to = await this.target(path);
-      if (!to || !insideAny(this.roots, to.real)) {
+      if (!to || !isInsideRoots(this.roots, to.real)) {
         // Outside every root: no file tool reaches it, no sandbox mounts it. Its identity
         // still counts, for a root that is itself such a target.
         const s = await this.look(path, true);
@@ -179,7 +172,7 @@ export class Collector {
     const s = await this.look(real, true);
     if (!s?.isFile()) return;
     this.secret.set(identityKey(s), path);
-    if (insideAny(this.roots, real)) this.secretPaths.add(real);
+    if (isInsideRoots(this.roots, real)) this.secretPaths.add(real);
     if (!this.owners.has(real)) this.owners.set(real, path);
     if (s.nlink > 1) this.link(s, "secret");
   }

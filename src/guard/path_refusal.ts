@@ -15,7 +15,7 @@ import {
   readRefusal,
   writeRefusal,
 } from "./protected_paths.ts";
-import { isInside } from "./real_paths.ts";
+import { isInside } from "../platform/path_inside.ts";
 
 /** What a file tool does with a path; named in refusals. `list` is a walk that shows names. */
 export type PathPurpose = "read" | "write" | "list";

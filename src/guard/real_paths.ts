@@ -4,20 +4,8 @@
  * yet. The server's own directories are compared as written and as resolved.
  */
 import { lstat, readlink, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
-
-/** True when `path` is `root` or below it; `/a/bc` is not below `/a/b` (prefix trick). */
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  if (rel === "") return true;
-  if (isAbsolute(rel)) return false; // another drive on Windows
-  return rel !== ".." && !rel.startsWith(`..${sep}`);
-}
-
-/** True when `path` lies in one of `roots`. */
-export function isInsideRoots(roots: readonly string[], path: string): boolean {
-  return roots.some((root) => isInside(root, path));
-}
+import { basename, dirname, relative, resolve, sep } from "node:path";
+import { isInside } from "../platform/path_inside.ts";
 
 /** A real path as the model should see it: relative to cwd when inside it. */
 export function displayPath(real: string, cwd: string): string {

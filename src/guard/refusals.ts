@@ -8,7 +8,8 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { type GuardIdentities, identityKey, insideAny } from "./identities.ts";
+import { type GuardIdentities, identityKey } from "./identities.ts";
+import { isInside, isInsideRoots } from "../platform/path_inside.ts";
 import { hostRunRefusal, readRefusal } from "./protected_paths.ts";
 
 /** What the checks need of a stat result (node's Stats has it). */
@@ -21,14 +22,14 @@ export interface FileIdentity {
 
 /** `path` relative to the root holding it, as the model should see it. */
 function shown(guard: GuardIdentities, path: string): string {
-  const root = guard.roots.find((r) => insideAny([r], path));
+  const root = guard.roots.find((r) => isInside(r, path));
   if (root === undefined) return path;
   return relative(root, path).split(/[\\/]/).join("/") || ".";
 }
 
 /** Inside `dir` or `dir` itself. */
 function atOrBelow(dir: string, path: string): boolean {
-  return insideAny([dir], path);
+  return isInside(dir, path);
 }
 
 /**
@@ -133,6 +134,6 @@ export async function pathIdentityRefusal(
     const s = await stat(dir).catch(() => undefined);
     const why = s && writeIdentityRefusal(guard, s, dir);
     if (why) return why;
-    if (!insideAny(guard.roots, dirname(dir)) || dirname(dir) === dir) return undefined;
+    if (!isInsideRoots(guard.roots, dirname(dir)) || dirname(dir) === dir) return undefined;
   }
 }

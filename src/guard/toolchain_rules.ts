@@ -7,7 +7,7 @@
  */
 import { basename, dirname, join, posix } from "node:path";
 import { CREDENTIAL_PATHS, HOME_CREDENTIAL_FILES } from "./protected_paths.ts";
-import { isInside } from "./real_paths.ts";
+import { isInside } from "../platform/path_inside.ts";
 
 /**
  * What every sandbox mounts read-only from the host already (engines/bwrap_base.ts): a PATH

@@ -7,7 +7,7 @@ import type { Stats } from "node:fs";
 import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { identityKey } from "./identity_walk.ts";
-import { isInside } from "./real_paths.ts";
+import { isInside } from "../platform/path_inside.ts";
 import {
   credentialsInside,
   installRootOf,

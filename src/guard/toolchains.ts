@@ -28,7 +28,7 @@
  * Bounded: entries read per folder, `#!` lines read, folders opened.
  */
 import { isAbsolute, join } from "node:path";
-import { isInside } from "./real_paths.ts";
+import { isInside } from "../platform/path_inside.ts";
 import { credentialIdentities } from "./toolchain_secrets.ts";
 import {
   isSystemPath,

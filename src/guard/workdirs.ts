@@ -19,6 +19,7 @@ import { posix, win32 } from "node:path";
 import process from "node:process";
 import { CREDENTIAL_PATHS } from "./protected_paths.ts";
 import { isWindows } from "../platform/runtime.ts";
+import { isInside } from "../platform/path_inside.ts";
 
 export type WorkdirRule = "system" | "home" | "credentials" | "workspace-roots";
 
@@ -127,12 +128,8 @@ function hostFlavor(): PathFlavor {
 }
 
 /** True when `inner` is `outer` or lies below it (both absolute and normalised). */
-function within(flavor: PathFlavor, inner: string, outer: string): boolean {
-  const rel = flavor.path.relative(flavor.key(outer), flavor.key(inner));
-  if (rel === "") return true;
-  const up = rel === ".." || rel.startsWith(`..${flavor.path.sep}`);
-  return !up && !flavor.path.isAbsolute(rel);
-}
+const within = (flavor: PathFlavor, inner: string, outer: string) =>
+  isInside(flavor.key(outer), flavor.key(inner), flavor.path);
 
 const isRoot = (flavor: PathFlavor, p: string) => flavor.path.parse(p).root === p;
 

@@ -6,6 +6,7 @@
  */
 import { readdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { isInside } from "../platform/path_inside.ts";
 
 /** A session id (a UUID): the only name the server gives a worktree's folder. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -19,11 +20,6 @@ export interface TurnWorktree {
   path: string;
   /** Its git directory, `<repository>/.git/worktrees/<name>`. */
   gitDir: string;
-}
-
-function inside(outer: string, inner: string): boolean {
-  const rel = relative(outer, inner);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
 }
 
 /**
@@ -45,7 +41,7 @@ export function isServerWorktree(
     return false;
   }
   const rel = relative(dir, top);
-  return SESSION_ID.test(rel) && inside(top, cwd);
+  return SESSION_ID.test(rel) && isInside(top, cwd);
 }
 
 /** The repository's common git directory, which git inside the worktree reads. */
@@ -62,7 +58,7 @@ export function commonGitDir(worktree: TurnWorktree): string {
 export function protectAround(protect: readonly string[], keep: string): string[] {
   const out: string[] = [];
   for (const p of protect) {
-    if (p === keep || !inside(p, keep)) {
+    if (p === keep || !isInside(p, keep)) {
       if (p !== keep) out.push(p);
       continue;
     }

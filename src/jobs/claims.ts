@@ -5,6 +5,7 @@
  * negates, plans or asks is no claim, and a check whose evidence may be incomplete is not made
  * (tests/jobs/claims_corpus.ts holds the messages it must and must not flag).
  */
+import { cutTo } from "../platform/text_cut.ts";
 
 /** What the server saw the delegate (and its own check) do. */
 export interface ClaimEvidence {
@@ -82,10 +83,7 @@ export function sentences(text: string): string[] {
   return prose.split(/\n+|(?<=[.!?])\s+(?=[A-Z*`-])/).map((s) => s.trim()).filter((s) => s !== "");
 }
 
-const quote = (text: string) => {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
-};
+const quote = (text: string) => cutTo(text.replace(/\s+/g, " ").trim(), 80);
 
 /** Whether the sentence before `index` (the claim's start) hedges or negates it. */
 function hedged(sentence: string, index: number, length: number): boolean {

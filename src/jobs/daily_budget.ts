@@ -6,7 +6,8 @@
  */
 import { formatCost } from "./cost.ts";
 import { JobError } from "./errors.ts";
-import { DEFAULT_BACKEND_NAME, type LedgerEntry, readLedger } from "./ledger.ts";
+import { type LedgerEntry, readLedger } from "./ledger.ts";
+import { DEFAULT_BACKEND } from "../settings/backends.ts";
 
 const DAY_MS = 86_400_000;
 /** How much of the ledger's end is read first for today's entries; more only when needed. */
@@ -71,7 +72,7 @@ export async function checkDailyBudget(
   backend: string | undefined,
   now = Date.now(),
 ): Promise<void> {
-  const name = backend ?? DEFAULT_BACKEND_NAME;
+  const name = backend ?? DEFAULT_BACKEND;
   const usd = budgets.usd[name];
   const tokens = budgets.tokens[name];
   if (usd === undefined && tokens === undefined) return;

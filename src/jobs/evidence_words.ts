@@ -5,6 +5,7 @@
  * server observed rather than the model's account. Commands and file names are the delegate's
  * text: each is escaped onto the line (platform/plain_text.ts) before it is cut.
  */
+import { cutTo } from "../platform/text_cut.ts";
 import { join, relative } from "node:path";
 import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { JobRecord } from "./record.ts";
@@ -100,6 +101,5 @@ function relativeTo(path: string, cwd: string): string {
 
 /** A command escaped on one line (its line breaks shown), then cut to `max`. */
 function cut(text: string, max: number): string {
-  const line = escapeLine(text.trim());
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return cutTo(escapeLine(text.trim()), max);
 }

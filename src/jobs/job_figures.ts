@@ -5,11 +5,6 @@
 import { promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
 
-/** Seconds with one decimal (`12.3s`): a turn takes seconds, and tenths say enough of it. */
-export function formatElapsed(ms: number): string {
-  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
-}
-
 export function elapsedMs(record: JobRecord, now = Date.now()): number {
   const from = record.startedAt ?? record.createdAt;
   return (record.endedAt ?? now) - from;

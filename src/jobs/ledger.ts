@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { canonicalModelName } from "../models/names.ts";
 import { readFileTail } from "../platform/file_ends.ts";
 import type { Price } from "../settings/types.ts";
+import { DEFAULT_BACKEND } from "../settings/backends.ts";
 import { costOf, promptTokens } from "./cost.ts";
 import type { JobRecord } from "./record.ts";
 import { checkChanged } from "./check_watch.ts";
@@ -19,8 +20,6 @@ import { wholeTokens } from "./usage_bounds.ts";
 import { TOOL_CALL_UNPARSED } from "../engines/text_calls/types.ts";
 
 export const LEDGER_FILE = "ledger.jsonl";
-/** The name the ledger gives the Ollama at baseUrl, which a job names no backend for. */
-export const DEFAULT_BACKEND_NAME = "ollama";
 /** The ledger's agent for a job that ran as no named agent. */
 export const ADHOC = "adhoc";
 /**
@@ -87,7 +86,7 @@ export function ledgerEntry(
     job: record.id,
     model: canonicalModelName(record.model),
     engine: record.engine,
-    backend: record.backend ?? DEFAULT_BACKEND_NAME,
+    backend: record.backend ?? DEFAULT_BACKEND,
     agent: record.agent ?? ADHOC,
     repo: record.repo ?? "",
     verified,

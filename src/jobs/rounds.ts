@@ -225,7 +225,7 @@ async function runCheck(
   }
 }
 
-/** `passed (npm test: exit 0, 12.3 s)`, `failed (npm test: exit 1, 4.2 s, 4 failing)`. */
+/** `passed (npm test: exit 0, 12.3s)`, `failed (npm test: exit 1, 4.2s, 4 failing)`. */
 export function checkLine(round: Verification["rounds"][number]): string {
   const run = round.passed ? round.runs.at(-1) : failingRun(round.runs) ?? round.runs.at(-1);
   if (!run) return round.passed ? "passed" : "failed";

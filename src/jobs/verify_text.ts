@@ -3,6 +3,7 @@
  * tail of each command's output), the full log in the job folder, what a failure says about
  * itself ("4 failing"), whether two failures are the same, and the prompt of a repair round.
  */
+import { formatElapsed } from "../platform/duration.ts";
 import type { CheckResult } from "../engines/types.ts";
 import type { JobRecord } from "./record.ts";
 
@@ -50,12 +51,12 @@ export function checkLog(round: number, check: CheckResult): string {
   return parts.join("\n") + "\n";
 }
 
-/** `exit 1, 4.2 s`, `timed out after 600.0 s`, `not run: ...`. */
+/** `exit 1, 4.2s`, `timed out after 600.0s`, `not run: ...`. */
 export function runResult(
   r: Pick<KeptRun, "exitCode" | "signal" | "durationMs" | "timedOut" | "refused">,
 ): string {
   if (r.refused) return `not run: ${r.refused}`;
-  const seconds = `${(r.durationMs / 1000).toFixed(1)} s`;
+  const seconds = formatElapsed(r.durationMs);
   if (r.timedOut) return `timed out after ${seconds}`;
   if (r.exitCode === null) return `killed by ${r.signal ?? "a signal"} after ${seconds}`;
   return `exit ${r.exitCode}, ${seconds}`;

@@ -14,7 +14,8 @@
  */
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, readlink, stat } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { isInside } from "./path_inside.ts";
 import { type Anchor, type HeldDir, systemAnchor } from "./beneath_anchor.ts";
 import { type BeneathDir, BeneathError, heldDir, type OpenedFile } from "./beneath_dir.ts";
 
@@ -56,9 +57,7 @@ export type OpenMode = "read" | "update" | "write" | "create";
 function outermostRoot(roots: readonly string[], path: string): string | undefined {
   let best: string | undefined;
   for (const root of roots) {
-    const rel = relative(root, path);
-    const inside = rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`));
-    if (inside && (best === undefined || root.length < best.length)) best = root;
+    if (isInside(root, path) && (best === undefined || root.length < best.length)) best = root;
   }
   return best;
 }

@@ -1,9 +1,12 @@
 /**
- * Runs one command to its end under a deadline: output kept as a bounded tail, a timeout and
- * an abort that stop the whole process tree, and a sweep of the command's session for
- * whatever still holds its pipes. The sandbox decides what to run; this knows how.
+ * Runs one command to its end under a deadline: output kept as a bounded tail (or, asked,
+ * stdout and stderr apart as bytes under a cap), input given at the start, a timeout and an
+ * abort that stop the whole process tree, and a sweep of the command's session for whatever
+ * still holds its pipes. The one home of spawn, wait, time out and kill: the sandbox, git and
+ * the doctor's probes decide what to run; this knows how.
  */
 import process from "node:process";
+import { concatBytes } from "./bytes.ts";
 import { SpawnError, spawnProcess } from "./spawn.ts";
 import { isWindows } from "./runtime.ts";
 import { settleWithin } from "./sleep.ts";
@@ -17,10 +20,21 @@ export interface CommandSpec {
   cwd: string;
   /** The complete environment of the child. */
   env: Record<string, string>;
-  timeoutMs: number;
-  signal: AbortSignal;
-  /** Output kept: the last this many characters. */
+  /** Stopped (with everything it started) after this long; none when absent. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Output kept: the last this many characters (0: none, the output is not decoded). */
   keepChars: number;
+  /** Bytes written to the command's stdin, which is then closed; absent = no input. */
+  stdin?: Uint8Array;
+  /**
+   * Keeps stdout and stderr apart, as bytes, each up to this many: a command that writes more
+   * is stopped, and the result says `overCap` (its stdout then undefined).
+   */
+  maxBytes?: number;
+  /** Exit codes that are answers rather than failures (default: 0 alone); see `accepted`. */
+  okCodes?: readonly number[];
+
   onSpawn?: (pid: number) => void;
   /**
    * Each piece of stdout and stderr as it arrives, decoded, in arrival order, also what the
@@ -39,6 +53,16 @@ export interface CommandResult {
   droppedChars: number;
   timedOut: boolean;
   aborted: boolean;
+  /** With `maxBytes`: stdout as bytes, undefined when it went over the cap. */
+  stdout?: Uint8Array;
+  /** With `maxBytes`: stderr as bytes, undefined when it went over the cap. */
+  stderr?: Uint8Array;
+  /** With `maxBytes`: the command wrote more than the cap on stdout or stderr and was stopped. */
+  overCap?: boolean;
+  /** It exited by itself with a code of `okCodes` (default 0). */
+  accepted?: boolean;
+  /** The spawn error's code (ENOENT, EACCES...) when the command could not start. */
+  notStarted?: string;
 }
 
 /** The system shell running `script`: `/bin/sh -c`, or `cmd.exe /d /s /c` on Windows. */
@@ -51,7 +75,7 @@ export function shellCommand(script: string): { command: string; args: string[] 
 /** Runs `spec` to its end; never throws for the command's own failure or a failed spawn. */
 export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
   const started = performance.now();
-  const early = (output: string, aborted: boolean): CommandResult => ({
+  const early = (output: string, aborted: boolean, notStarted?: string): CommandResult => ({
     exitCode: null,
     signal: null,
     durationMs: Math.round(performance.now() - started),
@@ -59,8 +83,11 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
     droppedChars: 0,
     timedOut: false,
     aborted,
+    overCap: false,
+    accepted: false,
+    ...(notStarted !== undefined ? { notStarted } : {}),
   });
-  if (spec.signal.aborted) return early("(not started: the job was stopped)", true);
+  if (spec.signal?.aborted) return early("(not started: the job was stopped)", true);
   let child;
   try {
     child = await spawnProcess({
@@ -68,21 +95,38 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
       args: spec.args,
       cwd: spec.cwd,
       env: spec.env,
+      ...(spec.stdin ? { stdin: spec.stdin } : {}),
       detached: !isWindows,
     });
   } catch (e) {
-    return early(e instanceof SpawnError ? e.message : String(e), false);
+    const code = e instanceof SpawnError ? e.code : String(e);
+    return early(e instanceof SpawnError ? e.message : String(e), false, code);
   }
   spec.onSpawn?.(child.pid);
   const tail = new TailBuffer(spec.keepChars);
+  const decode = spec.keepChars > 0 || spec.onOutput !== undefined;
   const take = (text: string) => {
     tail.push(text);
     if (text !== "") spec.onOutput?.(text);
   };
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
+  let overCap = false;
+  const pump = async (stream: ReadableStream<Uint8Array>): Promise<Uint8Array | undefined> => {
     const decoder = new TextDecoder();
-    for await (const chunk of stream) take(decoder.decode(chunk, { stream: true }));
-    take(decoder.decode());
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of stream) {
+      if (decode) take(decoder.decode(chunk, { stream: true }));
+      if (spec.maxBytes === undefined || size > spec.maxBytes) continue;
+      size += chunk.length;
+      if (size > spec.maxBytes) {
+        overCap = true;
+        stop();
+      } else parts.push(chunk);
+    }
+    if (decode) take(decoder.decode());
+    return spec.maxBytes === undefined || size > spec.maxBytes
+      ? undefined
+      : concatBytes(parts, size);
   };
   let timedOut = false;
   let aborted = false;
@@ -92,7 +136,7 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
       child.kill("SIGKILL");
     });
   };
-  const timer = setTimeout(() => {
+  const timer = spec.timeoutMs === undefined ? undefined : setTimeout(() => {
     timedOut = true;
     stop();
   }, spec.timeoutMs);
@@ -100,22 +144,25 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
     aborted = true;
     stop();
   };
-  if (spec.signal.aborted) onAbort();
-  else spec.signal.addEventListener("abort", onAbort, { once: true });
+  if (spec.signal?.aborted) onAbort();
+  else spec.signal?.addEventListener("abort", onAbort, { once: true });
   const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]);
   // A read error must not become an unhandled rejection while we wait for the exit.
   pumps.catch(() => {});
   const status = await child.status;
   clearTimeout(timer);
-  spec.signal.removeEventListener("abort", onAbort);
+  spec.signal?.removeEventListener("abort", onAbort);
   await stopping;
   // Something still holding our pipes after the command ended belongs to its session: a
   // process forked while the command was being stopped, or a daemon it left behind.
-  const drained = await settleWithin(pumps.then(() => true), stopping ? 300 : 2000, false);
-  if (!drained && !isWindows) {
+  const read = pumps.catch(() => []);
+  let outputs = await settleWithin(read, stopping ? 300 : 2000, undefined);
+  if (outputs === undefined && !isWindows) {
     killSession(child.pid);
-    await settleWithin(pumps, 1000, undefined);
+    outputs = await settleWithin(read, 1000, undefined);
   }
+  const [stdout, stderr] = outputs ?? [];
+  const stopped = timedOut || aborted || overCap;
   return {
     exitCode: status.code,
     signal: status.signal,
@@ -124,6 +171,10 @@ export async function runCommand(spec: CommandSpec): Promise<CommandResult> {
     droppedChars: tail.dropped,
     timedOut,
     aborted,
+    ...(stdout !== undefined ? { stdout } : {}),
+    ...(stderr !== undefined ? { stderr } : {}),
+    overCap,
+    accepted: !stopped && status.code !== null && (spec.okCodes ?? [0]).includes(status.code),
   };
 }
 

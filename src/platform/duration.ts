@@ -1,4 +1,7 @@
-/** Durations as people write them on a command line: `90s`, `30m`, `2h`, `7d`, `2w`. */
+/**
+ * Durations as people write them on a command line (`90s`, `30m`, `2h`, `7d`, `2w`), and an
+ * elapsed time as the product prints it (`12.3s`).
+ */
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -24,4 +27,13 @@ export function parseDuration(text: string, options: { bare?: "ms" } = {}): numb
   const unit = m[2]?.toLowerCase() ?? options.bare;
   const factor = unit === undefined ? undefined : UNIT_MS[unit];
   return factor === undefined ? undefined : Math.round(Number(m[1]) * factor);
+}
+
+/**
+ * Seconds with one decimal and no space (`12.3s`): a turn or a command takes seconds, and
+ * tenths say enough of it. The one spelling of an elapsed time in what users read: the job's
+ * elapsed time in every reply and `jobs` listing, a check's or a command's duration.
+ */
+export function formatElapsed(ms: number): string {
+  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
 }

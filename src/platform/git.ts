@@ -15,11 +15,9 @@
  */
 import process from "node:process";
 import { DelegateError } from "../errors.ts";
-import { concatBytes } from "./bytes.ts";
 import { minimalShellEnv } from "./env.ts";
 import { isWindows } from "./runtime.ts";
-import { SpawnError, spawnProcess } from "./spawn.ts";
-import { killTree } from "./tree_kill.ts";
+import { runCommand } from "./command_run.ts";
 import { which } from "./which.ts";
 
 /** Output kept from one git command; a diff or a file list beyond it is an error, not a crash. */
@@ -135,75 +133,37 @@ export async function gitBytes(
     ...(options.workTree ? { GIT_WORK_TREE: options.workTree } : {}),
   };
   const full = [...[...SAFE_CONFIG, ...(options.config ?? [])].flatMap((c) => ["-c", c]), ...args];
-  let child;
-  try {
-    child = await spawnProcess({
-      command,
-      args: full,
-      cwd: options.cwd,
-      env,
-      ...(options.stdin ? { stdin: options.stdin } : {}),
-      // With a time limit, its own process group: the timeout ends git and what it started.
-      detached: options.timeoutMs !== undefined && !isWindows,
-    });
-  } catch (e) {
-    const why = e instanceof SpawnError ? e.code : String(e);
-    throw new GitError(args, null, why, `Cannot run git (${command}): ${why}`);
-  }
-  let timedOut = false;
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
-    killTree(child.pid, { graceMs: 500 }).catch(() => child.kill("SIGKILL"));
-  }, options.timeoutMs);
   const max = options.maxBytes ?? MAX_OUTPUT;
-  let stdout: Uint8Array | undefined;
-  let stderr: Uint8Array | undefined;
-  let status;
-  try {
-    [stdout, stderr] = await Promise.all([
-      collect(child.stdout, max, () => child.kill("SIGKILL")),
-      collect(child.stderr, MAX_OUTPUT),
-    ]);
-    status = await child.status;
-  } finally {
-    clearTimeout(timer);
+  const run = await runCommand({
+    command,
+    args: full,
+    cwd: options.cwd,
+    env,
+    keepChars: 0,
+    maxBytes: max,
+    ...(options.stdin ? { stdin: options.stdin } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    okCodes: [0, ...(options.okCodes ?? [])],
+  });
+  if (run.notStarted !== undefined) {
+    throw new GitError(
+      args,
+      null,
+      run.notStarted,
+      `Cannot run git (${command}): ${run.notStarted}`,
+    );
   }
-  const text = (b: Uint8Array | undefined) => (b ? new TextDecoder().decode(b) : "");
-  if (timedOut) {
+  const stderr = run.stderr ? new TextDecoder().decode(run.stderr) : "";
+  if (run.timedOut) {
     const s = options.timeoutMs! / 1000;
-    throw new GitError(args, status.code, "", `git ${args[0]} took over ${s} s`, "timeout");
+    throw new GitError(args, run.exitCode, "", `git ${args[0]} took over ${s} s`, "timeout");
   }
-  if (stdout === undefined) {
-    throw new GitError(args, status.code, "", `git ${args[0]} wrote over ${max} bytes`, "too-big");
+  if (run.stdout === undefined) {
+    throw new GitError(args, run.exitCode, "", `git ${args[0]} wrote over ${max} bytes`, "too-big");
   }
-  const code = status.code ?? -1;
-  if (code !== 0 && !options.anyCode && !(options.okCodes ?? []).includes(code)) {
-    throw new GitError(args, status.code, text(stderr));
-  }
-  return { code, stdout, stderr: text(stderr) };
-}
-
-/**
- * A stream's bytes, or undefined past `max` (then `onOver` runs once, and the rest is
- * drained, not kept).
- */
-async function collect(
-  stream: ReadableStream<Uint8Array>,
-  max: number,
-  onOver?: () => void,
-): Promise<Uint8Array | undefined> {
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  let over = false;
-  for await (const chunk of stream) {
-    if (over) continue;
-    size += chunk.length;
-    if (size > max) {
-      over = true;
-      onOver?.();
-    } else parts.push(chunk);
-  }
-  return over ? undefined : concatBytes(parts, size);
+  const code = run.exitCode ?? -1;
+  if (!run.accepted && !options.anyCode) throw new GitError(args, run.exitCode, stderr);
+  return { code, stdout: run.stdout, stderr };
 }
 
 /**

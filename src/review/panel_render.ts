@@ -4,7 +4,8 @@
  * it. Everything a reviewer or a backend wrote is flattened onto its line and escaped, so that
  * no reviewer can add a line of its own (a forged `findings: 0`).
  */
-import { elapsedMs, formatElapsed } from "../jobs/job_figures.ts";
+import { formatElapsed } from "../platform/duration.ts";
+import { elapsedMs } from "../jobs/job_figures.ts";
 import { flattenLine, quotePath } from "../platform/plain_text.ts";
 import { SEVERITIES } from "./findings.ts";
 import { findingText } from "./finding_text.ts";

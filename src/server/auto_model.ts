@@ -5,7 +5,8 @@
  * local` the models and ledger entries that would leave this machine are not candidates.
  */
 import { type Route, routeByRecord } from "../jobs/auto_route.ts";
-import { ADHOC, DEFAULT_BACKEND_NAME, readLedger } from "../jobs/ledger.ts";
+import { ADHOC, readLedger } from "../jobs/ledger.ts";
+import { DEFAULT_BACKEND } from "../settings/backends.ts";
 import { sameModel } from "../models/names.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 
@@ -24,7 +25,7 @@ export async function autoRoute(
 ): Promise<Route> {
   const agent = job.agent ?? ADHOC;
   const onBackend = (name: string) =>
-    name === DEFAULT_BACKEND_NAME || !settings.backends[name] ? undefined : name;
+    name === DEFAULT_BACKEND || !settings.backends[name] ? undefined : name;
   const entries = [];
   for (
     const e of (await readLedger(stateDir)).entries.filter((e) =>

@@ -1,7 +1,8 @@
+import { formatElapsed } from "../platform/duration.ts";
 import type { JobRecord, JobState } from "../jobs/record.ts";
 import type { Price } from "../settings/types.ts";
 import { jobCostText } from "../jobs/cost.ts";
-import { elapsedMs, formatElapsed, jobTokensText } from "../jobs/job_figures.ts";
+import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
 import { escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { verifyMark } from "../jobs/verify_words.ts";
 

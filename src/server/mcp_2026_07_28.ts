@@ -19,6 +19,7 @@
  * fields", basic/versioning, basic/patterns/subscriptions) and the tasks extension
  * (modelcontextprotocol/ext-tasks, specification/2026-07-28/tasks.md).
  */
+import { isObject } from "../platform/json_object.ts";
 import type {
   Transport,
   TransportSendOptions,
@@ -34,7 +35,6 @@ import {
   type Id,
   INTERNAL_ERROR,
   INVALID_PARAMS,
-  isRecord,
   type Json,
   META_SUBSCRIPTION,
   METHOD_NOT_FOUND,
@@ -107,7 +107,7 @@ export class Revision2026Transport implements Transport {
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     let m = message as Json;
-    if (isRecord(m.result) && Array.isArray(m.result.tools)) {
+    if (isObject(m.result) && Array.isArray(m.result.tools)) {
       m = { ...m, result: leanToolList(m.result) };
       message = m as JSONRPCMessage;
     }
@@ -115,7 +115,7 @@ export class Revision2026Transport implements Transport {
       const id = m.id as Id;
       const method = this.#forwarded.get(id);
       this.#forwarded.delete(id);
-      if (method !== undefined && isRecord(m.result)) {
+      if (method !== undefined && isObject(m.result)) {
         const result = complete(m.result, method);
         return this.#inner.send({ ...message, result }, options);
       }
@@ -171,10 +171,10 @@ export class Revision2026Transport implements Transport {
   #receive(message: JSONRPCMessage): void {
     const m = message as Json;
     if (typeof m.method === "string" && "id" in m) {
-      this.#request(message, m.id as Id, m.method, isRecord(m.params) ? m.params : {});
+      this.#request(message, m.id as Id, m.method, isObject(m.params) ? m.params : {});
       return;
     }
-    if (m.method === "notifications/cancelled" && isRecord(m.params)) {
+    if (m.method === "notifications/cancelled" && isObject(m.params)) {
       const id = m.params.requestId as Id;
       // Closing a subscription is the client's cancel of its listen request.
       if (this.#subscriptions.delete(id)) return;
@@ -280,7 +280,7 @@ export class Revision2026Transport implements Transport {
 
   #listen(id: Id, params: Json, declaresTasks: boolean): void {
     const wanted = params.notifications;
-    if (!isRecord(wanted)) {
+    if (!isObject(wanted)) {
       throw new RequestError(
         INVALID_PARAMS,
         "Invalid params: subscriptions/listen needs a notifications filter",

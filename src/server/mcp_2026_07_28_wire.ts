@@ -7,6 +7,7 @@
  * fields" and "Error Codes", basic/versioning) and the tasks extension
  * (modelcontextprotocol/ext-tasks, specification/2026-07-28/tasks.md).
  */
+import { isObject } from "../platform/json_object.ts";
 import { SUPPORTED_PROTOCOL_VERSIONS, type Task } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors.ts";
 import { REVISION_2026, TASKS_EXTENSION } from "./discover_answer.ts";
@@ -27,9 +28,6 @@ const UNSUPPORTED_VERSION = -32022;
 
 export type Id = string | number;
 export type Json = Record<string, unknown>;
-
-export const isRecord = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A request refused with a JSON-RPC error. */
 export class RequestError extends Error {
@@ -68,7 +66,7 @@ export interface ProtocolFields {
  * claim), else checked (every 2026 request carries its version and capabilities).
  */
 export function protocolFields(params: Json): ProtocolFields | undefined {
-  const meta = isRecord(params._meta) ? params._meta : {};
+  const meta = isObject(params._meta) ? params._meta : {};
   const version = meta[META_VERSION];
   if (version === undefined) return undefined;
   if (version !== REVISION_2026) {
@@ -78,20 +76,20 @@ export function protocolFields(params: Json): ProtocolFields | undefined {
     });
   }
   const capabilities = meta[META_CAPABILITIES];
-  if (!isRecord(capabilities)) {
+  if (!isObject(capabilities)) {
     throw new RequestError(
       INVALID_PARAMS,
       `Invalid params: _meta "${META_CAPABILITIES}" is required on every request of ` +
         `protocol revision ${REVISION_2026}`,
     );
   }
-  const extensions = isRecord(capabilities.extensions) ? capabilities.extensions : {};
-  const info = isRecord(meta[META_CLIENT]) ? meta[META_CLIENT] : {};
-  const elicitation = isRecord(capabilities.elicitation) ? capabilities.elicitation : undefined;
+  const extensions = isObject(capabilities.extensions) ? capabilities.extensions : {};
+  const info = isObject(meta[META_CLIENT]) ? meta[META_CLIENT] : {};
+  const elicitation = isObject(capabilities.elicitation) ? capabilities.elicitation : undefined;
   return {
-    tasks: isRecord(extensions[TASKS_EXTENSION]),
+    tasks: isObject(extensions[TASKS_EXTENSION]),
     elicitation: elicitation !== undefined &&
-      (isRecord(elicitation.form) || !isRecord(elicitation.url)),
+      (isObject(elicitation.form) || !isObject(elicitation.url)),
     client: typeof info.name === "string"
       ? `${info.name} ${String(info.version ?? "")}`
       : undefined,

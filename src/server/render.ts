@@ -1,7 +1,9 @@
+import { cutTo } from "../platform/text_cut.ts";
+import { formatElapsed } from "../platform/duration.ts";
 import { engineTraits } from "../engines/registry.ts";
 import type { Activity } from "../engines/types.ts";
 import type { JobView } from "../jobs/manager.ts";
-import { elapsedMs, formatElapsed, jobTokensText, turnsText } from "../jobs/job_figures.ts";
+import { elapsedMs, jobTokensText, turnsText } from "../jobs/job_figures.ts";
 import { isTerminal, type JobRecord } from "../jobs/record.ts";
 import { stateWithVerdict, verifyLines } from "../jobs/verify_words.ts";
 import { budgetText } from "../jobs/budget.ts";
@@ -130,9 +132,6 @@ function cut(text: string, max: number): string {
 function cutProse(text: string, max: number): string {
   return cutTo(flattenLine(text), max);
 }
-
-const cutTo = (text: string, max: number) =>
-  text.length > max ? `${text.slice(0, max - 1)}…` : text;
 
 /** `  [tool] Bash: ls` lines: one activity a line, its kind in brackets first, to scan or grep. */
 export function activityLines(activities: readonly Activity[], limit: number): string[] {

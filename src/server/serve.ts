@@ -5,6 +5,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import { prepareStateDir } from "../jobs/job_folder.ts";
 import { currentEnv, isTty, isWindows, selfCommand } from "../platform/runtime.ts";
+import { settleWithin } from "../platform/sleep.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./run_tool.ts";
@@ -161,12 +162,7 @@ export function wireServer(place: ServerPlace): WiredServer | undefined {
     stop(why) {
       stopping ??= (async () => {
         clearTimeout(later);
-        let limit: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          shutdownJobs(runtime.started(), why, log),
-          new Promise((r) => limit = setTimeout(r, SHUTDOWN_LIMIT_MS)),
-        ]);
-        clearTimeout(limit);
+        await settleWithin(shutdownJobs(runtime.started(), why, log), SHUTDOWN_LIMIT_MS, undefined);
         (await background)?.stop();
         await server.close().catch(() => {});
       })();

@@ -2,6 +2,7 @@
  * OllamaChatClient against the Ollama emulator's native `/api/chat` (and bare servers for
  * what the emulator never does): the contract of ChatClient on the native wire.
  */
+import { withEmulator } from "../support/ollama_emulator.ts";
 import assert from "node:assert/strict";
 import {
   ChatHttpError,
@@ -18,12 +19,6 @@ import {
   type OllamaChatOptions,
   thinkValue,
 } from "../../src/backends/ollama_chat.ts";
-import {
-  type ChatScript,
-  type EmulatorOptions,
-  type OllamaEmulator,
-  startOllamaEmulator,
-} from "../support/ollama_emulator.ts";
 
 type Json = Record<string, unknown>;
 
@@ -35,18 +30,6 @@ const READ_TOOL = {
     parameters: { type: "object", properties: { file_path: { type: "string" } } },
   },
 };
-
-async function withEmulator(
-  fn: (emu: OllamaEmulator) => Promise<void>,
-  opts: EmulatorOptions & { chatScript?: ChatScript } = {},
-): Promise<void> {
-  const emu = await startOllamaEmulator(opts);
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 function client(url: string, extra: Partial<OllamaChatOptions> = {}): OllamaChatClient {
   return new OllamaChatClient({ baseUrl: url, label: "ollama", backoffMs: () => 10, ...extra });
@@ -92,7 +75,7 @@ const piece = (message: Json) => ({ model: "m", message: { role: "assistant", ..
 const final = { model: "m", message: { role: "assistant", content: "" }, done: true };
 
 Deno.test("complete: streams text, reports each delta, usage from prompt_eval_count/eval_count and the timings", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const deltas: string[] = [];
     const reply = await client(emu.url).complete(
       ask("@reply hello from the native api"),
@@ -116,7 +99,7 @@ Deno.test("complete: streams text, reports each delta, usage from prompt_eval_co
 });
 
 Deno.test("complete: the body carries model, native messages, tools, a stream, and num_ctx in options", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     await client(emu.url).complete(
       ask("@reply ok", { tools: [READ_TOOL], numCtx: 16384, temperature: 0.2, max_tokens: 50 }),
       never(),
@@ -169,7 +152,7 @@ Deno.test("nativeMessages: arguments as objects, tool results with tool_name and
 
 Deno.test("complete: a tool round trip on the native wire; ids are made when Ollama sends none", async () => {
   for (const version of ["0.12.6", "0.33.0"]) {
-    await withEmulator(async (emu) => {
+    await withEmulator({ version }, async (emu) => {
       const c = client(emu.url);
       const prompt = '@tool Read {"file_path":"src/a.ts"}\n@reply read it';
       const first = await c.complete(ask(prompt, { tools: [READ_TOOL] }), never());
@@ -192,7 +175,7 @@ Deno.test("complete: a tool round trip on the native wire; ids are made when Oll
         tool_name: "Read",
         tool_call_id: call.id,
       });
-    }, { version });
+    });
   }
 });
 
@@ -208,7 +191,12 @@ Deno.test("thinkValue: off is false; levels only for gpt-oss, true for other thi
 });
 
 Deno.test("complete: effort reaches the wire as think, which a thinking model honours", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({
+    models: [
+      { name: "deepseek-r1:8b", capabilities: ["completion", "tools", "thinking"] },
+      { name: "gpt-oss:20b", capabilities: ["completion", "tools", "thinking"] },
+    ],
+  }, async (emu) => {
     const c = client(emu.url);
     await c.complete(ask("@reply a", { model: "deepseek-r1:8b", effort: "high" }), never());
     await c.complete(ask("@reply b", { model: "gpt-oss:20b", effort: "low" }), never());
@@ -216,11 +204,6 @@ Deno.test("complete: effort reaches the wire as think, which a thinking model ho
     await c.complete(ask("@reply d", { model: "deepseek-r1:8b" }), never());
     const thinks = emu.nativeChatRequests().map((r) => (r.json as Json).think);
     assert.deepEqual(thinks, [true, "low", false, undefined]);
-  }, {
-    models: [
-      { name: "deepseek-r1:8b", capabilities: ["completion", "tools", "thinking"] },
-      { name: "gpt-oss:20b", capabilities: ["completion", "tools", "thinking"] },
-    ],
   });
 });
 
@@ -236,7 +219,7 @@ Deno.test("keepAliveValue: Go durations as strings, bare numbers as seconds, emp
 });
 
 Deno.test("complete: keepAlive is sent as keep_alive and Ollama keeps the model that long", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     await client(emu.url, { keepAlive: "-1" }).complete(ask("@reply x"), never());
     assert.equal((emu.nativeChatRequests()[0]!.json as Json).keep_alive, -1);
     const [loaded] = emu.loadedModels().models;
@@ -248,7 +231,7 @@ Deno.test("complete: keepAlive is sent as keep_alive and Ollama keeps the model 
 });
 
 Deno.test("complete: 503 twice, then success, after two retries with the backoff", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const retries: string[] = [];
     const reply = await client(emu.url, {
       onRetry: ({ attempt, reason }) => retries.push(`${attempt}:${reason}`),
@@ -260,7 +243,7 @@ Deno.test("complete: 503 twice, then success, after two retries with the backoff
 });
 
 Deno.test("complete: Retry-After is honoured; client errors are not retried and name the path", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const waits: number[] = [];
     await client(emu.url, { onRetry: ({ waitMs }) => waits.push(waitMs) })
       .complete(ask("@fail 429 1\n@retry-after 0.2\n@reply ok"), never());
@@ -287,7 +270,7 @@ Deno.test("complete: an unreachable server is a ConnectionError, retried MAX_ATT
 });
 
 Deno.test("complete: aborting mid-stream stops reading and is not retried; an aborted call sends nothing", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const ac = new AbortController();
     const deltas: string[] = [];
     const pending = client(emu.url).complete(

@@ -1,6 +1,6 @@
-/** OllamaClient (`/api/*`) against a hostile backend: bodies are read under caps. */
+/** OllamaClient (`/api/*`) against a hostile backend: bodies are read under caps; the /api/show reader. */
 import assert from "node:assert/strict";
-import { OllamaClient, OllamaHttpError } from "../../src/backends/ollama.ts";
+import { OllamaClient, OllamaHttpError, parseShow } from "../../src/backends/ollama.ts";
 import { startHostileBackend } from "../support/hostile_backend.ts";
 
 const MiB = 1024 * 1024;
@@ -65,4 +65,32 @@ Deno.test("ollama: an answer cut midway is reported as broken off, not as unreac
   } finally {
     await hostile.close();
   }
+});
+
+Deno.test("parseShow: the architecture's context wins, num_ctx from PARAMETER lines", () => {
+  assert.deepEqual(
+    parseShow({
+      capabilities: ["completion", "tools"],
+      model_info: {
+        "clip.context_length": 2048,
+        "general.architecture": "qwen3",
+        "qwen3.context_length": 40_960,
+      },
+      parameters: 'stop   "<|im_end|>"\nnum_ctx   65536',
+      details: { parent_model: "qwen3:8b" },
+      remote_host: "https://ollama.com:443",
+    }),
+    {
+      capabilities: ["completion", "tools"],
+      contextLength: 40_960,
+      numCtx: 65_536,
+      parentModel: "qwen3:8b",
+      remote: true,
+    },
+  );
+  assert.deepEqual(parseShow({ model_info: { "llama.context_length": 8192 } }), {
+    contextLength: 8192,
+  });
+  assert.deepEqual(parseShow({ parameters: "num_ctx 0" }), {});
+  assert.deepEqual(parseShow("not json"), {});
 });

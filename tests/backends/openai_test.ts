@@ -1,3 +1,4 @@
+import { withEmulator } from "../support/ollama_emulator.ts";
 import assert from "node:assert/strict";
 import {
   ChatClient,
@@ -9,8 +10,7 @@ import {
   parseRetryAfter,
 } from "../../src/backends/openai.ts";
 import { sseEvents } from "../../src/backends/sse.ts";
-import { type OllamaEmulator, startOllamaEmulator } from "../support/ollama_emulator.ts";
-import type { ChatScript } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 
 type Json = Record<string, unknown>;
 
@@ -22,18 +22,6 @@ const READ_TOOL = {
     parameters: { type: "object", properties: { file_path: { type: "string" } } },
   },
 };
-
-async function withEmulator(
-  fn: (emu: OllamaEmulator) => Promise<void>,
-  chatScript?: ChatScript,
-): Promise<void> {
-  const emu = await startOllamaEmulator(chatScript ? { chatScript } : {});
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 function client(url: string, extra: Partial<ChatClientOptions> = {}): ChatClient {
   return new ChatClient({ baseUrl: url, label: "ollama", backoffMs: () => 10, ...extra });
@@ -158,7 +146,7 @@ Deno.test("parseRetryAfter: values that are neither delay-seconds nor an HTTP-da
 // complete(): against the Ollama emulator
 
 Deno.test("complete: streams text, reports each delta and the usage the server sent", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const deltas: string[] = [];
     const reply = await client(emu.url).complete(
       ask("@reply The quick brown fox jumps over the lazy dog"),
@@ -180,7 +168,7 @@ Deno.test("complete: streams text, reports each delta and the usage the server s
 });
 
 Deno.test("complete: the request body asks for a stream with usage and carries model, messages, tools", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const request = ask("@reply ok", { tools: [READ_TOOL], temperature: 0.2, max_tokens: 50 });
     await client(emu.url).complete(request, never());
     const [req] = emu.chatRequests();
@@ -194,7 +182,7 @@ Deno.test("complete: the request body asks for a stream with usage and carries m
 });
 
 Deno.test("complete: a tool call delivered whole becomes one ChatToolCall", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const reply = await client(emu.url).complete(
       ask('@tool Read {"file_path":"src/a.ts","limit":3}', { tools: [READ_TOOL] }),
       never(),
@@ -211,17 +199,8 @@ Deno.test("complete: a tool call delivered whole becomes one ChatToolCall", asyn
 });
 
 Deno.test("complete: several calls in one reply keep their order and their text", async () => {
-  await withEmulator(
-    async (emu) => {
-      const reply = await client(emu.url).complete(ask("go", { tools: [READ_TOOL] }), never());
-      assert.equal(reply.content, "Reading both.");
-      assert.deepEqual(
-        reply.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
-        [["Read", { file_path: "a" }], ["Read", { file_path: "b" }]],
-      );
-      assert.notEqual(reply.toolCalls[0]!.id, reply.toolCalls[1]!.id);
-    },
-    () => ({
+  await withEmulator({
+    chatScript: () => ({
       kind: "tool_calls",
       text: "Reading both.",
       calls: [
@@ -229,11 +208,19 @@ Deno.test("complete: several calls in one reply keep their order and their text"
         { name: "Read", arguments: { file_path: "b" } },
       ],
     }),
-  );
+  }, async (emu) => {
+    const reply = await client(emu.url).complete(ask("go", { tools: [READ_TOOL] }), never());
+    assert.equal(reply.content, "Reading both.");
+    assert.deepEqual(
+      reply.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+      [["Read", { file_path: "a" }], ["Read", { file_path: "b" }]],
+    );
+    assert.notEqual(reply.toolCalls[0]!.id, reply.toolCalls[1]!.id);
+  });
 });
 
 Deno.test("complete: the API key goes in the Authorization header, and no header without one", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     await client(emu.url, { apiKey: "sk-test-123" }).complete(ask("@reply a"), never());
     // A key in the server's environment is not picked up on its own.
     const saved = Deno.env.get("OPENAI_API_KEY");
@@ -252,7 +239,7 @@ Deno.test("complete: the API key goes in the Authorization header, and no header
 });
 
 Deno.test("complete: 503 twice, then success, after two retries with the backoff", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const retries: Array<{ attempt: number; waitMs: number; reason: string }> = [];
     const reply = await client(emu.url, {
       backoffMs: (n) => 10 * n,
@@ -268,7 +255,7 @@ Deno.test("complete: 503 twice, then success, after two retries with the backoff
 });
 
 Deno.test("complete: every retryable status (429, 500, 502, 503, 504) is retried", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     for (const status of [429, 500, 502, 503, 504]) {
       const before = emu.chatRequests().length;
       const reply = await client(emu.url).complete(
@@ -282,7 +269,7 @@ Deno.test("complete: every retryable status (429, 500, 502, 503, 504) is retried
 });
 
 Deno.test("complete: Retry-After is honoured instead of the backoff", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const retries: number[] = [];
     const started = performance.now();
     await client(emu.url, {
@@ -298,7 +285,7 @@ Deno.test("complete: Retry-After is honoured instead of the backoff", async () =
 });
 
 Deno.test("complete: gives up after MAX_ATTEMPTS with the server's error", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const err = await assertRejects(
       client(emu.url).complete(ask("@fail 503 10\n@retry-after none"), never()),
     );
@@ -311,7 +298,7 @@ Deno.test("complete: gives up after MAX_ATTEMPTS with the server's error", async
 });
 
 Deno.test("complete: a Retry-After over a minute fails at once instead of waiting", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const started = performance.now();
     const err = await assertRejects(
       client(emu.url).complete(ask("@fail 429 1\n@retry-after 120\n@reply late"), never()),
@@ -325,7 +312,7 @@ Deno.test("complete: a Retry-After over a minute fails at once instead of waitin
 });
 
 Deno.test("complete: client errors are not retried and name the backend, path, status and detail", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const c = new ChatClient({ baseUrl: emu.url, label: "my-vllm", backoffMs: () => 10 });
     const unknown = await assertRejects(
       c.complete({ model: "nope:1b", messages: [{ role: "user", content: "hi" }] }, never()),
@@ -382,7 +369,7 @@ Deno.test("complete: an unreachable server is a ConnectionError, retried MAX_ATT
 });
 
 Deno.test("complete: aborting a hanging request rejects at once and is not retried", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const ac = new AbortController();
     const started = performance.now();
     setTimeout(() => ac.abort(), 100);
@@ -393,7 +380,7 @@ Deno.test("complete: aborting a hanging request rejects at once and is not retri
 });
 
 Deno.test("complete: aborting mid-stream stops reading and is not retried", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const ac = new AbortController();
     const deltas: string[] = [];
     const started = performance.now();
@@ -414,7 +401,7 @@ Deno.test("complete: aborting mid-stream stops reading and is not retried", asyn
 });
 
 Deno.test("complete: aborting during the backoff stops waiting", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const ac = new AbortController();
     const started = performance.now();
     await assertRejects(
@@ -427,14 +414,14 @@ Deno.test("complete: aborting during the backoff stops waiting", async () => {
 });
 
 Deno.test("complete: an already aborted signal sends nothing", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     await assertRejects(client(emu.url).complete(ask("@reply x"), AbortSignal.abort()));
     assert.equal(emu.chatRequests().length, 0);
   });
 });
 
 Deno.test("models: lists the backend's model ids", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     assert.deepEqual(await client(emu.url).models(), ["qwen3:8b", "gpt-oss:120b-cloud"]);
   });
 });
@@ -598,7 +585,7 @@ async function assertRejects(p: Promise<unknown>): Promise<unknown> {
 }
 
 Deno.test("complete: effort reaches the wire as reasoning_effort; off sends none, max is high", async () => {
-  await withEmulator(async (emu) => {
+  await withEmulator({}, async (emu) => {
     const c = client(emu.url);
     for (const effort of ["low", "high", "max", "off"] as const) {
       await c.complete(ask("@reply x", { effort, numCtx: 65536 }), never());

@@ -4,9 +4,9 @@
  * native job to the Ollama emulator, lists its models in `ollama_models`, and words a failure
  * with its own advice, with no line of the product's written for it.
  */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -45,7 +45,7 @@ registerBackendKind("relay", {
 
 Deno.test("a backend kind registered only here carries a native job and lists its models", async () => {
   const emu = await startOllamaEmulator();
-  const home = realpathSync(mkdtempSync(join(tmpdir(), "third_kind_")));
+  const home = realpathSync(tempDir("third_kind_"));
   const work = join(home, "work");
   mkdirSync(work);
   const env = { HOME: home, PATH: Deno.env.get("PATH") ?? "", OLLAMA_HOST: emu.url };

@@ -1,6 +1,6 @@
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claudeSandboxCheck } from "../../src/cli/doctor_local.ts";
 import { enginesFacts } from "../../src/cli/engine_prompt.ts";
@@ -17,7 +17,7 @@ async function checkWith(mode: SandboxSetting, env: Record<string, string>, plat
 
 /** A PATH of one folder holding executables of these names. */
 function pathWith(...names: string[]): Record<string, string> {
-  const dir = mkdtempSync(join(tmpdir(), "doctor-sandbox-"));
+  const dir = tempDir("doctor-sandbox-");
   for (const name of names) writeFileSync(join(dir, name), "#!/bin/sh\n", { mode: 0o755 });
   return { PATH: dir };
 }

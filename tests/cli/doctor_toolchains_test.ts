@@ -106,7 +106,7 @@ Deno.test({
     for (const engine of ["claude", "native"]) {
       const head = run.stdout.split("\n").findIndex((l) => l.startsWith(`${engine} engine, `));
       assert.ok(head >= 0, run.stdout);
-      assert.match(run.stdout.split("\n")[head]!, /: exit 0 after \d+\.\d s$/);
+      assert.match(run.stdout.split("\n")[head]!, /: exit 0 after \d+\.\ds$/);
       const output = run.stdout.split("\n").slice(head + 1, head + 8).join("\n");
       assert.match(output, /^\| MYTOOL-RAN\n\| CARGO-LIKE-RAN\n\| NPM-RAN test\n/);
       assert.match(output, /\| code=1$/);

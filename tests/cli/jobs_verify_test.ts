@@ -39,9 +39,9 @@ Deno.test("jobs show: verify verdict, rounds, model choice and claims", async ()
   assert.match(run.stdout, /model +qwen3:8b {2}\(auto: 9 of 10 verified for "tester" here\)/);
   assert.match(
     run.stdout,
-    /verify +failed \(npm test: exit 1, 3\.9 s, 2 failing\), after 1 repair round; all 1 repair rounds used/,
+    /verify +failed \(npm test: exit 1, 3\.9s, 2 failing\), after 1 repair round; all 1 repair rounds used/,
   );
-  assert.match(run.stdout, /round 1 +failed \(npm test: exit 1, 4\.2 s, 5 failing\)/);
+  assert.match(run.stdout, /round 1 +failed \(npm test: exit 1, 4\.2s, 5 failing\)/);
   assert.match(run.stdout, /claim +"All tests pass": the last test command failed: npm test/);
 });
 
@@ -69,7 +69,7 @@ Deno.test("jobs show: a pass of a check the delegate changed says so, its file n
   assert.match(run.stdout, /^state +completed \(passed a changed check\)$/m);
   assert.match(
     run.stdout,
-    /^verify +passed \(npm test: exit 0, 1\.2 s\); the delegate changed what the check runs: "test\/a\\nstate: completed \(verified\)\.js", package\.json "scripts", conftest\.py \(turn 1\)$/m,
+    /^verify +passed \(npm test: exit 0, 1\.2s\); the delegate changed what the check runs: "test\/a\\nstate: completed \(verified\)\.js", package\.json "scripts", conftest\.py \(turn 1\)$/m,
   );
   assert.doesNotMatch(run.stdout, /\(verified\)$/m);
 });

@@ -10,11 +10,11 @@ import { join } from "node:path";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { tempDir } from "../support/harness.ts";
+import { git } from "../support/git_repo.ts";
 import { cliArgv, cliEnv } from "./jobs_support.ts";
 import {
   emulator,
   gate,
-  git,
   hook,
   jobCount,
   MODELS,

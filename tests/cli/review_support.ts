@@ -5,10 +5,9 @@
  * the input and environment injected); the SIGTERM test in review_gate_test.ts and
  * tests/e2e/plugin_gate_test.ts start the real program.
  */
+import { committedRepo } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
 import process from "node:process";
 import type { ChatRequestView, EmulatorOptions } from "../support/ollama_emulator.ts";
 import { startScene } from "../support/scene.ts";
@@ -19,17 +18,8 @@ import type { CliEnv } from "./jobs_support.ts";
 export const REVIEW_TASK = "Review these changes";
 export const MODELS = ["qwen3-coder:30b", "gpt-oss:20b", "llama3.1:8b"];
 
-export function git(cwd: string, ...args: string[]) {
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-}
-
 export function repo(): string {
-  const dir = tempDir("od-cli-review-");
-  git(dir, "init", "-q", "-b", "main");
-  writeFileSync(join(dir, "app.ts"), "const a = 1;\nexport {};\n");
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "one");
-  return dir;
+  return committedRepo(tempDir("od-cli-review-"), { "app.ts": "const a = 1;\nexport {};\n" });
 }
 
 export const finding = (line: number, severity: string, claim: string) => ({

@@ -5,6 +5,7 @@
  * `claude` found through a relative PATH entry; and, with the default settings, that its
  * commands run without an approval where they are fully confined, and stay confined.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import {
   chmodSync,
@@ -17,7 +18,6 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { execFileSync } from "node:child_process";
 import { type Reply } from "../support/ollama_emulator.ts";
 import { alive, CLAUDE_BIN, field, sandboxClaude, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -109,9 +109,9 @@ Deno.test({
     const { work, outside } = layout();
     // Unconfined Bash: nothing but the delegate's git settings stands in the way here.
     await using scene = await startScene({ cwd: work, env: { OLLAMA_MCP_SANDBOX: "off" } });
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "pipe" });
-    git("init", "-q");
+    git(work, "init", "-q");
     git(
+      work,
       "-c",
       "user.email=t@t",
       "-c",
@@ -122,7 +122,7 @@ Deno.test({
       "-m",
       "one",
     );
-    git("config", "core.fsmonitor", `touch '${join(outside, "fsmonitor")}'; false`);
+    git(work, "config", "core.fsmonitor", `touch '${join(outside, "fsmonitor")}'; false`);
     const hook = join(work, ".git", "hooks", "pre-commit");
     writeFileSync(hook, `#!/bin/sh\ntouch '${join(outside, "pre-commit")}'\n`);
     chmodSync(hook, 0o755);
@@ -135,7 +135,7 @@ Deno.test({
       wait_seconds: 120,
     }, { timeoutMs: 180_000 });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(git("rev-list", "--count", "HEAD").toString().trim(), "2", "git did run");
+    assert.equal(git(work, "rev-list", "--count", "HEAD").toString().trim(), "2", "git did run");
     assert.deepEqual(readdirSync(outside), [], "neither fsmonitor nor the hook ran");
   },
 });

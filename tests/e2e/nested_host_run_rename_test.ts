@@ -5,21 +5,14 @@
  * config there, and moves it back. With the real server and real bubblewrap: the config the
  * user's next `git status` would run never changes, and the reply says why Bash was refused.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const MODEL = "qwen3:8b";
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
-    cwd,
-    stdio: "ignore",
-  });
-}
 
 /** `top/code/<inner>/proj`, a repository with a commit, and `top/code/srv` (server's cwd). */
 function project(prefix: string, inner: string[] = []) {

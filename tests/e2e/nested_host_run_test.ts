@@ -6,8 +6,8 @@
  * the real Claude Code CLI: every existing host-run path stays unchanged, ordinary files still
  * change, and a host-run file created where none existed is flagged in the reply.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Reply } from "../support/ollama_emulator.ts";
@@ -15,13 +15,6 @@ import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const MODEL = "qwen3:8b";
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
-    cwd,
-    stdio: "ignore",
-  });
-}
 
 /** `top/code` holding `proj` (a repository with a commit) and `srv` (the server's cwd). */
 function folderOfProjects(prefix: string) {

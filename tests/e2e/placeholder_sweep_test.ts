@@ -4,21 +4,14 @@
  * `.idea`; the other host-run paths get none, see PLACEHOLDER_NAMES). The next server on the
  * same state dir removes them, but keeps one the user has filled since.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 
 const hasBwrap = existsSync("/usr/bin/bwrap") && Deno.build.os === "linux";
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
-    cwd,
-    encoding: "utf8",
-  });
-}
 
 /** Host pids whose command line holds `tag` (the sandboxed command, seen from the host). */
 function pgrep(tag: string): number[] {

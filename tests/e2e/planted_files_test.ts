@@ -4,19 +4,12 @@
  * bubblewrap and the real Claude Code CLI, nothing it planted may run at the user's next
  * `git status` or `git commit`, nor in the next delegate working there.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
-    cwd,
-    stdio: "ignore",
-  });
-}
 
 Deno.test("planted fsmonitor, git hooks and Claude Code settings never run on the host or in a later delegate", async () => {
   await using scene = await startScene();

@@ -6,6 +6,7 @@
  * emulator plays both Claude Code's model and the gate's reviewers; the gate blocks the stop
  * once, Claude Code hands the findings to its model, and the next stop goes through.
  */
+import { committedRepo, git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -188,17 +189,15 @@ Deno.test({
     const home = tempDir("od-gate-home-");
     const project = join(home, "project");
     mkdirSync(project);
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: project });
-    git("init", "-q", "-b", "main");
+    git(project, "init", "-q", "-b", "main");
     writeFileSync(join(project, "app.ts"), "const a = 1;\nexport {};\n");
     // A cloned repository that ships its own "ollama-delegate" and a .npmrc naming another
     // registry: the gate, which runs as the user outside every sandbox, must use neither.
     const hostile = await startNpmRegistry([]);
     const marker = plantPackage(project, join(home, "planted-ran"));
     plantNpmrc(project, hostile.url);
-    git("add", ".");
-    git("commit", "-q", "-m", "one");
+    git(project, "add", ".");
+    git(project, "commit", "-q", "-m", "one");
     try {
       await using scene = await startScene({
         server: false,
@@ -314,13 +313,7 @@ Deno.test({
     const registry = await startNpmRegistry([tarball]);
     const home = tempDir("od-unread-home-");
     const project = join(home, "project");
-    mkdirSync(project);
-    const git = (...args: string[]) =>
-      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: project });
-    git("init", "-q", "-b", "main");
-    writeFileSync(join(project, "date.ts"), "export {};\n");
-    git("add", ".");
-    git("commit", "-q", "-m", "one");
+    committedRepo(project, { "date.ts": "export {};\n" });
     const stateDir = join(home, ".ollama-mcp", "jobs");
     /** Each prompt's requests to Claude Code's model, by the prompt's words. */
     const seen: Record<string, MessagesRequestView[]> = {};

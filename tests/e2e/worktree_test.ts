@@ -4,8 +4,8 @@
  * the real Claude Code CLI) write there, the server commits each turn, and the user's checkout
  * stays as it was. The Ollama emulator scripts the models' tool calls.
  */
+import { committedRepo, git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -19,20 +19,9 @@ const linux = process.platform === "linux";
 const native = { engine: "native", model: "qwen3:8b", isolation: "worktree", wait_seconds: 120 };
 const LONG = { timeoutMs: 240_000 };
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
-  });
-
 /** A repository with one commit, and an uncommitted change the delegates must not see. */
 function repository(): string {
-  const repo = realpathSync(tempDir("od-wt-repo-"));
-  git(repo, "init", "-q", "-b", "main");
-  writeFileSync(join(repo, "shared.txt"), "original\n");
-  git(repo, "add", "-A");
-  git(repo, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "first");
+  const repo = committedRepo(realpathSync(tempDir("od-wt-repo-")), { "shared.txt": "original\n" });
   writeFileSync(join(repo, "wip.txt"), "the user's own work in progress\n");
   return repo;
 }

@@ -4,10 +4,9 @@
  * job layer the server builds (jobs/runtime.ts) and the server's own tools over MCP, and what
  * it says of itself reaches `ollama_models` and the doctor without a line written for it.
  */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -93,7 +92,7 @@ registerEngine("third", {
 
 /** A server's setting-up, in a home of its own (state dir: <home>/.ollama-mcp). */
 function scene() {
-  const home = realpathSync(mkdtempSync(join(tmpdir(), "third_engine_")));
+  const home = realpathSync(tempDir("third_engine_"));
   const work = join(home, "work");
   mkdirSync(work);
   // Ollama is not asked for anything the third engine needs; a closed port answers at once.

@@ -5,8 +5,9 @@
  * still works), a secret committed once and removed, a credential store's files, the user's
  * allowed names, and a store with nothing to hide.
  */
+import { committedRepo, git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitStoreOf, PackIndex } from "../../src/guard/git_store.ts";
@@ -16,18 +17,8 @@ import { tempDir } from "../support/harness.ts";
 const SECRET = "API_TOKEN=s3cr3t-in-the-object-store\n";
 
 function repo(): { dir: string; git: (...args: string[]) => string } {
-  const dir = tempDir("od-git-secrets-");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { PATH: "/usr/bin:/bin", HOME: dir, GIT_CONFIG_NOSYSTEM: "1" },
-    });
-  git("init", "-q", "-b", "main");
-  writeFileSync(join(dir, "app.js"), "console.log(1);\n");
-  git("add", "app.js");
-  git("commit", "-q", "-m", "one");
-  return { dir, git };
+  const dir = committedRepo(tempDir("od-git-secrets-"), { "app.js": "console.log(1);\n" });
+  return { dir, git: (...args: string[]) => git(dir, ...args) };
 }
 
 function store(dir: string) {
@@ -195,17 +186,11 @@ Deno.test("git secrets: names the user allowed stay readable, and a store with n
 
 Deno.test("git secrets: a SHA-256 repository's objects are named and found the same way", async () => {
   const dir = tempDir("od-git-sha256-");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { PATH: "/usr/bin:/bin", HOME: dir, GIT_CONFIG_NOSYSTEM: "1" },
-    });
-  git("init", "-q", "--object-format=sha256");
+  git(dir, "init", "-q", "--object-format=sha256");
   writeFileSync(join(dir, ".env"), SECRET);
-  git("add", ".env");
-  git("reset", "-q", ".env");
-  const id = git("hash-object", ".env").trim();
+  git(dir, "add", ".env");
+  git(dir, "reset", "-q", ".env");
+  const id = git(dir, "hash-object", ".env").trim();
   assert.equal(id.length, 64);
   const s = store(dir);
   assert.equal(s.format, "sha256");

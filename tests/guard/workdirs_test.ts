@@ -1,7 +1,7 @@
 /** The working directory policy: the pure rules for both path flavours, then real paths. */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { judgeWorkdir, POSIX_FLAVOR, refusalOf, windowsFlavor } from "../../src/guard/workdirs.ts";
 
@@ -121,7 +121,7 @@ Deno.test("workdirs: Windows paths, case-insensitively", () => {
 });
 
 Deno.test("workdirs: judged by real path, so a symlink to $HOME is $HOME", async () => {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), "od-workdirs-")));
+  const base = realpathSync(tempDir("od-workdirs-"));
   const fakeHome = join(base, "home");
   const project = join(fakeHome, "project");
   mkdirSync(project, { recursive: true });

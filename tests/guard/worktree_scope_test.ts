@@ -1,13 +1,13 @@
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { isServerWorktree, protectAround } from "../../src/guard/worktree_scope.ts";
 
 const SID = "5e551000-0000-4000-8000-000000000001";
 
 function stateDir(): string {
-  const state = realpathSync(mkdtempSync(join(tmpdir(), "wt-scope-")));
+  const state = realpathSync(tempDir("wt-scope-"));
   for (const d of [".sessions", ".sandbox", `.worktrees/${SID}/sub`, ".worktrees/other", SID]) {
     mkdirSync(join(state, d), { recursive: true });
   }
@@ -44,7 +44,7 @@ Deno.test("isServerWorktree: only <stateDir>/.worktrees/<session id> named by th
   const other = { path: join(dir, "other"), gitDir: "/r/.git/worktrees/y" };
   assert.equal(isServerWorktree(join(dir, "other"), other, dir), false, "not a session id");
   // A worktree path that resolves elsewhere (a symlink out of the state dir) is not one.
-  const outside = realpathSync(mkdtempSync(join(tmpdir(), "wt-out-")));
+  const outside = realpathSync(tempDir("wt-out-"));
   const SID2 = "5e551000-0000-4000-8000-000000000002";
   symlinkSync(outside, join(dir, SID2));
   assert.equal(isServerWorktree(outside, { path: join(dir, SID2), gitDir: "/g" }, dir), false);

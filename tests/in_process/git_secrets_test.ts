@@ -9,8 +9,8 @@
  * git still works (the log and a tracked file's history read) and the reply says what was
  * hidden. Once in a plain job and once in a worktree job, whose store is the repository's.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -21,29 +21,23 @@ const linux = process.platform === "linux";
 
 function repository(): { dir: string; removed: string; stashed: string } {
   const dir = realpathSync(tempDir("od-git-secrets-"));
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { PATH: "/usr/bin:/bin", HOME: dir, GIT_CONFIG_NOSYSTEM: "1" },
-    });
-  git("init", "-q", "-b", "main");
+  git(dir, "init", "-q", "-b", "main");
   writeFileSync(join(dir, "app.js"), "console.log('first');\n");
   writeFileSync(join(dir, "app.env"), "TOKEN=POISON-COMMITTED-ONCE\n");
-  git("add", "-A");
-  git("commit", "-qm", "first");
-  const removed = git("rev-parse", "HEAD:app.env").trim();
-  git("rm", "-q", "app.env");
+  git(dir, "add", "-A");
+  git(dir, "commit", "-qm", "first");
+  const removed = git(dir, "rev-parse", "HEAD:app.env").trim();
+  git(dir, "rm", "-q", "app.env");
   writeFileSync(join(dir, "app.js"), "console.log('second');\n");
-  git("commit", "-qam", "second, without app.env");
-  git("gc", "-q");
+  git(dir, "commit", "-qam", "second, without app.env");
+  git(dir, "gc", "-q");
   writeFileSync(join(dir, ".env"), "DB_PASSWORD=POISON-STASHED\n");
-  git("stash", "-u", "-q");
-  git("stash", "pop", "-q");
-  const stashed = git("hash-object", ".env").trim();
+  git(dir, "stash", "-u", "-q");
+  git(dir, "stash", "pop", "-q");
+  const stashed = git(dir, "hash-object", ".env").trim();
   writeFileSync(join(dir, "server.key"), "-----BEGIN PRIVATE KEY----- POISON-RESET\n");
-  git("add", "server.key");
-  git("reset", "-q", "server.key");
+  git(dir, "add", "server.key");
+  git(dir, "reset", "-q", "server.key");
   writeFileSync(join(dir, "server.key"), "-----BEGIN PRIVATE KEY----- changed since\n");
   return { dir, removed, stashed };
 }

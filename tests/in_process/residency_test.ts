@@ -5,8 +5,8 @@
  * follow-up) on this machine or a private network. What reached the emulator shows that no
  * request named a cloud model.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LedgerEntry } from "../../src/jobs/ledger.ts";
@@ -48,10 +48,6 @@ function entries(model: string, passed: number, failed: number, repo: string): L
     wallMs: 4000,
     state: i < passed ? "completed" : "failed",
   }));
-}
-
-function git(cwd: string, ...args: string[]) {
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
 }
 
 Deno.test("residency local: the cloud default, a cloud or remote model, a cloud fallback and a panel with a cloud member are refused; auto stays local", async () => {

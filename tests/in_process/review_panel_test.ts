@@ -3,8 +3,8 @@
  * the same diff, the emulator plays each reviewer by model name, and the reply merges their
  * findings. What reached the emulator shows that no reviewer saw another's answer.
  */
+import { committedRepo } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
@@ -14,18 +14,10 @@ import { startInProcessScene } from "../support/in_process_scene.ts";
 const REVIEW_TASK = "Review these changes";
 const MODELS = ["qwen3-coder:30b", "gpt-oss:20b", "llama3.1:8b"];
 
-function git(cwd: string, ...args: string[]) {
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-}
-
 /** A repository whose uncommitted change is app.ts lines 2-4 (its hunk covers new lines 1-9). */
 function repo(): string {
-  const dir = tempDir("od-panel-");
-  git(dir, "init", "-q", "-b", "main");
   const lines = ["const a = 1;", "const b = 2;", "const c = 3;", "const x = 0;", "export {};"];
-  writeFileSync(join(dir, "app.ts"), lines.join("\n") + "\n");
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "one");
+  const dir = committedRepo(tempDir("od-panel-"), { "app.ts": lines.join("\n") + "\n" });
   writeFileSync(
     join(dir, "app.ts"),
     [

@@ -3,8 +3,8 @@
  * emulator plays the reviewer (native `/api/chat`, and the real Claude Code CLI on
  * `/v1/messages`), and the reply lists the findings that point into the diff.
  */
+import { committedRepo, git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatRequestView } from "../support/ollama_emulator.ts";
@@ -13,21 +13,15 @@ import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const REVIEW_TASK = "Review these changes";
 
-function git(cwd: string, ...args: string[]) {
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-}
-
 /**
  * A repository with one commit on main and, uncommitted: app.ts lines 2-3 changed (its hunk
  * covers new lines 1-5), and an untracked `.env` holding a secret.
  */
 function repo(): string {
-  const dir = tempDir("od-review-");
-  git(dir, "init", "-q", "-b", "main");
-  writeFileSync(join(dir, "app.ts"), "const a = 1;\nconst b = 2;\nconst c = 3;\nexport {};\n");
-  writeFileSync(join(dir, "notes.md"), "unchanged\n");
-  git(dir, "add", ".");
-  git(dir, "commit", "-q", "-m", "one");
+  const dir = committedRepo(tempDir("od-review-"), {
+    "app.ts": "const a = 1;\nconst b = 2;\nconst c = 3;\nexport {};\n",
+    "notes.md": "unchanged\n",
+  });
   writeFileSync(
     join(dir, "app.ts"),
     "const a = 1;\nconst b = eval(input);\nconst c = 3;\nconst d = 4;\nexport {};\n",

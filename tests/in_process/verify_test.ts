@@ -73,11 +73,11 @@ for (const engine of ["native", "claude"] as const) {
       assert.equal(field(reply.text, "state"), "completed (verified)", reply.text);
       assert.match(
         field(reply.text, "verify")!,
-        /^passed \(test "\$\(sh sum\.sh\)" = 3: exit 0, \d+\.\d s and 1 more\)$/,
+        /^passed \(test "\$\(sh sum\.sh\)" = 3: exit 0, \d+\.\ds and 1 more\)$/,
       );
       const id = field(reply.text, "job_id")!;
       const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
-      assert.match(log, /\$ sh sum\.sh\nexit 0, [\d.]+ s\n3\n/);
+      assert.match(log, /\$ sh sum\.sh\nexit 0, [\d.]+s\n3\n/);
       const list = await scene.call("delegate_list", {});
       assert.match(list.text, new RegExp(`job ${id} .*\\[verified\\]`));
       // In the transcript, as the server's and not the model's.
@@ -154,7 +154,7 @@ for (const engine of ["native", "claude"] as const) {
       // The one repair round changed no file: the loop stops there.
       assert.match(
         field(reply.text, "verify")!,
-        /^failed \(cat out\.txt; exit 3: exit 3, [\d.]+ s, 4 failing\); repair round 1 changed no file$/,
+        /^failed \(cat out\.txt; exit 3: exit 3, [\d.]+s, 4 failing\); repair round 1 changed no file$/,
       );
       assert.match(field(reply.text, "error")!, /^verify_failed: /);
       assert.match(
@@ -175,7 +175,7 @@ for (const engine of ["native", "claude"] as const) {
       });
       assert.match(
         page.text,
-        /\[verify 1, run by the server\] \$ cat out\.txt; exit 3\n {2}exit 3 after [\d.]+ s\n {2}\| {3}4 failing\n {2}\| state: /,
+        /\[verify 1, run by the server\] \$ cat out\.txt; exit 3\n {2}exit 3 after [\d.]+s\n {2}\| {3}4 failing\n {2}\| state: /,
       );
       const list = await scene.call("delegate_list", {});
       assert.match(list.text, /failed .*\[verify failed\]/);
@@ -247,7 +247,7 @@ for (const engine of ["native", "claude"] as const) {
       );
       assert.match(
         field(rewrote.text, "verify")!,
-        /^passed \(node test\.js: exit 0, [\d.]+ s\); the delegate changed what the check runs: test\.js$/,
+        /^passed \(node test\.js: exit 0, [\d.]+s\); the delegate changed what the check runs: test\.js$/,
       );
       const list = await scene.call("delegate_list", {});
       assert.match(list.text, /\[passed a changed check\]/);
@@ -262,7 +262,7 @@ for (const engine of ["native", "claude"] as const) {
       assert.equal(field(npm.text, "state"), "completed (passed a changed check)", npm.text);
       assert.match(
         field(npm.text, "verify")!,
-        /^passed \(npm test: exit 0, [\d.]+ s\); the delegate changed what the check runs: package\.json "scripts"$/,
+        /^passed \(npm test: exit 0, [\d.]+s\); the delegate changed what the check runs: package\.json "scripts"$/,
       );
       // Neither pass is one in the quality ledger.
       const ledger = readFileSync(join(scene.stateDir, "ledger.jsonl"), "utf8").trim().split("\n")

@@ -5,8 +5,8 @@
  * server commits the turn, checks the worktree at the follow-up, and sums it up, all with git
  * on the host. None of that may run the filter, and the reply says the repository was left out.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -17,13 +17,6 @@ import { startInProcessScene } from "../support/in_process_scene.ts";
 const linux = process.platform === "linux";
 const native = { engine: "native", model: "qwen3:8b", isolation: "worktree", wait_seconds: 120 };
 const LONG = { timeoutMs: 240_000 };
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
-  });
 
 /** The follow-up's model: one Bash call writing ok.txt again, then a reply. */
 function followupScript(view: ChatRequestView): ChatReply | undefined {

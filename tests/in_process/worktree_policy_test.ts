@@ -5,8 +5,8 @@
  * merge would put where Claude Code and git run or trust them. The real server over stdio, the
  * native engine in real bubblewrap, the Ollama emulator scripting the model's tool calls.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -14,13 +14,6 @@ import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
-  });
 
 Deno.test({
   name:

@@ -4,6 +4,7 @@
  * the user has uncommitted changes in, and the first "take it" command of the reply, run as
  * printed on the still-dirty checkout, brings the delegate's change in on top of the user's.
  */
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
@@ -14,8 +15,6 @@ import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const GIT_ENV = { PATH: "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1" };
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, encoding: "utf8", env: { ...GIT_ENV, HOME: cwd } });
 
 Deno.test({
   name:

@@ -1,6 +1,5 @@
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appendFile } from "node:fs/promises";
 import {
@@ -38,7 +37,7 @@ function entry(over: Partial<LedgerEntry>): LedgerEntry {
 }
 
 async function ledger(entries: LedgerEntry[]): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "od-daily-"));
+  const dir = tempDir("od-daily-");
   for (const e of entries) await appendFile(join(dir, "ledger.jsonl"), JSON.stringify(e) + "\n");
   return dir;
 }

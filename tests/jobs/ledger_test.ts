@@ -1,7 +1,8 @@
 /** The quality ledger: the line an ended job leaves, reading it back, and its figures. */
+import { tempDir } from "../support/temp_dir.ts";
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { appendLedger, ledgerEntry, readLedger } from "../../src/jobs/ledger.ts";
 import { groupStats, quantile } from "../../src/jobs/ledger_stats.ts";
@@ -72,7 +73,7 @@ Deno.test("ledgerEntry: the figures of an ended job, without its path", () => {
 });
 
 Deno.test("appendLedger and readLedger: lines round-trip; broken ones are counted", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  const dir = tempDir("od-ledger-");
   await appendLedger(dir, record(), {});
   appendFileSync(join(dir, "ledger.jsonl"), 'not json\n{"v":2}\n');
   await appendLedger(dir, record({ state: "failed" }), {});
@@ -144,7 +145,7 @@ Deno.test("a pass of a check the delegate changed: not verified in the ledger, s
     },
   });
   assert.equal(ledgerEntry(unseen, {}).verified, false, "what may have changed unseen earns none");
-  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  const dir = tempDir("od-ledger-");
   await appendLedger(dir, changed("passed"), {});
   appendFileSync(join(dir, "ledger.jsonl"), `${JSON.stringify({ ...pass, checkChanged: "x" })}\n`);
   const read = await readLedger(dir);
@@ -167,27 +168,22 @@ Deno.test("a pass of a check the delegate changed: not verified in the ledger, s
 });
 
 Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; else a digest", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "od-repo-"));
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], {
-      cwd,
-      stdio: "pipe",
-    });
+  const dir = tempDir("od-repo-");
   git(dir, "init", "-q");
   git(dir, "commit", "-q", "--allow-empty", "-m", "root");
   const root = execFileSync("git", ["rev-list", "--max-parents=0", "HEAD"], { cwd: dir }).toString()
     .trim();
   assert.equal(await repoIdOf(dir), `git:${root.slice(0, 16)}`);
-  const clone = join(mkdtempSync(join(tmpdir(), "od-repo-")), "clone");
+  const clone = join(tempDir("od-repo-"), "clone");
   git(dir, "clone", "-q", dir, clone);
   assert.equal(await repoIdOf(clone), await repoIdOf(dir));
-  const plain = mkdtempSync(join(tmpdir(), "od-plain-"));
+  const plain = tempDir("od-plain-");
   assert.match(await repoIdOf(plain), /^dir:[0-9a-f]{16}$/);
   assert.ok(!(await repoIdOf(plain)).includes("od-plain"));
 });
 
 Deno.test("readLedger: a window that starts on an entry's first byte keeps that entry", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  const dir = tempDir("od-ledger-");
   await appendLedger(dir, record(), {});
   await appendLedger(dir, record({ state: "failed" }), {});
   const last = readFileSync(join(dir, "ledger.jsonl"), "utf8").split("\n").at(-2)!;
@@ -216,7 +212,7 @@ Deno.test("ledgerEntry: calls recovered from text, and a job that ended on calls
   // Another failure is no unrun call.
   const other = ledgerEntry(record({ state: "failed", errorText: "context_overflow: cut" }), {});
   assert.equal(other.unrunCall, undefined);
-  const dir = mkdtempSync(join(tmpdir(), "od-ledger-"));
+  const dir = tempDir("od-ledger-");
   for (
     const r of [record({ toolCallsRecovered: 2 }), record({ errorText: "tool_call_unparsed: x" })]
   ) {

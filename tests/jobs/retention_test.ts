@@ -1,12 +1,6 @@
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -55,7 +49,7 @@ const settingsFor = (dir: string): Settings => ({
 });
 
 async function fixture(): Promise<{ store: JobStore; dir: string; settings: Settings }> {
-  const dir = mkdtempSync(join(tmpdir(), "od-prune-"));
+  const dir = tempDir("od-prune-");
   const store = new JobStore(dir);
   store.init();
   const alive = await selfIdentity();

@@ -31,7 +31,7 @@ Deno.test("a job whose check passes is verified, with its log in the job folder"
   assert.deepEqual(engine.verified[0]!.commands, [TEST]);
   assert.equal(engine.verified[0]!.cwd, end.record.cwd);
   const log = readFileSync(join(store.dirOf(view.record.id), "verify-1.log"), "utf8");
-  assert.match(log, /verification 1: passed\n\n\$ npm test\nexit 0, 0\.8 s\nok/);
+  assert.match(log, /verification 1: passed\n\n\$ npm test\nexit 0, 0\.8s\nok/);
 });
 
 Deno.test("a failing check starts repair rounds with its output, up to verify_rounds", async () => {
@@ -57,7 +57,7 @@ Deno.test("a failing check starts repair rounds with its output, up to verify_ro
     assert.equal(repair.spec.turn, 1, "the same turn of the session");
     const prompt = readFileSync(repair.spec.promptPath, "utf8");
     assert.match(prompt, new RegExp(`repair round ${n} of at most 2`));
-    assert.match(prompt, /\$ npm test\nexit 1, 1\.2 s/);
+    assert.match(prompt, /\$ npm test\nexit 1, 1\.2s/);
     assert.match(prompt, new RegExp(`${4 - n} failing`), "the failing output is in the prompt");
     repair.end({ resultText: `fixed ${n}` });
   }
@@ -71,7 +71,7 @@ Deno.test("a failing check starts repair rounds with its output, up to verify_ro
   assert.equal(v.stopped, "all 2 repair rounds used");
   assert.match(
     end.record.errorText!,
-    /^verify_failed: failed \(npm test: exit 1, 1\.2 s, 1 failing\)/,
+    /^verify_failed: failed \(npm test: exit 1, 1\.2s, 1 failing\)/,
   );
   assert.match(end.record.errorText!, /after 2 repair rounds/);
   for (const n of [1, 2, 3]) {
@@ -146,7 +146,7 @@ Deno.test("a repair round whose backend fails ends the job with the evidence so 
   );
   assert.match(
     end.record.errorText!,
-    /^verify_failed: failed \(npm test: exit 1, 1\.2 s, 2 failing\)/,
+    /^verify_failed: failed \(npm test: exit 1, 1\.2s, 2 failing\)/,
   );
 });
 
@@ -300,7 +300,7 @@ Deno.test("a pass of a check whose test the delegate rewrote says so and earns n
   assert.equal(verifyMark(end.record), "passed a changed check");
   assert.match(
     verifyLines(end.record)[0]![1],
-    /^passed \(node test\.js: exit 0, 0\.8 s\); the delegate changed what the check runs: test\.js$/,
+    /^passed \(node test\.js: exit 0, 0\.8s\); the delegate changed what the check runs: test\.js$/,
   );
   const line = lastLedgerLine(store);
   assert.equal(line.job, view.record.id);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { git } from "../support/git_repo.ts";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -53,9 +54,7 @@ Deno.test("quoteBlock: every line marked, line breaks of every kind included", (
 
 Deno.test("quotePath: git's quoting of the same names", () => {
   const repo = tempDir("od-quote-");
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-  git("init", "-q");
+  git(repo, "init", "-q");
   // ASCII names: git quotes them the same whatever core.quotePath says.
   const ascii = [
     "plain.txt",
@@ -68,9 +67,10 @@ Deno.test("quotePath: git's quoting of the same names", () => {
   // Names whose only non-ASCII characters are unsafe: git with core.quotePath on.
   const unsafe = ["u\u2028v", "rlo\u202etxt.exe", "nel\u0085"];
   for (const name of [...ascii, ...unsafe]) writeFileSync(join(repo, name), "");
-  git("add", "-A");
+  git(repo, "add", "-A");
   const listed = (quote: boolean) =>
-    git("-c", `core.quotePath=${quote}`, "ls-files").split("\n").filter((l) => l !== "").sort();
+    git(repo, "-c", `core.quotePath=${quote}`, "ls-files").split("\n").filter((l) => l !== "")
+      .sort();
   // With core.quotePath off, git leaves every non-ASCII character alone, the unsafe ones too.
   assert.deepEqual(listed(false), [...ascii.map(quotePath), ...unsafe].sort());
   assert.deepEqual(listed(true), [...ascii, ...unsafe].map(quotePath).sort());

@@ -1,5 +1,5 @@
+import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, linkSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { computeDiff, fitDiff, parseDiff } from "../../src/review/diff.ts";
@@ -65,10 +65,6 @@ Deno.test("diff: the budget leaves out whole files, secrets and binaries, and na
   assert.deepEqual(small.sent.map((f) => f.path), ["gone.txt"]);
   assert.match(small.notSent[0]!.reason, /^about \d+ tokens, over the remaining budget of 30$/);
 });
-
-function git(cwd: string, ...args: string[]) {
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd });
-}
 
 Deno.test("diff: uncommitted changes with untracked files; base...HEAD; hooks never run", async () => {
   const repo = tempDir("od-review-");

@@ -2,13 +2,13 @@
  * scripts/import_rules.ts against a copy of src/ with one rule broken at a time: each planted
  * import must be reported by file, line, specifier and rule, and the tree as it is must pass.
  */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkImports, type Violation } from "../../scripts/import_rules.ts";
+import { checkImports, localAliases, type Violation } from "../../scripts/import_rules.ts";
 import { importsOf } from "../../scripts/import_graph.ts";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -17,7 +17,7 @@ const script = join(repo, "scripts", "import_rules.ts");
 
 /** A copy of src/ with `plant` applied; removed after `use`. */
 function withPlanted(plant: (copy: string) => void, use: (copy: string) => void): void {
-  const top = mkdtempSync(join(tmpdir(), "import_rules_"));
+  const top = tempDir("import_rules_");
   try {
     const copy = join(top, "src");
     cpSync(src, copy, { recursive: true });
@@ -188,4 +188,37 @@ Deno.test("the script exits 1 naming the violation, and 0 silently on the clean 
     );
     assert.match(broken.stderr, /1 import rule\(s\) broken/);
   });
+});
+
+Deno.test("an own file reached through a deno.json import-map alias is refused", () => {
+  const top = tempDir("import_rules_");
+  try {
+    const copy = join(top, "src");
+    cpSync(src, copy, { recursive: true });
+    // The alias hides an import up a layer (platform -> jobs) behind a bare name.
+    writeFileSync(
+      join(top, "deno.json"),
+      JSON.stringify({ imports: { "#jobs/": "./src/jobs/", "zod": "npm:zod@4" } }),
+    );
+    appendFileSync(join(copy, "platform/bytes.ts"), '\nimport "#jobs/ledger.ts";\nimport "zod";\n');
+    const found = checkImports(copy);
+    assert.equal(found.length, 1, found.map((v) => v.message).join("\n"));
+    assert.equal(found[0]!.rule, "import map");
+    assert.equal(found[0]!.specifier, "#jobs/ledger.ts");
+    assert.match(found[0]!.message, /src\/platform\/bytes\.ts:\d+: imports "#jobs\/ledger\.ts"/);
+    assert.match(found[0]!.message, /sends "#jobs\/" to a local path/);
+  } finally {
+    rmSync(top, { recursive: true, force: true });
+  }
+});
+
+Deno.test("an own file imported by an absolute path or file: URL is refused", () => {
+  const found = planted(add("platform/bytes.ts", 'import "/work/src/jobs/ledger.ts";'));
+  assert.deepEqual(found.map((v) => [v.rule, v.specifier]), [
+    ["import map", "/work/src/jobs/ledger.ts"],
+  ]);
+});
+
+Deno.test("the repository's deno.json maps no alias to a local path", () => {
+  assert.deepEqual(localAliases(join(repo, "deno.json")), []);
 });

@@ -1,8 +1,8 @@
 /** Server-side reads named by a tool call: prompt_file, files, cwd and add_dirs. */
+import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDelegateError } from "../../src/errors.ts";
 import {
@@ -13,7 +13,7 @@ import {
   readPrompt,
 } from "../../src/server/inputs.ts";
 
-const scratch = () => realpathSync(mkdtempSync(join(tmpdir(), "od-inputs-")));
+const scratch = () => realpathSync(tempDir("od-inputs-"));
 
 async function refusedWith(promise: Promise<unknown>, pattern: RegExp): Promise<string> {
   try {

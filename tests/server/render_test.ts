@@ -8,7 +8,7 @@ import {
   pollHint,
   summary,
 } from "../../src/server/render.ts";
-import { formatElapsed } from "../../src/jobs/job_figures.ts";
+import { formatElapsed } from "../../src/platform/duration.ts";
 
 const JOB = "11111111-2222-4333-8444-555555555555";
 const SID = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { KEEP_TEMP, tempDir } from "./temp_dir.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CLAUDE_BIN = join(
@@ -68,34 +69,7 @@ export function serverCommand(): { command: string; args: string[] } {
   };
 }
 
-/** Every folder tempDir made in this test module. */
-const made: string[] = [];
-
-/**
- * OD_KEEP_TEMP=1: temporary folders stay, for a look after a failure, or because whoever runs
- * the test removes them all at once (scripts/test.ts, which points TMPDIR at a folder of its
- * own). Tests that remove a large tree of their own early leave it too.
- */
-export const KEEP_TEMP = Boolean(process.env.OD_KEEP_TEMP);
-
-export function tempDir(prefix = "od-test-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  if (made.length === 0 && !KEEP_TEMP) {
-    // Removed when the test module's isolate ends, after all its tests: a run of the whole
-    // suite made several GiB of them (52k-file trees, job folders).
-    globalThis.addEventListener("unload", () => {
-      for (const d of made) {
-        try {
-          rmSync(d, { recursive: true, force: true });
-        } catch {
-          // A folder still in use or not ours to remove: left for the system's /tmp cleaning.
-        }
-      }
-    });
-  }
-  made.push(dir);
-  return dir;
-}
+export { KEEP_TEMP, tempDir };
 
 /**
  * Runs `fn` on a file holding `content`, in a folder of its own removed afterwards, whatever

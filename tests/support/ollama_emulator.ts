@@ -481,3 +481,16 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.main) await main();
+
+/** Runs `fn` with an emulator started from `opts`, and closes it however `fn` ends. */
+export async function withEmulator(
+  opts: EmulatorOptions,
+  fn: (emu: OllamaEmulator) => Promise<void>,
+): Promise<void> {
+  const emu = await startOllamaEmulator(opts);
+  try {
+    await fn(emu);
+  } finally {
+    await emu.close();
+  }
+}

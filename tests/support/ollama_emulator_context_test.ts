@@ -1,25 +1,12 @@
+import { withEmulator } from "./ollama_emulator.ts";
 import assert from "node:assert/strict";
 import {
   type ChatRequestView,
-  type EmulatorOptions,
   type MessagesRequestView,
   type OllamaEmulator,
-  startOllamaEmulator,
 } from "./ollama_emulator.ts";
 
 type Json = Record<string, unknown>;
-
-async function withEmulator(
-  opts: EmulatorOptions,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator(opts);
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 async function postJson(emu: OllamaEmulator, path: string, body: unknown): Promise<Json> {
   const res = await fetch(emu.url + path, {

@@ -24,6 +24,8 @@ import {
   randomAlnum,
   randomHex,
   splitText,
+  SSE_HEADERS,
+  streamedResponse,
   wait,
 } from "./ollama_emulator_util.ts";
 
@@ -233,32 +235,13 @@ export function createMessages(
         usage: { input_tokens: inputTokens, output_tokens: 0 },
       },
     });
-    // req.signal is not usable once the response has been returned, so a client that goes away
-    // mid-stream is noticed through cancel() instead.
-    const cancelled = new AbortController();
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        const run = async () => {
-          try {
-            controller.enqueue(encoder.encode(start));
-            if (await wait(delayMs, [cancelled.signal, closing])) {
-              for (const f of frames) {
-                if (cancelled.signal.aborted) return;
-                controller.enqueue(encoder.encode(f));
-              }
-            }
-            controller.close();
-          } catch {
-            // The client cancelled; enqueue/close on a cancelled stream throws, which is fine.
-          }
-        };
-        void run();
-      },
-      cancel: () => cancelled.abort(),
-    });
-    return new Response(stream, {
-      status: 200,
-      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    return streamedResponse(SSE_HEADERS, async (send, cancelled) => {
+      send(start);
+      if (!(await wait(delayMs, [cancelled, closing]))) return;
+      for (const f of frames) {
+        if (cancelled.aborted) return;
+        send(f);
+      }
     });
   };
 

@@ -37,6 +37,7 @@ import {
   JSON_TYPE,
   randomAlnum,
   splitText,
+  streamedResponse,
   wait,
   waitDelay,
 } from "./ollama_emulator_util.ts";
@@ -114,7 +115,6 @@ export function createNativeChat(
 ): (req: Request, rec: NativeRequestRecord) => Promise<Response> {
   let requestCount = 0;
   const perConversation = new Map<string, number>();
-  const encoder = new TextEncoder();
 
   const render = (
     generate: boolean,
@@ -182,32 +182,14 @@ export function createNativeChat(
       ...calls.map((c) => piece({ tool_calls: [c] })),
     ];
     const chunkDelayMs = answer.chunkDelayMs ?? 0;
-    // req.signal is not usable once the response has been returned, so a client that goes away
-    // mid-stream is noticed through cancel() instead.
-    const cancelled = new AbortController();
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        const run = async () => {
-          try {
-            for (const [i, o] of objects.entries()) {
-              if (i > 0 && !(await wait(chunkDelayMs, [cancelled.signal, ctx.closing]))) {
-                // Cut off like a server that went away mid-answer: no final object.
-                controller.close();
-                return;
-              }
-              controller.enqueue(encoder.encode(goJson(o) + "\n"));
-            }
-            controller.enqueue(encoder.encode(goJson(final({})) + "\n"));
-            controller.close();
-          } catch {
-            // The client cancelled; enqueue/close on a cancelled stream throws, which is fine.
-          }
-        };
-        void run();
-      },
-      cancel: () => cancelled.abort(),
+    return streamedResponse({ "content-type": NDJSON_TYPE }, async (send, cancelled) => {
+      for (const [i, o] of objects.entries()) {
+        // Cut off like a server that went away mid-answer: no final object.
+        if (i > 0 && !(await wait(chunkDelayMs, [cancelled, ctx.closing]))) return;
+        send(goJson(o) + "\n");
+      }
+      send(goJson(final({})) + "\n");
     });
-    return new Response(stream, { status: 200, headers: { "content-type": NDJSON_TYPE } });
   };
 
   const answer = async (

@@ -1,3 +1,4 @@
+import { withEmulator } from "./ollama_emulator.ts";
 import assert from "node:assert/strict";
 import {
   type ChatRequestView,
@@ -15,18 +16,6 @@ const MODELS: EmulatorOptions["models"] = [
 ];
 
 type Json = Record<string, unknown>;
-
-async function withEmulator(
-  opts: EmulatorOptions,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator({ models: MODELS, ...opts });
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 function post(emu: OllamaEmulator, body: unknown, path = "/api/chat", signal?: AbortSignal) {
   return fetch(emu.url + path, {
@@ -91,7 +80,7 @@ function assertFinal(o: Json, doneReason = "stop"): void {
 }
 
 Deno.test("/api/chat streams NDJSON: text over several objects, then the final metrics", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const prompt = "tell me something long enough to be split in pieces";
     const objects = await ndjson(await post(emu, chat(prompt)));
     assert.ok(objects.length >= 3, `several objects: ${objects.length}`);
@@ -116,7 +105,7 @@ Deno.test("/api/chat streams NDJSON: text over several objects, then the final m
 });
 
 Deno.test("/api/chat with stream false answers one JSON object", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const res = await post(emu, chat("@reply all done", { stream: false }));
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
@@ -129,7 +118,7 @@ Deno.test("/api/chat with stream false answers one JSON object", async () => {
 Deno.test("/api/chat tool calls: whole, arguments as objects, ids from 0.12.10 on", async () => {
   const args = { command: "printf '%s' \"a b\" && echo ü", timeout: 5 };
   for (const [version, withIds] of [["0.33.0", true], ["0.12.3", false]] as const) {
-    await withEmulator({ version }, async (emu) => {
+    await withEmulator({ models: MODELS, version }, async (emu) => {
       const prompt = `go\n@tool Bash ${JSON.stringify(args)}\n@bash echo two`;
       const objects = await ndjson(await post(emu, chat(prompt, { tools: [BASH_TOOL] })));
       const final = objects.pop()!;
@@ -186,15 +175,15 @@ Deno.test("/api/chat tool calls: whole, arguments as objects, ids from 0.12.10 o
 });
 
 Deno.test("/api/chat escapes <, > and & as Go does, so text arrives as \\u003c on the wire", async () => {
-  await withEmulator(
-    { chatScript: () => ({ kind: "text", text: "<tool_call> & </b>" }) },
-    async (emu) => {
-      const raw = await (await post(emu, chat("x", { stream: false }))).text();
-      assert.ok(raw.includes("\\u003ctool_call\\u003e \\u0026 \\u003c/b\\u003e"), raw);
-      assert.ok(!raw.includes("<"));
-      assert.equal(((JSON.parse(raw) as Json).message as Json).content, "<tool_call> & </b>");
-    },
-  );
+  await withEmulator({
+    models: MODELS,
+    chatScript: () => ({ kind: "text", text: "<tool_call> & </b>" }),
+  }, async (emu) => {
+    const raw = await (await post(emu, chat("x", { stream: false }))).text();
+    assert.ok(raw.includes("\\u003ctool_call\\u003e \\u0026 \\u003c/b\\u003e"), raw);
+    assert.ok(!raw.includes("<"));
+    assert.equal(((JSON.parse(raw) as Json).message as Json).content, "<tool_call> & </b>");
+  });
 });
 
 Deno.test("/api/chat thinking comes before content, only from a thinking model", async () => {
@@ -203,7 +192,7 @@ Deno.test("/api/chat thinking comes before content, only from a thinking model",
     text: "The answer.",
     thinking: "Hmm, let me see.",
   });
-  await withEmulator({ chatScript: script }, async (emu) => {
+  await withEmulator({ models: MODELS, chatScript: script }, async (emu) => {
     const objects = await ndjson(await post(emu, chat("x", { model: "deepseek-r1:8b" })));
     objects.pop();
     const messages = objects.map((o) => o.message as Json);
@@ -235,7 +224,7 @@ Deno.test("/api/chat thinking comes before content, only from a thinking model",
 });
 
 Deno.test("/api/chat errors in Ollama's native shape and statuses", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     assert.deepEqual(await errorOf(await post(emu, chat("x", { model: "nope:1b" })), 404), {
       error: "model 'nope:1b' not found",
     });
@@ -278,7 +267,7 @@ Deno.test("/api/chat errors in Ollama's native shape and statuses", async () => 
 });
 
 Deno.test("/api/chat: num_predict cuts the reply with done_reason length", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const body = await (await post(
       emu,
       chat("@reply " + "word ".repeat(40), { stream: false, options: { num_predict: 2 } }),
@@ -295,7 +284,7 @@ Deno.test("the chat script sees native fields: api, options, think, format, tool
     seen.push(v);
     return undefined;
   };
-  await withEmulator({ chatScript }, async (emu) => {
+  await withEmulator({ models: MODELS, chatScript }, async (emu) => {
     const messages = [
       { role: "system", content: "be brief" },
       { role: "user", content: "first" },
@@ -330,7 +319,7 @@ Deno.test("the chat script sees native fields: api, options, think, format, tool
 });
 
 Deno.test("/api/chat with no messages loads or unloads the model", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const load =
       await (await post(emu, { model: "qwen3:8b", messages: [], options: { num_ctx: 16384 } }))
         .json() as Json;
@@ -346,7 +335,7 @@ Deno.test("/api/chat with no messages loads or unloads the model", async () => {
 });
 
 Deno.test("/api/generate answers prompts in `response` and loads with an empty prompt", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const objects = await ndjson(
       await post(emu, { model: "qwen3:8b", prompt: "@reply generated" }, "/api/generate"),
     );

@@ -29,6 +29,8 @@ import {
   jsonResponse,
   randomAlnum,
   splitText,
+  SSE_HEADERS,
+  streamedResponse,
   wait,
   waitDelay,
 } from "./ollama_emulator_util.ts";
@@ -118,7 +120,6 @@ export function createChatCompletions(
 ): (req: Request, rec: ChatRequestRecord) => Promise<Response> {
   let requestCount = 0;
   const perConversation = new Map<string, number>();
-  const encoder = new TextEncoder();
 
   const render = (
     body: Record<string, unknown>,
@@ -184,34 +185,13 @@ export function createChatCompletions(
     tail.push("data: [DONE]\n\n");
     const chunkDelayMs = answer.chunkDelayMs ?? 0;
 
-    // req.signal is not usable once the response has been returned, so a client that goes away
-    // mid-stream is noticed through cancel() instead.
-    const cancelled = new AbortController();
-    const stream = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        const run = async () => {
-          try {
-            for (const [i, f] of frames.entries()) {
-              if (i > 0 && !(await wait(chunkDelayMs, [cancelled.signal, ctx.closing]))) {
-                // Cut off like a server that went away mid-answer: no finish chunk, no [DONE].
-                controller.close();
-                return;
-              }
-              controller.enqueue(encoder.encode(f));
-            }
-            for (const f of tail) controller.enqueue(encoder.encode(f));
-            controller.close();
-          } catch {
-            // The client cancelled; enqueue/close on a cancelled stream throws, which is fine.
-          }
-        };
-        void run();
-      },
-      cancel: () => cancelled.abort(),
-    });
-    return new Response(stream, {
-      status: 200,
-      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    return streamedResponse(SSE_HEADERS, async (send, cancelled) => {
+      for (const [i, f] of frames.entries()) {
+        // Cut off like a server that went away mid-answer: no finish chunk, no [DONE].
+        if (i > 0 && !(await wait(chunkDelayMs, [cancelled, ctx.closing]))) return;
+        send(f);
+      }
+      for (const f of tail) send(f);
     });
   };
 

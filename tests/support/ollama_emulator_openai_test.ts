@@ -1,3 +1,4 @@
+import { withEmulator } from "./ollama_emulator.ts";
 import assert from "node:assert/strict";
 import { withStandaloneEmulator } from "./standalone_emulator.ts";
 import {
@@ -15,18 +16,6 @@ const MODELS: EmulatorOptions["models"] = [
   { name: "glm-4.7:cloud", retiredText: RETIRED },
 ];
 const CHAT = "/v1/chat/completions";
-
-async function withEmulator(
-  opts: EmulatorOptions,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator({ models: MODELS, ...opts });
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 type Json = Record<string, unknown>;
 
@@ -109,7 +98,7 @@ async function waitUntil(cond: () => boolean, what: string): Promise<void> {
 // --- streaming --------------------------------------------------------------------------------
 
 Deno.test("chat stream: role first, content over several chunks, finish chunk, [DONE]", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const prompt = "tell me something fairly long so that it is split";
     const res = await post(emu, chatBody(prompt, { stream: true }));
     assert.equal(res.status, 200);
@@ -141,7 +130,7 @@ Deno.test("chat stream: role first, content over several chunks, finish chunk, [
 });
 
 Deno.test("chat stream: include_usage adds a usage chunk with empty choices before [DONE]", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const small = chatBody("@reply ok", { stream: true, stream_options: { include_usage: true } });
     const chunks = parseStream(await (await post(emu, small)).text());
     const last = chunks.at(-1)!;
@@ -188,7 +177,7 @@ Deno.test("chat stream: each tool call arrives whole in one delta", async () => 
       { name: "Bash", arguments: { command: "echo 'a \"quoted\" arg'", timeout: 5 } },
     ],
   });
-  await withEmulator({ chatScript: script }, async (emu) => {
+  await withEmulator({ models: MODELS, chatScript: script }, async (emu) => {
     const res = await post(
       emu,
       chatBody("go", {
@@ -251,7 +240,7 @@ Deno.test("chat stream: each tool call arrives whole in one delta", async () => 
 });
 
 Deno.test("chat: non-streaming reply is a chat.completion with usage", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const res = await post(emu, chatBody("hello there"));
     assert.equal(res.status, 200);
     const body = await getJson(res);
@@ -289,7 +278,7 @@ Deno.test("chat: non-streaming reply is a chat.completion with usage", async () 
 // --- errors -----------------------------------------------------------------------------------
 
 Deno.test("chat errors: 404 unknown, 410 retired, 400 tools and orphan tool result", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const unknown = await post(emu, chatBody("x", { model: "nope:1b", stream: true }));
     assert.equal(unknown.status, 404);
     assertOpenAiError(await getJson(unknown), "not_found_error", 'model "nope:1b" not found');
@@ -355,7 +344,7 @@ Deno.test("chat script errors: OpenAI error types by status, Retry-After when as
     [500, "api_error"],
     [503, "api_error"],
   ];
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     for (const [status, type] of cases) {
       emu.setChatScript(() => ({
         kind: "error",
@@ -383,7 +372,7 @@ Deno.test("chat script errors: OpenAI error types by status, Retry-After when as
 });
 
 Deno.test("@fail fails the first requests of a conversation, with Retry-After", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const prompt = "@fail 503 2\n@reply finally";
     for (let i = 0; i < 2; i++) {
       const res = await post(emu, chatBody(prompt, { stream: true }));
@@ -439,7 +428,7 @@ async function completion(emu: OllamaEmulator, messages: unknown[], tools: unkno
 }
 
 Deno.test("@tool and @bash are issued in order, each after the previous result", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const user = {
       role: "user",
       content: 'please\n@tool Read {"file_path": "/tmp/a b.txt"}\n  @bash echo two\n',
@@ -495,6 +484,7 @@ Deno.test("@tool and @bash are issued in order, each after the previous result",
 Deno.test("the chat script sees model, tool names, results, headers and request numbers", async () => {
   const seen: ChatRequestView[] = [];
   await withEmulator({
+    models: MODELS,
     chatScript: (view) => {
       seen.push(view);
       return undefined;
@@ -548,7 +538,7 @@ Deno.test("the chat script sees model, tool names, results, headers and request 
 });
 
 Deno.test("@delay delays the whole response; @hang waits for the client to go away", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const started = Date.now();
     const res = await post(emu, chatBody("@delay 150\n@reply late", { stream: true }));
     assert.ok(Date.now() - started >= 140, "no headers before the delay");
@@ -594,7 +584,7 @@ Deno.test("close() answers a hanging chat request with 503 and cuts a slow strea
 });
 
 Deno.test("@chunk-delay streams slowly and a client can cancel mid-stream", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const started = Date.now();
     const res = await post(emu, chatBody("@chunk-delay 40\n@reply 1234", { stream: true }));
     const chunks = parseStream(await res.text());
@@ -651,7 +641,7 @@ Deno.test("two emulators at once record which Authorization reached which", asyn
 });
 
 Deno.test("/v1/models follows setModels and lists what /api/tags lists", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     emu.setModels([{ name: "mistral:7b" }, { name: "me/tuned" }, { name: "kimi-k2:1t-cloud" }]);
     const models = await getJson(await fetch(emu.url + "/v1/models"));
     const tags = await getJson(await fetch(emu.url + "/api/tags"));

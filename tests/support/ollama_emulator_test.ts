@@ -1,3 +1,4 @@
+import { withEmulator } from "./ollama_emulator.ts";
 import assert from "node:assert/strict";
 import { CLAUDE_BIN } from "./harness.ts";
 import { withStandaloneEmulator } from "./standalone_emulator.ts";
@@ -20,18 +21,6 @@ const MODELS: EmulatorOptions["models"] = [
     retiredText: "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b5e6c1a)",
   },
 ];
-
-async function withEmulator(
-  opts: EmulatorOptions,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator({ models: MODELS, ...opts });
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
-}
 
 function post(emu: OllamaEmulator, path: string, body: unknown, signal?: AbortSignal) {
   return fetch(emu.url + path, {
@@ -106,7 +95,7 @@ async function waitUntil(cond: () => boolean, what: string): Promise<void> {
 // --- small endpoints --------------------------------------------------------------------------
 
 Deno.test("root and version answer GET and HEAD like Ollama", async () => {
-  await withEmulator({ version: "0.31.2" }, async (emu) => {
+  await withEmulator({ models: MODELS, version: "0.31.2" }, async (emu) => {
     const root = await fetch(emu.url + "/");
     assert.equal(root.status, 200);
     assert.equal(await root.text(), "Ollama is running");
@@ -134,7 +123,7 @@ Deno.test("root and version answer GET and HEAD like Ollama", async () => {
 });
 
 Deno.test("/api/tags lists local models and cloud stubs with their fields", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const res = await fetch(emu.url + "/api/tags");
     assert.equal(res.status, 200);
     const body = await getJson(res);
@@ -199,7 +188,7 @@ Deno.test("/api/tags lists local models and cloud stubs with their fields", asyn
 });
 
 Deno.test("/api/show returns details, model_info and remote fields; 404 for unknown", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const local = await getJson(await post(emu, "/api/show", { model: "qwen3:8b" }));
     assert.deepEqual(local.capabilities, ["completion", "tools"]);
     const info = local.model_info as Record<string, unknown>;
@@ -239,23 +228,26 @@ Deno.test("/api/show returns details, model_info and remote fields; 404 for unkn
 });
 
 Deno.test("/v1/models lists every model in the OpenAI shape", async () => {
-  await withEmulator({ models: [{ name: "qwen3:8b" }, { name: "glm-5:cloud" }] }, async (emu) => {
-    const body = await getJson(await fetch(emu.url + "/v1/models"));
-    assert.equal(body.object, "list");
-    const data = body.data as Record<string, unknown>[];
-    assert.deepEqual(data.map((d) => [d.id, d.object, d.owned_by]), [
-      ["qwen3:8b", "model", "library"],
-      ["glm-5:cloud", "model", "library"],
-    ]);
-    for (const d of data) {
-      assert.ok(Number.isInteger(d.created));
-      assert.ok(Math.abs(Number(d.created) - Date.now() / 1000) < 3600);
-    }
-  });
+  await withEmulator(
+    { models: [{ name: "qwen3:8b" }, { name: "glm-5:cloud" }] },
+    async (emu) => {
+      const body = await getJson(await fetch(emu.url + "/v1/models"));
+      assert.equal(body.object, "list");
+      const data = body.data as Record<string, unknown>[];
+      assert.deepEqual(data.map((d) => [d.id, d.object, d.owned_by]), [
+        ["qwen3:8b", "model", "library"],
+        ["glm-5:cloud", "model", "library"],
+      ]);
+      for (const d of data) {
+        assert.ok(Number.isInteger(d.created));
+        assert.ok(Math.abs(Number(d.created) - Date.now() / 1000) < 3600);
+      }
+    },
+  );
 });
 
 Deno.test("setModels replaces the model list", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     emu.setModels([{ name: "mistral:7b", contextLength: 8192 }]);
     const body = await getJson(await fetch(emu.url + "/api/tags"));
     const models = body.models as Record<string, unknown>[];
@@ -267,7 +259,7 @@ Deno.test("setModels replaces the model list", async () => {
 });
 
 Deno.test("count_tokens and unknown routes get gin's plain-text 404", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     for (
       const res of [
         await post(emu, "/v1/messages/count_tokens?beta=true", messagesBody()),
@@ -285,7 +277,7 @@ Deno.test("count_tokens and unknown routes get gin's plain-text 404", async () =
 // --- /v1/messages errors ----------------------------------------------------------------------
 
 Deno.test("/v1/messages validation errors use the Anthropic error shape", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const cases: [Record<string, unknown>, string][] = [
       [{ max_tokens: 10, messages: [{ role: "user", content: "x" }] }, "model is required"],
       [messagesBody({ max_tokens: 0 }), "max_tokens is required and must be positive"],
@@ -302,7 +294,7 @@ Deno.test("/v1/messages validation errors use the Anthropic error shape", async 
 });
 
 Deno.test("/v1/messages: unknown 404, retired 410 verbatim, tools unsupported 400", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const unknown = await post(emu, "/v1/messages", messagesBody({ model: "nope:1b" }));
     assert.equal(unknown.status, 404);
     assertAnthropicError(await getJson(unknown), "not_found_error", "model 'nope:1b' not found");
@@ -348,7 +340,7 @@ Deno.test("script error replies map status to Anthropic error types", async () =
     [503, "overloaded_error"],
     [529, "overloaded_error"],
   ];
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     for (const [status, type] of statuses) {
       emu.setScript(() => ({ kind: "error", status, message: `boom ${status}` }));
       const res = await post(emu, "/v1/messages", messagesBody({ stream: true }));
@@ -361,7 +353,7 @@ Deno.test("script error replies map status to Anthropic error types", async () =
 // --- /v1/messages replies ---------------------------------------------------------------------
 
 Deno.test("non-streaming reply is an Anthropic Message object", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const req = messagesBody({ system: [{ type: "text", text: "be brief" }] });
     const res = await post(emu, "/v1/messages?beta=true", req);
     assert.equal(res.status, 200);
@@ -381,7 +373,7 @@ Deno.test("non-streaming reply is an Anthropic Message object", async () => {
 
 Deno.test("streaming text reply has exactly Ollama's event sequence", async () => {
   const text = "The quick brown fox jumps over the lazy dog.";
-  await withEmulator({ script: () => ({ kind: "text", text }) }, async (emu) => {
+  await withEmulator({ models: MODELS, script: () => ({ kind: "text", text }) }, async (emu) => {
     const req = messagesBody({ stream: true });
     const res = await post(emu, "/v1/messages?beta=true", req);
     assert.equal(res.status, 200);
@@ -433,7 +425,7 @@ Deno.test("streaming tool_use sends the whole input in one input_json_delta", as
     seen.push(view);
     return { kind: "tool_use" as const, name: "Bash", input, text: "Let me look." };
   };
-  await withEmulator({ script }, async (emu) => {
+  await withEmulator({ models: MODELS, script }, async (emu) => {
     const res = await post(emu, "/v1/messages", messagesBody({ stream: true, tools: [BASH_TOOL] }));
     assert.equal(res.status, 200);
     const frames = parseSse(await res.text());
@@ -491,7 +483,7 @@ Deno.test("streaming tool_use sends the whole input in one input_json_delta", as
 });
 
 Deno.test("a script returning undefined falls back to the default behaviour", async () => {
-  await withEmulator({ script: () => undefined }, async (emu) => {
+  await withEmulator({ models: MODELS, script: () => undefined }, async (emu) => {
     const msg = await getJson(await post(emu, "/v1/messages", messagesBody()));
     assert.deepEqual(msg.content, [{ type: "text", text: "echo: hi there" }]);
   });
@@ -500,7 +492,7 @@ Deno.test("a script returning undefined falls back to the default behaviour", as
 // --- prompt directives ------------------------------------------------------------------------
 
 Deno.test("@bash directives drive tool round trips, then the tool result is echoed", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     // Shaped like Claude Code's first message: a reminder block, then the prompt.
     const user = {
       role: "user",
@@ -566,7 +558,7 @@ Deno.test("@bash directives drive tool round trips, then the tool result is echo
 });
 
 Deno.test("@reply sets the final answer and @delay delays it", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const started = Date.now();
     const msg = await getJson(
       await post(
@@ -581,7 +573,7 @@ Deno.test("@reply sets the final answer and @delay delays it", async () => {
 });
 
 Deno.test("streaming @delay flushes message_start first; mid-stream cancel is clean", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     const res = await post(
       emu,
       "/v1/messages",
@@ -638,7 +630,7 @@ Deno.test("close() ends a @hang request without leaking", async () => {
 });
 
 Deno.test("a client abandoning a hanging request frees it", async () => {
-  await withEmulator({ script: () => ({ kind: "hang" }) }, async (emu) => {
+  await withEmulator({ models: MODELS, script: () => ({ kind: "hang" }) }, async (emu) => {
     const ac = new AbortController();
     const pending = post(emu, "/v1/messages", messagesBody(), ac.signal);
     await waitUntil(() => emu.messageRequests().length === 1, "the hanging request");
@@ -648,7 +640,7 @@ Deno.test("a client abandoning a hanging request frees it", async () => {
 });
 
 Deno.test("every request is recorded with method, path, query, headers and body", async () => {
-  await withEmulator({}, async (emu) => {
+  await withEmulator({ models: MODELS }, async (emu) => {
     await (await fetch(emu.url + "/api/tags?x=1")).body?.cancel();
     const res = await fetch(emu.url + "/v1/messages?beta=true", {
       method: "POST",

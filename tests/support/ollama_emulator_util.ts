@@ -84,3 +84,35 @@ export async function waitDelay(
   }
   return await wait(delay.ms, signals);
 }
+
+/** What a streaming route sends: Ollama's NDJSON, or server-sent events (OpenAI, Anthropic). */
+export const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
+/**
+ * A 200 response whose body `write` streams through `send`, closed when `write` returns (a
+ * route cut off mid-answer just returns early). The one streaming prologue of the emulator's
+ * chat routes: req.signal is not usable once the response has been returned, so a client that
+ * goes away mid-stream is noticed through cancel(), which aborts `cancelled`.
+ */
+export function streamedResponse(
+  headers: Record<string, string>,
+  write: (send: (text: string) => void, cancelled: AbortSignal) => Promise<void>,
+): Response {
+  const encoder = new TextEncoder();
+  const cancelled = new AbortController();
+  const stream = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      const run = async () => {
+        try {
+          await write((text) => controller.enqueue(encoder.encode(text)), cancelled.signal);
+          controller.close();
+        } catch {
+          // The client cancelled; enqueue/close on a cancelled stream throws, which is fine.
+        }
+      };
+      void run();
+    },
+    cancel: () => cancelled.abort(),
+  });
+  return new Response(stream, { status: 200, headers });
+}

@@ -14,7 +14,8 @@
  * rules are the line, and a token file a new tool adds tomorrow is covered all the same.
  */
 import { readdirSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { join } from "node:path";
+import { isInside } from "../../platform/path_inside.ts";
 import {
   CREDENTIAL_PATHS,
   HOST_RUN_PATHS,
@@ -47,18 +48,13 @@ export interface FileRuleScope {
 /** Most entries beside the way to the roots that are named one by one (see besideRoots). */
 const MAX_BESIDE = 400;
 
-function inside(outer: string, inner: string): boolean {
-  const rel = relative(outer, inner);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
-}
-
 /**
  * `dir` when no root lies in it; else its entries beside the way down to the roots, level by
  * level, the roots themselves left out. Bounded: past MAX_BESIDE entries the rest of a level
  * is not named (Linux's jail still hides it; the doc says so for other systems).
  */
 export function besideRoots(dir: string, roots: readonly string[], max = MAX_BESIDE): string[] {
-  const within = roots.filter((r) => inside(dir, r));
+  const within = roots.filter((r) => isInside(dir, r));
   if (within.length === 0) return [dir];
   if (within.some((r) => r === dir)) return [];
   const out: string[] = [];
@@ -73,7 +69,7 @@ export function besideRoots(dir: string, roots: readonly string[], max = MAX_BES
       if (out.length >= max) return;
       const path = join(at, name);
       if (within.some((r) => r === path)) continue;
-      if (within.some((r) => inside(path, r))) walk(path);
+      if (within.some((r) => isInside(path, r))) walk(path);
       else out.push(path);
     }
   };

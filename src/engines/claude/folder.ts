@@ -3,13 +3,13 @@
  * stream-json, as its stdout gave it) and `stderr.txt`. Only this engine parses them; the
  * job layer, the server and the terminal ask through `claudeFolder`.
  */
+import { isObject } from "../../platform/json_object.ts";
 import { createReadStream } from "node:fs";
 import { readFileTail } from "../../platform/file_ends.ts";
 import { join } from "node:path";
 import { LineSplitter } from "../../platform/line_splitter.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry } from "../types.ts";
 import {
-  type Json,
   parseStreamLine,
   readStreamEvent,
   type StreamEvent,
@@ -81,8 +81,6 @@ export async function recentActivity(
   return out.slice(-limit);
 }
 
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** Tool names by tool_use id, so a Claude tool_result can say which tool it answers. */

@@ -21,6 +21,7 @@
  */
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { readFileHead } from "../../platform/file_ends.ts";
+import { isInside } from "../../platform/path_inside.ts";
 import {
   type HostPathKind,
   inspectHostPath,
@@ -231,15 +232,10 @@ export function etcLinkTargets(files: readonly string[] = ["/etc/resolv.conf", "
   return out;
 }
 
-/** Whether `inner` is `outer` or lies below it. */
-export function within(outer: string, inner: string): boolean {
-  return inner === outer || inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
-}
-
 /** `paths` without those inside another one of them. */
 export function outermost(paths: readonly string[]): string[] {
   const sorted = [...new Set(paths)].sort((a, b) => depth(a) - depth(b));
   const out: string[] = [];
-  for (const p of sorted) if (!out.some((o) => within(o, p))) out.push(p);
+  for (const p of sorted) if (!out.some((o) => isInside(o, p))) out.push(p);
   return out;
 }

@@ -10,14 +10,8 @@ import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
 import type { ToolchainView } from "../../guard/toolchains.ts";
-import {
-  cliFiles,
-  etcLinkTargets,
-  type JailLayout,
-  type JailMask,
-  outermost,
-  within,
-} from "./jail.ts";
+import { cliFiles, etcLinkTargets, type JailLayout, type JailMask, outermost } from "./jail.ts";
+import { isInside as within } from "../../platform/path_inside.ts";
 
 export interface JailInputs {
   cwd: string;

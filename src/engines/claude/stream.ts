@@ -1,3 +1,4 @@
+import { isObject } from "../../platform/json_object.ts";
 import { toolDetail } from "../tool_detail.ts";
 import type { Activity, PermissionDenial, Usage } from "../types.ts";
 
@@ -37,8 +38,6 @@ export interface MessageUsage {
  */
 export const SERVER_NOTE = "ollama_delegate";
 
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 

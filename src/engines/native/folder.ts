@@ -6,6 +6,7 @@
  * `jobs tail` shows. Only this engine parses them; the job layer, the server and the terminal
  * ask through `nativeFolder`.
  */
+import { isObject } from "../../platform/json_object.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readFileTail } from "../../platform/file_ends.ts";
@@ -61,9 +62,6 @@ export async function readTail(path: string, maxBytes: number): Promise<Transcri
 }
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One `transcript.jsonl` line: its TranscriptEntry, or undefined when it is not one. */
 export function nativeLineEntries(line: string): TranscriptEntry[] | undefined {

@@ -8,7 +8,8 @@
  * outside code and thinking; the plain-ASCII ones only where they start a line, so that prose
  * naming a tag is left alone.
  */
-import { isObject, isToolSchema } from "./call_objects.ts";
+import { isObject } from "../../platform/json_object.ts";
+import { isToolSchema } from "./call_objects.ts";
 import {
   atLineStart,
   offersName,

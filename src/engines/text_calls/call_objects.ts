@@ -5,13 +5,11 @@
  * `{"toolName", "args"}` (the AI SDK's), with the arguments an object or a JSON-encoded string
  * (ollama/ollama#12413: some models send them serialized).
  */
+import { isObject } from "../../platform/json_object.ts";
 import { parseLoose } from "./scan.ts";
 import type { RawCall } from "./types.ts";
 
 type Json = Record<string, unknown>;
-
-export const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 const NAME_KEYS = ["name", "toolName", "tool", "function_name"] as const;
 const ARG_KEYS = ["arguments", "parameters", "input", "args"] as const;

@@ -26,7 +26,7 @@ import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { isDeno } from "../../platform/runtime.ts";
 import { hostRunPart } from "../../guard/protected_paths.ts";
-import { isInside } from "../../guard/real_paths.ts";
+import { isInside } from "../../platform/path_inside.ts";
 import { isCredentialName } from "./names.ts";
 
 /** What a walk of the folders found below the roots. */

@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import { access, mkdir, readdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { isInside } from "../path_inside.ts";
 import process from "node:process";
 import { setTimeout as delay } from "node:timers/promises";
 
@@ -63,10 +64,8 @@ function findHierarchies(): Map<Controller, Hierarchy> {
     if (dash < 0 || f[3] === undefined || f[4] === undefined) return [];
     return [{ root: f[3], point: f[4], type: f[dash + 1], options: f[dash + 3] ?? "" }];
   });
-  const inside = (point: string, root: string, path: string) => {
-    const rel = relative(root, path);
-    return rel.startsWith("..") ? undefined : join(point, rel);
-  };
+  const inside = (point: string, root: string, path: string) =>
+    isInside(root, path) ? join(point, relative(root, path)) : undefined;
   for (const controller of ["pids", "memory"] as const) {
     const v1 = cgroups.find((p) => p[1]?.split(",").includes(controller));
     if (v1 && v1[2] !== undefined) {

@@ -1,13 +1,13 @@
+import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { nativeFolder, readTail, TRANSCRIPT_FILE } from "../../../src/engines/native/folder.ts";
 
 const textLine = (t: string) => JSON.stringify({ kind: "text", text: t });
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "od-native-folder-"));
+  const dir = tempDir("od-native-folder-");
   try {
     await fn(dir);
   } finally {

@@ -1,3 +1,4 @@
+import { withEmulator } from "../../support/ollama_emulator.ts";
 import assert from "node:assert/strict";
 import { type LoopResult, MAX_TURNS_CAP, runLoop } from "../../../src/engines/native/loop.ts";
 import type { ChatScript } from "../../support/ollama_emulator.ts";
@@ -12,14 +13,13 @@ import {
   textFrame,
   toolMessages,
   user,
-  withEmulator,
   withRawServer,
 } from "./support/loop_harness.ts";
 
 // ---------------------------------------------------------------------------------------------
 
 Deno.test("runLoop: a reply without tool calls ends the run with its text and usage", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const read = testTool("Read", true);
     const h = harness(emu.url, [read]);
     const messages = user("@reply All done here.");
@@ -48,7 +48,7 @@ Deno.test("runLoop: a reply without tool calls ends the run with its text and us
 });
 
 Deno.test("runLoop: no tools offered means no tools field in the request", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const h = harness(emu.url, [testTool("Read", true)], { allowed: [] });
     const result = await runLoop(user("@reply plain"), h.deps);
     assert.equal(result.text, "plain");
@@ -57,8 +57,8 @@ Deno.test("runLoop: no tools offered means no tools field in the request", async
 });
 
 Deno.test("runLoop: runs the calls in order and feeds each result back as a tool message", async () => {
-  await withEmulator(
-    (view) =>
+  await withEmulator({
+    chatScript: (view) =>
       view.toolResults.length === 0
         ? {
           kind: "tool_calls",
@@ -69,73 +69,72 @@ Deno.test("runLoop: runs the calls in order and feeds each result back as a tool
           ],
         }
         : { kind: "text", text: "Found it." },
-    async (emu) => {
-      const order: string[] = [];
-      const read = testTool("Read", true, (i) => {
-        order.push("Read");
-        return { text: `contents of ${i.file_path}` };
-      });
-      const grep = testTool("Grep", true, () => {
-        order.push("Grep");
-        return { text: "src/x.ts:3: TODO" };
-      });
-      const h = harness(emu.url, [read, grep]);
-      const messages = user("find the TODO");
-      const result = await runLoop(messages, h.deps);
-      assert.equal(result.ok, true);
-      assert.equal(result.text, "Found it.");
-      assert.equal(result.turns, 2);
-      assert.deepEqual(order, ["Read", "Grep"]);
-      assert.deepEqual(read.inputs, [{ file_path: "a.ts" }]);
-      assert.deepEqual(grep.inputs, [{ pattern: "TODO", path: "src" }]);
-      assert.equal(h.toolCalls(), 2);
-      assertEveryCallAnswered(messages);
-      assertRemembered(h, messages, 1);
+  }, async (emu) => {
+    const order: string[] = [];
+    const read = testTool("Read", true, (i) => {
+      order.push("Read");
+      return { text: `contents of ${i.file_path}` };
+    });
+    const grep = testTool("Grep", true, () => {
+      order.push("Grep");
+      return { text: "src/x.ts:3: TODO" };
+    });
+    const h = harness(emu.url, [read, grep]);
+    const messages = user("find the TODO");
+    const result = await runLoop(messages, h.deps);
+    assert.equal(result.ok, true);
+    assert.equal(result.text, "Found it.");
+    assert.equal(result.turns, 2);
+    assert.deepEqual(order, ["Read", "Grep"]);
+    assert.deepEqual(read.inputs, [{ file_path: "a.ts" }]);
+    assert.deepEqual(grep.inputs, [{ pattern: "TODO", path: "src" }]);
+    assert.equal(h.toolCalls(), 2);
+    assertEveryCallAnswered(messages);
+    assertRemembered(h, messages, 1);
 
-      // What the server got back on the second request.
-      const second = emu.chatRequests()[1]!.json as { messages: Json[] };
-      const assistant = second.messages[1] as { tool_calls: Array<{ id: string }> };
-      assert.deepEqual(second.messages.slice(2), [
-        {
-          role: "tool",
-          tool_call_id: assistant.tool_calls[0]!.id,
-          name: "Read",
-          content: "contents of a.ts",
-        },
-        {
-          role: "tool",
-          tool_call_id: assistant.tool_calls[1]!.id,
-          name: "Grep",
-          content: "src/x.ts:3: TODO",
-        },
-      ]);
-      const bodies = emu.chatRequests().map((r) => r.json as Json);
-      assert.equal(result.inputTokens, bodies.reduce((n, b) => n + emulatedPromptTokens(b), 0));
-      assert.ok(result.outputTokens > 0);
+    // What the server got back on the second request.
+    const second = emu.chatRequests()[1]!.json as { messages: Json[] };
+    const assistant = second.messages[1] as { tool_calls: Array<{ id: string }> };
+    assert.deepEqual(second.messages.slice(2), [
+      {
+        role: "tool",
+        tool_call_id: assistant.tool_calls[0]!.id,
+        name: "Read",
+        content: "contents of a.ts",
+      },
+      {
+        role: "tool",
+        tool_call_id: assistant.tool_calls[1]!.id,
+        name: "Grep",
+        content: "src/x.ts:3: TODO",
+      },
+    ]);
+    const bodies = emu.chatRequests().map((r) => r.json as Json);
+    assert.equal(result.inputTokens, bodies.reduce((n, b) => n + emulatedPromptTokens(b), 0));
+    assert.ok(result.outputTokens > 0);
 
-      assert.deepEqual(
-        h.activities.map((a) => a.kind === "tool" ? `${a.name} ${a.detail}` : a.kind),
-        [
-          "text",
-          "Read a.ts",
-          "Grep TODO in src",
-          "text",
-        ],
-      );
-      assert.deepEqual(h.transcript.map((e) => e.kind), [
+    assert.deepEqual(
+      h.activities.map((a) => a.kind === "tool" ? `${a.name} ${a.detail}` : a.kind),
+      [
         "text",
-        "tool_call",
-        "tool_result",
-        "tool_call",
-        "tool_result",
+        "Read a.ts",
+        "Grep TODO in src",
         "text",
-      ]);
-    },
-  );
+      ],
+    );
+    assert.deepEqual(h.transcript.map((e) => e.kind), [
+      "text",
+      "tool_call",
+      "tool_result",
+      "tool_call",
+      "tool_result",
+      "text",
+    ]);
+  });
 });
 
 Deno.test("runLoop: a tool's error result and a thrown error reach the model as errors", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const read = testTool("Read", true, () => ({ text: "Error: no such file", isError: true }));
     const grep = testTool("Grep", true, () => {
       throw new Error("disk on fire");
@@ -171,7 +170,7 @@ const endless: ChatScript = (view) => ({
 });
 
 Deno.test("runLoop: stops after max_turns model requests; a call in the last, tool-less one is not run", async () => {
-  await withEmulator(endless, async (emu) => {
+  await withEmulator({ chatScript: endless }, async (emu) => {
     const read = testTool("Read", true);
     const h = harness(emu.url, [read], { maxTurns: 3 });
     const messages = user("go");
@@ -193,7 +192,7 @@ Deno.test("runLoop: stops after max_turns model requests; a call in the last, to
 });
 
 Deno.test("runLoop: max_turns below 1 means 1, above the cap means the cap", async () => {
-  await withEmulator(endless, async (emu) => {
+  await withEmulator({ chatScript: endless }, async (emu) => {
     const low = await runLoop(
       user("low"),
       harness(emu.url, [testTool("Read", true)], { maxTurns: 0 }).deps,
@@ -217,106 +216,105 @@ Deno.test("runLoop: max_turns below 1 means 1, above the cap means the cap", asy
 Deno.test("runLoop: the same call with the same arguments 3 times in a row stops the run", async () => {
   // Key order and spacing differ between the calls: compared by value.
   const args = [{ file_path: "a.txt", limit: 5 }, { limit: 5, file_path: "a.txt" }];
-  await withEmulator(
-    (view) => ({
+  await withEmulator({
+    chatScript: (view) => ({
       kind: "tool_calls",
       calls: [{ name: "Read", arguments: args[view.requestNumber % 2]! }],
     }),
-    async (emu) => {
-      const read = testTool("Read", true);
-      const h = harness(emu.url, [read]);
-      const messages = user("go");
-      const result = await runLoop(messages, h.deps);
-      assert.equal(result.ok, false);
-      assert.equal(
-        result.errorText,
-        "Stopped: the model called Read with the same arguments 3 times in a row (loop detected)",
-      );
-      assert.equal(emu.chatRequests().length, 3);
-      assert.equal(read.inputs.length, 2, "the third call is not run");
-      assert.deepEqual(messages.at(-1), {
-        role: "tool",
-        tool_call_id: (messages.at(-2) as { tool_calls: Array<{ id: string }> }).tool_calls[0]!.id,
-        name: "Read",
-        content: "Not run: loop detected",
-      });
-      assertEveryCallAnswered(messages);
-      assertRemembered(h, messages, 1);
-    },
-  );
+  }, async (emu) => {
+    const read = testTool("Read", true);
+    const h = harness(emu.url, [read]);
+    const messages = user("go");
+    const result = await runLoop(messages, h.deps);
+    assert.equal(result.ok, false);
+    assert.equal(
+      result.errorText,
+      "Stopped: the model called Read with the same arguments 3 times in a row (loop detected)",
+    );
+    assert.equal(emu.chatRequests().length, 3);
+    assert.equal(read.inputs.length, 2, "the third call is not run");
+    assert.deepEqual(messages.at(-1), {
+      role: "tool",
+      tool_call_id: (messages.at(-2) as { tool_calls: Array<{ id: string }> }).tool_calls[0]!.id,
+      name: "Read",
+      content: "Not run: loop detected",
+    });
+    assertEveryCallAnswered(messages);
+    assertRemembered(h, messages, 1);
+  });
 });
 
 Deno.test("runLoop: a repeated call within one reply stops there; the rest is answered too", async () => {
   const a = { name: "Read", arguments: { file_path: "a" } };
-  await withEmulator(
-    () => ({ kind: "tool_calls", calls: [a, a, a, { name: "Glob", arguments: { pattern: "*" } }] }),
-    async (emu) => {
-      const read = testTool("Read", true);
-      const glob = testTool("Glob", true);
-      const h = harness(emu.url, [read, glob]);
-      const messages = user("go");
-      const result = await runLoop(messages, h.deps);
-      assert.match(result.errorText!, /called Read with the same arguments 3 times/);
-      assert.equal(read.inputs.length, 2);
-      assert.equal(glob.inputs.length, 0);
-      assert.deepEqual(toolMessages(messages).map((m) => m.content.startsWith("Not run")), [
-        false,
-        false,
-        true,
-        true,
-      ]);
-      assertEveryCallAnswered(messages);
-    },
-  );
+  await withEmulator({
+    chatScript: () => ({
+      kind: "tool_calls",
+      calls: [a, a, a, { name: "Glob", arguments: { pattern: "*" } }],
+    }),
+  }, async (emu) => {
+    const read = testTool("Read", true);
+    const glob = testTool("Glob", true);
+    const h = harness(emu.url, [read, glob]);
+    const messages = user("go");
+    const result = await runLoop(messages, h.deps);
+    assert.match(result.errorText!, /called Read with the same arguments 3 times/);
+    assert.equal(read.inputs.length, 2);
+    assert.equal(glob.inputs.length, 0);
+    assert.deepEqual(toolMessages(messages).map((m) => m.content.startsWith("Not run")), [
+      false,
+      false,
+      true,
+      true,
+    ]);
+    assertEveryCallAnswered(messages);
+  });
 });
 
 Deno.test("runLoop: alternating or changing calls are not a loop", async () => {
-  await withEmulator(
-    (view) => ({
+  await withEmulator({
+    chatScript: (view) => ({
       kind: "tool_calls",
       calls: [{ name: "Read", arguments: { file_path: view.requestNumber % 2 ? "a" : "b" } }],
     }),
-    async (emu) => {
-      const read = testTool("Read", true);
-      const result = await runLoop(user("go"), harness(emu.url, [read], { maxTurns: 6 }).deps);
-      assert.match(result.errorText!, /^Stopped after max_turns \(6\)/);
-      // Five run; the sixth request went without tools.
-      assert.equal(read.inputs.length, 5);
-    },
-  );
+  }, async (emu) => {
+    const read = testTool("Read", true);
+    const result = await runLoop(user("go"), harness(emu.url, [read], { maxTurns: 6 }).deps);
+    assert.match(result.errorText!, /^Stopped after max_turns \(6\)/);
+    // Five run; the sixth request went without tools.
+    assert.equal(read.inputs.length, 5);
+  });
 });
 
 Deno.test("runLoop: the same assistant text twice in a row stops the run", async () => {
-  await withEmulator(
-    (view) => ({
+  await withEmulator({
+    chatScript: (view) => ({
       kind: "tool_calls",
       text: "Let me check the file.",
       calls: [{ name: "Read", arguments: { file_path: `f${view.requestNumber}` } }],
     }),
-    async (emu) => {
-      const read = testTool("Read", true);
-      const h = harness(emu.url, [read]);
-      const messages = user("go");
-      const result = await runLoop(messages, h.deps);
-      assert.equal(result.ok, false);
-      assert.equal(
-        result.errorText,
-        'Stopped: the model gave the same reply twice in a row (loop detected): "Let me check the file."',
-      );
-      assert.equal(emu.chatRequests().length, 2);
-      assert.equal(read.inputs.length, 1, "the second reply's call is not run");
-      assert.equal(toolMessages(messages).at(-1)!.content, "Not run: loop detected");
-      assertEveryCallAnswered(messages);
-      assertRemembered(h, messages, 1);
-    },
-  );
+  }, async (emu) => {
+    const read = testTool("Read", true);
+    const h = harness(emu.url, [read]);
+    const messages = user("go");
+    const result = await runLoop(messages, h.deps);
+    assert.equal(result.ok, false);
+    assert.equal(
+      result.errorText,
+      'Stopped: the model gave the same reply twice in a row (loop detected): "Let me check the file."',
+    );
+    assert.equal(emu.chatRequests().length, 2);
+    assert.equal(read.inputs.length, 1, "the second reply's call is not run");
+    assert.equal(toolMessages(messages).at(-1)!.content, "Not run: loop detected");
+    assertEveryCallAnswered(messages);
+    assertRemembered(h, messages, 1);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
 // Refusals and bad arguments
 
 Deno.test("runLoop: a tool the mode does not offer is refused, recorded as a denial, not run", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const read = testTool("Read", true);
     const write = testTool("Write", false);
     const h = harness(emu.url, [read, write], { mode: "plan" });
@@ -341,7 +339,7 @@ Deno.test("runLoop: a tool the mode does not offer is refused, recorded as a den
 });
 
 Deno.test("runLoop: a Bash command refused by a rule is a denial with the command", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const bash = testTool("Bash", false);
     const h = harness(emu.url, [bash], { disallowed: ["Bash(rm *)"] });
     const messages = user("@bash rm -rf build\n@bash ls\n@reply ok");
@@ -393,38 +391,37 @@ Deno.test("runLoop: arguments that are not a JSON object are answered with an er
 
 Deno.test("runLoop: a cancel during a tool answers the remaining calls and makes no request", async () => {
   const ac = new AbortController();
-  await withEmulator(
-    () => ({
+  await withEmulator({
+    chatScript: () => ({
       kind: "tool_calls",
       calls: [
         { name: "Read", arguments: { file_path: "a" } },
         { name: "Glob", arguments: { pattern: "*" } },
       ],
     }),
-    async (emu) => {
-      const read = testTool("Read", true, () => {
-        ac.abort();
-        return { text: "read a" };
-      });
-      const glob = testTool("Glob", true);
-      const h = harness(emu.url, [read, glob], { signal: ac.signal });
-      const messages = user("go");
-      const result: LoopResult = await runLoop(messages, h.deps);
-      assert.equal(result.ok, false);
-      assert.equal(glob.inputs.length, 0);
-      assert.deepEqual(toolMessages(messages).map((m) => m.content), [
-        "read a",
-        "Not run: the job was stopped",
-      ]);
-      assert.equal(emu.chatRequests().length, 1);
-      assertEveryCallAnswered(messages);
-      assertRemembered(h, messages, 1);
-    },
-  );
+  }, async (emu) => {
+    const read = testTool("Read", true, () => {
+      ac.abort();
+      return { text: "read a" };
+    });
+    const glob = testTool("Glob", true);
+    const h = harness(emu.url, [read, glob], { signal: ac.signal });
+    const messages = user("go");
+    const result: LoopResult = await runLoop(messages, h.deps);
+    assert.equal(result.ok, false);
+    assert.equal(glob.inputs.length, 0);
+    assert.deepEqual(toolMessages(messages).map((m) => m.content), [
+      "read a",
+      "Not run: the job was stopped",
+    ]);
+    assert.equal(emu.chatRequests().length, 1);
+    assertEveryCallAnswered(messages);
+    assertRemembered(h, messages, 1);
+  });
 });
 
 Deno.test("runLoop: a cancel during the model request ends the run at once", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const ac = new AbortController();
     const h = harness(emu.url, [testTool("Read", true)], { signal: ac.signal });
     setTimeout(() => ac.abort(), 100);

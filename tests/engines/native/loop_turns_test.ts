@@ -2,6 +2,7 @@
  * The loop's aids near the turn limit: the countdown in the last tool result, the last request
  * without tools, and the text kept (marked partial) when a run stops before its answer.
  */
+import { withEmulator } from "../../support/ollama_emulator.ts";
 import assert from "node:assert/strict";
 import { runLoop } from "../../../src/engines/native/loop.ts";
 import { MAX_PARTIAL_CHARS, partialText } from "../../../src/engines/native/loop_aids.ts";
@@ -14,7 +15,6 @@ import {
   testTool,
   toolMessages,
   user,
-  withEmulator,
 } from "./support/loop_harness.ts";
 
 type Sent = { role: string; content: string; tool_calls?: unknown[] };
@@ -31,7 +31,7 @@ const obedient: ChatScript = (view) =>
   };
 
 Deno.test("turns: the last tool result counts down from 3; the last request has no tools and its answer completes the run", async () => {
-  await withEmulator(obedient, async (emu) => {
+  await withEmulator({ chatScript: obedient }, async (emu) => {
     const read = testTool("Read", true);
     const h = harness(emu.url, [read], { maxTurns: 5 });
     const messages = user("go");
@@ -71,7 +71,7 @@ Deno.test("turns: the last tool result counts down from 3; the last request has 
 });
 
 Deno.test("turns: far from the limit, tool results are sent as the tools wrote them", async () => {
-  await withEmulator(undefined, async (emu) => {
+  await withEmulator({}, async (emu) => {
     const read = testTool("Read", true);
     const h = harness(emu.url, [read]);
     const result = await runLoop(user('@tool Read {"file_path":"x"}\n@reply ok'), h.deps);
@@ -83,7 +83,7 @@ Deno.test("turns: far from the limit, tool results are sent as the tools wrote t
 });
 
 Deno.test("turns: max_turns 1 keeps the tools on its only request", async () => {
-  await withEmulator(obedient, async (emu) => {
+  await withEmulator({ chatScript: obedient }, async (emu) => {
     const read = testTool("Read", true);
     const result = await runLoop(user("go"), harness(emu.url, [read], { maxTurns: 1 }).deps);
     assert.equal(result.ok, false);
@@ -99,7 +99,7 @@ Deno.test("turns: a run stopped at max_turns keeps what the model wrote, marked 
     text: `Looked at part ${view.conversationRequestNumber}.`,
     calls: [{ name: "Read", arguments: { file_path: `p${view.conversationRequestNumber}` } }],
   });
-  await withEmulator(stubborn, async (emu) => {
+  await withEmulator({ chatScript: stubborn }, async (emu) => {
     const read = testTool("Read", true);
     const messages = user("go");
     const result = await runLoop(messages, harness(emu.url, [read], { maxTurns: 3 }).deps);
@@ -117,14 +117,16 @@ Deno.test("turns: a run stopped at max_turns keeps what the model wrote, marked 
 Deno.test("turns: a run stopped during a request (deadline, cancel) keeps the text so far, marked partial", async () => {
   const ac = new AbortController();
   await withEmulator(
-    (view) =>
-      view.conversationRequestNumber === 1
-        ? {
-          kind: "tool_calls",
-          text: "The config lives in a.json; reading it.",
-          calls: [{ name: "Read", arguments: { file_path: "a.json" } }],
-        }
-        : { kind: "hang" },
+    {
+      chatScript: (view) =>
+        view.conversationRequestNumber === 1
+          ? {
+            kind: "tool_calls",
+            text: "The config lives in a.json; reading it.",
+            calls: [{ name: "Read", arguments: { file_path: "a.json" } }],
+          }
+          : { kind: "hang" },
+    },
     async (emu) => {
       const read = testTool("Read", true, () => {
         setTimeout(() => ac.abort(), 100);
@@ -146,10 +148,12 @@ Deno.test("turns: a run stopped during a request (deadline, cancel) keeps the te
 
 Deno.test("turns: a stop with nothing written leaves the result empty", async () => {
   await withEmulator(
-    (view) => ({
-      kind: "tool_calls",
-      calls: [{ name: "Read", arguments: { file_path: `f${view.requestNumber}` } }],
-    }),
+    {
+      chatScript: (view) => ({
+        kind: "tool_calls",
+        calls: [{ name: "Read", arguments: { file_path: `f${view.requestNumber}` } }],
+      }),
+    },
     async (emu) => {
       const result = await runLoop(
         user("go"),

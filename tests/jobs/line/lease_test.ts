@@ -3,9 +3,9 @@
  * does) keeps its pid but stops renewing, so its slot or ticket stops holding up the others';
  * resumed with SIGCONT, it finds out before it does more work with a slot it lost.
  */
+import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   Child,
@@ -23,7 +23,7 @@ const LEASE_MS = 1200;
 /** When a stopped holder's slot may be taken: its lease, then 3/8 of it seen stale. */
 const TAKEOVER_MS = LEASE_MS + LEASE_MS * 3 / 8;
 const now = () => performance.timeOrigin + performance.now();
-const root = () => mkdtempSync(join(tmpdir(), "od-lease-"));
+const root = () => tempDir("od-lease-");
 
 /** Resolves with the time job `id` got its slot in `here`, or undefined after `ms`. */
 async function grantedWithin(

@@ -3,9 +3,9 @@
  * the same module (tests/jobs/line/support/shared_line_child.ts) on one folder, as the servers of
  * several Claude Code sessions do on one state dir.
  */
+import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SharedEndpointLines } from "../../../src/jobs/line/shared_endpoint_lines.ts";
 import { endpointFolder } from "../../../src/jobs/line/slot_line.ts";
@@ -22,7 +22,7 @@ import {
 } from "./support/shared_line_driver.ts";
 
 Deno.test("endpoint line: another process's held slots count; one given back lets this one in", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   await withChildren(root, 2, 1, async ([other]) => {
     const [a, b] = [uuid(), uuid()];
     other!.send(`enter ${a}`);
@@ -62,7 +62,7 @@ Deno.test("endpoint line: another process's held slots count; one given back let
 });
 
 Deno.test("endpoint line: two processes claiming a free slot at the same moment: one wins", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   await withChildren(root, 1, 2, async ([b, c]) => {
     for (let round = 0; round < 30; round++) {
       const [idB, idC] = [uuid(), uuid()];
@@ -84,7 +84,7 @@ Deno.test("endpoint line: two processes claiming a free slot at the same moment:
 });
 
 Deno.test("endpoint line: the slot of a killed process is taken over", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   const doomed = new Child(root, 1);
   await doomed.line("ready");
   const held = uuid();
@@ -104,7 +104,7 @@ Deno.test("endpoint line: the slot of a killed process is taken over", async () 
 });
 
 Deno.test("endpoint line: two processes racing for one stale slot: exactly one wins", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   const doomed = new Child(root, 1);
   await doomed.line("ready");
   const dead = uuid();
@@ -142,7 +142,7 @@ Deno.test("endpoint line: two processes racing for one stale slot: exactly one w
 });
 
 Deno.test("endpoint line: a job that leaves the line while waiting holds nothing and is out of line", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   await withChildren(root, 1, 1, async ([other]) => {
     const theirs = uuid();
     other!.send(`enter ${theirs}`);
@@ -174,7 +174,7 @@ Deno.test("endpoint line: a job that leaves the line while waiting holds nothing
 });
 
 Deno.test("endpoint line: FIFO across processes: an earlier ticket of another process goes first", async () => {
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   await withChildren(root, 1, 2, async ([holder, early]) => {
     const held = uuid();
     holder!.send(`enter ${held}`);
@@ -205,7 +205,7 @@ Deno.test("endpoint line: endpoint URLs become safe folder names; lines are per 
   assert.doesNotMatch(endpointFolder("http://../../etc"), /\//);
   assert.notEqual(endpointFolder("http://h:1/a"), endpointFolder("http://h:1/b"));
   assert.notEqual(endpointFolder("http://h:1"), endpointFolder("https://h:1"));
-  const root = mkdtempSync(join(tmpdir(), "od-slots-"));
+  const root = tempDir("od-slots-");
   const here = new SharedEndpointLines(root);
   const url = "http://gpu:11434";
   // A backend without a limit has no shared line: nothing is written.

@@ -1,8 +1,8 @@
 /** Turn tickets: distinct numbers across processes, never half-written, never taken over. */
+import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { identityOf, selfIdentity } from "../../../src/platform/process_identity.ts";
@@ -20,7 +20,7 @@ const jobId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "
 const MODULE = fileURLToPath(new URL("../../../src/jobs/line/turn_line.ts", import.meta.url));
 
 function fresh(): TurnLines {
-  return new TurnLines(mkdtempSync(join(tmpdir(), "od-turns-")));
+  return new TurnLines(tempDir("od-turns-"));
 }
 
 /** The earliest turn before `turn` whose job has not ended: the one a take waits for. */

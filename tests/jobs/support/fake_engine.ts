@@ -3,8 +3,7 @@
  * (or the job layer stops it), and reports through the sink whatever the test says. The
  * engines themselves are tested against the real Claude Code CLI and the real loop.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tempDir } from "../../support/temp_dir.ts";
 import { join } from "node:path";
 import type {
   Activity,
@@ -131,7 +130,7 @@ export function managerWith(
   engine: FakeEngine,
   config: Partial<ManagerConfig> = {},
 ): { manager: JobManager; store: JobStore; engine: FakeEngine } {
-  const store = new JobStore(join(mkdtempSync(join(tmpdir(), "od-jobs-")), "state"));
+  const store = new JobStore(join(tempDir("od-jobs-"), "state"));
   store.init();
   const manager = new JobManager(store, { [engine.name]: engine }, {
     jobTimeoutMs: 60_000,
@@ -154,7 +153,7 @@ export function newTurn(
     prompt,
     engine: "claude" as const,
     model: "qwen3:8b",
-    cwd: mkdtempSync(join(tmpdir(), "od-cwd-")),
+    cwd: tempDir("od-cwd-"),
     options: { permissionMode: "acceptEdits" as const, addDirs: [] },
     ...extra,
   };

@@ -5,19 +5,19 @@
  * a gitlink). The server never stages one, never descends into one, and says what it left out.
  * Real git, real files; the "delegate" is this test writing into the worktree.
  */
+import { tempDir } from "../../support/harness.ts";
+import { committedRepo, git } from "../../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   realpathSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   createWorktree,
@@ -27,21 +27,10 @@ import {
 } from "../../../src/jobs/worktree/worktree.ts";
 import { commitChanges } from "../../../src/jobs/worktree/commit.ts";
 
-const sh = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
-  });
-
 /** A repository with one commit (a.txt), its state dir and a marker path beside it. */
 function repo(): { repo: string; state: string; marker: string } {
-  const top = realpathSync(mkdtempSync(join(tmpdir(), "wt-embedded-")));
-  const repo = join(top, "repo");
-  sh(top, "init", "-q", "-b", "main", repo);
-  writeFileSync(join(repo, "a.txt"), "one\n");
-  sh(repo, "add", "-A");
-  sh(repo, "commit", "-qm", "first");
+  const top = realpathSync(tempDir("wt-embedded-"));
+  const repo = committedRepo(join(top, "repo"), { "a.txt": "one\n" });
   return { repo, state: join(top, "state"), marker: join(top, "PWNED") };
 }
 
@@ -58,12 +47,12 @@ const ref = (repo: string, state: string, name = "s1") => ({
  */
 function plantRepo(dir: string, marker: string): void {
   mkdirSync(dir, { recursive: true });
-  sh(dir, "init", "-q");
+  git(dir, "init", "-q");
   writeFileSync(join(dir, "f.txt"), "hi\n");
   writeFileSync(join(dir, ".gitattributes"), "* filter=x\n");
-  sh(dir, "add", "-A");
-  sh(dir, "commit", "-qm", "x");
-  sh(dir, "config", "filter.x.clean", `touch ${marker}; cat`);
+  git(dir, "add", "-A");
+  git(dir, "commit", "-qm", "x");
+  git(dir, "config", "filter.x.clean", `touch ${marker}; cat`);
   writeFileSync(join(dir, "f.txt"), "changed by the delegate\n");
 }
 
@@ -84,7 +73,7 @@ Deno.test("embedded repo: a repository the delegate made is not committed, not d
   assert.equal(ran(marker), undefined);
   assert.deepEqual(first.notCommitted, ["sub"]);
   assert.ok(first.commit);
-  assert.equal(sh(r, "ls-tree", "-r", "--name-only", "delegate/s1"), "a.txt\nok.txt\n");
+  assert.equal(git(r, "ls-tree", "-r", "--name-only", "delegate/s1"), "a.txt\nok.txt\n");
   assert.match(diffStat, /ok\.txt/);
   assert.doesNotMatch(diffStat + readFileSync(join(state, "p.patch"), "utf8"), /sub/);
   // The repository left out is no stray change that would stop a follow-up.
@@ -100,7 +89,7 @@ Deno.test("embedded repo: a repository the delegate made is not committed, not d
   writeFileSync(join(wt.path, "deep", "plain.txt"), "p\n");
   const second = await commitChanges(wt, "turn 2");
   assert.deepEqual(second.notCommitted, ["deep/er/inner", "sub"]);
-  assert.equal(sh(r, "show", "delegate/s1:deep/plain.txt"), "p\n");
+  assert.equal(git(r, "show", "delegate/s1:deep/plain.txt"), "p\n");
   assert.equal(await unusableReason(wt), undefined);
 
   const removed = await removeWorktree(wt, "job j");
@@ -117,15 +106,15 @@ Deno.test("embedded repo: a submodule of the user's repository the delegate made
   const { repo: r, state, marker } = repo();
   // A submodule in the user's repository: a gitlink, left uninitialised (an empty folder).
   const other = join(r, "..", "other");
-  sh(join(r, ".."), "init", "-q", "-b", "main", other);
+  git(join(r, ".."), "init", "-q", "-b", "main", other);
   writeFileSync(join(other, "o.txt"), "o\n");
-  sh(other, "add", "-A");
-  sh(other, "commit", "-qm", "o");
-  const linked = sh(other, "rev-parse", "HEAD").trim();
-  sh(r, "update-index", "--add", "--cacheinfo", `160000,${linked},lib`);
+  git(other, "add", "-A");
+  git(other, "commit", "-qm", "o");
+  const linked = git(other, "rev-parse", "HEAD").trim();
+  git(r, "update-index", "--add", "--cacheinfo", `160000,${linked},lib`);
   writeFileSync(join(r, ".gitmodules"), '[submodule "lib"]\n\tpath = lib\n\turl = ../other\n');
-  sh(r, "add", ".gitmodules");
-  sh(r, "commit", "-qm", "submodule");
+  git(r, "add", ".gitmodules");
+  git(r, "commit", "-qm", "submodule");
   const wt = await createWorktree(ref(r, state), false);
 
   // The delegate turns the empty folder into a repository with a filter, and asks that git
@@ -139,7 +128,7 @@ Deno.test("embedded repo: a submodule of the user's repository the delegate made
   await summarize(wt, join(state, "p.patch"));
   const unusable = await unusableReason(wt);
   assert.equal(ran(marker), undefined);
-  assert.equal(sh(r, "rev-parse", "delegate/s1:lib").trim(), linked, "the gitlink moved");
+  assert.equal(git(r, "rev-parse", "delegate/s1:lib").trim(), linked, "the gitlink moved");
   assert.deepEqual(done.notCommitted, ["lib"]);
   assert.ok(done.commit, "the .gitmodules change is committed");
   assert.equal(unusable, undefined);
@@ -160,7 +149,7 @@ Deno.test("embedded repo: include_uncommitted names a repository it does not car
   assert.ok(lstatSync(join(wt.path, "link")).isSymbolicLink());
   assert.equal(readFileSync(join(wt.path, "new.txt"), "utf8"), "new\n");
   assert.equal(lstatSync(join(wt.path, "new.txt")).mode & 0o111, 0o111, "mode kept");
-  assert.equal(sh(r, "show", "delegate/s1:new.txt"), "new\n");
+  assert.equal(git(r, "show", "delegate/s1:new.txt"), "new\n");
   assert.equal(await unusableReason(wt), undefined);
   assert.equal(ran(marker), undefined);
 });

@@ -4,17 +4,10 @@
  * real files; the "delegate" is this test writing into the worktree, and in the last test a
  * stand-in engine's turn run by the real job manager, whose record is rendered as the reply.
  */
+import { tempDir } from "../../support/harness.ts";
+import { committedRepo, git } from "../../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   createWorktree,
@@ -25,22 +18,13 @@ import { commitChanges } from "../../../src/jobs/worktree/commit.ts";
 import { worktreeText } from "../../../src/jobs/worktree/text.ts";
 import { FakeEngine, managerWith, newTurn } from "../support/fake_engine.ts";
 
-const sh = (cwd: string, ...args: string[]) =>
-  execFileSync("git", ["-c", "user.name=u", "-c", "user.email=u@x", ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1" },
-  });
-
 /** A repository whose one commit holds a.txt and docs/CLAUDE.md; its state dir beside it. */
 function repo(): { repo: string; state: string } {
-  const top = realpathSync(mkdtempSync(join(tmpdir(), "wt-policy-")));
-  const repo = join(top, "repo");
-  sh(top, "init", "-q", "-b", "main", repo);
-  put(repo, "a.txt", "one\n");
-  put(repo, "docs/CLAUDE.md", "the project's own memory\n");
-  sh(repo, "add", "-A");
-  sh(repo, "commit", "-qm", "first");
+  const top = realpathSync(tempDir("wt-policy-"));
+  const repo = committedRepo(join(top, "repo"), {
+    "a.txt": "one\n",
+    "docs/CLAUDE.md": "the project's own memory\n",
+  });
   return { repo, state: join(top, "state") };
 }
 
@@ -56,14 +40,14 @@ const ref = (repo: string, state: string, name = "s1") => ({
 });
 
 /** Every path in every commit of `range` (what a merge or a push would carry). */
-const everPaths = (r: string, range: string) => sh(r, "log", "--format=", "--name-only", range);
+const everPaths = (r: string, range: string) => git(r, "log", "--format=", "--name-only", range);
 
 Deno.test("worktree policy: include_uncommitted never copies or commits secret files or host-run paths, and names them", async () => {
   const { repo: r, state } = repo();
   // A tracked secret, changed: its name holds wildmatch characters, matched literally.
   put(r, "keys/[prod].key", "old\n");
-  sh(r, "add", "-A");
-  sh(r, "commit", "-qm", "key");
+  git(r, "add", "-A");
+  git(r, "commit", "-qm", "key");
   put(r, "keys/[prod].key", "SECRET-NEW-KEY\n");
   put(r, ".env.local", "API_KEY=SECRET-ENV-LOCAL\n");
   put(r, "credentials.json", '{"token":"SECRET-CREDENTIALS"}\n');
@@ -73,17 +57,17 @@ Deno.test("worktree policy: include_uncommitted never copies or commits secret f
   put(r, "notes.txt", "ordinary work in progress\n");
   put(r, ".env.example", "API_KEY=\n");
   put(r, ".env.ci", "CI=1\n");
-  const head = sh(r, "rev-parse", "HEAD").trim();
+  const head = git(r, "rev-parse", "HEAD").trim();
   const wt = await createWorktree(ref(r, state), true, [".env.ci"]);
 
   for (const rel of [".env.local", "credentials.json", "conf/server.pem", "sub/.claude"]) {
     assert.equal(existsSync(join(wt.path, rel)), false, `${rel} was copied into the worktree`);
   }
   assert.equal(readFileSync(join(wt.path, "docs/CLAUDE.md"), "utf8"), "the project's own memory\n");
-  const tree = sh(r, "ls-tree", "-r", "--name-only", "delegate/s1");
+  const tree = git(r, "ls-tree", "-r", "--name-only", "delegate/s1");
   assert.equal(tree, ".env.ci\n.env.example\na.txt\ndocs/CLAUDE.md\nkeys/[prod].key\nnotes.txt\n");
   assert.equal(readFileSync(join(wt.path, "keys/[prod].key"), "utf8"), "old\n");
-  assert.doesNotMatch(sh(r, "log", "-p", "delegate/s1"), /SECRET-/);
+  assert.doesNotMatch(git(r, "log", "-p", "delegate/s1"), /SECRET-/);
   // The notes name every file left in the checkout, and why.
   const notes = wt.notes.join("\n");
   assert.match(
@@ -97,7 +81,7 @@ Deno.test("worktree policy: include_uncommitted never copies or commits secret f
   assert.doesNotMatch(notes, /\.env\.ci|\.env\.example|notes\.txt/);
   // The base commit, with what it carries, apart from the delegate's work.
   assert.equal(wt.carried?.from, head);
-  assert.equal(sh(r, "rev-parse", "delegate/s1").trim(), wt.base);
+  assert.equal(git(r, "rev-parse", "delegate/s1").trim(), wt.base);
   assert.match(wt.carried!.stat, /notes\.txt +\| 1 \+/);
   assert.match(wt.carried!.stat, /3 files changed/);
   assert.equal(await unusableReason(wt), undefined);
@@ -118,10 +102,10 @@ Deno.test("worktree policy: the server commits no host-run path at any depth nor
   const done = await commitChanges(wt, "turn 1", [".env.ci"]);
   assert.ok(done.commit);
   assert.equal(
-    sh(r, "ls-tree", "-r", "--name-only", "delegate/s1"),
+    git(r, "ls-tree", "-r", "--name-only", "delegate/s1"),
     ".env.ci\na.txt\ndocs/CLAUDE.md\nok.txt\n",
   );
-  assert.equal(sh(r, "show", "delegate/s1:docs/CLAUDE.md"), "the project's own memory\n");
+  assert.equal(git(r, "show", "delegate/s1:docs/CLAUDE.md"), "the project's own memory\n");
   assert.doesNotMatch(
     everPaths(r, "main..delegate/s1"),
     /\.claude|\.envrc|\.git\/|\.vscode|\.env\n|id_ed/,

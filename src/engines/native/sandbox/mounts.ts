@@ -12,7 +12,7 @@ import {
   HOST_RUN_PATHS,
   PLACEHOLDER_NAMES,
 } from "../../../guard/protected_paths.ts";
-import { isInsideRoots } from "../../../guard/real_paths.ts";
+import { isInsideRoots } from "../../../platform/path_inside.ts";
 import type { Placeholder, PlaceholderKind } from "../../placeholders.ts";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */

@@ -9,7 +9,8 @@ import { dirname } from "node:path";
 import { type HostRunScan, scanHostRun } from "../../../guard/host_run_scan.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 import type { Sentinel } from "../../tree/journal.ts";
-import { displayPath, isInsideRoots } from "../../../guard/real_paths.ts";
+import { displayPath } from "../../../guard/real_paths.ts";
+import { isInsideRoots } from "../../../platform/path_inside.ts";
 
 /** What a turn's sandbox found and watches; see BwrapRunner.hostRun. */
 export interface HostRunWatch {

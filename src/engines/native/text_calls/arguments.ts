@@ -2,11 +2,9 @@
  * The arguments of a tool call a model wrote as text, checked against the offered tool's
  * schema, with an error worded for the model to correct.
  */
-import { isObject } from "../../text_calls/call_objects.ts";
+import { isObject } from "../../../platform/json_object.ts";
 import { claudeCodeOnly } from "../tools/claude_params.ts";
 import type { JsonSchema } from "../tools/types.ts";
-
-export { isObject };
 
 export interface OfferedTool {
   name: string;

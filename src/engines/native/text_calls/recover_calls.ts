@@ -12,10 +12,11 @@
  * answered with, so that it can try again. A reply that looks like a call but holds none that
  * can be read comes back as `unrun`, with what was seen.
  */
+import { isObject } from "../../../platform/json_object.ts";
 import { findTextCalls } from "../../text_calls/find_calls.ts";
 import { parseLoose } from "../../text_calls/scan.ts";
 import type { RawCall, TextCallFormat } from "../../text_calls/types.ts";
-import { checkArguments, isObject, type OfferedTool } from "./arguments.ts";
+import { checkArguments, type OfferedTool } from "./arguments.ts";
 import { typedValues, withAliases } from "./aliases.ts";
 
 export type { TextCallFormat };

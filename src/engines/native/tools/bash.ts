@@ -1,3 +1,4 @@
+import { formatElapsed } from "../../../platform/duration.ts";
 import { basename } from "node:path";
 import { DEFAULT_LIMITS } from "../../sandbox_limits.ts";
 import type { ShellRunner } from "../sandbox/shell_runner.ts";
@@ -125,8 +126,8 @@ export function bashTool(runner: ShellRunner): NativeTool {
         : "";
       return {
         text: `${head} (${
-          (result.durationMs / 1000).toFixed(1)
-        }s)\n${cut}${output}${masked}${protectedNote}${quarantineNote}${secretNote}`,
+          formatElapsed(result.durationMs)
+        })\n${cut}${output}${masked}${protectedNote}${quarantineNote}${secretNote}`,
         isError: result.exitCode !== 0,
       };
     },

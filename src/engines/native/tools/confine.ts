@@ -26,7 +26,8 @@ import {
   pathPolicy,
   type PathPurpose,
 } from "./path_policy.ts";
-import { isInsideRoots, realpathLoose } from "../../../guard/real_paths.ts";
+import { realpathLoose } from "../../../guard/real_paths.ts";
+import { isInsideRoots } from "../../../platform/path_inside.ts";
 
 export { PathRefused };
 

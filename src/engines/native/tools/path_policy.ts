@@ -13,7 +13,7 @@ import {
   writeIdentityRefusal,
   writePathRefusal,
 } from "../../../guard/refusals.ts";
-import { isInside } from "../../../guard/real_paths.ts";
+import { isInside } from "../../../platform/path_inside.ts";
 
 export type { PathPurpose };
 

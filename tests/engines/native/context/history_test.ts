@@ -1,7 +1,7 @@
+import { tempDir } from "../../../support/temp_dir.ts";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatMessage } from "../../../../src/backends/chat_types.ts";
 import {
@@ -34,7 +34,7 @@ const result = (id: string, content: string): ChatMessage => ({
 
 /** A job folder whose messages.jsonl holds `lines` (messages, or raw text for a line). */
 function folder(lines: Array<ChatMessage | string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "od-history-"));
+  const dir = tempDir("od-history-");
   const text = lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n");
   writeFileSync(join(dir, "messages.jsonl"), text + "\n");
   return dir;
@@ -42,7 +42,7 @@ function folder(lines: Array<ChatMessage | string>): string {
 
 /** readHistory with a copy into a fresh file; the copy's lines come back parsed. */
 async function readWithCopy(dir: string, budget: number) {
-  const copy = join(mkdtempSync(join(tmpdir(), "od-copy-")), "messages.jsonl");
+  const copy = join(tempDir("od-copy-"), "messages.jsonl");
   const out = await open(copy, "w");
   try {
     const history = await readHistory(dir, budget, out);
@@ -127,7 +127,7 @@ Deno.test("readHistory: a last line without its newline is whole when it closes,
 });
 
 Deno.test("readHistory: no file is an empty history", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "od-history-"));
+  const dir = tempDir("od-history-");
   assert.deepEqual(await readHistory(dir, 1000), {
     messages: [],
     leftOut: { messages: 0, bytes: 0 },

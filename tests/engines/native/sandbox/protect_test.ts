@@ -3,8 +3,8 @@
  * host runs later, reading credential stores or root-only system files, and exhausting the
  * machine. Each test runs the attack for real and looks at the host afterwards.
  */
+import { git } from "../../../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -12,13 +12,6 @@ import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_r
 import { type CommandRequest, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
 import { BWRAP, bwrapTest, isRoot, withProject } from "./support.ts";
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.email=t@e.st", "-c", "user.name=t", ...args], {
-    cwd,
-    encoding: "utf8",
-  });
-}
 
 function runner(top: string, extra: Partial<BwrapRunner> = {}): BwrapRunner {
   return { kind: "bwrap", bwrap: BWRAP, runDir: join(top, "run"), ...extra };

@@ -12,11 +12,6 @@ import type {
   ToolResult,
 } from "../../../../src/engines/native/tools/types.ts";
 import type { PermissionMode } from "../../../../src/settings/types.ts";
-import {
-  type ChatScript,
-  type OllamaEmulator,
-  startOllamaEmulator,
-} from "../../../support/ollama_emulator.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -106,18 +101,6 @@ export function harness(
     toolCalls: () => calls,
     recoveredCalls: () => recovered,
   };
-}
-
-export async function withEmulator(
-  chatScript: ChatScript | undefined,
-  fn: (emu: OllamaEmulator) => Promise<void>,
-): Promise<void> {
-  const emu = await startOllamaEmulator(chatScript ? { chatScript } : {});
-  try {
-    await fn(emu);
-  } finally {
-    await emu.close();
-  }
 }
 
 export const user = (content: string): ChatMessage[] => [{ role: "user", content }];

@@ -1,0 +1,32 @@
+/**
+ * Whether a path lies inside a root: the one predicate every confinement decision uses (the
+ * guard, both engines' jails, the cgroup finder). Written once because each copy was a place
+ * to get a Windows drive or a `..` wrong: a string prefix says `/a/bc` is inside `/a/b`, a
+ * `startsWith("..")` says `/a/..b` is outside `/a`, and a `relative` across two drives is an
+ * absolute path, not a way up.
+ */
+import * as nodePath from "node:path";
+
+/** The path functions the predicate needs: `node:path` (the host's), or its posix or win32. */
+export type PathApi = Pick<typeof nodePath.posix, "relative" | "isAbsolute" | "sep">;
+
+/**
+ * True when `path` is `root` or lies below it, both absolute. Compared by `api.relative`, which
+ * normalises `.` and `..` (a name such as `..x` is an entry, not a step up) and, for win32,
+ * folds the drive letter's and the names' case as Windows' file systems usually do.
+ */
+export function isInside(root: string, path: string, api: PathApi = nodePath): boolean {
+  const rel = api.relative(root, path);
+  if (rel === "") return true;
+  if (api.isAbsolute(rel)) return false; // another drive or share on Windows
+  return rel !== ".." && !rel.startsWith(`..${api.sep}`);
+}
+
+/** True when `path` lies in one of `roots`. */
+export function isInsideRoots(
+  roots: readonly string[],
+  path: string,
+  api: PathApi = nodePath,
+): boolean {
+  return roots.some((root) => isInside(root, path, api));
+}
