@@ -183,7 +183,7 @@ export class NativeEngine implements Engine {
       }
     }
     // Commands' changes are looked for by the server; Write and Edit report their own.
-    const shell = watchesShell(policy, runner);
+    const shell = watchesShell(policy.tools, runner);
     if (shell && runner.kind === "bwrap") {
       runner.toolchains = await toolchainsFor(this.config, scope.roots, spec.dir);
       const closed = closedNote(runner.toolchains.view);

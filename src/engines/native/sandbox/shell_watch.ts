@@ -8,14 +8,17 @@
  */
 import { commonGitDir, type TurnWorktree } from "../../../guard/worktree_scope.ts";
 import type { TurnChanges } from "../../tree/turn_changes.ts";
-import type { ToolPolicy } from "../permissions.ts";
 import type { GuardIdentities } from "../../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./shell_runner.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
 
-/** True when the turn may run commands, whose changes the server then looks for itself. */
-export function watchesShell(policy: ToolPolicy, runner: ShellRunner): boolean {
-  return policy.tools.some((t) => t.name === "Bash") && runner.kind !== "refused";
+/**
+ * True when the turn may run commands, whose changes the server then looks for itself. Takes
+ * the offered tools' names, not the tool policy: sandbox/ stays below permissions.ts, which
+ * imports the tools' types (tools/ itself runs its commands here).
+ */
+export function watchesShell(offered: readonly { name: string }[], runner: ShellRunner): boolean {
+  return offered.some((t) => t.name === "Bash") && runner.kind !== "refused";
 }
 
 /** Prepares `runner` for the turn, with what `changes` found below the roots. */
