@@ -21,8 +21,6 @@ export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   { name: "platform", paths: ["platform/"] },
   // OpenTelemetry behind a facade: anyone may record; it imports only the layers below.
   { name: "telemetry", paths: ["telemetry/"] },
-  // Pure name functions that settings' validation uses; the rest of models/ sits higher.
-  { name: "model names", paths: ["models/names.ts"] },
   { name: "settings", paths: ["settings/"] },
   { name: "backends", paths: ["backends/"] },
   { name: "models", paths: ["models/"] },

@@ -45,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       // Reading starts before the server's modules load: see early_discover.ts.
-      const { EarlyDiscover } = await import("./server/early_discover.ts");
+      const { EarlyDiscover } = await import("./server/transport/early_discover.ts");
       const early = new EarlyDiscover(process.stdin, process.stdout);
       return await (await import("./server/serve.ts")).serve(early);
     }
@@ -53,22 +53,22 @@ export async function main(argv: string[]): Promise<number> {
       return (await import("./settings/config_cmd.ts")).configMain(rest);
     }
     case "doctor": {
-      return await (await import("./cli/doctor.ts")).doctorMain(rest);
+      return await (await import("./cli/doctor/doctor.ts")).doctorMain(rest);
     }
     case "jobs": {
-      return await (await import("./cli/jobs.ts")).jobsMain(rest);
+      return await (await import("./cli/jobs/jobs.ts")).jobsMain(rest);
     }
     case "review": {
-      return await (await import("./cli/review.ts")).reviewMain(rest);
+      return await (await import("./cli/review/review.ts")).reviewMain(rest);
     }
     case "stats": {
       return await (await import("./cli/stats.ts")).statsMain(rest);
     }
     case "unread": {
-      return await (await import("./cli/unread.ts")).unreadMain(rest);
+      return await (await import("./cli/hooks/unread.ts")).unreadMain(rest);
     }
     case "models": {
-      return await (await import("./cli/models.ts")).modelsMain(rest);
+      return await (await import("./cli/models/models.ts")).modelsMain(rest);
     }
     case "--version":
     case "-V":

@@ -17,7 +17,7 @@ import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { DelegateError } from "../errors.ts";
 import { readCapped } from "../platform/bytes.ts";
-import { type BeneathDir, openEntryBeneath } from "../platform/beneath.ts";
+import { type BeneathDir, openEntryBeneath } from "../platform/open_beneath/open_beneath.ts";
 import {
   type Agent,
   AgentFileError,

@@ -25,7 +25,7 @@
  * What is not used is said in the job's reply and by ollama_models; the agent still runs with
  * the rest.
  */
-import { hasCloudSuffix } from "../models/names.ts";
+import { hasCloudSuffix } from "../settings/model_names.ts";
 import { permissionRank, projectModelRefusal, type UserModels } from "../settings/narrow.ts";
 import type { PermissionMode } from "../settings/types.ts";
 import type { Agent } from "./agent.ts";

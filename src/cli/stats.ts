@@ -4,15 +4,15 @@
  * rounds, tokens and cost per verified success, wall time.
  */
 import { parseArgs } from "node:util";
-import { readLedger } from "../jobs/ledger.ts";
-import { filterEntries, groupStats } from "../jobs/ledger_stats.ts";
+import { readLedger } from "../jobs/ledger/ledger.ts";
+import { filterEntries, groupStats } from "../jobs/ledger/stats.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
-import { statsTable } from "../jobs/stats_report.ts";
-import { savingsReport } from "../jobs/savings.ts";
-import { savingsLines } from "../jobs/savings_report.ts";
+import { statsTable } from "../jobs/ledger/stats_report.ts";
+import { savingsReport } from "../jobs/ledger/savings.ts";
+import { savingsLines } from "../jobs/ledger/savings_report.ts";
 import { orchestratorPriceOf } from "../settings/orchestrator_price.ts";
 import { formatProblems, loadSettings } from "../settings/load.ts";
-import { type CliIo, JobsUsageError, parseCount, processIo } from "./jobs_common.ts";
+import { type CliIo, JobsUsageError, parseCount, processIo } from "./jobs/common.ts";
 
 export const STATS_HELP = `Usage: ollama-delegate stats [options]
 

@@ -15,7 +15,7 @@ import {
   placeholderRunDir,
   readEntry,
   removeUnused,
-} from "./placeholders.ts";
+} from "./mount_placeholders.ts";
 
 export { placeholderRunDir };
 

@@ -13,8 +13,8 @@
  * trust (9 of 10 scores 0.94). Without a verified record for any candidate the job gets the
  * default model.
  */
-import { canonicalModelName, sameModel } from "../models/names.ts";
-import type { LedgerEntry } from "./ledger.ts";
+import { canonicalModelName, sameModel } from "../settings/model_names.ts";
+import type { LedgerEntry } from "./ledger/ledger.ts";
 
 export interface RouteInput {
   /** The models that may be chosen, in the user's order (the allowed list). */

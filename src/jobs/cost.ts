@@ -1,4 +1,4 @@
-import { canonicalModelName, sameModel } from "../models/names.ts";
+import { canonicalModelName, sameModel } from "../settings/model_names.ts";
 import type { Price } from "../settings/types.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 

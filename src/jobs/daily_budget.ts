@@ -6,7 +6,7 @@
  */
 import { formatCost } from "./cost.ts";
 import { JobError } from "./errors.ts";
-import { type LedgerEntry, readLedger } from "./ledger.ts";
+import { type LedgerEntry, readLedger } from "./ledger/ledger.ts";
 import { DEFAULT_BACKEND } from "../settings/backends.ts";
 
 const DAY_MS = 86_400_000;

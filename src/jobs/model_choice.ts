@@ -16,7 +16,7 @@ import { engineTraits } from "../engines/registry.ts";
 import { kindFacts } from "../backends/kinds.ts";
 import { BACKEND_KINDS } from "../settings/types.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
-import { hasCloudSuffix } from "../models/names.ts";
+import { hasCloudSuffix } from "../settings/model_names.ts";
 import type { Settings } from "../settings/types.ts";
 import { JobError, type ModelRole } from "./errors.ts";
 import { residencyProblem } from "./residency.ts";

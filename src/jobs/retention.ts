@@ -7,7 +7,7 @@ import { isValidId } from "./ids.ts";
 import { isRunning } from "../platform/process_identity.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
-import { keepUsage, ledgerPath } from "./usage_ledger.ts";
+import { keepUsage, ledgerPath } from "./ledger/usage_ledger.ts";
 import { removeWorktree } from "./worktree/worktree.ts";
 
 export interface PruneOptions {
@@ -61,7 +61,7 @@ export interface PruneReport {
 
 /**
  * Removes finished job folders whose end (or creation, when none was recorded) is older than
- * the cutoff, after appending their usage to the ledger (usage_ledger.ts): usage reports
+ * the cutoff, after appending their usage to the ledger (ledger/usage_ledger.ts): usage reports
  * still count them. Never removes a queued or running job, one whose owning server still runs, one
  * newer than the cutoff, or an unreadable one. A conversation goes as a whole: while any of
  * its turns must stay, its older turns stay too, because a follow-up continues from them. What

@@ -8,7 +8,7 @@ import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../eng
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import { claimEvidence } from "./claim_evidence.ts";
 import { checkClaims } from "./claims.ts";
-import { appendLedger } from "./ledger.ts";
+import { appendLedger } from "./ledger/ledger.ts";
 import { markUnread } from "./unread.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { EndpointPlacer } from "./endpoint_pool.ts";

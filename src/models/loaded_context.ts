@@ -5,7 +5,7 @@
  * sizes its history to it, and the doctor and `models` print it.
  */
 import { type LoadedModel, OllamaClient } from "../backends/ollama.ts";
-import { sameModel } from "./names.ts";
+import { sameModel } from "../settings/model_names.ts";
 
 /**
  * The models `/api/ps` at `baseUrl` lists, with their contexts; empty when it cannot say (an

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
-import { canonicalModelName } from "./names.ts";
+import { canonicalModelName } from "../settings/model_names.ts";
 
 export interface RetiredMark {
   text: string;

@@ -1,6 +1,6 @@
 /**
  * What a diff holds that an earlier look at the same changes did not: the review gate
- * (cli/review_gate.ts) reviews only that at a later stop of a Claude Code session, instead of
+ * (cli/hooks/review_gate.ts) reviews only that at a later stop of a Claude Code session, instead of
  * the whole diff again, which would raise the same findings again.
  *
  * A diff is compared hunk by hunk: a hunk (git's unit, changed lines with 3 lines of context)

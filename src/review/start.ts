@@ -12,7 +12,7 @@ import { DEFAULT_FILES_BUDGET } from "../models/prompt_sizes.ts";
 import { DelegateError } from "../errors.ts";
 import type { JobView } from "../jobs/manager.ts";
 import type { Runtime } from "../jobs/runtime.ts";
-import { sameModel } from "../models/names.ts";
+import { sameModel } from "../settings/model_names.ts";
 import { permissionRank } from "../settings/narrow.ts";
 import type { EngineName, PermissionMode } from "../settings/types.ts";
 import { computeDiff, fitDiff, type ReviewDiff } from "./diff.ts";

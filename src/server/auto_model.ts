@@ -5,9 +5,9 @@
  * local` the models and ledger entries that would leave this machine are not candidates.
  */
 import { type Route, routeByRecord } from "../jobs/auto_route.ts";
-import { ADHOC, readLedger } from "../jobs/ledger.ts";
+import { ADHOC, readLedger } from "../jobs/ledger/ledger.ts";
 import { DEFAULT_BACKEND } from "../settings/backends.ts";
-import { sameModel } from "../models/names.ts";
+import { sameModel } from "../settings/model_names.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 
 export const AUTO = "auto";

@@ -7,8 +7,8 @@ import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { residentFallbacks } from "../jobs/residency.ts";
-import { usageHistory } from "../jobs/usage_ledger.ts";
-import { renderUsage, savingsSection, verifiedSection } from "../jobs/usage_report.ts";
+import { usageHistory } from "../jobs/ledger/usage_ledger.ts";
+import { renderUsage, savingsSection, verifiedSection } from "../jobs/ledger/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
 import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
 import {
@@ -194,7 +194,7 @@ export function usageHandler(deps: ToolDeps): Handler<ArgsOf<"usage">> {
   return async (args) => {
     const { manager } = await deps.runtime();
     const { records } = await manager.list();
-    // Pruned jobs count too: their usage outlives their folders (jobs/usage_ledger.ts).
+    // Pruned jobs count too: their usage outlives their folders (jobs/ledger/usage_ledger.ts).
     const { entries } = await usageHistory(manager.store, records);
     const usage = renderUsage(entries, deps.resolved.settings.pricing, { days: args.days ?? 30 });
     const s = deps.resolved.settings;

@@ -1,7 +1,7 @@
 /**
  * `delegate_run`: one delegation run to completion. A client that negotiates MCP tasks gets a
  * task to poll and cancel: 2025-11-25 tasks (basic/utilities/tasks, experimental SEP-1686)
- * through the SDK, or the 2026-07-28 tasks extension through mcp_2026_07_28.ts, which interactive
+ * through the SDK, or the 2026-07-28 tasks extension through server/transport/revision_2026.ts, which interactive
  * Claude Code uses to run the call in the background. A client that asks for neither (Claude
  * Code's `claude -p` and subagents) gets a blocking call with progress notifications. The job
  * is the source of truth; the task mirrors its state (task_store.ts).
@@ -174,7 +174,7 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
     );
   };
 
-  // The 2026-07-28 tasks extension, served outside the SDK (mcp_2026_07_28.ts).
+  // The 2026-07-28 tasks extension, served outside the SDK (server/transport/revision_2026.ts).
   store.serveDetached(async (taskId, raw) => {
     const parsed = runInput.safeParse(raw ?? {});
     if (!parsed.success) return invalidArguments(parsed.error);

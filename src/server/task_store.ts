@@ -1,7 +1,7 @@
 /**
  * The tasks behind `delegate_run`, for both MCP task protocols: 2025-11-25 tasks (the SDK's
  * TaskStore, experimental SEP-1686) and the 2026-07-28 tasks extension
- * (`io.modelcontextprotocol/tasks`, SEP-2663) that mcp_2026_07_28.ts serves. The job is the
+ * (`io.modelcontextprotocol/tasks`, SEP-2663) that server/transport/revision_2026.ts serves. The job is the
  * source of truth; a task mirrors its state.
  */
 import { randomUUID } from "node:crypto";

@@ -5,7 +5,7 @@ import { writeFileAtomicSync } from "../platform/atomic_write.ts";
 import { FIELDS } from "./fields.ts";
 import { MAX_TIMER_MS, type SettingKey } from "./types.ts";
 import { loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
-import { canonicalModelName } from "../models/names.ts";
+import { canonicalModelName } from "./model_names.ts";
 import { applyMapEdit, mapChanges } from "./config_maps.ts";
 import { ConfigUsageError } from "./config_errors.ts";
 import {

@@ -4,7 +4,7 @@
  * widen it. Each rule gets the project's (valid) value and the value in force from the layers
  * below (default, user file) and says what is honoured.
  */
-import { canonicalModelName, hasCloudSuffix, sameModel } from "../models/names.ts";
+import { canonicalModelName, hasCloudSuffix, sameModel } from "./model_names.ts";
 import type { DelegationMode, Narrowed, PermissionMode, Residency } from "./types.ts";
 
 const DELEGATION_ORDER: Record<DelegationMode, number> = { off: 0, ondemand: 1, auto: 2 };

@@ -2,7 +2,7 @@
  * Where delegated work runs, and what `residency: local` lets through (issue 29, item 4). A
  * turn stays local when both hold:
  * - its model does not run on Ollama's cloud: the name carries no cloud suffix (`:cloud`,
- *   `-cloud`: models/names.ts `hasCloudSuffix`, the rule a project's model choice follows too,
+ *   `-cloud`: settings/model_names.ts `hasCloudSuffix`, the rule a project's model choice follows too,
  *   settings/narrow.ts) and the Ollama that serves it does not list it as a cloud model
  *   (`remote_host`: models/catalog.ts `isCloud`, which callers pass in as `cloud`);
  * - every endpoint it may be sent to (a backend's URL, each URL of a pool) is this machine or a
@@ -14,7 +14,7 @@
  *   of the user's own network is named by its address.
  */
 import { isIPv4, isIPv6 } from "node:net";
-import { hasCloudSuffix } from "../models/names.ts";
+import { hasCloudSuffix } from "./model_names.ts";
 
 /** How far an endpoint is: this machine, a private network, or anywhere else. */
 export type Reach = "this machine" | "a private network" | "remote";

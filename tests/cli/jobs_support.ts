@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { CliIo } from "../../src/cli/jobs_common.ts";
+import type { CliIo } from "../../src/cli/jobs/common.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { serverCommand, tempDir } from "../support/harness.ts";
 
@@ -84,12 +84,12 @@ export function startCli(ctx: CliEnv, args: string[]): {
   return { child, output: () => stdout, done };
 }
 
-/** The subcommands whose main takes an injected io (src/cli/jobs_common.ts: CliIo). */
+/** The subcommands whose main takes an injected io (src/cli/jobs/common.ts: CliIo). */
 const IN_PROCESS: Record<string, () => Promise<(argv: string[], io: CliIo) => Promise<number>>> = {
-  jobs: async () => (await import("../../src/cli/jobs.ts")).jobsMain,
+  jobs: async () => (await import("../../src/cli/jobs/jobs.ts")).jobsMain,
   stats: async () => (await import("../../src/cli/stats.ts")).statsMain,
-  doctor: async () => (await import("../../src/cli/doctor.ts")).doctorMain,
-  models: async () => (await import("../../src/cli/models.ts")).modelsMain,
+  doctor: async () => (await import("../../src/cli/doctor/doctor.ts")).doctorMain,
+  models: async () => (await import("../../src/cli/models/models.ts")).modelsMain,
 };
 
 /**

@@ -12,7 +12,7 @@ import process from "node:process";
 import type { ChatRequestView, EmulatorOptions } from "../support/ollama_emulator.ts";
 import { startScene } from "../support/scene.ts";
 import { tempDir } from "../support/harness.ts";
-import { gateMain } from "../../src/cli/review_gate.ts";
+import { gateMain } from "../../src/cli/hooks/review_gate.ts";
 import type { CliEnv } from "./jobs_support.ts";
 
 export const REVIEW_TASK = "Review these changes";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendLedger } from "../../src/jobs/ledger.ts";
+import { appendLedger } from "../../src/jobs/ledger/ledger.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
 import { baseRecord, cliEnv, runCli, writeJob } from "./jobs_support.ts";

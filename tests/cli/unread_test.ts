@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { unreadMain } from "../../src/cli/unread.ts";
-import type { CliIo } from "../../src/cli/jobs_common.ts";
+import { unreadMain } from "../../src/cli/hooks/unread.ts";
+import type { CliIo } from "../../src/cli/jobs/common.ts";
 import { markRead, markUnread, projectKey } from "../../src/jobs/unread.ts";
 import { tempDir } from "../support/harness.ts";
 import { baseRecord, cliEnv, writeJob } from "./jobs_support.ts";

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { enginesFacts, requestSizeCheck } from "../../src/cli/engine_prompt.ts";
-import { NEEDED_CONTEXT } from "../../src/cli/doctor_check.ts";
-import { tokensLabel } from "../../src/cli/model_context.ts";
+import { enginesFacts, requestSizeCheck } from "../../src/cli/doctor/engine_needs.ts";
+import { NEEDED_CONTEXT } from "../../src/cli/doctor/check.ts";
+import { tokensLabel } from "../../src/cli/models/model_context.ts";
 import { estimatePromptTokens, requiredContext } from "../../src/engines/claude/context_check.ts";
 import { PATCH_FILE, plannedWorktree, takeCommands } from "../../src/jobs/worktree/turn.ts";
 import {

@@ -18,7 +18,7 @@ import { runtimeLoader } from "../../src/jobs/runtime.ts";
 import { JobStore } from "../../src/jobs/store.ts";
 import { loadSettings } from "../../src/settings/load.ts";
 import { registerTools } from "../../src/server/tools.ts";
-import { enginesFacts, requestSizeCheck } from "../../src/cli/engine_prompt.ts";
+import { enginesFacts, requestSizeCheck } from "../../src/cli/doctor/engine_needs.ts";
 
 /** What the third engine said in one line of its activity file, or undefined. */
 function said(line: string): string | undefined {

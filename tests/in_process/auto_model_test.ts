@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { LedgerEntry } from "../../src/jobs/ledger.ts";
+import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
 import type { ChatScript } from "../support/ollama_emulator.ts";
 import { field, tempDir } from "../support/harness.ts";

@@ -9,7 +9,7 @@ import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { LedgerEntry } from "../../src/jobs/ledger.ts";
+import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { type InProcessScene, startInProcessScene } from "../support/in_process_scene.ts";

@@ -1,7 +1,7 @@
 /** model "auto": the documented rule (Beta-UCB with a cost weight) on ledger entries. */
 import assert from "node:assert/strict";
 import { optimisticRate, routeByRecord } from "../../src/jobs/auto_route.ts";
-import type { LedgerEntry } from "../../src/jobs/ledger.ts";
+import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
 
 function jobs(model: string, passed: number, failed: number, cost: number | null = null) {
   const out: LedgerEntry[] = [];

@@ -9,7 +9,7 @@ import {
   utcDay,
 } from "../../src/jobs/cost.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
-import { renderUsage } from "../../src/jobs/usage_report.ts";
+import { renderUsage } from "../../src/jobs/ledger/usage_report.ts";
 import { jobUsageSuffix, renderList } from "../../src/server/list.ts";
 
 const DAY = 86_400_000;

@@ -9,7 +9,7 @@ import {
   utcDayBounds,
 } from "../../src/jobs/daily_budget.ts";
 import { isJobError } from "../../src/jobs/errors.ts";
-import type { LedgerEntry } from "../../src/jobs/ledger.ts";
+import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
 import { jobProblemText } from "../../src/server/job_errors.ts";
 
 const NOW = Date.UTC(2025, 5, 1, 20, 48);

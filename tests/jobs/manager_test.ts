@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { LEDGER_FILE } from "../../src/jobs/ledger.ts";
+import { LEDGER_FILE } from "../../src/jobs/ledger/ledger.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
 import { startOllamaEmulator } from "../support/ollama_emulator.ts";
 import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";

@@ -34,19 +34,19 @@ Deno.test("the repository keeps one home per listed helper", () => {
 
 Deno.test("a local copy of a helper is a second home, named with file and line", () => {
   const found = planted(
-    "jobs/ledger.ts",
+    "jobs/store.ts",
     "const isObject = (v: unknown) => typeof v === 'object';",
   );
   assert.equal(found.length, 1, found.map((v) => v.message).join("\n"));
   assert.equal(found[0]!.name, "isObject");
-  assert.equal(found[0]!.file, "src/jobs/ledger.ts");
-  assert.match(found[0]!.message, /^src\/jobs\/ledger\.ts:\d+: a second home for "isObject"/);
+  assert.equal(found[0]!.file, "src/jobs/store.ts");
+  assert.match(found[0]!.message, /^src\/jobs\/store\.ts:\d+: a second home for "isObject"/);
   assert.match(found[0]!.message, /src\/platform\/json_object\.ts/);
 });
 
 Deno.test("an exported function, async or not, is a second home too", () => {
   const found = planted(
-    "cli/doctor_check.ts",
+    "cli/stats.ts",
     [
       "export async function settleWithin<T>(p: Promise<T>) { return await p; }",
       "export function isInside(a: string, b: string): boolean { return a === b; }",

@@ -9,7 +9,7 @@
  * loaded with too small a context is refused; after it, the input tokens Ollama reported for
  * each request are compared with what that request carried (request_sizes.ts).
  */
-import { canonicalModelName, hasCloudSuffix } from "../../models/names.ts";
+import { canonicalModelName, hasCloudSuffix } from "../../settings/model_names.ts";
 import { estimateTokens } from "../../models/tokens.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 import type { Usage } from "../types.ts";

@@ -17,7 +17,7 @@ import { jailArgs } from "./jail.ts";
 import { jailLimits } from "./jail_limits.ts";
 import { planJail } from "./jail_plan.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
-import { placeholderRunDir } from "../placeholders.ts";
+import { placeholderRunDir } from "../mount_placeholders.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { closedNote } from "../../guard/toolchains.ts";

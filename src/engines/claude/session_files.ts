@@ -14,11 +14,11 @@
  *
  * A delegate can write the config dir (the jail mounts it), so the walk never follows a
  * symlink: each directory is entered by its descriptor with O_NOFOLLOW (platform/
- * beneath_anchor.ts), and what is removed is the entry found there, never a link's target.
+ * platform/open_beneath/anchor.ts), and what is removed is the entry found there, never a link's target.
  */
 import { readdir, realpath, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type Anchor, type HeldDir, systemAnchor } from "../../platform/beneath_anchor.ts";
+import { type Anchor, type HeldDir, systemAnchor } from "../../platform/open_beneath/anchor.ts";
 
 /** Folders of the config dir whose entries named by a session id are that session's. */
 const BY_ID = ["session-env", "file-history", "todos", "debug"];

@@ -1,5 +1,5 @@
 import { isObject } from "../../platform/json_object.ts";
-import { toolDetail } from "../tool_detail.ts";
+import { toolDetail } from "../activity_detail.ts";
 import type { Activity, PermissionDenial, Usage } from "../types.ts";
 
 /** Longest text kept per activity entry; the server cuts further when rendering. */

@@ -26,7 +26,7 @@ import { searchPath } from "../../platform/which.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
-import { PlaceholderRegistry, placeholderRunDir } from "../placeholders.ts";
+import { PlaceholderRegistry, placeholderRunDir } from "../mount_placeholders.ts";
 import { HOST_RUN_DIRS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { verifyEnv } from "./env.ts";

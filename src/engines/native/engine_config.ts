@@ -15,7 +15,7 @@ export interface NativeEngineConfig {
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
   sandboxLimits?: SandboxLimits;
-  /** Where sandboxes of every server sharing this state dir coordinate (engines/placeholders.ts). */
+  /** Where sandboxes of every server sharing this state dir coordinate (engines/mount_placeholders.ts). */
   sandboxRunDir?: string;
   /** The server's environment: API keys are read from here, by name, per backend. */
   parentEnv: Record<string, string | undefined>;

@@ -10,7 +10,7 @@ import { isObject } from "../../platform/json_object.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readFileTail } from "../../platform/file_ends.ts";
-import { describeCall, toolDetail } from "../tool_detail.ts";
+import { describeCall, toolDetail } from "../activity_detail.ts";
 import type { Activity, JobFolderReader, LiveEvent, TranscriptEntry, TurnFacts } from "../types.ts";
 
 export const MESSAGES_FILE = "messages.jsonl";

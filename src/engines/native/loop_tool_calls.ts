@@ -6,7 +6,7 @@
  * stay valid.
  */
 import type { ChatMessage, ChatToolCall } from "../../backends/openai.ts";
-import { describeCall } from "../tool_detail.ts";
+import { describeCall } from "../activity_detail.ts";
 import type {
   Activity,
   PermissionDecision,

@@ -3,7 +3,7 @@
  * puts them in the prompt, so their bytes never pass through the orchestrator's context.
  * Nothing is cut silently: a file that does not fit or is binary is left out and named.
  */
-import type { OpenedFile } from "../../platform/beneath.ts";
+import type { OpenedFile } from "../../platform/open_beneath/open_beneath.ts";
 import { DelegateError } from "../../errors.ts";
 import type { GuardIdentities } from "../../guard/identities.ts";
 import { openConfined } from "./tools/confine.ts";

@@ -48,7 +48,7 @@ import { connectTurn } from "./endpoint_failover.ts";
 import { inlineFiles } from "./one_shot.ts";
 import { parseRule, type ToolPolicy, toolPolicy } from "./permissions.ts";
 import { isEditingMode } from "../../settings/types.ts";
-import { placeholderRunDir } from "../placeholders.ts";
+import { placeholderRunDir } from "../mount_placeholders.ts";
 import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
 import { limitsOf } from "../sandbox_limits.ts";

@@ -233,7 +233,7 @@ export class TreeJournal {
   }
 
   /**
-   * A sandbox's placeholder (engines/placeholders.ts): an empty file made at a missing
+   * A sandbox's placeholder (engines/mount_placeholders.ts): an empty file made at a missing
    * host-run path at the top of the root for one command, then removed; nothing was written
    * to it, it was only made and closed. Delegates cannot make a file there (the sandboxes hold
    * those paths), so no other name of a file can have been written through it.

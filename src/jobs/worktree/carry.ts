@@ -9,7 +9,7 @@ import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, symlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errorMessage } from "../../errors.ts";
-import { openBeneath } from "../../platform/beneath.ts";
+import { openBeneath } from "../../platform/open_beneath/open_beneath.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { git } from "../../platform/git.ts";
 import { type LeftOut, leftOutKind, notCarriedNote } from "./policy.ts";

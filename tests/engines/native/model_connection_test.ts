@@ -1,7 +1,7 @@
 /**
  * What a native turn learns when it connects: the context the endpoint has the model loaded
  * with. The backend kind reports what the server has loaded; which entry is the model is the
- * one name rule of models/names.ts (`llama3` is `llama3:latest`).
+ * one name rule of settings/model_names.ts (`llama3` is `llama3:latest`).
  */
 import assert from "node:assert/strict";
 import { connectModel } from "../../../src/engines/native/model_connection.ts";

@@ -6,7 +6,7 @@
  */
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { estimateTokens } from "../../../models/tokens.ts";
-import { describeCall } from "../../tool_detail.ts";
+import { describeCall } from "../../activity_detail.ts";
 import { capText, type ContextCap, formatCount, replyReserve } from "./budget.ts";
 
 /** An old tool-call argument longer than this is shortened with the old tool results. */

@@ -3,7 +3,7 @@
  * runs as and under which limits. Pure: run_shell.ts decides the inputs and runs it.
  */
 import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../../bwrap_base.ts";
-import type { Placeholder } from "../../placeholders.ts";
+import type { Placeholder } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 import { cacheDest, cacheEnv, type ToolchainView } from "../../../guard/toolchains.ts";

@@ -13,7 +13,7 @@ import {
   PLACEHOLDER_NAMES,
 } from "../../../guard/protected_paths.ts";
 import { isInsideRoots } from "../../../platform/path_inside.ts";
-import type { Placeholder, PlaceholderKind } from "../../placeholders.ts";
+import type { Placeholder, PlaceholderKind } from "../../mount_placeholders.ts";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */
 export interface NestedPaths {

@@ -15,7 +15,7 @@ import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapArgs, type SandboxLayout, type SandboxToolchains } from "./bwrap_args.ts";
-import { type Placeholder, PlaceholderRegistry } from "../../placeholders.ts";
+import { type Placeholder, PlaceholderRegistry } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
 import { findPrlimit, type LimitedLaunch, limitedLaunch } from "../../limit_launch.ts";
 import type { ShellRunner } from "./shell_runner.ts";

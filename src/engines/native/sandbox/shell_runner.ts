@@ -27,7 +27,7 @@ export interface BwrapRunner {
   kind: "bwrap";
   bwrap: string;
   limits?: SandboxLimits;
-  /** Where users of placeholder mount points register (see placeholders.ts). */
+  /** Where users of placeholder mount points register (see engines/mount_placeholders.ts). */
   runDir?: string;
   /** Set by the engine once it has walked the job's directories. */
   nested?: NestedPaths;

@@ -1,6 +1,6 @@
 /**
  * Where the file tools may go, and the one way they open what they touch. A path the model
- * gives is opened beneath the roots by src/platform/beneath.ts (no symlink or rename race can
+ * gives is opened beneath the roots by src/platform/open_beneath/open_beneath.ts (no symlink or rename race can
  * lead outside them), and every name it goes by on the way is held to the policy: the server's
  * own directories, credential stores, host-run paths (for writes), secret files (for reads) and
  * the user's path rules, on the path as resolved as well as on the path as written.
@@ -17,7 +17,7 @@ import {
   openEntryBeneath,
   type OpenMode,
   resolveBeneath,
-} from "../../../platform/beneath.ts";
+} from "../../../platform/open_beneath/open_beneath.ts";
 import { fsErrorText, PathRefused, ToolFailure } from "./fields.ts";
 import {
   type ConfineScope,

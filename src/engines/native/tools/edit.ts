@@ -1,4 +1,4 @@
-import type { OpenedFile } from "../../../platform/beneath.ts";
+import type { OpenedFile } from "../../../platform/open_beneath/open_beneath.ts";
 import { openConfined } from "./confine.ts";
 import { fsErrorText, guard, optionalBool, requireString, ToolFailure } from "./fields.ts";
 import { loadFile, replaceContent, sizeLimitText } from "./file_io.ts";

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import type { OpenedFile } from "../../../platform/beneath.ts";
+import type { OpenedFile } from "../../../platform/open_beneath/open_beneath.ts";
 import { readCapped } from "../../../platform/bytes.ts";
 import { fsErrorText, ToolFailure } from "./fields.ts";
 import { MAX_FILE_BYTES } from "./types.ts";

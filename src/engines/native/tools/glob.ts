@@ -1,5 +1,5 @@
 import { isAbsolute, join } from "node:path";
-import type { BeneathDir } from "../../../platform/beneath.ts";
+import type { BeneathDir } from "../../../platform/open_beneath/open_beneath.ts";
 import { openSearchBase, PathRefused } from "./confine.ts";
 import { pathPolicy } from "./path_policy.ts";
 import { guard, optionalString, requireString, ToolFailure } from "./fields.ts";

@@ -1,5 +1,5 @@
 import { basename } from "node:path";
-import type { OpenedFile } from "../../../platform/beneath.ts";
+import type { OpenedFile } from "../../../platform/open_beneath/open_beneath.ts";
 import { openedSecretRefusal, pathPolicy, secretRefusal } from "./path_policy.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
 import {

@@ -4,7 +4,7 @@
  * user's path rules, with names folded as a case-insensitive filesystem would match them.
  */
 import { relative } from "node:path";
-import type { BeneathCheck } from "../../../platform/beneath.ts";
+import type { BeneathCheck } from "../../../platform/open_beneath/open_beneath.ts";
 import { type PathPurpose, refusalIn } from "../../../guard/path_refusal.ts";
 import type { GuardIdentities } from "../../../guard/identities.ts";
 import {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { setImmediate } from "node:timers";
-import type { BeneathCheck, BeneathDir } from "../../../platform/beneath.ts";
+import type { BeneathCheck, BeneathDir } from "../../../platform/open_beneath/open_beneath.ts";
 import { ToolFailure } from "./fields.ts";
 
 /** Directories skipped unless the pattern or path names them, as ripgrep and Claude Code do. */
@@ -40,7 +40,7 @@ export interface WalkResult {
 
 /**
  * Visits every regular file below `base`, in the order of their paths. Every directory is
- * entered through the one above it, held open (see platform/beneath.ts), so no directory swapped
+ * entered through the one above it, held open (see platform/open_beneath/open_beneath.ts), so no directory swapped
  * for a symlink during the walk can lead it elsewhere. Symlinks are not followed, as ripgrep
  * does without --follow: a link to a directory outside, or to a cycle, is simply not walked.
  */

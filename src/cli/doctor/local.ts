@@ -1,0 +1,261 @@
+/** `doctor` checks of this machine: settings files, state dir, Claude Code CLI, sandbox. */
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import type { EngineFacts, SandboxPlan, SandboxTrial } from "../../engines/facts.ts";
+import { runCommand } from "../../platform/command_run.ts";
+import { settleWithin } from "../../platform/sleep.ts";
+import { osPlatform } from "../../platform/runtime.ts";
+import { formatProblems, type ResolvedSettings } from "../../settings/load.ts";
+import type { SandboxSetting } from "../../settings/types.ts";
+import type { Check } from "./check.ts";
+
+/** `claude --version` of a native build answers in well under a second; a cold npm one in a few. */
+const CLAUDE_VERSION_TIMEOUT_MS = 10_000;
+const SANDBOX_TIMEOUT_MS = 15_000;
+
+/** Every settings layer readable and every value in it valid. */
+export function configCheck(resolved: ResolvedSettings): Check {
+  const layers = resolved.layers.filter((l) => l.name !== "default").map((l) => {
+    const where = l.path ? ` ${l.path}` : "";
+    const keys = l.keys.length > 0 ? ` (${l.keys.join(", ")})` : "";
+    return `${l.name}${where}: ${l.status}${keys}`;
+  });
+  const details = {
+    layers: resolved.layers.map((l) => ({
+      name: l.name,
+      ...(l.path ? { path: l.path } : {}),
+      status: l.status,
+      keys: l.keys,
+      ...(l.error ? { error: l.error } : {}),
+    })),
+    problems: resolved.problems,
+  };
+  if (resolved.problems.length === 0) {
+    return {
+      id: "config",
+      title: "Settings",
+      status: "pass",
+      summary: `every settings layer is valid (user: ${statusOf(resolved, "user")}, project: ${
+        statusOf(resolved, "project")
+      }, env: ${statusOf(resolved, "env")})`,
+      details,
+      lines: layers,
+    };
+  }
+  const files = [...new Set(resolved.problems.map((p) => p.where))];
+  const lines = formatProblems(resolved.problems);
+  return {
+    id: "config",
+    title: "Settings",
+    status: "fail",
+    summary: lines.length === 1
+      ? lines[0]!
+      : `${lines.length} settings not used, from ${files.join(", ")}`,
+    hint: `Fix or remove what is named above (the server ignores it and uses the layer below); ` +
+      `ollama-delegate config shows every layer and can write valid values`,
+    details,
+    ...(lines.length > 1 ? { lines } : {}),
+  };
+}
+
+function statusOf(resolved: ResolvedSettings, name: string): string {
+  return resolved.layers.find((l) => l.name === name)?.status ?? "missing";
+}
+
+/** The state dir exists (or can be made) and takes a file. */
+export function stateDirCheck(stateDir: string): Check {
+  const probe = join(stateDir, `.doctor-${process.pid}-${Date.now()}.tmp`);
+  try {
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(probe, "doctor\n", { flag: "wx" });
+    rmSync(probe);
+  } catch (e) {
+    rmSync(probe, { force: true });
+    return {
+      id: "state",
+      title: "State dir",
+      status: "fail",
+      summary: `cannot write in ${stateDir}: ${(e as Error).message}`,
+      hint: `Make it writable, or use another folder: ollama-delegate config --state-dir <dir> ` +
+        `(or OLLAMA_MCP_STATE_DIR)`,
+      details: { path: stateDir },
+    };
+  }
+  return {
+    id: "state",
+    title: "State dir",
+    status: "pass",
+    summary: `${stateDir} is writable`,
+    details: { path: stateDir },
+  };
+}
+
+/** Where `claudeBin` resolves on the delegate's PATH, and whether it answers `--version`. */
+export async function claudeCheck(
+  resolved: ResolvedSettings,
+  facts: EngineFacts,
+  cwd: string,
+): Promise<Check> {
+  const s = resolved.settings;
+  const childEnv = facts.childEnv?.(s.defaultModel || "doctor") ?? {};
+  const bin = facts.binary?.path;
+  const base = { id: "claude", title: "Claude Code CLI" };
+  if (!bin) {
+    return {
+      ...base,
+      status: "fail",
+      summary: /[\\/]/.test(s.claudeBin)
+        ? `"${s.claudeBin}" does not exist or is not an executable file`
+        : `"${s.claudeBin}" was not found on the delegate's PATH (${childEnv.PATH ?? ""})`,
+      hint: `Install Claude Code (npm install -g @anthropic-ai/claude-code, or see ` +
+        `https://docs.claude.com/en/docs/claude-code/setup), or set its absolute path: ` +
+        `ollama-delegate config --claude-bin <path> (or OLLAMA_MCP_CLAUDE_BIN)`,
+      details: { claudeBin: s.claudeBin },
+    };
+  }
+  const run = await runVersion(bin, childEnv, cwd);
+  const version = /\d+\.\d+\.\d+\S*/.exec(run.stdout)?.[0];
+  if (run.code === 0 && version) {
+    return {
+      ...base,
+      status: "pass",
+      summary: `Claude Code ${version} at ${bin}`,
+      details: { path: bin, version },
+    };
+  }
+  const output = (run.stderr || run.stdout).trim().slice(-300);
+  return {
+    ...base,
+    status: "fail",
+    summary: `${bin} is not runnable: \`--version\` ${run.why}${output ? `: ${output}` : ""}`,
+    hint: `Reinstall Claude Code, or point claudeBin at a working one: ` +
+      `ollama-delegate config --claude-bin <path>`,
+    details: { path: bin, exitCode: run.code },
+  };
+}
+
+/** `claude --version` prints one line; more than this is not a version. */
+const VERSION_MAX_BYTES = 64 * 1024;
+
+interface VersionRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  why: string;
+}
+
+async function runVersion(
+  command: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<VersionRun> {
+  // runCommand also sweeps a grandchild holding the pipes, so it cannot hold the report.
+  const run = await runCommand({
+    command,
+    args: ["--version"],
+    cwd,
+    env,
+    timeoutMs: CLAUDE_VERSION_TIMEOUT_MS,
+    keepChars: 0,
+    maxBytes: VERSION_MAX_BYTES,
+  });
+  const none = { code: null, stdout: "", stderr: "" };
+  if (run.notStarted !== undefined) return { ...none, why: `could not start (${run.notStarted})` };
+  if (run.timedOut) {
+    return { ...none, why: `gave no answer within ${CLAUDE_VERSION_TIMEOUT_MS / 1000} s` };
+  }
+  const text = (b: Uint8Array | undefined) => (b ? new TextDecoder().decode(b) : "");
+  const why = run.exitCode === 0
+    ? "printed no version"
+    : `exited with ${run.exitCode ?? run.signal}`;
+  return { code: run.exitCode, stdout: text(run.stdout), stderr: text(run.stderr), why };
+}
+
+/** How claude delegates are confined here (the jail, Claude Code's sandbox), and if not why. */
+export function claudeSandboxCheck(
+  mode: SandboxSetting,
+  plan: SandboxPlan,
+  platform: string = osPlatform,
+  /** How the jail holds the sandbox limits here (the engine's `limitsText`). */
+  limits?: string,
+): Check {
+  const base = { id: "claude.sandbox", title: "claude sandbox" };
+  const held = limits ? `; ${limits}` : "";
+  if (plan.kind === "on") {
+    const { bwrap, socat } = plan.tools;
+    return {
+      ...base,
+      status: "pass",
+      summary: `claude delegates run in a bubblewrap jail (${bwrap}), with Claude Code's ` +
+        `own sandbox nested inside for Bash (${socat}), where their commands run without an ` +
+        `approval in acceptEdits and auto${held}`,
+      details: { mode, bwrap, socat },
+    };
+  }
+  if (plan.kind === "refused") {
+    return {
+      ...base,
+      status: "fail",
+      summary: plan.reason.replace(/\. Install what is missing[^]*$/, ""),
+      hint: "Install bubblewrap and socat (apt install bubblewrap socat), or let delegates run " +
+        "with what this machine has: ollama-delegate config --sandbox on",
+      details: { mode },
+    };
+  }
+  return {
+    ...base,
+    status: "warn",
+    summary: `sandbox ${plan.why}; every claude reply says so, and in acceptEdits and auto ` +
+      `commands that are not read-only need allowed_tools${held}`,
+    ...(platform === "linux" && mode !== "off"
+      ? { hint: "Install bubblewrap and socat (apt install bubblewrap socat) to confine it" }
+      : {}),
+    details: { mode },
+  };
+}
+
+/** bubblewrap runs a trivial command (or the user turned the sandbox off). */
+export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Promise<Check> {
+  const base = { id: "sandbox", title: "Sandbox (bubblewrap)" };
+  if (mode === "off") {
+    return {
+      ...base,
+      status: "warn",
+      summary: "sandbox is off: the native engine runs Bash unconfined (set by the user)",
+      hint: "Turn it back on with ollama-delegate config --sandbox on",
+      details: { mode },
+    };
+  }
+  const install = facts.sandboxInstall ?? "";
+  const probe: SandboxTrial = await settleWithin(
+    facts.trySandbox?.() ??
+      Promise.resolve({ ok: false, detail: "the native engine cannot try its sandbox" }),
+    SANDBOX_TIMEOUT_MS,
+    { ok: false, detail: "the sandboxed command did not finish" },
+  );
+  if (probe.ok && probe.unconfined) {
+    return {
+      ...base,
+      status: "warn",
+      summary: `${probe.detail}; every native reply says so`,
+      hint: install.replace(/, or allow unconfined commands[^]*$/, ""),
+      details: { mode },
+    };
+  }
+  if (probe.ok) return { ...base, status: "pass", summary: probe.detail, details: { mode } };
+  return {
+    ...base,
+    status: "fail",
+    summary: probe.detail.replace(/ Install bubblewrap[^]*$/, ""),
+    hint: /only on Linux/.test(probe.detail)
+      ? 'The sandbox setting is "required": to let commands run unconfined here, and say so: ' +
+        "ollama-delegate config --sandbox on"
+      : /not installed/.test(probe.detail)
+      ? install
+      : "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, or " +
+        "sysctl kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off with " +
+        "ollama-delegate config --sandbox off",
+    details: { mode },
+  };
+}
