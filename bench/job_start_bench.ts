@@ -11,9 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { FakeEngine, managerWith, newTurn } from "../tests/jobs/support/fake_engine.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const ROUNDS = Number(process.argv[2] ?? 200);
+const ROUNDS = Number(benchArg(0, "200", "5"));
 
 /** A manager whose one endpoint (never probed) has a limit shared through `.slots`. */
 function scene(limit: number) {

@@ -4,12 +4,11 @@
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { field, startServer } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { fakeClaudeBin, rssMiB } from "./support/common.ts";
+import { benchArg, fakeClaudeBin, rssMiB } from "./support/common.ts";
 
-const megabytes = Number(process.argv[2] ?? 200);
+const megabytes = Number(benchArg(0, "200", "2"));
 const emu = await startOllamaEmulator();
 const server = await startServer({ baseUrl: emu.url, claudeBin: fakeClaudeBin() });
 try {
@@ -26,7 +25,9 @@ try {
   const size = statSync(join(server.stateDir, id, "stream.jsonl")).size / 1024 / 1024;
   console.log(
     `stream of ${size.toFixed(0)} MiB written to disk; state ${field(reply.text, "state")}, ` +
-      `tool calls ${field(reply.text, "tool calls")}`,
+      `tool calls ${field(reply.text, "tool calls")}${
+        field(reply.text, "error") ? `; error: ${field(reply.text, "error")}` : ""
+      }`,
   );
   console.log(
     `server RSS before ${before.rss.toFixed(1)} MiB, after ${after.rss.toFixed(1)} MiB, ` +
