@@ -187,7 +187,10 @@ const emu = await startOllamaEmulator();
 interface Figures {
   first: number;
   next: number;
-  /** ms per Bash command (native): the long job minus the short one, per extra command. */
+  /**
+   * ms per Bash command: the long job minus the short one, per extra command (on the claude
+   * engine Claude Code's sandbox looks for names below the folder before each command).
+   */
   perCommand?: number;
 }
 
@@ -212,7 +215,6 @@ async function measure(cwd: string, engine: "native" | "claude"): Promise<Figure
   const first = await job(1);
   const next: number[] = [];
   for (let i = 0; i < turns; i++) next.push(await job(1));
-  if (engine === "claude") return { first, next: median(next) };
   const long = await job(COMMANDS);
   const short = await job(1);
   return { first, next: median(next), perCommand: (long - short) / (COMMANDS - 1) };
