@@ -12,13 +12,12 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { field, tempDir, until } from "../tests/support/harness.ts";
 import type { OllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { startScene } from "../tests/support/scene.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median, QUICK } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 3);
+const runs = Number(benchArg(0, "3", "1"));
 const ENGINES = ["claude", "native"] as const;
 const CASES = {
   "backend killed while the reply hangs": { prompt: "@hang", ready: "request", pool: false },
@@ -81,7 +80,7 @@ async function once(engine: (typeof ENGINES)[number], which: keyof typeof CASES)
   return { seconds, outcome: error ? `${state}, ${error.split(":")[0]}` : `${state}` };
 }
 
-for (const which of Object.keys(CASES) as (keyof typeof CASES)[]) {
+for (const which of (Object.keys(CASES) as (keyof typeof CASES)[]).slice(0, QUICK ? 1 : 3)) {
   console.log(`${which} (${runs} runs):`);
   for (const engine of ENGINES) {
     const times: number[] = [];

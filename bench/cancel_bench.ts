@@ -5,19 +5,21 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { alive, field, startServer, tempDir, until } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 3);
+const runs = Number(benchArg(0, "3", "1"));
 const POLITE =
   "@bash sh -c 'sleep 311 & echo $! > pids.txt; setsid sleep 312 & echo $! >> pids.txt; wait'";
 const DEAF = '@bash sh -c \'sleep 313 & echo $! > pids.txt; setsid sh -c "trap \\"\\" TERM; ' +
   "sleep 314\" & echo $! >> pids.txt; wait'";
 
 const emu = await startOllamaEmulator();
-const server = await startServer({ baseUrl: emu.url });
+// The pids followed are what `echo $!` prints: inside Claude Code's sandbox they are pids of its
+// own pid namespace and name other processes here, so its sandbox is off (as in
+// tests/e2e/lifecycle_test.ts); the jail around Claude Code stays.
+const server = await startServer({ baseUrl: emu.url, env: { OLLAMA_MCP_SANDBOX: "off" } });
 try {
   for (const [name, prompt] of [["honours SIGTERM", POLITE], ["ignores SIGTERM", DEAF]] as const) {
     const times: number[] = [];

@@ -15,12 +15,12 @@ import { join } from "node:path";
 import process from "node:process";
 import { CLAUDE_BIN, field, startServer, tempDir, until } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median, QUICK } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 3);
+const runs = Number(benchArg(0, "3", "1"));
 const MiB = 1024 * 1024;
 /** 24 commands of 20 KB of output each before the one it is looked at in: 25 in all. */
-const OUTPUT_COMMANDS = "@bash head -c 20000 /dev/zero | tr '\\0' x\n".repeat(24);
+const OUTPUT_COMMANDS = "@bash head -c 20000 /dev/zero | tr '\\0' x\n".repeat(QUICK ? 1 : 24);
 
 /** The Claude Code process whose argv names `work` (bubblewrap's own argv is not it). */
 function claudePid(work: string): number | undefined {

@@ -15,6 +15,7 @@
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 import { DEFAULT_CLAUDE_TOOLS } from "../src/settings/types.ts";
+import { QUICK } from "./support/common.ts";
 
 const MODEL = "qwen3:8b";
 const TASK = "@reply done";
@@ -82,7 +83,8 @@ function row(label: string, m: Measured): void {
 try {
   console.log(`first request, chars/4 (${TASK.length}-character task, model ${MODEL})`);
   console.log(`${"".padEnd(56)} ${"body".padStart(6)}          ${"prompt".padStart(6)}`);
-  for (const sandbox of ["off", "on"]) {
+  // Quick mode (bench/support/common.ts): the default claude job and the native one.
+  for (const sandbox of QUICK ? [] : ["off", "on"]) {
     const full = { OLLAMA_MCP_CLAUDE_HARNESS: "full", OLLAMA_MCP_SANDBOX: sandbox };
     const [whole] = await measure({ ...full, OLLAMA_MCP_CLAUDE_TOOLS: "default" }, [{}]);
     const [six] = await measure(full, [{}]);
@@ -90,6 +92,10 @@ try {
     row(`claude full, Claude Code's whole set, sandbox ${sandbox}`, whole!);
     row(`claude full, --tools ${DEFAULT_CLAUDE_TOOLS.join(",")}, sandbox ${sandbox}`, six!);
     row(`claude lean (default: --bare, Bash,Read,Edit), sandbox ${sandbox}`, lean!);
+  }
+  if (QUICK) {
+    const [lean] = await measure({}, [{}]);
+    row("claude lean (default: --bare, Bash,Read,Edit), sandbox on", lean!);
   }
   const [native] = await measure({}, [{ engine: "native" }]);
   row("native", native!);

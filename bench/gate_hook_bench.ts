@@ -11,9 +11,9 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { REPO, tempDir } from "../tests/support/harness.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 15);
+const runs = Number(benchArg(0, "15", "1"));
 const HOOK = join(REPO, "plugins", "ollama-delegate", "hooks", "review_gate.cjs");
 const BUNDLE = join(REPO, "dist", "node", "ollama-delegate.mjs");
 

@@ -8,12 +8,12 @@
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import process from "node:process";
 import { storeSecrets } from "../src/guard/git_secrets.ts";
 import { gitStoreOf } from "../src/guard/git_store.ts";
 import { tempDir } from "../tests/support/harness.ts";
+import { benchArg } from "./support/common.ts";
 
-const SIZES = (process.argv[2] ?? "50000,200000").split(",").map(Number);
+const SIZES = benchArg(0, "50000,200000", "1000").split(",").map(Number);
 /** Files per folder: a tree object per folder, as in a real project. */
 const PER_FOLDER = 100;
 

@@ -16,16 +16,17 @@ import {
   startHostileBackend,
   watchJob,
 } from "../tests/support/hostile_backend.ts";
-import { median, rssMiB } from "./support/common.ts";
+import { benchArg, median, QUICK, rssMiB } from "./support/common.ts";
 
 const MiB = 1024 * 1024;
-const floodMiB = Number(process.argv[2] ?? 400);
-const modes = (process.argv.length > 3 ? process.argv.slice(3) : HOSTILE_MODES)
-  .filter((m) => m !== "ok" && m !== "empty-deltas") as HostileMode[];
+const floodMiB = Number(benchArg(0, "400", "4"));
+const modes =
+  (process.argv.length > 3 ? process.argv.slice(3) : QUICK ? ["content", "replies"] : HOSTILE_MODES)
+    .filter((m) => m !== "ok" && m !== "empty-deltas") as HostileMode[];
 /** A job still running after this is cancelled and reported as such. */
 const JOB_LIMIT_MS = 180_000;
 /** Follow-ups of the "replies" conversation, and the turns whose peaks the summary names. */
-const FOLLOWUPS = 13;
+const FOLLOWUPS = QUICK ? 1 : 13;
 const NAMED_TURNS = [5, 12];
 
 console.log(`hostile backend floods of ${floodMiB} MiB; one fresh server per mode`);

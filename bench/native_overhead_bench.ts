@@ -12,10 +12,10 @@ import { NativeEngine } from "../src/engines/native/run.ts";
 import type { TurnSink } from "../src/engines/types.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { tempDir } from "../tests/support/harness.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const turns = Number(Deno.args[0] ?? 40);
-const runs = Number(Deno.args[1] ?? 10);
+const turns = Number(benchArg(0, "40", "3"));
+const runs = Number(benchArg(1, "10", "2"));
 
 // Measures the model's share by timing every completion; nothing about it is changed.
 let modelMs = 0;

@@ -23,12 +23,12 @@ import { endpointFigures, stayedShare } from "../src/jobs/endpoint_figures.ts";
 import type { JobRecord } from "../src/jobs/record.ts";
 import { field, startServer, tempDir, type TestServer } from "../tests/support/harness.ts";
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { median } from "./support/common.ts";
+import { median, QUICK } from "./support/common.ts";
 import { type ProxyMode, startSessionProxy } from "../tests/support/session_proxy.ts";
 
-const SESSIONS = 8;
-const TURNS = 3;
-const LATENCY_MS = 400;
+const SESSIONS = QUICK ? 2 : 8;
+const TURNS = QUICK ? 2 : 3;
+const LATENCY_MS = QUICK ? 20 : 400;
 const SERVERS = 2;
 
 /** Every request waits LATENCY_MS, then answers: a GPU busy with one prompt. */
@@ -96,8 +96,8 @@ async function run(endpoints: OllamaEmulator[]) {
   }
 }
 
-const WARM_MS = 100;
-const COLD_MS = 600;
+const WARM_MS = QUICK ? 5 : 100;
+const COLD_MS = QUICK ? 30 : 600;
 
 /** A replica with a prefix cache: a conversation it served before is answered faster. */
 function cachingReplica(): Promise<
@@ -166,7 +166,7 @@ try {
       `endpoint serves 1 request at a time, ${LATENCY_MS} ms each`,
   );
   console.log("endpoints  wall    turns/s  queue wait median  max      turns per endpoint  stayed");
-  for (const n of [1, 2, 4]) {
+  for (const n of QUICK ? [2] : [1, 2, 4]) {
     const r = await run(pool.slice(0, n));
     console.log(
       `${String(n).padEnd(9)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}s  ` +
@@ -197,6 +197,7 @@ for (
     ["llm-d's echoed token", { echo: true }],
   ] as const
 ) {
+  if (QUICK && mode.header === undefined) continue;
   const r = await throughGateway(mode);
   console.log(
     `${label.padEnd(32)}  ${(r.wallMs / 1000).toFixed(1).padStart(5)}s  ` +

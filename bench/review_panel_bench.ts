@@ -10,13 +10,12 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { startServer, tempDir } from "../tests/support/harness.ts";
 import { type ChatRequestView, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 3);
-const delay = Number(process.argv[3] ?? 3000);
+const runs = Number(benchArg(0, "3", "1"));
+const delay = Number(benchArg(1, "3000", "100"));
 const MODELS = ["qwen3-coder:30b", "gpt-oss:20b", "llama3.1:8b"];
 
 function repo(): string {

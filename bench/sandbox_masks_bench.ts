@@ -12,10 +12,10 @@ import process from "node:process";
 import { bwrapArgs } from "../src/engines/native/sandbox/bwrap_args.ts";
 import { findBwrap } from "../src/engines/native/sandbox/shell_runner.ts";
 import { tempDir } from "../tests/support/harness.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median, QUICK } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 5);
-const COUNTS = [0, 100, 500, 1000, 2000];
+const runs = Number(benchArg(0, "5", "1"));
+const COUNTS = QUICK ? [0, 10] : [0, 100, 500, 1000, 2000];
 const bwrap = findBwrap();
 if (!bwrap) throw new Error("bubblewrap is not installed");
 

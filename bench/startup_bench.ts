@@ -9,9 +9,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { REPO, tempDir } from "../tests/support/harness.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median, QUICK } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 15);
+const runs = Number(benchArg(0, "15", "1"));
+/** Stored jobs of the second measure. */
+const JOBS = QUICK ? 20 : 2000;
 const INIT = JSON.stringify({
   jsonrpc: "2.0",
   id: 1,
@@ -54,7 +56,7 @@ async function timeToInitialize(args: string[], env: Record<string, string>): Pr
 const home = tempDir("od-bench-home-");
 const emptyState = join(home, "empty");
 const fullState = join(home, "full");
-for (let i = 0; i < 2000; i++) {
+for (let i = 0; i < JOBS; i++) {
   const id = crypto.randomUUID();
   mkdirSync(join(fullState, id), { recursive: true });
   writeFileSync(join(fullState, id, "job.json"), "{}");
@@ -124,7 +126,7 @@ console.log(
     (ma / mb).toFixed(2)
   }x (goal <= 1.25x)`,
 );
-console.log(`  ollama-delegate, 2000 jobs    ${mc.toFixed(1)}   ratio ${(mc / mb).toFixed(2)}x`);
+console.log(`  ollama-delegate, ${JOBS} jobs    ${mc.toFixed(1)}   ratio ${(mc / mb).toFixed(2)}x`);
 console.log(`  ollama-delegate, OTel on      ${md.toFixed(1)}   ratio ${(md / mb).toFixed(2)}x`);
 console.log(
   `OpenTelemetry SDK loaded and started with the job layer (fresh process, median of ` +

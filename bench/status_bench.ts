@@ -5,10 +5,10 @@
  */
 import { field, startServer } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
-import { fakeClaudeBin, median } from "./support/common.ts";
+import { fakeClaudeBin, median, QUICK } from "./support/common.ts";
 
-const JOBS = 50;
-const CALLS = 300;
+const JOBS = QUICK ? 2 : 50;
+const CALLS = QUICK ? 10 : 300;
 const emu = await startOllamaEmulator();
 const server = await startServer({
   baseUrl: emu.url,

@@ -25,12 +25,13 @@ import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { REAL_TEXT_CALLS, renamedText } from "../tests/support/real_text_calls.ts";
 import { CORPUS_TOOLS, TEXT_CALL_CORPUS } from "../tests/support/text_call_corpus.ts";
 import { field, tempDir } from "../tests/support/harness.ts";
+import { QUICK } from "./support/common.ts";
 import { startInProcessScene } from "../tests/support/in_process_scene.ts";
 import { harness, testTool } from "../tests/engines/native/support/loop_harness.ts";
 
 // The real replies, and the labelled corpus's prose that quotes or explains tool syntax (which
 // must stay the answer).
-const samples = [
+const all = [
   ...REAL_TEXT_CALLS.map((s) => ({
     id: s.id,
     family: s.family,
@@ -44,14 +45,19 @@ const samples = [
     reply: c.text,
   })),
 ];
+// Quick mode: one reply with a call and one answer.
+const samples = QUICK
+  ? [all.find((s) => s.expect !== "answer")!, all.find((s) => s.expect === "answer")!]
+  : all;
+const real = samples.filter((s) => !s.id.startsWith("labelled:"));
 const calls = samples.filter((s) => s.expect !== "answer");
 const pct = (n: number, of: number) => `${n}/${of} (${(100 * n / Math.max(1, of)).toFixed(0)}%)`;
 
 console.log(
-  `corpus: ${REAL_TEXT_CALLS.length} real replies from ${
-    new Set(REAL_TEXT_CALLS.map((s) => s.family)).size
+  `corpus${QUICK ? " (quick: 2 of it)" : ""}: ${real.length} real replies from ${
+    new Set(real.map((s) => s.family)).size
   } families (${calls.length} hold a call or an attempt at one), and ${
-    samples.length - REAL_TEXT_CALLS.length
+    samples.length - real.length
   } labelled answers that quote or explain tool syntax`,
 );
 

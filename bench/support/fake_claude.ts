@@ -37,7 +37,9 @@ if (prompt.startsWith("flood")) {
     is_error: false,
     result: "flood done",
     num_turns: 1,
-    usage: { input_tokens: 1, output_tokens: 1 },
+    // More than the whole prompt the engine sends: the server's check for a prompt Ollama cut
+    // (src/engines/claude/context_check.ts) finds nothing to say about it.
+    usage: { input_tokens: 100_000, output_tokens: 1 },
   });
 } else {
   await new Promise((r) => setTimeout(r, 600_000));

@@ -363,7 +363,12 @@ export class ClaudeEngine implements Engine {
         addDirs: spec.options.addDirs,
         // In the jail only the config dir of what the server keeps is there to protect.
         protect: jail ? [this.config.claudeConfigDir] : guard.protect,
-        readOnly: guard.readOnly,
+        // The nested host-run paths the scan found are read-only mounts of the jail, which
+        // Claude Code's sandbox inherits (its binds are recursive): naming each again cost
+        // every command about three bubblewrap arguments and a check per path, seconds with
+        // 100 nested projects (issue 34). A scan that could not cover the roots still makes
+        // the roots read-only here (fail closed: the jail leaves them writable to file tools).
+        readOnly: jail && !ids.scan.incomplete ? scoped.readOnly : guard.readOnly,
         jailed: jail !== undefined,
         // Only here, with the jail and Claude Code's sandbox both on: partial or no
         // confinement keeps commands to what allowed_tools and the mode approve.

@@ -33,6 +33,12 @@ export interface ClaudeSandboxSettings {
   autoAllowBashIfSandboxed: boolean;
   /** Set when Claude Code itself runs in our jail (jail.ts), where a fresh /proc cannot be mounted. */
   enableWeakerNestedSandbox?: true;
+  /**
+   * How deep below the working directory Claude Code's sandbox looks for names it protects
+   * (shell and git config files, editor folders, repositories' hooks) before every command;
+   * its least, 1, in our jail (see sandboxSettings).
+   */
+  mandatoryDenySearchDepth?: 1;
   filesystem: {
     denyWrite: string[];
     denyRead: string[];
@@ -211,7 +217,17 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
     failIfUnavailable: true,
     allowUnsandboxedCommands: false,
     autoAllowBashIfSandboxed: scope.autoAllowBash === true,
-    ...(scope.jailed ? { enableWeakerNestedSandbox: true as const } : {}),
+    // Before every command Claude Code's sandbox reads the folders below the working directory
+    // to a depth (default 3) and runs rg one deeper, looking for names to hold read-only: 0.53-
+    // 0.61 s per command in an empty repository at 3, 0.27 s at 1 (bench/tree_cost_bench.ts,
+    // issue 34). In our jail the host-run paths among those names (.git with its hooks and
+    // config, .claude, .vscode, .idea, .mcp.json) are read-only mounts at any depth already
+    // (jail.ts, withNestedHostRun), which its sandbox inherits; the others (.bashrc, .gitconfig,
+    // .zshrc, .profile, .ripgreprc, a nested repository's .gitmodules) run nothing on the host
+    // below the top of a project, which depth 1 (its schema's least) still covers.
+    ...(scope.jailed
+      ? { enableWeakerNestedSandbox: true as const, mandatoryDenySearchDepth: 1 as const }
+      : {}),
     filesystem: {
       denyWrite: unique(denyWrite),
       denyRead: unique(denyRead),
