@@ -10,9 +10,9 @@ import { join } from "node:path";
 import process from "node:process";
 import { markUnread } from "../src/jobs/unread.ts";
 import { REPO, tempDir } from "../tests/support/harness.ts";
-import { median } from "./support/common.ts";
+import { benchArg, median } from "./support/common.ts";
 
-const runs = Number(process.argv[2] ?? 30);
+const runs = Number(benchArg(0, "30", "2"));
 const HOOK = join(REPO, "plugins", "ollama-delegate", "hooks", "unread_results.cjs");
 const node = execFileSync("which", ["node"], { encoding: "utf8" }).trim();
 const home = tempDir("od-bench-home-");

@@ -35,6 +35,7 @@ const PRINTS: Record<string, RegExp> = {
   "stream_memory_bench.ts": /state completed[\s\S]*kept by the server: [\d.-]+ MiB/,
   "text_calls_bench.ts": /claude engine \(real Claude Code\): of 1 replies with a call/,
   "tree_cost_bench.ts": /1,000 files +after \(both engines\): +\d+ ms/,
+  "unread_hook_bench.ts": /hook, one unread job \(npx from its cache\) +median [\d.]+ ms/,
 };
 
 /** Text a bench prints when a part of it failed but the bench went on. */
