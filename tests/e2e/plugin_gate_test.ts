@@ -392,6 +392,10 @@ Deno.test({
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           DISABLE_AUTOUPDATER: "1",
           MCP_TIMEOUT: "120000",
+          // Print mode sends its first request without waiting for a server that is still
+          // starting (npx, then Node, twice: Claude Code's discover probe and the session); a
+          // busy machine made the plugin's tools miss it. This makes it wait for the servers.
+          MCP_CONNECTION_NONBLOCKING: "false",
           ENABLE_TOOL_SEARCH: "false",
           OLLAMA_HOST: url,
           OLLAMA_MCP_DEFAULT_ENGINE: "native",
