@@ -24,8 +24,22 @@ export type FailureWord =
   | "context_overflow"
   | "misconfigured";
 
+/**
+ * A turn's failure as data (issue 33, item 2): its kind, which the job layer acts on (a
+ * fallback model for `backend_unreachable` and `context_overflow`) without reading the text
+ * back, and the sentence that says what happened and what to do.
+ */
+export interface TurnFailure {
+  readonly kind: FailureWord;
+  readonly text: string;
+}
+
+/** The job error of a failure: its status word, a colon, its sentence. The one place it is worded. */
+export const failureLine = (f: TurnFailure): string => `${f.kind}: ${f.text}`;
+
 /** A job error that starts with its status word. */
-export const tagged = (word: FailureWord, text: string): string => `${word}: ${text}`;
+export const tagged = (word: FailureWord, text: string): string =>
+  failureLine({ kind: word, text });
 
 /** How failure texts name the Ollama at the server's baseUrl. */
 export const ollamaAt = (url: string): string => `Ollama at ${url}`;

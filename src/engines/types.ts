@@ -1,3 +1,4 @@
+import { failureLine, type FailureWord, type TurnFailure } from "./backend_failures.ts";
 import type { Effort, PermissionMode, Settings } from "../settings/types.ts";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import type { TurnWorktree } from "../guard/worktree_scope.ts";
@@ -131,9 +132,10 @@ export interface TurnEndpoint {
   /**
    * `url` failed (`reason`: no connection, a 5xx): it is marked down, its slot goes back, and
    * the turn waits for a slot on another endpoint of the pool that is up. Gives its URL, or
-   * the job's error when none is left.
+   * the job's error when none is left (of kind `backend_unreachable` when every endpoint is
+   * down).
    */
-  move(reason: string): Promise<{ url: string } | { errorText: string }>;
+  move(reason: string): Promise<{ url: string } | { errorText: string; failure?: FailureWord }>;
   /** `url` answered 429 asking to wait `retryAfterMs`: new sessions go elsewhere meanwhile. */
   throttled(retryAfterMs: number): void;
   /** `url` stopped answering while the turn ran (the claude engine's watch): mark it down. */
@@ -249,14 +251,24 @@ export interface TurnOutcome {
   permissionDenials: PermissionDenial[];
   /** HTTP status of an API error the engine reported (410 = model retired). */
   apiErrorStatus?: number;
+  /**
+   * The kind of a failure the backend or the model's context caused, as data: the job layer
+   * decides on it (jobs/turn_attempts.ts), and `errorText` starts with its word for readers.
+   */
+  failure?: FailureWord;
 }
 
-/** The outcome of a turn that failed before or without a model's answer. */
-export function failedTurn(errorText: string, apiErrorStatus?: number): TurnOutcome {
+/**
+ * The outcome of a turn that failed before or without a model's answer: a failure of a known
+ * kind (worded by failureLine) or a job error of no kind.
+ */
+export function failedTurn(error: string | TurnFailure, apiErrorStatus?: number): TurnOutcome {
   return {
     ok: false,
     resultText: "",
-    errorText,
+    ...(typeof error === "string"
+      ? { errorText: error }
+      : { errorText: failureLine(error), failure: error.kind }),
     exitCode: null,
     signal: null,
     permissionDenials: [],

@@ -178,13 +178,19 @@ export class Seat {
     this.#unwatch?.();
   }
 
-  async #move(reason: string): Promise<{ url: string } | { errorText: string }> {
+  async #move(
+    reason: string,
+  ): Promise<{ url: string } | { errorText: string; failure?: "backend_unreachable" }> {
     const pool = this.pool!;
     const from = this.#url!;
     const record = this.live.record;
     pool.placer.health.markDown(from, reason);
     const placement = await pool.placer.place(pool.backend, { avoid: new Set([from]) });
-    if ("refused" in placement) return { errorText: placement.refused };
+    // Every endpoint of the pool is down (EndpointPlacer.allDown): a fallback model may be
+    // served elsewhere (jobs/turn_attempts.ts).
+    if ("refused" in placement) {
+      return { errorText: placement.refused, failure: "backend_unreachable" };
+    }
     const to = placement.line.url;
     pool.placer.release(from);
     this.#url = to;

@@ -19,7 +19,9 @@ export function fallbackReason(outcome: TurnOutcome): string | undefined {
   if (outcome.ok) return undefined;
   const text = outcome.errorText ?? "";
   const status = outcome.apiErrorStatus;
-  if (/^(backend_unreachable|context_overflow):/.test(text)) return text;
+  if (outcome.failure === "backend_unreachable" || outcome.failure === "context_overflow") {
+    return text;
+  }
   if (status === 429 || (status !== undefined && status >= 500 && status <= 599)) {
     return text !== "" ? text : `HTTP ${status}`;
   }

@@ -60,7 +60,7 @@ export function stateWithVerdict(r: JobRecord, state: string): string {
   return mark ? `${state} (${mark})` : state;
 }
 
-/** `[label, value]` pairs: the `verify:` line, then one per earlier check (`round 1:`). */
+/** `[label, value]` pairs: the `verify` row, then one per earlier check (`round 1`). */
 export function verifyLines(r: JobRecord): Array<[string, string]> {
   const commands = r.checks?.verify ?? [];
   if (commands.length === 0) return [];
@@ -71,7 +71,7 @@ export function verifyLines(r: JobRecord): Array<[string, string]> {
   if (!last) {
     const planned = `${commands.join(" && ")}; up to ${r.checks?.verifyRounds ?? 2} repair rounds`;
     return [[
-      "verify:",
+      "verify",
       isTerminal(r.state)
         ? `not run: ${v?.stopped ?? "the job ended first"}`
         : `pending: ${planned}`,
@@ -82,10 +82,10 @@ export function verifyLines(r: JobRecord): Array<[string, string]> {
   const stopped = v?.stopped && !last.passed ? `; ${v.stopped}` : "";
   const running = !isTerminal(r.state) && !last.passed ? "; repairing" : "";
   const out: Array<[string, string]> = [[
-    "verify:",
+    "verify",
     `${checkLine(last)}${after}${stopped}${running}${confined}${changedText(v)}`,
   ]];
-  rounds.slice(0, -1).forEach((round, i) => out.push([`round ${i + 1}:`, checkLine(round)]));
+  rounds.slice(0, -1).forEach((round, i) => out.push([`round ${i + 1}`, checkLine(round)]));
   return out;
 }
 

@@ -276,6 +276,25 @@ Deno.test("a turn whose backend fails moves to the next fallback model and says 
   }]);
 });
 
+Deno.test("the fallback follows the failure's kind, which the engine gives, not the error's words", async () => {
+  const { manager, engine } = managerWith(new FakeEngine());
+  const view = await manager.start(newTurn("work", { fallback: ["b:1b", "c:1b"] }));
+  (await engine.turn(0)).end({
+    ok: false,
+    errorText: "context_overflow: the request needs about 9,000 tokens",
+    failure: "context_overflow",
+  });
+  const second = await engine.turn(1);
+  assert.equal(second.spec.model, "b:1b", "a context too small for the model: the next one");
+  // Text that only reads like a kind (no engine said so) moves nothing.
+  second.end({ ok: false, errorText: "context_overflow: written by someone else" });
+  const end = await manager.wait(view.record.id, 10);
+  assert.equal(engine.turns.length, 2, "no third try");
+  assert.deepEqual(end.record.fallbacks?.map((f) => f.reason), [
+    "context_overflow: the request needs about 9,000 tokens",
+  ]);
+});
+
 /** The quality ledger's newest line. */
 function lastLedgerLine(store: { stateDir: string }): Record<string, unknown> {
   const lines = readFileSync(join(store.stateDir, "ledger.jsonl"), "utf8").trim().split("\n");

@@ -1,108 +1,16 @@
-import { recordPlaceText } from "../../jobs/residency.ts";
-import { askedText } from "../../jobs/permission_asks.ts";
 import { stat } from "node:fs/promises";
 import { readFileHead } from "../../platform/file_ends.ts";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { folderReader } from "../../engines/registry.ts";
-import { costOf, formatCost, priceOf } from "../../jobs/cost.ts";
+import { costOf } from "../../jobs/cost.ts";
 import { JOB_FILES } from "../../jobs/job_folder.ts";
-import { type JobRecord, mayHoldReview } from "../../jobs/record.ts";
-import { elapsedMs, jobTokensText, turnsText } from "../../jobs/job_figures.ts";
-import { commandsText } from "../../jobs/evidence_words.ts";
-import { stateWithVerdict, verifyLines } from "../../jobs/verify_words.ts";
-import { worktreeText } from "../../jobs/worktree/text.ts";
-import { escapeBlock, escapeLine, quotePath } from "../../platform/plain_text.ts";
-import type { Price } from "../../settings/types.ts";
-import {
-  type CliIo,
-  humanDuration,
-  type JobsContext,
-  noMoreArguments,
-  resolveJobId,
-  styleFor,
-} from "./common.ts";
+import { mayHoldReview } from "../../jobs/record.ts";
+import { summaryLines, summaryRows } from "../../jobs/summary_rows.ts";
+import { escapeBlock } from "../../platform/plain_text.ts";
+import { type CliIo, type JobsContext, noMoreArguments, resolveJobId, styleFor } from "./common.ts";
 
 const HEAD_CHARS = 2000;
-
-const when = (ms: number | undefined) => (ms === undefined ? "-" : new Date(ms).toISOString());
-
-/** The cost line of one job, saying why when it is unknown. */
-export function costLine(record: JobRecord, pricing: Readonly<Record<string, Price>>): string {
-  const cost = costOf(record, pricing);
-  switch (cost.kind) {
-    case "known":
-      return `${formatCost(cost.amount)}  (pricing: ${cost.price.inputPerMillion} in / ` +
-        `${cost.price.outputPerMillion} out per million tokens)`;
-    case "unpriced":
-      return `unknown  (no price for "${record.model}" in the pricing setting)`;
-    case "no-usage":
-      return priceOf(record.model, pricing)
-        ? "unknown  (no token usage recorded)"
-        : `unknown  (no token usage recorded, and no price for "${record.model}")`;
-  }
-}
-
-/** A row when there is a value for it. */
-function optionalRow(label: string, value: string | undefined): Array<[string, string]> {
-  return value === undefined ? [] : [[label, value]];
-}
-
-/**
- * The record's fields as `label  value` lines. Values hold a delegate's file names, a
- * backend's errors, model names: each is escaped onto its line, so none can add lines or send
- * the terminal a control sequence.
- */
-export function recordLines(
-  record: JobRecord,
-  pricing: Readonly<Record<string, Price>>,
-  now = Date.now(),
-): string[] {
-  const r = record;
-  const rows: Array<[string, string]> = [
-    ["job", r.id],
-    ["session", `${r.sessionId}   (turn ${r.turn})`],
-    ["state", stateWithVerdict(r, r.state)],
-    ["engine", r.engine + (r.backend ? `  (backend ${r.backend})` : "")],
-    ...(r.endpoint ? [["endpoint", endpointText(r.endpoint)] as [string, string]] : []),
-    ["model", r.modelChoice ? `${r.model}  (${r.modelChoice})` : r.model],
-    ...optionalRow("where", recordPlaceText(r)),
-    ...(r.agent !== undefined ? [["agent", r.agent] as [string, string]] : []),
-    ["cwd", quotePath(r.cwd)],
-    ["permission", r.effectivePermissionMode ?? r.options.permissionMode],
-    ...(askedText(r) ? [["asked", askedText(r)!] as [string, string]] : []),
-    ["created", when(r.createdAt)],
-    ["started", when(r.startedAt)],
-    ["ended", when(r.endedAt)],
-    ["elapsed", humanDuration(elapsedMs(r, now))],
-  ];
-  if (r.usage) {
-    rows.push(["tokens", `${jobTokensText(r)}  (${turnsText(r.usage.numTurns)})`]);
-  }
-  rows.push(["cost", costLine(r, pricing)]);
-  rows.push(["tool calls", String(r.toolCalls)]);
-  if (r.commands && r.commands.length > 0) rows.push(["commands", commandsText(r.commands)]);
-  for (const [label, value] of verifyLines(r)) rows.push([label.replace(/:$/, ""), value]);
-  for (const c of r.claims ?? []) rows.push(["claim", `"${c.claim}": ${c.reason}`]);
-  const changed = r.changedFiles ?? [];
-  const total = changed.length + (r.changedFilesMore ?? 0);
-  if (total > 0 || r.changedFilesPartial) {
-    rows.push([
-      "changed",
-      (total === 0 ? "none seen" : changed.slice(0, 10).map(quotePath).join(", ") +
-        (total > 10 ? `, +${total - 10} more` : "")) +
-      (r.changedFilesPartial ? `; incomplete: ${r.changedFilesPartial}` : ""),
-    ]);
-  } else if (r.changesTracked) rows.push(["changed", "none"]);
-  if (r.owner && (r.state === "running" || r.state === "queued")) {
-    rows.push(["server pid", String(r.owner.pid)]);
-  }
-  if (r.errorText && r.state !== "completed") rows.push(["error", r.errorText]);
-  return [
-    ...rows.map(([label, value]) => `${label.padEnd(12)}${escapeLine(value)}`),
-    ...worktreeText(r, 12),
-  ];
-}
 
 const exists = (path: string) => stat(path).then(() => true, () => false);
 
@@ -116,7 +24,8 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: CliIo): Pro
   });
   const id = await resolveJobId(ctx.store, positionals[0], "jobs show <id>");
   noMoreArguments("jobs show", positionals.slice(1));
-  const { record } = await ctx.manager.get(id);
+  const view = await ctx.manager.get(id);
+  const { record } = view;
   const dir = ctx.store.dirOf(id);
   const review = join(dir, JOB_FILES.review);
   const files = {
@@ -149,10 +58,12 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: CliIo): Pro
     return 0;
   }
   const style = styleFor(io);
-  const out = recordLines(record, ctx.settings.pricing);
-  out[2] = `${"state".padEnd(12)}${
-    style.state(record.state, stateWithVerdict(record, record.state))
-  }`;
+  // The job's rows as the replies have them (jobs/summary_rows.ts), its state in colour.
+  const out = summaryLines(
+    summaryRows(view, Date.now(), ctx.settings.pricing),
+    "terminal",
+    (row, text) => row.label === "state" ? style.state(record.state, text) : text,
+  );
   const promptText = prompt?.text ?? "";
   out.push("", style.bold(`--- prompt (${prompt?.size ?? 0} bytes) ---`));
   out.push(
@@ -172,11 +83,4 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: CliIo): Pro
   }
   io.out(out.join("\n"));
   return 0;
-}
-
-/** The endpoint that served the job, and every move it made (from the session's or mid-turn). */
-function endpointText(e: NonNullable<JobRecord["endpoint"]>): string {
-  const of = e.poolSize > 1 ? `  (1 of a pool of ${e.poolSize})` : "";
-  const moves = (e.moves ?? []).map((m) => `; moved from ${m.from} to ${m.to}: ${m.reason}`);
-  return `${e.url}${of}${moves.join("")}`;
 }

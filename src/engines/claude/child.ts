@@ -179,7 +179,9 @@ export async function startChild(
     const outcome = outcomeOf(result, status.code, status.signal, stderrTail);
     // A result that came in while the turn was being ended still stands.
     return await settle(
-      backendGone && !outcome.ok ? { ...outcome, errorText: backendGone } : outcome,
+      backendGone && !outcome.ok
+        ? { ...outcome, errorText: backendGone, failure: "backend_unreachable" }
+        : outcome,
       sizes.requests,
     );
   })();

@@ -12,6 +12,7 @@
 import { canonicalModelName, hasCloudSuffix } from "../../settings/model_names.ts";
 import { estimateTokens } from "../../models/tokens.ts";
 import type { PermissionMode } from "../../settings/types.ts";
+import type { TurnFailure } from "../backend_failures.ts";
 import type { Usage } from "../types.ts";
 import type { RequestTokens } from "./request_sizes.ts";
 
@@ -154,15 +155,17 @@ export function refusalText(input: {
   model: string;
   loadedContext: number | undefined;
   estimate: number;
-}): string | undefined {
+}): TurnFailure | undefined {
   if (input.loadedContext === undefined || skipsContextCheck(input.model)) return undefined;
   const required = requiredContext(input.estimate);
   if (input.loadedContext >= required) return undefined;
-  return `context_overflow: Cannot start the claude engine with ${input.model}: Ollama has it ` +
-    `loaded with a context of ${n(input.loadedContext)} tokens, and every request Claude Code ` +
-    `sends is about ${n(input.estimate)} tokens (its system prompt, tool definitions and this ` +
-    `task; ${n(required)} with room to answer). Ollama would silently cut the start of every ` +
-    `request, the instructions and the task included. ${fixesText(input.model, required)}`;
+  return overflow(
+    `Cannot start the claude engine with ${input.model}: Ollama has it ` +
+      `loaded with a context of ${n(input.loadedContext)} tokens, and every request Claude Code ` +
+      `sends is about ${n(input.estimate)} tokens (its system prompt, tool definitions and this ` +
+      `task; ${n(required)} with room to answer). Ollama would silently cut the start of every ` +
+      `request, the instructions and the task included. ${fixesText(input.model, required)}`,
+  );
 }
 
 /**
@@ -176,16 +179,20 @@ export function servedRefusalText(input: {
   where: string;
   servedContext: number | undefined;
   estimate: number;
-}): string | undefined {
+}): TurnFailure | undefined {
   if (input.servedContext === undefined) return undefined;
   const required = requiredContext(input.estimate);
   if (input.servedContext >= required) return undefined;
-  return `context_overflow: Cannot start the claude engine with ${input.model}: ${input.where} ` +
-    `serves it with a context of ${n(input.servedContext)} tokens, and every request Claude Code ` +
-    `sends is about ${n(input.estimate)} tokens (${n(required)} with room to answer), which ` +
-    `the server would refuse. Fix: serve the model with more context (vLLM --max-model-len ` +
-    `${suggestedContext(required)}, llama-server --ctx-size ${suggestedContext(required)}), or ` +
-    `run the task with engine: "native", whose requests are smaller`;
+  return overflow(
+    `Cannot start the claude engine with ${input.model}: ${input.where} ` +
+      `serves it with a context of ${
+        n(input.servedContext)
+      } tokens, and every request Claude Code ` +
+      `sends is about ${n(input.estimate)} tokens (${n(required)} with room to answer), which ` +
+      `the server would refuse. Fix: serve the model with more context (vLLM --max-model-len ` +
+      `${suggestedContext(required)}, llama-server --ctx-size ${suggestedContext(required)}), or ` +
+      `run the task with engine: "native", whose requests are smaller`,
+  );
 }
 
 /** What the numbers after a turn say about its prompts. */
@@ -299,3 +306,6 @@ function requestVerdict(
   if (fits && nearFull) return { kind: "full", required };
   return { required };
 }
+
+/** A refusal for a context too small: the kind the job layer may move to a fallback model on. */
+const overflow = (text: string): TurnFailure => ({ kind: "context_overflow", text });

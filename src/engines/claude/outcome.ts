@@ -4,6 +4,7 @@
  * by context_check.ts) failed although Claude Code reported success, and a turn that ended on
  * a tool call the model wrote as text, which Claude Code did not run.
  */
+import type { TurnFailure } from "../backend_failures.ts";
 import { TOOL_CALL_UNPARSED } from "../text_calls/types.ts";
 import { unrunCall } from "../text_calls/unrun_call.ts";
 import { failedTurn, type RunningTurn, type TurnOutcome, type TurnSink } from "../types.ts";
@@ -63,12 +64,12 @@ export function judged(
 ): TurnOutcome {
   sink.warning?.(verdict.warning);
   if (verdict.kind !== "cut" || !outcome.ok) return outcome;
-  return {
-    ...outcome,
-    ok: false,
-    errorText: "context_overflow: Ollama cut this job's prompt to fit the model's context " +
-      "(see the warning); what the model answered was written without the whole of it",
-  };
+  const cut = failedTurn({
+    kind: "context_overflow",
+    text: "Ollama cut this job's prompt to fit the model's context (see the warning); what " +
+      "the model answered was written without the whole of it",
+  });
+  return { ...outcome, ok: false, errorText: cut.errorText, failure: cut.failure };
 }
 
 /**
@@ -101,6 +102,6 @@ export function withUnrunCall(
 }
 
 /** A turn that failed before Claude Code started: nothing runs, nothing to stop. */
-export function failedStart(errorText: string): RunningTurn {
-  return { done: Promise.resolve(failedTurn(errorText)), stop: () => Promise.resolve() };
+export function failedStart(error: string | TurnFailure): RunningTurn {
+  return { done: Promise.resolve(failedTurn(error)), stop: () => Promise.resolve() };
 }

@@ -12,6 +12,7 @@ import {
   endpointFailure,
 } from "../../backends/openai.ts";
 import { DelegateError } from "../../errors.ts";
+import type { FailureWord } from "../backend_failures.ts";
 import type { TurnEndpoint } from "../types.ts";
 import type { ResolvedBackend } from "../../settings/backends.ts";
 import {
@@ -55,6 +56,14 @@ export async function connectTurn(
 /** No endpoint of the pool was left to move to: the message is the job's error. */
 export class EndpointsDownError extends DelegateError {
   override name = "EndpointsDownError";
+  constructor(
+    message: string,
+    /** The failure's kind, when the move said it (every endpoint down). */
+    readonly failure: FailureWord | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** Moves of one request at most: each move marks an endpoint down, so a pool runs out first. */
@@ -100,7 +109,11 @@ export class FailoverClient implements ChatBackend {
     const from = this.endpoint.url;
     const next = await this.endpoint.move(reason);
     if ("errorText" in next) {
-      throw new EndpointsDownError(next.errorText, cause !== undefined ? { cause } : undefined);
+      throw new EndpointsDownError(
+        next.errorText,
+        next.failure,
+        cause !== undefined ? { cause } : undefined,
+      );
     }
     this.#client = this.connect(next.url);
     this.report(`endpoint ${from} failed (${reason}); the turn moved to ${next.url}`);

@@ -10,7 +10,14 @@ import {
 } from "../../backends/openai.ts";
 import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
-import { type FailureWord, ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
+import {
+  failureLine,
+  type FailureWord,
+  ollamaAt,
+  tagged,
+  type TurnFailure,
+  unreachableText,
+} from "../backend_failures.ts";
 import { failedTurn } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
@@ -44,9 +51,19 @@ export function statusOf(e: unknown): number | undefined {
 
 /** An endpoint failure as a job error that names the backend and the model. */
 export function endpointError(e: unknown, backend: BackendNaming, model: string): string {
+  const failure = endpointFailure(e, backend, model);
+  return typeof failure === "string" ? failure : failureLine(failure);
+}
+
+/** An endpoint failure of its kind (a chat client's error), or of none (anything else). */
+export function endpointFailure(
+  e: unknown,
+  backend: BackendNaming,
+  model: string,
+): TurnFailure | string {
   const text = endpointText(e, backend, model);
-  const word = wordOf(e);
-  return word ? tagged(word, text) : text;
+  const kind = wordOf(e);
+  return kind ? { kind, text } : text;
 }
 
 /** The status word for an error a chat client raised; undefined for anything else. */

@@ -71,8 +71,10 @@ export async function settleWriters(
     .filter((r): r is PromiseRejectedResult => r.status === "rejected")
     .map((r) => errorMessage(r.reason));
   if (failures.length === 0) return outcome;
+  // The disk failed, whatever the backend did: no kind a fallback model could help with.
+  const { failure: _backend, ...rest } = outcome;
   return {
-    ...outcome,
+    ...rest,
     ok: false,
     errorText: `Cannot save the job's conversation: ${failures.join("; ")}. The disk may be ` +
       `full: free space, then follow up; the follow-up continues from the last entry saved` +

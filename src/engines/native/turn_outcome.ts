@@ -6,7 +6,7 @@
 import type { TurnOutcome } from "../types.ts";
 import { ContextOverflowError } from "./context/budget.ts";
 import { EndpointsDownError } from "./endpoint_failover.ts";
-import { type BackendNaming, endpointError, failed, statusOf } from "./failures.ts";
+import { type BackendNaming, endpointFailure, failed, statusOf } from "./failures.ts";
 import { withRepairNote } from "./context/history.ts";
 import type { LoopResult } from "./loop.ts";
 
@@ -41,9 +41,10 @@ export function loopFailure(
   backend: BackendNaming,
   model: string,
 ): TurnOutcome {
-  return aborted
-    ? failed("Stopped before the model answered")
-    : e instanceof ContextOverflowError || e instanceof EndpointsDownError
-    ? failed(e.message)
-    : failed(endpointError(e, backend, model), statusOf(e));
+  if (aborted) return failed("Stopped before the model answered");
+  if (e instanceof ContextOverflowError) return failed(e.failure);
+  if (e instanceof EndpointsDownError) {
+    return { ...failed(e.message), ...(e.failure ? { failure: e.failure } : {}) };
+  }
+  return failed(endpointFailure(e, backend, model), statusOf(e));
 }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { failureLine } from "../../../src/engines/backend_failures.ts";
 import {
   CLAUDE_PROMPT_TOKENS,
   estimatePromptTokens,
@@ -77,9 +78,12 @@ Deno.test("required and suggested contexts", () => {
 });
 
 Deno.test("refusal: a loaded context under the request, with the numbers and every fix", () => {
-  const text = refusalText({ model: "qwen3:8b", loadedContext: 4096, estimate: 5_157 });
-  assert.ok(text, "refused");
-  assert.match(text, /^context_overflow: /);
+  const refused = refusalText({ model: "qwen3:8b", loadedContext: 4096, estimate: 5_157 });
+  assert.ok(refused, "refused");
+  // The kind as data, which the job layer moves to a fallback model on; its word leads the text.
+  assert.equal(refused.kind, "context_overflow");
+  const text = failureLine(refused);
+  assert.match(text, /^context_overflow: Cannot start the claude engine with qwen3:8b: /);
   assert.match(text, /qwen3:8b/);
   assert.match(text, /4,096 tokens/);
   assert.match(text, /about 5,157 tokens/);

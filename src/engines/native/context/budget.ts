@@ -8,6 +8,7 @@
  */
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { DelegateError } from "../../../errors.ts";
+import { failureLine, type TurnFailure } from "../../backend_failures.ts";
 import { estimateTokens, LARGEST_CONTEXT_TOKENS } from "../../../models/tokens.ts";
 
 /**
@@ -98,7 +99,12 @@ export class ContextOverflowError extends DelegateError {
     /** Where the tokens are, e.g. [["tool results", 1200], ...]. */
     readonly parts: ReadonlyArray<readonly [string, number]> = [],
   ) {
-    super(overflowText(estimatedTokens, cap, shortened, parts));
+    super(failureLine(overflowFailure(estimatedTokens, cap, shortened, parts)));
+  }
+
+  /** The failure as data: its kind and its sentence. */
+  get failure(): TurnFailure {
+    return overflowFailure(this.estimatedTokens, this.cap, this.shortened, this.parts);
   }
 }
 
@@ -122,12 +128,12 @@ export function partsOf(
   ];
 }
 
-function overflowText(
+function overflowFailure(
   estimated: number,
   cap: ContextCap,
   shortened: number,
   parts: ReadonlyArray<readonly [string, number]>,
-): string {
+): TurnFailure {
   const reserve = replyReserve(cap.tokens);
   const fixes = [
     cap.source === "setting"
@@ -144,14 +150,13 @@ function overflowText(
   const where = parts.length > 0
     ? `: ${parts.map(([what, tokens]) => `${what} ${formatCount(tokens)}`).join(", ")}`
     : "";
-  return `context_overflow: the request needs about ${
-    formatCount(estimated)
-  } tokens (chars/4${where}) plus ` +
+  const text = `the request needs about ${formatCount(estimated)} tokens (chars/4${where}) plus ` +
     `${formatCount(reserve)} for the reply, but the context is capped at ${capText(cap)}` +
     (shortened > 0
       ? `, even after shortening ${shortened} older tool output${shortened === 1 ? "" : "s"}`
       : "") +
     `. The system prompt and the task are never cut. To fix: ${fixes.join(", ")}`;
+  return { kind: "context_overflow", text };
 }
 
 /** A count with thousands separators, as messages show numbers. */

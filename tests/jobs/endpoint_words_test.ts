@@ -1,10 +1,10 @@
 /** The reply lines that name a pool's endpoint: where a turn ran, where it waits, and moves. */
 import assert from "node:assert/strict";
 import type { JobRecord } from "../../src/jobs/record.ts";
-import { endpointLines, queueLines } from "../../src/server/queue_lines.ts";
+import { endpointLines, queueLines } from "../../src/jobs/queue_words.ts";
 import { escapeLine } from "../../src/platform/plain_text.ts";
 
-const line = (label: string, value: string) => `${label.padEnd(12)}${escapeLine(value)}`;
+const line = (label: string, value: string) => `${`${label}:`.padEnd(12)}${escapeLine(value)}`;
 const at = (endpoint: JobRecord["endpoint"]) => ({ endpoint } as JobRecord);
 
 Deno.test("endpointLines: shown for a pool or a move, never for a backend of one endpoint", () => {
