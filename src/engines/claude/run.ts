@@ -41,7 +41,6 @@ import type {
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
 import {
-  type BackendSpec,
   type ClaudeHarness,
   DEFAULT_CLAUDE_TOOLS,
   LEAN_CLAUDE_TOOLS,
@@ -116,11 +115,6 @@ export interface ClaudeEngineConfig {
   allowSecretFiles?: readonly string[];
   /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
   toolchainPaths?: readonly string[];
-  /**
-   * The named backends (`backends`): a turn of a job that names one runs there when it
-   * serves the Messages API; its key is read from parentEnv by name.
-   */
-  backends?: Record<string, BackendSpec>;
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -142,7 +136,6 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
     toolchainPaths: s.toolchainPaths,
-    backends: s.backends,
   });
 }
 
@@ -211,7 +204,7 @@ export class ClaudeEngine implements Engine {
   }
 
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
-    const opened = await openTarget(spec, this.config);
+    const opened = await openTarget(spec);
     if ("refused" in opened) return failedStart(opened.refused);
     let turn: RunningTurn | undefined;
     try {

@@ -32,13 +32,9 @@ import type {
 } from "../types.ts";
 import { ContextFitter } from "./context/fitter.ts";
 import { contextCap } from "./context/budget.ts";
-import {
-  backendNames,
-  type BackendTable,
-  resolveBackend,
-  type ResolvedBackend,
-} from "../../settings/backends.ts";
-import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
+import { unknownBackendError } from "../backend_failures.ts";
+import { failed, missingKeyError } from "./failures.ts";
 import { LIVE_OUTPUT, MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { type History, historyBudget, readHistory } from "./context/history.ts";
 import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
@@ -67,9 +63,6 @@ export type { NativeEngineConfig };
 export function createEngine(setup: EngineSetup): NativeEngine {
   const s = setup.settings;
   return new NativeEngine({
-    baseUrl: s.baseUrl,
-    baseUrls: s.baseUrls,
-    backends: s.backends,
     sandbox: s.sandbox,
     sandboxLimits: limitsOf(s),
     sandboxRunDir: placeholderRunDir(s.stateDir),
@@ -104,25 +97,6 @@ export class NativeEngine implements Engine {
 
   constructor(private readonly config: NativeEngineConfig) {}
 
-  #backends(): BackendTable {
-    return {
-      baseUrl: this.config.baseUrl,
-      ...(this.config.baseUrls ? { baseUrls: this.config.baseUrls } : {}),
-      backends: this.config.backends,
-      env: this.config.parentEnv,
-    };
-  }
-
-  /** Resolves a backend by name; undefined = the Ollama at baseUrl. */
-  backend(name: string | undefined): ResolvedBackend | undefined {
-    return resolveBackend(this.#backends(), name);
-  }
-
-  /** Names of every backend a call may use. */
-  backendNames(): string[] {
-    return backendNames(this.#backends());
-  }
-
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const controller = new AbortController();
     const done = this.#run(spec, sink, controller.signal).catch((e): TurnOutcome =>
@@ -139,8 +113,11 @@ export class NativeEngine implements Engine {
 
   async #run(spec: TurnSpec, sink: TurnSink, signal: AbortSignal): Promise<TurnOutcome> {
     const started = performance.now();
-    const backend = this.backend(spec.backend);
-    if (!backend) return failed(unknownBackendError(spec.backend, this.backendNames()));
+    const backend = spec.backend;
+    if (!backend) return failed("Cannot run job: the job layer gave the turn no backend");
+    if ("unknown" in backend) {
+      return failed(unknownBackendError(backend.unknown, backend.configured));
+    }
     if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
     const scope = await turnScope(spec, this.config);
     if ("refused" in scope) return failed(scope.refused);
