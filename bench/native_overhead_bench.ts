@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { ChatClient } from "../src/backends/openai.ts";
 import { NativeEngine } from "../src/engines/native/run.ts";
 import type { TurnSink } from "../src/engines/types.ts";
+import { resolveBackend } from "../src/settings/backends.ts";
 import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
 import { tempDir } from "../tests/support/harness.ts";
 import { benchArg, median } from "./support/common.ts";
@@ -41,12 +42,9 @@ const emu = await startOllamaEmulator({
       }
       : { kind: "text", text: "done" },
 });
-const engine = new NativeEngine({
-  baseUrl: emu.url,
-  backends: {},
-  sandbox: "on",
-  parentEnv: {},
-});
+const engine = new NativeEngine({ sandbox: "on", parentEnv: {} });
+// The job layer hands the engine its turn's backend resolved (TurnSpec.backend).
+const backend = resolveBackend({ baseUrl: emu.url, backends: {}, env: {} }, undefined)!;
 const sink: TurnSink = {
   activity() {},
   toolCall() {},
@@ -75,6 +73,7 @@ try {
       options: { permissionMode: "acceptEdits", addDirs: [], maxTurns: 100 },
       dir,
       promptPath: join(dir, "prompt.txt"),
+      backend,
     }, sink);
     const outcome = await turn.done;
     const total = performance.now() - t0;

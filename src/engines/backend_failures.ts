@@ -56,3 +56,22 @@ export function unreachableText(where: string, reason: string, kind: BackendKind
 export function ollamaUnreachable(url: string, reason: string): string {
   return tagged("backend_unreachable", unreachableText(ollamaAt(url), reason, "ollama"));
 }
+
+/**
+ * A turn names a backend the settings no longer have (they changed since the job started): the
+ * job layer refuses it before its engine starts. `messages`: the engine needs a backend that
+ * serves Anthropic's Messages API, so the advice says how to add one.
+ */
+export function unknownBackendError(
+  name: string | undefined,
+  configured: readonly string[],
+  messages = false,
+): string {
+  return tagged(
+    "misconfigured",
+    `Cannot run job: there is no backend "${name}" (configured: ${configured.join(", ")})` +
+      (messages
+        ? `. Add it with ollama-delegate config --backend ${name}=<url> --backend-kind anthropic`
+        : ""),
+  );
+}

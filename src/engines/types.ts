@@ -2,6 +2,7 @@ import { failureLine, type FailureWord, type TurnFailure } from "./backend_failu
 import type { Effort, PermissionMode, Settings } from "../settings/types.ts";
 import type { WorkdirPolicy } from "../guard/workdirs.ts";
 import type { TurnWorktree } from "../guard/worktree_scope.ts";
+import type { ResolvedBackend } from "../settings/backends.ts";
 
 /** One line of what a delegate did, kept small: the server renders it. */
 export type Activity =
@@ -107,8 +108,13 @@ export interface TurnSpec {
   /** The job folder; the engine writes its transcript here. */
   dir: string;
   promptPath: string;
-  /** Native engine: the backend name; undefined = the Ollama at baseUrl. */
-  backend?: string;
+  /**
+   * The backend the turn runs on, resolved once by the job layer (its key looked up by name in
+   * the server's environment, for this backend's endpoints alone): the engine keeps no table of
+   * its own. Absent only where the job layer was given no backends (tests of the job layer with
+   * engines that reach none).
+   */
+  backend?: TurnBackend;
   /**
    * The endpoint of the backend the job layer placed the turn on (its pool's choice, with a
    * slot held there); absent = the backend's own URL.
@@ -117,6 +123,12 @@ export interface TurnSpec {
   /** The folder of the turn this one continues, when there is one. */
   previousDir?: string;
 }
+
+/**
+ * A turn's backend as the job layer found it: resolved, or a name the settings no longer have
+ * (they changed since the job started), with the names they do have, for the engine's refusal.
+ */
+export type TurnBackend = ResolvedBackend | { unknown: string; configured: string[] };
 
 /**
  * The endpoint a turn runs on, and how the engine tells the job layer what it met there. The

@@ -19,7 +19,12 @@ import {
 import { EndpointQueues, type QueueReading } from "../backends/endpoint_queues.ts";
 import { tagged } from "../engines/backend_failures.ts";
 import { engineTraits } from "../engines/registry.ts";
-import { type BackendTable, resolveBackend, type ResolvedBackend } from "../settings/backends.ts";
+import {
+  backendNames,
+  type BackendTable,
+  resolveBackend,
+  type ResolvedBackend,
+} from "../settings/backends.ts";
 import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
@@ -63,9 +68,9 @@ export class EndpointPlacer {
   ) {}
 
   /**
-   * The backend a job of `engine` runs on: the claude engine always on the default Ollama,
-   * the native one on its named backend; undefined for a name the settings do not have (the
-   * engine then fails the job with the list of names).
+   * The backend a job of `engine` runs on: its named backend for an engine that runs on
+   * configured backends (both of the product's), else the default Ollama; undefined for a name
+   * the settings do not have (the job then fails with the list of names).
    */
   backendOf(engine: string, backend: string | undefined): ResolvedBackend | undefined {
     return this.backendNamed(engineTraits(engine).backends ? backend : undefined);
@@ -74,6 +79,11 @@ export class EndpointPlacer {
   /** The backend of that name; undefined = the default Ollama. */
   backendNamed(backend: string | undefined): ResolvedBackend | undefined {
     return resolveBackend(this.table, backend);
+  }
+
+  /** Names of every backend a job may name. */
+  backendNames(): string[] {
+    return backendNames(this.table);
   }
 
   /** The line of `url` in `backend`, or undefined when the backend has no such endpoint. */

@@ -4,7 +4,7 @@
  * failures there and move off it. The record says where the turn ran, and every move.
  */
 import type { ResolvedBackend } from "../settings/backends.ts";
-import type { TurnEndpoint } from "../engines/types.ts";
+import type { TurnBackend, TurnEndpoint } from "../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
 import type { LiveJob } from "./live_job.ts";
 import type { EndpointLine } from "./line/endpoint_lines.ts";
@@ -39,7 +39,9 @@ export async function takeSeat(
   const backend = placer?.backendOf(record.engine, record.backend);
   if (!placer || !backend) {
     if (!(await deps.lines.take(record.id, undefined, live.placed, lost))) return "left";
-    return new Seat(live, deps, lost);
+    // A name the settings no longer have: the engine refuses the turn with the names they have.
+    const unknown = placer && { unknown: record.backend!, configured: placer.backendNames() };
+    return new Seat(live, deps, lost, undefined, unknown);
   }
   const affinity = (await deps.sessions.records(record.sessionId))
     .filter((r) => r.turn < record.turn && r.endpoint !== undefined).at(-1)?.endpoint?.url;
@@ -137,6 +139,7 @@ export class Seat {
       backend: ResolvedBackend;
       placement: Placement;
     },
+    private readonly unknown?: Exclude<TurnBackend, ResolvedBackend>,
   ) {
     this.#url = pool?.placement.line.url;
     if (pool && pool.backend.endpoints.length > 1) {
@@ -144,6 +147,14 @@ export class Seat {
       // its next request.
       this.#unwatch = pool.placer.health.watch(pool.placer.targets(pool.backend));
     }
+  }
+
+  /**
+   * The backend the engine is handed, resolved once when the job was placed; undefined when the
+   * job layer has no backends (a manager without pools).
+   */
+  get backend(): TurnBackend | undefined {
+    return this.pool?.backend ?? this.unknown;
   }
 
   /** What the engine is handed; undefined when the job was not placed by a pool. */

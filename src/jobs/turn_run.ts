@@ -106,6 +106,7 @@ async function startTurn(
   await deps.lines.endpoints.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
   const endpoint = seat.endpoint();
+  const backend = seat.backend;
   const spec: TurnSpec = {
     jobId: record.id,
     sessionId: record.sessionId,
@@ -117,7 +118,7 @@ async function startTurn(
     options: record.options,
     dir,
     promptPath: store.promptPath(record.id),
-    ...(record.backend !== undefined ? { backend: record.backend } : {}),
+    ...(backend ? { backend } : {}),
     ...(endpoint ? { endpoint } : {}),
     ...(record.parentJobId ? { previousDir: store.dirOf(record.parentJobId) } : {}),
   };
@@ -128,10 +129,10 @@ async function startTurn(
   }, deps.config.jobTimeoutMs));
   const telemetry = deps.config.telemetry;
   if (telemetry?.enabled) {
-    const backend = deps.placer?.backendOf(record.engine, record.backend);
+    const known = backend && !("unknown" in backend) ? backend : undefined;
     live.trace = new JobTrace(telemetry, record, live.traceParent, {
-      ...(endpoint?.url ?? backend?.url ? { url: endpoint?.url ?? backend?.url } : {}),
-      ...(backend ? { kind: backend.kind } : {}),
+      ...(endpoint?.url ?? known?.url ? { url: endpoint?.url ?? known?.url } : {}),
+      ...(known ? { kind: known.kind } : {}),
     });
   }
   const sink = turnSink(live, store, deps.config.asker);

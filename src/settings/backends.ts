@@ -2,7 +2,7 @@
  * Which endpoints a backend name stands for: the default Ollama (baseUrl, or baseUrls as a
  * pool) or one of the user's named backends, with its API key looked up by name in the
  * server's environment. Settings resolution, read by the job layer (model choice, endpoint
- * pools), the native engine and the reports alike.
+ * pools) and the reports; the engines get a turn's backend resolved (TurnSpec.backend).
  */
 import { type BackendKind, type BackendSpec, endpointsOf, type EndpointSpec } from "./types.ts";
 
@@ -22,6 +22,12 @@ export interface ResolvedBackend {
   kind: BackendKind;
   apiKeyEnv?: string;
   apiKey?: string;
+  /**
+   * The default Ollama (baseUrl, or its pool), not a backend the user named, which may also be
+   * called "ollama": the claude engine talks to this one directly, to a named one through the
+   * key relay (engines/claude/endpoint_target.ts).
+   */
+  builtIn?: true;
 }
 
 /** The name of the default backend in messages and records. */
@@ -60,7 +66,13 @@ export function resolveBackend(
       ? table.baseUrls
       : [{ url: table.baseUrl }];
     const endpoints = pool.map((e) => endpoint(e, table.defaultLimit));
-    return { name: DEFAULT_BACKEND, url: endpoints[0]!.url, endpoints, kind: "ollama" };
+    return {
+      name: DEFAULT_BACKEND,
+      url: endpoints[0]!.url,
+      endpoints,
+      kind: "ollama",
+      builtIn: true,
+    };
   }
   // Own keys only: "constructor" or "toString" are not backends.
   const spec = own ? table.backends[name] : undefined;

@@ -111,7 +111,14 @@ Deno.test("ModelChoice: backends resolve with their own key; inherited names are
     url: settings.baseUrl,
     endpoints: [{ url: settings.baseUrl }],
     kind: "ollama",
+    builtIn: true,
   });
+  // A backend the user named "ollama" is theirs, not the default one (the claude engine sends
+  // its turns through the key relay).
+  const own = choice({ backends: { ollama: { url: "http://own:11434", kind: "anthropic" } } });
+  assert.equal(own.backend("ollama")?.url, "http://own:11434");
+  assert.equal(own.backend("ollama")?.builtIn, undefined);
+  assert.equal(own.backend(undefined)?.builtIn, true);
   // The default Ollama as a pool: each endpoint, in order.
   const pool = choice({ baseUrls: [{ url: "http://gpu1:11434" }, { url: "http://gpu2:11434" }] })
     .backend(undefined);

@@ -5,19 +5,15 @@
  * (kind `ollama` or `anthropic`), Claude Code talks to the loopback relay in front of it
  * (backends/key_relay.ts): the backend's key stays in the server, and the session's echoed
  * tokens ride along. Either way the turn's watch probes the endpoint itself, as its kind is
- * probed, and a refusal says what to fix.
+ * probed, and a refusal says what to fix. The backend comes resolved by the job layer
+ * (TurnSpec.backend), its key with it.
  */
-import type { BackendKind, BackendSpec } from "../../settings/types.ts";
+import type { BackendKind } from "../../settings/types.ts";
 import { backendClient, kindFacts } from "../../backends/kinds.ts";
 import { KeyRelay } from "../../backends/key_relay.ts";
-import {
-  backendNames,
-  DEFAULT_BACKEND,
-  resolveBackend,
-  type ResolvedBackend,
-} from "../../settings/backends.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
 import { errorMessage } from "../../errors.ts";
-import { tagged } from "../backend_failures.ts";
+import { tagged, unknownBackendError } from "../backend_failures.ts";
 import type { TurnSpec } from "../types.ts";
 import { ollamaEndpoint, type WatchedEndpoint } from "./backend_watch.ts";
 
@@ -35,27 +31,22 @@ export interface EndpointTarget {
   close(): void;
 }
 
-/** What the engine's settings give for this. */
-export interface TargetConfig {
-  baseUrl: string;
-  backends?: Record<string, BackendSpec>;
-  parentEnv: Record<string, string | undefined>;
-}
-
 /** One relay for the process: it listens only while a turn has a route open. */
 const relay = new KeyRelay();
 
 /** Opens the turn's endpoint, or says why the turn cannot run there. */
 export async function openTarget(
   spec: TurnSpec,
-  config: TargetConfig,
 ): Promise<EndpointTarget | { refused: string }> {
-  const named = spec.backend !== undefined &&
-    !(spec.backend === DEFAULT_BACKEND && !Object.hasOwn(config.backends ?? {}, DEFAULT_BACKEND));
-  if (!named) {
+  const backend = spec.backend;
+  if (!backend) return { refused: "Cannot run job: the job layer gave the turn no backend" };
+  if ("unknown" in backend) {
+    return { refused: unknownBackendError(backend.unknown, backend.configured, true) };
+  }
+  if (backend.builtIn) {
     // On a pool of Ollamas the turn is pinned to the endpoint it was placed on: Claude Code
     // sends every request of the turn there.
-    const url = spec.endpoint?.url ?? config.baseUrl;
+    const url = spec.endpoint?.url ?? backend.url;
     return {
       baseUrl: url,
       url,
@@ -63,23 +54,6 @@ export async function openTarget(
       watched: ollamaEndpoint(url),
       servedContext: () => Promise.resolve(undefined),
       close: () => {},
-    };
-  }
-  const table = {
-    baseUrl: config.baseUrl,
-    backends: config.backends ?? {},
-    env: config.parentEnv,
-  };
-  const backend = resolveBackend(table, spec.backend);
-  if (!backend) {
-    return {
-      refused: tagged(
-        "misconfigured",
-        `Cannot run job: there is no backend "${spec.backend}" (configured: ${
-          backendNames(table).join(", ")
-        }). Add it with ollama-delegate config --backend ${spec.backend}=<url> ` +
-          "--backend-kind anthropic",
-      ),
     };
   }
   const refused = whyNot(backend);

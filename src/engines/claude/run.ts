@@ -5,22 +5,23 @@
  * sandbox where it can run, and a turn refused before it starts when the loaded model's
  * context would cut its prompt. The child itself is run by child.ts, its outcome read by
  * outcome.ts.
+ *
+ * A turn in steps: open its endpoint (the backend comes resolved in TurnSpec.backend), prepare
+ * the child (environment, binary, sandbox plan, the changes' baseline), confine it
+ * (turn_confinement.ts), check the prompt against the context the endpoint has for the model,
+ * then run it (the permission relay, the jail, the child).
  */
+import type { TurnFailure } from "../backend_failures.ts";
 import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import process from "node:process";
 import { loadedContext } from "../../models/loaded_context.ts";
-import { isRoot, osPlatform } from "../../platform/runtime.ts";
-import { searchPath, which } from "../../platform/which.ts";
-import { rootOnlySystemFiles } from "../bwrap_base.ts";
+import { osPlatform } from "../../platform/runtime.ts";
+import { which } from "../../platform/which.ts";
 import { jailArgs } from "./jail.ts";
 import { jailLimits } from "./jail_limits.ts";
-import { planJail } from "./jail_plan.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
 import { placeholderRunDir } from "../mount_placeholders.ts";
-import { collectGuardIdentities } from "../../guard/identities.ts";
-import { gitCacheDir } from "../../guard/git_secrets.ts";
-import { closedNote } from "../../guard/toolchains.ts";
 import {
   missingHostRun,
   quarantinePlanted,
@@ -41,7 +42,6 @@ import type {
 import { startChild, turnMarker } from "./child.ts";
 import { claudeFolder } from "./folder.ts";
 import {
-  type BackendSpec,
   type ClaudeHarness,
   DEFAULT_CLAUDE_TOOLS,
   LEAN_CLAUDE_TOOLS,
@@ -58,28 +58,13 @@ import {
 } from "./context_check.ts";
 import { claudeChildEnv, pinnedSettings } from "./env.ts";
 import { type EndpointTarget, openTarget } from "./endpoint_target.ts";
-import { protectedFileRules } from "./file_rules.ts";
-import { protectScope } from "./protect_scope.ts";
-import { jailToolchains, verifyClaude } from "./verify.ts";
-import {
-  approvesSandboxedBash,
-  type ClaudeSandboxPlan,
-  findSandboxTools,
-  planSandbox,
-  sandboxSettings,
-  shortPlanText,
-  withNestedHostRun,
-} from "./sandbox.ts";
-import { beginTurnChanges, reportChanges, type TurnChanges } from "../tree/turn_changes.ts";
+import { type ConfineInput, type Confinement, confineTurn } from "./turn_confinement.ts";
+import { verifyClaude } from "./verify.ts";
+import { findSandboxTools, planSandbox, shortPlanText } from "./sandbox.ts";
+import { beginTurnChanges, reportChanges } from "../tree/turn_changes.ts";
 import { failedStart, judged, withUnrunCall } from "./outcome.ts";
 import { AskRelay, RELAY_TOOL } from "./ask_relay.ts";
 import type { PermissionMode } from "../../settings/types.ts";
-
-/**
- * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
- * sharply as they add up (bench/sandbox_masks_bench.ts: 0.5 s for 500, 9 s for 2,000).
- */
-const MAX_SECRET_MASKS = 500;
 
 /** How long asking Ollama which models are loaded may hold up a turn's start or end. */
 const PS_TIMEOUT_MS = 3000;
@@ -116,11 +101,6 @@ export interface ClaudeEngineConfig {
   allowSecretFiles?: readonly string[];
   /** Folders commands may read besides the toolchains on PATH (`toolchainPaths`). */
   toolchainPaths?: readonly string[];
-  /**
-   * The named backends (`backends`): a turn of a job that names one runs there when it
-   * serves the Messages API; its key is read from parentEnv by name.
-   */
-  backends?: Record<string, BackendSpec>;
 }
 
 /** The claude engine as the server's settings configure it. */
@@ -142,8 +122,13 @@ export function createEngine(setup: EngineSetup): ClaudeEngine {
     limits: limitsOf(s),
     allowSecretFiles: s.allowSecretFiles,
     toolchainPaths: s.toolchainPaths,
-    backends: s.backends,
   });
+}
+
+/** A turn as far as it is set up before it is confined (ClaudeEngine.#prepare). */
+interface Prepared extends ConfineInput {
+  target: EndpointTarget;
+  marker: { name: string; value: string };
 }
 
 /** Runs turns as `claude -p` children pointed at Ollama. */
@@ -210,12 +195,13 @@ export class ClaudeEngine implements Engine {
     return which(this.config.claudeBin, this.childEnv("x"), cwd);
   }
 
+  /** Opens the turn's endpoint (the key relay for a named backend) for as long as it runs. */
   async start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
-    const opened = await openTarget(spec, this.config);
+    const opened = await openTarget(spec);
     if ("refused" in opened) return failedStart(opened.refused);
     let turn: RunningTurn | undefined;
     try {
-      turn = await this.#startOn(spec, sink, opened);
+      turn = await this.#prepare(spec, sink, opened);
     } finally {
       if (turn) turn.done.finally(() => opened.close()).catch(() => {});
       else opened.close();
@@ -223,7 +209,11 @@ export class ClaudeEngine implements Engine {
     return turn;
   }
 
-  async #startOn(spec: TurnSpec, sink: TurnSink, target: EndpointTarget): Promise<RunningTurn> {
+  /**
+   * The turn on its open endpoint, set up: the child's environment and binary, the sandbox
+   * plan, and the baseline of its directories' changes, held until the turn ends.
+   */
+  async #prepare(spec: TurnSpec, sink: TurnSink, target: EndpointTarget): Promise<RunningTurn> {
     const marker = turnMarker(spec.jobId, spec.turn);
     // What Claude Code is pointed at: the endpoint the turn was placed on (a pool's turn is
     // pinned to it), or for a named backend the relay in front of it, which holds its key.
@@ -278,122 +268,34 @@ export class ClaudeEngine implements Engine {
     return turn;
   }
 
-  async #start(
+  /**
+   * The turn set up (its endpoint open, its child's environment and plan, the changes'
+   * baseline): confined, checked against the context the endpoint has for the model, then run.
+   */
+  async #start(spec: TurnSpec, sink: TurnSink, prepared: Prepared): Promise<RunningTurn> {
+    const confined = await confineTurn(
+      { ...this.config, limits: this.#limits },
+      spec,
+      sink,
+      prepared,
+    );
+    if ("refused" in confined) return failedStart(confined.refused);
+    const request = await this.#request(spec, prepared.target, confined);
+    if ("refused" in request) return failedStart(request.refused);
+    return await this.#run(spec, sink, { ...prepared, ...confined, ...request });
+  }
+
+  /**
+   * What Claude Code is sent, and whether it fits: Ollama cuts what does not fit the model's
+   * loaded context, silently; another server refuses it. Each is told apart before the turn.
+   */
+  async #request(
     spec: TurnSpec,
-    sink: TurnSink,
-    { target, env, marker, command, plan, roots, realRoots, changes }: {
-      target: EndpointTarget;
-      env: Record<string, string>;
-      marker: { name: string; value: string };
-      command: string;
-      plan: Exclude<ClaudeSandboxPlan, { kind: "refused" }>;
-      roots: string[];
-      realRoots: string[];
-      changes: TurnChanges;
-    },
-  ): Promise<RunningTurn> {
-    const scoped = await protectScope(this.config, spec);
-    // Protected files by what they are: secret files and host-run files under other names
-    // (a link's target, a hard link) are hidden or held read-only by path in the jail and
-    // denied to the file tools, so `notes.txt` hard-linked to `.env` is no way round.
-    const jailed = plan.kind === "on" || plan.kind === "partial";
-    const ids = await collectGuardIdentities(realRoots, {
-      allowSecretFiles: this.config.allowSecretFiles ?? [],
-      ...(changes.list ? { list: changes.list } : {}),
-      // Only a jail can hide git's objects; without it commands read the whole project anyway.
-      ...(jailed
-        ? {
-          gitObjects: this.config.stateDir ? { cacheDir: gitCacheDir(this.config.stateDir) } : {},
-        }
-        : {}),
-    });
-    const masked = ids.secretPaths.length + ids.git.hidden.length;
-    if (masked > MAX_SECRET_MASKS) {
-      return failedStart(
-        `Cannot start Claude Code: ${masked} secret-looking files and git objects lie in the ` +
-          `job's directories (${
-            [...ids.secretPaths, ...ids.git.hidden].slice(0, 3).join(", ")
-          }...), more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower ` +
-          "cwd, drop unreachable git objects (git gc --prune=now), or let delegates read such " +
-          "names: ollama-delegate config --allow-secret-file <name>",
-      );
-    }
-    for (const note of ids.git.notes) sink.warning?.(note);
-    if (plan.kind === "partial" && ids.scan.incomplete) {
-      // Without Claude Code's sandbox nothing else could keep commands off the nested
-      // host-run paths the scan did not reach (fail closed).
-      return failedStart(
-        `Cannot start Claude Code: ${ids.scan.incomplete}, and without socat its own sandbox ` +
-          "cannot keep commands off what the scan did not reach. Give the job a narrower cwd, " +
-          "or install socat (apt install socat)",
-      );
-    }
-    const guard = await withNestedHostRun(scoped, plan, roots, ids.scan);
-    // The user's toolchains, readable in the jail; the job's caches at `$HOME/.cache`.
-    const toolchains = jailed ? await jailToolchains(this.config, realRoots, spec.dir) : undefined;
-    const closed = toolchains && closedNote(toolchains.view);
-    if (closed) sink.warning?.(closed);
-    // Wherever bubblewrap is (Linux), the whole CLI runs in our jail: its own file tools are
-    // not confined by Claude Code's sandbox, which nests inside when socat is there too.
-    const jail = jailed
-      ? planJail({
-        cwd: spec.cwd,
-        addDirs: spec.options.addDirs,
-        command,
-        pathDirs: searchPath(env),
-        configDir: this.config.claudeConfigDir,
-        ...(env.HOME ? { home: env.HOME } : {}),
-        protect: guard.protect,
-        readOnly: scoped.readOnly,
-        // A scan that could not cover the roots adds the roots themselves: Claude Code's
-        // sandbox then keeps commands from writing; the file tools are held by the rules.
-        nestedHostRun: [
-          ...guard.readOnly.slice(scoped.readOnly.length).filter((p) => !roots.includes(p)),
-          ...ids.hostRunPaths,
-        ],
-        secretFiles: ids.secretPaths,
-        git: ids.git,
-        tmpMb: this.#limits.tmpMb,
-        ...(toolchains ? { toolchains } : {}),
-      })
-      : undefined;
-    const sandbox = plan.kind === "on"
-      ? sandboxSettings({
-        cwd: spec.cwd,
-        addDirs: spec.options.addDirs,
-        // In the jail only the config dir of what the server keeps is there to protect.
-        protect: jail ? [this.config.claudeConfigDir] : guard.protect,
-        // The nested host-run paths the scan found are read-only mounts of the jail, which
-        // Claude Code's sandbox inherits (its binds are recursive): naming each again cost
-        // every command about three bubblewrap arguments and a check per path, seconds with
-        // 100 nested projects (issue 34). A scan that could not cover the roots still makes
-        // the roots read-only here (fail closed: the jail leaves them writable to file tools).
-        readOnly: jail && !ids.scan.incomplete ? scoped.readOnly : guard.readOnly,
-        jailed: jail !== undefined,
-        // Only here, with the jail and Claude Code's sandbox both on: partial or no
-        // confinement keeps commands to what allowed_tools and the mode approve.
-        autoAllowBash: jail !== undefined &&
-          approvesSandboxedBash(spec.options.permissionMode, spec.options.allowedTools),
-        ...(toolchains ? { cacheDir: toolchains.cache.dest } : {}),
-      })
-      : undefined;
-    const denyRules = [
-      ...protectedFileRules({
-        roots,
-        ...(env.HOME ? { home: env.HOME } : {}),
-        protect: guard.protect,
-        unreadable: [
-          ...ids.secretPaths,
-          ...(isRoot() ? rootOnlySystemFiles().map((m) => m.path) : []),
-        ],
-        unwritable: ids.hostRunPaths,
-        // The walk stopped early: secret files it did not reach are denied by name too.
-        secretNames: ids.incomplete !== undefined,
-        gitObjects: !jailed,
-        ...(toolchains ? { readable: toolchains.readable } : {}),
-      }),
-      ...guard.extraRules,
-    ];
+    target: EndpointTarget,
+    confined: Confinement,
+  ): Promise<
+    { prompt: Uint8Array; tools: string[]; estimate: number } | { refused: TurnFailure }
+  > {
     const prompt = await readFile(spec.promptPath);
     const tools = delegateTools(
       this.#offered,
@@ -405,10 +307,9 @@ export class ClaudeEngine implements Engine {
       permissionMode: spec.options.permissionMode,
       taskChars: new TextDecoder().decode(prompt).length,
       appendChars: spec.options.appendSystemPrompt?.length ?? 0,
-      sandbox: sandbox !== undefined,
+      sandbox: confined.sandbox !== undefined,
       lean: this.#lean,
     });
-    // Ollama cuts what does not fit, silently; another server refuses it: each is told apart.
     const refusal = target.kind === "ollama"
       ? refusalText({
         model: spec.model,
@@ -421,7 +322,16 @@ export class ClaudeEngine implements Engine {
         servedContext: await target.servedContext(spec.model),
         estimate,
       });
-    if (refusal) return failedStart(refusal);
+    return refusal ? { refused: refusal } : { prompt, tools, estimate };
+  }
+
+  /** Runs the confined turn, with the permission relay when a person can be asked. */
+  async #run(
+    spec: TurnSpec,
+    sink: TurnSink,
+    turn: Prepared & Confinement & { prompt: Uint8Array; tools: string[]; estimate: number },
+  ): Promise<RunningTurn> {
+    const { roots, realRoots } = turn;
     // A person to ask (issue 31, item 3): where Claude Code would prompt, it asks our relay,
     // which refuses what no answer may allow and puts the rest to the person.
     const ask = sink.ask && asksInMode(spec.options.permissionMode)
@@ -437,31 +347,27 @@ export class ClaudeEngine implements Engine {
       })
       : undefined;
     try {
-      const turn = await this.#launch(spec, sink, {
-        target,
-        env,
-        command,
-        plan,
-        realRoots,
-        changes,
-        marker,
-        estimate,
-        tools,
-        jail,
-        prompt,
+      const running = await this.#launch(spec, sink, {
+        ...turn,
         args: claudeArgs(
           spec,
-          pinnedSettings(target.baseUrl, spec.model, sandbox, denyRules, this.#lean, {
-            customHeaders: customHeadersText(spec.sessionId),
-          }),
-          tools,
+          pinnedSettings(
+            turn.target.baseUrl,
+            spec.model,
+            turn.sandbox,
+            turn.denyRules,
+            this.#lean,
+            {
+              customHeaders: customHeadersText(spec.sessionId),
+            },
+          ),
+          turn.tools,
           this.#lean,
           ask && { config: ask.config, tool: RELAY_TOOL },
         ),
-        toolchains,
       });
-      if (ask) turn.done.finally(() => ask.release()).catch(() => {});
-      return turn;
+      if (ask) running.done.finally(() => ask.release()).catch(() => {});
+      return running;
     } catch (e) {
       ask?.release();
       throw e;
@@ -485,20 +391,11 @@ export class ClaudeEngine implements Engine {
       prompt,
       args,
       toolchains,
-    }: {
-      target: EndpointTarget;
-      env: Record<string, string>;
-      command: string;
-      plan: Exclude<ClaudeSandboxPlan, { kind: "refused" }>;
-      realRoots: string[];
-      changes: TurnChanges;
-      marker: { name: string; value: string };
+    }: Prepared & Confinement & {
       estimate: number;
       tools: string[];
-      jail: ReturnType<typeof planJail> | undefined;
       prompt: Uint8Array;
       args: string[];
-      toolchains: Awaited<ReturnType<typeof jailToolchains>> | undefined;
     },
   ): Promise<RunningTurn> {
     // The real file: the jail holds its folder, not the links that led to it.

@@ -1,23 +1,19 @@
 /** What the native engine is configured with (run.ts's createEngine builds it from settings). */
 import type { ChatClientOptions } from "../../backends/openai.ts";
-import type { BackendSpec } from "../../settings/types.ts";
 import type { WorkdirPolicy } from "../../guard/workdirs.ts";
-import type { BackendTable } from "../../settings/backends.ts";
 import type { SandboxLimits } from "../sandbox_limits.ts";
 import type { SandboxMode } from "./sandbox/shell_runner.ts";
 
 export interface NativeEngineConfig {
-  /** The default backend: the Ollama at baseUrl. */
-  baseUrl: string;
-  /** The default backend as a pool of endpoints; empty or absent = baseUrl alone. */
-  baseUrls?: BackendTable["baseUrls"];
-  backends: Record<string, BackendSpec>;
   sandbox: SandboxMode;
   /** What one sandboxed command may use; the defaults when absent. */
   sandboxLimits?: SandboxLimits;
   /** Where sandboxes of every server sharing this state dir coordinate (engines/mount_placeholders.ts). */
   sandboxRunDir?: string;
-  /** The server's environment: API keys are read from here, by name, per backend. */
+  /**
+   * The server's environment: where the user's toolchains are found (verify.ts). A turn's
+   * backend comes resolved, its key looked up by the job layer (TurnSpec.backend).
+   */
   parentEnv: Record<string, string | undefined>;
   /**
    * The server's own settings and records (user config dir, stateDir, claudeConfigDir):

@@ -27,14 +27,6 @@ export type BackendNaming = Omit<ResolvedBackend, "endpoints">;
 /** A failed native turn (see failedTurn). */
 export const failed = failedTurn;
 
-/** A call named a backend the settings do not have. */
-export function unknownBackendError(name: string | undefined, configured: string[]): string {
-  return tagged(
-    "misconfigured",
-    `Cannot run job: there is no backend "${name}" (configured: ${configured.join(", ")})`,
-  );
-}
-
 /** The backend's API key variable is not set where the server runs. */
 export function missingKeyError(backend: BackendNaming): string {
   return tagged(

@@ -5,16 +5,17 @@
  * (the whole conversation so far, so a follow-up resumes it, also after a restart) and
  * `transcript.jsonl` (what was done).
  *
- * A turn's directories come from turn_scope.ts, its client from model_connection.ts, what its
- * shell may touch and changed from sandbox/shell_watch.ts, its outcome from turn_outcome.ts; this
- * module puts the turn together.
+ * A turn's backend comes resolved by the job layer (TurnSpec.backend), its directories from
+ * turn_scope.ts, its client from model_connection.ts, its first messages from
+ * turn_conversation.ts, what its shell may touch and changed from sandbox/shell_watch.ts, its
+ * outcome from turn_outcome.ts; this module puts the turn together in three steps: prepare,
+ * connect, converse.
  */
-import { open, readFile, realpath, rename } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { kindFacts } from "../../backends/kinds.ts";
-import type { ChatMessage } from "../../backends/openai.ts";
 import { errorMessage } from "../../errors.ts";
-import { collectGuardIdentities } from "../../guard/identities.ts";
+import { collectGuardIdentities, type GuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import { closedNote } from "../../guard/toolchains.ts";
@@ -31,25 +32,18 @@ import type {
   VerifySpec,
 } from "../types.ts";
 import { ContextFitter } from "./context/fitter.ts";
-import { contextCap } from "./context/budget.ts";
-import {
-  backendNames,
-  type BackendTable,
-  resolveBackend,
-  type ResolvedBackend,
-} from "../../settings/backends.ts";
-import { failed, missingKeyError, unknownBackendError } from "./failures.ts";
+import { type ContextCap, contextCap } from "./context/budget.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
+import { unknownBackendError } from "../backend_failures.ts";
+import { failed, missingKeyError } from "./failures.ts";
 import { LIVE_OUTPUT, MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
-import { type History, historyBudget, readHistory } from "./context/history.ts";
-import { JsonlWriter, line, settleWriters } from "./jsonl_writer.ts";
+import { JsonlWriter, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
-import { usableEffort } from "./model_connection.ts";
+import { type ModelConnection, usableEffort } from "./model_connection.ts";
 import { connectTurn } from "./endpoint_failover.ts";
-import { inlineFiles } from "./one_shot.ts";
 import { parseRule, type ToolPolicy, toolPolicy } from "./permissions.ts";
-import { isEditingMode } from "../../settings/types.ts";
+import { type Effort, isEditingMode } from "../../settings/types.ts";
 import { placeholderRunDir } from "../mount_placeholders.ts";
-import { systemPrompt } from "./prompt.ts";
 import { type ShellRunner, shellRunner } from "./sandbox/shell_runner.ts";
 import { limitsOf } from "../sandbox_limits.ts";
 import { watchesShell, watchShell } from "./sandbox/shell_watch.ts";
@@ -58,6 +52,7 @@ import { bashTool } from "./tools/bash.ts";
 import { FILE_TOOLS } from "./tools/index.ts";
 import { loopFailure, loopOutcome } from "./turn_outcome.ts";
 import { turnScope } from "./turn_scope.ts";
+import { openConversation } from "./turn_conversation.ts";
 import { toolchainsFor, verifyNative } from "./verify.ts";
 import type { NativeEngineConfig } from "./engine_config.ts";
 
@@ -67,9 +62,6 @@ export type { NativeEngineConfig };
 export function createEngine(setup: EngineSetup): NativeEngine {
   const s = setup.settings;
   return new NativeEngine({
-    baseUrl: s.baseUrl,
-    baseUrls: s.baseUrls,
-    backends: s.backends,
     sandbox: s.sandbox,
     sandboxLimits: limitsOf(s),
     sandboxRunDir: placeholderRunDir(s.stateDir),
@@ -85,7 +77,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
   });
 }
 
-/** What a turn is set up with before its model is reached. */
+/** What a turn is set up with before its model is reached (NativeEngine.#prepare). */
 interface Prepared {
   started: number;
   backend: ResolvedBackend;
@@ -97,31 +89,25 @@ interface Prepared {
   /** The turn's view of its directories' changes; `shell`: whether commands can run. */
   changes: TurnChanges;
   shell: boolean;
+  /** What the protected files are, whatever names they go by, before the model acts. */
+  guard: GuardIdentities;
+  prompt: string;
+  /** `transcript.jsonl`: what was done (written from the first line on). */
+  transcript: JsonlWriter;
+}
+
+/** The model the turn reached (NativeEngine.#connect), and the context it may fill there. */
+interface Connected {
+  client: ModelConnection["client"];
+  loadedContext: number | undefined;
+  cap: ContextCap;
+  effort: Effort | undefined;
 }
 
 export class NativeEngine implements Engine {
   readonly name = "native" as const;
 
   constructor(private readonly config: NativeEngineConfig) {}
-
-  #backends(): BackendTable {
-    return {
-      baseUrl: this.config.baseUrl,
-      ...(this.config.baseUrls ? { baseUrls: this.config.baseUrls } : {}),
-      backends: this.config.backends,
-      env: this.config.parentEnv,
-    };
-  }
-
-  /** Resolves a backend by name; undefined = the Ollama at baseUrl. */
-  backend(name: string | undefined): ResolvedBackend | undefined {
-    return resolveBackend(this.#backends(), name);
-  }
-
-  /** Names of every backend a call may use. */
-  backendNames(): string[] {
-    return backendNames(this.#backends());
-  }
 
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const controller = new AbortController();
@@ -137,51 +123,37 @@ export class NativeEngine implements Engine {
     });
   }
 
+  /** A turn in three steps: prepare (no model yet), connect, run the conversation. */
   async #run(spec: TurnSpec, sink: TurnSink, signal: AbortSignal): Promise<TurnOutcome> {
+    const prepared = await this.#prepare(spec, sink);
+    if ("refused" in prepared) return failed(prepared.refused);
+    try {
+      const connected = await this.#connect(spec, sink, prepared);
+      return await this.#converse(spec, sink, signal, prepared, connected);
+    } finally {
+      prepared.changes.release();
+    }
+  }
+
+  /**
+   * Everything decided before the model is reached: the backend's key, the turn's directories,
+   * its shell and tools, the changes' baseline, the protected files and the prompt.
+   */
+  async #prepare(spec: TurnSpec, sink: TurnSink): Promise<Prepared | { refused: string }> {
     const started = performance.now();
-    const backend = this.backend(spec.backend);
-    if (!backend) return failed(unknownBackendError(spec.backend, this.backendNames()));
-    if (backend.apiKeyEnv && !backend.apiKey) return failed(missingKeyError(backend));
+    const backend = spec.backend;
+    if (!backend) return { refused: "Cannot run job: the job layer gave the turn no backend" };
+    if ("unknown" in backend) {
+      return { refused: unknownBackendError(backend.unknown, backend.configured) };
+    }
+    if (backend.apiKeyEnv && !backend.apiKey) return { refused: missingKeyError(backend) };
     const scope = await turnScope(spec, this.config);
-    if ("refused" in scope) return failed(scope.refused);
+    if ("refused" in scope) return scope;
     const runner = shellRunner(this.config.sandbox, undefined, {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
     });
-    // One rule on both engines (docs/security.md "What a delegate may run"): in the editing
-    // modes a command runs unasked only when it is confined; unconfined, only what
-    // allowed_tools approves (bypassPermissions approves everything, as in Claude Code).
-    const unasked = runner.kind !== "unconfined" ||
-      spec.options.permissionMode === "bypassPermissions" ||
-      (spec.options.allowedTools ?? []).some((t) => parseRule(t).name === "Bash");
-    // With a person to ask (issue 31, item 3), an unconfined command is theirs to allow.
-    const asking = sink.ask !== undefined;
-    const askBash = !unasked && asking && isEditingMode(spec.options.permissionMode);
-    const policy = toolPolicy(
-      [...FILE_TOOLS, ...(unasked || askBash ? [bashTool(runner)] : [])],
-      spec.options.permissionMode,
-      spec.options.allowedTools,
-      spec.options.disallowedTools,
-      scope.cwd,
-      {
-        asking,
-        ...(askBash
-          ? { askFor: ["Bash"], askWhy: `its commands would run unconfined: ${runner.why}` }
-          : {}),
-      },
-    );
-    if (runner.kind === "unconfined") {
-      const offered = policy.tools.some((t) => t.name === "Bash");
-      const editing = isEditingMode(spec.options.permissionMode);
-      if (askBash) sink.sandbox?.(`${runner.why}; so each command is put to the person first`);
-      else if (offered) sink.sandbox?.(runner.why);
-      else if (editing) {
-        sink.sandbox?.(
-          `${runner.why}; so Bash is not offered: commands run only when allowed_tools ` +
-            `approves them (["Bash"] for all, or "Bash(npm test)")`,
-        );
-      }
-    }
+    const policy = turnPolicy(spec, sink, runner, scope.cwd);
     // Commands' changes are looked for by the server; Write and Edit report their own.
     const shell = watchesShell(policy.tools, runner);
     if (shell && runner.kind === "bwrap") {
@@ -191,7 +163,15 @@ export class NativeEngine implements Engine {
     }
     const changes = await beginTurnChanges(scope.roots, { walk: shell });
     try {
-      return await this.#turn(spec, sink, signal, {
+      const guard = await collectGuardIdentities(scope.roots, {
+        allowSecretFiles: this.config.allowSecretFiles ?? [],
+        ...(changes.list ? { list: changes.list } : {}),
+        ...(shell ? { gitObjects: { cacheDir: this.config.gitCacheDir } } : {}),
+      });
+      for (const note of guard.git.notes) sink.warning?.(note);
+      const prompt = await readFile(spec.promptPath, "utf8");
+      const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
+      return {
         started,
         backend,
         ...scope,
@@ -199,99 +179,58 @@ export class NativeEngine implements Engine {
         policy,
         changes,
         shell,
-      });
-    } finally {
+        guard,
+        prompt,
+        transcript,
+      };
+    } catch (e) {
       changes.release();
+      throw e;
     }
   }
 
-  async #turn(
+  /** Reaches the model on the endpoint the turn was placed on, and sizes its context. */
+  async #connect(spec: TurnSpec, sink: TurnSink, prepared: Prepared): Promise<Connected> {
+    const { transcript } = prepared;
+    const { client, model, loadedContext } = await connectTurn(
+      prepared.backend,
+      spec.model,
+      spec.endpoint,
+      {
+        ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
+        ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
+        sessionId: spec.sessionId,
+        sink,
+      },
+      (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }),
+    );
+    return {
+      client,
+      loadedContext,
+      cap: contextCap(model?.contextLength, this.config.maxContext ?? 0),
+      effort: usableEffort(spec.options.effort, model?.capabilities),
+    };
+  }
+
+  /** Runs the conversation: written out, then the agent loop, then what it changed. */
+  async #converse(
     spec: TurnSpec,
     sink: TurnSink,
     signal: AbortSignal,
     prepared: Prepared,
+    connected: Connected,
   ): Promise<TurnOutcome> {
-    const { started, backend, cwd, roots, protect, runner, policy, changes, shell } = prepared;
-    // What the protected files are, whatever names they go by, before the model acts.
-    const guard = await collectGuardIdentities(roots, {
-      allowSecretFiles: this.config.allowSecretFiles ?? [],
-      ...(changes.list ? { list: changes.list } : {}),
-      ...(shell ? { gitObjects: { cacheDir: this.config.gitCacheDir } } : {}),
+    const { started, backend, cwd, roots, protect, runner, policy, changes, shell, guard } =
+      prepared;
+    const { transcript } = prepared;
+    const allowSecretFiles = this.config.allowSecretFiles ?? [];
+    const { messages, history } = await openConversation(spec, sink, {
+      ...prepared,
+      allowSecretFiles,
+      cap: connected.cap,
     });
-    for (const note of guard.git.notes) sink.warning?.(note);
-    const prompt = await readFile(spec.promptPath, "utf8");
-
-    const endpoint = spec.endpoint;
-    const connected = await connectTurn(backend, spec.model, endpoint, {
-      ...(this.config.backoffMs ? { backoffMs: this.config.backoffMs } : {}),
-      ...(this.config.keepAlive ? { keepAlive: this.config.keepAlive } : {}),
-      sessionId: spec.sessionId,
-      sink,
-    }, (text) => transcript.push({ kind: "text", text: `[endpoint moved] ${text}` }));
-    const { client, model, loadedContext } = connected;
-    const cap = contextCap(model?.contextLength, this.config.maxContext ?? 0);
-    const effort = usableEffort(spec.options.effort, model?.capabilities);
-
-    let userText = prompt;
-    if (spec.options.files && spec.options.files.length > 0) {
-      const contextTokens = cap.source === "assumed" ? undefined : cap.tokens;
-      const inlined = await inlineFiles({
-        prompt,
-        files: spec.options.files,
-        cwd,
-        roots,
-        protect,
-        allowSecretFiles: this.config.allowSecretFiles ?? [],
-        guard,
-        pathRefusal: policy.pathRefusal,
-        model: spec.model,
-        ...(contextTokens !== undefined ? { contextTokens } : {}),
-      });
-      userText = inlined.message;
-      sink.activity({
-        kind: "tool",
-        name: "files",
-        detail: `${inlined.included.length} inlined (~${inlined.fileTokens} tokens)` +
-          (inlined.skipped.length > 0
-            ? `, ${inlined.skipped.length} skipped: ${
-              inlined.skipped.map((s) => `${s.path} (${s.reason})`).join("; ")
-            }`
-            : ""),
-      });
-    }
-
-    // Rebuilt every turn: a follow-up may change the tools, the mode or the appended prompt.
-    const system: ChatMessage = {
-      role: "system",
-      content: systemPrompt({
-        cwd,
-        tools: policy.tools,
-        ...(spec.options.appendSystemPrompt ? { append: spec.options.appendSystemPrompt } : {}),
-      }),
-    };
-    const user: ChatMessage = { role: "user", content: userText };
-    // The new file holds the whole conversation again, copied as the history is read; memory
-    // holds only what fits the history budget.
-    let history: History = { messages: [], leftOut: { messages: 0, bytes: 0 } };
-    // A repair round after a failed verification continues the conversation in its own job
-    // folder: the new file is written beside the one it copies, then takes its place.
-    const messagesPath = join(spec.dir, MESSAGES_FILE);
-    const sameFolder = spec.previousDir !== undefined && await sameDir(spec.previousDir, spec.dir);
-    const writing = sameFolder ? `${messagesPath}.next` : messagesPath;
-    const file = await open(writing, "w", 0o600);
-    try {
-      await file.write(line(system));
-      if (spec.previousDir) history = await readHistory(spec.previousDir, historyBudget(cap), file);
-      await file.write(line(user));
-    } finally {
-      await file.close();
-    }
-    if (sameFolder) await rename(writing, messagesPath);
     const { repair } = history;
-    const messages: ChatMessage[] = [system, ...history.messages, user];
-
     const writer = new JsonlWriter(join(spec.dir, MESSAGES_FILE));
-    const transcript = new JsonlWriter(join(spec.dir, TRANSCRIPT_FILE));
     sink.sessionStarted({ permissionMode: spec.options.permissionMode, model: spec.model });
     if (repair) {
       sink.activity({ kind: "error", text: repair });
@@ -309,9 +248,9 @@ export class NativeEngine implements Engine {
     if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
-      cap,
+      cap: connected.cap,
       sizeContext: kindFacts(backend.kind).sizesContext,
-      ...(loadedContext !== undefined ? { loadedContext } : {}),
+      ...(connected.loadedContext !== undefined ? { loadedContext: connected.loadedContext } : {}),
       leftOut: history.leftOut,
       onShortened: (count, note) => {
         transcript.push({ kind: "text", text: note });
@@ -319,10 +258,11 @@ export class NativeEngine implements Engine {
         if (count > 0) sink.contextElided?.(count);
       },
     });
+    const effort = connected.effort;
     let outcome: TurnOutcome;
     try {
       const result = await runLoop(messages, {
-        client,
+        client: connected.client,
         prepare: (request) => {
           const fitted = fitter.fit(request);
           return effort ? { ...fitted, effort } : fitted;
@@ -333,7 +273,7 @@ export class NativeEngine implements Engine {
           cwd,
           roots,
           protect,
-          allowSecretFiles: this.config.allowSecretFiles ?? [],
+          allowSecretFiles,
           guard,
           pathRefusal: policy.pathRefusal,
           signal,
@@ -359,7 +299,7 @@ export class NativeEngine implements Engine {
       outcome = loopOutcome(result, repair, started);
     } catch (e) {
       // Named by the endpoint the turn ended on.
-      const at = endpoint ? { ...backend, url: endpoint.url } : backend;
+      const at = spec.endpoint ? { ...backend, url: spec.endpoint.url } : backend;
       outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
     if (shell) await reportChanges(changes, roots, sink);
@@ -381,8 +321,43 @@ export class NativeEngine implements Engine {
   }
 }
 
-/** Whether two paths name one directory. */
-async function sameDir(a: string, b: string): Promise<boolean> {
-  const real = (p: string) => realpath(p).catch(() => p);
-  return (await real(a)) === (await real(b));
+/**
+ * The turn's tools. One rule on both engines (docs/security.md "What a delegate may run"): in
+ * the editing modes a command runs unasked only when it is confined; unconfined, only what
+ * allowed_tools approves (bypassPermissions approves everything, as in Claude Code). With a
+ * person to ask (issue 31, item 3), an unconfined command is theirs to allow. The sink hears
+ * why commands are not confined.
+ */
+function turnPolicy(spec: TurnSpec, sink: TurnSink, runner: ShellRunner, cwd: string): ToolPolicy {
+  const unasked = runner.kind !== "unconfined" ||
+    spec.options.permissionMode === "bypassPermissions" ||
+    (spec.options.allowedTools ?? []).some((t) => parseRule(t).name === "Bash");
+  const asking = sink.ask !== undefined;
+  const askBash = !unasked && asking && isEditingMode(spec.options.permissionMode);
+  const policy = toolPolicy(
+    [...FILE_TOOLS, ...(unasked || askBash ? [bashTool(runner)] : [])],
+    spec.options.permissionMode,
+    spec.options.allowedTools,
+    spec.options.disallowedTools,
+    cwd,
+    {
+      asking,
+      ...(askBash
+        ? { askFor: ["Bash"], askWhy: `its commands would run unconfined: ${runner.why}` }
+        : {}),
+    },
+  );
+  if (runner.kind === "unconfined") {
+    const offered = policy.tools.some((t) => t.name === "Bash");
+    const editing = isEditingMode(spec.options.permissionMode);
+    if (askBash) sink.sandbox?.(`${runner.why}; so each command is put to the person first`);
+    else if (offered) sink.sandbox?.(runner.why);
+    else if (editing) {
+      sink.sandbox?.(
+        `${runner.why}; so Bash is not offered: commands run only when allowed_tools ` +
+          `approves them (["Bash"] for all, or "Bash(npm test)")`,
+      );
+    }
+  }
+  return policy;
 }

@@ -8,12 +8,8 @@ import { BackendReplyError } from "../../../src/backends/bounded.ts";
 import { ChatHttpError } from "../../../src/backends/chat_types.ts";
 import { OllamaChatClient } from "../../../src/backends/ollama_chat.ts";
 import { ChatClient } from "../../../src/backends/openai.ts";
-import {
-  endpointError,
-  missingKeyError,
-  unknownBackendError,
-  wordOf,
-} from "../../../src/engines/native/failures.ts";
+import { endpointError, missingKeyError, wordOf } from "../../../src/engines/native/failures.ts";
+import { unknownBackendError } from "../../../src/engines/backend_failures.ts";
 import type { BackendNaming } from "../../../src/engines/native/failures.ts";
 import { type HostileMode, startHostileBackend } from "../../support/hostile_backend.ts";
 
