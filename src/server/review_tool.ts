@@ -10,8 +10,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Runtime } from "../jobs/runtime.ts";
 import { type ReviewHost, startReview } from "../review/start.ts";
-import { agentPolicy, callAgent } from "./agent_args.ts";
-import { allowedDir } from "./inputs.ts";
+import { allowedDir } from "../intake/inputs.ts";
+import { agentPolicy, intakeOf } from "./intake_host.ts";
 import { delivered, replyAfterWait } from "./job_replies.ts";
 import { panelReply, waitForPanel } from "./panel_reply.ts";
 import type { shapes } from "./shapes.ts";
@@ -23,7 +23,7 @@ export type ReviewArgs = z.infer<z.ZodObject<typeof shapes.review>>;
 export async function reviewHost(deps: ToolDeps, runtime: Runtime): Promise<ReviewHost> {
   return {
     runtime,
-    agent: (name) => callAgent(deps, name),
+    agent: intakeOf(deps).agent,
     agentPolicy: await agentPolicy(deps),
     allowedDir: (path, what) => allowedDir(path, deps.serverCwd, what, deps.workdirs),
     project: deps.serverCwd,
