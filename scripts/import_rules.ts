@@ -30,6 +30,8 @@ export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   { name: "engine table", paths: ["engines/registry.ts"] },
   { name: "jobs", paths: ["jobs/"] },
   { name: "agents", paths: ["agents/"] },
+  // What a job is decided once, for every front end (issue 33): requests in, NewTurns out.
+  { name: "intake", paths: ["intake/"] },
   { name: "review", paths: ["review/"] },
   { name: "front ends", paths: ["server/", "cli/"] },
   { name: "entry", paths: ["main.ts", "node_main.ts"] },

@@ -7,9 +7,10 @@
  * so a panel larger than maxConcurrent waits rather than deadlocks.
  */
 import type { Agent } from "../agents/agent.ts";
-import { type AgentPolicy, applyAgent } from "../agents/apply.ts";
 import { DEFAULT_FILES_BUDGET } from "../models/prompt_sizes.ts";
 import { DelegateError } from "../errors.ts";
+import { reviewerTurn } from "../intake/reviewer_turn.ts";
+import type { IntakeHost } from "../intake/turn_request.ts";
 import type { JobView } from "../jobs/manager.ts";
 import type { Runtime } from "../jobs/runtime.ts";
 import { sameModel } from "../settings/model_names.ts";
@@ -24,16 +25,13 @@ import {
   writeReview,
 } from "./review_file.ts";
 
-/** What a front end lends a review: the job layer, agents, and its check of directories. */
-export interface ReviewHost {
-  runtime: Runtime;
-  /** The agent of that name in force (the user's, a built-in, the project's). */
-  agent(name: string): Promise<Agent>;
-  agentPolicy: AgentPolicy;
+/**
+ * What a front end lends a review: the intake's host (settings, job layer, agents, the
+ * project that asked) and its check of directories.
+ */
+export interface ReviewHost extends IntakeHost {
   /** The real path of a directory a reviewer may run in; throws, in the front end's words. */
   allowedDir(path: string, what: string): Promise<string>;
-  /** The Claude Code session's project that asked for it, for its unread mark (jobs/unread.ts). */
-  project?: string;
 }
 
 export interface ReviewRequest {
@@ -136,37 +134,21 @@ async function diffBudget(runtime: Runtime, model: string): Promise<number> {
   return Math.min(DEFAULT_FILES_BUDGET, Math.max(0, entry.contextLength - REVIEW_RESERVE_TOKENS));
 }
 
-/** A reviewer with its agent applied and its model chosen under the user's policy. */
-async function resolveReviewer(
-  host: ReviewHost,
-  member: { model?: string; agent: string },
-  engineAsked: EngineName | undefined,
-) {
-  const s = host.runtime.settings;
-  const agent = await host.agent(member.agent);
+/** The review's limits on an agent: read-only tools, a mode no wider than REVIEW_MODE. */
+function reviewLimits(agent: Agent) {
   const own = agent.permissionMode;
-  const applied = applyAgent(agent, {
-    engine: engineAsked,
-    model: member.model,
+  return {
     allowedTools: reviewTools(agent),
     disallowedTools: ["Bash", "Write", "Edit"],
     permissionMode: own !== undefined && permissionRank(own) <= permissionRank(REVIEW_MODE)
       ? own
       : REVIEW_MODE,
-  }, host.agentPolicy);
-  const engine = applied.engine ?? s.defaultEngine;
-  const target = await host.runtime.models.choose({
-    engine,
-    model: applied.model,
-    allowedTools: applied.allowedTools,
-    role: "reviewer",
-  });
-  return { agent, applied, engine, target };
+  };
 }
 
 /** Starts the review a request asks for; throws a DelegateError (or JobError) when it cannot. */
 export async function startReview(host: ReviewHost, req: ReviewRequest): Promise<StartedReview> {
-  const s = host.runtime.settings;
+  const s = host.resolved.settings;
   const members = panelMembers(req);
   const diff = req.diff ?? await computeDiff(req.cwd, req.base, s.allowSecretFiles);
   if (diff.files.length === 0) {
@@ -178,22 +160,27 @@ export async function startReview(host: ReviewHost, req: ReviewRequest): Promise
   }
   const root = await host.allowedDir(diff.root, "cwd");
   const reviewers = [];
-  for (const m of members) reviewers.push(await resolveReviewer(host, m, req.engine));
+  for (const m of members) {
+    reviewers.push(
+      await reviewerTurn(host, { ...m, engine: req.engine, cwd: root, limits: reviewLimits }),
+    );
+  }
   for (const [i, r] of reviewers.entries()) {
     const twin = reviewers.findIndex((o) =>
-      o.agent.name === r.agent.name && sameModel(o.target.model, r.target.model) &&
-      o.target.backend === r.target.backend
+      o.agent.name === r.agent.name && sameModel(o.turn.model, r.turn.model) &&
+      o.turn.backend === r.turn.backend
     );
     if (twin !== i) {
       throw new DelegateError(
-        `Cannot review: the panel names model "${r.target.model}" as agent "${r.agent.name}" ` +
+        `Cannot review: the panel names model "${r.turn.model}" as agent "${r.agent.name}" ` +
           "twice. Name different models or agents",
       );
     }
   }
+  const runtime = await host.runtime();
   let budget = Infinity;
   for (const r of reviewers) {
-    budget = Math.min(budget, await diffBudget(host.runtime, r.target.model));
+    budget = Math.min(budget, await diffBudget(runtime, r.turn.model));
   }
   const fit = fitDiff(diff.files, budget, s.allowSecretFiles);
   if (fit.sent.length === 0) {
@@ -204,33 +191,10 @@ export async function startReview(host: ReviewHost, req: ReviewRequest): Promise
     );
   }
   const prompt = reviewPrompt(diff, fit, req.focus);
-  const { manager, store } = host.runtime;
+  const { manager, store } = runtime;
   const views: JobView[] = [];
   try {
-    for (const r of reviewers) {
-      views.push(
-        await manager.start({
-          prompt,
-          engine: r.engine,
-          ...(r.target.backend !== undefined ? { backend: r.target.backend } : {}),
-          model: r.target.model,
-          ...(r.target.cloud ? { cloudModels: [r.target.model] } : {}),
-          cwd: root,
-          options: {
-            permissionMode: r.applied.permissionMode ?? s.defaultPermissionMode,
-            ...(r.applied.allowedTools ? { allowedTools: r.applied.allowedTools } : {}),
-            ...(r.applied.disallowedTools ? { disallowedTools: r.applied.disallowedTools } : {}),
-            appendSystemPrompt: r.applied.appendSystemPrompt,
-            ...(r.applied.effort !== undefined ? { effort: r.applied.effort } : {}),
-            addDirs: [],
-          },
-          agent: r.agent.name,
-          kind: "review",
-          ...(host.project !== undefined ? { project: host.project } : {}),
-          ...(r.applied.notes.length > 0 ? { warnings: r.applied.notes } : {}),
-        }),
-      );
-    }
+    for (const r of reviewers) views.push(await manager.start({ prompt, ...r.turn }));
   } catch (e) {
     // Half a panel is not what was asked for: the reviewers already started are stopped.
     await Promise.all(views.map((v) => manager.cancel(v.record.id).catch(() => {})));

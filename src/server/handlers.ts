@@ -6,19 +6,14 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
-import { residentFallbacks } from "../jobs/residency.ts";
 import { usageHistory } from "../jobs/ledger/usage_ledger.ts";
 import { renderUsage, savingsSection, verifiedSection } from "../jobs/ledger/usage_report.ts";
 import { dailyBudgetLines } from "../jobs/daily_budget.ts";
-import { allowedDir, allowedDirs, readPrompt } from "./inputs.ts";
-import {
-  callChecks,
-  delivered,
-  jobReply,
-  replyAfterWait,
-  startJob,
-  waitFor,
-} from "./job_replies.ts";
+import { startFollowup } from "../intake/followup.ts";
+import { readPrompt } from "../intake/inputs.ts";
+import { intakeOf } from "./intake_host.ts";
+import { delivered, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import { followupRequest } from "./turn_args.ts";
 import { renderList } from "./list.ts";
 import { allUnread } from "../jobs/unread.ts";
 import { renderModels } from "./models_report.ts";
@@ -50,60 +45,11 @@ export function startHandler(deps: ToolDeps): Handler<ArgsOf<"start">> {
 /** delegate_followup: the next turn of a session, with its restrictions unless overridden. */
 export function followupHandler(deps: ToolDeps): Handler<ArgsOf<"followup">> {
   return async (args, extra) => {
-    const s = deps.resolved.settings;
     if ((args.job_id === undefined) === (args.session_id === undefined)) {
       return textResult("Cannot follow up: pass exactly one of job_id and session_id", true);
     }
     const prompt = await readPrompt(args, deps.serverCwd);
-    const { manager, catalog, models } = await deps.runtime();
-    const previous = await manager.latestTurn({
-      ...(args.job_id !== undefined ? { jobId: args.job_id } : {}),
-      ...(args.session_id !== undefined ? { sessionId: args.session_id } : {}),
-    });
-    if (!catalog.isAllowed(previous.model)) {
-      return textResult(
-        `Cannot follow up: the session's model "${previous.model}" is no longer in the allowed ` +
-          `list (${s.allowedModels.join(", ")}). Start a new task with an allowed model`,
-        true,
-      );
-    }
-    // The session may have started before the user kept work local: its model is judged again,
-    // and its fallback models too.
-    await models.checkResidency("session", previous.model, previous.backend);
-    const resident = residentFallbacks(
-      s.residency,
-      (previous.fallback ?? []).map((name) => ({
-        name,
-        cloud: previous.cloudModels?.includes(name) ?? false,
-      })),
-      previous.agent,
-    );
-    // Judged again: the record may predate the rules, or the user changed workspaceRoots.
-    const cwd = await allowedDir(previous.cwd, previous.cwd, "the session's cwd", deps.workdirs);
-    const addDirs = await allowedDirs(
-      args.add_dirs ?? previous.options.addDirs,
-      cwd,
-      deps.workdirs,
-    );
-    const view = await manager.followup(
-      previous,
-      prompt,
-      {
-        permissionMode: args.permission_mode,
-        allowedTools: args.allowed_tools,
-        disallowedTools: args.disallowed_tools,
-        appendSystemPrompt: args.append_system_prompt,
-        maxTurns: args.max_turns,
-        effort: args.effort,
-        addDirs: args.add_dirs ? addDirs : undefined,
-      },
-      callChecks(args, undefined, previous.checks),
-      {
-        fallback: resident.kept,
-        ...(resident.note ? { warnings: [resident.note] } : {}),
-        project: deps.serverCwd,
-      },
-    );
+    const view = await startFollowup(intakeOf(deps), prompt, followupRequest(args));
     return await replyAfterWait(deps, view, args.wait_seconds, extra, "Follow-up started.\n");
   };
 }

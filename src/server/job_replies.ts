@@ -6,19 +6,15 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { join } from "node:path";
-import { isTerminal, type JobChecks, mayHoldReview } from "../jobs/record.ts";
-import { repoIdOf } from "../jobs/repo_id.ts";
-import { AUTO, autoRoute } from "./auto_model.ts";
-import { DelegateError } from "../errors.ts";
+import { isTerminal, mayHoldReview } from "../jobs/record.ts";
 import { failedOutput } from "../jobs/verify_words.ts";
 import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
-import { callAgent, withAgent } from "./agent_args.ts";
-import { projectFallback } from "../agents/project_limits.ts";
-import { residentFallbacks } from "../jobs/residency.ts";
-import { allowedDir, allowedDirs, existingFiles, readPrompt } from "./inputs.ts";
+import { readPrompt } from "../intake/inputs.ts";
+import { newTurn } from "../intake/new_turn.ts";
 import { markRead } from "../jobs/unread.ts";
-import { worktreeRequest } from "./isolation_args.ts";
+import { intakeOf } from "./intake_host.ts";
+import { turnRequest } from "./turn_args.ts";
 import { panelReply, panelViews, waitForPanel } from "./panel_reply.ts";
 import { activityLines, followupHint, outputBody, pollHint, summary } from "./render.ts";
 import type { RunArgs } from "./run_tool.ts";
@@ -153,142 +149,9 @@ export async function delivered(deps: ToolDeps, view: JobView): Promise<void> {
   }
 }
 
-/** Everything delegate_start and delegate_run do before the job exists, then the start. */
+/** delegate_start and delegate_run: the prompt read, the turn decided (src/intake/), started. */
 export async function startJob(deps: ToolDeps, call: RunArgs): Promise<JobView> {
-  const s = deps.resolved.settings;
   const prompt = await readPrompt(call, deps.serverCwd);
-  const agent = call.agent === undefined ? undefined : await callAgent(deps, call.agent);
-  const { args, notes } = agent ? await withAgent(deps, agent, call) : { args: call, notes: [] };
-  const cwd = await allowedDir(
-    args.cwd ?? deps.serverCwd,
-    deps.serverCwd,
-    args.cwd === undefined ? "cwd (the server's own, used when a call names none)" : "cwd",
-    deps.workdirs,
-  );
-  const addDirs = await allowedDirs(args.add_dirs ?? [], cwd, deps.workdirs);
-  const engine = args.engine ?? s.defaultEngine;
-  const { manager, models, catalog } = await deps.runtime();
-  const repo = await repoIdOf(cwd);
-  const route = args.model?.trim() === AUTO
-    ? await autoRoute(
-      s,
-      manager.store.stateDir,
-      { repo, agent: agent?.name, engine },
-      (model, backend) => models.staysLocal(model, backend),
-    )
-    : undefined;
-  const target = await models.choose({
-    engine,
-    model: route ? route.model : args.model,
-    backend: args.backend ??
-      (route?.backend !== undefined && models.runsOn(engine, route.backend)
-        ? route.backend
-        : undefined),
-    files: args.files,
-    allowedTools: args.allowed_tools,
-  });
-  const named = args.model !== undefined || route !== undefined;
-  if (!named) notes.push(...projectDefaultNotes(deps, target.model));
-  // An agent's fallback models pass the allowed list like any model; the others are left out.
-  // A project's agent may also move work only among the models the user chose.
-  const own = agent
-    ? projectFallback(agent, target.model, deps.resolved.userModels)
-    : { kept: [] as string[] };
-  if (own.note) notes.push(own.note);
-  const allowed = own.kept.filter((m) => catalog.isAllowed(m));
-  const dropped = own.kept.filter((m) => !catalog.isAllowed(m));
-  if (dropped.length > 0) {
-    notes.push(
-      `agent "${agent!.name}"'s fallback model${dropped.length === 1 ? "" : "s"} ` +
-        `${dropped.map((m) => `"${m}"`).join(", ")} ${dropped.length === 1 ? "is" : "are"} not ` +
-        "in the allowed list and left out",
-    );
-  }
-  // Fallbacks run on the job's backend, already judged: only their own place is left to judge.
-  const placed = await Promise.all(
-    allowed.map(async (name) => ({ name, cloud: await models.runsOnCloud(name, target.backend) })),
-  );
-  const resident = residentFallbacks(s.residency, placed, agent?.name);
-  if (resident.note) notes.push(resident.note);
-  const fallback = resident.kept;
-  const cloudModels = [
-    ...(target.cloud ? [target.model] : []),
-    ...placed.filter((m) => m.cloud && fallback.includes(m.name)).map((m) => m.name),
-  ];
-  const files = args.files ? await existingFiles(args.files, cwd) : undefined;
-  const isolation = await worktreeRequest(
-    args.isolation ?? s.defaultIsolation,
-    args.include_uncommitted,
-    cwd,
-    manager.store.stateDir,
-  );
-  return await manager.start({
-    prompt,
-    engine,
-    ...(target.backend !== undefined ? { backend: target.backend } : {}),
-    model: target.model,
-    cwd,
-    // What the worktree may carry and commit follows the same secret-file policy as reads.
-    ...(isolation ? { isolation: { ...isolation, allowSecretFiles: s.allowSecretFiles } } : {}),
-    options: {
-      permissionMode: args.permission_mode ?? s.defaultPermissionMode,
-      ...(args.allowed_tools ? { allowedTools: args.allowed_tools } : {}),
-      ...(args.disallowed_tools ? { disallowedTools: args.disallowed_tools } : {}),
-      ...(args.append_system_prompt !== undefined
-        ? { appendSystemPrompt: args.append_system_prompt }
-        : {}),
-      ...(args.max_turns !== undefined ? { maxTurns: args.max_turns } : {}),
-      ...(args.effort !== undefined ? { effort: args.effort } : {}),
-      addDirs,
-      ...(files ? { files } : {}),
-    },
-    ...(agent ? { agent: agent.name } : {}),
-    ...(notes.length > 0 ? { warnings: notes } : {}),
-    checks: callChecks(call, agent),
-    repo,
-    // This session's project: the result is unread there until it reaches the orchestrator.
-    project: deps.serverCwd,
-    ...(route ? { modelChoice: route.reason } : {}),
-    ...(fallback.length > 0 ? { fallback } : {}),
-    ...(cloudModels.length > 0 ? { cloudModels } : {}),
-  });
-}
-
-/**
- * The `warning:` of a job that runs on the default model while the project file asked for
- * another that it may not choose (settings/load.ts); empty otherwise.
- */
-function projectDefaultNotes(deps: ToolDeps, model: string): string[] {
-  return deps.resolved.problems
-    .filter((p) => p.layer === "project" && p.key === "defaultModel")
-    .map((p) =>
-      `the project file ${p.where} sets defaultModel ${p.reason}; this job runs on "${model}"`
-    );
-}
-
-/** What the server checks after the turn, and the job's budgets: the call's, else the agent's. */
-export function callChecks(
-  call: Pick<RunArgs, "verify" | "verify_rounds" | "budget_tokens" | "budget_usd">,
-  agent?: { verify?: string[]; verifyRounds?: number },
-  inherited?: JobChecks,
-): JobChecks {
-  const verify = call.verify === undefined
-    ? agent?.verify
-    : typeof call.verify === "string"
-    ? [call.verify]
-    : call.verify;
-  if (call.verify_rounds !== undefined && !verify?.length && !inherited?.verify?.length) {
-    throw new DelegateError(
-      "Cannot use verify_rounds without verify: give the command(s) the server should run " +
-        'after the turn, e.g. verify: "npm test"',
-    );
-  }
-  const rounds = call.verify_rounds ??
-    (call.verify === undefined ? agent?.verifyRounds : undefined);
-  return {
-    ...(verify?.length ? { verify } : {}),
-    ...(rounds !== undefined ? { verifyRounds: rounds } : {}),
-    ...(call.budget_tokens !== undefined ? { budgetTokens: call.budget_tokens } : {}),
-    ...(call.budget_usd !== undefined ? { budgetUsd: call.budget_usd } : {}),
-  };
+  const turn = await newTurn(intakeOf(deps), prompt, turnRequest(call));
+  return await (await deps.runtime()).manager.start(turn);
 }

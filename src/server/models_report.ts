@@ -113,7 +113,7 @@ async function agentLines(deps: ToolDeps): Promise<string[]> {
     { projectFallback, projectWidening, wideningNote },
   ] = await Promise.all([
     import("../agents/lookup.ts"),
-    import("./agent_args.ts"),
+    import("./intake_host.ts"),
     import("../agents/project_limits.ts"),
   ]);
   const policy = await agentPolicy(deps);

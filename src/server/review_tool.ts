@@ -8,10 +8,9 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { Runtime } from "../jobs/runtime.ts";
 import { type ReviewHost, startReview } from "../review/start.ts";
-import { agentPolicy, callAgent } from "./agent_args.ts";
-import { allowedDir } from "./inputs.ts";
+import { allowedDir } from "../intake/inputs.ts";
+import { intakeOf } from "./intake_host.ts";
 import { delivered, replyAfterWait } from "./job_replies.ts";
 import { panelReply, waitForPanel } from "./panel_reply.ts";
 import type { shapes } from "./shapes.ts";
@@ -19,14 +18,11 @@ import type { ToolDeps, ToolExtra } from "./tool_deps.ts";
 
 export type ReviewArgs = z.infer<z.ZodObject<typeof shapes.review>>;
 
-/** What a review needs of this server: its job layer, its agents and its directory policy. */
-export async function reviewHost(deps: ToolDeps, runtime: Runtime): Promise<ReviewHost> {
+/** What a review needs of this server: the intake's host and its directory policy. */
+export function reviewHost(deps: ToolDeps): ReviewHost {
   return {
-    runtime,
-    agent: (name) => callAgent(deps, name),
-    agentPolicy: await agentPolicy(deps),
+    ...intakeOf(deps),
     allowedDir: (path, what) => allowedDir(path, deps.serverCwd, what, deps.workdirs),
-    project: deps.serverCwd,
   };
 }
 
@@ -38,7 +34,7 @@ export function reviewHandler(deps: ToolDeps) {
       args.cwd === undefined ? "cwd (the server's own, used when a call names none)" : "cwd",
       deps.workdirs,
     );
-    const started = await startReview(await reviewHost(deps, await deps.runtime()), {
+    const started = await startReview(reviewHost(deps), {
       cwd,
       base: args.base,
       focus: args.focus,

@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { EFFORTS, ENGINES, ISOLATIONS, PERMISSION_MODES } from "../settings/types.ts";
 
-/** The longest prompt we accept, inline or from a file. */
-export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
+import { MAX_PROMPT_BYTES } from "../intake/inputs.ts";
+
+export { MAX_PROMPT_BYTES };
 
 // Limits are checked in refinements rather than as JSON Schema keywords: every keyword is
 // sent to the orchestrator with the tool list on each turn (all tools stay under 2,500

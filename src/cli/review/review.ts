@@ -134,7 +134,7 @@ export async function reviewMain(argv: string[]): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const { host } = await reviewRuntime(resolved, env, cwd, log);
+    const { runtime, host } = await reviewRuntime(resolved, env, cwd, log);
     if (!values.json && isTty("stderr")) log("reviewing; Ctrl-C stops the reviewers");
     const outcome = await runReview(host, {
       cwd,
@@ -152,7 +152,7 @@ export async function reviewMain(argv: string[]): Promise<number> {
     });
     if (values.json) console.log(JSON.stringify(outcomeJson(outcome), null, 2));
     else {console.log(
-        await outcomeText(outcome, host.runtime.store.resultPath.bind(host.runtime.store)),
+        await outcomeText(outcome, runtime.store.resultPath.bind(runtime.store)),
       );}
     return outcome.answered > 0 ? 0 : 1;
   } catch (e) {

@@ -7,9 +7,8 @@
  */
 import { homedir } from "node:os";
 import { dirname } from "node:path";
-import { agentPolicyOf } from "../../agents/apply.ts";
-import { requireAgent } from "../../agents/lookup.ts";
 import { DelegateError } from "../../errors.ts";
+import { intakeHost } from "../../intake/host.ts";
 import { judgeWorkdir, ruleName, type WorkdirPolicy } from "../../guard/workdirs.ts";
 import { prepareStateDir } from "../../jobs/job_folder.ts";
 import { isTerminal } from "../../jobs/record.ts";
@@ -57,11 +56,12 @@ export async function reviewRuntime(
     log,
   ).get();
   const host: ReviewHost = {
-    runtime,
-    agent: (name) => requireAgent(name, { projectDir: cwd, userConfigDir }),
-    agentPolicy: agentPolicyOf(s, userConfigDir, {
-      userModels: resolved.userModels,
-      defaultModel: await runtime.catalog.defaultModel().catch(() => undefined),
+    ...intakeHost({
+      resolved,
+      runtime: () => Promise.resolve(runtime),
+      baseDir: cwd,
+      workdirs,
+      places: { projectDir: cwd, userConfigDir },
     }),
     allowedDir: (path, what) => allowedDir(path, what, workdirs),
   };
@@ -77,11 +77,8 @@ export async function runReview(
   req: ReviewRequest,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<ReviewOutcome> {
-  const { manager, store } = host.runtime;
-  const cwd = await allowedDir(req.cwd, "the directory", {
-    home: homedir(),
-    workspaceRoots: host.runtime.settings.workspaceRoots,
-  });
+  const { manager, store } = await host.runtime();
+  const cwd = await allowedDir(req.cwd, "the directory", host.workdirs);
   const started = await startReview(host, { ...req, cwd });
   const deadline = Date.now() + options.timeoutMs;
   let views = started.views;

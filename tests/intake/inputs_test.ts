@@ -11,7 +11,7 @@ import {
   existingFiles,
   MAX_PROMPT_BYTES,
   readPrompt,
-} from "../../src/server/inputs.ts";
+} from "../../src/intake/inputs.ts";
 
 const scratch = () => realpathSync(tempDir("od-inputs-"));
 

@@ -1,3 +1,8 @@
+/**
+ * What a request names on disk, checked before a job exists, the same for every front end:
+ * the prompt (inline or from a file), the directories a delegate may work in (the workdir
+ * policy, guard/workdirs.ts) and the files it is handed.
+ */
 import { constants as fsConstants } from "node:fs";
 import { open, realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -10,9 +15,9 @@ import {
 } from "../guard/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
-import { MAX_PROMPT_BYTES } from "./shapes.ts";
 
-export { MAX_PROMPT_BYTES };
+/** The longest prompt we accept, inline or from a file. */
+export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
 
 /**
  * Pseudo-file trees: their files report size 0 or stream forever (/proc/self/environ holds
