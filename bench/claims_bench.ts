@@ -2,8 +2,8 @@
  * The claims checker's precision and recall on its corpus (tests/jobs/claims_corpus.ts), per
  * kind of claim and in all, and how long a check takes. Run: deno run -A bench/claims_bench.ts
  */
-import { checkClaims, type ClaimKind } from "../src/jobs/claims.ts";
-import { CORPUS } from "../tests/jobs/claims_corpus.ts";
+import { checkClaims, type ClaimKind } from "../src/jobs/checks/claims.ts";
+import { CORPUS } from "../tests/jobs/checks/claims_corpus.ts";
 
 const KINDS: ClaimKind[] = ["tests-pass", "changed-file", "ran-command", "no-changes"];
 const counts = new Map(KINDS.map((k) => [k, { tp: 0, fp: 0, fn: 0 }]));

@@ -19,7 +19,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { endpointFigures, stayedShare } from "../src/jobs/endpoint_figures.ts";
+import { endpointFigures, stayedShare } from "../src/jobs/endpoints/endpoint_figures.ts";
 import type { JobRecord } from "../src/jobs/record.ts";
 import { field, startServer, tempDir, type TestServer } from "../tests/support/harness.ts";
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";

@@ -25,6 +25,11 @@ export interface PoolJob {
    * for `Slots.cores`; unknown is taken as 0.5.
    */
   load?: number;
+  /**
+   * Runs with no other job beside it (first when it is the longest, else once the others ended): for a test that measures against a
+   * bound it does not own, such as Claude Code's few seconds for a server's first answer.
+   */
+  exclusive?: boolean;
   /** Jobs that must pass before this one starts; if one fails, this one is skipped. */
   needs?: PoolJob[];
   /** The command to run, asked for when the job starts (so it can use what a need produced). */
@@ -143,6 +148,8 @@ export type Slots = number | { min: number; max: number; cores: number };
 const UNKNOWN_LOAD = 0.5;
 
 function roomFor(slots: Slots, running: PoolJob[], job: PoolJob): boolean {
+  if (job.exclusive) return running.length === 0;
+  if (running.some((j) => j.exclusive)) return false;
   if (typeof slots === "number") return running.length < slots;
   if (running.length < slots.min) return true;
   if (running.length >= slots.max) return false;

@@ -209,7 +209,7 @@ export interface TurnSink {
    * One model response's tokens, as soon as they are known and before the tools it asks for run:
    * what a job's budget is checked against while the turn runs. Called again with the same `id`
    * when more of that response is known (it replaces the earlier report). The job layer bounds
-   * what the backend reported by the server's own estimates (jobs/usage_bounds.ts), and the
+   * what the backend reported by the server's own estimates (jobs/spend/usage_bounds.ts), and the
    * turn's outcome usage by what its responses allow.
    */
   response?(tokens: ResponseTokens): void;

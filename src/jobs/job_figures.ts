@@ -2,7 +2,7 @@
  * A job's figures in words, as both front ends print them: the MCP tools' replies and the
  * `jobs` commands in a terminal.
  */
-import { promptTokens } from "./cost.ts";
+import { promptTokens } from "./spend/cost.ts";
 import type { JobRecord } from "./record.ts";
 
 export function elapsedMs(record: JobRecord, now = Date.now()): number {

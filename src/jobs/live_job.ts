@@ -5,9 +5,9 @@ import type { Activity, RunningTurn, TurnOptions, TurnOutcome } from "../engines
 import type { Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { EndpointHealth } from "../backends/endpoint_health.ts";
-import type { PoolTable } from "./endpoint_pool.ts";
+import type { PoolTable } from "./endpoints/endpoint_pool.ts";
 import type { QueueDetail } from "./line/endpoint_lines.ts";
-import type { DailyBudgets } from "./daily_budget.ts";
+import type { DailyBudgets } from "./spend/daily_budget.ts";
 import {
   isTerminal,
   type JobChecks,

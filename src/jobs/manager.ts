@@ -24,13 +24,13 @@ import {
   type NewTurn,
   shownRecord,
 } from "./live_job.ts";
-import { uncheckedBudget } from "./budget.ts";
-import { checkDailyBudget } from "./daily_budget.ts";
+import { uncheckedBudget } from "./spend/budget.ts";
+import { checkDailyBudget } from "./spend/daily_budget.ts";
 import { LocalEndpointLines } from "./line/endpoint_lines.ts";
 import { JobLines } from "./line/job_lines.ts";
 import { SharedEndpointLines } from "./line/shared_endpoint_lines.ts";
-import { EndpointPlacer } from "./endpoint_pool.ts";
-import { lineOfRecord } from "./endpoint_turn.ts";
+import { EndpointPlacer } from "./endpoints/endpoint_pool.ts";
+import { lineOfRecord } from "./endpoints/endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./orphan_recovery.ts";

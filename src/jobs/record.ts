@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isEngine } from "../engines/registry.ts";
 import { EFFORTS, PERMISSION_MODES } from "../settings/types.ts";
-import { wholeUsage } from "./usage_bounds.ts";
+import { wholeUsage } from "./spend/usage_bounds.ts";
 
 export const JOB_STATES = [
   "queued",
@@ -243,7 +243,7 @@ export const jobRecordSchema = z.object({
     /** How the commands ran when not in the sandbox ("unconfined: ..."). */
     confinement: z.string().optional(),
     /**
-     * Files the check runs (jobs/check_inputs.ts) that the delegate changed, in this job or an
+     * Files the check runs (jobs/checks/check_inputs.ts) that the delegate changed, in this job or an
      * earlier turn of its session (`turn`); `part` of a manifest (`"scripts"` of package.json).
      */
     changedCheck: z.array(z.object({

@@ -20,9 +20,9 @@ import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
 import type { JobRecord } from "./record.ts";
 import type { JobStore } from "./store.ts";
-import { addSpent, budgetExceeded, type Spent } from "./budget.ts";
+import { addSpent, budgetExceeded, type Spent } from "./spend/budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
-import { CheckWatch } from "./check_watch.ts";
+import { CheckWatch } from "./checks/check_watch.ts";
 import { combined, runTurn } from "./turn_attempts.ts";
 import {
   checkLog,
@@ -32,7 +32,7 @@ import {
   keptRound,
   repairPrompt,
   runResult,
-} from "./verify_text.ts";
+} from "./checks/verify_text.ts";
 
 /** Repair rounds when `verify` is given without `verify_rounds`. */
 export const DEFAULT_VERIFY_ROUNDS = 2;

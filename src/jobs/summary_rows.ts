@@ -14,8 +14,8 @@ import { formatElapsed } from "../platform/duration.ts";
 import { cutTo } from "../platform/text_cut.ts";
 import { escapeLine, quotePath } from "../platform/plain_text.ts";
 import type { Price } from "../settings/types.ts";
-import { budgetText } from "./budget.ts";
-import { costOf, formatCost, priceOf } from "./cost.ts";
+import { budgetText } from "./spend/budget.ts";
+import { costOf, formatCost, priceOf } from "./spend/cost.ts";
 import { commandsText, filesText } from "./evidence_words.ts";
 import { elapsedMs, jobTokensText, turnsText } from "./job_figures.ts";
 import type { JobView } from "./live_job.ts";
@@ -23,7 +23,7 @@ import { askedText } from "./permission_asks.ts";
 import { endpointLines, queueLines } from "./queue_words.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
 import { recordPlaceText } from "./residency.ts";
-import { stateWithVerdict, verifyLines } from "./verify_words.ts";
+import { stateWithVerdict, verifyLines } from "./checks/verify_words.ts";
 import { worktreeRows } from "./worktree/text.ts";
 
 export interface SummaryRow {

@@ -5,10 +5,10 @@
  */
 import type { Engine, TurnOutcome, TurnSink, TurnSpec, Usage } from "../engines/types.ts";
 import { flattenLine } from "../platform/plain_text.ts";
-import { addSpent, type Spent, tokensOf } from "./budget.ts";
+import { addSpent, type Spent, tokensOf } from "./spend/budget.ts";
 import { KILL_GRACE_MS, type LiveJob } from "./live_job.ts";
 import type { JobStore } from "./store.ts";
-import { TurnTokens } from "./usage_bounds.ts";
+import { TurnTokens } from "./spend/usage_bounds.ts";
 
 /** How the `warning:` line of a backend's implausible token counts starts. */
 export const USAGE_WARNING =

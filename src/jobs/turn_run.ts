@@ -6,13 +6,13 @@
 import { errorMessage } from "../errors.ts";
 import { type Engine, failedTurn, type TurnOutcome, type TurnSpec } from "../engines/types.ts";
 import { KILL_GRACE_MS, type LiveJob, type ManagerConfig } from "./live_job.ts";
-import { claimEvidence } from "./claim_evidence.ts";
-import { checkClaims } from "./claims.ts";
+import { claimEvidence } from "./checks/claim_evidence.ts";
+import { checkClaims } from "./checks/claims.ts";
 import { appendLedger } from "./ledger/ledger.ts";
 import { markUnread } from "./unread.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
-import type { EndpointPlacer } from "./endpoint_pool.ts";
-import { type Seat, takeSeat } from "./endpoint_turn.ts";
+import type { EndpointPlacer } from "./endpoints/endpoint_pool.ts";
+import { type Seat, takeSeat } from "./endpoints/endpoint_turn.ts";
 import type { JobLines } from "./line/job_lines.ts";
 import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";

@@ -8,7 +8,7 @@ import type { JobManager } from "../jobs/manager.ts";
 import { isErrorState, isTerminal } from "../jobs/record.ts";
 import { usageHistory } from "../jobs/ledger/usage_ledger.ts";
 import { renderUsage, savingsSection, verifiedSection } from "../jobs/ledger/usage_report.ts";
-import { dailyBudgetLines } from "../jobs/daily_budget.ts";
+import { dailyBudgetLines } from "../jobs/spend/daily_budget.ts";
 import { startFollowup } from "../intake/followup.ts";
 import { readPrompt } from "../intake/inputs.ts";
 import { intakeOf } from "./intake_host.ts";

@@ -1,6 +1,6 @@
 /** The job layer's errors as the orchestrator reads them: what happened, and what to do. */
 import type { JobProblem } from "../jobs/errors.ts";
-import { dailyBudgetText } from "../jobs/daily_budget_text.ts";
+import { dailyBudgetText } from "../jobs/spend/daily_budget_text.ts";
 import { candidateText, MIN_PREFIX } from "../jobs/job_ref.ts";
 import { notLocalText } from "../jobs/residency.ts";
 import { escapeLine } from "../platform/plain_text.ts";

@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JobView } from "../jobs/manager.ts";
 import { join } from "node:path";
 import { isTerminal, mayHoldReview } from "../jobs/record.ts";
-import { failedOutput } from "../jobs/verify_words.ts";
+import { failedOutput } from "../jobs/checks/verify_words.ts";
 import { escapeBlock, escapeLine, quoteBlock } from "../platform/plain_text.ts";
 import { readReview, reviewSection } from "../review/review_file.ts";
 import { readPrompt } from "../intake/inputs.ts";

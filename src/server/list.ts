@@ -1,10 +1,10 @@
 import { formatElapsed } from "../platform/duration.ts";
 import type { JobRecord, JobState } from "../jobs/record.ts";
 import type { Price } from "../settings/types.ts";
-import { jobCostText } from "../jobs/cost.ts";
+import { jobCostText } from "../jobs/spend/cost.ts";
 import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
 import { escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
-import { verifyMark } from "../jobs/verify_words.ts";
+import { verifyMark } from "../jobs/checks/verify_words.ts";
 
 /**
  * `delegate_list`: the newest `limit` jobs, grouped by conversation, so the turns of one

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CheckResult, VerifySpec } from "../../src/engines/types.ts";
-import { verifyLines, verifyMark } from "../../src/jobs/verify_words.ts";
+import { verifyLines, verifyMark } from "../../src/jobs/checks/verify_words.ts";
 import {
   failedCheck,
   FakeEngine,

@@ -144,3 +144,22 @@ Deno.test("pool: measureCpu reports the CPU time of the job's processes and keep
   assert.match(failed!.output, /^x\n\n\(sh exited with 4\)\n$/);
   assert.ok(failed!.cpuSeconds !== undefined);
 });
+
+Deno.test("pool: an exclusive job runs with no other job beside it", async () => {
+  // Each job leaves a mark while it runs; the exclusive one fails if it sees another's.
+  const dir = Deno.makeTempDirSync();
+  const busy = (name: string) =>
+    sh(name, 5, `touch ${dir}/${name}.on; sleep 0.3; rm ${dir}/${name}.on`);
+  const exclusive = sh(
+    "exclusive",
+    9,
+    `ls ${dir} | grep -q '\\.on$' && exit 1; touch ${dir}/x.on; sleep 0.3; rm ${dir}/x.on`,
+    { exclusive: true },
+  );
+  const results = await runPool([busy("a"), exclusive, busy("b"), busy("c")], 4, () => {});
+  assert.ok(results.every((r) => r.status === "ok"), JSON.stringify(results.map((r) => r.status)));
+  // Alone: started on an empty pool (first, as the longest) or once the others were done.
+  const at = results.findIndex((r) => r.job.label === "exclusive");
+  assert.ok(at === 0 || at === results.length - 1, `ended at ${at}`);
+  Deno.removeSync(dir, { recursive: true });
+});

@@ -14,7 +14,7 @@ import { errorMessage } from "../../errors.ts";
 import { isErrorState, type JobRecord } from "../../jobs/record.ts";
 import { JobStore } from "../../jobs/store.ts";
 import { claimUntold, forgetMissing, unreadOf } from "../../jobs/unread.ts";
-import { stateWithVerdict } from "../../jobs/verify_words.ts";
+import { stateWithVerdict } from "../../jobs/checks/verify_words.ts";
 import { flattenLine } from "../../platform/plain_text.ts";
 import { formatProblems, loadSettings } from "../../settings/load.ts";
 import { type CliIo, JobsUsageError, processIo } from "../jobs/common.ts";

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import process from "node:process";
 import { JobManager } from "../../jobs/manager.ts";
 import type { JobProblem } from "../../jobs/errors.ts";
-import { dailyBudgetText } from "../../jobs/daily_budget_text.ts";
+import { dailyBudgetText } from "../../jobs/spend/daily_budget_text.ts";
 import { notLocalText } from "../../jobs/residency.ts";
 import type { JobState } from "../../jobs/record.ts";
 import { JobStore } from "../../jobs/store.ts";

@@ -1,5 +1,9 @@
 /** `jobs --by endpoint`: the jobs table grouped by the endpoint that served each job. */
-import { type EndpointFigures, endpointFigures, stayedShare } from "../../jobs/endpoint_figures.ts";
+import {
+  type EndpointFigures,
+  endpointFigures,
+  stayedShare,
+} from "../../jobs/endpoints/endpoint_figures.ts";
 import type { JobRecord } from "../../jobs/record.ts";
 import { escapeLine } from "../../platform/plain_text.ts";
 import { type CliIo, compactCount, humanDuration, styleFor } from "./common.ts";

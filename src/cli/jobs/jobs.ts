@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { costOf, jobCostText } from "../../jobs/cost.ts";
+import { costOf, jobCostText } from "../../jobs/spend/cost.ts";
 import { isJobError } from "../../jobs/errors.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../../jobs/record.ts";
 import { elapsedMs, jobTotalTokens } from "../../jobs/job_figures.ts";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { usageTotals } from "../../jobs/cost.ts";
+import { usageTotals } from "../../jobs/spend/cost.ts";
 import { pruneJobs } from "../../jobs/retention.ts";
 import { ledgerPath, usageHistory } from "../../jobs/ledger/usage_ledger.ts";
 import { recordsInDays, renderUsage } from "../../jobs/ledger/usage_report.ts";

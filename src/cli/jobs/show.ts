@@ -3,7 +3,7 @@ import { readFileHead } from "../../platform/file_ends.ts";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { folderReader } from "../../engines/registry.ts";
-import { costOf } from "../../jobs/cost.ts";
+import { costOf } from "../../jobs/spend/cost.ts";
 import { JOB_FILES } from "../../jobs/job_folder.ts";
 import { mayHoldReview } from "../../jobs/record.ts";
 import { summaryLines, summaryRows } from "../../jobs/summary_rows.ts";

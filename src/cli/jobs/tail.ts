@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { setTimeout as delay } from "node:timers/promises";
 import { LineSplitter } from "../../platform/line_splitter.ts";
 import { folderReader } from "../../engines/registry.ts";
-import { jobCostText } from "../../jobs/cost.ts";
+import { jobCostText } from "../../jobs/spend/cost.ts";
 import { isTerminal } from "../../jobs/record.ts";
 import { elapsedMs, jobTokensText } from "../../jobs/job_figures.ts";
 import { readFileTail } from "../../platform/file_ends.ts";

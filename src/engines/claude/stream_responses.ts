@@ -1,6 +1,6 @@
 /**
  * A Claude Code turn's model responses as its stream shows them, for the job's count of tokens
- * (jobs/usage_bounds.ts). Claude Code writes each content block of a message as an assistant
+ * (jobs/spend/usage_bounds.ts). Claude Code writes each content block of a message as an assistant
  * event when the block is complete, with the message's id and the usage of its start (input
  * tokens, output 0), before it runs the tool the block calls: so a response is reported at its
  * first block, with the server's estimates of its request and of the reply read so far, and

@@ -13,10 +13,10 @@ import { canonicalModelName } from "../../settings/model_names.ts";
 import { readFileTail } from "../../platform/file_ends.ts";
 import type { Price } from "../../settings/types.ts";
 import { DEFAULT_BACKEND } from "../../settings/backends.ts";
-import { costOf, promptTokens } from "../cost.ts";
+import { costOf, promptTokens } from "../spend/cost.ts";
 import type { JobRecord } from "../record.ts";
-import { checkChanged } from "../check_watch.ts";
-import { wholeTokens } from "../usage_bounds.ts";
+import { checkChanged } from "../checks/check_watch.ts";
+import { wholeTokens } from "../spend/usage_bounds.ts";
 import { TOOL_CALL_UNPARSED } from "../../engines/text_calls/types.ts";
 
 export const LEDGER_FILE = "ledger.jsonl";

@@ -11,7 +11,7 @@
  * repeated part of a conversation, so the figure is an upper bound.
  */
 import type { OrchestratorPrice } from "../../settings/orchestrator_price.ts";
-import { utcDay } from "../cost.ts";
+import { utcDay } from "../spend/cost.ts";
 import type { LedgerEntry } from "./ledger.ts";
 
 /** The figures of one day, one model, or all. */

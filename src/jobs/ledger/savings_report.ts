@@ -3,7 +3,7 @@
  * `delegate_usage` print it (savings.ts computes the figures).
  */
 import { escapeLine } from "../../platform/plain_text.ts";
-import { formatCost } from "../cost.ts";
+import { formatCost } from "../spend/cost.ts";
 import type { SavingsReport, SavingsRow } from "./savings.ts";
 import { compactTokens, verifiedText } from "./stats_report.ts";
 

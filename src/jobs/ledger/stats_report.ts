@@ -3,7 +3,7 @@
  * line per model and agent, with a bar of its verified pass rate.
  */
 import { escapeLine } from "../../platform/plain_text.ts";
-import { formatCost } from "../cost.ts";
+import { formatCost } from "../spend/cost.ts";
 import type { GroupStats } from "./stats.ts";
 
 const BAR_CELLS = 20;

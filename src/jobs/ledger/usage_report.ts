@@ -2,7 +2,7 @@
  * Token totals and cost per model and per UTC day, in words: `delegate_usage` and
  * `jobs usage` print the same report.
  */
-import { totalsCostText, type UsageTotals, usageTotals } from "../cost.ts";
+import { totalsCostText, type UsageTotals, usageTotals } from "../spend/cost.ts";
 import type { UsageEntry } from "./usage_ledger.ts";
 import type { Price } from "../../settings/types.ts";
 import { escapeLine } from "../../platform/plain_text.ts";

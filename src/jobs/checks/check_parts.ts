@@ -8,7 +8,7 @@
  * link, only when it is a regular file (a FIFO would hang the read), and at most MAX_BYTES.
  */
 import { join } from "node:path";
-import { openBeneath } from "../platform/open_beneath/open_beneath.ts";
+import { openBeneath } from "../../platform/open_beneath/open_beneath.ts";
 
 /** The most of a manifest read; a bigger one counts whole. */
 export const MAX_BYTES = 1024 * 1024;

@@ -15,17 +15,17 @@ import {
   EndpointHealth,
   type EndpointState,
   type ProbeTarget,
-} from "../backends/endpoint_health.ts";
-import { EndpointQueues, type QueueReading } from "../backends/endpoint_queues.ts";
-import { tagged } from "../engines/backend_failures.ts";
-import { engineTraits } from "../engines/registry.ts";
+} from "../../backends/endpoint_health.ts";
+import { EndpointQueues, type QueueReading } from "../../backends/endpoint_queues.ts";
+import { tagged } from "../../engines/backend_failures.ts";
+import { engineTraits } from "../../engines/registry.ts";
 import {
   backendNames,
   type BackendTable,
   resolveBackend,
   type ResolvedBackend,
-} from "../settings/backends.ts";
-import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
+} from "../../settings/backends.ts";
+import type { EndpointLine, EndpointLines } from "../line/endpoint_lines.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
 export interface Placement {

@@ -1,7 +1,7 @@
 /** A refusal for a daily budget in words both front ends use: the spend, the budget, the reset. */
 import { formatCost } from "./cost.ts";
 import { untilText } from "./daily_budget.ts";
-import type { JobProblem } from "./errors.ts";
+import type { JobProblem } from "../errors.ts";
 
 export function dailyBudgetText(p: Extract<JobProblem, { kind: "daily-budget" }>): string {
   const spent = p.what === "usd"

@@ -7,10 +7,10 @@ import {
   totalsCostText,
   usageTotals,
   utcDay,
-} from "../../src/jobs/cost.ts";
-import type { JobRecord } from "../../src/jobs/record.ts";
-import { renderUsage } from "../../src/jobs/ledger/usage_report.ts";
-import { jobUsageSuffix, renderList } from "../../src/server/list.ts";
+} from "../../../src/jobs/spend/cost.ts";
+import type { JobRecord } from "../../../src/jobs/record.ts";
+import { renderUsage } from "../../../src/jobs/ledger/usage_report.ts";
+import { jobUsageSuffix, renderList } from "../../../src/server/list.ts";
 
 const DAY = 86_400_000;
 /** 2024-03-10T12:00:00Z */

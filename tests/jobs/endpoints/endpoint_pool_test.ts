@@ -1,9 +1,9 @@
 /** Which endpoint of a pool a turn is placed on, against real endpoints (emulators). */
 import assert from "node:assert/strict";
-import { EndpointHealth } from "../../src/backends/endpoint_health.ts";
-import { EndpointPlacer, type Placement } from "../../src/jobs/endpoint_pool.ts";
-import { LocalEndpointLines } from "../../src/jobs/line/endpoint_lines.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { EndpointHealth } from "../../../src/backends/endpoint_health.ts";
+import { EndpointPlacer, type Placement } from "../../../src/jobs/endpoints/endpoint_pool.ts";
+import { LocalEndpointLines } from "../../../src/jobs/line/endpoint_lines.ts";
+import { startOllamaEmulator } from "../../support/ollama_emulator.ts";
 
 const timing = { probeTimeoutMs: 1000, everyMs: 60_000, freshMs: 0, holdDownMs: 60_000 };
 

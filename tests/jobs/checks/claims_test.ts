@@ -3,7 +3,7 @@
  * a message whose claims the evidence backs (0 false positives on the negatives).
  */
 import assert from "node:assert/strict";
-import { checkClaims } from "../../src/jobs/claims.ts";
+import { checkClaims } from "../../../src/jobs/checks/claims.ts";
 import { CORPUS } from "./claims_corpus.ts";
 
 for (const c of CORPUS) {

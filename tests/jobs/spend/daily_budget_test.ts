@@ -1,4 +1,4 @@
-import { tempDir } from "../support/temp_dir.ts";
+import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendFile } from "node:fs/promises";
@@ -7,10 +7,10 @@ import {
   dailyBudgetLines,
   untilText,
   utcDayBounds,
-} from "../../src/jobs/daily_budget.ts";
-import { isJobError } from "../../src/jobs/errors.ts";
-import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
-import { jobProblemText } from "../../src/server/job_errors.ts";
+} from "../../../src/jobs/spend/daily_budget.ts";
+import { isJobError } from "../../../src/jobs/errors.ts";
+import type { LedgerEntry } from "../../../src/jobs/ledger/ledger.ts";
+import { jobProblemText } from "../../../src/server/job_errors.ts";
 
 const NOW = Date.UTC(2025, 5, 1, 20, 48);
 

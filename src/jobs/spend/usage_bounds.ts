@@ -18,8 +18,8 @@
  * Reading figures recorded before this (job.json, ledger lines) goes through `wholeTokens` too,
  * so a negative figure already on disk counts as 0, never as a credit.
  */
-import type { ResponseTokens, RunningUsage, Usage } from "../engines/types.ts";
-import { LARGEST_CONTEXT_TOKENS } from "../models/tokens.ts";
+import type { ResponseTokens, RunningUsage, Usage } from "../../engines/types.ts";
+import { LARGEST_CONTEXT_TOKENS } from "../../models/tokens.ts";
 
 /**
  * A prompt counts at most 8 times the estimate: two tokens per character, where chars/4

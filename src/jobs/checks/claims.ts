@@ -5,7 +5,7 @@
  * negates, plans or asks is no claim, and a check whose evidence may be incomplete is not made
  * (tests/jobs/claims_corpus.ts holds the messages it must and must not flag).
  */
-import { cutTo } from "../platform/text_cut.ts";
+import { cutTo } from "../../platform/text_cut.ts";
 
 /** What the server saw the delegate (and its own check) do. */
 export interface ClaimEvidence {

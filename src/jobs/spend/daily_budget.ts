@@ -5,9 +5,9 @@
  * which every claude job and a native job without a backend use.
  */
 import { formatCost } from "./cost.ts";
-import { JobError } from "./errors.ts";
-import { type LedgerEntry, readLedger } from "./ledger/ledger.ts";
-import { DEFAULT_BACKEND } from "../settings/backends.ts";
+import { JobError } from "../errors.ts";
+import { type LedgerEntry, readLedger } from "../ledger/ledger.ts";
+import { DEFAULT_BACKEND } from "../../settings/backends.ts";
 
 const DAY_MS = 86_400_000;
 /** How much of the ledger's end is read first for today's entries; more only when needed. */

@@ -5,7 +5,7 @@
  * tests/jobs/claims_test.ts holds the checker to this; bench/claims_bench.ts prints its
  * precision and recall.
  */
-import type { ClaimEvidence, ClaimKind } from "../../src/jobs/claims.ts";
+import type { ClaimEvidence, ClaimKind } from "../../../src/jobs/checks/claims.ts";
 
 export interface CorpusCase {
   name: string;

@@ -3,8 +3,8 @@
  * pool benchmark print them: how many ran there, how they ended, their tokens and time, and
  * how often a session's next turn stayed on its endpoint (its cached prefix reused) or moved.
  */
-import { elapsedMs, jobTotalTokens } from "./job_figures.ts";
-import type { JobRecord, JobState } from "./record.ts";
+import { elapsedMs, jobTotalTokens } from "../job_figures.ts";
+import type { JobRecord, JobState } from "../record.ts";
 
 /** What the records say about one endpoint; `url` undefined for jobs placed on none. */
 export interface EndpointFigures {

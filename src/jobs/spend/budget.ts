@@ -3,10 +3,10 @@
  * passed one, and the words for both. Cost comes from the pricing table only (cost.ts); a model
  * without a price cannot be held to a dollar budget, and the job says so from the start.
  */
-import { canonicalModelName } from "../settings/model_names.ts";
-import type { Price } from "../settings/types.ts";
+import { canonicalModelName } from "../../settings/model_names.ts";
+import type { Price } from "../../settings/types.ts";
 import { formatCost, priceOf } from "./cost.ts";
-import type { JobChecks } from "./record.ts";
+import type { JobChecks } from "../record.ts";
 
 /** Token counts, as engines report them. */
 export interface Spent {

@@ -7,12 +7,12 @@
  */
 import { realpath } from "node:fs/promises";
 import { isAbsolute, sep } from "node:path";
-import { errorMessage } from "../errors.ts";
-import type { TurnSink } from "../engines/types.ts";
+import { errorMessage } from "../../errors.ts";
+import type { TurnSink } from "../../engines/types.ts";
 import { type FileRole, fileRoles, TOOLS } from "./check_inputs.ts";
 import { type CheckPlan, planCheck } from "./check_plan.ts";
 import { type FileText, partsOf, readManifest } from "./check_parts.ts";
-import type { JobRecord } from "./record.ts";
+import type { JobRecord } from "../record.ts";
 
 /** Changed files of the check a record names; past it they are counted. */
 export const MAX_CHANGED_CHECK = 20;

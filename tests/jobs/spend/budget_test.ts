@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { budgetExceeded, budgetText, uncheckedBudget } from "../../src/jobs/budget.ts";
+import { budgetExceeded, budgetText, uncheckedBudget } from "../../../src/jobs/spend/budget.ts";
 
 const spent = (input: number, output = 0) => ({
   inputTokens: input,

@@ -1,6 +1,6 @@
-import { canonicalModelName, sameModel } from "../settings/model_names.ts";
-import type { Price } from "../settings/types.ts";
-import { isTerminal, type JobRecord } from "./record.ts";
+import { canonicalModelName, sameModel } from "../../settings/model_names.ts";
+import type { Price } from "../../settings/types.ts";
+import { isTerminal, type JobRecord } from "../record.ts";
 
 /**
  * What a job cost, from the user's `pricing` table only. Claude Code's own

@@ -5,10 +5,10 @@
  * transcript through its folder reader (tool calls and whether their results were errors).
  */
 import { join } from "node:path";
-import { engineTraits, folderReader } from "../engines/registry.ts";
-import { readFileTail } from "../platform/file_ends.ts";
+import { engineTraits, folderReader } from "../../engines/registry.ts";
+import { readFileTail } from "../../platform/file_ends.ts";
 import type { ClaimEvidence } from "./claims.ts";
-import type { JobRecord } from "./record.ts";
+import type { JobRecord } from "../record.ts";
 
 /** The most of a transcript read for evidence: its last 16 MiB. */
 const TRANSCRIPT_BYTES = 16 * 1024 * 1024;

@@ -3,8 +3,8 @@
  * server's estimate of the request and the reply, at most what they allow.
  */
 import assert from "node:assert/strict";
-import type { ResponseTokens } from "../../src/engines/types.ts";
-import { LARGEST_CONTEXT_TOKENS } from "../../src/models/tokens.ts";
+import type { ResponseTokens } from "../../../src/engines/types.ts";
+import { LARGEST_CONTEXT_TOKENS } from "../../../src/models/tokens.ts";
 import {
   counted,
   PROMPT_FACTOR,
@@ -14,7 +14,7 @@ import {
   responseBounds,
   TurnTokens,
   wholeTokens,
-} from "../../src/jobs/usage_bounds.ts";
+} from "../../../src/jobs/spend/usage_bounds.ts";
 
 const reported = (input: number, output: number, cacheRead = 0, cacheCreation = 0) => ({
   inputTokens: input,

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileRoles, type ToolRow, toolsOf } from "../../src/jobs/check_inputs.ts";
-import { partsOf, readManifest } from "../../src/jobs/check_parts.ts";
-import { planCheck } from "../../src/jobs/check_plan.ts";
-import { simpleCommands } from "../../src/jobs/check_words.ts";
-import { tempDir } from "../support/harness.ts";
+import { fileRoles, type ToolRow, toolsOf } from "../../../src/jobs/checks/check_inputs.ts";
+import { partsOf, readManifest } from "../../../src/jobs/checks/check_parts.ts";
+import { planCheck } from "../../../src/jobs/checks/check_plan.ts";
+import { simpleCommands } from "../../../src/jobs/checks/check_words.ts";
+import { tempDir } from "../../support/harness.ts";
 
 Deno.test("simpleCommands: operators, quotes, redirections, substitutions", () => {
   assert.deepEqual(simpleCommands(`test "$(sh sum.sh)" = 3`), [

@@ -3,15 +3,15 @@
  * endpoint's slot and the global place (line/job_lines.ts), and what the engine is handed to report
  * failures there and move off it. The record says where the turn ran, and every move.
  */
-import type { ResolvedBackend } from "../settings/backends.ts";
-import type { TurnBackend, TurnEndpoint } from "../engines/types.ts";
+import type { ResolvedBackend } from "../../settings/backends.ts";
+import type { TurnBackend, TurnEndpoint } from "../../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
-import type { LiveJob } from "./live_job.ts";
-import type { EndpointLine } from "./line/endpoint_lines.ts";
-import type { JobLines } from "./line/job_lines.ts";
-import type { JobRecord } from "./record.ts";
-import type { SessionOrder } from "./session_order.ts";
-import type { JobStore } from "./store.ts";
+import type { LiveJob } from "../live_job.ts";
+import type { EndpointLine } from "../line/endpoint_lines.ts";
+import type { JobLines } from "../line/job_lines.ts";
+import type { JobRecord } from "../record.ts";
+import type { SessionOrder } from "../session_order.ts";
+import type { JobStore } from "../store.ts";
 
 export interface SeatDeps {
   store: JobStore;

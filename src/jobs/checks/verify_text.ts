@@ -3,9 +3,9 @@
  * tail of each command's output), the full log in the job folder, what a failure says about
  * itself ("4 failing"), whether two failures are the same, and the prompt of a repair round.
  */
-import { formatElapsed } from "../platform/duration.ts";
-import type { CheckResult } from "../engines/types.ts";
-import type { JobRecord } from "./record.ts";
+import { formatElapsed } from "../../platform/duration.ts";
+import type { CheckResult } from "../../engines/types.ts";
+import type { JobRecord } from "../record.ts";
 
 export type CheckRound = NonNullable<JobRecord["verification"]>["rounds"][number];
 type KeptRun = CheckRound["runs"][number];
