@@ -24,6 +24,7 @@ import {
 import { errorDetail, fetchFailure, parseJson, parseRetryAfter } from "./http_util.ts";
 import { ReplyDraft, type StreamEnd } from "./reply_draft.ts";
 import { sessionEcho, sessionHeaders } from "./session_headers.ts";
+import { type SseEvent, sseEvents } from "./sse.ts";
 import { sleep } from "../platform/sleep.ts";
 
 /** Statuses worth another attempt: rate limits and transient server trouble. */
@@ -299,6 +300,21 @@ export abstract class StreamingChatClient implements ChatBackend {
       reason,
       `${this.options.label} sent ${reason}; reading stopped`,
     );
+  }
+
+  /** The server-sent events of a reply, each line capped at the reply limits' line size. */
+  protected events(
+    body: ReadableStream<Uint8Array>,
+    signal: AbortSignal,
+  ): AsyncGenerator<SseEvent> {
+    const limits = this.limits;
+    return sseEvents(body, {
+      maxBytes: limits.lineBytes,
+      tooLong: () =>
+        this.overCap(`a line or event over ${sizeText(limits.lineBytes)} (the cap for one)`),
+      notSse: (what) => this.protocol(what),
+      signal,
+    });
   }
 
   protected protocol(reason: string): BackendReplyError {

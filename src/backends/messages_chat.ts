@@ -8,12 +8,11 @@
  * with its id and name and `input_json_delta` pieces of its arguments.
  */
 import { isObject } from "../platform/json_object.ts";
-import { sample, sizeText } from "./bounded.ts";
+import { sample } from "./bounded.ts";
 import type { ChatEffort, ChatMessage, ChatRequest } from "./chat_types.ts";
 import { StreamingChatClient } from "./chat_stream.ts";
 import { errorDetail, type Json, num } from "./http_util.ts";
 import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
-import { sseEvents } from "./sse.ts";
 
 /**
  * The reply's room when the caller sets none: the Messages API requires `max_tokens`, and the
@@ -153,14 +152,7 @@ export class MessagesChatClient extends StreamingChatClient {
     fetchSignal: AbortSignal,
     draft: ReplyDraft,
   ): Promise<StreamEnd> {
-    const limits = this.limits;
-    const events = sseEvents(body, {
-      maxBytes: limits.lineBytes,
-      tooLong: () =>
-        this.overCap(`a line or event over ${sizeText(limits.lineBytes)} (the cap for one)`),
-      notSse: (what) => this.protocol(what),
-      signal: fetchSignal,
-    });
+    const events = this.events(body, fetchSignal);
     let prompt = 0;
     let output = 0;
     for await (const event of events) {

@@ -5,12 +5,11 @@
  * is read under REPLY_LIMITS.
  */
 import { isObject } from "../platform/json_object.ts";
-import { BackendReplyError, REPLY_LIMITS, type ReplyLimits, sample, sizeText } from "./bounded.ts";
+import { BackendReplyError, REPLY_LIMITS, type ReplyLimits, sample } from "./bounded.ts";
 import type { ChatEffort, ChatRequest } from "./chat_types.ts";
 import { StreamingChatClient } from "./chat_stream.ts";
 import { errorDetail, type Json, num, parseJson } from "./http_util.ts";
 import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
-import { sseEvents } from "./sse.ts";
 
 export * from "./chat_types.ts";
 export { type ChatClientOptions, endpointFailure, MAX_ATTEMPTS } from "./chat_stream.ts";
@@ -87,14 +86,7 @@ export class ChatClient extends StreamingChatClient {
     fetchSignal: AbortSignal,
     draft: ReplyDraft,
   ): Promise<StreamEnd> {
-    const limits = this.limits;
-    const events = sseEvents(body, {
-      maxBytes: limits.lineBytes,
-      tooLong: () =>
-        this.overCap(`a line or event over ${sizeText(limits.lineBytes)} (the cap for one)`),
-      notSse: (what) => this.protocol(what),
-      signal: fetchSignal,
-    });
+    const events = this.events(body, fetchSignal);
     for await (const event of events) {
       if (event.event === "error") return { error: errorDetail(parseJson(event.data)) };
       if (event.data === "[DONE]") return { complete: true };
