@@ -55,7 +55,7 @@ export interface RunToolDeps {
   /** The text delegate_result gives for a finished job. */
   reply(view: JobView): Promise<CallToolResult> | CallToolResult;
   /** The client collected the reply of the job's end (its result is read: jobs/unread.ts). */
-  delivered?(view: JobView): void;
+  delivered?(view: JobView): Promise<void>;
   /** Progress and task status refresh while a job runs (as for `wait_seconds`). */
   progressMs: number;
 }
@@ -120,7 +120,7 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
       status,
       await deps.reply(view),
       describe(view),
-      () => deps.delivered?.(view),
+      async () => await deps.delivered?.(view),
     );
     if (task && store.announcesStatus(taskId)) {
       server.server.notification({ method: "notifications/tasks/status", params: task })

@@ -41,8 +41,11 @@ interface Entry {
   origin: Origin;
   result?: Result;
   onCancel?: () => Promise<void>;
-  /** Called once, when the client collects the result: the job's result is read. */
-  onRead?: () => void;
+  /**
+   * Called once, when the client collects the result: the job's result is read. Awaited before
+   * the result is given, so whoever asks next already sees it read.
+   */
+  onRead?: () => Promise<void>;
   /** A 2026 client asked to stop it while it ran (tasks/cancel). */
   stoppedByClient?: boolean;
 }
@@ -128,19 +131,19 @@ export class JobTaskStore implements TaskStore {
     return Promise.resolve();
   }
 
-  getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
+  async getTaskResult(taskId: string, sessionId?: string): Promise<Result> {
     const entry = this.#entry(taskId, sessionId);
     const result = entry?.result;
-    if (!result) return Promise.reject(new Error(`Task ${taskId} has no result yet`));
-    this.#read(entry);
-    return Promise.resolve(result);
+    if (!result) throw new Error(`Task ${taskId} has no result yet`);
+    await this.#read(entry);
+    return result;
   }
 
-  /** The result reached the client: once. */
-  #read(entry: Entry): void {
+  /** The result reached the client: once. A mark that cannot be removed never fails the answer. */
+  async #read(entry: Entry): Promise<void> {
     const onRead = entry.onRead;
     delete entry.onRead;
-    onRead?.();
+    await onRead?.().catch(() => {});
   }
 
   async updateTaskStatus(
@@ -216,7 +219,7 @@ export class JobTaskStore implements TaskStore {
     status: TaskStatus,
     result: Result,
     message?: string,
-    onRead?: () => void,
+    onRead?: () => Promise<void>,
   ): Task | undefined {
     const entry = this.#tasks.get(taskId);
     if (!entry || isTerminalStatus(entry.task.status)) return undefined;
@@ -270,10 +273,10 @@ export class JobTaskStore implements TaskStore {
    * A task of startDetached as tasks/get shows it; undefined for unknown ids. `reading`: the
    * answer carries its result to the client (tasks/get does, in this revision).
    */
-  detached(taskId: string, reading = false): DetachedView | undefined {
+  async detached(taskId: string, reading = false): Promise<DetachedView | undefined> {
     const entry = this.#tasks.get(taskId);
     if (!entry || entry.origin !== "tasks-2026") return undefined;
-    if (reading && entry.result) this.#read(entry);
+    if (reading && entry.result) await this.#read(entry);
     return {
       task: { ...entry.task },
       ...(entry.result ? { result: entry.result } : {}),

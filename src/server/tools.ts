@@ -160,7 +160,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
         await worded((await deps.runtime()).manager.wait(id, seconds, options)),
       cancel: async (id) => await worded((await deps.runtime()).manager.cancel(id)),
       reply: async (view) => (await replies()).jobReply(deps, view),
-      delivered: (view) => void replies().then((r) => r.delivered(deps, view)).catch(() => {}),
+      delivered: async (view) => await (await replies()).delivered(deps, view),
       progressMs: progressEvery(deps),
     });
   }

@@ -254,7 +254,7 @@ export class Revision2026Transport implements Transport {
           if (!await this.#tasks.cancelDetached(tid)) throw notFound("cancel");
           return this.#reply(id, method, {});
         }
-        const view = this.#tasks.detached(tid, method === "tasks/get");
+        const view = await this.#tasks.detached(tid, method === "tasks/get");
         if (!view) throw notFound(method === "tasks/get" ? "retrieve" : "update");
         // Our tasks never ask for input, so every inputResponses key is one never issued,
         // which the extension says to ignore.
