@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { anthropicBackend } from "../../src/backends/kind_anthropic.ts";
 import { messagesBody } from "../../src/backends/messages_chat.ts";
 import { ChatHttpError } from "../../src/backends/chat_types.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 const MODEL = "Qwen/Qwen3-Coder-30B-A3B-Instruct";
 const ABORT = new AbortController().signal;

@@ -2,7 +2,7 @@
  * OllamaChatClient against the Ollama emulator's native `/api/chat` (and bare servers for
  * what the emulator never does): the contract of ChatClient on the native wire.
  */
-import { withEmulator } from "../support/ollama_emulator.ts";
+import { withEmulator } from "../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
 import {
   ChatHttpError,

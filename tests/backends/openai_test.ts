@@ -1,4 +1,4 @@
-import { withEmulator } from "../support/ollama_emulator.ts";
+import { withEmulator } from "../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
 import {
   ChatClient,
@@ -10,7 +10,7 @@ import {
   parseRetryAfter,
 } from "../../src/backends/openai.ts";
 import { sseEvents } from "../../src/backends/sse.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 type Json = Record<string, unknown>;
 

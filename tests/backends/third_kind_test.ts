@@ -18,7 +18,7 @@ import { runtimeLoader } from "../../src/jobs/runtime.ts";
 import { registerTools } from "../../src/server/tools.ts";
 import { loadSettings } from "../../src/settings/load.ts";
 import type { BackendKind } from "../../src/settings/types.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 /** Every endpoint the relay kind made a client for, by its label. */
 const made: string[] = [];

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir, until } from "../support/harness.ts";
-import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator } from "../support/emulator/emulator.ts";
 import { startScene } from "../support/scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b" };

@@ -20,18 +20,13 @@
  *   "<full name> does not support tools", 400 "\"x\" does not support thinking", 400 for a
  *   malformed `think` or `keep_alive`; a retired cloud model's 410 is relayed as Go's
  *   StatusError (`{"StatusCode": 410, "Status": "410 Gone", "error": ...}`).
- * The reply is scripted by `chatScript` and the directives of ollama_emulator_chat_script.ts.
+ * The reply is scripted by `chatScript` and the directives of chat_script.ts.
  */
 
-import {
-  type ChatReply,
-  type ChatScript,
-  chatViewOf,
-  defaultChatReply,
-} from "./ollama_emulator_chat_script.ts";
-import { estimateTokens } from "./ollama_emulator_context.ts";
-import { keepAliveMs } from "./ollama_emulator_loader.ts";
-import { asTextCalls, type ChatModelInfo } from "./ollama_emulator_openai.ts";
+import { type ChatReply, type ChatScript, chatViewOf, defaultChatReply } from "./chat_script.ts";
+import { estimateTokens } from "./context.ts";
+import { keepAliveMs } from "./loader.ts";
+import { asTextCalls, type ChatModelInfo } from "./openai.ts";
 import {
   isRecord,
   JSON_TYPE,
@@ -40,7 +35,7 @@ import {
   streamedResponse,
   wait,
   waitDelay,
-} from "./ollama_emulator_util.ts";
+} from "./util.ts";
 
 export interface NativeModelInfo extends ChatModelInfo {
   /** Loads the model without a prompt (an empty request); true when that was a reload. */

@@ -10,7 +10,7 @@
  * own maximum (`contextLength`). Cloud models always run with their maximum.
  * `/v1/chat/completions` and `/v1/messages` cannot set `num_ctx`.
  *
- * Loading (ollama_emulator_loader.ts): the emulator remembers, per model, the context it is
+ * Loading (loader.ts): the emulator remembers, per model, the context it is
  * loaded with and until when (`keep_alive`, default 5m; 0 unloads after the request, a
  * negative value keeps it forever).
  * A request that needs another context reloads the model, which tests can count: a client that
@@ -25,9 +25,9 @@
  * usage is reported as before; every request is recorded either way (`contextRecords`).
  */
 
-import { isRecord } from "./ollama_emulator_util.ts";
-import { ModelLoader } from "./ollama_emulator_loader.ts";
-import { type ModelEntry, modelfileNumCtx } from "./ollama_emulator_models.ts";
+import { isRecord } from "./util.ts";
+import { ModelLoader } from "./loader.ts";
+import { type ModelEntry, modelfileNumCtx } from "./models.ts";
 
 export type ContextMode = "ideal" | "real";
 export type ContextSource = "request" | "modelfile" | "server" | "default" | "cloud";

@@ -17,14 +17,14 @@
  * round trip, else `echo: <prompt>`. Requests without tools only ever get text.
  *
  * The same scripts and directives drive Ollama's native `POST /api/chat`
- * (ollama_emulator_native_chat.ts): there tool results come back as
+ * (native_chat.ts): there tool results come back as
  * `{"role": "tool", "content": ..., "tool_name": ...}` without ids, and count the same. When the
  * emulator runs in contextMode "real", a script sees the messages left after truncation, so the
  * directives in a first user message that was cut off are gone too.
  */
 
-import { type ContextRecord } from "./ollama_emulator_context.ts";
-import { isRecord } from "./ollama_emulator_util.ts";
+import { type ContextRecord } from "./context.ts";
+import { isRecord } from "./util.ts";
 
 export interface ChatToolCallSpec {
   name: string;

@@ -6,7 +6,7 @@
  * `stream_options.include_usage`, then `data: [DONE]`), and errors in the OpenAI shape.
  *
  * This API cannot set `num_ctx`: the request runs with the model's loaded context (see
- * ollama_emulator_context.ts), and in contextMode "real" the script sees, and usage reports,
+ * context.ts), and in contextMode "real" the script sees, and usage reports,
  * only what fits. A model with a text `toolCallStyle` answers tool calls as plain content with
  * `finish_reason: "stop"`.
  */
@@ -17,13 +17,9 @@ import {
   chatViewOf,
   defaultChatReply,
   unmatchedToolMessage,
-} from "./ollama_emulator_chat_script.ts";
-import {
-  type ContextRecord,
-  type FittedPrompt,
-  type PromptParts,
-} from "./ollama_emulator_context.ts";
-import { type TextCallStyle, textReplyOf } from "./ollama_emulator_text_calls.ts";
+} from "./chat_script.ts";
+import { type ContextRecord, type FittedPrompt, type PromptParts } from "./context.ts";
+import { type TextCallStyle, textReplyOf } from "./text_calls.ts";
 import {
   isRecord,
   jsonResponse,
@@ -33,7 +29,7 @@ import {
   streamedResponse,
   wait,
   waitDelay,
-} from "./ollama_emulator_util.ts";
+} from "./util.ts";
 
 export interface ChatModelInfo {
   /** e.g. "registry.ollama.ai/library/qwen3:8b", as Ollama names a model in its errors. */

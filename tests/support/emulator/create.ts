@@ -23,9 +23,9 @@ import {
   fakeDigest,
   isCloudName,
   type ModelEntry,
-} from "./ollama_emulator_models.ts";
-import { goJson } from "./ollama_emulator_native_chat.ts";
-import { isRecord, JSON_TYPE } from "./ollama_emulator_util.ts";
+} from "./models.ts";
+import { goJson } from "./native_chat.ts";
+import { isRecord, JSON_TYPE } from "./util.ts";
 
 export interface CreateContext {
   findModel(name: string): ModelEntry | undefined;

@@ -12,7 +12,7 @@ export async function withStandaloneEmulator(
     args: [
       "run",
       "-A",
-      new URL("./ollama_emulator.ts", import.meta.url).pathname,
+      new URL("./emulator.ts", import.meta.url).pathname,
       "--port",
       "0",
       ...args,

@@ -4,7 +4,7 @@
  * parameters (`num_ctx`...) that a model carries, whether set by a test or by `/api/create`.
  */
 
-import { type TextCallStyle } from "./ollama_emulator_text_calls.ts";
+import { type TextCallStyle } from "./text_calls.ts";
 
 export interface EmulatedModel {
   /** e.g. "qwen3:8b", "glm-5:cloud"; a name without a tag is listed as "<name>:latest". */
@@ -20,7 +20,7 @@ export interface EmulatedModel {
   numCtx?: number;
   /** How a scripted tool call reaches the client. "structured" (the default) is a real tool
    * call; any other style writes the call as plain text in that model family's format, as
-   * when Ollama's parser misses it (see ollama_emulator_text_calls.ts). */
+   * when Ollama's parser misses it (see text_calls.ts). */
   toolCallStyle?: TextCallStyle;
   /** A cloud stub (remote_host/remote_model set, tiny size, empty details). Defaults to true iff
    * the name ends in ":cloud" or "-cloud". */

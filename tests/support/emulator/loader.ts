@@ -5,8 +5,8 @@
  * (server/routes.go PsHandler: latest expiry first, with `context_length`).
  */
 
-import { detailsOf, type ModelEntry } from "./ollama_emulator_models.ts";
-import type { ContextOptions } from "./ollama_emulator_context.ts";
+import { detailsOf, type ModelEntry } from "./models.ts";
+import type { ContextOptions } from "./context.ts";
 
 export interface LoadedModel {
   entry: ModelEntry;

@@ -2,11 +2,11 @@
  * What the emulated model answers on the Anthropic-compatible `POST /v1/messages` (the path the
  * real Claude Code CLI uses): the reply types, the view a `script` sees, and the default
  * behaviour driven by directives in the first user message (`@bash`, `@delay`, `@hang`,
- * `@reply`; see ollama_emulator.ts).
+ * `@reply`; see emulator.ts).
  */
 
-import { type ContextRecord } from "./ollama_emulator_context.ts";
-import { isRecord } from "./ollama_emulator_util.ts";
+import { type ContextRecord } from "./context.ts";
+import { isRecord } from "./util.ts";
 
 const MAX_ECHO_CHARS = 2000;
 

@@ -1,11 +1,11 @@
-import { withEmulator } from "./ollama_emulator.ts";
+import { withEmulator } from "./emulator.ts";
 import assert from "node:assert/strict";
 import {
   type ChatRequestView,
   type EmulatorOptions,
   type OllamaEmulator,
   startOllamaEmulator,
-} from "./ollama_emulator.ts";
+} from "./emulator.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b5e6c1a)";
 const MODELS: EmulatorOptions["models"] = [

@@ -11,23 +11,23 @@
  * Routes and where they live:
  *   GET  /, /api/version, /api/tags, /api/status, /v1/models     this file
  *   POST /api/show                                               this file (models module)
- *   POST /v1/messages        Anthropic, for `claude -p`          ollama_emulator_messages.ts
- *   POST /v1/chat/completions  OpenAI, for the native engine     ollama_emulator_openai.ts
- *   POST /api/chat, /api/generate  native NDJSON chat            ollama_emulator_native_chat.ts
- *   GET  /api/ps             loaded models, `context_length`     ollama_emulator_loader.ts
- *   POST /api/create         derive a model (`num_ctx`...)       ollama_emulator_create.ts
+ *   POST /v1/messages        Anthropic, for `claude -p`          messages.ts
+ *   POST /v1/chat/completions  OpenAI, for the native engine     openai.ts
+ *   POST /api/chat, /api/generate  native NDJSON chat            native_chat.ts
+ *   GET  /api/ps             loaded models, `context_length`     loader.ts
+ *   POST /api/create         derive a model (`num_ctx`...)       create.ts
  *
  * Scripting. `/v1/messages` is scripted by a `script` callback or, when none answers, by
  * directives in the first user message (`@bash`, `@delay`, `@hang`, `@reply`), so that a test can
  * drive a delegated `claude -p` purely through the prompt it sends. `/v1/chat/completions` and
  * `/api/chat` share the `chatScript` hook and a larger directive set (`@tool`, `@fail`...; see
- * ollama_emulator_chat_script.ts). A scripted reply's `usage` is reported instead of the
+ * chat_script.ts). A scripted reply's `usage` is reported instead of the
  * emulator's own counts, as a misbehaving backend would: negative, fractional or absurd.
  *
  * Behaving like a real local setup (all per emulator, and per model where it says so):
  *   contextMode            "ideal" (default): prompts are never cut. "real": a prompt larger than
  *                          the loaded context is cut silently from the front, the script sees
- *                          what is left and usage reports only that (ollama_emulator_context.ts)
+ *                          what is left and usage reports only that (context.ts)
  *   defaultContextLength   the server's default context (default 4096 in "real" mode, the
  *                          model's maximum in "ideal" mode)
  *   serverContextLength    the server's OLLAMA_CONTEXT_LENGTH (default unset)
@@ -35,26 +35,22 @@
  *   models[].contextLength the model's maximum; models[].numCtx its Modelfile `num_ctx`
  *   models[].toolCallStyle "structured" (default), or a format in which the model writes tool
  *                          calls as text: hermes, qwen3-coder, qwen3-coder-bare, llama-json,
- *                          python-tag, mistral, fenced-json (ollama_emulator_text_calls.ts)
+ *                          python-tag, mistral, fenced-json (text_calls.ts)
  *   version                from 0.12.10 on, native tool calls carry ids, as in Ollama
  * Every inference request leaves a `contextRecords` entry (estimated size, context used, whether
  * it was cut, whether the model had to be reloaded); `loadCount`/`reloadCount` count loads.
  *
- * Standalone: `deno run -A tests/support/ollama_emulator.ts --port 0 [--models a,b:cloud]
+ * Standalone: `deno run -A tests/support/emulator/emulator.ts --port 0 [--models a,b:cloud]
  * [--context-mode real] [--default-context-length N] [--server-context-length N]` prints
  * `{"url":"http://127.0.0.1:PORT"}` and serves until SIGTERM, SIGINT or stdin EOF.
  */
 
-import { type ChatScript } from "./ollama_emulator_chat_script.ts";
-import {
-  ContextKeeper,
-  type ContextOptions,
-  type ContextRecord,
-} from "./ollama_emulator_context.ts";
-import { keepAliveMs } from "./ollama_emulator_loader.ts";
-import { createdEntry, handleCreate } from "./ollama_emulator_create.ts";
-import { createMessages } from "./ollama_emulator_messages.ts";
-import { type MessagesRequestView, type Reply } from "./ollama_emulator_messages_script.ts";
+import { type ChatScript } from "./chat_script.ts";
+import { ContextKeeper, type ContextOptions, type ContextRecord } from "./context.ts";
+import { keepAliveMs } from "./loader.ts";
+import { createdEntry, handleCreate } from "./create.ts";
+import { createMessages } from "./messages.ts";
+import { type MessagesRequestView, type Reply } from "./messages_script.ts";
 import {
   buildEntries,
   type EmulatedModel,
@@ -64,16 +60,16 @@ import {
   parseName,
   showBody,
   tagsEntry,
-} from "./ollama_emulator_models.ts";
-import { createNativeChat, type NativeModelInfo } from "./ollama_emulator_native_chat.ts";
-import { createChatCompletions } from "./ollama_emulator_openai.ts";
-import { isRecord, jsonResponse, wait } from "./ollama_emulator_util.ts";
+} from "./models.ts";
+import { createNativeChat, type NativeModelInfo } from "./native_chat.ts";
+import { createChatCompletions } from "./openai.ts";
+import { isRecord, jsonResponse, wait } from "./util.ts";
 import {
   type FlavourContext,
   flavourRoute,
   type QueueGauges,
   type ServerFlavour,
-} from "./serving_flavours.ts";
+} from "../serving_flavours.ts";
 
 export type {
   ChatReply,
@@ -81,12 +77,12 @@ export type {
   ChatScript,
   ChatToolCallSpec,
   ChatToolResult,
-} from "./ollama_emulator_chat_script.ts";
-export type { ContextMode, ContextRecord } from "./ollama_emulator_context.ts";
-export type { MessagesRequestView, Reply } from "./ollama_emulator_messages_script.ts";
-export type { EmulatedModel } from "./ollama_emulator_models.ts";
-export type { TextCallStyle } from "./ollama_emulator_text_calls.ts";
-export type { QueueGauges, ServerFlavour } from "./serving_flavours.ts";
+} from "./chat_script.ts";
+export type { ContextMode, ContextRecord } from "./context.ts";
+export type { MessagesRequestView, Reply } from "./messages_script.ts";
+export type { EmulatedModel } from "./models.ts";
+export type { TextCallStyle } from "./text_calls.ts";
+export type { QueueGauges, ServerFlavour } from "../serving_flavours.ts";
 
 export interface RecordedRequest {
   method: string;

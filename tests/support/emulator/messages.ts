@@ -5,19 +5,14 @@
  * message_delta, message_stop; no ping), and errors in the Anthropic shape.
  *
  * This API cannot set `num_ctx`: the request runs with the model's loaded context (see
- * ollama_emulator_context.ts). In contextMode "real" the script sees, and usage reports, only
+ * context.ts). In contextMode "real" the script sees, and usage reports, only
  * what fits; the system prompt counts toward the prompt and may be cut too. A model with a text
  * `toolCallStyle` answers a tool_use as a text block with stop_reason "end_turn".
  */
 
-import { type Admitted } from "./ollama_emulator_openai.ts";
-import {
-  defaultReply,
-  type MessagesRequestView,
-  type Reply,
-  viewOf,
-} from "./ollama_emulator_messages_script.ts";
-import { type TextCallStyle, textReplyOf } from "./ollama_emulator_text_calls.ts";
+import { type Admitted } from "./openai.ts";
+import { defaultReply, type MessagesRequestView, type Reply, viewOf } from "./messages_script.ts";
+import { type TextCallStyle, textReplyOf } from "./text_calls.ts";
 import {
   isRecord,
   jsonResponse,
@@ -27,7 +22,7 @@ import {
   SSE_HEADERS,
   streamedResponse,
   wait,
-} from "./ollama_emulator_util.ts";
+} from "./util.ts";
 
 export interface MessagesModelInfo {
   /** e.g. "registry.ollama.ai/library/qwen3:8b", as Ollama names a model in its errors. */

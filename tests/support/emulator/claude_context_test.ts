@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { CLAUDE_BIN } from "./harness.ts";
-import { type MessagesRequestView, startOllamaEmulator } from "./ollama_emulator.ts";
-import { withStandaloneEmulator } from "./standalone_emulator.ts";
+import { CLAUDE_BIN } from "../harness.ts";
+import { type MessagesRequestView, startOllamaEmulator } from "./emulator.ts";
+import { withStandaloneEmulator } from "./standalone.ts";
 
 /** Runs the pinned Claude Code CLI once against `url` with `prompt`; returns its JSON result. */
 async function claudeOnce(url: string, prompt: string): Promise<Record<string, unknown>> {

@@ -1,14 +1,14 @@
-import { withEmulator } from "./ollama_emulator.ts";
+import { withEmulator } from "./emulator.ts";
 import assert from "node:assert/strict";
-import { CLAUDE_BIN } from "./harness.ts";
-import { withStandaloneEmulator } from "./standalone_emulator.ts";
+import { CLAUDE_BIN } from "../harness.ts";
+import { withStandaloneEmulator } from "./standalone.ts";
 import { join } from "node:path";
 import {
   type EmulatorOptions,
   type MessagesRequestView,
   type OllamaEmulator,
   startOllamaEmulator,
-} from "./ollama_emulator.ts";
+} from "./emulator.ts";
 
 const MODELS: EmulatorOptions["models"] = [
   { name: "qwen3:8b", contextLength: 40960 },

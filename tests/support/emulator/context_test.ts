@@ -1,10 +1,6 @@
-import { withEmulator } from "./ollama_emulator.ts";
+import { withEmulator } from "./emulator.ts";
 import assert from "node:assert/strict";
-import {
-  type ChatRequestView,
-  type MessagesRequestView,
-  type OllamaEmulator,
-} from "./ollama_emulator.ts";
+import { type ChatRequestView, type MessagesRequestView, type OllamaEmulator } from "./emulator.ts";
 
 type Json = Record<string, unknown>;
 

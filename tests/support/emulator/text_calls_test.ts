@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
-import { type OllamaEmulator, startOllamaEmulator, type TextCallStyle } from "./ollama_emulator.ts";
-import { pyJson, textCallsOf } from "./ollama_emulator_text_calls.ts";
+import { type OllamaEmulator, startOllamaEmulator, type TextCallStyle } from "./emulator.ts";
+import { pyJson, textCallsOf } from "./text_calls.ts";
 import {
   CORPUS_TOOLS,
   type CorpusFormat,
   type ExpectedCall,
   TEXT_CALL_CORPUS,
   textCallCorpus,
-} from "./text_call_corpus.ts";
+} from "../text_call_corpus.ts";
 
 type Json = Record<string, unknown>;
 

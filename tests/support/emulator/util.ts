@@ -1,6 +1,6 @@
 /**
- * Helpers shared by the Ollama emulator's route modules (ollama_emulator.ts and
- * ollama_emulator_openai.ts). Nothing here knows about a particular endpoint.
+ * Helpers shared by the Ollama emulator's route modules (emulator.ts and
+ * openai.ts). Nothing here knows about a particular endpoint.
  */
 
 export const JSON_TYPE = "application/json; charset=utf-8";
