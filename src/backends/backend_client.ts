@@ -46,6 +46,7 @@ export type Identity =
   }
   | {
     ok: false;
+    /** What went wrong, without advice: the doctor words its own for each backend. */
     summary: string;
     /** It refused the credentials (HTTP 401 or 403). */
     rejected?: boolean;

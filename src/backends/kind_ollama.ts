@@ -3,7 +3,7 @@
  * APIs that sets the context per request), the model's context and capabilities from
  * `/api/show`, the context it is loaded with from `/api/ps`, its models from `/api/tags`.
  */
-import { errorMessage } from "../errors.ts";
+import { failureFacts } from "../errors.ts";
 import type { BackendClient, BackendTarget, ChatOptions } from "./backend_client.ts";
 import { OllamaClient } from "./ollama.ts";
 import { OllamaChatClient } from "./ollama_chat.ts";
@@ -37,7 +37,7 @@ export function ollamaBackend(target: BackendTarget): BackendClient {
         const version = await new OllamaClient(target.url, timeoutMs).version();
         return { ok: true, summary: `Ollama ${version} at ${target.url}`, details: { version } };
       } catch (e) {
-        return { ok: false, summary: errorMessage(e) };
+        return { ok: false, summary: failureFacts(e) };
       }
     },
   };

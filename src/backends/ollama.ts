@@ -49,10 +49,11 @@ export class OllamaClient {
   async version(): Promise<string> {
     const body = await this.#get("/api/version");
     if (!isObject(body) || typeof body.version !== "string") {
-      throw new DelegateError(
-        `Cannot use ${this.baseUrl}: it answered /api/version without a version, so it is ` +
-          `not Ollama. Point baseUrl at Ollama: ollama-delegate config --base-url <url>`,
-      );
+      throw new DelegateError({
+        action: `Cannot use ${this.baseUrl}`,
+        facts: "it answered /api/version without a version, so it is not Ollama",
+        advice: "Point baseUrl at Ollama: ollama-delegate config --base-url <url>",
+      });
     }
     return body.version;
   }
@@ -158,12 +159,11 @@ export class OllamaClient {
       const why = (cause as Error).name === "TimeoutError"
         ? `no answer within ${timeoutMs / 1000}s`
         : inner?.code ?? inner?.message ?? (cause as Error).message;
-      throw new DelegateError(
-        `Cannot reach Ollama at ${this.baseUrl} (${why}). Start it with "ollama serve" or the ` +
-          `Ollama app; if it listens elsewhere, run ollama-delegate config --base-url <url> or ` +
-          `set OLLAMA_MCP_BASE_URL`,
-        { cause },
-      );
+      throw new DelegateError({
+        facts: `Cannot reach Ollama at ${this.baseUrl} (${why})`,
+        advice: `Start it with "ollama serve" or the Ollama app; if it listens elsewhere, run ` +
+          `ollama-delegate config --base-url <url> or set OLLAMA_MCP_BASE_URL`,
+      }, { cause });
     }
     // An error needs only its message; a listing or model card is far below the JSON cap.
     const max = response.ok ? REPLY_LIMITS.jsonBodyBytes : REPLY_LIMITS.errorBodyBytes;

@@ -11,6 +11,7 @@
  * (turn_confinement.ts), check the prompt against the context the endpoint has for the model,
  * then run it (the permission relay, the jail, the child).
  */
+import { failureText } from "../../errors.ts";
 import type { TurnFailure } from "../backend_failures.ts";
 import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
@@ -239,7 +240,7 @@ export class ClaudeEngine implements Engine {
       );
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
-    if (plan.kind === "refused") return failedStart(plan.reason);
+    if (plan.kind === "refused") return failedStart(failureText(plan.problem));
     if (plan.kind !== "on") {
       const o = spec.options;
       const bash = delegateTools(this.#offered, o.allowedTools, o.disallowedTools).includes("Bash");

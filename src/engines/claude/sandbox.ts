@@ -17,6 +17,7 @@
  *   when cwd is a folder of projects, found by host_run_scan.ts); credential stores and the
  *   server's files are unreadable.
  */
+import { type FailureParts } from "../../errors.ts";
 import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { type HostRunScan, scanHostRun } from "../../guard/host_run_scan.ts";
@@ -57,7 +58,7 @@ export type ClaudeSandboxPlan =
   | { kind: "partial"; bwrap: string; why: string }
   /** Nothing but the permission rules: `why` says why, and what to install. */
   | { kind: "off"; why: string }
-  | { kind: "refused"; reason: string };
+  | { kind: "refused"; problem: FailureParts };
 
 /** Where the sandbox's programs are, looked up on the child's PATH as Claude Code does. */
 export interface SandboxTools {
@@ -112,9 +113,12 @@ export function planSandbox(
   if (mode === "required") {
     return {
       kind: "refused",
-      reason: `Cannot start Claude Code: the sandbox setting is "required" and its sandbox ` +
-        `would be ${short.why}. Install what is missing, or let delegates run with what this ` +
-        "machine has: ollama-delegate config --sandbox on",
+      problem: {
+        action: "Cannot start Claude Code",
+        facts: `the sandbox setting is "required" and its sandbox would be ${short.why}`,
+        advice: "Install what is missing, or let delegates run with what this machine has: " +
+          "ollama-delegate config --sandbox on",
+      },
     };
   }
   return short;

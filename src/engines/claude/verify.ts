@@ -12,6 +12,7 @@
  * dir is not mounted at all. Where the delegate's Bash ran unconfined (the sandbox setting
  * off, no bubblewrap), so do the commands, and the check says so.
  */
+import { failureText } from "../../errors.ts";
 import { lstatSync } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { join } from "node:path";
@@ -160,7 +161,7 @@ async function planCheck(
   env: Record<string, string>,
 ): Promise<Plan> {
   const sandbox = planSandbox(config.sandbox ?? "on", findSandboxTools(env), osPlatform);
-  if (sandbox.kind === "refused") return { kind: "refused", reason: sandbox.reason };
+  if (sandbox.kind === "refused") return { kind: "refused", reason: failureText(sandbox.problem) };
   if (sandbox.kind === "off") {
     return {
       kind: "unconfined",

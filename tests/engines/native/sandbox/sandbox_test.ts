@@ -212,8 +212,8 @@ Deno.test({
     );
     const refused = shellRunner("required", "");
     assert.equal(refused.kind, "refused");
-    assert.ok(refused.kind === "refused" && refused.reason.includes(INSTALL_BWRAP_HINT));
-    assert.match(refused.kind === "refused" ? refused.reason : "", /not installed/);
+    assert.ok(refused.kind === "refused" && refused.problem.advice === INSTALL_BWRAP_HINT);
+    assert.match(refused.kind === "refused" ? refused.problem.facts : "", /not installed/);
   },
 });
 
