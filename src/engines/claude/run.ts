@@ -63,7 +63,7 @@ import { type ConfineInput, type Confinement, confineTurn } from "./turn_confine
 import { verifyClaude } from "./verify.ts";
 import { findSandboxTools, planSandbox, shortPlanText } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges } from "../tree/turn_changes.ts";
-import { failedStart, judged, withUnrunCall } from "./outcome.ts";
+import { applyContextVerdict, failedStart, withUnrunCall } from "./outcome.ts";
 import { AskRelay, RELAY_TOOL } from "./ask_relay.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 
@@ -454,7 +454,11 @@ export class ClaudeEngine implements Engine {
           requests,
           loadedContext: await this.#loadedContext(spec.model, target),
         });
-        return withUnrunCall(verdict ? judged(outcome, verdict, sink) : outcome, tools, sink);
+        return withUnrunCall(
+          verdict ? applyContextVerdict(outcome, verdict, sink) : outcome,
+          tools,
+          sink,
+        );
       },
     );
     // Also when Claude Code could not be started, which settles nothing.
