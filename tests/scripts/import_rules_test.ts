@@ -144,7 +144,7 @@ Deno.test("a folder no layer holds, and an import out of src/, are named", () =>
   const found = planted((copy) => {
     mkdirSync(join(copy, "extras"));
     writeFileSync(join(copy, "extras", "x.ts"), "export const x = 1;\n");
-    add("jobs/store.ts", 'import "../support/scene.ts";')(copy);
+    add("jobs/store.ts", 'import "../../tests/support/scene.ts";')(copy);
   });
   assert.deepEqual(found.map((v) => [v.rule, v.file]).sort(), [
     ["no layer", "src/extras/x.ts"],
