@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChatClient } from "../src/backends/openai.ts";
+import { ChatClient } from "../src/backends/openai/chat.ts";
 import { NativeEngine } from "../src/engines/native/run.ts";
 import type { TurnSink } from "../src/engines/types.ts";
 import { resolveBackend } from "../src/settings/backends.ts";

@@ -16,8 +16,8 @@
  *   deno run -A bench/text_calls_bench.ts [--no-claude]
  */
 import process from "node:process";
-import { OllamaChatClient } from "../src/backends/ollama_chat.ts";
-import type { ChatMessage } from "../src/backends/openai.ts";
+import { OllamaChatClient } from "../src/backends/ollama/chat.ts";
+import type { ChatMessage } from "../src/backends/chat_types.ts";
 import { runLoop } from "../src/engines/native/loop.ts";
 import type { ToolName } from "../src/engines/native/tools/types.ts";
 import { findTextCalls } from "../src/engines/text_calls/find_calls.ts";

@@ -35,7 +35,7 @@ export const HOMES: readonly Home[] = [
   { name: "settleWithin", home: "src/platform/sleep.ts" },
   { name: "formatElapsed", home: "src/platform/duration.ts" },
   { name: "cutTo", home: "src/platform/text_cut.ts" },
-  { name: "parseShow", home: "src/backends/ollama.ts" },
+  { name: "parseShow", home: "src/backends/ollama/api.ts" },
   { name: "errorDetail", home: "src/backends/http_util.ts" },
   // The tests' own helpers (tests/support/): one git, one first-commit repository.
   { name: "git", home: "tests/support/git_repo.ts", covers: ["tests/"] },
@@ -43,7 +43,7 @@ export const HOMES: readonly Home[] = [
   { name: "tempDir", home: "tests/support/temp_dir.ts", covers: ["tests/", "bench/"] },
   { name: "withEmulator", home: "tests/support/emulator/emulator.ts", covers: ["tests/"] },
   { name: "streamedResponse", home: "tests/support/emulator/util.ts", covers: ["tests/"] },
-  { name: "modelContextLength", home: "src/backends/ollama.ts", use: "parseShow" },
+  { name: "modelContextLength", home: "src/backends/ollama/api.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
   { name: "DEFAULT_BACKEND_NAME", home: "src/settings/backends.ts", use: "DEFAULT_BACKEND" },

@@ -4,8 +4,9 @@
  * engine, `ollama_models`, the doctor and the endpoint probes ask a kind through this
  * (kinds.ts picks the kind's module), so none of them branches on the kind.
  */
-import type { LoadedModel } from "./ollama.ts";
-import type { ChatBackend, ChatClientOptions } from "./openai.ts";
+import type { LoadedModel } from "./ollama/api.ts";
+import type { ChatClientOptions } from "./chat_stream.ts";
+import type { ChatBackend } from "./chat_types.ts";
 
 /** One endpoint of a backend, as a client of its kind reaches it. */
 export interface BackendTarget {

@@ -66,7 +66,7 @@ async function build(
     { ModelCatalog },
     { RetiredModels },
   ] = await Promise.all([
-    import("../backends/ollama.ts"),
+    import("../backends/ollama/api.ts"),
     import("../engines/registry.ts"),
     import("./manager.ts"),
     import("./model_choice.ts"),

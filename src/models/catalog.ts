@@ -1,5 +1,5 @@
 import { DelegateError } from "../errors.ts";
-import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
+import { OllamaClient, type OllamaModel } from "../backends/ollama/api.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../settings/model_names.ts";
 import type { RetiredModels } from "./retired.ts";
 import type { Residency } from "../settings/types.ts";

@@ -1,6 +1,6 @@
 /** The engine, backend and model of a new job: each refusal is a JobError with its facts. */
 import assert from "node:assert/strict";
-import { OllamaClient } from "../../src/backends/ollama.ts";
+import { OllamaClient } from "../../src/backends/ollama/api.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
 import { ModelChoice, type ModelRequest } from "../../src/jobs/model_choice.ts";
 import { ModelCatalog } from "../../src/models/catalog.ts";

@@ -7,12 +7,12 @@
  * `tool_result` blocks of a user message; a streamed tool call arrives as a `content_block_start`
  * with its id and name and `input_json_delta` pieces of its arguments.
  */
-import { isObject } from "../platform/json_object.ts";
-import { sample } from "./bounded.ts";
-import type { ChatEffort, ChatMessage, ChatRequest } from "./chat_types.ts";
-import { StreamingChatClient } from "./chat_stream.ts";
-import { errorDetail, type Json, num } from "./http_util.ts";
-import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
+import { isObject } from "../../platform/json_object.ts";
+import { sample } from "../bounded.ts";
+import type { ChatEffort, ChatMessage, ChatRequest } from "../chat_types.ts";
+import { StreamingChatClient } from "../chat_stream.ts";
+import { errorDetail, type Json, num } from "../http_util.ts";
+import type { ReplyDraft, StreamEnd } from "../reply_draft.ts";
 
 /**
  * The reply's room when the caller sets none: the Messages API requires `max_tokens`, and the

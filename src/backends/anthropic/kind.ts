@@ -2,12 +2,12 @@
  * An Anthropic-compatible endpoint as a backend: any server of `POST /v1/messages` (vLLM, whose
  * docs have a Claude Code page; llama.cpp's llama-server; a LiteLLM proxy; Ollama too). The
  * claude engine points Claude Code at it; the native engine chats over the same Messages API
- * (messages_chat.ts). Its models and their context come from `/v1/models` and, for
+ * (chat.ts). Its models and their context come from `/v1/models` and, for
  * llama-server, `/props` (model_list.ts): these servers have no Ollama `/api/*`.
  */
-import type { BackendClient, BackendTarget, ChatOptions } from "./backend_client.ts";
-import { MessagesChatClient } from "./messages_chat.ts";
-import { listModels, modelEntries, servedContext } from "./model_list.ts";
+import type { BackendClient, BackendTarget, ChatOptions } from "../backend_client.ts";
+import { MessagesChatClient } from "./chat.ts";
+import { listModels, modelEntries, servedContext } from "../model_list.ts";
 
 export function anthropicBackend(target: BackendTarget): BackendClient {
   // Ollama's keep_alive means nothing here.

@@ -1,7 +1,7 @@
-import { errorDetail } from "./http_util.ts";
-import { isObject } from "../platform/json_object.ts";
-import { DelegateError, errorMessage } from "../errors.ts";
-import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
+import { errorDetail } from "../http_util.ts";
+import { isObject } from "../../platform/json_object.ts";
+import { DelegateError, errorMessage } from "../../errors.ts";
+import { readBounded, REPLY_LIMITS, sizeText } from "../bounded.ts";
 
 /** One entry of `GET /api/tags`, reduced to what we use. */
 export interface OllamaModel {

@@ -10,13 +10,13 @@
  * id), tool results go back as `{"role": "tool", "tool_name": ...}`, and the final object
  * carries `prompt_eval_count`/`eval_count` and durations in nanoseconds.
  */
-import { isObject } from "../platform/json_object.ts";
-import { sizeText } from "./bounded.ts";
-import type { ChatEffort, ChatMessage, ChatRequest, ChatTimings } from "./chat_types.ts";
-import { type ChatClientOptions, StreamingChatClient } from "./chat_stream.ts";
-import { errorDetail, type Json, num } from "./http_util.ts";
-import { ndjsonValues } from "./ndjson.ts";
-import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
+import { isObject } from "../../platform/json_object.ts";
+import { sizeText } from "../bounded.ts";
+import type { ChatEffort, ChatMessage, ChatRequest, ChatTimings } from "../chat_types.ts";
+import { type ChatClientOptions, StreamingChatClient } from "../chat_stream.ts";
+import { errorDetail, type Json, num } from "../http_util.ts";
+import { ndjsonValues } from "../ndjson.ts";
+import type { ReplyDraft, StreamEnd } from "../reply_draft.ts";
 
 export interface OllamaChatOptions extends ChatClientOptions {
   /**

@@ -3,10 +3,10 @@
  * APIs that sets the context per request), the model's context and capabilities from
  * `/api/show`, the context it is loaded with from `/api/ps`, its models from `/api/tags`.
  */
-import { failureFacts } from "../errors.ts";
-import type { BackendClient, BackendTarget, ChatOptions } from "./backend_client.ts";
-import { OllamaClient } from "./ollama.ts";
-import { OllamaChatClient } from "./ollama_chat.ts";
+import { failureFacts } from "../../errors.ts";
+import type { BackendClient, BackendTarget, ChatOptions } from "../backend_client.ts";
+import { OllamaClient } from "./api.ts";
+import { OllamaChatClient } from "./chat.ts";
 
 export function ollamaBackend(target: BackendTarget): BackendClient {
   const chat = ({ keepAlive, ...options }: ChatOptions) =>

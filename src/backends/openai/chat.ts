@@ -4,16 +4,16 @@
  * (chat_stream.ts). The API key is sent only to this client's own URL. What a backend sends
  * is read under REPLY_LIMITS.
  */
-import { isObject } from "../platform/json_object.ts";
-import { BackendReplyError, REPLY_LIMITS, type ReplyLimits, sample } from "./bounded.ts";
-import type { ChatEffort, ChatRequest } from "./chat_types.ts";
-import { StreamingChatClient } from "./chat_stream.ts";
-import { errorDetail, type Json, num, parseJson } from "./http_util.ts";
-import type { ReplyDraft, StreamEnd } from "./reply_draft.ts";
+import { isObject } from "../../platform/json_object.ts";
+import { BackendReplyError, REPLY_LIMITS, type ReplyLimits, sample } from "../bounded.ts";
+import type { ChatEffort, ChatRequest } from "../chat_types.ts";
+import { StreamingChatClient } from "../chat_stream.ts";
+import { errorDetail, type Json, num, parseJson } from "../http_util.ts";
+import type { ReplyDraft, StreamEnd } from "../reply_draft.ts";
 
-export * from "./chat_types.ts";
-export { type ChatClientOptions, endpointFailure, MAX_ATTEMPTS } from "./chat_stream.ts";
-export { parseRetryAfter } from "./http_util.ts";
+export * from "../chat_types.ts";
+export { type ChatClientOptions, endpointFailure, MAX_ATTEMPTS } from "../chat_stream.ts";
+export { parseRetryAfter } from "../http_util.ts";
 export { BackendReplyError, REPLY_LIMITS, type ReplyLimits };
 
 /**

@@ -3,9 +3,9 @@
  * chat completions, and everything else it says about itself from `/v1/models` (the models,
  * a model's context window where the server reports one).
  */
-import type { BackendClient, BackendTarget, ChatOptions } from "./backend_client.ts";
-import { listModels } from "./model_list.ts";
-import { ChatClient } from "./openai.ts";
+import type { BackendClient, BackendTarget, ChatOptions } from "../backend_client.ts";
+import { listModels } from "../model_list.ts";
+import { ChatClient } from "./chat.ts";
 
 export function openaiBackend(target: BackendTarget): BackendClient {
   // Ollama's keep_alive means nothing here.

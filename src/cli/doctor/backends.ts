@@ -3,7 +3,7 @@
  * endpoint of a backend (or of the default Ollama) that is a pool.
  */
 import { backendClient } from "../../backends/kinds.ts";
-import { OllamaClient } from "../../backends/ollama.ts";
+import { OllamaClient } from "../../backends/ollama/api.ts";
 import { sameModel } from "../../settings/model_names.ts";
 import { type BackendSpec, endpointsOf, type EndpointSpec } from "../../settings/types.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./check.ts";

@@ -2,7 +2,7 @@
  * `doctor` checks of the Ollama endpoint: reachable, models, default model, context, retired.
  * The context check is in ollama_context.ts.
  */
-import { OllamaClient, type OllamaModel } from "../../backends/ollama.ts";
+import { OllamaClient, type OllamaModel } from "../../backends/ollama/api.ts";
 import { errorMessage, failureFacts, isDelegateError } from "../../errors.ts";
 import { isCloud, ModelCatalog } from "../../models/catalog.ts";
 import { sameModel } from "../../settings/model_names.ts";

@@ -4,7 +4,7 @@
  * Model names and Ollama's errors are the backend's words: escaped (platform/plain_text.ts)
  * before the table is sized.
  */
-import { OllamaClient } from "../../backends/ollama.ts";
+import { OllamaClient } from "../../backends/ollama/api.ts";
 import { errorMessage } from "../../errors.ts";
 import { isCloud } from "../../models/catalog.ts";
 import { loadedContextIn, loadedModels } from "../../models/loaded_context.ts";

@@ -5,10 +5,10 @@
  * says about its models and their context, and its errors in its own words.
  */
 import assert from "node:assert/strict";
-import { anthropicBackend } from "../../src/backends/kind_anthropic.ts";
-import { messagesBody } from "../../src/backends/messages_chat.ts";
-import { ChatHttpError } from "../../src/backends/chat_types.ts";
-import { startOllamaEmulator } from "../support/emulator/emulator.ts";
+import { anthropicBackend } from "../../../src/backends/anthropic/kind.ts";
+import { messagesBody } from "../../../src/backends/anthropic/chat.ts";
+import { ChatHttpError } from "../../../src/backends/chat_types.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 
 const MODEL = "Qwen/Qwen3-Coder-30B-A3B-Instruct";
 const ABORT = new AbortController().signal;

@@ -1,7 +1,7 @@
 /** OllamaClient (`/api/*`) against a hostile backend: bodies are read under caps; the /api/show reader. */
 import assert from "node:assert/strict";
-import { OllamaClient, OllamaHttpError, parseShow } from "../../src/backends/ollama.ts";
-import { startHostileBackend } from "../support/hostile_backend.ts";
+import { OllamaClient, OllamaHttpError, parseShow } from "../../../src/backends/ollama/api.ts";
+import { startHostileBackend } from "../../support/hostile_backend.ts";
 
 const MiB = 1024 * 1024;
 

@@ -2,23 +2,23 @@
  * OllamaChatClient against the Ollama emulator's native `/api/chat` (and bare servers for
  * what the emulator never does): the contract of ChatClient on the native wire.
  */
-import { withEmulator } from "../support/emulator/emulator.ts";
+import { withEmulator } from "../../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
+import { MAX_ATTEMPTS } from "../../../src/backends/chat_stream.ts";
 import {
   ChatHttpError,
   type ChatMessage,
   type ChatRequest,
   ConnectionError,
-  MAX_ATTEMPTS,
-} from "../../src/backends/openai.ts";
-import { BackendReplyError } from "../../src/backends/bounded.ts";
+} from "../../../src/backends/chat_types.ts";
+import { BackendReplyError } from "../../../src/backends/bounded.ts";
 import {
   keepAliveValue,
   nativeMessages,
   OllamaChatClient,
   type OllamaChatOptions,
   thinkValue,
-} from "../../src/backends/ollama_chat.ts";
+} from "../../../src/backends/ollama/chat.ts";
 
 type Json = Record<string, unknown>;
 

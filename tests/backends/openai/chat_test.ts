@@ -1,4 +1,4 @@
-import { withEmulator } from "../support/emulator/emulator.ts";
+import { withEmulator } from "../../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
 import {
   ChatClient,
@@ -8,9 +8,9 @@ import {
   ConnectionError,
   MAX_ATTEMPTS,
   parseRetryAfter,
-} from "../../src/backends/openai.ts";
-import { sseEvents } from "../../src/backends/sse.ts";
-import { startOllamaEmulator } from "../support/emulator/emulator.ts";
+} from "../../../src/backends/openai/chat.ts";
+import { sseEvents } from "../../../src/backends/sse.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 
 type Json = Record<string, unknown>;
 

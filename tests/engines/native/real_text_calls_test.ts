@@ -6,8 +6,8 @@
  * only mentions tool syntax (the labelled corpus's non-calls) runs nothing.
  */
 import assert from "node:assert/strict";
-import { OllamaChatClient } from "../../../src/backends/ollama_chat.ts";
-import type { ChatMessage } from "../../../src/backends/openai.ts";
+import { OllamaChatClient } from "../../../src/backends/ollama/chat.ts";
+import type { ChatMessage } from "../../../src/backends/chat_types.ts";
 import { runLoop } from "../../../src/engines/native/loop.ts";
 import type { ToolName } from "../../../src/engines/native/tools/types.ts";
 import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
