@@ -4,7 +4,6 @@
  * engine, `ollama_models`, the doctor and the endpoint probes ask a kind through this
  * (kinds.ts picks the kind's module), so none of them branches on the kind.
  */
-import type { LoadedModel } from "./ollama/api.ts";
 import type { ChatClientOptions } from "./chat_stream.ts";
 import type { ChatBackend } from "./chat_types.ts";
 
@@ -23,6 +22,15 @@ export type ChatOptions = Omit<ChatClientOptions, "baseUrl" | "apiKey" | "label"
   /** Ollama's `keep_alive` for the model; kinds without the idea ignore it. */
   keepAlive?: string;
 };
+
+/**
+ * A model a server has in memory (Ollama's `GET /api/ps`), with the context it was loaded with
+ * (`context_length`, newer Ollama).
+ */
+export interface LoadedModel {
+  name: string;
+  contextLength?: number;
+}
 
 /** The chat client of one turn and what its endpoint said about the model. */
 export interface EndpointModel {

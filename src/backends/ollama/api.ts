@@ -2,6 +2,7 @@ import { errorDetail } from "../http_util.ts";
 import { isObject } from "../../platform/json_object.ts";
 import { DelegateError, errorMessage } from "../../errors.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "../bounded.ts";
+import type { LoadedModel } from "../backend_client.ts";
 
 /** One entry of `GET /api/tags`, reduced to what we use. */
 export interface OllamaModel {
@@ -22,13 +23,6 @@ export interface ShowInfo {
   parentModel?: string;
   /** A cloud stub: `remote_host` is set. */
   remote?: boolean;
-}
-
-/** One entry of `GET /api/ps`: a model in memory. */
-export interface LoadedModel {
-  name: string;
-  /** The context it was loaded with (`context_length`, newer Ollama). */
-  contextLength?: number;
 }
 
 /** A non-2xx answer from Ollama, with its `error` text. */
