@@ -56,8 +56,11 @@ export type ClaudeSandboxPlan =
    * jail's files but have the network. `why` is the reply's `sandbox:` text.
    */
   | { kind: "partial"; bwrap: string; why: string }
-  /** Nothing but the permission rules: `why` says why, and what to install. */
-  | { kind: "off"; why: string }
+  /**
+   * Nothing but the permission rules: `why`, "off (<reason>)", says why and what to install;
+   * a check's evidence shows the reason alone ("unconfined: <reason>").
+   */
+  | { kind: "off"; why: string; reason: string }
   | { kind: "refused"; problem: FailureParts };
 
 /** Where the sandbox's programs are, looked up on the child's PATH as Claude Code does. */
@@ -88,19 +91,15 @@ export function planSandbox(
   tools: SandboxTools,
   platform: string,
 ): ClaudeSandboxPlan {
-  if (mode === "off") return { kind: "off", why: "off (the sandbox setting is off)" };
+  if (mode === "off") return off("the sandbox setting is off");
   let short: ClaudeSandboxPlan;
   if (platform !== "linux") {
-    short = {
-      kind: "off",
-      why: `off (delegates are confined only on Linux; this is ${platform}: commands run as ` +
-        "you, held only by Claude Code's permission mode)",
-    };
+    short = off(
+      `delegates are confined only on Linux; this is ${platform}: commands run as you, held ` +
+        "only by Claude Code's permission mode",
+    );
   } else if (!tools.bwrap) {
-    short = {
-      kind: "off",
-      why: `off (bubblewrap is missing, so commands and file tools run as you: ${INSTALL})`,
-    };
+    short = off(`bubblewrap is missing, so commands and file tools run as you: ${INSTALL}`);
   } else if (!tools.socat) {
     short = {
       kind: "partial",
@@ -122,6 +121,10 @@ export function planSandbox(
     };
   }
   return short;
+}
+
+function off(reason: string): Extract<ClaudeSandboxPlan, { kind: "off" }> {
+  return { kind: "off", why: `off (${reason})`, reason };
 }
 
 /**

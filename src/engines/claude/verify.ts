@@ -105,7 +105,7 @@ type Run = (
 /** How the commands run here: in the jail, unconfined (and why), or not at all (and why). */
 type Plan =
   | { kind: "jail"; run: Run; release: () => Promise<void> }
-  | { kind: "unconfined"; run: Run; why: string }
+  | { kind: "unconfined"; run: Run; reason: string }
   | { kind: "refused"; reason: string };
 
 export async function verifyClaude(
@@ -146,9 +146,7 @@ export async function verifyClaude(
     result = {
       passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
       runs,
-      ...(plan.kind === "unconfined"
-        ? { confinement: `unconfined: ${plan.why.replace(/^off \((.*)\)$/s, "$1")}` }
-        : {}),
+      ...(plan.kind === "unconfined" ? { confinement: `unconfined: ${plan.reason}` } : {}),
     };
   }
   await noteInStream(spec, result.runs);
@@ -165,7 +163,7 @@ async function planCheck(
   if (sandbox.kind === "off") {
     return {
       kind: "unconfined",
-      why: sandbox.why,
+      reason: sandbox.reason,
       run: (command, rest) => runCommand({ ...rest, ...shellCommand(command) }),
     };
   }

@@ -127,9 +127,6 @@ async function runChecks(
   return {
     passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
     runs,
-    // "off (why)": the reason alone reads "[unconfined: why]".
-    ...(runner.kind === "unconfined"
-      ? { confinement: `unconfined: ${runner.why.replace(/^off \((.*)\)$/s, "$1")}` }
-      : {}),
+    ...(runner.kind === "unconfined" ? { confinement: `unconfined: ${runner.reason}` } : {}),
   };
 }

@@ -50,8 +50,11 @@ export interface BwrapRunner {
 /** Where the shell runs, or why it cannot. */
 export type ShellRunner =
   | BwrapRunner
-  /** No sandbox: `why` is the reply's `sandbox:` text. */
-  | { kind: "unconfined"; why: string }
+  /**
+   * No sandbox: `why` is the reply's `sandbox:` text, "off (<reason>)", built from `reason`,
+   * which a check's evidence shows alone ("unconfined: <reason>").
+   */
+  | { kind: "unconfined"; why: string; reason: string }
   /** The sandbox setting is "required" and cannot be met: the parts of the refusal. */
   | { kind: "refused"; problem: FailureParts };
 
@@ -77,12 +80,12 @@ export function shellRunner(
   bwrap: string | undefined = findBwrap(),
   options: { limits?: SandboxLimits; runDir?: string } = {},
 ): ShellRunner {
-  if (mode === "off") return { kind: "unconfined", why: "off (the sandbox setting is off)" };
-  let missing: { why: string; refused: FailureParts } | undefined;
+  if (mode === "off") return unconfined("the sandbox setting is off");
+  let missing: { reason: string; refused: FailureParts } | undefined;
   if (!isLinux) {
     missing = {
-      why: `off (the native engine's sandbox, bubblewrap, exists only on Linux; this is ` +
-        `${process.platform}: commands run as you)`,
+      reason: `the native engine's sandbox, bubblewrap, exists only on Linux; this is ` +
+        `${process.platform}: commands run as you`,
       refused: {
         facts: "Bash is refused: the native engine's sandbox (bubblewrap) exists only on " +
           'Linux, and the sandbox setting is "required"',
@@ -92,8 +95,8 @@ export function shellRunner(
     };
   } else if (!bwrap) {
     missing = {
-      why: "off (bubblewrap is missing, so commands run as you: apt install bubblewrap, " +
-        "dnf install bubblewrap, pacman -S bubblewrap)",
+      reason: "bubblewrap is missing, so commands run as you: apt install bubblewrap, " +
+        "dnf install bubblewrap, pacman -S bubblewrap",
       refused: {
         facts: `Bash is refused: bubblewrap (bwrap) is not installed, and the sandbox setting ` +
           `is "required"`,
@@ -106,5 +109,9 @@ export function shellRunner(
   // reply says so (`sandbox:`); "required" refuses them instead.
   return mode === "required"
     ? { kind: "refused", problem: missing.refused }
-    : { kind: "unconfined", why: missing.why };
+    : unconfined(missing.reason);
+}
+
+function unconfined(reason: string): Extract<ShellRunner, { kind: "unconfined" }> {
+  return { kind: "unconfined", why: `off (${reason})`, reason };
 }
