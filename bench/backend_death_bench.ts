@@ -13,7 +13,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir, until } from "../tests/support/harness.ts";
-import type { OllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import type { OllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { startScene } from "../tests/support/scene.ts";
 import { benchArg, median, QUICK } from "./support/common.ts";
 

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, field, startServer, tempDir, until } from "../tests/support/harness.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { benchArg, median } from "./support/common.ts";
 
 const runs = Number(benchArg(0, "3", "1"));

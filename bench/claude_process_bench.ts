@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { CLAUDE_BIN, field, startServer, tempDir, until } from "../tests/support/harness.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { benchArg, median, QUICK } from "./support/common.ts";
 
 const runs = Number(benchArg(0, "3", "1"));

@@ -11,8 +11,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "../src/backends/chat_types.ts";
-import { nativeMessages } from "../src/backends/ollama_chat.ts";
-import { type RecordedRequest, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { nativeMessages } from "../src/backends/ollama/chat.ts";
+import { type RecordedRequest, startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 
 type Json = Record<string, unknown>;

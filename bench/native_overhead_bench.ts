@@ -7,11 +7,11 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChatClient } from "../src/backends/openai.ts";
+import { ChatClient } from "../src/backends/openai/chat.ts";
 import { NativeEngine } from "../src/engines/native/run.ts";
 import type { TurnSink } from "../src/engines/types.ts";
 import { resolveBackend } from "../src/settings/backends.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { tempDir } from "../tests/support/harness.ts";
 import { benchArg, median } from "./support/common.ts";
 

@@ -5,7 +5,7 @@
  *
  *   deno run -A bench/native_tokens_bench.ts
  */
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 
 const task = "@reply done\nList the files in this directory and say how many there are.";

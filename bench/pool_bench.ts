@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { endpointFigures, stayedShare } from "../src/jobs/endpoints/endpoint_figures.ts";
 import type { JobRecord } from "../src/jobs/record.ts";
 import { field, startServer, tempDir, type TestServer } from "../tests/support/harness.ts";
-import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { median, QUICK } from "./support/common.ts";
 import { type ProxyMode, startSessionProxy } from "../tests/support/session_proxy.ts";
 

@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, tempDir } from "../tests/support/harness.ts";
-import { type ChatRequestView, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { type ChatRequestView, startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { benchArg, median } from "./support/common.ts";
 
 const runs = Number(benchArg(0, "3", "1"));

@@ -4,7 +4,7 @@
  * what is measured is our server. Run: deno run -A bench/status_bench.ts
  */
 import { field, startServer } from "../tests/support/harness.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { fakeClaudeBin, median, QUICK } from "./support/common.ts";
 
 const JOBS = QUICK ? 2 : 50;

@@ -20,7 +20,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import { field, startServer } from "../tests/support/harness.ts";
 import { startInProcessServer } from "../tests/support/in_process_scene.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { benchArg, fakeClaudeBin, rssMiB } from "./support/common.ts";
 
 const megabytes = Number(benchArg(0, "200", "2"));

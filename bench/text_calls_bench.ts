@@ -16,12 +16,12 @@
  *   deno run -A bench/text_calls_bench.ts [--no-claude]
  */
 import process from "node:process";
-import { OllamaChatClient } from "../src/backends/ollama_chat.ts";
-import type { ChatMessage } from "../src/backends/openai.ts";
+import { OllamaChatClient } from "../src/backends/ollama/chat.ts";
+import type { ChatMessage } from "../src/backends/chat_types.ts";
 import { runLoop } from "../src/engines/native/loop.ts";
 import type { ToolName } from "../src/engines/native/tools/types.ts";
 import { findTextCalls } from "../src/engines/text_calls/find_calls.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { REAL_TEXT_CALLS, renamedText } from "../tests/support/real_text_calls.ts";
 import { CORPUS_TOOLS, TEXT_CALL_CORPUS } from "../tests/support/text_call_corpus.ts";
 import { field, tempDir } from "../tests/support/harness.ts";

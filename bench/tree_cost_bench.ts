@@ -24,7 +24,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
-import { startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { makeTree, type TreeShape } from "../tests/support/trees.ts";
 import { median, QUICK } from "./support/common.ts";
 import { collectGuardIdentities } from "../src/guard/identities.ts";

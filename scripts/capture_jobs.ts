@@ -29,7 +29,7 @@ import {
   type TestServer,
   until,
 } from "../tests/support/harness.ts";
-import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/ollama_emulator.ts";
+import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { cliArgv } from "../tests/cli/jobs_support.ts";
 import { startOnPty } from "../tests/cli/pty_support.ts";
 import { ansiToSvg } from "./ansi_svg.ts";

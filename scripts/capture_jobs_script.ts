@@ -10,8 +10,8 @@ import type {
   ChatToolCallSpec,
   MessagesRequestView,
   Reply,
-} from "../tests/support/ollama_emulator.ts";
-import { toolResultsOf } from "../tests/support/ollama_emulator_messages_script.ts";
+} from "../tests/support/emulator/emulator.ts";
+import { toolResultsOf } from "../tests/support/emulator/messages_script.ts";
 
 export const PROJECT_FILES: Record<string, string> = {
   "src/duration.ts": `/** "90s", "5m" or "2h" in milliseconds. */

@@ -4,8 +4,8 @@
  * engine, `ollama_models`, the doctor and the endpoint probes ask a kind through this
  * (kinds.ts picks the kind's module), so none of them branches on the kind.
  */
-import type { LoadedModel } from "./ollama.ts";
-import type { ChatBackend, ChatClientOptions } from "./openai.ts";
+import type { ChatClientOptions } from "./chat_stream.ts";
+import type { ChatBackend } from "./chat_types.ts";
 
 /** One endpoint of a backend, as a client of its kind reaches it. */
 export interface BackendTarget {
@@ -22,6 +22,15 @@ export type ChatOptions = Omit<ChatClientOptions, "baseUrl" | "apiKey" | "label"
   /** Ollama's `keep_alive` for the model; kinds without the idea ignore it. */
   keepAlive?: string;
 };
+
+/**
+ * A model a server has in memory (Ollama's `GET /api/ps`), with the context it was loaded with
+ * (`context_length`, newer Ollama).
+ */
+export interface LoadedModel {
+  name: string;
+  contextLength?: number;
+}
 
 /** The chat client of one turn and what its endpoint said about the model. */
 export interface EndpointModel {
@@ -46,6 +55,7 @@ export type Identity =
   }
   | {
     ok: false;
+    /** What went wrong, without advice: the doctor words its own for each backend. */
     summary: string;
     /** It refused the credentials (HTTP 401 or 403). */
     rejected?: boolean;

@@ -1,6 +1,6 @@
 /**
- * What the chat clients share, whatever the wire format (server-sent events in openai.ts,
- * Ollama's NDJSON in ollama_chat.ts): one POST per attempt, retries of 429/5xx, broken
+ * What the chat clients share, whatever the wire format (server-sent events in openai/chat.ts,
+ * Ollama's NDJSON in ollama/chat.ts): one POST per attempt, retries of 429/5xx, broken
  * connections and cut streams with backoff and Retry-After, abort handling, error
  * classification, and every body read under the same caps (REPLY_LIMITS).
  */

@@ -1,7 +1,7 @@
 /**
  * The backend kinds, by name: the one place that knows which module speaks which API. A new
- * kind is its module (a BackendClient over a StreamingChatClient, chat_stream.ts) and its
- * entry here, registered through registerBackendKind as the product's are; a kind of the
+ * kind is its folder (`<kind>/kind.ts`, a BackendClient over a StreamingChatClient of
+ * chat_stream.ts) and its entry here, registered through registerBackendKind as the product's are; a kind of the
  * product also has its name in BACKEND_KINDS (settings/types.ts), which settings accept.
  */
 import type { BackendKind } from "../settings/types.ts";
@@ -73,7 +73,7 @@ const PRODUCT: Record<BackendKind, BackendKindEntry> = {
       refusedHint: `Cloud models need "ollama signin"`,
       messages: true,
     },
-    load: async () => (await import("./kind_ollama.ts")).ollamaBackend,
+    load: async () => (await import("./ollama/kind.ts")).ollamaBackend,
   },
   openai: {
     probePath: "/v1/models",
@@ -86,7 +86,7 @@ const PRODUCT: Record<BackendKind, BackendKindEntry> = {
       messages: false,
       metricsPath: "/metrics",
     },
-    load: async () => (await import("./kind_openai.ts")).openaiBackend,
+    load: async () => (await import("./openai/kind.ts")).openaiBackend,
   },
   // Any server of Anthropic's Messages API: vLLM (its docs' Claude Code page), llama.cpp's
   // llama-server, a LiteLLM proxy. No `/api/*`: probed, listed and sized through `/v1/models`.
@@ -101,7 +101,7 @@ const PRODUCT: Record<BackendKind, BackendKindEntry> = {
       messages: true,
       metricsPath: "/metrics",
     },
-    load: async () => (await import("./kind_anthropic.ts")).anthropicBackend,
+    load: async () => (await import("./anthropic/kind.ts")).anthropicBackend,
   },
 };
 for (const [name, entry] of Object.entries(PRODUCT)) registerBackendKind(name, entry);

@@ -1,7 +1,7 @@
 /**
  * One reply as its stream is read, whatever the wire format: its text, its tool calls and how
  * it ended, each part under the reply's caps. The chat clients fill it from their events
- * (openai.ts, ollama_chat.ts); chat_stream.ts turns it into the reply, or into the error of a
+ * (openai/chat.ts, ollama/chat.ts); chat_stream.ts turns it into the reply, or into the error of a
  * stream that ended early or reported one.
  */
 import { type ReplyLimits, sizeText } from "./bounded.ts";

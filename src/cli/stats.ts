@@ -4,7 +4,7 @@
  * rounds, tokens and cost per verified success, wall time.
  */
 import { parseArgs } from "node:util";
-import { readLedger } from "../jobs/ledger/ledger.ts";
+import { readQualityLedger } from "../jobs/ledger/ledger.ts";
 import { filterEntries, groupStats } from "../jobs/ledger/stats.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { statsTable } from "../jobs/ledger/stats_report.ts";
@@ -57,7 +57,7 @@ export async function statsMain(argv: string[], io: CliIo = processIo()): Promis
     const resolved = loadSettings({ env: io.env, cwd: io.cwd, home: io.home });
     for (const line of formatProblems(resolved.problems)) io.err(`ollama-delegate: ${line}`);
     const stateDir = resolved.settings.stateDir;
-    const ledger = await readLedger(stateDir);
+    const ledger = await readQualityLedger(stateDir);
     const repo = values.all ? undefined : await repoIdOf(io.cwd);
     const entries = filterEntries(ledger.entries, {
       ...(repo !== undefined ? { repo } : {}),

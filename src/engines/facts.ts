@@ -4,6 +4,7 @@
  * carries, and what `doctor --probe` needs of it. The doctor, the probe and `ollama_models`
  * ask each engine through the engine table (registry.ts `engineFacts`), never its folder.
  */
+import type { FailureParts } from "../errors.ts";
 import type { Settings } from "../settings/types.ts";
 
 /** What an engine's facts are worked out from. */
@@ -23,15 +24,21 @@ export type SandboxPlan =
   | { kind: "on"; tools: Readonly<Record<string, string>> }
   /** Less confined or not at all, and the delegates still run: `why` is what replies say. */
   | { kind: "off"; why: string }
-  /** The sandbox setting is "required" and cannot be met here: the engine refuses to run. */
-  | { kind: "refused"; reason: string };
+  /**
+   * The sandbox setting is "required" and cannot be met here: the engine refuses to run, in
+   * parts (what is missing, what to do) that a reply words whole and `doctor` apart.
+   */
+  | { kind: "refused"; problem: FailureParts };
 
 /** What a sandboxed trivial command showed: the sandbox works here, or why not. */
 export interface SandboxTrial {
   ok: boolean;
+  /** What was found, without advice. */
   detail: string;
   /** It ran, but unconfined (the sandbox cannot be had here and is not required). */
   unconfined?: true;
+  /** What the user can do: when it did not run, or ran unconfined. */
+  advice?: string;
 }
 
 /** What every request of an engine carries before the task. */
@@ -86,8 +93,6 @@ export interface EngineFacts {
   childEnv?(model: string): Record<string, string>;
   /** How delegates' commands are confined here. */
   sandbox: SandboxPlan;
-  /** What to install to confine them, for advice. */
-  sandboxInstall?: string;
   /** Runs a trivial command confined as a delegate's are: proof that the sandbox works here. */
   trySandbox?(): Promise<SandboxTrial>;
   /**

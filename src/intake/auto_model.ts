@@ -5,7 +5,7 @@
  * local` the models and ledger entries that would leave this machine are not candidates.
  */
 import { type Route, routeByRecord } from "../jobs/auto_route.ts";
-import { ADHOC, readLedger } from "../jobs/ledger/ledger.ts";
+import { ADHOC, readQualityLedger } from "../jobs/ledger/ledger.ts";
 import { DEFAULT_BACKEND } from "../settings/backends.ts";
 import { sameModel } from "../settings/model_names.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
@@ -28,7 +28,7 @@ export async function autoRoute(
     name === DEFAULT_BACKEND || !settings.backends[name] ? undefined : name;
   const entries = [];
   for (
-    const e of (await readLedger(stateDir)).entries.filter((e) =>
+    const e of (await readQualityLedger(stateDir)).entries.filter((e) =>
       e.repo === job.repo && e.agent === agent && e.engine === job.engine
     )
   ) {

@@ -12,6 +12,7 @@ import { projectFallback } from "../agents/project_limits.ts";
 import type { NewTurn } from "../jobs/manager.ts";
 import { repoIdOf } from "../jobs/repo_id.ts";
 import { residentFallbacks } from "../jobs/residency.ts";
+import { problemReason } from "../settings/load.ts";
 import { AUTO, autoRoute } from "./auto_model.ts";
 import { requestChecks } from "./checks.ts";
 import { allowedDir, allowedDirs, existingFiles } from "./inputs.ts";
@@ -157,6 +158,8 @@ function projectDefaultNotes(host: IntakeHost, model: string): string[] {
   return host.resolved.problems
     .filter((p) => p.layer === "project" && p.key === "defaultModel")
     .map((p) =>
-      `the project file ${p.where} sets defaultModel ${p.reason}; this job runs on "${model}"`
+      `the project file ${p.where} sets defaultModel ${
+        problemReason(p)
+      }; this job runs on "${model}"`
     );
 }

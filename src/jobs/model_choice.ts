@@ -50,17 +50,13 @@ export class ModelChoice {
 
   constructor(
     private readonly settings:
-      & Pick<Settings, "baseUrl" | "backends" | "defaultModel" | "allowedModels">
-      & Partial<Pick<Settings, "baseUrls" | "residency">>,
+      & Pick<Settings, "baseUrl" | "defaultModel" | "allowedModels">
+      & Partial<Pick<Settings, "residency">>,
     private readonly catalog: ModelCatalog,
-    env: Record<string, string | undefined>,
+    /** The job layer's one table (backendTable), which the endpoint placer resolves in too. */
+    backends: BackendTable,
   ) {
-    this.#backends = {
-      baseUrl: settings.baseUrl,
-      ...(settings.baseUrls ? { baseUrls: settings.baseUrls } : {}),
-      backends: settings.backends,
-      env,
-    };
+    this.#backends = backends;
   }
 
   /** A native backend by name, its key looked up; undefined = the Ollama at baseUrl. */
@@ -70,7 +66,7 @@ export class ModelChoice {
 
   /** The backends the user configured (the default Ollama not among them unless named). */
   configuredBackends(): ResolvedBackend[] {
-    return backendNames(this.#backends).filter((n) => this.settings.backends[n])
+    return backendNames(this.#backends).filter((n) => Object.hasOwn(this.#backends.backends, n))
       .map((n) => this.backend(n)!);
   }
 

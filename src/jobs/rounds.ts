@@ -23,7 +23,7 @@ import type { JobStore } from "./store.ts";
 import { addSpent, budgetExceeded, type Spent } from "./spend/budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
 import { CheckWatch } from "./checks/check_watch.ts";
-import { combined, runTurn } from "./turn_attempts.ts";
+import { combineOutcomes, runTurn } from "./turn_attempts.ts";
 import {
   checkLog,
   failingCount,
@@ -153,7 +153,7 @@ export async function runRounds(
       deps.store,
       spent,
     );
-    outcome = combined(outcome, next);
+    outcome = combineOutcomes(outcome, next);
     before = outcome.usage;
     if (!next.ok || live.stopReason) continue;
     const after = await treeFingerprint(roots);

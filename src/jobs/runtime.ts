@@ -11,7 +11,7 @@ import type { ModelChoice } from "./model_choice.ts";
 import type { JobStore } from "./store.ts";
 import type { PermissionAsker } from "./permission_asks.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
-import { defaultOllamaUrls } from "../settings/backends.ts";
+import { backendTable, defaultOllamaUrls } from "../settings/backends.ts";
 import { startTelemetry } from "../telemetry/telemetry.ts";
 import type { Settings } from "../settings/types.ts";
 
@@ -66,7 +66,7 @@ async function build(
     { ModelCatalog },
     { RetiredModels },
   ] = await Promise.all([
-    import("../backends/ollama.ts"),
+    import("../backends/ollama/api.ts"),
     import("../engines/registry.ts"),
     import("./manager.ts"),
     import("./model_choice.ts"),
@@ -78,19 +78,13 @@ async function build(
   // Off, and nothing of OpenTelemetry loaded, unless the environment configures it.
   const telemetry = await startTelemetry(setup.env, log);
   const store = new JobStore(s.stateDir);
+  // One table of backends for the whole job layer: model choice and turn placement.
+  const backends = backendTable(s, setup.env);
   const retired = new RetiredModels(s.stateDir);
   const manager = new JobManager(store, createEngines(setup), {
     jobTimeoutMs: s.jobTimeoutMs,
     maxConcurrent: s.maxConcurrent,
-    // Each endpoint's limit: maxConcurrent on each of the default Ollama's, a backend's own
-    // (or its endpoint's) on the others.
-    pools: {
-      baseUrl: s.baseUrl,
-      baseUrls: s.baseUrls,
-      defaultLimit: s.maxConcurrent,
-      backends: s.backends,
-      env: setup.env,
-    },
+    pools: backends,
     // Every server of the user shares each endpoint's limit through the state dir.
     slotsDir: join(s.stateDir, ".slots"),
     log,
@@ -110,7 +104,7 @@ async function build(
     store,
     manager,
     catalog,
-    models: new ModelChoice(s, catalog, setup.env),
+    models: new ModelChoice(s, catalog, backends),
     facts: (engine) => engineFacts(engine, setup),
   };
 }

@@ -61,7 +61,7 @@ export async function runTurn(
     spec = { ...spec, model: next, resume: spec.resume || record.sessionCreated };
     const earlier = outcome.usage;
     const more = spent && ((s: Spent) => spent(addSpent(earlier, s)));
-    outcome = combined(outcome, await attempt(live, engine, spec, sink, more));
+    outcome = combineOutcomes(outcome, await attempt(live, engine, spec, sink, more));
   }
   return outcome;
 }
@@ -122,7 +122,7 @@ async function attempt(
 }
 
 /** Two outcomes as one: the later one's answer, the usage and denials of both. */
-export function combined(a: TurnOutcome, b: TurnOutcome): TurnOutcome {
+export function combineOutcomes(a: TurnOutcome, b: TurnOutcome): TurnOutcome {
   const usage = sumUsage(a.usage, b.usage);
   return {
     ...b,

@@ -1,5 +1,5 @@
 import { DelegateError } from "../errors.ts";
-import { OllamaClient, type OllamaModel } from "../backends/ollama.ts";
+import { OllamaClient, type OllamaModel } from "../backends/ollama/api.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../settings/model_names.ts";
 import type { RetiredModels } from "./retired.ts";
 import type { Residency } from "../settings/types.ts";
@@ -111,38 +111,42 @@ export class ModelCatalog {
     const { models } = await this.#fetch();
     const model = requested?.trim() || this.policy.defaultModel || this.#pickDefault(models);
     if (!this.isAllowed(model)) {
-      throw new DelegateError(
-        `Cannot start job: model "${model}" is not in the allowed list ` +
-          `(${this.policy.allowedModels.join(", ")}). Use one of those; only the user can ` +
-          `change the list, from a terminal (ollama-delegate config --allow ...)`,
-      );
+      throw new DelegateError({
+        action: "Cannot start job",
+        facts: `model "${model}" is not in the allowed list ` +
+          `(${this.policy.allowedModels.join(", ")})`,
+        advice: "Use one of those; only the user can change the list, from a terminal " +
+          "(ollama-delegate config --allow ...)",
+      });
     }
     const mark = this.retired.get(model);
     if (mark) {
-      throw new DelegateError(
-        `Cannot start job: model "${model}" was retired by Ollama (${mark.text}). Pick another ` +
-          `model; see ollama_models`,
-      );
+      throw new DelegateError({
+        action: "Cannot start job",
+        facts: `model "${model}" was retired by Ollama (${mark.text})`,
+        advice: "Pick another model; see ollama_models",
+      });
     }
     const listed = models.find((m) => sameModel(m.name, model));
     if (!listed && !hasCloudSuffix(model)) {
       const names = models.map((m) => m.name);
-      throw new DelegateError(
-        `Cannot start job: Ollama at ${this.client.baseUrl} has no model "${model}". ` +
-          (names.length > 0 ? `Available: ${names.join(", ")}. ` : "It lists no models. ") +
-          `Pull it with "ollama pull ${model}"`,
-      );
+      throw new DelegateError({
+        action: "Cannot start job",
+        facts: `Ollama at ${this.client.baseUrl} has no model "${model}". ` +
+          (names.length > 0 ? `Available: ${names.join(", ")}` : "It lists no models"),
+        advice: `Pull it with "ollama pull ${model}"`,
+      });
     }
     const capabilities = listed?.capabilities ?? (await this.#showCapabilities(model));
     if (options.needsTools !== false && capabilities && !capabilities.includes("tools")) {
-      throw new DelegateError(
-        `Cannot start job: model "${model}" does not support tools (Ollama lists ` +
-          `${
-            capabilities.join(", ") || "no capabilities"
-          }), and a delegate that uses tools needs ` +
-          `them. Pick a model with the tools capability (see ollama_models), or, on the native ` +
-          `engine, make it a one-shot with allowed_tools: []`,
-      );
+      throw new DelegateError({
+        action: "Cannot start job",
+        facts: `model "${model}" does not support tools (Ollama lists ${
+          capabilities.join(", ") || "no capabilities"
+        }), and a delegate that uses tools needs them`,
+        advice: "Pick a model with the tools capability (see ollama_models), or, on the native " +
+          "engine, make it a one-shot with allowed_tools: []",
+      });
     }
     return listed?.name ?? model;
   }
@@ -189,20 +193,30 @@ export class ModelCatalog {
       ? pool.find((m) => !m.cloud && usable(m.name))
       : pool.find((m) => m.cloud && usable(m.name)) ?? pool.find((m) => usable(m.name));
     if (!pick && local) {
-      throw new DelegateError(
-        `Cannot pick a model: residency is "local" and none of the ${
+      throw new DelegateError({
+        action: "Cannot pick a model",
+        facts: `residency is "local" and none of the ${
           allowed.length > 0 ? `allowed models (${allowed.join(", ")})` : "models"
-        } of Ollama at ${this.client.baseUrl} runs locally. Pull a local model (e.g. ` +
-          `"ollama pull qwen3-coder:30b")${allowed.length > 0 ? " and allow it" : ""}, or name one`,
-      );
+        } of Ollama at ${this.client.baseUrl} runs locally`,
+        advice: `Pull a local model (e.g. "ollama pull qwen3-coder:30b")${
+          allowed.length > 0 ? " and allow it" : ""
+        }, or name one`,
+      });
     }
     if (!pick) {
       throw new DelegateError(
         allowed.length > 0
-          ? `Cannot pick a model: none of the allowed models (${allowed.join(", ")}) is ` +
-            `available from Ollama at ${this.client.baseUrl}. Pull one, or name a model`
-          : `Cannot pick a model: Ollama at ${this.client.baseUrl} lists no usable models. ` +
-            `Pull one (e.g. "ollama pull qwen3.5:397b-cloud") or name a model`,
+          ? {
+            action: "Cannot pick a model",
+            facts: `none of the allowed models (${allowed.join(", ")}) is available from ` +
+              `Ollama at ${this.client.baseUrl}`,
+            advice: "Pull one, or name a model",
+          }
+          : {
+            action: "Cannot pick a model",
+            facts: `Ollama at ${this.client.baseUrl} lists no usable models`,
+            advice: 'Pull one (e.g. "ollama pull qwen3.5:397b-cloud") or name a model',
+          },
       );
     }
     return pick.name;

@@ -4,7 +4,8 @@
  * the model could take: the claude engine refuses a turn it cannot hold, the native engine
  * sizes its history to it, and the doctor and `models` print it.
  */
-import { type LoadedModel, OllamaClient } from "../backends/ollama.ts";
+import type { LoadedModel } from "../backends/backend_client.ts";
+import { OllamaClient } from "../backends/ollama/api.ts";
 import { sameModel } from "../settings/model_names.ts";
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { EngineFacts, SandboxPlan } from "../engines/facts.ts";
 import { engineNames } from "../engines/registry.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, failureText } from "../errors.ts";
 import { escapeLine } from "../platform/plain_text.ts";
 
 /** One line per engine: its program, its sandbox and what one request carries. */
@@ -45,6 +45,6 @@ function planText(plan: SandboxPlan): string {
     case "off":
       return `off: ${plan.why}`;
     default:
-      return `refused: ${plan.reason}`;
+      return `refused: ${failureText(plan.problem)}`;
   }
 }

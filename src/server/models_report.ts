@@ -174,9 +174,8 @@ function projectDefaultText(deps: ToolDeps): string {
   }
   const refused = problems.find((p) => p.layer === "project" && p.key === "defaultModel");
   if (!refused) return "";
-  // The reason without its closing rule, which the settings problems below repeat.
-  const why = refused.reason.replace(/; a project file, which delegates can write.*$/, "");
-  return `  (! the project file's defaultModel ${why})`;
+  // The reason without its rule, which the settings problems below say.
+  return `  (! the project file's defaultModel ${refused.reason})`;
 }
 
 /**

@@ -72,7 +72,7 @@ export function guarded<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolRe
  * The job layer's errors worded for the orchestrator, for callers (delegate_run) that show
  * a DelegateError's message as it is.
  */
-export async function worded<T>(work: Promise<T>): Promise<T> {
+export async function wordJobErrors<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (e) {

@@ -10,7 +10,13 @@ import { descriptions } from "./descriptions.ts";
 import type { ReviewArgs } from "./review_tool.ts";
 import { registerRunTool } from "./run_tool.ts";
 import { shapes, transcriptShape } from "./shapes.ts";
-import { guarded, progressEvery, type ToolDeps, type ToolExtra, worded } from "./tool_deps.ts";
+import {
+  guarded,
+  progressEvery,
+  type ToolDeps,
+  type ToolExtra,
+  wordJobErrors,
+} from "./tool_deps.ts";
 
 type Handlers = typeof import("./handlers.ts");
 type Handler<A> = (args: A, extra: ToolExtra) => Promise<CallToolResult>;
@@ -155,10 +161,10 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
   if (deps.taskStore) {
     registerRunTool(server, {
       taskStore: deps.taskStore,
-      start: async (args) => await worded((await replies()).startJob(deps, args)),
+      start: async (args) => await wordJobErrors((await replies()).startJob(deps, args)),
       wait: async (id, seconds, options) =>
-        await worded((await deps.runtime()).manager.wait(id, seconds, options)),
-      cancel: async (id) => await worded((await deps.runtime()).manager.cancel(id)),
+        await wordJobErrors((await deps.runtime()).manager.wait(id, seconds, options)),
+      cancel: async (id) => await wordJobErrors((await deps.runtime()).manager.cancel(id)),
       reply: async (view) => (await replies()).jobReply(deps, view),
       delivered: async (view) => await (await replies()).delivered(deps, view),
       progressMs: progressEvery(deps),

@@ -4,7 +4,13 @@
  * server's environment. Settings resolution, read by the job layer (model choice, endpoint
  * pools) and the reports; the engines get a turn's backend resolved (TurnSpec.backend).
  */
-import { type BackendKind, type BackendSpec, endpointsOf, type EndpointSpec } from "./types.ts";
+import {
+  type BackendKind,
+  type BackendSpec,
+  endpointsOf,
+  type EndpointSpec,
+  type Settings,
+} from "./types.ts";
 
 /** One endpoint of a backend, with the limit its jobs hold to there (none = no shared limit). */
 export interface ResolvedEndpoint {
@@ -43,6 +49,24 @@ export interface BackendTable {
   backends: Record<string, BackendSpec>;
   /** The server's environment: API keys are read from here, by name, per backend. */
   env: Record<string, string | undefined>;
+}
+
+/**
+ * The table of the settings in force: the one the job layer resolves every backend name in,
+ * for choosing a job's model and placing its turns alike, so both see the same endpoints and
+ * limits (maxConcurrent on each endpoint of the default Ollama, a backend's own on the others).
+ */
+export function backendTable(
+  s: Pick<Settings, "baseUrl" | "backends"> & Partial<Pick<Settings, "baseUrls" | "maxConcurrent">>,
+  env: Record<string, string | undefined>,
+): BackendTable {
+  return {
+    baseUrl: s.baseUrl,
+    ...(s.baseUrls ? { baseUrls: s.baseUrls } : {}),
+    ...(s.maxConcurrent !== undefined ? { defaultLimit: s.maxConcurrent } : {}),
+    backends: s.backends,
+    env,
+  };
 }
 
 /**

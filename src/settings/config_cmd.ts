@@ -4,7 +4,7 @@ import process from "node:process";
 import { writeFileAtomicSync } from "../platform/atomic_write.ts";
 import { FIELDS } from "./fields.ts";
 import { MAX_TIMER_MS, type SettingKey } from "./types.ts";
-import { loadSettings, readSettingsFile, type ResolvedSettings } from "./load.ts";
+import { loadSettings, problemReason, readSettingsFile, type ResolvedSettings } from "./load.ts";
 import { canonicalModelName } from "./model_names.ts";
 import { applyMapEdit, mapChanges } from "./config_maps.ts";
 import { ConfigUsageError } from "./config_errors.ts";
@@ -255,7 +255,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
     const dropped = after.problems.find((p) => p.layer === "project" && changed.has(p.key));
     if (dropped) {
       throw new ConfigUsageError(
-        `Cannot set ${dropped.key} in the project file: ${dropped.reason}. Nothing was ` +
+        `Cannot set ${dropped.key} in the project file: ${problemReason(dropped)}. Nothing was ` +
           "written; set it in the user file (drop --scope project)",
       );
     }

@@ -30,8 +30,19 @@ export interface SettingProblem {
   where: string;
   key: string;
   reason: string;
+  /**
+   * The rule that refused it ("a project file, which delegates can write, may narrow ..."),
+   * said after the reason (problemReason); a reader that shows the rule anyway takes the
+   * reason alone.
+   */
+  rule?: string;
   /** What is in force instead, already rendered for people. */
   using?: string;
+}
+
+/** A problem's reason with the rule behind it, as every list of problems says it. */
+export function problemReason(p: SettingProblem): string {
+  return p.rule ? `${p.reason}; ${p.rule}` : p.reason;
 }
 
 export interface ResolvedSettings {
@@ -122,7 +133,7 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
     if (layer === "project" && spec.projectNarrow) {
       const below = settings[spec.key];
       const narrowed: Narrowed<unknown> = spec.projectNarrow(value as never, below as never);
-      const why = `a project file, which delegates can write, may narrow the ${
+      const rule = `a project file, which delegates can write, may narrow the ${
         sources[spec.key]
       } value ${JSON.stringify(below)}, never widen it`;
       if ("refused" in narrowed) {
@@ -130,7 +141,8 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
           layer,
           where,
           key: spec.key,
-          reason: `${JSON.stringify(raw)} is not honoured: ${narrowed.refused}; ${why}`,
+          reason: `${JSON.stringify(raw)} is not honoured: ${narrowed.refused}`,
+          rule,
         });
         return false;
       }
@@ -139,7 +151,8 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
           layer,
           where,
           key: spec.key,
-          reason: `${JSON.stringify(raw)} is honoured in part: ${narrowed.leftOut}; ${why}`,
+          reason: `${JSON.stringify(raw)} is honoured in part: ${narrowed.leftOut}`,
+          rule,
         });
       }
       value = narrowed.value;
@@ -240,9 +253,9 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
         layer: "project",
         where: locations.projectFile,
         key: "defaultModel",
-        reason: `${JSON.stringify(asked)} is not honoured: ${why}; a project file, which ` +
-          "delegates can write, may pick among the models you chose, never move work to " +
-          "another",
+        reason: `${JSON.stringify(asked)} is not honoured: ${why}`,
+        rule: "a project file, which delegates can write, may pick among the models you " +
+          "chose, never move work to another",
       });
     }
   }
@@ -292,6 +305,6 @@ export function formatProblems(problems: readonly SettingProblem[]): string[] {
   return problems.map((p) => {
     const what = p.key === "*" ? p.where : `${p.key} in ${p.where}`;
     const using = p.using ? `; using ${p.using}` : "";
-    return `Invalid setting ${what} (${p.layer} layer): ${p.reason}${using}`;
+    return `Invalid setting ${what} (${p.layer} layer): ${problemReason(p)}${using}`;
   });
 }

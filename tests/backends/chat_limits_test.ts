@@ -15,8 +15,8 @@ import {
   MAX_ATTEMPTS,
   REPLY_LIMITS,
   type ReplyLimits,
-} from "../../src/backends/openai.ts";
-import { OllamaChatClient } from "../../src/backends/ollama_chat.ts";
+} from "../../src/backends/openai/chat.ts";
+import { OllamaChatClient } from "../../src/backends/ollama/chat.ts";
 import {
   type HostileBackend,
   type HostileMode,

@@ -5,7 +5,7 @@ import {
   type HealthTiming,
   probeEndpoint,
 } from "../../src/backends/endpoint_health.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 const fast: HealthTiming = { probeTimeoutMs: 1000, everyMs: 50, freshMs: 200, holdDownMs: 400 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,6 +1,6 @@
 /**
- * CONTRIBUTING.md's promise for backend kinds, kept: a kind is its module plus one entry in
- * the table of kinds (backends/kinds.ts). A kind "relay", registered here only, carries a
+ * CONTRIBUTING.md's promise for backend kinds, kept: a kind is its folder's module plus one
+ * entry in the table of kinds (backends/kinds.ts). A kind "relay", registered here only, carries a
  * native job to the Ollama emulator, lists its models in `ollama_models`, and words a failure
  * with its own advice, with no line of the product's written for it.
  */
@@ -12,13 +12,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { BackendFactory } from "../../src/backends/backend_client.ts";
-import { openaiBackend } from "../../src/backends/kind_openai.ts";
+import { openaiBackend } from "../../src/backends/openai/kind.ts";
 import { registerBackendKind } from "../../src/backends/kinds.ts";
 import { runtimeLoader } from "../../src/jobs/runtime.ts";
 import { registerTools } from "../../src/server/tools.ts";
 import { loadSettings } from "../../src/settings/load.ts";
 import type { BackendKind } from "../../src/settings/types.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 /** Every endpoint the relay kind made a client for, by its label. */
 const made: string[] = [];

@@ -9,7 +9,7 @@ import {
   type EmulatedModel,
   type Reply,
   startOllamaEmulator,
-} from "../support/ollama_emulator.ts";
+} from "../support/emulator/emulator.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv, runCli } from "./jobs_support.ts";

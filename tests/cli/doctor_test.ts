@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { type EmulatedModel, startOllamaEmulator } from "../support/emulator/emulator.ts";
 import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir } from "../support/harness.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
 import {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 import { alive, field, startServer, tempDir, until } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 import { type CliEnv, runCli, startCli } from "./jobs_support.ts";

@@ -5,7 +5,7 @@
  * /api/ps, one emulator per endpoint for a pool.
  */
 import assert from "node:assert/strict";
-import { type EmulatedModel, startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { type EmulatedModel, startOllamaEmulator } from "../support/emulator/emulator.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
 import { assertEscaped, EVIL_MODEL, EVIL_SHOWN } from "./backend_text_support.ts";
 

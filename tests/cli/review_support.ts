@@ -9,7 +9,7 @@ import { committedRepo } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import process from "node:process";
-import type { ChatRequestView, EmulatorOptions } from "../support/ollama_emulator.ts";
+import type { ChatRequestView, EmulatorOptions } from "../support/emulator/emulator.ts";
 import { startScene } from "../support/scene.ts";
 import { tempDir } from "../support/harness.ts";
 import { gateMain } from "../../src/cli/hooks/review_gate.ts";

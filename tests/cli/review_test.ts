@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ChatRequestView } from "../support/ollama_emulator.ts";
+import type { ChatRequestView } from "../support/emulator/emulator.ts";
 import { cliEnv, runCli } from "./jobs_support.ts";
 import { emulator, jobCount, MODELS, repo, reviewers } from "./review_support.ts";
 

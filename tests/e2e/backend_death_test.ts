@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir, until } from "../support/harness.ts";
-import type { Reply } from "../support/ollama_emulator.ts";
+import type { Reply } from "../support/emulator/emulator.ts";
 import { type Scene, startScene } from "../support/scene.ts";
 
 /** The promise of issue 18, item 5: from the backend's death to a failed job. */

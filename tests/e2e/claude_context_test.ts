@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { OllamaEmulator, Reply } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator, Reply } from "../support/emulator/emulator.ts";
 import { field, startServer, tempDir, type TestServer } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { type Reply } from "../support/ollama_emulator.ts";
+import { type Reply } from "../support/emulator/emulator.ts";
 import { alive, CLAUDE_BIN, field, sandboxClaude, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { which } from "../../src/platform/which.ts";

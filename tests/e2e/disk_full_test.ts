@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { contentText } from "../support/ollama_emulator_chat_script.ts";
+import { contentText } from "../support/emulator/chat_script.ts";
 import { field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

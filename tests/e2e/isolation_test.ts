@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type OllamaEmulator } from "../support/ollama_emulator.ts";
+import { type OllamaEmulator } from "../support/emulator/emulator.ts";
 import { envRecordingClaude, field, parseEnvDump, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

@@ -17,7 +17,7 @@ import {
   type MessagesRequestView,
   type Reply,
   startOllamaEmulator,
-} from "../support/ollama_emulator.ts";
+} from "../support/emulator/emulator.ts";
 import { CLAUDE_BIN, realDenoDir, serverCommand, tempDir, until } from "../support/harness.ts";
 
 const TOOL = "mcp__ollama__delegate_run";

@@ -10,7 +10,7 @@ import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Reply } from "../support/ollama_emulator.ts";
+import { type Reply } from "../support/emulator/emulator.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

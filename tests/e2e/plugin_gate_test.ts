@@ -16,7 +16,7 @@ import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
 import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
-import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
+import type { ChatRequestView, MessagesRequestView } from "../support/emulator/emulator.ts";
 import { CLAUDE_BIN, REPO, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir, until } from "../support/harness.ts";
-import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator } from "../support/emulator/emulator.ts";
 import { startScene } from "../support/scene.ts";
 
 const native = { engine: "native", model: "qwen3:8b" };
@@ -126,7 +126,9 @@ Deno.test("pool: an endpoint killed between turns: the next turn runs on another
     models.text,
     new RegExp(`  ${dead.url}  DOWN: connection failed \\(ECONNREFUSED\\)`),
   );
-  assert.match(models.text, new RegExp(`  ${alive.url} +up`));
+  // The limit each endpoint of the default pool holds to (maxConcurrent), from the same table
+  // of backends that places the turns.
+  assert.match(models.text, new RegExp(`  ${alive.url} +up, max \\d+ at once`));
 });
 
 Deno.test("pool: an endpoint that fails mid-turn (HTTP 500): the turn goes on at another with the whole conversation", async () => {

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { contentText } from "../support/ollama_emulator_chat_script.ts";
-import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import { contentText } from "../support/emulator/chat_script.ts";
+import type { OllamaEmulator } from "../support/emulator/emulator.ts";
 import { field, tempDir, type TestServer } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 

@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { join } from "node:path";
 import process from "node:process";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
-import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
-import type { MessagesRequestView, Reply } from "../support/ollama_emulator_messages_script.ts";
+import type { ChatReply, ChatRequestView } from "../support/emulator/chat_script.ts";
+import type { MessagesRequestView, Reply } from "../support/emulator/messages_script.ts";
 import { startScene } from "../support/scene.ts";
 import { cliEnv, runCli } from "../cli/jobs_support.ts";
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { ChatRequestView } from "../support/ollama_emulator.ts";
+import type { ChatRequestView } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { runCli } from "../cli/jobs_support.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LedgerEntry } from "../../src/jobs/ledger/ledger.ts";
 import { repoIdOf } from "../../src/jobs/repo_id.ts";
-import type { ChatScript } from "../support/ollama_emulator.ts";
+import type { ChatScript } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { type InProcessScene as Scene, startInProcessScene } from "../support/in_process_scene.ts";
 

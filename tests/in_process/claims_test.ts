@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import process from "node:process";
-import type { MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
+import type { MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 

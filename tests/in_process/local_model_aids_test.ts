@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ChatScript } from "../support/ollama_emulator.ts";
+import { type ChatScript } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 

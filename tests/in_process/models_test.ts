@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { field, type SceneServer, tempDir, until } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
-import { type ChatScript } from "../support/ollama_emulator.ts";
+import { type ChatScript } from "../support/emulator/emulator.ts";
 import { ACTIVITY_KEEP } from "../../src/jobs/live_job.ts";
 
 const RETIRED = "glm-4.7 was retired at 2026-07-15 00:00:00 -0700 PDT (ref: 0b7c4d1e)";

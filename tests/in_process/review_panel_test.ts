@@ -7,7 +7,7 @@ import { committedRepo } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ChatRequestView, MessagesRequestView } from "../support/ollama_emulator.ts";
+import type { ChatRequestView, MessagesRequestView } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 

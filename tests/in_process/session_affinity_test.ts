@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import process from "node:process";
-import type { OllamaEmulator } from "../support/ollama_emulator.ts";
+import type { OllamaEmulator } from "../support/emulator/emulator.ts";
 import { field } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 import { type ProxyMode, startSessionProxy } from "../support/session_proxy.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { ChatRequestView, MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
+import type { ChatRequestView, MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 import { fakeToolchains, SECRET_MARKERS, TOOL_MARKERS } from "../support/toolchains.ts";

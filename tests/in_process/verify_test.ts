@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { ChatRequestView, MessagesRequestView, Reply } from "../support/ollama_emulator.ts";
-import { contentText } from "../support/ollama_emulator_chat_script.ts";
+import type { ChatRequestView, MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
+import { contentText } from "../support/emulator/chat_script.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 

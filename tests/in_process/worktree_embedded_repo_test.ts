@@ -11,7 +11,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir } from "../support/harness.ts";
-import type { ChatReply, ChatRequestView } from "../support/ollama_emulator_chat_script.ts";
+import type { ChatReply, ChatRequestView } from "../support/emulator/chat_script.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEDGER_FILE } from "../../src/jobs/ledger/ledger.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 import { FakeEngine, managerWith, newTurn } from "./support/fake_engine.ts";
 
 Deno.test("start: the job runs on its engine and its end is on disk", async () => {

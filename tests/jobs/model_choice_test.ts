@@ -1,10 +1,11 @@
 /** The engine, backend and model of a new job: each refusal is a JobError with its facts. */
 import assert from "node:assert/strict";
-import { OllamaClient } from "../../src/backends/ollama.ts";
+import { OllamaClient } from "../../src/backends/ollama/api.ts";
 import { isJobError, type JobProblem } from "../../src/jobs/errors.ts";
 import { ModelChoice, type ModelRequest } from "../../src/jobs/model_choice.ts";
 import { ModelCatalog } from "../../src/models/catalog.ts";
 import { RetiredModels } from "../../src/models/retired.ts";
+import { backendTable } from "../../src/settings/backends.ts";
 import { tempDir } from "../support/harness.ts";
 
 const settings: {
@@ -35,7 +36,7 @@ function choice(extra: Partial<typeof settings> = {}): ModelChoice {
     { allowedModels: s.allowedModels, defaultModel: s.defaultModel },
     new RetiredModels(tempDir()),
   );
-  return new ModelChoice(s, catalog, { LAB_KEY: "sk-lab" });
+  return new ModelChoice(s, catalog, backendTable(s, { LAB_KEY: "sk-lab" }));
 }
 
 async function refusal(request: ModelRequest, extra = {}): Promise<JobProblem> {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { loadedContext, loadedContextIn, loadedModels } from "../../src/models/loaded_context.ts";
-import { startOllamaEmulator } from "../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../support/emulator/emulator.ts";
 
 /** Loads `model` in the emulator with a native request that sets `num_ctx`. */
 async function load(url: string, model: string, numCtx: number): Promise<void> {

@@ -32,7 +32,7 @@ import {
   type EmulatorOptions,
   type OllamaEmulator,
   startOllamaEmulator,
-} from "./ollama_emulator.ts";
+} from "./emulator/emulator.ts";
 
 export interface SceneOptions extends ServerOptions {
   /**

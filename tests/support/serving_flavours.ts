@@ -24,7 +24,7 @@
  *             `x-api-key`) but `/health/liveliness`; `/v1/models` ids only, no context;
  *             errors `{"error":{"message","type","param","code"}}`.
  */
-import { isRecord, jsonResponse } from "./ollama_emulator_util.ts";
+import { isRecord, jsonResponse } from "./emulator/util.ts";
 
 export type ServerFlavour = "ollama" | "vllm" | "llamacpp" | "litellm";
 

@@ -1,7 +1,7 @@
 /**
  * Labelled assistant replies for recognising tool calls that local models write as text
  * (when Ollama's tool parser misses, the call arrives as plain `content`; see
- * ollama_emulator_text_calls.ts for the formats and the upstream complaints behind them).
+ * emulator/text_calls.ts for the formats and the upstream complaints behind them).
  *
  * Each case is one reply as a client receives it, the tools the request offered, and the calls
  * a correct recogniser extracts, in order, with arguments typed by the tool's schema

@@ -3,10 +3,10 @@
  * endpoint of a backend (or of the default Ollama) that is a pool.
  */
 import { backendClient } from "../../backends/kinds.ts";
-import { OllamaClient } from "../../backends/ollama.ts";
+import { OllamaClient } from "../../backends/ollama/api.ts";
 import { sameModel } from "../../settings/model_names.ts";
 import { type BackendSpec, endpointsOf, type EndpointSpec } from "../../settings/types.ts";
-import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./check.ts";
+import { type Check, HTTP_TIMEOUT_MS } from "./check.ts";
 import { missingSomewhere } from "../models/list.ts";
 
 /**
@@ -168,7 +168,7 @@ async function backendCheck(
     return {
       ...base,
       status: "fail",
-      summary: `${withoutAdvice(answer.summary)}${missingNote}`,
+      summary: `${answer.summary}${missingNote}`,
       hint: keyHint ??
         (answer.rejected
           ? `The server refused the key: check ${spec.apiKeyEnv ?? "the API key"} ` +

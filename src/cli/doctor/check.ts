@@ -36,17 +36,6 @@ export const RAISE_CONTEXT_HINT =
   `"PARAMETER num_ctx ${NEEDED_CONTEXT}" (ollama create <name> -f Modelfile); if the model ` +
   `itself supports less, pick one with a longer context`;
 
-/**
- * Ollama client errors end with advice ("Start it with ..."); the report prints advice as
- * the hint, so the summary keeps only what happened.
- */
-export function withoutAdvice(message: string): string {
-  return message.replace(
-    /\. (Start it with|Point baseUrl at|Pull it with|Use one of|Pick )[^]*$/,
-    "",
-  );
-}
-
 /** A plain GET/POST with a timeout; never throws. */
 export async function fetchJson(
   url: string,

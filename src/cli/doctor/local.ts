@@ -8,6 +8,7 @@ import { settleWithin } from "../../platform/sleep.ts";
 import { osPlatform } from "../../platform/runtime.ts";
 import { formatProblems, type ResolvedSettings } from "../../settings/load.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
+import { factsText } from "../../errors.ts";
 import type { Check } from "./check.ts";
 
 /** `claude --version` of a native build answers in well under a second; a cold npm one in a few. */
@@ -197,7 +198,7 @@ export function claudeSandboxCheck(
     return {
       ...base,
       status: "fail",
-      summary: plan.reason.replace(/\. Install what is missing[^]*$/, ""),
+      summary: factsText(plan.problem),
       hint: "Install bubblewrap and socat (apt install bubblewrap socat), or let delegates run " +
         "with what this machine has: ollama-delegate config --sandbox on",
       details: { mode },
@@ -227,7 +228,6 @@ export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Pr
       details: { mode },
     };
   }
-  const install = facts.sandboxInstall ?? "";
   const probe: SandboxTrial = await settleWithin(
     facts.trySandbox?.() ??
       Promise.resolve({ ok: false, detail: "the native engine cannot try its sandbox" }),
@@ -239,7 +239,7 @@ export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Pr
       ...base,
       status: "warn",
       summary: `${probe.detail}; every native reply says so`,
-      hint: install.replace(/, or allow unconfined commands[^]*$/, ""),
+      ...(probe.advice ? { hint: probe.advice } : {}),
       details: { mode },
     };
   }
@@ -247,15 +247,8 @@ export async function sandboxCheck(mode: SandboxSetting, facts: EngineFacts): Pr
   return {
     ...base,
     status: "fail",
-    summary: probe.detail.replace(/ Install bubblewrap[^]*$/, ""),
-    hint: /only on Linux/.test(probe.detail)
-      ? 'The sandbox setting is "required": to let commands run unconfined here, and say so: ' +
-        "ollama-delegate config --sandbox on"
-      : /not installed/.test(probe.detail)
-      ? install
-      : "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, or " +
-        "sysctl kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off with " +
-        "ollama-delegate config --sandbox off",
+    summary: probe.detail,
+    ...(probe.advice ? { hint: probe.advice } : {}),
     details: { mode },
   };
 }

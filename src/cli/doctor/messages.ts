@@ -1,11 +1,14 @@
 /**
- * `doctor` checks of a backend of kind anthropic (any `/v1/messages` server: vLLM, llama-server,
- * a LiteLLM proxy) the way the Ollama checks go, beyond the answer its own check reports:
+ * `doctor` checks of a backend whose kind serves Anthropic's Messages API and does not size the
+ * context per request (kind anthropic: any `/v1/messages` server, vLLM, llama-server, a LiteLLM
+ * proxy; chosen by the kind's facts, so a new kind of that sort gets them too), the way the
+ * Ollama checks go, beyond the answer its own check reports:
  * the model a job would ask for is listed, the context it is served with holds the claude
  * engine's request and the 64k coding agents need, and it takes tools: one request of one
  * token that carries a tool, which a vLLM started without `--enable-auto-tool-choice` or a
  * llama-server without `--jinja` refuses.
  */
+import { kindFacts } from "../../backends/kinds.ts";
 import { modelEntries, servedContext } from "../../backends/model_list.ts";
 import { sameModel } from "../../settings/model_names.ts";
 import { escapeLine } from "../../platform/plain_text.ts";
@@ -15,13 +18,17 @@ import { type Check, fetchJson, HTTP_TIMEOUT_MS, NEEDED_CONTEXT } from "./check.
 /** A request that runs the model gets longer than a listing: a loaded model, a short reply. */
 const TOOL_TIMEOUT_MS = 30_000;
 
-/** The checks of every backend of kind anthropic that answers. */
+/** The checks of every such backend that answers. */
 export async function messagesChecks(
   s: Settings,
   env: Record<string, string | undefined>,
   claudeContext: number,
 ): Promise<Check[]> {
-  const named = Object.entries(s.backends).filter(([, spec]) => spec.kind === "anthropic");
+  // Ollama's context is checked by its own checks (ollama_context.ts): it sizes it per request.
+  const named = Object.entries(s.backends).filter(([, spec]) => {
+    const facts = kindFacts(spec.kind);
+    return facts.messages && !facts.sizesContext;
+  });
   const each = await Promise.all(named.map(async ([name, spec]) => {
     const key = spec.apiKeyEnv ? env[spec.apiKeyEnv] : undefined;
     // A pool serves the same models at each endpoint: the first is asked (its own check

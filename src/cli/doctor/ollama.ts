@@ -2,8 +2,8 @@
  * `doctor` checks of the Ollama endpoint: reachable, models, default model, context, retired.
  * The context check is in ollama_context.ts.
  */
-import { OllamaClient, type OllamaModel } from "../../backends/ollama.ts";
-import { errorMessage } from "../../errors.ts";
+import { OllamaClient, type OllamaModel } from "../../backends/ollama/api.ts";
+import { errorMessage, failureFacts, isDelegateError } from "../../errors.ts";
 import { isCloud, ModelCatalog } from "../../models/catalog.ts";
 import { sameModel } from "../../settings/model_names.ts";
 import { RetiredModels } from "../../models/retired.ts";
@@ -12,7 +12,7 @@ import { escapeLine } from "../../platform/plain_text.ts";
 import { notLocalText, residencyProblem } from "../../jobs/residency.ts";
 import { DEFAULT_BACKEND } from "../../settings/backends.ts";
 import { placeReason, workPlace } from "../../settings/residency.ts";
-import { type Check, HTTP_TIMEOUT_MS, withoutAdvice } from "./check.ts";
+import { type Check, HTTP_TIMEOUT_MS } from "./check.ts";
 import { contextCheck } from "./ollama_context.ts";
 import type { EngineNeed } from "./engine_needs.ts";
 
@@ -43,7 +43,7 @@ export async function ollamaChecks(s: Settings, need: EngineNeed): Promise<Check
       id: "ollama",
       title: "Ollama",
       status: "fail",
-      summary: withoutAdvice(errorMessage(e)),
+      summary: failureFacts(e),
       hint: START_OLLAMA_HINT,
       details: { url: s.baseUrl },
       lines: ["model checks skipped until Ollama answers"],
@@ -74,7 +74,8 @@ export async function ollamaChecks(s: Settings, need: EngineNeed): Promise<Check
       id: "model.default",
       title: "Default model",
       status: "fail",
-      summary: withoutAdvice(errorMessage(e)).replace(/^Cannot (start job|pick a model): /, ""),
+      // The facts alone: the check's title says what could not be done, its hint what to do.
+      summary: (isDelegateError(e) ? e.failureParts?.facts : undefined) ?? errorMessage(e),
       hint: `Pull the model (ollama pull <model>) or choose another: ollama-delegate config ` +
         `--default-model <model>` + (s.allowedModels.length > 0 ? ` (and --allow)` : ""),
       details: { model: s.defaultModel || null },

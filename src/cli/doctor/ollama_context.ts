@@ -4,7 +4,7 @@
  * prompt and the 64k coding agents need, with how to derive a model or raise the context.
  */
 import { isObject } from "../../platform/json_object.ts";
-import { type OllamaModel, parseShow } from "../../backends/ollama.ts";
+import { type OllamaModel, parseShow } from "../../backends/ollama/api.ts";
 import { isCloud } from "../../models/catalog.ts";
 import { loadedContext } from "../../models/loaded_context.ts";
 import { hasCloudSuffix, sameModel } from "../../settings/model_names.ts";

@@ -6,7 +6,7 @@
  * `num_ctx` itself (`POST /api/create` with `from` and `parameters`), so every client gets
  * that context. With a pool of Ollamas (baseUrls) it is made on each of them.
  */
-import { OllamaClient, type OllamaModel } from "../../backends/ollama.ts";
+import { OllamaClient, type OllamaModel } from "../../backends/ollama/api.ts";
 import { DelegateError, errorMessage } from "../../errors.ts";
 import { isCloud } from "../../models/catalog.ts";
 import { canonicalModelName, hasCloudSuffix, sameModel } from "../../settings/model_names.ts";

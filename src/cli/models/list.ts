@@ -4,7 +4,7 @@
  * Model names and Ollama's errors are the backend's words: escaped (platform/plain_text.ts)
  * before the table is sized.
  */
-import { OllamaClient } from "../../backends/ollama.ts";
+import { OllamaClient } from "../../backends/ollama/api.ts";
 import { errorMessage } from "../../errors.ts";
 import { isCloud } from "../../models/catalog.ts";
 import { loadedContextIn, loadedModels } from "../../models/loaded_context.ts";
@@ -30,6 +30,7 @@ export interface ListedModel {
 export interface EndpointModels {
   url: string;
   models?: ListedModel[];
+  /** Why they could not be listed: what went wrong, without "Cannot list models". */
   error?: string;
 }
 
@@ -40,7 +41,7 @@ export async function listEndpoints(urls: readonly string[]): Promise<EndpointMo
       return { url, models: await listModels(url) };
     } catch (e) {
       if (!(e instanceof ModelsFailure)) throw e;
-      return { url, error: e.message };
+      return { url, error: e.failureParts?.facts ?? e.message };
     }
   }));
 }
@@ -53,7 +54,7 @@ export async function listModels(url: string): Promise<ListedModel[]> {
     await client.version();
     tags = await client.tags();
   } catch (e) {
-    throw new ModelsFailure(`Cannot list models: ${errorMessage(e)}`, { cause: e });
+    throw new ModelsFailure({ action: "Cannot list models", facts: errorMessage(e) }, { cause: e });
   }
   const loaded = await loadedModels(url, HTTP_TIMEOUT_MS);
   const out: ListedModel[] = new Array(tags.length);
@@ -108,8 +109,7 @@ export function renderPoolList(endpoints: EndpointModels[]): string[] {
   for (const e of endpoints) {
     if (out.length > 0) out.push("");
     if (e.error !== undefined) {
-      const why = e.error.replace(/^Cannot list models: /, "");
-      out.push(`Cannot list the models at ${e.url}: ${escapeLine(why)}`);
+      out.push(`Cannot list the models at ${e.url}: ${escapeLine(e.error)}`);
     } else if (e.models!.length === 0) out.push(`Ollama at ${e.url} lists no models.`);
     else out.push(...table(e.url, e.models!));
   }

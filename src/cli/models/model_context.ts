@@ -6,7 +6,7 @@
  * loaded model got.
  * Cloud models always run with their full context on ollama.com.
  */
-import type { OllamaClient } from "../../backends/ollama.ts";
+import type { OllamaClient } from "../../backends/ollama/api.ts";
 import { loadedContext } from "../../models/loaded_context.ts";
 import { HTTP_TIMEOUT_MS } from "../doctor/check.ts";
 

@@ -5,7 +5,7 @@
  * written as text that nothing ran (`tool_call_unparsed:`), and the calls the native engine
  * recovered from text.
  */
-import { readLedger } from "../../jobs/ledger/ledger.ts";
+import { readQualityLedger } from "../../jobs/ledger/ledger.ts";
 
 export interface TextCallHistory {
   model: string;
@@ -19,7 +19,7 @@ export interface TextCallHistory {
 
 /** Models whose jobs wrote calls as text, most unrun first; empty when the ledger has none. */
 export async function textCallHistory(stateDir: string): Promise<TextCallHistory[]> {
-  const { entries } = await readLedger(stateDir).catch(() => ({ entries: [] }));
+  const { entries } = await readQualityLedger(stateDir).catch(() => ({ entries: [] }));
   const by = new Map<string, TextCallHistory>();
   for (const e of entries) {
     const key = `${e.model}\u0000${e.engine}`;

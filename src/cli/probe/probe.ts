@@ -5,7 +5,7 @@
  * each request bounded by a timeout; a model that fails is reported with its error.
  */
 import process from "node:process";
-import { OllamaClient, type OllamaModel } from "../../backends/ollama.ts";
+import { OllamaClient, type OllamaModel } from "../../backends/ollama/api.ts";
 import { errorMessage } from "../../errors.ts";
 import { isCloud } from "../../models/catalog.ts";
 import { hasCloudSuffix, sameModel } from "../../settings/model_names.ts";

@@ -7,7 +7,7 @@
 import { errorDetail } from "../../backends/http_util.ts";
 import { isObject } from "../../platform/json_object.ts";
 import { randomBytes } from "node:crypto";
-import { OllamaChatClient } from "../../backends/ollama_chat.ts";
+import { OllamaChatClient } from "../../backends/ollama/chat.ts";
 import { readBounded, REPLY_LIMITS } from "../../backends/bounded.ts";
 import { DelegateError, errorMessage } from "../../errors.ts";
 import type { EngineFacts, ProbeTool } from "../../engines/facts.ts";

@@ -42,7 +42,6 @@ export function claudeFacts(setup: FactsSetup): EngineFacts {
     },
     childEnv,
     sandbox: sandboxPlan(plan),
-    sandboxInstall: "bubblewrap and socat (apt install bubblewrap socat)",
     // The jail holds the limits, with Claude Code's sandbox nested inside or without it.
     ...(plan.kind === "on" || plan.kind === "partial"
       ? { limitsText: () => jailLimitsText(limitsOf(s)) }

@@ -57,7 +57,7 @@ function exitText(code: number | null, signal: string | null, stderrTail: string
  * warning. A turn whose requests only reached the loaded context keeps its state, with the
  * warning beside it.
  */
-export function judged(
+export function applyContextVerdict(
   outcome: TurnOutcome,
   verdict: NonNullable<ReturnType<typeof judgeTurn>>,
   sink: TurnSink,

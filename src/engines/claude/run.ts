@@ -11,6 +11,7 @@
  * (turn_confinement.ts), check the prompt against the context the endpoint has for the model,
  * then run it (the permission relay, the jail, the child).
  */
+import { failureText } from "../../errors.ts";
 import type { TurnFailure } from "../backend_failures.ts";
 import { readFile, realpath } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
@@ -62,7 +63,7 @@ import { type ConfineInput, type Confinement, confineTurn } from "./turn_confine
 import { verifyClaude } from "./verify.ts";
 import { findSandboxTools, planSandbox, shortPlanText } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges } from "../tree/turn_changes.ts";
-import { failedStart, judged, withUnrunCall } from "./outcome.ts";
+import { applyContextVerdict, failedStart, withUnrunCall } from "./outcome.ts";
 import { AskRelay, RELAY_TOOL } from "./ask_relay.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 
@@ -239,7 +240,7 @@ export class ClaudeEngine implements Engine {
       );
     }
     const plan = planSandbox(this.config.sandbox ?? "on", findSandboxTools(env), osPlatform);
-    if (plan.kind === "refused") return failedStart(plan.reason);
+    if (plan.kind === "refused") return failedStart(failureText(plan.problem));
     if (plan.kind !== "on") {
       const o = spec.options;
       const bash = delegateTools(this.#offered, o.allowedTools, o.disallowedTools).includes("Bash");
@@ -453,7 +454,11 @@ export class ClaudeEngine implements Engine {
           requests,
           loadedContext: await this.#loadedContext(spec.model, target),
         });
-        return withUnrunCall(verdict ? judged(outcome, verdict, sink) : outcome, tools, sink);
+        return withUnrunCall(
+          verdict ? applyContextVerdict(outcome, verdict, sink) : outcome,
+          tools,
+          sink,
+        );
       },
     );
     // Also when Claude Code could not be started, which settles nothing.

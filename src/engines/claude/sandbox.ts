@@ -17,6 +17,7 @@
  *   when cwd is a folder of projects, found by host_run_scan.ts); credential stores and the
  *   server's files are unreadable.
  */
+import { type FailureParts } from "../../errors.ts";
 import { join } from "node:path";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { type HostRunScan, scanHostRun } from "../../guard/host_run_scan.ts";
@@ -55,9 +56,12 @@ export type ClaudeSandboxPlan =
    * jail's files but have the network. `why` is the reply's `sandbox:` text.
    */
   | { kind: "partial"; bwrap: string; why: string }
-  /** Nothing but the permission rules: `why` says why, and what to install. */
-  | { kind: "off"; why: string }
-  | { kind: "refused"; reason: string };
+  /**
+   * Nothing but the permission rules: `why`, "off (<reason>)", says why and what to install;
+   * a check's evidence shows the reason alone ("unconfined: <reason>").
+   */
+  | { kind: "off"; why: string; reason: string }
+  | { kind: "refused"; problem: FailureParts };
 
 /** Where the sandbox's programs are, looked up on the child's PATH as Claude Code does. */
 export interface SandboxTools {
@@ -87,19 +91,15 @@ export function planSandbox(
   tools: SandboxTools,
   platform: string,
 ): ClaudeSandboxPlan {
-  if (mode === "off") return { kind: "off", why: "off (the sandbox setting is off)" };
+  if (mode === "off") return off("the sandbox setting is off");
   let short: ClaudeSandboxPlan;
   if (platform !== "linux") {
-    short = {
-      kind: "off",
-      why: `off (delegates are confined only on Linux; this is ${platform}: commands run as ` +
-        "you, held only by Claude Code's permission mode)",
-    };
+    short = off(
+      `delegates are confined only on Linux; this is ${platform}: commands run as you, held ` +
+        "only by Claude Code's permission mode",
+    );
   } else if (!tools.bwrap) {
-    short = {
-      kind: "off",
-      why: `off (bubblewrap is missing, so commands and file tools run as you: ${INSTALL})`,
-    };
+    short = off(`bubblewrap is missing, so commands and file tools run as you: ${INSTALL}`);
   } else if (!tools.socat) {
     short = {
       kind: "partial",
@@ -112,12 +112,19 @@ export function planSandbox(
   if (mode === "required") {
     return {
       kind: "refused",
-      reason: `Cannot start Claude Code: the sandbox setting is "required" and its sandbox ` +
-        `would be ${short.why}. Install what is missing, or let delegates run with what this ` +
-        "machine has: ollama-delegate config --sandbox on",
+      problem: {
+        action: "Cannot start Claude Code",
+        facts: `the sandbox setting is "required" and its sandbox would be ${short.why}`,
+        advice: "Install what is missing, or let delegates run with what this machine has: " +
+          "ollama-delegate config --sandbox on",
+      },
     };
   }
   return short;
+}
+
+function off(reason: string): Extract<ClaudeSandboxPlan, { kind: "off" }> {
+  return { kind: "off", why: `off (${reason})`, reason };
 }
 
 /**

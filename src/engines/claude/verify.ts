@@ -12,6 +12,7 @@
  * dir is not mounted at all. Where the delegate's Bash ran unconfined (the sandbox setting
  * off, no bubblewrap), so do the commands, and the check says so.
  */
+import { failureText } from "../../errors.ts";
 import { lstatSync } from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { join } from "node:path";
@@ -104,7 +105,7 @@ type Run = (
 /** How the commands run here: in the jail, unconfined (and why), or not at all (and why). */
 type Plan =
   | { kind: "jail"; run: Run; release: () => Promise<void> }
-  | { kind: "unconfined"; run: Run; why: string }
+  | { kind: "unconfined"; run: Run; reason: string }
   | { kind: "refused"; reason: string };
 
 export async function verifyClaude(
@@ -145,9 +146,7 @@ export async function verifyClaude(
     result = {
       passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
       runs,
-      ...(plan.kind === "unconfined"
-        ? { confinement: `unconfined: ${plan.why.replace(/^off \((.*)\)$/s, "$1")}` }
-        : {}),
+      ...(plan.kind === "unconfined" ? { confinement: `unconfined: ${plan.reason}` } : {}),
     };
   }
   await noteInStream(spec, result.runs);
@@ -160,11 +159,11 @@ async function planCheck(
   env: Record<string, string>,
 ): Promise<Plan> {
   const sandbox = planSandbox(config.sandbox ?? "on", findSandboxTools(env), osPlatform);
-  if (sandbox.kind === "refused") return { kind: "refused", reason: sandbox.reason };
+  if (sandbox.kind === "refused") return { kind: "refused", reason: failureText(sandbox.problem) };
   if (sandbox.kind === "off") {
     return {
       kind: "unconfined",
-      why: sandbox.why,
+      reason: sandbox.reason,
       run: (command, rest) => runCommand({ ...rest, ...shellCommand(command) }),
     };
   }

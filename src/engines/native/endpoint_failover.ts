@@ -5,12 +5,8 @@
  * with the whole conversation, so the turn goes on where it was. The activity says so; a 429
  * is not a failure but the endpoint asking to wait, and the client waits there.
  */
-import {
-  type ChatBackend,
-  type ChatReply,
-  type ChatRequest,
-  endpointFailure,
-} from "../../backends/openai.ts";
+import { endpointFailure } from "../../backends/chat_stream.ts";
+import { type ChatBackend, type ChatReply, type ChatRequest } from "../../backends/chat_types.ts";
 import { DelegateError } from "../../errors.ts";
 import type { FailureWord } from "../backend_failures.ts";
 import type { TurnEndpoint } from "../types.ts";

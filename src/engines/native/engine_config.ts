@@ -1,5 +1,5 @@
 /** What the native engine is configured with (run.ts's createEngine builds it from settings). */
-import type { ChatClientOptions } from "../../backends/openai.ts";
+import type { ChatClientOptions } from "../../backends/chat_stream.ts";
 import type { WorkdirPolicy } from "../../guard/workdirs.ts";
 import type { SandboxLimits } from "../sandbox_limits.ts";
 import type { SandboxMode } from "./sandbox/shell_runner.ts";

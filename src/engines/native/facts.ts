@@ -7,7 +7,7 @@ import { NATIVE_PROMPT_TOKENS } from "../../models/prompt_sizes.ts";
 import type { EngineFacts, FactsSetup } from "../facts.ts";
 import { limitsOf } from "../sandbox_limits.ts";
 import { probeSandbox } from "./sandbox/probe.ts";
-import { INSTALL_BWRAP_HINT, shellRunner } from "./sandbox/shell_runner.ts";
+import { shellRunner } from "./sandbox/shell_runner.ts";
 import { checkArguments } from "./text_calls/arguments.ts";
 import { recoverTextCalls } from "./text_calls/recover_calls.ts";
 
@@ -20,7 +20,6 @@ export function nativeFacts(setup: FactsSetup): EngineFacts {
       : runner.kind === "unconfined"
       ? { kind: "off", why: runner.why }
       : runner,
-    sandboxInstall: INSTALL_BWRAP_HINT,
     trySandbox: () => probeSandbox(s.sandbox, limitsOf(s)),
     // It asks Ollama for the context each request needs, so its prompt is its need.
     request: {

@@ -2,12 +2,9 @@
  * How a native turn fails: job errors that name the backend and the model, each starting with
  * a status word (../backend_failures.ts lists them, shared with the claude engine).
  */
-import {
-  BackendReplyError,
-  ChatHttpError,
-  ConnectionError,
-  MAX_ATTEMPTS,
-} from "../../backends/openai.ts";
+import { BackendReplyError } from "../../backends/bounded.ts";
+import { MAX_ATTEMPTS } from "../../backends/chat_stream.ts";
+import { ChatHttpError, ConnectionError } from "../../backends/chat_types.ts";
 import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
 import {

@@ -9,7 +9,12 @@
  * model loops; a stop before the final answer keeps what the model wrote, marked as partial.
  * Each call is run by loop_tool_calls.ts.
  */
-import type { ChatBackend, ChatMessage, ChatReply, ChatRequest } from "../../backends/openai.ts";
+import type {
+  ChatBackend,
+  ChatMessage,
+  ChatReply,
+  ChatRequest,
+} from "../../backends/chat_types.ts";
 import type { PermissionDenial, ResponseTokens } from "../types.ts";
 import { estimateTokens } from "../../models/tokens.ts";
 import { RequestSize } from "./context/shortening.ts";

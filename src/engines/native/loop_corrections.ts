@@ -7,7 +7,7 @@
  * and may try again; after MAX_TEXT_CALL_CORRECTIONS such replies in a row the job fails with
  * its own status word, `tool_call_unparsed:`, and the raw replies stay in the transcript.
  */
-import type { ChatMessage } from "../../backends/openai.ts";
+import type { ChatMessage } from "../../backends/chat_types.ts";
 import type { ToolCallDeps } from "./loop_tool_calls.ts";
 import type { OfferedTool } from "./text_calls/arguments.ts";
 import { correctionText, type RecoveredReply } from "./text_calls/recover_reply.ts";

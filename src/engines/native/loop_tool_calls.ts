@@ -5,7 +5,7 @@
  * calls left unrun when the loop stops, since every call needs an answer for the history to
  * stay valid.
  */
-import type { ChatMessage, ChatToolCall } from "../../backends/openai.ts";
+import type { ChatMessage, ChatToolCall } from "../../backends/chat_types.ts";
 import { describeCall } from "../activity_detail.ts";
 import type {
   Activity,

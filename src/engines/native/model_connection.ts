@@ -5,7 +5,8 @@
  */
 import type { BackendFactory, EndpointModel } from "../../backends/backend_client.ts";
 import { backendFactory } from "../../backends/kinds.ts";
-import type { ChatBackend, ChatClientOptions, ChatEffort } from "../../backends/openai.ts";
+import type { ChatClientOptions } from "../../backends/chat_stream.ts";
+import type { ChatBackend, ChatEffort } from "../../backends/chat_types.ts";
 import { loadedContextIn } from "../../models/loaded_context.ts";
 import type { TurnSink } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";

@@ -1,4 +1,4 @@
-import type { ChatTool } from "../../backends/openai.ts";
+import type { ChatTool } from "../../backends/chat_types.ts";
 import type { NativeTool } from "./tools/types.ts";
 
 /**

@@ -6,7 +6,7 @@
  */
 import { open, realpath, rename } from "node:fs/promises";
 import { join } from "node:path";
-import type { ChatMessage } from "../../backends/openai.ts";
+import type { ChatMessage } from "../../backends/chat_types.ts";
 import type { GuardIdentities } from "../../guard/identities.ts";
 import type { TurnSink, TurnSpec } from "../types.ts";
 import type { ContextCap } from "./context/budget.ts";

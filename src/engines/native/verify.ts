@@ -4,6 +4,7 @@
  * limits and environment, so the check can do nothing the delegate could not. The commands
  * are noted in the job's transcript as the server's, apart from the model's words.
  */
+import { failureText } from "../../errors.ts";
 import { join } from "node:path";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
@@ -78,7 +79,7 @@ export async function verifyNative(
     ...(config.sandboxRunDir ? { runDir: config.sandboxRunDir } : {}),
   });
   if (runner.kind === "refused") {
-    return await done({ passed: false, runs: [refusedRun(first, runner.reason)] });
+    return await done({ passed: false, runs: [refusedRun(first, failureText(runner.problem))] });
   }
   if (runner.kind === "bwrap") runner.toolchains = await toolchainsFor(config, roots, spec.dir);
   // The same preparation as a turn that may run Bash: nested repositories, credential stores
@@ -126,9 +127,6 @@ async function runChecks(
   return {
     passed: runs.length === spec.commands.length && runs.every((r) => r.exitCode === 0),
     runs,
-    // "off (why)": the reason alone reads "[unconfined: why]".
-    ...(runner.kind === "unconfined"
-      ? { confinement: `unconfined: ${runner.why.replace(/^off \((.*)\)$/s, "$1")}` }
-      : {}),
+    ...(runner.kind === "unconfined" ? { confinement: `unconfined: ${runner.reason}` } : {}),
   };
 }

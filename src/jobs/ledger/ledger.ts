@@ -126,7 +126,7 @@ export interface LedgerRead {
   truncated: boolean;
 }
 
-export async function readLedger(
+export async function readQualityLedger(
   stateDir: string,
   maxBytes = LEDGER_READ_BYTES,
 ): Promise<LedgerRead> {

@@ -71,7 +71,7 @@ export async function keepUsage(stateDir: string, records: readonly JobRecord[])
 }
 
 /** The ledger's entries, each job once; unreadable lines are counted and skipped. */
-export async function readLedger(
+export async function readPrunedUsage(
   stateDir: string,
 ): Promise<{ entries: UsageEntry[]; unreadable: number }> {
   const byId = new Map<string, UsageEntry>();
@@ -119,7 +119,7 @@ export async function usageHistory(
   store: JobStore,
   records: readonly JobRecord[],
 ): Promise<{ entries: UsageEntry[]; unreadable: number }> {
-  const ledger = await readLedger(store.stateDir);
+  const ledger = await readPrunedUsage(store.stateDir);
   if (ledger.entries.length === 0) return { entries: [...records], unreadable: ledger.unreadable };
   const present = new Set((await store.ids()).map((id) => id.toLowerCase()));
   for (const r of records) present.add(r.id.toLowerCase());

@@ -6,7 +6,7 @@ import { totalsCostText, type UsageTotals, usageTotals } from "../spend/cost.ts"
 import type { UsageEntry } from "./usage_ledger.ts";
 import type { Price } from "../../settings/types.ts";
 import { escapeLine } from "../../platform/plain_text.ts";
-import { readLedger } from "./ledger.ts";
+import { readQualityLedger } from "./ledger.ts";
 import { filterEntries, groupStats } from "./stats.ts";
 import { repoIdOf } from "../repo_id.ts";
 import { statsShort } from "./stats_report.ts";
@@ -97,7 +97,7 @@ export async function verifiedSection(
 ): Promise<string | undefined> {
   const repo = await repoIdOf(cwd);
   const since = days > 0 ? now - days * DAY_MS : undefined;
-  const entries = filterEntries((await readLedger(stateDir)).entries, {
+  const entries = filterEntries((await readQualityLedger(stateDir)).entries, {
     repo,
     ...(since !== undefined ? { since } : {}),
   });
@@ -118,7 +118,7 @@ export async function savingsSection(
 ): Promise<string | undefined> {
   const since = days > 0 ? now - days * DAY_MS : undefined;
   const entries = filterEntries(
-    (await readLedger(stateDir)).entries,
+    (await readQualityLedger(stateDir)).entries,
     since !== undefined ? { since } : {},
   );
   const where = `in every repository, ${

@@ -6,7 +6,7 @@
  */
 import { formatCost } from "./cost.ts";
 import { JobError } from "../errors.ts";
-import { type LedgerEntry, readLedger } from "../ledger/ledger.ts";
+import { type LedgerEntry, readQualityLedger } from "../ledger/ledger.ts";
 import { DEFAULT_BACKEND } from "../../settings/backends.ts";
 
 const DAY_MS = 86_400_000;
@@ -38,7 +38,7 @@ export function utcDayBounds(now: number): { start: number; next: number } {
 /** The ledger's entries that ended since `since`, reading no more of its end than needed. */
 export async function ledgerSince(stateDir: string, since: number): Promise<LedgerEntry[]> {
   for (const window of WINDOWS) {
-    const read = await readLedger(stateDir, window);
+    const read = await readQualityLedger(stateDir, window);
     const oldest = read.entries[0];
     if (!read.truncated || window === WINDOWS.at(-1) || (oldest && oldest.at < since)) {
       return read.entries.filter((e) => e.at >= since);

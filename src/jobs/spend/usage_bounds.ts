@@ -89,7 +89,7 @@ const promptOf = (s: RunningUsage) => s.inputTokens + s.cacheReadTokens + s.cach
  * `reported` counted within `b`: each figure whole; the prompt's parts (fresh, cache read,
  * cache written) scaled down together past the high end, the fresh part raised below the low.
  */
-export function counted(reported: RunningUsage, b: ResponseBounds): RunningUsage {
+export function countWithin(reported: RunningUsage, b: ResponseBounds): RunningUsage {
   const parts = {
     inputTokens: wholeTokens(reported.inputTokens),
     cacheReadTokens: wholeTokens(reported.cacheReadTokens),
@@ -148,7 +148,7 @@ export class TurnTokens {
   add(r: ResponseTokens): void {
     const bounds = responseBounds(r);
     this.implausible ??= implausible(r.reported, bounds);
-    this.#responses.set(r.id, { counted: counted(r.reported, bounds), bounds });
+    this.#responses.set(r.id, { counted: countWithin(r.reported, bounds), bounds });
     const sum = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
     for (const { counted: c } of this.#responses.values()) {
       sum.inputTokens += c.inputTokens;
@@ -181,6 +181,6 @@ export class TurnTokens {
       sum.outputHigh += bounds.outputHigh;
     }
     this.implausible ??= implausible(usage, sum);
-    return { ...whole, ...counted(usage, sum) };
+    return { ...whole, ...countWithin(usage, sum) };
   }
 }

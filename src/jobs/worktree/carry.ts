@@ -13,7 +13,7 @@ import { openBeneath } from "../../platform/open_beneath/open_beneath.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { git } from "../../platform/git.ts";
 import { type LeftOut, leftOutKind, notCarriedNote } from "./policy.ts";
-import { pinned, type WorktreeRef } from "./ref.ts";
+import { gitInWorktree, type WorktreeRef } from "./ref.ts";
 
 /**
  * Copies the checkout's uncommitted changes into the worktree (not yet committed); returns
@@ -48,7 +48,7 @@ export async function carryUncommitted(
   );
   if (diff.stdout.trim() !== "") {
     const patch = new TextEncoder().encode(diff.stdout);
-    const run = await pinned(wt);
+    const run = await gitInWorktree(wt);
     // The files this very patch changes (the checkout may change meanwhile), each kept or
     // left out by name: a left-out file's changed bytes never reach the worktree.
     const listed = await git(["apply", "--numstat", "-z", "-"], { ...run, stdin: patch });

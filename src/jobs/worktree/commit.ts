@@ -15,7 +15,7 @@ import { HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 import { emptiedFilters, git, GitError } from "../../platform/git.ts";
 import { type LeftOut, leftOutKind } from "./policy.ts";
-import { pinned, type WorktreeRef } from "./ref.ts";
+import { gitInWorktree, type WorktreeRef } from "./ref.ts";
 
 /** The server's own identity for the commits it makes: works without any user git config. */
 const DELEGATE_AUTHOR = { name: "ollama-delegate", email: "delegate@localhost" };
@@ -61,7 +61,7 @@ export async function commitChanges(
   message: string,
   allowSecretFiles: readonly string[] = [],
 ): Promise<Committed> {
-  const run = await pinned(wt);
+  const run = await gitInWorktree(wt);
   const config = [...await emptiedFilters(wt.gitDir, wt.path), ...author];
   const skip = HOST_RUN_PATHS.filter((n) => n !== ".git").map((n) => `:(top,exclude)${n}`);
   // The worktree's HEAD says which branch a commit goes to: it must still be the job's own.
@@ -131,7 +131,7 @@ const nulList = (items: readonly string[]) => new TextEncoder().encode(items.joi
  * adds that directory's files one by one and never a `.git`.)
  */
 async function embeddedRepos(
-  run: Awaited<ReturnType<typeof pinned>>,
+  run: Awaited<ReturnType<typeof gitInWorktree>>,
   config: readonly string[],
 ): Promise<string[]> {
   const out = await git(["ls-files", "--others", "--exclude-standard", "-z"], { ...run, config });
@@ -151,7 +151,7 @@ interface Staged {
  * so no repository inside it, is read.
  */
 async function stagedEntries(
-  run: Awaited<ReturnType<typeof pinned>>,
+  run: Awaited<ReturnType<typeof gitInWorktree>>,
   config: readonly string[],
 ): Promise<Staged[]> {
   const out = await git(

@@ -25,7 +25,7 @@ export interface WorktreeRef {
  * that file even when GIT_COMMON_DIR is set, and a config it led to could run commands).
  * Delegates cannot write either place; this holds should that ever change.
  */
-export async function pinned(wt: Required<WorktreeRef>) {
+export async function gitInWorktree(wt: Required<WorktreeRef>) {
   const common = join(wt.gitDir, "..", "..");
   const named = (await readFile(join(wt.gitDir, "commondir"), "utf8").catch(() => "")).trim();
   const real = (p: string) => realpath(p).catch(() => p);

@@ -17,7 +17,7 @@ import { emptiedFilters, git, GitError } from "../../platform/git.ts";
 import { carryUncommitted } from "./carry.ts";
 import { commitChanges, notCommittedNote } from "./commit.ts";
 import { leftOutKind, notCommittedFilesNote } from "./policy.ts";
-import { pinned, type WorktreeRef } from "./ref.ts";
+import { gitInWorktree, type WorktreeRef } from "./ref.ts";
 
 /** The top level of the git checkout holding `dir`, found without git; undefined outside one. */
 export async function findCheckout(dir: string): Promise<string | undefined> {
@@ -100,7 +100,7 @@ export async function createWorktree(
     if (carried.commit) {
       made.base = carried.commit;
       const stat = await git(["diff", "--stat=100", ...DIFF_FLAGS, from, carried.commit], {
-        ...await pinned(made),
+        ...await gitInWorktree(made),
       });
       made.carried = { from, stat: stat.stdout.trimEnd() };
     }
@@ -116,7 +116,7 @@ export async function summarize(
   wt: Required<WorktreeRef>,
   patchPath: string,
 ): Promise<{ head: string; diffStat: string }> {
-  const run = await pinned(wt);
+  const run = await gitInWorktree(wt);
   const head = (await git(["rev-parse", "HEAD"], run)).stdout.trim();
   const stat = await git(["diff", "--stat=100", ...DIFF_FLAGS, wt.base, head], run);
   await git(["diff", "--binary", ...DIFF_FLAGS, `--output=${patchPath}`, wt.base, head], run);
@@ -143,7 +143,7 @@ export async function unusableReason(
   // command-line flag holds, a `.gitmodules` entry overrides the config setting.
   const status = await git(
     ["status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"],
-    { ...await pinned(wt), config: await emptiedFilters(wt.gitDir, wt.path) },
+    { ...await gitInWorktree(wt), config: await emptiedFilters(wt.gitDir, wt.path) },
   );
   const changed = uncommittedPaths(status.stdout, allowSecretFiles);
   if (changed > 0) {

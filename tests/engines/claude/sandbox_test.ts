@@ -39,7 +39,7 @@ Deno.test("planSandbox: bubblewrap without socat is the jail alone, saying so; r
   for (const tools of [{ bwrap: TOOLS.bwrap }, { socat: TOOLS.socat }, {}]) {
     const refused = planSandbox("required", tools, "linux");
     assert.equal(refused.kind, "refused", JSON.stringify(tools));
-    assert.match(refused.kind === "refused" ? refused.reason : "", /config --sandbox on/);
+    assert.match(refused.kind === "refused" ? refused.problem.advice ?? "" : "", /--sandbox on/);
   }
   assert.equal(planSandbox("required", TOOLS, "darwin").kind, "refused");
 });

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { BackendReplyError } from "../../../src/backends/bounded.ts";
 import { ChatHttpError } from "../../../src/backends/chat_types.ts";
-import { OllamaChatClient } from "../../../src/backends/ollama_chat.ts";
-import { ChatClient } from "../../../src/backends/openai.ts";
+import { OllamaChatClient } from "../../../src/backends/ollama/chat.ts";
+import { ChatClient } from "../../../src/backends/openai/chat.ts";
 import { endpointError, missingKeyError, wordOf } from "../../../src/engines/native/failures.ts";
 import { unknownBackendError } from "../../../src/engines/backend_failures.ts";
 import type { BackendNaming } from "../../../src/engines/native/failures.ts";

@@ -4,12 +4,12 @@
  * with ids (so both chat APIs accept the next request), counted and marked as recovered.
  */
 import assert from "node:assert/strict";
-import { OllamaChatClient } from "../../../src/backends/ollama_chat.ts";
-import type { ChatMessage } from "../../../src/backends/openai.ts";
+import { OllamaChatClient } from "../../../src/backends/ollama/chat.ts";
+import type { ChatMessage } from "../../../src/backends/chat_types.ts";
 import { runLoop } from "../../../src/engines/native/loop.ts";
 import type { JsonSchema } from "../../../src/engines/native/tools/types.ts";
-import { startOllamaEmulator, type TextCallStyle } from "../../support/ollama_emulator.ts";
-import { TEXT_CALL_STYLES } from "../../support/ollama_emulator_text_calls.ts";
+import { startOllamaEmulator, type TextCallStyle } from "../../support/emulator/emulator.ts";
+import { TEXT_CALL_STYLES } from "../../support/emulator/text_calls.ts";
 import {
   assertEveryCallAnswered,
   assertRemembered,

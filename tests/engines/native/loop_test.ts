@@ -1,7 +1,7 @@
-import { withEmulator } from "../../support/ollama_emulator.ts";
+import { withEmulator } from "../../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
 import { type LoopResult, MAX_TURNS_CAP, runLoop } from "../../../src/engines/native/loop.ts";
-import type { ChatScript } from "../../support/ollama_emulator.ts";
+import type { ChatScript } from "../../support/emulator/emulator.ts";
 import {
   assertEveryCallAnswered,
   assertRemembered,

@@ -2,11 +2,11 @@
  * The loop's aids near the turn limit: the countdown in the last tool result, the last request
  * without tools, and the text kept (marked partial) when a run stops before its answer.
  */
-import { withEmulator } from "../../support/ollama_emulator.ts";
+import { withEmulator } from "../../support/emulator/emulator.ts";
 import assert from "node:assert/strict";
 import { runLoop } from "../../../src/engines/native/loop.ts";
 import { MAX_PARTIAL_CHARS, partialText } from "../../../src/engines/native/loop_aids.ts";
-import type { ChatScript } from "../../support/ollama_emulator.ts";
+import type { ChatScript } from "../../support/emulator/emulator.ts";
 import {
   assertEveryCallAnswered,
   assertRemembered,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { connectModel } from "../../../src/engines/native/model_connection.ts";
 import type { ResolvedBackend } from "../../../src/settings/backends.ts";
-import { startOllamaEmulator } from "../../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 
 const sink = { activity: () => {} };
 

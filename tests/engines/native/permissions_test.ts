@@ -4,7 +4,7 @@ import { bashTool } from "../../../src/engines/native/tools/bash.ts";
 import { FILE_TOOLS } from "../../../src/engines/native/tools/index.ts";
 import type { PermissionMode } from "../../../src/settings/types.ts";
 
-const ALL = [...FILE_TOOLS, bashTool({ kind: "unconfined", why: "off (test)" })];
+const ALL = [...FILE_TOOLS, bashTool({ kind: "unconfined", why: "off (test)", reason: "test" })];
 const names = (mode: PermissionMode, allowed?: string[], denied?: string[]) =>
   toolPolicy(ALL, mode, allowed, denied).tools.map((t) => t.name);
 

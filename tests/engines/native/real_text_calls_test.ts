@@ -6,11 +6,11 @@
  * only mentions tool syntax (the labelled corpus's non-calls) runs nothing.
  */
 import assert from "node:assert/strict";
-import { OllamaChatClient } from "../../../src/backends/ollama_chat.ts";
-import type { ChatMessage } from "../../../src/backends/openai.ts";
+import { OllamaChatClient } from "../../../src/backends/ollama/chat.ts";
+import type { ChatMessage } from "../../../src/backends/chat_types.ts";
 import { runLoop } from "../../../src/engines/native/loop.ts";
 import type { ToolName } from "../../../src/engines/native/tools/types.ts";
-import { startOllamaEmulator } from "../../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 import { REAL_TEXT_CALLS, type RealSample, renamedText } from "../../support/real_text_calls.ts";
 import { CORPUS_TOOLS, TEXT_CALL_CORPUS } from "../../support/text_call_corpus.ts";
 import { assertEveryCallAnswered, harness, testTool } from "./support/loop_harness.ts";

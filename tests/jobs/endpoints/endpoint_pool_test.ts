@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { EndpointHealth } from "../../../src/backends/endpoint_health.ts";
 import { EndpointPlacer, type Placement } from "../../../src/jobs/endpoints/endpoint_pool.ts";
 import { LocalEndpointLines } from "../../../src/jobs/line/endpoint_lines.ts";
-import { startOllamaEmulator } from "../../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 
 const timing = { probeTimeoutMs: 1000, everyMs: 60_000, freshMs: 0, holdDownMs: 60_000 };
 

@@ -4,7 +4,7 @@ import { git } from "../../support/git_repo.ts";
 import assert from "node:assert/strict";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendLedger, ledgerEntry, readLedger } from "../../../src/jobs/ledger/ledger.ts";
+import { appendLedger, ledgerEntry, readQualityLedger } from "../../../src/jobs/ledger/ledger.ts";
 import { groupStats, quantile } from "../../../src/jobs/ledger/stats.ts";
 import type { JobRecord } from "../../../src/jobs/record.ts";
 import { repoIdOf } from "../../../src/jobs/repo_id.ts";
@@ -72,16 +72,16 @@ Deno.test("ledgerEntry: the figures of an ended job, without its path", () => {
   assert.equal(plain.cost, null, "no price: unknown, not 0");
 });
 
-Deno.test("appendLedger and readLedger: lines round-trip; broken ones are counted", async () => {
+Deno.test("appendLedger and readQualityLedger: lines round-trip; broken ones are counted", async () => {
   const dir = tempDir("od-ledger-");
   await appendLedger(dir, record(), {});
   appendFileSync(join(dir, "ledger.jsonl"), 'not json\n{"v":2}\n');
   await appendLedger(dir, record({ state: "failed" }), {});
-  const read = await readLedger(dir);
+  const read = await readQualityLedger(dir);
   assert.equal(read.entries.length, 2);
   assert.equal(read.skipped, 2);
   assert.equal(read.entries[1]!.state, "failed");
-  const tail = await readLedger(dir, 300);
+  const tail = await readQualityLedger(dir, 300);
   assert.equal(tail.truncated, true);
   assert.equal(tail.entries.length, 1, "only the newest whole line");
 });
@@ -148,7 +148,7 @@ Deno.test("a pass of a check the delegate changed: not verified in the ledger, s
   const dir = tempDir("od-ledger-");
   await appendLedger(dir, changed("passed"), {});
   appendFileSync(join(dir, "ledger.jsonl"), `${JSON.stringify({ ...pass, checkChanged: "x" })}\n`);
-  const read = await readLedger(dir);
+  const read = await readQualityLedger(dir);
   assert.equal(read.entries[0]!.checkChanged, "passed");
   assert.equal(read.skipped, 1);
   const [group] = groupStats([pass, pass, ledgerEntry(changed("failed"), {})]);
@@ -182,12 +182,12 @@ Deno.test("repoIdOf: a git repository by its root commit, the same in a clone; e
   assert.ok(!(await repoIdOf(plain)).includes("od-plain"));
 });
 
-Deno.test("readLedger: a window that starts on an entry's first byte keeps that entry", async () => {
+Deno.test("readQualityLedger: a window that starts on an entry's first byte keeps that entry", async () => {
   const dir = tempDir("od-ledger-");
   await appendLedger(dir, record(), {});
   await appendLedger(dir, record({ state: "failed" }), {});
   const last = readFileSync(join(dir, "ledger.jsonl"), "utf8").split("\n").at(-2)!;
-  const tail = await readLedger(dir, Buffer.byteLength(last) + 1);
+  const tail = await readQualityLedger(dir, Buffer.byteLength(last) + 1);
   assert.equal(tail.truncated, true);
   assert.equal(tail.entries.length, 1, "the newest entry, whole");
   assert.equal(tail.entries[0]!.state, "failed");
@@ -219,7 +219,7 @@ Deno.test("ledgerEntry: calls recovered from text, and a job that ended on calls
     await appendLedger(dir, r, {});
   }
   appendFileSync(join(dir, "ledger.jsonl"), JSON.stringify({ ...plain, unrunCall: "yes" }) + "\n");
-  const read = await readLedger(dir);
+  const read = await readQualityLedger(dir);
   assert.deepEqual(read.entries.map((e) => [e.recovered, e.unrunCall]), [[2, undefined], [
     undefined,
     true,

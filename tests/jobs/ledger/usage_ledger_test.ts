@@ -11,7 +11,7 @@ import { defaultSettings } from "../../../src/settings/fields.ts";
 import {
   keepUsage,
   ledgerPath,
-  readLedger,
+  readPrunedUsage,
   usageHistory,
 } from "../../../src/jobs/ledger/usage_ledger.ts";
 import { renderUsage } from "../../../src/jobs/ledger/usage_report.ts";
@@ -52,7 +52,7 @@ Deno.test("pruneJobs keeps the usage of what it removes; the report is the same 
   const settings = { ...defaultSettings(), claudeConfigDir: join(s.stateDir, "..", "claude") };
   const dry = await pruneJobs(s, { olderThanMs: 0, dryRun: true, settings });
   assert.equal(dry.removed.length, 2);
-  assert.equal((await readLedger(s.stateDir)).entries.length, 0, "a dry run keeps nothing");
+  assert.equal((await readPrunedUsage(s.stateDir)).entries.length, 0, "a dry run keeps nothing");
   const done = await pruneJobs(s, { olderThanMs: 0, settings });
   assert.equal(done.removed.length, 2);
   assert.deepEqual(await s.ids(), []);
@@ -81,7 +81,7 @@ Deno.test("usageHistory: a job whose folder is still there counts once, from its
   assert.equal(entries[0]!.pruned, undefined);
 });
 
-Deno.test("readLedger: a line cut by a crash is skipped and counted; the next append is whole", async () => {
+Deno.test("readPrunedUsage: a line cut by a crash is skipped and counted; the next append is whole", async () => {
   const s = store();
   await keepUsage(s.stateDir, [baseRecord(A, S1, { usage: usage(10, 1) })]);
   appendFileSync(ledgerPath(s.stateDir), '{"id":"b2000000-0000-4000-8000-0000');
@@ -92,12 +92,15 @@ Deno.test("readLedger: a line cut by a crash is skipped and counted; the next ap
     ledgerPath(s.stateDir),
     "not json\n" + `{"id":"../x","model":"m"}\n` + "x".repeat(5000) + "\n",
   );
-  const { entries, unreadable } = await readLedger(s.stateDir);
+  const { entries, unreadable } = await readPrunedUsage(s.stateDir);
   assert.deepEqual(entries.map((e) => e.id), [A, B]);
   assert.deepEqual(entries[1]!.usage, usage(20, 2));
   assert.equal(unreadable, 4);
   // No ledger yet is no usage, not an error.
-  assert.deepEqual(await readLedger(tempDir("od-ledger-none-")), { entries: [], unreadable: 0 });
+  assert.deepEqual(await readPrunedUsage(tempDir("od-ledger-none-")), {
+    entries: [],
+    unreadable: 0,
+  });
 });
 
 /** The records on disk, as the usage report reads them. */

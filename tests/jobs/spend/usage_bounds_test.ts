@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import type { ResponseTokens } from "../../../src/engines/types.ts";
 import { LARGEST_CONTEXT_TOKENS } from "../../../src/models/tokens.ts";
 import {
-  counted,
+  countWithin,
   PROMPT_FACTOR,
   PROMPT_SLACK,
   REPLY_FACTOR,
@@ -43,14 +43,14 @@ Deno.test("a response counts between the server's estimates and what they allow"
     outputHigh: REPLY_FACTOR * 50 + REPLY_SLACK,
   });
   // Negative and fractional figures count the estimates; an absurd one the most allowed.
-  assert.deepEqual(counted(reported(-1e9, -1e9), b), reported(1000, 50));
-  assert.deepEqual(counted(reported(0.5, 0.5), b), reported(1000, 50));
-  assert.deepEqual(counted(reported(1e15, 1e15), b), reported(b.promptHigh, b.outputHigh));
+  assert.deepEqual(countWithin(reported(-1e9, -1e9), b), reported(1000, 50));
+  assert.deepEqual(countWithin(reported(0.5, 0.5), b), reported(1000, 50));
+  assert.deepEqual(countWithin(reported(1e15, 1e15), b), reported(b.promptHigh, b.outputHigh));
   // Plausible figures stand; a prompt part from a cache counts as prompt.
-  assert.deepEqual(counted(reported(1200, 80), b), reported(1200, 80));
-  assert.deepEqual(counted(reported(200, 80, 900), b), reported(200, 80, 900));
+  assert.deepEqual(countWithin(reported(1200, 80), b), reported(1200, 80));
+  assert.deepEqual(countWithin(reported(200, 80, 900), b), reported(200, 80, 900));
   // Past the top, every part of the prompt is scaled down together.
-  const scaled = counted(reported(1e15, 0, 1e15, -3), b);
+  const scaled = countWithin(reported(1e15, 0, 1e15, -3), b);
   assert.equal(
     scaled.inputTokens + scaled.cacheReadTokens + scaled.cacheCreationTokens,
     b.promptHigh,

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { startOllamaEmulator } from "../../support/ollama_emulator.ts";
+import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 import { realDenoDir, serverCommand, tempDir, until } from "../../support/harness.ts";
 import { VERSION as VERSION_OF_SERVER } from "../../../src/version.ts";
 

@@ -21,7 +21,7 @@ import {
 import {
   callsById,
   callText,
-  elided,
+  elideMiddle,
   leftOutNote,
   RequestSize,
   shortArguments,
@@ -257,7 +257,7 @@ export class ContextFitter {
         const m = view[i]!;
         if (m.role !== "tool" || this.#stubs.has(i) || this.#isDropped(i)) continue;
         const whole = this.#originals.get(i) ?? m.content;
-        const cut = elided(whole, keep);
+        const cut = elideMiddle(whole, keep);
         if (cut === undefined || cut.length >= m.content.length) continue;
         this.#replace(view, size, i, { ...m, content: cut });
         made.push({

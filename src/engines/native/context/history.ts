@@ -7,7 +7,7 @@
  */
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import type { ChatMessage } from "../../../backends/openai.ts";
+import type { ChatMessage } from "../../../backends/chat_types.ts";
 import { CHARS_PER_TOKEN } from "../../../models/tokens.ts";
 import type { ContextCap } from "./budget.ts";
 import { MESSAGES_FILE, TRANSCRIPT_FILE } from "../folder.ts";

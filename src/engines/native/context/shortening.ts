@@ -170,7 +170,7 @@ export function shortArguments(
 }
 
 /** The head and tail of `text` with a marker for the middle; undefined when it is short. */
-export function elided(text: string, keep: number): string | undefined {
+export function elideMiddle(text: string, keep: number): string | undefined {
   if (text.length <= keep) return undefined;
   const head = text.slice(0, Math.ceil(keep / 2));
   const tail = keep > 0 ? text.slice(text.length - Math.floor(keep / 2)) : "";

@@ -4,8 +4,9 @@
  * enforced here.
  */
 import { cgroupSupport } from "../../../platform/posix/limit_cgroup.ts";
-import { isRoot } from "../../../platform/runtime.ts";
-import { type SandboxMode, shellRunner } from "./shell_runner.ts";
+import { isLinux, isRoot } from "../../../platform/runtime.ts";
+import type { SandboxTrial } from "../../facts.ts";
+import { INSTALL_BWRAP, type SandboxMode, shellRunner } from "./shell_runner.ts";
 import { addressSpaceMb, DEFAULT_LIMITS, type SandboxLimits, shmMb } from "../../sandbox_limits.ts";
 import { runShell } from "./run_shell.ts";
 import { findPrlimit } from "../../limit_launch.ts";
@@ -39,11 +40,20 @@ export async function limitsText(limits: SandboxLimits = DEFAULT_LIMITS): Promis
 export async function probeSandbox(
   mode: SandboxMode,
   limits: SandboxLimits = DEFAULT_LIMITS,
-): Promise<{ ok: boolean; detail: string; unconfined?: true }> {
+): Promise<SandboxTrial> {
   const runner = shellRunner(mode, undefined, { limits });
-  if (runner.kind === "refused") return { ok: false, detail: runner.reason };
+  if (runner.kind === "refused") {
+    const { facts, advice } = runner.problem;
+    return { ok: false, detail: facts, ...(advice ? { advice } : {}) };
+  }
   if (runner.kind === "unconfined") {
-    return { ok: true, unconfined: true, detail: `native Bash: sandbox ${runner.why}` };
+    return {
+      ok: true,
+      unconfined: true,
+      detail: `native Bash: sandbox ${runner.why}`,
+      // Installing is the way out only where bubblewrap runs and the user did not turn it off.
+      ...(mode !== "off" && isLinux ? { advice: INSTALL_BWRAP } : {}),
+    };
   }
   const result = await runShell(runner, {
     command: "echo sandbox-ok",
@@ -66,5 +76,8 @@ export async function probeSandbox(
         result.output.trim().slice(0, 300)
       }. Unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone ` +
       `or an AppArmor restriction)`,
+    advice: "Allow unprivileged user namespaces (Ubuntu 24.04+: an AppArmor profile for bwrap, " +
+      "or sysctl kernel.apparmor_restrict_unprivileged_userns=0), or turn the sandbox off with " +
+      "ollama-delegate config --sandbox off",
   };
 }

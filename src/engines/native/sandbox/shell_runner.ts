@@ -7,6 +7,7 @@
  * in place, probe.ts is `doctor`'s check.
  */
 import process from "node:process";
+import type { FailureParts } from "../../../errors.ts";
 import type { NestedPaths } from "./mounts.ts";
 import type { HostRunWatch } from "./watch.ts";
 import type { SandboxToolchains } from "./bwrap_args.ts";
@@ -17,9 +18,11 @@ import type { SandboxLimits } from "../../sandbox_limits.ts";
 
 export type SandboxMode = SandboxSetting;
 
-export const INSTALL_BWRAP_HINT =
-  "Install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap; " +
-  "Arch: pacman -S bubblewrap), or allow unconfined commands with " +
+/** What installs bubblewrap, on the distributions most users run. */
+export const INSTALL_BWRAP = "Install bubblewrap (Debian/Ubuntu: apt install bubblewrap; " +
+  "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)";
+
+export const INSTALL_BWRAP_HINT = `${INSTALL_BWRAP}, or allow unconfined commands with ` +
   "`ollama-delegate config --sandbox on`";
 
 /** bubblewrap, with what a job's commands are limited to. */
@@ -47,9 +50,13 @@ export interface BwrapRunner {
 /** Where the shell runs, or why it cannot. */
 export type ShellRunner =
   | BwrapRunner
-  /** No sandbox: `why` is the reply's `sandbox:` text. */
-  | { kind: "unconfined"; why: string }
-  | { kind: "refused"; reason: string };
+  /**
+   * No sandbox: `why` is the reply's `sandbox:` text, "off (<reason>)", built from `reason`,
+   * which a check's evidence shows alone ("unconfined: <reason>").
+   */
+  | { kind: "unconfined"; why: string; reason: string }
+  /** The sandbox setting is "required" and cannot be met: the parts of the refusal. */
+  | { kind: "refused"; problem: FailureParts };
 
 let found: { path: string | undefined } | undefined;
 
@@ -73,28 +80,38 @@ export function shellRunner(
   bwrap: string | undefined = findBwrap(),
   options: { limits?: SandboxLimits; runDir?: string } = {},
 ): ShellRunner {
-  if (mode === "off") return { kind: "unconfined", why: "off (the sandbox setting is off)" };
-  let missing: { why: string; refused: string } | undefined;
+  if (mode === "off") return unconfined("the sandbox setting is off");
+  let missing: { reason: string; refused: FailureParts } | undefined;
   if (!isLinux) {
     missing = {
-      why: `off (the native engine's sandbox, bubblewrap, exists only on Linux; this is ` +
-        `${process.platform}: commands run as you)`,
-      refused: "Bash is refused: the native engine's sandbox (bubblewrap) exists only on " +
-        'Linux, and the sandbox setting is "required". To let delegates run commands ' +
-        "unconfined on this machine, the user can run `ollama-delegate config --sandbox on`",
+      reason: `the native engine's sandbox, bubblewrap, exists only on Linux; this is ` +
+        `${process.platform}: commands run as you`,
+      refused: {
+        facts: "Bash is refused: the native engine's sandbox (bubblewrap) exists only on " +
+          'Linux, and the sandbox setting is "required"',
+        advice: "To let delegates run commands unconfined on this machine, the user can run " +
+          "`ollama-delegate config --sandbox on`",
+      },
     };
   } else if (!bwrap) {
     missing = {
-      why: "off (bubblewrap is missing, so commands run as you: apt install bubblewrap, " +
-        "dnf install bubblewrap, pacman -S bubblewrap)",
-      refused: `Bash is refused: bubblewrap (bwrap) is not installed, and the sandbox setting ` +
-        `is "required". ${INSTALL_BWRAP_HINT}`,
+      reason: "bubblewrap is missing, so commands run as you: apt install bubblewrap, " +
+        "dnf install bubblewrap, pacman -S bubblewrap",
+      refused: {
+        facts: `Bash is refused: bubblewrap (bwrap) is not installed, and the sandbox setting ` +
+          `is "required"`,
+        advice: INSTALL_BWRAP_HINT,
+      },
     };
   }
   if (!missing) return { kind: "bwrap", bwrap: bwrap!, ...options };
   // One rule for both engines: where the sandbox cannot be had, commands still run, and every
   // reply says so (`sandbox:`); "required" refuses them instead.
   return mode === "required"
-    ? { kind: "refused", reason: missing.refused }
-    : { kind: "unconfined", why: missing.why };
+    ? { kind: "refused", problem: missing.refused }
+    : unconfined(missing.reason);
+}
+
+function unconfined(reason: string): Extract<ShellRunner, { kind: "unconfined" }> {
+  return { kind: "unconfined", why: `off (${reason})`, reason };
 }

@@ -1,4 +1,5 @@
 import { formatElapsed } from "../../../platform/duration.ts";
+import { failureText } from "../../../errors.ts";
 import { basename } from "node:path";
 import { DEFAULT_LIMITS } from "../../sandbox_limits.ts";
 import type { ShellRunner } from "../sandbox/shell_runner.ts";
@@ -36,8 +37,9 @@ export function bashTool(runner: ShellRunner): NativeTool {
         return { text: "Error: command must be a non-empty string", isError: true };
       }
       if (runner.kind === "refused") {
-        ctx.commandRun({ command, exitCode: null, durationMs: 0, refused: runner.reason });
-        return { text: runner.reason, isError: true };
+        const refused = failureText(runner.problem);
+        ctx.commandRun({ command, exitCode: null, durationMs: 0, refused });
+        return { text: refused, isError: true };
       }
       const timeoutMs = typeof input.timeout === "number" && input.timeout > 0
         ? Math.min(input.timeout, MAX_TIMEOUT_MS)

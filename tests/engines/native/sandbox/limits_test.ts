@@ -234,7 +234,7 @@ bwrapTest(
       assert.match(result.output, /node-ok/);
       // The control: the same reservation works where RLIMIT_AS is not set.
       const control = await runShell(
-        { kind: "unconfined", why: "off (test)" },
+        { kind: "unconfined", why: "off (test)", reason: "test" },
         request(cwd, reserve(asMb + 1024)),
       );
       assert.match(control.output, /reserved/, control.output);

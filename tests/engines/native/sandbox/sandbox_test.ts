@@ -189,7 +189,11 @@ Deno.test("TailBuffer: keep 0 keeps nothing", () => {
 // shellRunner, findBwrap, probeSandbox
 
 Deno.test("shellRunner: off runs unconfined whatever is installed, and says so", () => {
-  const off = { kind: "unconfined", why: "off (the sandbox setting is off)" };
+  const off = {
+    kind: "unconfined",
+    why: "off (the sandbox setting is off)",
+    reason: "the sandbox setting is off",
+  };
   assert.deepEqual(shellRunner("off", BWRAP), off);
   assert.deepEqual(shellRunner("off", ""), off);
 });
@@ -212,8 +216,8 @@ Deno.test({
     );
     const refused = shellRunner("required", "");
     assert.equal(refused.kind, "refused");
-    assert.ok(refused.kind === "refused" && refused.reason.includes(INSTALL_BWRAP_HINT));
-    assert.match(refused.kind === "refused" ? refused.reason : "", /not installed/);
+    assert.ok(refused.kind === "refused" && refused.problem.advice === INSTALL_BWRAP_HINT);
+    assert.match(refused.kind === "refused" ? refused.problem.facts : "", /not installed/);
   },
 });
 
@@ -362,7 +366,7 @@ bwrapTest("runShell: no network inside; the same connect works outside (control)
   await withDirs(async (d) => {
     await withListener(async (port, accepted) => {
       const control = await runShell(
-        { kind: "unconfined", why: "off (test)" },
+        { kind: "unconfined", why: "off (test)", reason: "test" },
         request(d, connectTo(port)),
       );
       assert.match(control.output, /connected\nrc=0/, "the probe itself works");
@@ -402,7 +406,10 @@ bwrapTest(
         assert.equal(env.HOME, "/tmp");
         assert.equal(env.LANG, "C.UTF-8");
         // Unconfined commands (sandbox off) do not get them either.
-        const open = await runShell({ kind: "unconfined", why: "off (test)" }, request(d, "env"));
+        const open = await runShell(
+          { kind: "unconfined", why: "off (test)", reason: "test" },
+          request(d, "env"),
+        );
         assert.doesNotMatch(open.output, /poison/);
       } finally {
         for (const [k, v] of Object.entries(saved)) {

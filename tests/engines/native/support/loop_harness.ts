@@ -1,6 +1,6 @@
 /** What the native loop's tests share: tools that record their inputs, deps, checks. */
 import assert from "node:assert/strict";
-import { ChatClient, type ChatMessage } from "../../../../src/backends/openai.ts";
+import { ChatClient, type ChatMessage } from "../../../../src/backends/openai/chat.ts";
 import type { Activity, TranscriptEntry } from "../../../../src/engines/types.ts";
 import { DEFAULT_MAX_TURNS, type LoopDeps } from "../../../../src/engines/native/loop.ts";
 import { toolPolicy } from "../../../../src/engines/native/permissions.ts";

@@ -28,8 +28,15 @@ async function withRun(fn: (r: Run) => Promise<void>, signal?: AbortSignal): Pro
 
 Deno.test("Bash: a refused runner records the refused command and returns the reason", async () => {
   await withRun(async ({ f, runs }) => {
-    const reason = "Bash is refused: bubblewrap (bwrap) is not installed";
-    const tool = bashTool({ kind: "refused", reason });
+    const tool = bashTool({
+      kind: "refused",
+      problem: {
+        facts: "Bash is refused: bubblewrap (bwrap) is not installed",
+        advice: "Install it",
+      },
+    });
+    // The facts and the advice, in one sentence.
+    const reason = "Bash is refused: bubblewrap (bwrap) is not installed. Install it";
     const marker = join(f.cwd, "ran.txt");
     const out = await tool.run({ command: `touch ${marker}` }, f.ctx);
     assert.deepEqual(out, { text: reason, isError: true });

@@ -50,7 +50,7 @@ Deno.test({
   ignore: !existsSync(SDK_TOOLS),
   fn() {
     const sdk = readFileSync(SDK_TOOLS, "utf8");
-    const tools = [...FILE_TOOLS, bashTool({ kind: "refused", reason: "test" })];
+    const tools = [...FILE_TOOLS, bashTool({ kind: "refused", problem: { facts: "test" } })];
     for (const tool of tools) {
       const theirs = fieldsOf(sdk, INPUTS[tool.name]);
       const ours = Object.keys(tool.parameters.properties);
