@@ -25,6 +25,9 @@ interface Candidate {
   record?: JobRecord;
 }
 
+/** Rows chosen beyond `limit`, for rows whose folder turns out gone or changed when read. */
+const SPARE = 8;
+
 /** The newest `limit` jobs (Infinity: all) in state `state` (undefined: any). */
 export async function listPage(
   recovery: RecoveryDeps,
@@ -34,41 +37,74 @@ export async function listPage(
   const index = store.listIndex;
   const ids = await index.ids();
   const corrupt: ListPage["corrupt"] = [];
-  const candidates: Candidate[] = [];
+  // What the index cannot answer for is read now: jobs held here, not ended, or new to it.
+  const fresh = new Map<string, JobRecord>();
   for (const id of ids) {
     const live = recovery.liveRecord(id);
-    if (live) {
-      candidates.push({ id, createdAt: live.createdAt, state: live.state, record: live });
-      continue;
+    if (live) fresh.set(id, live);
+    else if (!index.get(id)) {
+      const record = await readRecord(recovery, id, corrupt);
+      if (record) fresh.set(id, record);
     }
-    const known = index.get(id);
-    if (known) {
-      candidates.push({ id, ...known });
-      continue;
-    }
-    const record = await readRecord(recovery, id, corrupt);
-    if (record) candidates.push({ id, createdAt: record.createdAt, state: record.state, record });
   }
-  candidates.sort((a, b) => b.createdAt - a.createdAt);
-  const matching = candidates.filter((c) =>
-    options.state === undefined || c.state === options.state
-  );
-  let total = matching.length;
+  let page = await readNewest(recovery, ids, fresh, options, options.limit + SPARE, corrupt);
+  if (page.short) {
+    // More rows than the spare ones were gone: choose again among all (rare).
+    page = await readNewest(recovery, ids, fresh, options, Infinity, corrupt);
+  }
+  await index.save();
+  const seen = new Set<string>();
+  const unreadable = corrupt.filter((c) => !seen.has(c.id) && seen.add(c.id));
+  return { records: page.records, total: page.total, corrupt: unreadable };
+}
+
+/**
+ * Chooses the newest `want` matching jobs by what is known of them (read now or indexed), then
+ * reads those from the index and keeps the first `limit` that still match. `short` when fewer
+ * than `limit` were kept while more matched.
+ */
+async function readNewest(
+  recovery: RecoveryDeps,
+  ids: readonly string[],
+  fresh: ReadonlyMap<string, JobRecord>,
+  options: { state?: JobState; limit: number },
+  want: number,
+  corrupt: ListPage["corrupt"],
+): Promise<{ records: JobRecord[]; total: number; short: boolean }> {
+  const index = recovery.store.listIndex;
+  let total = 0;
+  // Newest first, at most `want`: a pass over 10,000 jobs without sorting them all.
+  const chosen: Candidate[] = [];
+  for (const id of ids) {
+    const record = fresh.get(id);
+    const known = record ?? index.get(id);
+    if (!known || (options.state !== undefined && known.state !== options.state)) continue;
+    total++;
+    const last = chosen.at(-1);
+    if (chosen.length >= want && last && last.createdAt >= known.createdAt) continue;
+    let at = chosen.length;
+    while (at > 0 && chosen[at - 1]!.createdAt < known.createdAt) at--;
+    const c: Candidate = { id, createdAt: known.createdAt, state: known.state };
+    if (record) c.record = record;
+    chosen.splice(at, 0, c);
+    if (chosen.length > want) chosen.pop();
+  }
   const records: JobRecord[] = [];
-  for (const c of matching) {
+  let dropped = 0;
+  for (const c of chosen) {
     if (records.length >= options.limit) break;
     // A row from the index is read now: its folder may have gone, or changed by hand.
     const record = c.record ?? (await readRecord(recovery, c.id, corrupt));
     if (record && (options.state === undefined || record.state === options.state)) {
       records.push(record);
     } else {
-      total--;
+      dropped++;
     }
   }
-  await index.save();
   // An entry replaced above may have moved; the rows stay newest first.
   records.sort((a, b) => b.createdAt - a.createdAt);
-  return { records, total, corrupt };
+  const short = records.length < options.limit && chosen.length < total;
+  return { records, total: total - dropped, short };
 }
 
 /**

@@ -17,6 +17,13 @@ const T = Date.UTC(2026, 0, 1);
 const id = (n: number) => `${String(n).padStart(8, "0")}-0000-4000-8000-000000000000`;
 const SESSION = "5e55105e-0000-4000-8000-000000000000";
 const INDEX = (stateDir: string) => join(stateDir, ".list", "index.json");
+/** The index's file: the folders' names, and for each the creation time and a state letter. */
+interface IndexFile {
+  stamp: unknown;
+  ids: string;
+  created: number[];
+  states: string;
+}
 
 /** `count` ended jobs; job n was created n seconds after T, every fifth failed. */
 function stateWith(count: number): string {
@@ -57,8 +64,9 @@ Deno.test("page: the newest of a state, how many match, the same from a new proc
   assert.deepEqual(ids(failed.records), [id(30), id(25)]);
   assert.equal(failed.total, 6);
   // The index the first process wrote names every folder.
-  const written = JSON.parse(readFileSync(INDEX(stateDir), "utf8")) as { folders: object };
-  assert.equal(Object.keys(written.folders).length, 30);
+  const written = JSON.parse(readFileSync(INDEX(stateDir), "utf8")) as IndexFile;
+  assert.equal(written.ids.split(",").length, 30);
+  assert.equal(written.states.replaceAll("c", "").length, 6, "six failed");
   const all = await managerOf(stateDir).page({ limit: Infinity });
   assert.equal(all.records.length, 30);
   assert.deepEqual(ids(all.records), Array.from({ length: 30 }, (_, i) => id(30 - i)));
@@ -129,11 +137,11 @@ Deno.test("page: an index that names folders that do not exist shows none of the
   await managerOf(stateDir).page({ limit: 2 });
   // The index as written, with the state dir's current stamp, plus made-up jobs newer than
   // every real one: a job that never existed, and one whose folder has no record.
-  const index = JSON.parse(readFileSync(INDEX(stateDir), "utf8")) as {
-    folders: Record<string, unknown>;
-  };
-  index.folders[id(99)] = [T + 99_000, "completed"];
-  index.folders[id(98)] = 0;
+  const index = JSON.parse(readFileSync(INDEX(stateDir), "utf8")) as IndexFile;
+  assert.ok(index.stamp, "the listing was trusted");
+  index.ids += `,${id(99)},${id(98)}`;
+  index.created.push(T + 99_000, 0);
+  index.states += "c-";
   writeFileSync(INDEX(stateDir), JSON.stringify(index));
   const page = await managerOf(stateDir).page({ limit: 2 });
   assert.deepEqual(ids(page.records), [id(4), id(3)]);
@@ -157,4 +165,19 @@ Deno.test("page: an unreadable record is reported on every listing, shown or not
     assert.deepEqual(page.corrupt.map((c) => c.id), [id(2)]);
     assert.match(page.corrupt[0]!.reason, /job\.json is not valid JSON/);
   }
+});
+
+Deno.test("page: more shown rows gone than were chosen to spare, the next ones are found", async () => {
+  const stateDir = stateWith(40);
+  settle(stateDir);
+  const manager = managerOf(stateDir);
+  await manager.page({ limit: 3 });
+  // The records of the 12 newest jobs go; their folders stay, so the state dir is unchanged.
+  for (let n = 29; n <= 40; n++) rmSync(join(stateDir, id(n), "job.json"));
+  const page = await manager.page({ limit: 3 });
+  assert.deepEqual(ids(page.records), [id(28), id(27), id(26)]);
+  assert.equal(page.total, 28);
+  const failed = await managerOf(stateDir).page({ state: "failed", limit: 2 });
+  assert.deepEqual(ids(failed.records), [id(25), id(20)]);
+  assert.equal(failed.total, 5);
 });
