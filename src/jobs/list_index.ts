@@ -24,7 +24,8 @@
  * whole and atomically; a missing or unreadable copy is rebuilt from the folders, and two
  * processes that write it at once each write a true one.
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../platform/atomic_write.ts";
 import { isValidId } from "./ids.ts";
@@ -94,8 +95,10 @@ export class ListIndex {
     let names: string[];
     try {
       // Names only: a type for each of 10,000 entries costs more than the rare stray file,
-      // which reads as a folder without a record.
-      names = (await readdir(this.stateDir)).filter(isValidId).map((n) => n.toLowerCase());
+      // which reads as a folder without a record. Synchronous: on Deno the asynchronous
+      // readdir costs twice the CPU time (56 against 27 ms for 10,000 names), all of it on
+      // this thread anyway.
+      names = readdirSync(this.stateDir).filter(isValidId).map((n) => n.toLowerCase());
     } catch {
       return [];
     }
