@@ -73,7 +73,9 @@ async function readNewest(
 ): Promise<{ records: JobRecord[]; total: number; short: boolean }> {
   const index = recovery.store.listIndex;
   let total = 0;
-  // Newest first, at most `want`: a pass over 10,000 jobs without sorting them all.
+  // Newest first, at most `want`: a page of 20 in one pass over 10,000 jobs, without sorting
+  // them all; every job (--all) is sorted once.
+  const all = want >= ids.length;
   const chosen: Candidate[] = [];
   for (const id of ids) {
     const record = fresh.get(id);
@@ -81,14 +83,19 @@ async function readNewest(
     if (!known || (options.state !== undefined && known.state !== options.state)) continue;
     total++;
     const last = chosen.at(-1);
-    if (chosen.length >= want && last && last.createdAt >= known.createdAt) continue;
-    let at = chosen.length;
-    while (at > 0 && chosen[at - 1]!.createdAt < known.createdAt) at--;
+    if (!all && chosen.length >= want && last && last.createdAt >= known.createdAt) continue;
     const c: Candidate = { id, createdAt: known.createdAt, state: known.state };
     if (record) c.record = record;
+    if (all) {
+      chosen.push(c);
+      continue;
+    }
+    let at = chosen.length;
+    while (at > 0 && chosen[at - 1]!.createdAt < known.createdAt) at--;
     chosen.splice(at, 0, c);
     if (chosen.length > want) chosen.pop();
   }
+  if (all) chosen.sort((a, b) => b.createdAt - a.createdAt);
   const records: JobRecord[] = [];
   let dropped = 0;
   for (const c of chosen) {
