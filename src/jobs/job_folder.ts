@@ -28,9 +28,17 @@ export const JOB_FILES = {
 export const SESSIONS_DIR = ".sessions";
 
 /**
- * Creates the state dir and its sessions folder, private to the user. Cheap, whatever the
+ * The state dir's folder of the listings' index (list_index.ts): not the state dir itself,
+ * whose modification time the index relies on.
+ */
+export const LIST_INDEX_DIR = ".list";
+
+/**
+ * Creates the state dir and its sessions and index folders, private to the user. Cheap, whatever the
  * number of jobs: the server does it before it answers `initialize`, to fail early.
  */
 export function prepareStateDir(stateDir: string): void {
   mkdirSync(join(stateDir, SESSIONS_DIR), { recursive: true, mode: 0o700 });
+  // Made now, not at the first listing: making it changes the state dir's modification time.
+  mkdirSync(join(stateDir, LIST_INDEX_DIR), { recursive: true, mode: 0o700 });
 }

@@ -32,7 +32,8 @@ import { SharedEndpointLines } from "./line/shared_endpoint_lines.ts";
 import { EndpointPlacer } from "./endpoints/endpoint_pool.ts";
 import { lineOfRecord } from "./endpoints/endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
-import { isTerminal, type JobChecks, type JobRecord } from "./record.ts";
+import { type ListPage, listPage } from "./list_page.ts";
+import { isTerminal, type JobChecks, type JobRecord, type JobState } from "./record.ts";
 import { reconcile, recoverOrphans, type RecoveryDeps } from "./orphan_recovery.ts";
 import { cancelElsewhere, watchForCancel } from "./remote_cancel.ts";
 import { SessionOrder } from "./session_order.ts";
@@ -327,6 +328,14 @@ export class JobManager {
   /** Every record on disk, newest first; unreadable ones are reported in `corrupt`. */
   list(): Promise<{ records: JobRecord[]; corrupt: Array<{ id: string; reason: string }> }> {
     return listRecords(this.#recovery);
+  }
+
+  /**
+   * The newest `limit` jobs (in `state`), how many match, and the unreadable records: what a
+   * listing shows, without reading every folder (list_page.ts).
+   */
+  page(options: { state?: JobState; limit: number }): Promise<ListPage> {
+    return listPage(this.#recovery, options);
   }
 
   /**

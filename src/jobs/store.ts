@@ -11,6 +11,7 @@ import {
   resultSummary,
 } from "./record.ts";
 import { TurnLines, type TurnTicket } from "./line/turn_line.ts";
+import { ListIndex } from "./list_index.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
 export type CancelSource = "terminal" | "session";
@@ -32,10 +33,13 @@ export class JobStore {
   readonly sessionsDir: string;
   /** Turn tickets: one turn per session at a time, across server processes. */
   readonly turns: TurnLines;
+  /** Ended jobs' creation times and states, for listings (list_index.ts). */
+  readonly listIndex: ListIndex;
 
   constructor(readonly stateDir: string) {
     this.sessionsDir = join(stateDir, SESSIONS_DIR);
     this.turns = new TurnLines(this.sessionsDir);
+    this.listIndex = new ListIndex(stateDir);
   }
 
   /** Creates the folders once; cheap and independent of how many jobs exist. */
@@ -140,6 +144,11 @@ export class JobStore {
       clearInterval(this.#retry);
       this.#retry = undefined;
     }
+  }
+
+  /** Whether the end of job `id` is kept in memory because it could not be written yet. */
+  isUnwritten(id: string): boolean {
+    return this.#unwritten.has(id.toLowerCase());
   }
 
   /** One last try at writing what could not be written, e.g. before the process exits. */

@@ -14,7 +14,7 @@ import { readPrompt } from "../intake/inputs.ts";
 import { intakeOf } from "./intake_host.ts";
 import { delivered, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { followupRequest } from "./turn_args.ts";
-import { renderList } from "./list.ts";
+import { LIST_LIMIT, renderList } from "./list.ts";
 import { allUnread } from "../jobs/unread.ts";
 import { renderModels } from "./models_report.ts";
 import { queuePlaces } from "./queue_lines.ts";
@@ -109,16 +109,14 @@ export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
 export function listHandler(deps: ToolDeps): Handler<ArgsOf<"list">> {
   return async (args) => {
     const { manager } = await deps.runtime();
-    const { records, corrupt } = await manager.list();
+    const page = await manager.page({ state: args.state, limit: args.limit ?? LIST_LIMIT });
     return textResult(
       renderList(
         manager.store.stateDir,
-        records,
-        corrupt,
+        page,
         args.state,
-        args.limit ?? 20,
         deps.resolved.settings.pricing,
-        await queuePlaces(manager, records),
+        await queuePlaces(manager, page.records),
         await allUnread(manager.store.stateDir),
       ),
     );

@@ -5,18 +5,23 @@ import { jobCostText } from "../jobs/spend/cost.ts";
 import { elapsedMs, jobTokensText } from "../jobs/job_figures.ts";
 import { escapeLine, flattenLine, quotePath } from "../platform/plain_text.ts";
 import { verifyMark } from "../jobs/checks/verify_words.ts";
+import type { ListPage } from "../jobs/list_page.ts";
+
+/** How many jobs `delegate_list` shows when the call gives no limit. */
+export const LIST_LIMIT = 20;
+/** The most a call can ask for (shapes.ts). */
+const LIST_MAX = 100;
 
 /**
- * `delegate_list`: the newest `limit` jobs, grouped by conversation, so the turns of one
- * session read together (a flat list by time interleaves them). Conversations are ordered by
- * their newest job, turns by number.
+ * `delegate_list`: a page of the newest jobs (list_page.ts), grouped by conversation, so the
+ * turns of one session read together (a flat list by time interleaves them). Conversations
+ * are ordered by their newest job, turns by number. A last line says how many older jobs
+ * match and how to see them.
  */
 export function renderList(
   stateDir: string,
-  records: readonly JobRecord[],
-  corrupt: ReadonlyArray<{ id: string; reason: string }>,
+  page: ListPage,
   state: JobState | undefined,
-  limit: number,
   /** The `pricing` setting; a job with usage shows its tokens and cost (unknown without a price). */
   pricing: Readonly<Record<string, Price>> = {},
   /** Where queued jobs stand, by id: `2nd in line for backend "ollama"`. */
@@ -24,7 +29,7 @@ export function renderList(
   /** Jobs that ended and whose result never reached the orchestrator (jobs/unread.ts). */
   unread: ReadonlySet<string> = new Set(),
 ): string {
-  const picked = records.filter((r) => state === undefined || r.state === state).slice(0, limit);
+  const { records: picked, total, corrupt } = page;
   const sessions = new Map<string, JobRecord[]>();
   for (const r of picked) {
     const list = sessions.get(r.sessionId) ?? [];
@@ -35,7 +40,6 @@ export function renderList(
   if (picked.length === 0) {
     out.push(state ? `No ${state} jobs.` : "No jobs yet.");
   } else {
-    const total = records.filter((r) => state === undefined || r.state === state).length;
     out.push(
       `${picked.length} of ${total} job${total === 1 ? "" : "s"} in ${sessions.size} ` +
         `conversation${sessions.size === 1 ? "" : "s"}, newest first`,
@@ -60,6 +64,16 @@ export function renderList(
           (places.has(r.id) ? `  (${places.get(r.id)})` : ""),
       );
     }
+  }
+  const more = total - picked.length;
+  if (picked.length > 0 && more > 0) {
+    const how = picked.length < LIST_MAX
+      ? `limit (at most ${LIST_MAX}) shows more`
+      : "state narrows the list";
+    out.push(
+      "",
+      `${more} older ${state ? `${state} ` : ""}job${more === 1 ? "" : "s"} not shown: ${how}.`,
+    );
   }
   const unreadShown = picked.filter((r) => unread.has(r.id.toLowerCase())).length;
   if (unreadShown > 0) {

@@ -105,6 +105,8 @@ Deno.test("jobs: --state, --limit, --all and --json", async () => {
   const limited = await runCli(ctx, ["jobs", "--limit", "1"]);
   assert.match(limited.stdout, /1 of 3 jobs in 1 conversation/);
   assert.match(limited.stdout, /c3000000/);
+  assert.match(limited.stdout, /\n2 older jobs not shown: --limit <n> or --all shows them\.\n$/);
+  assert.doesNotMatch(failed.stdout, /not shown/);
   const all = await runCli(ctx, ["jobs", "--all", "--json"]);
   const parsed = JSON.parse(all.stdout) as {
     total: number;

@@ -23,7 +23,7 @@ const PRINTS: Record<string, RegExp> = {
   "git_secrets_bench.ts": /1,000 objects, no secret +first turn [\d.]+ ms/,
   "hostile_backend_bench.ts": /^replies +peak RSS turn/m,
   "job_start_bench.ts": /start -> turn running .* median [\d.]+ ms/,
-  "listing_bench.ts": /^ +100 +[\d.]+ +\d+$/m,
+  "listing_bench.ts": /^ +100 +[\d.]+ +[\d.]+ +[\d.]+ +\d+$/m,
   "native_context_bench.ts": /prompt tokens sent in total: \d+/,
   "native_overhead_bench.ts": /median [\d.]+ ms over 1 runs/,
   "native_tokens_bench.ts": /ratio native\/claude:/,

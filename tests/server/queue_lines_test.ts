@@ -25,10 +25,8 @@ Deno.test("renderList: a queued job's line ends with where it stands", () => {
   });
   const text = renderList(
     "/s",
-    [record(B, "queued"), record(C, "running")],
-    [],
+    { records: [record(B, "queued"), record(C, "running")], total: 2, corrupt: [] },
     undefined,
-    20,
     {},
     new Map([[B, '1st in line for backend "ollama"']]),
   );

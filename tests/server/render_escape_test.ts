@@ -166,10 +166,12 @@ Deno.test("outputBody: the answer keeps its lines; ESC, lone CR and separators a
 Deno.test("delegate_list: a model, a cwd and a prompt from outside stay on their lines", () => {
   const text = renderList(
     "/state",
-    [rec({ model: `m${FORGE}`, cwd: `/w${FORGE}`, promptPreview: `p${ESC}[2J\nq` })],
-    [],
+    {
+      records: [rec({ model: `m${FORGE}`, cwd: `/w${FORGE}`, promptPreview: `p${ESC}[2J\nq` })],
+      total: 1,
+      corrupt: [],
+    },
     undefined,
-    10,
   );
   // deno-lint-ignore no-control-regex
   assert.doesNotMatch(text, /[\u001b]/);

@@ -134,21 +134,25 @@ async function jobsList(ctx: JobsContext, argv: string[], io: CliIo): Promise<nu
     throw new JobsUsageError(`Unknown state "${state}": use one of ${JOB_STATES.join(", ")}`);
   }
   const limit = values.all ? Infinity : parseCount("limit", values.limit) ?? 20;
-  const { records, corrupt } = await ctx.manager.list();
-  const matching = records.filter((r) => state === undefined || r.state === state);
-  const picked = matching.slice(0, limit);
   const pricing = ctx.settings.pricing;
   if (values.by === "endpoint") {
     // Figures cover every matching job unless --limit says otherwise.
-    const counted = values.limit === undefined ? matching : picked;
+    const { records } = await ctx.manager.list();
+    const matching = records.filter((r) => state === undefined || r.state === state);
+    const counted = values.limit === undefined ? matching : matching.slice(0, limit);
     io.out(renderEndpointTable(ctx.store.stateDir, counted, io, values.json === true));
     return 0;
   }
+  // Only the rows shown are read from their folders (jobs/list_page.ts).
+  const { records: picked, total, corrupt } = await ctx.manager.page({
+    ...(state !== undefined ? { state } : {}),
+    limit,
+  });
   if (values.json) {
     io.out(JSON.stringify(
       {
         stateDir: ctx.store.stateDir,
-        total: matching.length,
+        total,
         jobs: picked.map((r) => ({ ...r, cost: costOf(r, pricing) })),
         corrupt,
       },
@@ -157,7 +161,7 @@ async function jobsList(ctx: JobsContext, argv: string[], io: CliIo): Promise<nu
     ));
     return 0;
   }
-  io.out(renderJobsTable(ctx.store.stateDir, picked, matching.length, corrupt, io, pricing));
+  io.out(renderJobsTable(ctx.store.stateDir, picked, total, corrupt, io, pricing));
   return 0;
 }
 
@@ -230,6 +234,13 @@ export function renderJobsTable(
       `${picked.length} of ${total} job${total === 1 ? "" : "s"} in ${sessions.size} ` +
         `conversation${sessions.size === 1 ? "" : "s"}, newest first. State dir: ${stateDir}`,
     );
+    const more = total - picked.length;
+    if (more > 0) {
+      out.push(
+        `${more} older job${more === 1 ? "" : "s"} not shown: --limit <n> or --all shows ` +
+          `${more === 1 ? "it" : "them"}.`,
+      );
+    }
   }
   if (corrupt.length > 0) {
     out.push("", "Unreadable job records (skipped):");

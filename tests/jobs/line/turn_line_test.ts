@@ -144,6 +144,38 @@ Deno.test("look: running and unrecorded tickets of live owners block; ended ones
   }
 });
 
+Deno.test("look: a session's ended turns are not asked about again by its next turns' lines", async () => {
+  const turns = fresh();
+  const self = await selfIdentity();
+  for (let n = 1; n <= 4; n++) {
+    await turns.line(SESSION).ticket(1, { jobId: jobId(n), owner: self });
+  }
+  const states: Record<string, TurnJobState> = {
+    [jobId(1)]: "ended",
+    [jobId(2)]: "ended",
+    [jobId(3)]: "running",
+  };
+  const asked: string[] = [];
+  const state = (id: string) => {
+    asked.push(id);
+    return Promise.resolve(states[id] ?? "missing");
+  };
+  assert.equal((await blockingTurn(turns, SESSION, 4, self, state))?.turn, 3);
+  assert.deepEqual(asked, [jobId(1), jobId(2), jobId(3)]);
+  // Turn 3 ends; turn 5's line, made afresh as each turn's is, asks only about turns 3 and 4.
+  states[jobId(3)] = "ended";
+  states[jobId(4)] = "ended";
+  asked.length = 0;
+  assert.equal(await blockingTurn(turns, SESSION, 5, self, state), undefined);
+  assert.deepEqual(asked, [jobId(3), jobId(4)]);
+  // What one session learnt is not another's: a new session's tickets are asked about.
+  const other = "0b6f4a52-3d39-4f0e-9a52-5c1f7f7a1e02";
+  await turns.line(other).ticket(1, { jobId: jobId(1), owner: self });
+  asked.length = 0;
+  assert.equal(await blockingTurn(turns, other, 2, self, state), undefined);
+  assert.deepEqual(asked, [jobId(1)]);
+});
+
 Deno.test("takeTurn: ends when nothing blocks, wakes on a nudge, stops on abort", async () => {
   const wakeups = new Wakeups();
   let blocked = true;

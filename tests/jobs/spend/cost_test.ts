@@ -166,7 +166,12 @@ Deno.test("renderUsage: unknown is shown as unknown, the window counts UTC days"
 
 Deno.test("renderList: jobs with usage get tokens and cost appended to their line", () => {
   const records = [rec(2, { model: "glm-5:cloud" }), rec(1, { createdAt: NOON - 1000 })];
-  const text = renderList("/state", records, [], undefined, 20, PRICING);
+  const text = renderList(
+    "/state",
+    { records, total: records.length, corrupt: [] },
+    undefined,
+    PRICING,
+  );
   const lines = text.split("\n");
   assert.ok(
     lines.includes(
