@@ -38,7 +38,7 @@ import { collectGuardIdentities } from "../src/guard/identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/tree/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
 import { buildNode } from "../scripts/build_node.ts";
-import { treeTurn } from "./support/tree_turn.ts";
+import { treeTurn, type TurnTime } from "./support/tree_turn.ts";
 import { protectedMounts } from "../src/engines/native/sandbox/mounts.ts";
 import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox/watch.ts";
 
@@ -93,7 +93,7 @@ let turnBundle: string | undefined;
  * The turns (tree_turn.ts) under Node, in a process of their own: bundled once as the npm
  * package is (esbuild through `deno bundle`), then run per tree.
  */
-function nodeTurns(root: string): { first: number; next: number[] } {
+function nodeTurns(root: string): { first: TurnTime; next: TurnTime[] } {
   if (!turnBundle) {
     turnBundle = join(scratch, "tree_turn.mjs");
     execFileSync(Deno.execPath(), [
@@ -134,14 +134,14 @@ if (values.before) {
   } as Before;
 }
 
-async function walkedTurn(root: string, claude: boolean): Promise<number> {
+async function walkedTurn(root: string, claude: boolean): Promise<TurnTime> {
   const old = before!;
   const t0 = performance.now();
   const snap = claude ? undefined : await old.snapshot([root]);
   await old.collectGuardIdentities([root]);
   appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
   if (snap) old.changedBetween(snap, await old.snapshot([root]));
-  return performance.now() - t0;
+  return { wall: performance.now() - t0 };
 }
 
 const ms = (t: number) => `${t.toFixed(0)} ms`.padStart(8);
@@ -157,11 +157,18 @@ for (const files of values["only-e2e"] ? [] : sizes) {
       const label = `${files.toLocaleString("en-US")} files${
         nodeModules ? " (half in node_modules)" : ""
       }`.padEnd(38);
-      const series = async (f: () => Promise<number>) => {
+      /** CPU time of the next turns, by route (see TurnTime). */
+      const cpu: string[] = [];
+      const text = (first: TurnTime, next: TurnTime[], route?: string) => {
+        const cpus = next.flatMap((t) => t.cpu ?? []);
+        if (route && cpus.length > 0) cpu.push(`${route}${ms(median(cpus))}`);
+        return `${ms(first.wall)} /${ms(median(next.map((t) => t.wall)))}`;
+      };
+      const series = async (f: () => Promise<TurnTime>, route?: string) => {
         const first = await f();
-        const next: number[] = [];
+        const next: TurnTime[] = [];
         for (let i = 0; i < turns; i++) next.push(await f());
-        return `${ms(first)} /${ms(median(next))}`;
+        return text(first, next, route);
       };
       const old = before
         ? `before: native ${await series(() => walkedTurn(root, false))}, claude ${await series(
@@ -169,15 +176,16 @@ for (const files of values["only-e2e"] ? [] : sizes) {
         )}; `
         : "";
       closeJournals();
-      const journal = await series(() => treeTurn(root));
+      const journal = await series(() => treeTurn(root), "journal");
       closeJournals();
-      const walk = await series(() => treeTurn(root, null));
+      const walk = await series(() => treeTurn(root, null), "walk");
       const onNode = node ? nodeTurns(root) : undefined;
       const nodeText = onNode
-        ? `; under Node (no journal) ${ms(onNode.first)} /${ms(median(onNode.next))}`
+        ? `; under Node (no journal) ${text(onNode.first, onNode.next, "Node")}`
         : "";
       console.log(
-        `${label} ${old}after (both engines): ${journal}; without a journal ${walk}${nodeText}`,
+        `${label} ${old}after (both engines): ${journal}; without a journal ${walk}${nodeText}` +
+          ` (CPU of a next turn: ${cpu.join(", ").replaceAll(/ {2,}/g, " ")})`,
       );
     } finally {
       rmSync(root, { recursive: true, force: true });
