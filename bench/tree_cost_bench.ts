@@ -3,22 +3,29 @@
  * files changed) and the protection (secret files, host-run paths) the server gathers around
  * them. Two measures:
  *
- * - the server's own work around a turn, in this process: at its start the identity scan and
- *   the view of changes, at its end the list of changed files; by the walks (before: what
- *   main did, the claude engine only its scan) and by the change journal (after), for the
- *   first turn in a folder and the next ones;
+ * - the server's own work around a turn (bench/support/tree_turn.ts): at its start the identity
+ *   scan and the view of changes, at its end the list of changed files; by the walks (before:
+ *   what main did, the claude engine only its scan) and by the change journal (after), for the
+ *   first turn in a folder and the next ones; on Deno in this process, and under Node (the npx
+ *   route, which keeps no journal: see platform/posix/inotify.ts) in a Node process running the
+ *   same code, bundled as the npm package is;
  * - with `--e2e`, jobs' wall time from `delegate_start` with `wait_seconds` to the answer,
  *   through the real server against the Ollama emulator, minus the same job in an empty git
- *   repository (claude's figures carry Claude Code's own second-long variance).
+ *   repository (claude's figures carry Claude Code's own second-long variance); the server on
+ *   Deno and the Node bundle (`deno task build:node`), each of `--runtimes`.
  *
  *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e | --only-e2e]
- *     [--engines native,claude] [--turns 3] [--before <checkout>] [--server <checkout>]
+ *     [--engines native,claude] [--runtimes deno,node] [--turns 3] [--before <checkout>]
+ *     [--server <checkout>] [--node-bundle <file>]
  *
  * `--before` takes the in-process figures before a change from another checkout's walks
  * (main's `src/engines/native/changes.ts` and `guard_identities.ts`); `--server` runs another
- * checkout's server (its `src/main.ts`) for the e2e figures before a change. Trees are made
- * under the system's temporary folder and removed.
+ * checkout's server (its `src/main.ts`) for the e2e figures before a change, and
+ * `--node-bundle` another Node bundle (built from that checkout by its `deno task build:node`).
+ * Without `node` on the PATH the Node figures are left out, saying so. Trees are made under the
+ * system's temporary folder and removed.
  */
+import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -30,6 +37,8 @@ import { median, QUICK } from "./support/common.ts";
 import { collectGuardIdentities } from "../src/guard/identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/tree/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
+import { buildNode } from "../scripts/build_node.ts";
+import { treeTurn, type TurnTime } from "./support/tree_turn.ts";
 import { protectedMounts } from "../src/engines/native/sandbox/mounts.ts";
 import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox/watch.ts";
 
@@ -38,6 +47,8 @@ const { values } = parseArgs({
     sizes: { type: "string", default: QUICK ? "1000" : "1000,10000,100000" },
     engines: { type: "string", default: "native,claude" },
     turns: { type: "string", default: QUICK ? "2" : "3" },
+    runtimes: { type: "string", default: "deno,node" },
+    "node-bundle": { type: "string" },
     server: { type: "string" },
     e2e: { type: "boolean", default: false },
     /** Only the e2e figures (for `--server`: the in-process ones are this checkout's). */
@@ -46,8 +57,8 @@ const { values } = parseArgs({
     before: { type: "string" },
   },
 });
-if (values.server) {
-  process.env.OLLAMA_DELEGATE_TEST_SERVER = JSON.stringify([
+const DENO_SERVER = values.server
+  ? JSON.stringify([
     "deno",
     "run",
     "-A",
@@ -56,11 +67,52 @@ if (values.server) {
     join(values.server, "deno.json"),
     join(values.server, "src", "main.ts"),
     "serve",
-  ]);
-}
+  ])
+  : undefined;
 const sizes = values.sizes.split(",").map(Number);
 const engines = values.engines.split(",") as Array<"native" | "claude">;
 const turns = Number(values.turns);
+const runtimes = values.runtimes.split(",") as Array<"deno" | "node">;
+/** Node, when it is on the PATH and asked for. */
+const node = runtimes.includes("node") ? which("node") : undefined;
+if (runtimes.includes("node") && !node) console.log("node is not on the PATH: no Node figures");
+
+function which(command: string): string | undefined {
+  try {
+    return execFileSync("which", [command], { encoding: "utf8" }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A folder of this run's own, removed at the end. */
+const scratch = tempDir("od-bench-tree-node-");
+let turnBundle: string | undefined;
+
+/**
+ * The turns (tree_turn.ts) under Node, in a process of their own: bundled once as the npm
+ * package is (esbuild through `deno bundle`), then run per tree.
+ */
+function nodeTurns(root: string): { first: TurnTime; next: TurnTime[] } {
+  if (!turnBundle) {
+    turnBundle = join(scratch, "tree_turn.mjs");
+    execFileSync(Deno.execPath(), [
+      "bundle",
+      "--quiet",
+      "--config",
+      join(import.meta.dirname!, "..", "deno.json"),
+      "--platform",
+      "deno",
+      "--format",
+      "esm",
+      "--output",
+      turnBundle,
+      join(import.meta.dirname!, "support", "tree_turn_node.ts"),
+    ], { stdio: ["ignore", "inherit", "inherit"] });
+  }
+  const out = execFileSync(node!, [turnBundle, root, String(turns)], { encoding: "utf8" });
+  return JSON.parse(out.trim().split("\n").at(-1)!);
+}
 /** Commands of the long job; the short one runs 1. */
 const COMMANDS = 11;
 
@@ -82,30 +134,14 @@ if (values.before) {
   } as Before;
 }
 
-async function walkedTurn(root: string, claude: boolean): Promise<number> {
+async function walkedTurn(root: string, claude: boolean): Promise<TurnTime> {
   const old = before!;
   const t0 = performance.now();
   const snap = claude ? undefined : await old.snapshot([root]);
   await old.collectGuardIdentities([root]);
   appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
   if (snap) old.changedBetween(snap, await old.snapshot([root]));
-  return performance.now() - t0;
-}
-
-/**
- * The same with the turn's view of changes: a journal where one can be kept, or with `fs`
- * null the walk that replaces it (the Node package, macOS, Windows).
- */
-async function journalTurn(root: string, fs?: null): Promise<number> {
-  const t0 = performance.now();
-  const changes = await beginTurnChanges([root], { walk: true, ...(fs === null ? { fs } : {}) });
-  await collectGuardIdentities([root], changes.list ? { list: changes.list } : {});
-  appendFileSync(join(root, "src", "m0", "p0", "f0.js"), "+");
-  const report = await changes.end();
-  if (!report.files.includes(join(root, "src", "m0", "p0", "f0.js"))) {
-    throw new Error(`the change was missed: ${JSON.stringify(report)}`);
-  }
-  return performance.now() - t0;
+  return { wall: performance.now() - t0 };
 }
 
 const ms = (t: number) => `${t.toFixed(0)} ms`.padStart(8);
@@ -121,11 +157,18 @@ for (const files of values["only-e2e"] ? [] : sizes) {
       const label = `${files.toLocaleString("en-US")} files${
         nodeModules ? " (half in node_modules)" : ""
       }`.padEnd(38);
-      const series = async (f: () => Promise<number>) => {
+      /** CPU time of the next turns, by route (see TurnTime). */
+      const cpu: string[] = [];
+      const text = (first: TurnTime, next: TurnTime[], route?: string) => {
+        const cpus = next.flatMap((t) => t.cpu ?? []);
+        if (route && cpus.length > 0) cpu.push(`${route}${ms(median(cpus))}`);
+        return `${ms(first.wall)} /${ms(median(next.map((t) => t.wall)))}`;
+      };
+      const series = async (f: () => Promise<TurnTime>, route?: string) => {
         const first = await f();
-        const next: number[] = [];
+        const next: TurnTime[] = [];
         for (let i = 0; i < turns; i++) next.push(await f());
-        return `${ms(first)} /${ms(median(next))}`;
+        return text(first, next, route);
       };
       const old = before
         ? `before: native ${await series(() => walkedTurn(root, false))}, claude ${await series(
@@ -133,10 +176,17 @@ for (const files of values["only-e2e"] ? [] : sizes) {
         )}; `
         : "";
       closeJournals();
-      const journal = await series(() => journalTurn(root));
+      const journal = await series(() => treeTurn(root), "journal");
       closeJournals();
-      const walk = await series(() => journalTurn(root, null));
-      console.log(`${label} ${old}after (both engines): ${journal}; without a journal ${walk}`);
+      const walk = await series(() => treeTurn(root, null), "walk");
+      const onNode = node ? nodeTurns(root) : undefined;
+      const nodeText = onNode
+        ? `; under Node (no journal) ${text(onNode.first, onNode.next, "Node")}`
+        : "";
+      console.log(
+        `${label} ${old}after (both engines): ${journal}; without a journal ${walk}${nodeText}` +
+          ` (CPU of a next turn: ${cpu.join(", ").replaceAll(/ {2,}/g, " ")})`,
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
@@ -180,7 +230,10 @@ if (!values["only-e2e"]) {
     rmSync(root, { recursive: true, force: true });
   }
 }
-if (!values.e2e && !values["only-e2e"]) Deno.exit(0);
+if (!values.e2e && !values["only-e2e"]) {
+  rmSync(scratch, { recursive: true, force: true });
+  Deno.exit(0);
+}
 
 const emu = await startOllamaEmulator();
 
@@ -222,15 +275,40 @@ async function measure(cwd: string, engine: "native" | "claude"): Promise<Figure
 
 const fmt = (ms: number) => `${ms >= 0 ? " " : ""}${(ms / 1000).toFixed(2)} s`;
 
+/** The server each runtime runs: on Deno as the tests start it, under Node the bundle. */
+const servers = new Map<string, string | undefined>();
+if (runtimes.includes("deno")) servers.set("deno", DENO_SERVER);
+if (node) {
+  const bundle = values["node-bundle"] ?? join(scratch, "ollama-delegate.mjs");
+  if (!values["node-bundle"]) buildNode(bundle);
+  servers.set("node", JSON.stringify([node, bundle]));
+}
+/** Runs `f` with the runtime's server as the one the harness starts. */
+async function on<T>(runtime: string, f: () => Promise<T>): Promise<T> {
+  const server = servers.get(runtime);
+  if (server) process.env.OLLAMA_DELEGATE_TEST_SERVER = server;
+  else delete process.env.OLLAMA_DELEGATE_TEST_SERVER;
+  return await f();
+}
+/** What each runtime and engine is measured as: `deno native`, `node claude`... */
+const runs = [...servers.keys()].flatMap((runtime) =>
+  engines.map((engine) => ({ runtime, engine, key: `${runtime} ${engine}` }))
+);
+
 const empty = tempDir("od-bench-tree-");
 makeTree(empty, { files: 0, nodeModules: false });
 const base = new Map<string, Figures>();
-for (const engine of engines) base.set(engine, await measure(empty, engine));
+for (const { runtime, engine, key } of runs) {
+  base.set(key, await on(runtime, () => measure(empty, engine)));
+}
 rmSync(empty, { recursive: true, force: true });
-console.log(`server: ${values.server ?? "this checkout"}`);
-for (const [engine, f] of base) {
+console.log(`server on Deno: ${values.server ?? "this checkout"}`);
+if (servers.has("node")) {
+  console.log(`server on Node: ${values["node-bundle"] ?? "this checkout, bundled"}`);
+}
+for (const [key, f] of base) {
   console.log(
-    `empty repository, ${engine}: first turn ${fmt(f.first)}, next turns ${fmt(f.next)}` +
+    `empty repository, ${key}: first turn ${fmt(f.first)}, next turns ${fmt(f.next)}` +
       (f.perCommand !== undefined ? `, a Bash command ${fmt(f.perCommand)}` : ""),
   );
 }
@@ -253,11 +331,11 @@ for (const { label, ...shape } of shapes) {
   const root = tempDir("od-bench-tree-");
   try {
     makeTree(root, shape);
-    for (const engine of engines) {
-      const f = await measure(root, engine);
-      const b = base.get(engine)!;
+    for (const { runtime, engine, key } of runs) {
+      const f = await on(runtime, () => measure(root, engine));
+      const b = base.get(key)!;
       console.log(
-        `${label.padEnd(38)} ${engine.padEnd(7)} first ${fmt(f.first - b.first)}  next ${
+        `${label.padEnd(38)} ${key.padEnd(12)} first ${fmt(f.first - b.first)}  next ${
           fmt(f.next - b.next)
         }` + (f.perCommand !== undefined && b.perCommand !== undefined
           ? `  command ${fmt(f.perCommand - b.perCommand)}`
@@ -269,3 +347,4 @@ for (const { label, ...shape } of shapes) {
   }
 }
 await emu.close();
+rmSync(scratch, { recursive: true, force: true });

@@ -23,7 +23,8 @@
  *     and the files its command changed as Node's walk finds them (credential-named folders,
  *     names that are not UTF-8);
  *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, the files a command
- *     changed as Node's walk finds them, backend retries, errors, keys and a cancel mid-stream,
+ *     changed as Node's walk finds them (what a journal on Node's own watcher would miss too),
+ *     backend retries, errors, keys and a cancel mid-stream,
  *     and a pathological Grep pattern (those tests only: NODE_SMOKE_ONLY);
  *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a flooding backend (memory bounded,
  *     status prompt), an endless error body hung up on at each retry, broken replies and a
@@ -88,7 +89,7 @@ export const NODE_SMOKE = [
  */
 export const NODE_SMOKE_ONLY: Record<string, RegExp> = {
   "tests/e2e/native_test.ts":
-    /^native: (a Bash call writes|files in credential-named folders|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep|with OTEL_EXPORTER_OTLP_ENDPOINT)/,
+    /^native: (a Bash call writes|files in credential-named folders|a mapped write|writes to \.\.\/x|the sandbox keeps|HTTP 503|endpoint errors|cancel stops|a backend's API key|a pathological Grep|with OTEL_EXPORTER_OTLP_ENDPOINT)/,
   "tests/e2e/hostile_backend_test.ts":
     /^hostile backend: (400 MB of streamed content|an endless HTTP 500 body|garbage, a cut stream|while a backend streams empty deltas)/,
 };

@@ -78,6 +78,54 @@ Deno.test("native: files in credential-named folders, a new .npmrc and a name th
   assert.match(reply.text, /planted:.*app\/\.npmrc/, reply.text);
 });
 
+/**
+ * Issue 34, item 2: what a change journal built on Node's own watcher (`fs.watch`) would miss,
+ * which the Node route (a walk, no journal) must still list, as the journal does under Deno: a
+ * write through a shared memory map (no event reaches `fs.watch`), more files at once than the
+ * kernel queues events for (its overflow event never reaches `fs.watch`; under Deno the
+ * journal sees it and walks), files in folders made in the same breath, a folder renamed into
+ * place, and a file written through a hard link made and removed for it.
+ */
+Deno.test("native: a mapped write, an overflowing burst, fresh deep folders, a rename and a hard link are each on files:", async () => {
+  await using scene = await startScene();
+  const work = tempDir("od-native-");
+  writeFileSync(join(work, "0-mapped.bin"), "aaaa");
+  writeFileSync(join(work, "0-linked.json"), "{}");
+  // The walk compares change times with the turn's start, to the second under Deno's own stat.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const script = [
+    "import mmap, os",
+    "fd = os.open('0-mapped.bin', os.O_RDWR); m = mmap.mmap(fd, 4); os.close(fd)",
+    "m[0:4] = b'ZZZZ'; m.flush(); m.close()",
+    "n = int(open('/proc/sys/fs/inotify/max_queued_events').read()) + 1",
+    "os.mkdir('burst')",
+    "[open('burst/f%d' % i, 'w').close() for i in range(n)]",
+    "os.makedirs('0-d1/d2/d3/d4'); open('0-d1/d2/d3/d4/new.js', 'w').write('x')",
+    "os.mkdir('stage'); open('stage/a.js', 'w').write('x'); os.rename('stage', '0-final')",
+    "os.link('0-linked.json', 'x'); open('x', 'a').write('evil'); os.remove('x')",
+    "print('burst', n)",
+  ].join("; ");
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: `@bash python3 -c ${JSON.stringify(script)}\ndo it`,
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  // The attacks happened.
+  assert.equal(readFileSync(join(work, "0-mapped.bin"), "utf8"), "ZZZZ", reply.text);
+  assert.equal(readFileSync(join(work, "0-linked.json"), "utf8"), "{}evil");
+  const burst = Number(/burst (\d+)/.exec(reply.text)?.[1]);
+  assert.ok(burst > 1000, reply.text);
+  // Every one is listed, and nothing is said to be missing.
+  assert.equal(
+    field(reply.text, "files"),
+    `${burst + 4} changed: 0-d1/d2/d3/d4/new.js, 0-final/a.js, 0-linked.json, 0-mapped.bin, ` +
+      "burst/f0, burst/f1, burst/f10, burst/f100, burst/f1000, burst/f10000, " +
+      `+${burst + 4 - 10} more`,
+    reply.text,
+  );
+});
+
 Deno.test("native: failing commands are reported apart from the model's answer", async () => {
   await using scene = await startScene();
   const reply = await scene.call("delegate_start", {

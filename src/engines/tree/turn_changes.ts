@@ -5,7 +5,8 @@
  * Where it can (Linux, under Deno), each root gets a change journal (journal.ts) when a
  * turn first works there, kept while the server runs and closed after IDLE_MS without a turn:
  * a turn then costs a read of the events since it started, and the identity scan at its start
- * (src/guard/identities.ts) lists folders from the journal's memory. Setting one up costs a walk
+ * (src/guard/identities.ts) lists folders from the journal's memory (or, where the tree is
+ * walked, from what the walk read). Setting one up costs a walk
  * of the folders (0.3 s for 100,000 files in 5,000 folders, measured), once. Elsewhere, and for
  * a root that cannot have one (too many folders, the watch limit), the tree is walked
  * (snapshot.ts): its folders at the start, its files' change times at the end. A journal
@@ -83,13 +84,17 @@ export async function beginTurnChanges(
   }
   if (!options.walk) return { end: () => Promise.resolve({ files: [] }), release() {} };
   const limit = options.walkLimit ?? WALK_LIMIT;
-  const nested = await nestedWalk(roots, limit);
+  // What the walk read is what the identity scan would read again, at the same moment (before
+  // the delegate runs): it lists from the walk's memory, as from a journal's.
+  const listed = new Map<string, ListedEntry[]>();
+  const nested = await nestedWalk(roots, limit, listed);
   // After the walk of the folders: what changed while it ran is no delegate's doing.
   const since = Date.now();
   let report: Promise<ChangeReport> | undefined;
   return {
     how: "walk",
     nested,
+    list: (dir) => listed.get(dir),
     end: () =>
       // Through libc where it can be had (Deno on Linux, past a journal's limits): it gives
       // the change time to the nanosecond and every name's bytes.

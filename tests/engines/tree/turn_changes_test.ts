@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { appendFileSync, linkSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beginTurnChanges, closeJournals } from "../../../src/engines/tree/turn_changes.ts";
+import { collectGuardIdentities } from "../../../src/guard/identities.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 import { quotePath } from "../../../src/platform/plain_text.ts";
 import { putBytes } from "../../support/trees.ts";
@@ -84,6 +85,50 @@ Deno.test("turn changes: without a journal, a walk of the folders, then of the f
   const none = await beginTurnChanges([r], { walk: false, fs: null });
   assert.equal(none.how, undefined);
   assert.deepEqual(await none.end(), { files: [] });
+});
+
+Deno.test("turn changes: without a journal, the identity scan lists folders from the walk's memory and finds what it finds on disk", async () => {
+  using t = tree();
+  const r = t.root;
+  for (const dir of ["proj/.git/hooks", "proj/.claude", "a/b/c/.vscode", "node_modules/dep/.git"]) {
+    mkdirSync(join(r, dir), { recursive: true });
+  }
+  mkdirSync(join(r, "sub", ".ssh", "inner", ".git"), { recursive: true });
+  writeFileSync(join(r, "proj", ".envrc"), "export A=1");
+  writeFileSync(join(r, "proj", ".claude", "settings.json"), "{}");
+  writeFileSync(join(r, "a", "b", "c", ".env"), "KEY=1");
+  writeFileSync(join(r, "a", "b", "id_rsa"), "key");
+  writeFileSync(join(r, "a", "b", "c", "plain.js"), "x");
+  writeFileSync(join(r, "node_modules", "dep", "index.js"), "x");
+  writeFileSync(join(r, "node_modules", ".envrc"), "export B=1");
+  const fromDisk = await collectGuardIdentities([r]);
+  assert.deepEqual(fromDisk.scan.paths, [
+    join(r, "a", "b", "c", ".vscode"),
+    join(r, "node_modules", ".envrc"),
+    join(r, "proj", ".claude"),
+    join(r, "proj", ".envrc"),
+    join(r, "proj", ".git"),
+  ]);
+  for (const walkLimit of [1_000, 6]) {
+    const changes = await beginTurnChanges([r], { walk: true, fs: null, walkLimit });
+    assert.equal(changes.how, "walk");
+    // The walk's memory serves the scan (the folders it read whole, the rest from disk)...
+    const list = changes.list;
+    assert.ok(list, "the walk route gives the scan no listing");
+    assert.ok(list(r), "the walk route gives the scan no listing of the root");
+    const listed = join(r, "a", "b");
+    assert.equal(list(listed) !== undefined, walkLimit > 6, `listing of ${listed}`);
+    assert.deepEqual(
+      list(listed)?.map((e) => [e.name, e.isDirectory()]).sort(),
+      walkLimit > 6 ? [["c", true], ["id_rsa", false]] : undefined,
+    );
+    // ...and the scan from it finds exactly what the scan from disk finds.
+    const fromWalk = await collectGuardIdentities([r], { list });
+    assert.deepEqual(fromWalk.scan, fromDisk.scan);
+    assert.deepEqual(fromWalk.secretPaths, fromDisk.secretPaths);
+    assert.deepEqual(fromWalk.hostRunPaths, fromDisk.hostRunPaths);
+    changes.release();
+  }
 });
 
 /**
