@@ -232,8 +232,9 @@ export class TreeJournal {
   #record(path: string, kind: number): void {
     if (this.#listeners.size === 0) return;
     if (kind === MADE) {
-      // Looked at as soon as the event is read (every DRAIN_MS, journal_registry.ts): a file
-      // with one link then is no other name of a file (see temporaryFiles).
+      // Looked at as soon as the event is read (every 20 ms while a turn listens,
+      // journal_registry.ts): a file with one link then is no other name of a file (see
+      // temporaryFiles).
       const info = this.fs.lstat(path);
       if (info?.kind === "file" && info.nlink === 1) kind |= ALONE;
     }
