@@ -3,7 +3,9 @@
  * about 24,000), every change a delegate makes is still in its reply, on both engines: a file deep
  * in the tree, a file created under `node_modules/`, a file git ignores, a file written
  * through a hard link made and removed for it, and a host-run file planted in a subfolder
- * (flagged `planted:`). The real server, real bubblewrap and the real
+ * (flagged `planted:`); and a file written through a memory map by a hard link named like a
+ * sandbox's mount point, alone in its turn (the change journal must not take that name for
+ * an empty file made and removed). The real server, real bubblewrap and the real
  * Claude Code CLI, the default settings and state-dir layout.
  */
 import assert from "node:assert/strict";
@@ -104,4 +106,42 @@ Deno.test("large tree: the native engine reports a deep change, node_modules, ig
 
 Deno.test("large tree: the claude engine reports a deep change, node_modules, ignored and planted files", async () => {
   await check("claude");
+});
+
+/**
+ * Issue 34: a hard link of a project file named like a mount point a sandbox makes empty at
+ * the top and removes (CLAUDE.md is one where the delegate may make it), written through a
+ * shared memory map, which leaves only a close on the link's name, then removed: the events
+ * of a placeholder. The file's own name has no event; it must be in `files:` all the same.
+ */
+async function mountPointAlias(engine: "native" | "claude"): Promise<void> {
+  const root = bigTree();
+  try {
+    await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+    const target = `src/m0/p1/f${engine === "native" ? 5 : 6}.js`;
+    const mapWrite = "import mmap; f = open('CLAUDE.md', 'r+b'); m = mmap.mmap(f.fileno(), 0); " +
+      "m[0:1] = b'Z'; m.flush(); m.close(); f.close()";
+    const reply = await scene.call("delegate_start", {
+      prompt: `@bash ln ${target} CLAUDE.md && python3 -c "${mapWrite}" && rm CLAUDE.md\n` +
+        "@reply done\nplease",
+      model: "qwen3:8b",
+      engine,
+      cwd: root,
+      permission_mode: "bypassPermissions",
+      wait_seconds: 240,
+    }, { timeoutMs: 300_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(readFileSync(join(root, target), "utf8"), "Z\n", "the write went through");
+    assert.equal(field(reply.text, "files"), `1 changed: ${target}`, reply.text);
+  } finally {
+    release();
+  }
+}
+
+Deno.test("large tree: the native engine reports a file written through a mount point's name", async () => {
+  await mountPointAlias("native");
+});
+
+Deno.test("large tree: the claude engine reports a file written through a mount point's name", async () => {
+  await mountPointAlias("claude");
 });

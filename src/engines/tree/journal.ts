@@ -13,8 +13,7 @@
  */
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isHostRunName } from "../../guard/protected_paths.ts";
-import { type Blind, CLOSED, WatchedTree } from "./watched.ts";
+import { type Blind, CLOSED, MADE, REMOVED, WatchedTree, WRITTEN } from "./watched.ts";
 
 export type { Blind };
 
@@ -49,7 +48,10 @@ export class TreeJournal {
   #tree!: WatchedTree;
   /** Paths changed, in order; `#logBase` is the sequence number of its first entry. */
   #log: string[] = [];
-  /** Beside each: WRITTEN, CLOSED (after being open for writing) or 0 (made or moved). */
+  /**
+   * Beside each, what the event saw (watched.ts: WRITTEN, CLOSED, MADE, REMOVED, MOVED_OUT, 0),
+   * and ALONE on a MADE when the file had one link when the event was read.
+   */
   #logKind: number[] = [];
   #logBase = 0;
   /** Turns listening: token -> the sequence number they started at. */
@@ -139,7 +141,8 @@ export class TreeJournal {
       const path = this.#log[i]!;
       kinds.set(path, (kinds.get(path) ?? 0) | this.#logKind[i]!);
     }
-    const written = (path: string) => (kinds.get(path) ?? 0) !== 0;
+    const written = (path: string) => ((kinds.get(path) ?? 0) & (WRITTEN | CLOSED)) !== 0;
+    const temporary = temporaryFiles(this.#log, this.#logKind, start);
     const files = new Set<string>();
     const seen = new Set<string>();
     let walk: string | undefined;
@@ -150,7 +153,7 @@ export class TreeJournal {
       const info = this.fs.lstat(path);
       if (!info) {
         // Gone again: a temporary file, unless it was another name of a file that stays.
-        if (written(path) && !this.#placeholder(path, kinds.get(path)!)) {
+        if (written(path) && !temporary.has(path)) {
           walk ??= `"${path}" was written, then removed`;
         }
         continue;
@@ -228,19 +231,15 @@ export class TreeJournal {
 
   #record(path: string, kind: number): void {
     if (this.#listeners.size === 0) return;
+    if (kind === MADE) {
+      // Looked at as soon as the event is read (every 20 ms while a turn listens,
+      // journal_registry.ts): a file with one link then is no other name of a file (see
+      // temporaryFiles).
+      const info = this.fs.lstat(path);
+      if (info?.kind === "file" && info.nlink === 1) kind |= ALONE;
+    }
     this.#log.push(path);
     this.#logKind.push(kind);
-  }
-
-  /**
-   * A sandbox's placeholder (engines/mount_placeholders.ts): an empty file made at a missing
-   * host-run path at the top of the root for one command, then removed; nothing was written
-   * to it, it was only made and closed. Delegates cannot make a file there (the sandboxes hold
-   * those paths), so no other name of a file can have been written through it.
-   */
-  #placeholder(path: string, kind: number): boolean {
-    const at = path.lastIndexOf("/");
-    return kind === CLOSED && path.slice(0, at) === this.root && isHostRunName(path.slice(at + 1));
   }
 
   /** Marks the sentinels an event at `dir`/`name` (or on `dir` itself) may concern. */
@@ -251,4 +250,47 @@ export class TreeJournal {
       if (s.onTheWay.has(path) || s.paths.has(dir)) s.dirty = true;
     }
   }
+}
+
+/** On a MADE: the file had one link (st_nlink 1) when the journal read the event. */
+const ALONE = 32;
+
+/**
+ * The files of the log from `start` on that were temporary files of their own: their name's
+ * first event is its creation (MADE, not a move in), when the journal found one link to the
+ * file, its last is its removal (REMOVED), and in between it was only written or closed, no
+ * other creation, removal, move or folder listing. A write through such a name reached no
+ * file that stays, whatever the name is (issue 34: a sandbox's mount points, Claude Code's
+ * `.bashrc` or `.gitconfig` among them, made empty and removed around each command):
+ *
+ * - another name of an existing file is made by link(2), and that file keeps its own name,
+ *   so the new name has two links when the journal looks; a name whose other names were all
+ *   removed first names a file that is gone (a removal, which the journal does not report);
+ * - from the look to the removal, only events on the name change what it names (a create, a
+ *   link, a rename onto it or away, a removal, a folder moved in its place: each is logged
+ *   here), so the file removed is the one looked at;
+ * - a name made later for that file (`ln x y`, a rename onto an existing name) is logged on
+ *   its own and is in `changes` if it stays.
+ *
+ * The name alone proves nothing: a command left running can make `.bashrc` a hard link of
+ * package.json (a removed mount point no longer holds it), write through a shared memory map
+ * (which leaves only the close), and remove it, events a placeholder also leaves. A file the
+ * journal could not look at before it went (made and removed between two reads) is not taken
+ * for temporary: the turn is walked.
+ */
+function temporaryFiles(log: readonly string[], kinds: readonly number[], start: number) {
+  const state = new Map<string, "open" | "done" | "no">();
+  for (let i = start; i < log.length; i++) {
+    const path = log[i]!;
+    const kind = kinds[i]!;
+    const was = state.get(path);
+    if (was === "no") continue;
+    let now: "open" | "done" | "no";
+    if (was === undefined) now = kind === (MADE | ALONE) ? "open" : "no";
+    else if (was === "done") now = "no";
+    else if (kind === REMOVED) now = "done";
+    else now = kind === WRITTEN || kind === CLOSED ? "open" : "no";
+    state.set(path, now);
+  }
+  return new Set([...state].filter(([, s]) => s === "done").map(([path]) => path));
 }

@@ -15,15 +15,23 @@ const IDLE_MS = 15 * 60_000;
 const RETRY_MS = 5 * 60_000;
 /** How often journals read their events (the kernel queues 16,384 per journal). */
 const DRAIN_MS = 100;
+/**
+ * How often while a turn listens: a file made and removed is taken for temporary only when
+ * the journal looked at it in between (journal.ts, temporaryFiles), and Claude Code's sandbox
+ * keeps its mount points for little more than a command (about 200 ms measured, issue 34).
+ */
+const LISTENING_DRAIN_MS = 20;
 interface Kept {
   journal: Promise<TreeJournal | undefined>;
+  /** The journal once set up, for the timer that reads it. */
+  opened?: TreeJournal;
   lastUsed: number;
 }
 
 const kept = new Map<string, Kept>();
 /** Roots whose journal could not be set up: until when, and why. */
 const refused = new Map<string, { until: number; why: string }>();
-let drainTimer: ReturnType<typeof setInterval> | undefined;
+let drainTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** The root's journal, set up on first use; undefined when it cannot have one. */
 export async function journalFor(
@@ -60,9 +68,12 @@ export async function journalFor(
     return undefined;
   })();
   holder.journal = journal;
-  kept.set(root, { journal, lastUsed: Date.now() });
+  const added: Kept = { journal, lastUsed: Date.now() };
+  kept.set(root, added);
   startDraining();
-  return await journal;
+  const opened = await journal;
+  if (opened) added.opened = opened;
+  return opened;
 }
 
 /**
@@ -100,31 +111,40 @@ export function touch(root: string): void {
  */
 function startDraining(): void {
   if (drainTimer !== undefined) return;
-  drainTimer = setInterval(() => {
+  const tick = () => {
     const now = Date.now();
+    let listening = false;
     for (const [root, entry] of kept) {
-      entry.journal.then((journal) => {
-        if (!journal) return;
-        if (journal.invalid || (!journal.listening && now - entry.lastUsed > IDLE_MS)) {
-          journal.close();
-          if (kept.get(root) === entry) kept.delete(root);
-        } else journal.drain();
-      }).catch(() => {});
+      // One still being set up is left to its promise; the others are read now.
+      const journal = entry.opened;
+      if (!journal) continue;
+      if (journal.invalid || (!journal.listening && now - entry.lastUsed > IDLE_MS)) {
+        journal.close();
+        if (kept.get(root) === entry) kept.delete(root);
+      } else {
+        journal.drain();
+        listening ||= journal.listening;
+      }
     }
-    if (kept.size === 0) stopDraining();
-  }, DRAIN_MS);
-  // Journals must not keep the server alive (Deno's timers are numbers; Node's objects).
-  const timer = drainTimer as unknown as { unref?: () => void };
-  if (typeof timer.unref === "function") timer.unref();
-  else {
-    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(
-      drainTimer as unknown as number,
-    );
-  }
+    drainTimer = undefined;
+    if (kept.size > 0) schedule(listening ? LISTENING_DRAIN_MS : DRAIN_MS);
+  };
+  const schedule = (ms: number) => {
+    drainTimer = setTimeout(tick, ms);
+    // Journals must not keep the server alive (Deno's timers are numbers; Node's objects).
+    const timer = drainTimer as unknown as { unref?: () => void };
+    if (typeof timer.unref === "function") timer.unref();
+    else {
+      (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(
+        drainTimer as unknown as number,
+      );
+    }
+  };
+  schedule(DRAIN_MS);
 }
 
 function stopDraining(): void {
-  if (drainTimer !== undefined) clearInterval(drainTimer);
+  if (drainTimer !== undefined) clearTimeout(drainTimer);
   drainTimer = undefined;
 }
 

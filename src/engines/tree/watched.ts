@@ -45,9 +45,16 @@ import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
   IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
 
-/** What a file event saw: a write (content or attributes), or a close after opening to write. */
+/**
+ * What a file event saw: a write (content or attributes), a close after opening to write, the
+ * name made by a create or a link (not a move), the name removed (unlinked), or moved away.
+ * Moved in, or listed in a folder that appeared: 0.
+ */
 export const WRITTEN = 1;
 export const CLOSED = 2;
+export const MADE = 4;
+export const REMOVED = 8;
+export const MOVED_OUT = 16;
 
 const ENOENT = 2;
 const EACCES = 13;
@@ -63,7 +70,10 @@ export interface Blind {
 
 /** What the tree tells its journal, as it reads events. */
 export interface TreeHooks {
-  /** A file (not a folder) made or moved in (kind 0), written, or closed after writing. */
+  /**
+   * A file (not a folder) made (MADE) or moved in (0), written, closed after writing, removed
+   * (REMOVED) or moved away (MOVED_OUT).
+   */
   file(path: string, kind: number): void;
   /** An event on `dir` itself (`name` empty) or on its entry `name`. */
   event(dir: string, name: string): void;
@@ -324,13 +334,14 @@ export class WatchedTree {
       node.marked.delete(event.name);
       this.#forget(node.dirs.get(event.name), true);
       this.#blind.delete(path);
+      if (!isDir) this.hooks.file(path, event.mask & IN_DELETE ? REMOVED : MOVED_OUT);
       return;
     }
     if (event.mask & (IN_CREATE | IN_MOVED_TO)) {
       if (!isDir) {
         if (isMarkedName(event.name)) node.marked.set(event.name, false);
         else node.marked.delete(event.name);
-        return this.hooks.file(path, 0);
+        return this.hooks.file(path, event.mask & IN_CREATE ? MADE : 0);
       }
       // A folder appeared: watched, then listed, so nothing made in it meanwhile is missed.
       const pending: DirNode[] = [];

@@ -228,22 +228,24 @@ Deno.test({
         walk: `"${join(r, "x")}" was written, then removed`,
       });
       journal.release(sly);
-      // A sandbox's placeholder at a missing host-run path: made empty, closed, removed.
+      // A sandbox's mount point: made empty, closed, removed. Seen with one link between two
+      // reads of the events, it was nobody's other name; made and removed between two reads,
+      // it could have been another name of a file, written through a memory map (which
+      // leaves only the close).
       const placeholder = journal.listen();
-      writeFileSync(join(r, ".mcp.json"), "");
-      rmSync(join(r, ".mcp.json"));
+      writeFileSync(join(r, ".bashrc"), "");
+      journal.drain();
+      rmSync(join(r, ".bashrc"));
       assert.deepEqual(journal.changes(placeholder), { files: [] });
       journal.release(placeholder);
-      // The same anywhere else could be another name of a file, written through a memory map
-      // (which leaves only the close).
-      const elsewhere = journal.listen();
-      writeFileSync(join(r, "y"), "");
-      rmSync(join(r, "y"));
-      assert.deepEqual(journal.changes(elsewhere), {
+      const unseen = journal.listen();
+      writeFileSync(join(r, ".mcp.json"), "");
+      rmSync(join(r, ".mcp.json"));
+      assert.deepEqual(journal.changes(unseen), {
         files: [],
-        walk: `"${join(r, "y")}" was written, then removed`,
+        walk: `"${join(r, ".mcp.json")}" was written, then removed`,
       });
-      journal.release(elsewhere);
+      journal.release(unseen);
       const twin = journal.listen();
       appendFileSync(join(r, "twin-a.txt"), "+");
       assert.deepEqual(journal.changes(twin), {
@@ -251,6 +253,96 @@ Deno.test({
         walk: `"${join(r, "twin-a.txt")}" was written and has other hard links`,
       });
       journal.release(twin);
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+/** Writes `Z` at the start of `path` through a shared memory map: inotify sees only a close. */
+function mapWrite(path: string): void {
+  execFileSync("python3", [
+    "-c",
+    "import mmap,sys\nf=open(sys.argv[1],'r+b')\nm=mmap.mmap(f.fileno(),0)\nm[0:1]=b'Z'\n" +
+    "m.flush()\nm.close()\nf.close()",
+    path,
+  ]);
+}
+
+Deno.test({
+  name: "journal: a name made and removed in a turn is trusted by what the journal saw of the " +
+    "file, never by the name (issue 34: package.json written through a sandbox's mount point)",
+  ignore,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    const pkg = join(r, "package.json");
+    put(pkg, "{}");
+    const journal = await open(r);
+    const walked = (name: string) => ({
+      files: [],
+      walk: `"${join(r, name)}" was written, then removed`,
+    });
+    try {
+      // `ln package.json CLAUDE.md`, a write through a memory map, `rm CLAUDE.md`: the events
+      // of an empty placeholder made and removed (a name that once only our sandboxes made).
+      for (const name of ["CLAUDE.md", ".mcp.json", ".bashrc"]) {
+        const sly = journal.listen();
+        linkSync(pkg, join(r, name));
+        mapWrite(join(r, name));
+        rmSync(join(r, name));
+        assert.deepEqual(journal.changes(sly), walked(name), name);
+        journal.release(sly);
+      }
+      // From here a plain write, which the rule takes like a close (it does not look at what
+      // was written, only at which file): the same with the events read while the link is
+      // there. It has two links.
+      const seen = journal.listen();
+      linkSync(pkg, join(r, ".gitconfig"));
+      journal.drain();
+      appendFileSync(join(r, ".gitconfig"), "+");
+      rmSync(join(r, ".gitconfig"));
+      assert.deepEqual(journal.changes(seen), walked(".gitconfig"));
+      journal.release(seen);
+      // A real placeholder first, seen alone, then removed and the name made again as a link:
+      // what was looked at is not what was written through.
+      const swapped = journal.listen();
+      writeFileSync(join(r, ".profile"), "");
+      journal.drain();
+      rmSync(join(r, ".profile"));
+      linkSync(pkg, join(r, ".profile"));
+      appendFileSync(join(r, ".profile"), "+");
+      rmSync(join(r, ".profile"));
+      assert.deepEqual(journal.changes(swapped), walked(".profile"));
+      journal.release(swapped);
+      // Or a link renamed over it.
+      const renamed = journal.listen();
+      writeFileSync(join(r, ".zshrc"), "");
+      journal.drain();
+      linkSync(pkg, join(r, "tmp-link"));
+      renameSync(join(r, "tmp-link"), join(r, ".zshrc"));
+      appendFileSync(join(r, ".zshrc"), "+");
+      rmSync(join(r, ".zshrc"));
+      assert.deepEqual(journal.changes(renamed), walked(".zshrc"));
+      journal.release(renamed);
+      // A name that existed before the turn, written through and removed.
+      linkSync(pkg, join(r, ".npmrc"));
+      const old = journal.listen();
+      appendFileSync(join(r, ".npmrc"), "+");
+      rmSync(join(r, ".npmrc"));
+      writeFileSync(join(r, ".npmrc"), "");
+      journal.drain();
+      rmSync(join(r, ".npmrc"));
+      assert.deepEqual(journal.changes(old), walked(".npmrc"));
+      journal.release(old);
+      // A scratch file of its own, whatever its name and content, seen alone: no walk.
+      const scratch = journal.listen();
+      writeFileSync(join(r, "scratch.txt"), "draft");
+      journal.drain();
+      appendFileSync(join(r, "scratch.txt"), "+");
+      rmSync(join(r, "scratch.txt"));
+      assert.deepEqual(journal.changes(scratch), { files: [] });
+      journal.release(scratch);
     } finally {
       journal.close();
     }
