@@ -13,7 +13,7 @@
  */
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { type Blind, CLOSED, MADE, REMOVED, WatchedTree, WRITTEN } from "./watched.ts";
+import { type Blind, CLOSED, MADE, MOVED_OUT, REMOVED, WatchedTree, WRITTEN } from "./watched.ts";
 
 export type { Blind };
 
@@ -143,6 +143,7 @@ export class TreeJournal {
     }
     const written = (path: string) => ((kinds.get(path) ?? 0) & (WRITTEN | CLOSED)) !== 0;
     const temporary = temporaryFiles(this.#log, this.#logKind, start);
+    const removedWritten = removedAfterWrite(this.#log, this.#logKind, start);
     const files = new Set<string>();
     const seen = new Set<string>();
     let walk: string | undefined;
@@ -160,6 +161,9 @@ export class TreeJournal {
       }
       if (info.kind === "dir") continue;
       files.add(path);
+      // There again, but written before it was removed or moved away: what was written may
+      // have been another name's file (see removedAfterWrite).
+      if (removedWritten.has(path)) walk ??= `"${path}" was written, then removed`;
       if (written(path) && info.kind === "file" && info.nlink > 1) {
         walk ??= `"${path}" was written and has other hard links`;
       }
@@ -293,4 +297,23 @@ function temporaryFiles(log: readonly string[], kinds: readonly number[], start:
     state.set(path, now);
   }
   return new Set([...state].filter(([, s]) => s === "done").map(([path]) => path));
+}
+
+/**
+ * The names of the log from `start` on that were written and then removed or moved away,
+ * whatever came after. A name that is there again at the turn's end is another file now, so
+ * nothing the journal can look at tells what the write before reached: `ln package.json x`,
+ * a write through `x` (through a memory map, only a close), `rm x` and `touch x` changed
+ * package.json with no event naming it, and leave `x` a new file of one link.
+ */
+function removedAfterWrite(log: readonly string[], kinds: readonly number[], start: number) {
+  const writtenSince = new Set<string>();
+  const out = new Set<string>();
+  for (let i = start; i < log.length; i++) {
+    const path = log[i]!;
+    const kind = kinds[i]!;
+    if (kind & (WRITTEN | CLOSED)) writtenSince.add(path);
+    if (kind & (REMOVED | MOVED_OUT) && writtenSince.has(path)) out.add(path);
+  }
+  return out;
 }

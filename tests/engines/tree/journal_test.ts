@@ -246,6 +246,33 @@ Deno.test({
         walk: `"${join(r, ".mcp.json")}" was written, then removed`,
       });
       journal.release(unseen);
+      // `ln package.json x; echo evil >> x; rm x; touch x`: the name stays, now a new file of
+      // one link, and again no event names package.json.
+      const remade = journal.listen();
+      linkSync(join(r, "package.json"), join(r, "x"));
+      appendFileSync(join(r, "x"), "evil");
+      rmSync(join(r, "x"));
+      writeFileSync(join(r, "x"), "");
+      assert.deepEqual(journal.changes(remade), {
+        files: [join(r, "x")],
+        walk: `"${join(r, "x")}" was written, then removed`,
+      });
+      journal.release(remade);
+      rmSync(join(r, "x"));
+      // The same, with the write through a memory map and the journal reading in between: the
+      // new file is what it finds at the creation it reads first.
+      const swapped = journal.listen();
+      linkSync(join(r, "package.json"), join(r, "y"));
+      mapWrite(join(r, "y"));
+      rmSync(join(r, "y"));
+      writeFileSync(join(r, "y"), "");
+      journal.drain();
+      assert.deepEqual(journal.changes(swapped), {
+        files: [join(r, "y")],
+        walk: `"${join(r, "y")}" was written, then removed`,
+      });
+      journal.release(swapped);
+      rmSync(join(r, "y"));
       const twin = journal.listen();
       appendFileSync(join(r, "twin-a.txt"), "+");
       assert.deepEqual(journal.changes(twin), {
