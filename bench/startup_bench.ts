@@ -182,7 +182,8 @@ async function nodeFigures(): Promise<void> {
   const single = join(dir, "single", "ollama-delegate.mjs");
   const bareBundle = join(dir, "bare.mjs");
   buildNode(split, { split: true });
-  buildNode(single);
+  // Quick mode (tests/e2e/bench_quick_test.ts) spares itself the second build.
+  if (!QUICK) buildNode(single);
   execFileSync(Deno.execPath(), [
     "bundle",
     "--quiet",
@@ -201,13 +202,13 @@ async function nodeFigures(): Promise<void> {
   const bareRun = (list = false) => run(bareBundle, list, []);
   await bareRun();
   await run(split);
-  await run(single);
+  if (!QUICK) await run(single);
   const nb: number[] = [], ns: number[] = [], n1: number[] = [], nbl: number[] = [];
   const nsl: number[] = [];
   for (let i = 0; i < runs; i++) {
     nb.push(await bareRun());
     ns.push(await run(split));
-    n1.push(await run(single));
+    if (!QUICK) n1.push(await run(single));
     nbl.push(await bareRun(true));
     nsl.push(await run(split, true));
   }
@@ -217,9 +218,13 @@ async function nodeFigures(): Promise<void> {
   console.log(
     `  npm package (split bundle)    ${median(ns).toFixed(1)}   ratio ${ratio(ns, nb).toFixed(2)}x`,
   );
-  console.log(
-    `  release's single file         ${median(n1).toFixed(1)}   ratio ${ratio(n1, nb).toFixed(2)}x`,
-  );
+  if (!QUICK) {
+    console.log(
+      `  release's single file         ${median(n1).toFixed(1)}   ratio ${
+        ratio(n1, nb).toFixed(2)
+      }x`,
+    );
+  }
   console.log(
     `  to tools/list answered: bare ${median(nbl).toFixed(1)}, npm package ${
       median(nsl).toFixed(1)
