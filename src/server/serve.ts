@@ -53,11 +53,8 @@ export async function serve(early?: EarlyDiscover): Promise<number> {
     const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
-  await shell.connect(transport, () => finish("MCP transport closed"));
-  // Claude Code's discover probe: answered while loading, then the probe closes stdin. Its
-  // process never needs the tools.
-  if (input?.ended) finish("client closed stdin");
-  else {
+  /** Loads and registers the tools; a server that cannot have them stops. */
+  const wireTools = async () => {
     wiring = import("./wire.ts").then(({ wireServer }) =>
       wireServer(shell, { env: currentEnv(), cwd: process.cwd(), home: homedir(), log })
     );
@@ -68,6 +65,17 @@ export async function serve(early?: EarlyDiscover): Promise<number> {
     } catch (e) {
       finish(`cannot load the tools: ${e instanceof Error ? e.stack ?? e.message : String(e)}`, 1);
     }
+  };
+  await shell.connect(transport, () => finish("MCP transport closed"));
+  // Claude Code's discover probe: answered while loading, then the probe closes stdin. Its
+  // process never needs the tools.
+  if (input?.ended) finish("client closed stdin");
+  else {
+    // One turn of the event loop first: Deno writes stdout asynchronously, and the answer to an
+    // `initialize` already read would wait behind the synchronous part of loading the tools
+    // (about as long as the rest of start-up; measured with bench/startup_bench.ts).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (!stopping) await wireTools();
   }
   const code = await done;
   log(`server exiting with code ${code}`);
