@@ -32,6 +32,8 @@ export async function serve(early?: EarlyDiscover): Promise<number> {
     stopping ??= (async () => {
       // Every exit says why on stderr: a server that vanishes silently cannot be debugged.
       log(`stopping: ${why}`);
+      // Requests sent before the client closed its end are answered all the same.
+      if (shell.waiting()) void loadTools().catch(() => {});
       const wired = await wiring?.catch(() => undefined);
       if (wired) await wired.stop(why);
       else await shell.server.close().catch(() => {});
@@ -53,30 +55,34 @@ export async function serve(early?: EarlyDiscover): Promise<number> {
     const signals: NodeJS.Signals[] = isWindows ? ["SIGINT"] : ["SIGINT", "SIGTERM", "SIGHUP"];
     for (const signal of signals) process.once(signal, () => finish(`server received ${signal}`));
   });
-  /** Loads and registers the tools; a server that cannot have them stops. */
-  const wireTools = async () => {
-    wiring = import("./wire.ts").then(({ wireServer }) =>
+  /** Loads and registers the tools (once); they answer what waited for them. */
+  const loadTools = () =>
+    wiring ??= import("./wire.ts").then(({ wireServer }) =>
       wireServer(shell, { env: currentEnv(), cwd: process.cwd(), home: homedir(), log })
     );
-    try {
-      const wired = await wiring;
-      if (wired) wired.startBackground();
-      else finish("no usable state dir", 1);
-    } catch (e) {
-      finish(`cannot load the tools: ${e instanceof Error ? e.stack ?? e.message : String(e)}`, 1);
-    }
-  };
   await shell.connect(transport, () => finish("MCP transport closed"));
-  // Claude Code's discover probe: answered while loading, then the probe closes stdin. Its
-  // process never needs the tools.
-  if (input?.ended) finish("client closed stdin");
-  else {
+  // Claude Code's discover probe closes stdin once answered while loading: its process needs
+  // no tools. Input that ended with requests for them (a script piping its requests) gets them.
+  const ended = input?.ended === true;
+  if (!ended || shell.waiting()) {
     // One turn of the event loop first: Deno writes stdout asynchronously, and the answer to an
     // `initialize` already read would wait behind the synchronous part of loading the tools
     // (about as long as the rest of start-up; measured with bench/startup_bench.ts).
     await new Promise((resolve) => setTimeout(resolve, 0));
-    if (!stopping) await wireTools();
+    if (!stopping) {
+      try {
+        const wired = await loadTools();
+        if (!wired) finish("no usable state dir", 1);
+        else if (!ended) wired.startBackground();
+      } catch (e) {
+        finish(
+          `cannot load the tools: ${e instanceof Error ? e.stack ?? e.message : String(e)}`,
+          1,
+        );
+      }
+    }
   }
+  if (ended) finish("client closed stdin");
   const code = await done;
   log(`server exiting with code ${code}`);
   // Pending reads of stdin or timers of finished work must not keep the process up.

@@ -24,6 +24,8 @@ export interface ServerShell {
   connect(transport: Transport, onclose?: () => void): Promise<void>;
   /** Whether the connected client speaks 2026-07-28 and declared form elicitation. */
   clientElicits2026(): boolean;
+  /** Whether requests the client sent wait for the tools. */
+  waiting(): boolean;
   /** The tools are registered: the requests that waited are handled, in order. */
   open(): void;
 }
@@ -51,6 +53,7 @@ export function serverShell(log: (line: string) => void): ServerShell {
       await server.connect(wrapped);
     },
     clientElicits2026: () => wrapped?.clientElicits() ?? false,
+    waiting: () => wrapped?.waiting() ?? false,
     open: () => wrapped?.open(),
   };
 }

@@ -113,6 +113,11 @@ export class Revision2026Transport implements Transport {
     return this.#inner.close();
   }
 
+  /** Whether requests wait for the tools (holdUntilOpen, before open()). */
+  waiting(): boolean {
+    return this.#hold?.waiting ?? false;
+  }
+
   /** The tools are registered: what waited is handled, in order, and so is all that follows. */
   open(): void {
     for (const message of this.#hold?.release() ?? []) this.#receive(message);

@@ -22,6 +22,11 @@ export class StartupHold {
     return this.#held === undefined;
   }
 
+  /** Whether messages wait for the tools. */
+  get waiting(): boolean {
+    return (this.#held?.length ?? 0) > 0;
+  }
+
   /**
    * Whether `message` must wait (it is then kept). Once one waits, every later one does too,
    * so that the order the client sent them in is the order they are handled in.
