@@ -3,7 +3,8 @@
  * `npx -y ollama-delegate` runs the server with nothing but Node 20+:
  *
  *   dist/npm/package.json        name, version, bin, engines, license, repository, files
- *   dist/npm/ollama-delegate.mjs the single-file bundle (scripts/build_node.ts)
+ *   dist/npm/ollama-delegate.mjs the entry of the split bundle (scripts/build_node.ts), which
+ *   dist/npm/chunks/             holds the rest: Node loads only the chunks a command needs
  *   dist/npm/README.md, LICENSE
  *   dist/ollama-delegate-<version>.tgz   what `npm pack` makes of it
  *
@@ -19,7 +20,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { VERSION } from "../src/version.ts";
-import { buildNode } from "./build_node.ts";
+import { buildNode, CHUNKS } from "./build_node.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const NPM_DIR = join(ROOT, "dist", "npm");
@@ -58,7 +59,7 @@ export function packageJson(slug: string): Record<string, unknown> {
     keywords: ["mcp", "claude-code", "ollama", "delegation", "agents", "mcp-server"],
     type: "module",
     bin: { [PACKAGE_NAME]: BIN_FILE },
-    files: [BIN_FILE, "README.md", "LICENSE"],
+    files: [BIN_FILE, CHUNKS, "README.md", "LICENSE"],
     engines: { node: ">=20" },
   };
 }
@@ -74,7 +75,7 @@ claude mcp add ollama --scope user -- npx --prefix "$HOME" -y ollama-delegate
 ollama-delegate doctor        # after npm install -g ollama-delegate: check the setup
 \`\`\`
 
-This package is the single-file Node build (Node 20 or newer, no dependencies). Release
+This package is the Node build (Node 20 or newer, no dependencies, bundled). Release
 binaries for Linux, macOS and Windows, the Claude Code plugin, the settings and the security
 model are documented at https://github.com/${slug}#readme.
 `;
@@ -89,7 +90,7 @@ model are documented at https://github.com/${slug}#readme.
 export function buildNpm(out: string = join(ROOT, "dist"), stage: string = NPM_DIR): string {
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
-  buildNode(join(stage, BIN_FILE));
+  buildNode(join(stage, BIN_FILE), { split: true });
   const slug = repositorySlug();
   writeFileSync(join(stage, "package.json"), JSON.stringify(packageJson(slug), null, 2) + "\n");
   writeFileSync(join(stage, "README.md"), readme(slug));

@@ -15,9 +15,9 @@ import {
 } from "../guard/workdirs.ts";
 import { readCapped } from "../platform/bytes.ts";
 import { isWindows } from "../platform/runtime.ts";
+import { MAX_PROMPT_BYTES } from "./prompt_limit.ts";
 
-/** The longest prompt we accept, inline or from a file. */
-export const MAX_PROMPT_BYTES = 10 * 1024 * 1024;
+export { MAX_PROMPT_BYTES };
 
 /**
  * Pseudo-file trees: their files report size 0 or stream forever (/proc/self/environ holds

@@ -20,9 +20,6 @@ import { progressOf, type ReportProgress } from "./progress.ts";
 
 export { JobTaskStore } from "./task_store.ts";
 
-/** The server capability to declare next to the task store (spec: tasks capabilities). */
-export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
-
 const { wait_seconds: _omitted, ...startFields } = shapes.start;
 /**
  * delegate_start's inputs minus `wait_seconds` (a run always goes to the end), without the

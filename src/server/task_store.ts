@@ -4,7 +4,6 @@
  * (`io.modelcontextprotocol/tasks`, SEP-2663) that server/transport/revision_2026.ts serves. The job is the
  * source of truth; a task mirrors its state.
  */
-import { randomUUID } from "node:crypto";
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import {
   type CallToolResult,
@@ -15,6 +14,9 @@ import {
   type Result,
   type Task,
 } from "@modelcontextprotocol/sdk/types.js";
+
+/** The server capability to declare next to the task store (spec: tasks capabilities). */
+export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
 /** How often a client is asked to poll, and the SDK's own auto-poll. */
 export const POLL_MS = 1000;
@@ -84,7 +86,8 @@ export class JobTaskStore implements TaskStore {
   #add(ttl: number, pollInterval: number, origin: Origin, sessionId?: string): Task {
     const now = new Date().toISOString();
     const task: Task = {
-      taskId: randomUUID(),
+      // Web Crypto's, global on Deno and Node 20: node:crypto would load before `initialize`.
+      taskId: crypto.randomUUID(),
       status: "working",
       ttl: Math.min(ttl, MAX_TTL_MS),
       createdAt: now,

@@ -15,7 +15,10 @@ import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
 import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
-import { CLAUDE_BIN, REPO, tempDir } from "../support/harness.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { callTool, CLAUDE_BIN, prepareServer, REPO, tempDir } from "../support/harness.ts";
+import { startInProcessServer } from "../support/in_process_scene.ts";
 
 const PLUGIN = join(REPO, "plugins", "ollama-delegate");
 
@@ -118,16 +121,21 @@ Deno.test({
   },
 });
 
-Deno.test("npm package: the packed tarball installs into a prefix and answers --version", () => {
+Deno.test("npm package: the packed tarball installs into a prefix, answers --version, and serves the tools the source serves from its chunks", async () => {
   const packDir = tempDir("od-pack-");
   const tarball = buildNpm(packDir, join(packDir, "stage"));
   const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
-  assert.deepEqual(listing.sort(), [
+  // The split bundle (scripts/build_node.ts): an entry, and the chunks it and they import.
+  const chunks = listing.filter((f) => f.startsWith("package/chunks/"));
+  assert.deepEqual(listing.filter((f) => !chunks.includes(f)).sort(), [
     "package/LICENSE",
     "package/README.md",
     "package/ollama-delegate.mjs",
     "package/package.json",
   ]);
+  assert.ok(chunks.includes("package/chunks/node_main.js"), chunks.join(" "));
+  assert.ok(chunks.includes("package/chunks/package.json"), chunks.join(" "));
+  assert.ok(chunks.length > 20, `${chunks.length} chunks`);
   const manifest = JSON.parse(
     execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" }),
   );
@@ -141,8 +149,37 @@ Deno.test("npm package: the packed tarball installs into a prefix and answers --
   execFileSync("npm", ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", tarball], {
     stdio: "ignore",
   });
-  const version = execFileSync(join(prefix, "bin", "ollama-delegate"), ["--version"], {
-    encoding: "utf8",
-  });
+  const bin = join(prefix, "bin", "ollama-delegate");
+  const version = execFileSync(bin, ["--version"], { encoding: "utf8" });
   assert.equal(version.trim(), `ollama-delegate ${VERSION}`);
+
+  // The server under Node, as npx starts it: initialize, then the tools (loaded after
+  // initialize, from other chunks), then a call whose handler is a chunk of its own. Its
+  // tools/list must be the source's, word for word.
+  const baseUrl = "http://127.0.0.1:9";
+  const place = prepareServer({ baseUrl });
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ["serve"],
+    env: place.env,
+    cwd: place.cwd,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (c: Uint8Array) => stderr += new TextDecoder().decode(c));
+  const client = new Client({ name: "od-test", version: "1.0.0" });
+  await using source = await startInProcessServer({ baseUrl });
+  try {
+    await client.connect(transport);
+    assert.equal(client.getServerVersion()?.name, "ollama-delegate");
+    const tools = (await client.listTools()).tools;
+    assert.ok(tools.some((t: { name: string }) => t.name === "delegate_run"), stderr);
+    assert.deepEqual(tools, (await source.client.listTools()).tools);
+    // No Ollama listens there: the reply says so (an error result), in the handler's words.
+    const models = await callTool(client, "ollama_models");
+    assert.match(models.text, /^ +Cannot reach Ollama at http:\/\/127\.0\.0\.1:9 /m);
+    assert.match(models.text, /^Ollama endpoint: +http:\/\/127\.0\.0\.1:9$/m);
+  } finally {
+    await client.close();
+  }
 });

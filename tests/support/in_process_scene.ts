@@ -1,6 +1,6 @@
 /**
  * The middle tier's scene: our real server, built by the same wiring `serve` uses
- * (`wireServer` in src/server/serve.ts: settings, state dir, tools, the real JobManager and
+ * (`wireServer` in src/server/wire.ts: settings, state dir, tools, the real JobManager and
  * engines, the 2026-07-28 layer), in this process, spoken to by the MCP SDK's own Client over
  * its InMemoryTransport. Delegates still run for real: the native engine's commands in real
  * bubblewrap, against the Ollama emulator on loopback.
@@ -29,7 +29,8 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
-import { wireServer } from "../../src/server/serve.ts";
+import { serverShell } from "../../src/server/shell.ts";
+import { type WiredServer, wireServer } from "../../src/server/wire.ts";
 import { callTool, prepareServer, type SceneServer, type ServerOptions } from "./harness.ts";
 import { type SceneOf, sceneOf, type SceneOptions } from "./scene.ts";
 
@@ -78,17 +79,20 @@ export async function startInProcessServer(
   let stderr = "";
   const log = (line: string) => void (stderr += `ollama-delegate: ${line}\n`);
   const progress = options.progressMs ? { progressMs: options.progressMs } : {};
-  const wired = wireServer({ env, cwd, home, log, ...progress });
-  if (!wired) throw new Error(`the server did not start:\n${stderr}`);
+  // As `serve` does: connected first (initialize answered), the tools wired after.
+  const shell = serverShell(log);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const wiring: { done?: WiredServer } = {};
   let stopped: Promise<void> | undefined;
   const stop = (why: string) =>
     stopped ??= (async () => {
       log(`stopping: ${why}`);
-      await wired.stop(why);
+      await wiring.done?.stop(why);
       log("server exiting with code 0");
     })();
-  await wired.connect(new OverTheWire(serverSide), () => void stop("MCP transport closed"));
+  await shell.connect(new OverTheWire(serverSide), () => void stop("MCP transport closed"));
+  const wired = wiring.done = wireServer(shell, { env, cwd, home, log, ...progress });
+  if (!wired) throw new Error(`the server did not start:\n${stderr}`);
   const elicit = options.elicit;
   const client = new Client(
     { name: "od-test", version: "1.0.0" },

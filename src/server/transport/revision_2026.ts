@@ -26,8 +26,9 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { JobTaskStore } from "../task_store.ts";
-import { leanToolList } from "../tools.ts";
+import { leanToolList } from "./lean_tools.ts";
 import { discoverResult } from "./discover.ts";
+import { StartupHold } from "./startup_hold.ts";
 import {
   complete,
   detailedTask,
@@ -57,6 +58,11 @@ export interface Revision2026Options {
   tasks: JobTaskStore;
   /** One line per refused 2026 request and once when a client speaks 2026-07-28. */
   log?: (line: string) => void;
+  /**
+   * The tools are registered after connecting (serve.ts): what needs them waits until open()
+   * (startup_hold.ts), and the SDK's tools/list_changed of each registration is not sent.
+   */
+  holdUntilOpen?: boolean;
 }
 
 /** A transport that serves the 2026-07-28 revision around the SDK's 2025 server. */
@@ -79,11 +85,13 @@ export class Revision2026Transport implements Transport {
   #announced = false;
   /** Whether the client's latest 2026 request declared form elicitation. */
   #elicits = false;
+  readonly #hold: StartupHold | undefined;
 
   constructor(inner: Transport, options: Revision2026Options) {
     this.#inner = inner;
     this.#tasks = options.tasks;
     this.#log = options.log ?? (() => {});
+    this.#hold = options.holdUntilOpen ? new StartupHold() : undefined;
     inner.onmessage = (message: JSONRPCMessage) => this.#receive(message);
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error: Error) => this.onerror?.(error);
@@ -103,6 +111,16 @@ export class Revision2026Transport implements Transport {
 
   close(): Promise<void> {
     return this.#inner.close();
+  }
+
+  /** Whether requests wait for the tools (holdUntilOpen, before open()). */
+  waiting(): boolean {
+    return this.#hold?.waiting ?? false;
+  }
+
+  /** The tools are registered: what waited is handled, in order, and so is all that follows. */
+  open(): void {
+    for (const message of this.#hold?.release() ?? []) this.#receive(message);
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -131,6 +149,8 @@ export class Revision2026Transport implements Transport {
       return Promise.resolve();
     }
     if (method !== "notifications/tools/list_changed") return this.#inner.send(message, options);
+    // Sent by the SDK as each tool is registered, before any client could have listed them.
+    if (this.#hold && !this.#hold.released) return Promise.resolve();
     if (this.#revision === "2025-11-25" && this.#initialized) {
       return this.#inner.send(message, options);
     }
@@ -169,6 +189,7 @@ export class Revision2026Transport implements Transport {
   }
 
   #receive(message: JSONRPCMessage): void {
+    if (this.#hold?.keeps(message)) return;
     const m = message as Json;
     if (typeof m.method === "string" && "id" in m) {
       this.#request(message, m.id as Id, m.method, isObject(m.params) ? m.params : {});

@@ -14,7 +14,7 @@ import process from "node:process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { concatBytes } from "../../platform/bytes.ts";
-import { MAX_PROMPT_BYTES } from "../shapes.ts";
+import { MAX_PROMPT_BYTES } from "../../intake/prompt_limit.ts";
 
 const MIB = 1024 * 1024;
 

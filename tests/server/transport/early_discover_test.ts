@@ -134,3 +134,45 @@ Deno.test("early discover: the server answers Claude Code's probe and then serve
   assert.equal(status.code, 0, stderr);
   assert.match(stderr, /stopping: client closed stdin/);
 });
+
+Deno.test("early discover: requests piped with stdin closed behind them are all answered, tools/list too (issue 34: the tools load after initialize)", async () => {
+  const server = serverCommand();
+  const state = tempDir("od-early-state-");
+  const child = new Deno.Command(server.command, {
+    args: server.args,
+    env: { OLLAMA_MCP_STATE_DIR: state, OLLAMA_MCP_BASE_URL: "http://127.0.0.1:9", NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(
+      line({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "script", version: "1" },
+        },
+      }) +
+        line({ jsonrpc: "2.0", method: "notifications/initialized" }) +
+        line({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    ),
+  );
+  await writer.close();
+  const [out, status, stderr] = await Promise.all([
+    new Response(child.stdout).text(),
+    child.status,
+    new Response(child.stderr).text(),
+  ]);
+  const answers = out.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(answers.map((a) => a.id), [1, 2], `${out}\n${stderr}`);
+  assert.equal(answers[0].result.serverInfo.name, "ollama-delegate");
+  assert.ok(
+    (answers[1].result.tools as Array<{ name: string }>).some((t) => t.name === "delegate_run"),
+  );
+  assert.equal(status.code, 0, stderr);
+});

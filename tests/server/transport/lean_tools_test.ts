@@ -3,7 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { z } from "zod";
-import { leanToolList } from "../../src/server/tools.ts";
+import { leanToolList } from "../../../src/server/transport/lean_tools.ts";
 
 Deno.test("leanToolList: input schemas lose only their $schema line", () => {
   const result = {
