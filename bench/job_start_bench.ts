@@ -1,16 +1,16 @@
 /**
- * A job's start path through its lines, in one process: from `start` (or `followup`) to the
- * engine's turn starting, with the endpoint's line shared through the state dir (`.slots`)
- * as a server keeps it, and the session's turn line. Also the hand-over: how soon a job
+ * A job's start path through its queues, in one process: from `start` (or `followup`) to the
+ * engine's turn starting, with the endpoint's queue shared through the state dir (`.slots`)
+ * as a server keeps it, and the session's turn queue. Also the hand-over: how soon a job
  * waiting for a slot of this process starts once the holder ends. The engine is the job
  * layer's stand-in (tests/jobs/support/fake_engine.ts): what is measured is the job layer.
  * A follow-up's start grows with its session's turns (issue 34: median 14 ms over 20 turns, 40 ms
  * over 200, a new session's start 8 ms either way): to know whether an earlier turn still runs,
- * the turn line (src/jobs/line/turn_line.ts, #earliestRunning) reads every ticket file of the
+ * the turn queue (src/jobs/queue/turn_queue.ts, #earliestRunning) reads every ticket file of the
  * session, and the turn reads them again to find its session's turns (SessionOrder.records).
  * Reading them through Deno's asynchronous file API cost three to four times the CPU time of
  * reading them synchronously; they are now read synchronously, and the jobs a session's
- * lines found ended are remembered across its turns (TurnLines), so ended turns are not asked
+ * queues found ended are remembered across its turns (TurnQueues), so ended turns are not asked
  * about again. What still grows with the turns: the tickets are read (about 4 ms of CPU for
  * 200), and the session index (store.addSessionJob) is read and rewritten whole.
  * Run: deno run -A bench/job_start_bench.ts [rounds]
@@ -47,7 +47,7 @@ function summary(label: string, times: number[]): void {
   );
 }
 
-// New sessions: a fresh session line, a free slot.
+// New sessions: a fresh session queue, a free slot.
 {
   const { engine, manager } = scene(4);
   const times: number[] = [];
@@ -63,7 +63,7 @@ function summary(label: string, times: number[]): void {
   summary(`start -> turn running (${ROUNDS} new sessions)`, times);
 }
 
-// Follow-ups: the session line holds every earlier turn, each ended.
+// Follow-ups: the session queue holds every earlier turn, each ended.
 {
   const { engine, manager } = scene(4);
   const times: number[] = [];
@@ -83,7 +83,7 @@ function summary(label: string, times: number[]): void {
   summary(`followup -> turn running (${ROUNDS} turns, 1 session)`, times);
 }
 
-// Hand-over: limit 1, the next job waits in the endpoint's line for the holder to end.
+// Hand-over: limit 1, the next job waits in the endpoint's queue for the holder to end.
 {
   const { engine, manager } = scene(1);
   const times: number[] = [];

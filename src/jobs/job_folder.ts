@@ -24,7 +24,7 @@ export const JOB_FILES = {
   panel: "panel.json",
 } as const;
 
-/** The state dir's folder of session indexes and turn tickets (line/turn_line.ts). */
+/** The state dir's folder of session indexes and turn tickets (queue/turn_queue.ts). */
 export const SESSIONS_DIR = ".sessions";
 
 /**

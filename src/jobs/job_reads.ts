@@ -6,7 +6,7 @@
 import { DelegateError } from "../errors.ts";
 import { JobError } from "./errors.ts";
 import { ACTIVITY_KEEP, type JobView } from "./live_job.ts";
-import type { EndpointLine, EndpointLines } from "./line/endpoint_lines.ts";
+import type { EndpointQueue, EndpointQueues } from "./queue/endpoint_queues.ts";
 import type { JobRecord } from "./record.ts";
 import { reconcile, type RecoveryDeps } from "./orphan_recovery.ts";
 
@@ -14,8 +14,8 @@ import { reconcile, type RecoveryDeps } from "./orphan_recovery.ts";
 export async function viewFromDisk(
   id: string,
   recovery: RecoveryDeps,
-  endpoints: EndpointLines,
-  lineOf: (record: JobRecord) => EndpointLine | undefined = () => undefined,
+  endpoints: EndpointQueues,
+  queueOf: (record: JobRecord) => EndpointQueue | undefined = () => undefined,
 ): Promise<JobView> {
   const key = id.toLowerCase();
   const store = recovery.store;
@@ -31,9 +31,9 @@ export async function viewFromDisk(
   const activities = engine
     ? await engine.recentActivity(store.dirOf(key), ACTIVITY_KEEP).catch(() => [])
     : [];
-  // A job another server queued: where it stands in its endpoint's shared line.
+  // A job another server queued: where it stands in its endpoint's shared queue.
   const queue = record.state === "queued"
-    ? await endpoints.describe(record.id, lineOf(record))
+    ? await endpoints.describe(record.id, queueOf(record))
     : undefined;
   return { record, activities, queuePosition: queue?.position ?? 0, ...(queue ? { queue } : {}) };
 }

@@ -6,7 +6,7 @@ import type { Price } from "../settings/types.ts";
 import type { ProcessIdentity } from "../platform/process_identity.ts";
 import type { EndpointHealth } from "../backends/endpoint_health.ts";
 import type { PoolTable } from "./endpoints/endpoint_pool.ts";
-import type { QueueDetail } from "./line/endpoint_lines.ts";
+import type { QueueDetail } from "./queue/endpoint_queues.ts";
 import type { DailyBudgets } from "./spend/daily_budget.ts";
 import {
   isTerminal,

@@ -1,7 +1,7 @@
 /**
  * The job manager: what the server and the `jobs` commands ask of jobs. It holds the jobs
  * this process runs (the live map) and hands each concern to its own module: turn_run.ts
- * runs a turn and records its end, line/ the lines jobs wait in, session_order.ts one turn
+ * runs a turn and records its end, queue/ the queues jobs wait in, session_order.ts one turn
  * per session, orphan_recovery.ts jobs whose server died, remote_cancel.ts cancels across
  * processes, job_reads.ts reads the jobs it does not hold from disk.
  */
@@ -26,11 +26,11 @@ import {
 } from "./live_job.ts";
 import { uncheckedBudget } from "./spend/budget.ts";
 import { checkDailyBudget } from "./spend/daily_budget.ts";
-import { LocalEndpointLines } from "./line/endpoint_lines.ts";
-import { JobLines } from "./line/job_lines.ts";
-import { SharedEndpointLines } from "./line/shared_endpoint_lines.ts";
+import { LocalEndpointQueues } from "./queue/endpoint_queues.ts";
+import { JobQueues } from "./queue/job_queues.ts";
+import { SharedEndpointQueues } from "./queue/shared_endpoint_queues.ts";
 import { EndpointPlacer } from "./endpoints/endpoint_pool.ts";
-import { lineOfRecord } from "./endpoints/endpoint_turn.ts";
+import { queueOfRecord } from "./endpoints/endpoint_turn.ts";
 import { listRecords, viewFromDisk } from "./job_reads.ts";
 import { type ListPage, listPage } from "./list_page.ts";
 import { isTerminal, type JobChecks, type JobRecord, type JobState } from "./record.ts";
@@ -55,7 +55,7 @@ const SHUTDOWN_GRACE_MS = 1500;
  */
 export class JobManager {
   readonly #live = new Map<string, LiveJob>();
-  readonly #lines: JobLines;
+  readonly #queues: JobQueues;
   readonly #placer: EndpointPlacer | undefined;
   readonly #sessions: SessionOrder;
   readonly #recovery: RecoveryDeps;
@@ -68,14 +68,14 @@ export class JobManager {
     engines: Record<string, Engine>,
     config: ManagerConfig,
   ) {
-    this.#lines = new JobLines(
+    this.#queues = new JobQueues(
       config.maxConcurrent,
       config.slotsDir
-        ? new SharedEndpointLines(config.slotsDir, { log: (line) => config.log?.(line) })
-        : new LocalEndpointLines(),
+        ? new SharedEndpointQueues(config.slotsDir, { log: (line) => config.log?.(line) })
+        : new LocalEndpointQueues(),
     );
     this.#placer = config.pools
-      ? new EndpointPlacer(config.pools, this.#lines.endpoints, config.health)
+      ? new EndpointPlacer(config.pools, this.#queues.endpoints, config.health)
       : undefined;
     const liveRecord = (id: string) => this.#live.get(id)?.record;
     this.#recovery = { store, engines, liveRecord };
@@ -90,7 +90,7 @@ export class JobManager {
         if (!engine) throw new DelegateError(`Cannot run job: the ${name} engine is not available`);
         return engine;
       },
-      lines: this.#lines,
+      queues: this.#queues,
       ...(this.#placer ? { placer: this.#placer } : {}),
       sessions: this.#sessions,
       config,
@@ -249,8 +249,8 @@ export class JobManager {
     return await viewFromDisk(
       id,
       this.#recovery,
-      this.#lines.endpoints,
-      (record) => lineOfRecord(this.#placer, record),
+      this.#queues.endpoints,
+      (record) => queueOfRecord(this.#placer, record),
     );
   }
 
@@ -263,11 +263,11 @@ export class JobManager {
 
   #view(live: LiveJob): JobView {
     const { id } = live.record;
-    const queue = this.#lines.endpoints.detail(id);
+    const queue = this.#queues.endpoints.detail(id);
     return {
       record: shownRecord(live),
       activities: live.activities,
-      queuePosition: this.#lines.position(id),
+      queuePosition: this.#queues.position(id),
       ...(queue ? { queue } : {}),
     };
   }
@@ -299,8 +299,8 @@ export class JobManager {
       await finishJob(live, undefined, this.#turns);
     } else if (live.turn) {
       // A running turn may be waiting for a slot on another endpoint (a move): out of that
-      // line too, so that its wait ends with the turn.
-      this.#lines.leave(live.record.id);
+      // queue too, so that its wait ends with the turn.
+      this.#queues.leave(live.record.id);
       await live.turn.stop(KILL_GRACE_MS);
     }
     await live.finished;
@@ -308,7 +308,7 @@ export class JobManager {
   }
 
   /**
-   * Takes a job that has not started out of whichever line it waits in; true when it was
+   * Takes a job that has not started out of whichever queue it waits in; true when it was
    * waiting there (a running turn waiting to move is the turn's to end).
    */
   #leaveQueues(live: LiveJob): boolean {
@@ -316,7 +316,7 @@ export class JobManager {
       live.sessionWait.abort();
       return true;
     }
-    return live.record.state === "queued" && this.#lines.leave(live.record.id);
+    return live.record.state === "queued" && this.#queues.leave(live.record.id);
   }
 
   /** What this process knows of the endpoints of a backend (pools only); undefined: Ollama's. */
@@ -363,7 +363,7 @@ export class JobManager {
       live.stopReason ??= "shutdown";
       if (this.#leaveQueues(live)) pending.push(finishJob(live, undefined, this.#turns));
       else if (live.turn) {
-        this.#lines.leave(live.record.id);
+        this.#queues.leave(live.record.id);
         pending.push(live.turn.stop(SHUTDOWN_GRACE_MS));
       }
       pending.push(live.finished);

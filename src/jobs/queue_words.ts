@@ -4,7 +4,7 @@
  * the endpoint of a pool that served it. Rows for jobs/summary_rows.ts, which both front ends
  * print.
  */
-import type { QueueDetail } from "./line/endpoint_lines.ts";
+import type { QueueDetail } from "./queue/endpoint_queues.ts";
 import type { JobRecord } from "./record.ts";
 
 /** Holders named on the line; the rest are counted. */

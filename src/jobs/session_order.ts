@@ -1,14 +1,14 @@
 /**
  * One turn per session at a time, as this process sees it: taking a turn's ticket, waiting
- * for the earlier turns to end, and reading a session's turns in order. The session's line
- * itself, shared by every server process, is in line/turn_line.ts.
+ * for the earlier turns to end, and reading a session's turns in order. The session's queue
+ * itself, shared by every server process, is in queue/turn_queue.ts.
  */
 import { errorMessage } from "../errors.ts";
 import { type ProcessIdentity, selfIdentity } from "../platform/process_identity.ts";
 import type { LiveJob } from "./live_job.ts";
 import { isTerminal, type JobRecord } from "./record.ts";
-import { Wakeups } from "./line/line.ts";
-import { takeTurn, type TurnJobState } from "./line/turn_line.ts";
+import { Wakeups } from "./queue/queue.ts";
+import { takeTurn, type TurnJobState } from "./queue/turn_queue.ts";
 import type { JobStore } from "./store.ts";
 import { DelegateError } from "../errors.ts";
 
@@ -39,7 +39,7 @@ export class SessionOrder {
   ): Promise<number> {
     this.#claiming.add(jobId);
     try {
-      return await this.store.turns.line(sessionId).ticket(from, { jobId, owner });
+      return await this.store.turns.queue(sessionId).ticket(from, { jobId, owner });
     } catch (e) {
       this.#claiming.delete(jobId);
       throw new DelegateError(
@@ -60,10 +60,10 @@ export class SessionOrder {
     return this.#claiming.has(jobId);
   }
 
-  /** Takes a turn whose job could not be created out of the session's line. */
+  /** Takes a turn whose job could not be created out of the session's queue. */
   async leave(sessionId: string, turn: number, jobId: string): Promise<void> {
     try {
-      await this.store.turns.line(sessionId).leave({ turn, jobId });
+      await this.store.turns.queue(sessionId).leave({ turn, jobId });
     } catch {
       // The ticket stays: this process's turns pass over it (its job has no record), and
       // other processes' turns once this one is gone.
@@ -85,11 +85,11 @@ export class SessionOrder {
     live.sessionWait = new AbortController();
     try {
       const self = await selfIdentity();
-      const line = this.store.turns.line(sessionId, {
+      const queue = this.store.turns.queue(sessionId, {
         self,
         state: (jobId) => this.#turnState(jobId),
       });
-      return await takeTurn(line, { turn, jobId: id, owner: self }, {
+      return await takeTurn(queue, { turn, jobId: id, owner: self }, {
         signal: live.sessionWait.signal,
         wakeups: this.#turnEnded,
         waiting: (t) => {

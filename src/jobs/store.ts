@@ -10,7 +10,7 @@ import {
   recordFromResultSummary,
   resultSummary,
 } from "./record.ts";
-import { TurnLines, type TurnTicket } from "./line/turn_line.ts";
+import { TurnQueues, type TurnTicket } from "./queue/turn_queue.ts";
 import { ListIndex } from "./list_index.ts";
 
 /** Who asked another process to cancel a job: a terminal (`jobs cancel`) or a session. */
@@ -32,13 +32,13 @@ const RETRY_UNWRITTEN_MS = 5000;
 export class JobStore {
   readonly sessionsDir: string;
   /** Turn tickets: one turn per session at a time, across server processes. */
-  readonly turns: TurnLines;
+  readonly turns: TurnQueues;
   /** Ended jobs' creation times and states, for listings (list_index.ts). */
   readonly listIndex: ListIndex;
 
   constructor(readonly stateDir: string) {
     this.sessionsDir = join(stateDir, SESSIONS_DIR);
-    this.turns = new TurnLines(this.sessionsDir);
+    this.turns = new TurnQueues(this.sessionsDir);
     this.listIndex = new ListIndex(stateDir);
   }
 
@@ -263,7 +263,7 @@ export class JobStore {
   /** The session's turn tickets; none when they cannot be read (the index alone then). */
   async #tickets(sessionId: string): Promise<TurnTicket[]> {
     try {
-      return await this.turns.line(sessionId).tickets();
+      return await this.turns.queue(sessionId).tickets();
     } catch {
       return [];
     }

@@ -13,7 +13,7 @@ import { markUnread } from "./unread.ts";
 import { applyOutcome, applyUnwrittenEnd } from "./outcome.ts";
 import type { EndpointPlacer } from "./endpoints/endpoint_pool.ts";
 import { type Seat, takeSeat } from "./endpoints/endpoint_turn.ts";
-import type { JobLines } from "./line/job_lines.ts";
+import type { JobQueues } from "./queue/job_queues.ts";
 import { runRounds } from "./rounds.ts";
 import type { SessionOrder } from "./session_order.ts";
 import type { JobStore } from "./store.ts";
@@ -28,7 +28,7 @@ export interface TurnRunDeps {
   store: JobStore;
   /** The engine of a job; throws when it is not available. */
   engine(name: string): Engine;
-  lines: JobLines;
+  queues: JobQueues;
   /** Places turns on an endpoint of their backend's pool; absent = the backend's own URL. */
   placer?: EndpointPlacer;
   sessions: SessionOrder;
@@ -41,7 +41,7 @@ export interface TurnRunDeps {
 
 /**
  * Runs a queued job to its end and records it. When a cancel or shutdown takes the job out
- * of a line before it runs, that caller finishes it instead.
+ * of a queue before it runs, that caller finishes it instead.
  */
 export async function runJob(live: LiveJob, deps: TurnRunDeps): Promise<void> {
   const record = live.record;
@@ -103,7 +103,7 @@ async function startTurn(
   const cwd = record.worktree ? await prepareWorktree(record, store) : record.cwd;
   const { path, gitDir } = record.worktree ?? {};
   // Before the engine starts: this process may have been stopped since the slot was won.
-  await deps.lines.endpoints.stillHolds(record.id);
+  await deps.queues.endpoints.stillHolds(record.id);
   if (live.stopReason) return failedTurn("Stopped before the turn started");
   const endpoint = seat.endpoint();
   const backend = seat.backend;

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { field, tempDir, until } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
-import { endpointFolder } from "../../src/jobs/line/slot_line.ts";
+import { endpointFolder } from "../../src/jobs/queue/slot_queue.ts";
 
 const native = { engine: "native", model: "qwen3:8b", wait_seconds: 0 };
 
@@ -42,7 +42,7 @@ Deno.test("two sessions with maxConcurrent 1: the second one's job waits for the
       return field(status.text, "queue") ? status.text : undefined;
     },
     30_000,
-    "job B's place in the shared line",
+    "job B's place in the shared queue",
   );
   assert.equal(field(waiting, "state"), "queued (1 in line)", waiting);
   assert.equal(
@@ -132,8 +132,8 @@ Deno.test("a session's server stopped (Ctrl-Z) while its job holds the slot: the
       field(ended.text, "error") ?? "",
       /^Stopped because this server did not renew its hold on backend "ollama"'s shared slot for \d+ s \(it was suspended, e\.g\. by Ctrl-Z, or stalled\), and another session's job took the slot; the job was stopped so that the limit of 1 is kept; follow up to continue$/,
     );
-    const line = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
-    assert.deepEqual(readdirSync(line), [`slot-0-${b}.json`], "only B holds the slot");
+    const queue = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
+    assert.deepEqual(readdirSync(queue), [`slot-0-${b}.json`], "only B holds the slot");
     assert.equal(scene.emulator.nativeChatRequests().length, 2, "A sent nothing more");
     await two.call("delegate_cancel", { job_id: b });
   } finally {
@@ -166,7 +166,7 @@ Deno.test("status of jobs of two sessions at once: wait all returns once both en
   assert.equal(both.text.split("\n")[0], `2 of 2 finished: ${a}, ${b}`);
 });
 
-Deno.test("a job waiting in the shared line, cancelled from the other session, leaves it", async () => {
+Deno.test("a job waiting in the shared queue, cancelled from the other session, leaves it", async () => {
   await using scene = await startScene({ env: { OLLAMA_MCP_MAX_CONCURRENT: "1" } });
   const one = scene.server;
   const two = await scene.startServer();
@@ -184,11 +184,11 @@ Deno.test("a job waiting in the shared line, cancelled from the other session, l
     cwd: work,
   });
   const b = field(second.text, "job_id")!;
-  const line = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
-  await until(() => readdirSync(line).includes(`wait-${b}.json`), 30_000, "job B's ticket");
+  const queue = join(scene.stateDir, ".slots", endpointFolder(scene.emulator.url));
+  await until(() => readdirSync(queue).includes(`wait-${b}.json`), 30_000, "job B's ticket");
   const cancelled = await one.call("delegate_cancel", { job_id: b });
   assert.equal(field(cancelled.text, "state"), "cancelled", cancelled.text);
-  assert.deepEqual(readdirSync(line), [`slot-0-${a}.json`], "B left the line, A keeps its slot");
+  assert.deepEqual(readdirSync(queue), [`slot-0-${a}.json`], "B left the queue, A keeps its slot");
   const still = await one.call("delegate_status", { job_id: a });
   assert.equal(field(still.text, "state"), "running");
   await one.call("delegate_cancel", { job_id: a });

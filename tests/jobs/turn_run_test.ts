@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import type { TurnOutcome } from "../../src/engines/types.ts";
 import { liveJob, newRecord } from "../../src/jobs/live_job.ts";
-import { JobLines } from "../../src/jobs/line/job_lines.ts";
+import { JobQueues } from "../../src/jobs/queue/job_queues.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { SessionOrder } from "../../src/jobs/session_order.ts";
 import { runJob, type TurnRunDeps } from "../../src/jobs/turn_run.ts";
@@ -32,7 +32,7 @@ Deno.test("runJob: the sink's reports land in the record; the end is written and
   const deps: TurnRunDeps = {
     store,
     engine: () => engine,
-    lines: new JobLines(1),
+    queues: new JobQueues(1),
     sessions,
     config: {
       jobTimeoutMs: 60_000,

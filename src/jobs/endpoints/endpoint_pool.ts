@@ -7,7 +7,7 @@
  * one endpoint is never probed: its turns run there, as they always did.
  *
  * Where every endpoint that is up says how many requests it holds waiting (vLLM's and
- * llama-server's `/metrics`, backends/endpoint_queues.ts), a new session goes to the one with
+ * llama-server's `/metrics`, backends/serving_metrics.ts), a new session goes to the one with
  * the least waiting work, and a session leaves its endpoint for another only when its own is
  * far busier (queueYield): a prefix cache is worth a few requests' wait, not a long queue.
  */
@@ -16,7 +16,7 @@ import {
   type EndpointState,
   type ProbeTarget,
 } from "../../backends/endpoint_health.ts";
-import { EndpointQueues, type QueueReading } from "../../backends/endpoint_queues.ts";
+import { type QueueReading, ServingMetrics } from "../../backends/serving_metrics.ts";
 import { tagged } from "../../engines/backend_failures.ts";
 import { engineTraits } from "../../engines/registry.ts";
 import {
@@ -25,12 +25,12 @@ import {
   resolveBackend,
   type ResolvedBackend,
 } from "../../settings/backends.ts";
-import type { EndpointLine, EndpointLines } from "../line/endpoint_lines.ts";
+import type { EndpointQueue, EndpointQueues } from "../queue/endpoint_queues.ts";
 
 /** Where a turn goes, and where its session was before when it had to leave that endpoint. */
 export interface Placement {
   backend: ResolvedBackend;
-  line: EndpointLine;
+  queue: EndpointQueue;
   /** The session's previous endpoint, which this turn left, and why. */
   moved?: { from: string; reason: string };
 }
@@ -62,9 +62,9 @@ export class EndpointPlacer {
 
   constructor(
     private readonly table: PoolTable,
-    private readonly lines: EndpointLines,
+    private readonly queues: EndpointQueues,
     readonly health: EndpointHealth = new EndpointHealth(),
-    readonly queues: EndpointQueues = new EndpointQueues(),
+    readonly metrics: ServingMetrics = new ServingMetrics(),
   ) {}
 
   /**
@@ -86,8 +86,8 @@ export class EndpointPlacer {
     return backendNames(this.table);
   }
 
-  /** The line of `url` in `backend`, or undefined when the backend has no such endpoint. */
-  lineOf(backend: ResolvedBackend, url: string): EndpointLine | undefined {
+  /** The queue of `url` in `backend`, or undefined when the backend has no such endpoint. */
+  queueOf(backend: ResolvedBackend, url: string): EndpointQueue | undefined {
     const endpoint = backend.endpoints.find((e) => e.url === url);
     if (!endpoint) return undefined;
     return {
@@ -125,12 +125,12 @@ export class EndpointPlacer {
     const targets = this.targets(backend);
     await Promise.all([
       this.health.refresh(targets),
-      this.queues.refresh(targets, this.health.timing.freshMs),
+      this.metrics.refresh(targets, this.health.timing.freshMs),
     ]);
     const up = backend.endpoints.filter((e) => !avoid.has(e.url) && !this.health.isDown(e.url));
     if (up.length === 0) return { refused: this.allDown(backend) };
     // The servers' own queues, when every endpoint that is up says it; else none is used.
-    const readings = up.map((e) => this.queues.reading(e.url));
+    const readings = up.map((e) => this.metrics.reading(e.url));
     const queued = readings.every((r) => r !== undefined) ? readings as QueueReading[] : undefined;
     const affinity = options.affinity;
     const at = up.findIndex((e) => e.url === affinity);
@@ -148,7 +148,7 @@ export class EndpointPlacer {
     // Counted before the choice, which then runs without a pause: turns placed at once by this
     // process see each other's choices.
     const others = await Promise.all(
-      up.map((e) => this.lines.others(this.lineOf(backend, e.url)!)),
+      up.map((e) => this.queues.others(this.queueOf(backend, e.url)!)),
     );
     const now = Date.now();
     const load = up.map((e, i) => {
@@ -187,7 +187,7 @@ export class EndpointPlacer {
       if (e.url === url || e.limit === undefined) continue;
       if (this.health.isDown(e.url) || this.health.isThrottled(e.url, now)) continue;
       const busy = (this.#local.get(e.url) ?? 0) +
-        await this.lines.others(this.lineOf(backend, e.url)!);
+        await this.queues.others(this.queueOf(backend, e.url)!);
       if (busy < e.limit) return true;
     }
     return false;
@@ -215,7 +215,7 @@ export class EndpointPlacer {
     moved: Placement["moved"],
   ): Placement {
     this.#local.set(url, (this.#local.get(url) ?? 0) + 1);
-    return { backend, line: this.lineOf(backend, url)!, ...(moved ? { moved } : {}) };
+    return { backend, queue: this.queueOf(backend, url)!, ...(moved ? { moved } : {}) };
   }
 
   #whyLeft(backend: ResolvedBackend, url: string, avoid: ReadonlySet<string>): string {

@@ -1,28 +1,28 @@
 /**
  * A turn's seat: the endpoint of its backend it was placed on (endpoint_pool.ts) with that
- * endpoint's slot and the global place (line/job_lines.ts), and what the engine is handed to report
+ * endpoint's slot and the global place (queue/job_queues.ts), and what the engine is handed to report
  * failures there and move off it. The record says where the turn ran, and every move.
  */
 import type { ResolvedBackend } from "../../settings/backends.ts";
 import type { TurnBackend, TurnEndpoint } from "../../engines/types.ts";
 import type { EndpointPlacer, Placement } from "./endpoint_pool.ts";
 import type { LiveJob } from "../live_job.ts";
-import type { EndpointLine } from "../line/endpoint_lines.ts";
-import type { JobLines } from "../line/job_lines.ts";
+import type { EndpointQueue } from "../queue/endpoint_queues.ts";
+import type { JobQueues } from "../queue/job_queues.ts";
 import type { JobRecord } from "../record.ts";
 import type { SessionOrder } from "../session_order.ts";
 import type { JobStore } from "../store.ts";
 
 export interface SeatDeps {
   store: JobStore;
-  lines: JobLines;
+  queues: JobQueues;
   sessions: SessionOrder;
   /** Absent: jobs run on their backend's own URL, limited by this process alone. */
   placer?: EndpointPlacer;
 }
 
 /**
- * What taking a seat came to: a seat; "left" when a cancel took the job out of a line (the
+ * What taking a seat came to: a seat; "left" when a cancel took the job out of a queue (the
  * canceller records its end); "stopped" when it was stopped before it got into one (the
  * caller records it); or the job's error when no endpoint of its pool is up.
  */
@@ -38,7 +38,7 @@ export async function takeSeat(
   const placer = deps.placer;
   const backend = placer?.backendOf(record.engine, record.backend);
   if (!placer || !backend) {
-    if (!(await deps.lines.take(record.id, undefined, live.placed, lost))) return "left";
+    if (!(await deps.queues.take(record.id, undefined, live.placed, lost))) return "left";
     // A name the settings no longer have: the engine refuses the turn with the names they have.
     const unknown = placer && { unknown: record.backend!, configured: placer.backendNames() };
     return new Seat(live, deps, lost, undefined, unknown);
@@ -50,7 +50,7 @@ export async function takeSeat(
   for (let downs = 0; downs <= backend.endpoints.length;) {
     const placement = await placer.place(backend, affinity !== undefined ? { affinity } : {});
     if ("refused" in placement) return placement;
-    const url = placement.line.url;
+    const url = placement.queue.url;
     const seat = new Seat(live, deps, lost, { placer, backend, placement });
     record.endpoint = {
       url,
@@ -61,8 +61,8 @@ export async function takeSeat(
     };
     // Other servers' status of this queued job then names the endpoint it waits for.
     await deps.store.write(record).catch(() => {});
-    // Checked right before the line: a cancel that came while the job was being placed found
-    // it in no line, and left its end to this caller.
+    // Checked right before the queue: a cancel that came while the job was being placed found
+    // it in no queue, and left its end to this caller.
     if (live.stopReason) {
       seat.free();
       return "stopped";
@@ -74,7 +74,7 @@ export async function takeSeat(
       continue;
     }
     if (backend.endpoints.length === 1 || !placer.health.isDown(url)) return seat;
-    deps.lines.giveBack(record.id);
+    deps.queues.giveBack(record.id);
     seat.free();
     downs++;
   }
@@ -85,9 +85,9 @@ export async function takeSeat(
 const REBALANCE_MS = 500;
 
 /**
- * Takes the job's places in the placement's lines. A new session (`mayMove`: no endpoint of its own yet) that
+ * Takes the job's places in the placement's queues. A new session (`mayMove`: no endpoint of its own yet) that
  * waits for its endpoint's slot while another endpoint of the pool has a free one and nobody
- * waiting leaves the line to be placed again ("moved"), so that no GPU idles while a job waits:
+ * waiting leaves the queue to be placed again ("moved"), so that no GPU idles while a job waits:
  * servers that placed jobs at the same moment may not have seen each other's. A session with
  * an endpoint waits there, for its cache.
  */
@@ -99,20 +99,20 @@ async function takePlaces(
   mayMove: boolean,
 ): Promise<"held" | "left" | "moved"> {
   const id = live.record.id;
-  const taking = deps.lines.take(id, placement.line, live.placed, lost);
-  if (!mayMove || !placement.line.pooled || !deps.placer) {
+  const taking = deps.queues.take(id, placement.queue, live.placed, lost);
+  if (!mayMove || !placement.queue.pooled || !deps.placer) {
     return (await taking) ? "held" : "left";
   }
   const placer = deps.placer;
   let moving = false;
   let looking = false;
   const timer = setInterval(async () => {
-    if (moving || looking || deps.lines.endpoints.position(id) === 0) return;
+    if (moving || looking || deps.queues.endpoints.position(id) === 0) return;
     looking = true;
     try {
-      const idle = await placer.idleElsewhere(placement.backend, placement.line.url);
-      // Only the endpoint's own line: a job that meanwhile got the slot stays.
-      if (idle && !live.stopReason && deps.lines.endpoints.leave(id)) moving = true;
+      const idle = await placer.idleElsewhere(placement.backend, placement.queue.url);
+      // Only the endpoint's own queue: a job that meanwhile got the slot stays.
+      if (idle && !live.stopReason && deps.queues.endpoints.leave(id)) moving = true;
     } finally {
       looking = false;
     }
@@ -141,7 +141,7 @@ export class Seat {
     },
     private readonly unknown?: Exclude<TurnBackend, ResolvedBackend>,
   ) {
-    this.#url = pool?.placement.line.url;
+    this.#url = pool?.placement.queue.url;
     if (pool && pool.backend.endpoints.length > 1) {
       // While the job runs, its pool is probed in the background: a probe that fails moves
       // its next request.
@@ -177,7 +177,7 @@ export class Seat {
 
   /** Gives back both places of a job that took them. */
   giveBack(): void {
-    this.deps.lines.giveBack(this.live.record.id);
+    this.deps.queues.giveBack(this.live.record.id);
     this.free();
   }
 
@@ -202,10 +202,10 @@ export class Seat {
     if ("refused" in placement) {
       return { errorText: placement.refused, failure: "backend_unreachable" };
     }
-    const to = placement.line.url;
+    const to = placement.queue.url;
     pool.placer.release(from);
     this.#url = to;
-    const held = await this.deps.lines.move(record.id, placement.line, this.lost);
+    const held = await this.deps.queues.move(record.id, placement.queue, this.lost);
     if (!held) return { errorText: "Stopped while waiting for a slot on another endpoint" };
     const moves = [...(record.endpoint?.moves ?? []), { from, to, reason }];
     record.endpoint = { url: to, poolSize: pool.backend.endpoints.length, moves };
@@ -214,12 +214,12 @@ export class Seat {
   }
 }
 
-/** The line a queued job of another process waits in, from its record. */
-export function lineOfRecord(
+/** The queue a queued job of another process waits in, from its record. */
+export function queueOfRecord(
   placer: EndpointPlacer | undefined,
   record: JobRecord,
-): EndpointLine | undefined {
+): EndpointQueue | undefined {
   const backend = placer?.backendOf(record.engine, record.backend);
   const url = record.endpoint?.url;
-  return backend && url !== undefined ? placer!.lineOf(backend, url) : undefined;
+  return backend && url !== undefined ? placer!.queueOf(backend, url) : undefined;
 }

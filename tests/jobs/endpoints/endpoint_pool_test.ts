@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { EndpointHealth } from "../../../src/backends/endpoint_health.ts";
 import { EndpointPlacer, type Placement } from "../../../src/jobs/endpoints/endpoint_pool.ts";
-import { LocalEndpointLines } from "../../../src/jobs/line/endpoint_lines.ts";
+import { LocalEndpointQueues } from "../../../src/jobs/queue/endpoint_queues.ts";
 import { startOllamaEmulator } from "../../support/emulator/emulator.ts";
 
 const timing = { probeTimeoutMs: 1000, everyMs: 60_000, freshMs: 0, holdDownMs: 60_000 };
@@ -28,7 +28,7 @@ async function withPool(
       backends: { solo: { url: urls[0]!, kind: "openai" } },
       env: {},
     },
-    new LocalEndpointLines(),
+    new LocalEndpointQueues(),
     new EndpointHealth(timing),
   );
   try {
@@ -39,8 +39,8 @@ async function withPool(
 }
 
 const urlOf = (p: Placement | { refused: string }) => {
-  assert.ok("line" in p, JSON.stringify(p));
-  return p.line.url;
+  assert.ok("queue" in p, JSON.stringify(p));
+  return p.queue.url;
 };
 
 Deno.test("placer: new sessions spread by load; a session keeps its endpoint while it is up", async () => {
@@ -48,7 +48,7 @@ Deno.test("placer: new sessions spread by load; a session keeps its endpoint whi
     const pool = placer.backendOf("claude", undefined)!;
     assert.deepEqual(pool.endpoints.map((e) => e.url), [a, b]);
     const first = await placer.place(pool);
-    assert.deepEqual("line" in first && first.line, {
+    assert.deepEqual("queue" in first && first.queue, {
       url: a,
       backend: "ollama",
       limit: 4,
@@ -102,9 +102,9 @@ Deno.test("placer: a session whose endpoint is down moves and says why; none up 
     });
     // A backend of one endpoint is never probed: its turns go there, as they always did.
     const solo = placer.backendOf("native", "solo")!;
-    assert.deepEqual("line" in (await placer.place(solo)) && (await placer.place(solo)), {
+    assert.deepEqual("queue" in (await placer.place(solo)) && (await placer.place(solo)), {
       backend: solo,
-      line: { url: a, backend: "solo" },
+      queue: { url: a, backend: "solo" },
     });
   });
 });
@@ -125,7 +125,7 @@ Deno.test("placer: where servers say their queues, new sessions go to the least 
         },
         env: {},
       },
-      new LocalEndpointLines(),
+      new LocalEndpointQueues(),
       new EndpointHealth(timing),
     );
   try {
@@ -133,30 +133,30 @@ Deno.test("placer: where servers say their queues, new sessions go to the least 
     const pool = placer.backendOf("claude", "gpus")!;
     const place = async (affinity?: string) => {
       const p = await placer.place(pool, affinity !== undefined ? { affinity } : {});
-      assert.ok("line" in p, JSON.stringify(p));
-      placer.release(p.line.url);
+      assert.ok("queue" in p, JSON.stringify(p));
+      placer.release(p.queue.url);
       return p;
     };
     // Other clients' work waits at a: a new session goes to b, first in the list or not.
     a.setQueue({ waiting: 3, running: 8 });
-    assert.equal((await place()).line.url, b.url);
+    assert.equal((await place()).queue.url, b.url);
     b.setQueue({ waiting: 5 });
-    assert.equal((await place()).line.url, a.url);
+    assert.equal((await place()).queue.url, a.url);
     // A session keeps its endpoint while the other's queue is not far shorter...
     const kept = await place(b.url);
-    assert.equal(kept.line.url, b.url);
+    assert.equal(kept.queue.url, b.url);
     assert.equal(kept.moved, undefined);
     // ...and leaves it when its own holds 4 more and twice as many, saying why.
     b.setQueue({ waiting: 7 });
     const moved = await place(b.url);
-    assert.equal(moved.line.url, a.url);
+    assert.equal(moved.queue.url, a.url);
     assert.deepEqual(moved.moved, {
       from: b.url,
       reason: `it had 7 requests waiting, ${a.url} 3`,
     });
     a.setQueue({ waiting: 6 });
     b.setQueue({ waiting: 11 });
-    assert.equal((await place(b.url)).line.url, b.url, "11 is not twice 6");
+    assert.equal((await place(b.url)).queue.url, b.url, "11 is not twice 6");
     assert.ok(a.requests.some((r) => r.path === "/metrics"));
 
     // One endpoint that does not say its queue (a LiteLLM proxy): placement is by load alone,
@@ -165,7 +165,7 @@ Deno.test("placer: where servers say their queues, new sessions go to the least 
     const both = mixed.backendOf("claude", "gpus")!;
     a.setQueue({ waiting: 50 });
     const first = await mixed.place(both);
-    assert.ok("line" in first && first.line.url === a.url, JSON.stringify(first));
+    assert.ok("queue" in first && first.queue.url === a.url, JSON.stringify(first));
     assert.equal(urlOf(await mixed.place(both, { affinity: a.url })), a.url);
   } finally {
     for (const e of [a, b, lite]) await e.close();

@@ -1,5 +1,5 @@
 /**
- * Leases on the files of an endpoint's line (slot_line.ts). A process that exists is not always one
+ * Leases on the files of an endpoint's queue (slot_queue.ts). A process that exists is not always one
  * that runs: a server suspended with Ctrl-Z (SIGSTOP) keeps its pid, and its slot would hold
  * every other session's jobs in the queue for as long as it stays stopped. So each file says
  * how long its owner vouches for it (`leaseMs`), and the owner renews it by a timer, touching
@@ -14,12 +14,12 @@
  *
  * The holder: once its own last renewal is older than 3/4 of the lease (before any reader may
  * pass it by), it renews and then looks again for another live claim on its slot index, the
- * create-then-verify of slot_line.ts seen from the other side. A claim there means the slot
+ * create-then-verify of slot_queue.ts seen from the other side. A claim there means the slot
  * went to another job while this process was not running: the holder removes its file and
  * reports the slot lost. Of a resumed holder and a taker, each verifies after its own write,
  * so at least one of them sees the other and gives way; both may, never neither.
  */
-import type { SlotLine } from "./slot_line.ts";
+import type { SlotQueue } from "./slot_queue.ts";
 
 /** How long a holder vouches for its slot when the caller does not say. */
 export const DEFAULT_LEASE_MS = 8000;
@@ -63,7 +63,7 @@ export class StaleWatch {
 
 /** A file this process renews. */
 interface Kept {
-  line: SlotLine;
+  queue: SlotQueue;
   file: string;
   /** The slot index; undefined for a ticket. */
   index?: number;
@@ -82,18 +82,18 @@ export class LeaseKeeper {
   constructor(readonly leaseMs: number, readonly log?: (line: string) => void) {}
 
   /** Renews job `id`'s ticket while it waits. */
-  ticket(id: string, line: SlotLine, file: string, writtenAt: number): void {
-    this.#keep(`t:${id}`, { line, file, renewedAt: writtenAt });
+  ticket(id: string, queue: SlotQueue, file: string, writtenAt: number): void {
+    this.#keep(`t:${id}`, { queue, file, renewedAt: writtenAt });
   }
 
   /** Renews job `id`'s slot while it holds it; `lost` is called if it goes to another job. */
   slot(
     id: string,
-    claim: { line: SlotLine; file: string; index: number; writtenAt: number },
+    claim: { queue: SlotQueue; file: string; index: number; writtenAt: number },
     lost?: (reason: string) => void,
   ): void {
-    const { line, file, index, writtenAt } = claim;
-    this.#keep(`s:${id}`, { line, file, index, renewedAt: writtenAt, ...(lost ? { lost } : {}) });
+    const { queue, file, index, writtenAt } = claim;
+    this.#keep(`s:${id}`, { queue, file, index, renewedAt: writtenAt, ...(lost ? { lost } : {}) });
   }
 
   /** Stops renewing job `id`'s ticket or slot. */
@@ -140,29 +140,29 @@ export class LeaseKeeper {
     const started = Date.now();
     const lapsed = started - kept.renewedAt > this.leaseMs * SUSPECT;
     try {
-      const there = await kept.line.touch(kept.file);
+      const there = await kept.queue.touch(kept.file);
       if (kept.index === undefined) {
         // A ticket removed by hand is written again by nobody: its job still waits its turn.
         if (there) kept.renewedAt = started;
         return;
       }
-      const taken = !there || (lapsed && await kept.line.claimedByAnother(kept.index, id));
+      const taken = !there || (lapsed && await kept.queue.claimedByAnother(kept.index, id));
       if (!taken) {
         kept.renewedAt = started;
         return;
       }
     } catch (e) {
       // A renewal that cannot be written is tried again at the next tick; the lease may lapse.
-      this.log?.(`job ${id}: cannot renew its hold in ${kept.line.dir} (${e})`);
+      this.log?.(`job ${id}: cannot renew its hold in ${kept.queue.dir} (${e})`);
       return;
     }
     kept.isLost = true;
-    kept.line.remove(kept.file);
+    kept.queue.remove(kept.file);
     const silent = Math.round((started - kept.renewedAt) / 1000);
     kept.lost?.(
-      `this server did not renew its hold on backend "${kept.line.name}"'s shared slot for ` +
+      `this server did not renew its hold on backend "${kept.queue.name}"'s shared slot for ` +
         `${silent} s (it was suspended, e.g. by Ctrl-Z, or stalled), and another session's job ` +
-        `took the slot; the job was stopped so that the limit of ${kept.line.limit} is kept`,
+        `took the slot; the job was stopped so that the limit of ${kept.queue.limit} is kept`,
     );
   }
 }

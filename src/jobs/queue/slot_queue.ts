@@ -1,5 +1,5 @@
 /**
- * An endpoint's line: `limit` places (its slots) shared by every server of the user, in the
+ * An endpoint's queue: `limit` places (its slots) shared by every server of the user, in the
  * files of `<stateDir>/.slots/<endpointFolder(url)>/`:
  *
  *   slot-<i>-<job id>.json  a held slot, i in 0..limit-1
@@ -13,7 +13,7 @@
  * Holding slot i is create-then-verify: write `slot-<i>-<me>`, list the folder again, and
  * keep it only if no other live claim on i is there; otherwise remove it. Of two servers
  * claiming i at once, the one that verifies later always sees the other's claim, so at most
- * one keeps it (both may lose, and look again). Tickets order the line by the time they were
+ * one keeps it (both may lose, and look again). Tickets order the queue by the time they were
  * written, so it is first come first served across servers except for jobs queued within one
  * poll of each other.
  */
@@ -23,7 +23,7 @@ import { chmod, mkdir, readdir, readFile, rename, stat, utimes } from "node:fs/p
 import { dirname, join } from "node:path";
 import type { ProcessIdentity } from "../../platform/process_identity.ts";
 import { ownerOf, TEMP_PREFIX, writeTemp } from "./files.ts";
-import type { Line, LineView } from "./line.ts";
+import type { Queue, QueueView } from "./queue.ts";
 
 const FILE = /^(?:slot-(\d{1,4})|wait)-([0-9a-f-]{36})\.json$/;
 /** A temp file this old was left by a writer that died between write and rename. */
@@ -52,11 +52,11 @@ export interface Slot {
 /** What a look makes of a file: counted, passed over (a lapsed lease), or removed (owner gone). */
 export type Verdict = "live" | "stale" | "gone";
 
-/** How this process judges a file of another, given its mtime (shared_endpoint_lines.ts). */
+/** How this process judges a file of another, given its mtime (shared_endpoint_queues.ts). */
 export type Judge = (entry: SlotTicket, file: string, mtimeMs: number) => Promise<Verdict>;
 
-/** One endpoint's line, as jobs of one backend (`name`) with one limit see it. */
-export class SlotLine implements Line<SlotTicket, Slot> {
+/** One endpoint's queue, as jobs of one backend (`name`) with one limit see it. */
+export class SlotQueue implements Queue<SlotTicket, Slot> {
   /** What each file holds: its content never changes once in place, so it is read once. */
   #known = new Map<string, SlotTicket | null>();
 
@@ -76,19 +76,19 @@ export class SlotLine implements Line<SlotTicket, Slot> {
     await chmod(this.dir, 0o700).catch(() => {});
   }
 
-  /** Puts `mine` in the line. */
+  /** Puts `mine` in the queue. */
   async ticket(mine: SlotTicket): Promise<void> {
     await this.#write(ticketFile(mine.jobId), mine);
   }
 
-  async look(mine: SlotTicket): Promise<LineView<SlotTicket>> {
+  async look(mine: SlotTicket): Promise<QueueView<SlotTicket>> {
     const { slots, tickets } = await this.scan();
     const ahead = tickets.filter((t) => t.jobId !== mine.jobId && before(t, mine));
     return { holders: slots, ahead };
   }
 
   /** Claims a free slot: create, then keep it only if nobody else claims the same one. */
-  async hold(mine: SlotTicket, view: LineView<SlotTicket>): Promise<Slot | undefined> {
+  async hold(mine: SlotTicket, view: QueueView<SlotTicket>): Promise<Slot | undefined> {
     const taken = new Set(view.holders.map((s) => s.index));
     const free = [...Array(this.limit).keys()].filter((i) => !taken.has(i));
     // Two servers that start from the same free slot collide less when each starts elsewhere.
@@ -108,12 +108,12 @@ export class SlotLine implements Line<SlotTicket, Slot> {
     return undefined;
   }
 
-  /** Whether another live claim on slot `index` than job `jobId`'s is in the line. */
+  /** Whether another live claim on slot `index` than job `jobId`'s is in the queue. */
   async claimedByAnother(index: number, jobId: string): Promise<boolean> {
     return (await this.scan()).slots.some((s) => s.index === index && s.jobId !== jobId);
   }
 
-  /** Takes job `jobId`'s ticket out of the line. */
+  /** Takes job `jobId`'s ticket out of the queue. */
   leave(jobId: string): void {
     this.remove(ticketFile(jobId));
   }
@@ -123,7 +123,7 @@ export class SlotLine implements Line<SlotTicket, Slot> {
   }
 
   /**
-   * The live slots (by index) and tickets (in line order), as the judge rules on each file
+   * The live slots (by index) and tickets (in queue order), as the judge rules on each file
    * with its mtime; files it calls gone are removed.
    */
   async scan(): Promise<{ slots: SlotTicket[]; tickets: SlotTicket[] }> {
@@ -194,16 +194,16 @@ export const slotFile = (index: number, jobId: string) => `slot-${index}-${jobId
 export const ticketFile = (jobId: string) => `wait-${jobId}.json`;
 
 /**
- * The folder of an endpoint's line: its host and port, readable, and a hash of the whole URL
+ * The folder of an endpoint's queue: its host and port, readable, and a hash of the whole URL
  * (normalised by the settings), so that URLs that differ only in their path or scheme get
- * lines of their own and no URL ever becomes a path of its own making.
+ * queues of their own and no URL ever becomes a path of its own making.
  */
 export function endpointFolder(url: string): string {
   const readable = url.replace(/^[a-z]+:\/\//i, "").replace(/[^A-Za-z0-9.-]+/g, "_").slice(0, 48);
   return `endpoint-${readable}-${createHash("sha256").update(url).digest("hex").slice(0, 12)}`;
 }
 
-/** Line order: queue time, then order within one process, then pid and job id. */
+/** Queue order: queue time, then order within one process, then pid and job id. */
 export function before(a: SlotTicket, b: SlotTicket): boolean {
   if (a.since !== b.since) return a.since < b.since;
   if (a.owner.pid === b.owner.pid && a.seq !== b.seq) return a.seq < b.seq;

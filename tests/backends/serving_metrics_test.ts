@@ -1,6 +1,6 @@
 /** Reading a serving engine's queue from its Prometheus text. */
 import assert from "node:assert/strict";
-import { parseQueue } from "../../src/backends/endpoint_queues.ts";
+import { parseQueue } from "../../src/backends/serving_metrics.ts";
 
 Deno.test("parseQueue: vLLM's gauges summed over its engines, the fullest KV cache", () => {
   const text = [

@@ -1,5 +1,5 @@
 /**
- * A session's line: its turns run one at a time, in order, also across server processes that
+ * A session's queue: its turns run one at a time, in order, also across server processes that
  * share a state dir. Its one place is the turn, and the earliest turn whose job has not ended
  * holds it.
  *
@@ -21,7 +21,7 @@ import type { ProcessIdentity } from "../../platform/process_identity.ts";
 import { sameProcess } from "../../platform/process_identity.ts";
 import { isValidId } from "../ids.ts";
 import { namesIn, ownerOf, writeTemp } from "./files.ts";
-import { type Line, type LineView, Owners, take, type Ticket, type Wakeups } from "./line.ts";
+import { Owners, type Queue, type QueueView, take, type Ticket, type Wakeups } from "./queue.ts";
 
 export interface TurnTicket extends Ticket {
   turn: number;
@@ -48,12 +48,12 @@ const POLL_MS = 250;
 /** Sessions whose ended jobs a process remembers (the most recently used ones). */
 const ENDED_SESSIONS_KEPT = 256;
 
-/** Every session's turn line, in `<stateDir>/.sessions`. */
-export class TurnLines {
+/** Every session's turn queue, in `<stateDir>/.sessions`. */
+export class TurnQueues {
   /**
    * The jobs found ended, by session folder, over every look of this process: an end is
    * final and job ids are never reused, so a follow-up's look does not ask again about each
-   * earlier turn of a long session (issue 34: a line made afresh for each turn did).
+   * earlier turn of a long session (issue 34: a queue made afresh for each turn did).
    */
   readonly #ended = new Map<string, Set<string>>();
 
@@ -64,8 +64,8 @@ export class TurnLines {
     return join(this.sessionsDir, `${sessionId.toLowerCase()}.turns`);
   }
 
-  /** The line of `sessionId`; a look at it (take) needs `judge`. */
-  line(sessionId: string, judge?: TurnJudge): TurnLine {
+  /** The queue of `sessionId`; a look at it (take) needs `judge`. */
+  queue(sessionId: string, judge?: TurnJudge): TurnQueue {
     const dir = this.dirOf(sessionId);
     const ended = this.#ended.get(dir) ?? new Set<string>();
     // Map order is insertion order: the session moves to the end, the least recent goes first.
@@ -74,11 +74,11 @@ export class TurnLines {
     if (this.#ended.size > ENDED_SESSIONS_KEPT) {
       this.#ended.delete(this.#ended.keys().next().value!);
     }
-    return new TurnLine(dir, judge, ended);
+    return new TurnQueue(dir, judge, ended);
   }
 }
 
-export class TurnLine implements Line<TurnTicket, TurnTicket> {
+export class TurnQueue implements Queue<TurnTicket, TurnTicket> {
   readonly limit = 1;
   /** A missing record's owner is asked each look: a creator that died is seen at once. */
   readonly #owners = new Owners(0);
@@ -87,7 +87,7 @@ export class TurnLine implements Line<TurnTicket, TurnTicket> {
     readonly dir: string,
     readonly judge?: TurnJudge,
     /**
-     * Jobs of this session found ended (shared by the session's lines, TurnLines): an end is
+     * Jobs of this session found ended (shared by the session's queues, TurnQueues): an end is
      * final, so a long session's old turns are not read again on every look.
      */
     readonly ended: Set<string> = new Set(),
@@ -146,7 +146,7 @@ export class TurnLine implements Line<TurnTicket, TurnTicket> {
   }
 
   /** The earliest turn before `mine` that has not ended holds the session's turn. */
-  async look(mine: TurnTicket): Promise<LineView<TurnTicket>> {
+  async look(mine: TurnTicket): Promise<QueueView<TurnTicket>> {
     const holder = await this.#earliestRunning(mine.turn);
     return { holders: holder ? [holder] : [], ahead: [] };
   }
@@ -198,7 +198,7 @@ export class TurnLine implements Line<TurnTicket, TurnTicket> {
  * turns of this process that end wake the wait through `wakeups` (others are polled).
  */
 export async function takeTurn(
-  line: Line<TurnTicket, unknown>,
+  queue: Queue<TurnTicket, unknown>,
   mine: TurnTicket,
   options: {
     signal: AbortSignal;
@@ -208,7 +208,7 @@ export async function takeTurn(
   },
 ): Promise<boolean> {
   let announced = "";
-  const held = await take(line, mine, {
+  const held = await take(queue, mine, {
     signal: options.signal,
     wakeups: options.wakeups,
     pollMs: () => options.pollMs ?? POLL_MS,

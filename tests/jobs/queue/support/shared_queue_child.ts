@@ -1,12 +1,12 @@
 /**
- * A second server process as far as an endpoint's shared line goes: it drives the real
- * SharedEndpointLines on a folder given on the command line (`<dir> <limit> [leaseMs]`), following commands on stdin,
+ * A second server process as far as an endpoint's shared queue goes: it drives the real
+ * SharedEndpointQueues on a folder given on the command line (`<dir> <limit> [leaseMs]`), following commands on stdin,
  * and reports on stdout.
  *   enter <id> [at]      queue job <id> (at time `at`, to start two processes together); prints
  *                        "waiting <id>", then "held <id> <t>" or "left <id>", and "lost <id> <t>"
  *                        if the slot goes to another job later
  *   exit <id>            gives the slot back; prints "released <id> <t>" first
- *   leave <id>           takes a waiting job out of the line
+ *   leave <id>           takes a waiting job out of the queue
  *   cycle <n> <hold ms>  n jobs in a row, each holding its slot that long; prints
  *                        "cycles <json [held, released][]>"
  *   work <id> <n> <ms>   n steps of work with the slot <id> holds, each begun only after asking
@@ -17,10 +17,14 @@
  */
 import { createInterface } from "node:readline";
 import process from "node:process";
-import { sharedLine } from "./shared_line_driver.ts";
+import { sharedQueue } from "./shared_queue_driver.ts";
 
 const [dir, limit, leaseMs] = process.argv.slice(2);
-const shared = sharedLine(dir!, Number(limit), leaseMs !== undefined ? Number(leaseMs) : undefined);
+const shared = sharedQueue(
+  dir!,
+  Number(limit),
+  leaseMs !== undefined ? Number(leaseMs) : undefined,
+);
 const now = () => performance.timeOrigin + performance.now();
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

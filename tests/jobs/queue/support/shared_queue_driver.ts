@@ -1,5 +1,5 @@
 /**
- * Driving an endpoint's shared line from tests: a second server process (shared_line_child.ts)
+ * Driving an endpoint's shared queue from tests: a second server process (shared_queue_child.ts)
  * line by line, and the folder's files as a test checks them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -7,14 +7,14 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import process from "node:process";
-import type { EndpointLine } from "../../../../src/jobs/line/endpoint_lines.ts";
-import { SharedEndpointLines } from "../../../../src/jobs/line/shared_endpoint_lines.ts";
-import { endpointFolder } from "../../../../src/jobs/line/slot_line.ts";
+import type { EndpointQueue } from "../../../../src/jobs/queue/endpoint_queues.ts";
+import { SharedEndpointQueues } from "../../../../src/jobs/queue/shared_endpoint_queues.ts";
+import { endpointFolder } from "../../../../src/jobs/queue/slot_queue.ts";
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), "shared_line_child.ts");
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), "shared_queue_child.ts");
 export const WAIT_MS = 30_000;
 
-/** A second process using the line, driven line by line. */
+/** A second process using the queue, driven line by line. */
 export class Child {
   readonly proc: ChildProcess;
   readonly lines: string[] = [];
@@ -77,47 +77,47 @@ export class Child {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const uuid = () => crypto.randomUUID();
-/** The endpoint every test process shares a line on, as the default Ollama is. */
+/** The endpoint every test process shares a queue on, as the default Ollama is. */
 export const TEST_URL = "http://127.0.0.1:11434";
-export const lineDir = (root: string) => join(root, endpointFolder(TEST_URL));
+export const queueDir = (root: string) => join(root, endpointFolder(TEST_URL));
 export const slotFiles = (root: string) =>
-  readdirSync(lineDir(root)).filter((f) => f.startsWith("slot-"));
+  readdirSync(queueDir(root)).filter((f) => f.startsWith("slot-"));
 export const ticketFiles = (root: string) =>
-  readdirSync(lineDir(root)).filter((f) => f.startsWith("wait-"));
+  readdirSync(queueDir(root)).filter((f) => f.startsWith("wait-"));
 
 /**
- * The real SharedEndpointLines on `root`, with every job on one endpoint's line (TEST_URL,
+ * The real SharedEndpointQueues on `root`, with every job on one endpoint's queue (TEST_URL,
  * backend "ollama", at most `limit` at once): the tests name only the job, as a server with
  * one Ollama does.
  */
-export function sharedLine(root: string, limit: number, leaseMs?: number): OneEndpoint {
+export function sharedQueue(root: string, limit: number, leaseMs?: number): OneEndpoint {
   return new OneEndpoint(
-    new SharedEndpointLines(root, { pollMs: 40, ...(leaseMs !== undefined ? { leaseMs } : {}) }),
+    new SharedEndpointQueues(root, { pollMs: 40, ...(leaseMs !== undefined ? { leaseMs } : {}) }),
     { url: TEST_URL, backend: "ollama", limit },
   );
 }
 
-/** SharedEndpointLines whose jobs all wait in one endpoint's line. */
+/** SharedEndpointQueues whose jobs all wait in one endpoint's queue. */
 export class OneEndpoint {
-  constructor(readonly lines: SharedEndpointLines, readonly line: EndpointLine) {}
+  constructor(readonly queues: SharedEndpointQueues, readonly queue: EndpointQueue) {}
 
   take(id: string, placed: () => void, lost?: (reason: string) => void) {
-    return this.lines.take(id, this.line, placed, lost);
+    return this.queues.take(id, this.queue, placed, lost);
   }
   giveBack(id: string): void {
-    this.lines.giveBack(id);
+    this.queues.giveBack(id);
   }
   leave(id: string): boolean {
-    return this.lines.leave(id);
+    return this.queues.leave(id);
   }
   position(id: string): number {
-    return this.lines.position(id);
+    return this.queues.position(id);
   }
   detail(id: string) {
-    return this.lines.detail(id);
+    return this.queues.detail(id);
   }
   stillHolds(id: string): Promise<boolean> {
-    return this.lines.stillHolds(id);
+    return this.queues.stillHolds(id);
   }
 }
 

@@ -1,10 +1,10 @@
 /**
- * One line per endpoint for every server of the user: each Claude Code session runs its own
+ * One queue per endpoint for every server of the user: each Claude Code session runs its own
  * server, and without this three sessions with maxConcurrent 4 would send twelve requests
- * to one local GPU. A line belongs to an endpoint's URL, not to a backend's name: two backends
- * (or the default Ollama and a backend) that name one server share its line, and each endpoint
+ * to one local GPU. A queue belongs to an endpoint's URL, not to a backend's name: two backends
+ * (or the default Ollama and a backend) that name one server share its queue, and each endpoint
  * of a pool has its own. A job holds to the limit its own backend sets for the endpoint. The
- * line is a folder in the state dir (slot_line.ts).
+ * queue is a folder in the state dir (slot_queue.ts).
  *
  * A server that dies holding a slot gives it back: its file is stale once its process is
  * gone. One that stops running without dying (Ctrl-Z) stops renewing its lease, and its slot
@@ -16,37 +16,37 @@ import {
   sameProcess,
   selfIdentity,
 } from "../../platform/process_identity.ts";
-import type { EndpointLine, EndpointLines, QueueDetail } from "./endpoint_lines.ts";
+import type { EndpointQueue, EndpointQueues, QueueDetail } from "./endpoint_queues.ts";
 import { DEFAULT_LEASE_MS, LeaseKeeper, StaleWatch } from "./lease.ts";
-import { Owners, take, Wakeups } from "./line.ts";
+import { Owners, take, Wakeups } from "./queue.ts";
 import {
   before,
   endpointFolder,
   type Slot,
-  SlotLine,
+  SlotQueue,
   type SlotTicket,
   ticketFile,
   type Verdict,
-} from "./slot_line.ts";
+} from "./slot_queue.ts";
 
 /** How long a process seen running is believed to run on (a dead one stays dead). */
 const ALIVE_TTL_MS = 2000;
 
 interface Waiter {
-  line: SlotLine;
-  /** Aborted when the job leaves the line. */
+  queue: SlotQueue;
+  /** Aborted when the job leaves the queue. */
   left: AbortController;
   detail?: QueueDetail;
 }
 
-/** The endpoints' lines shared through `dir` (`<stateDir>/.slots`). */
-export class SharedEndpointLines implements EndpointLines {
-  readonly #lines = new Map<string, SlotLine>();
+/** The endpoints' queues shared through `dir` (`<stateDir>/.slots`). */
+export class SharedEndpointQueues implements EndpointQueues {
+  readonly #queues = new Map<string, SlotQueue>();
   /** Wakes the jobs of this process waiting in one endpoint's folder. */
   readonly #wakeups = new Map<string, Wakeups>();
   readonly #waiting = new Map<string, Waiter>();
-  /** The line and slot of each job of this process that holds one. */
-  readonly #held = new Map<string, { line: SlotLine; slot: Slot }>();
+  /** The queue and slot of each job of this process that holds one. */
+  readonly #held = new Map<string, { queue: SlotQueue; slot: Slot }>();
   readonly #owners = new Owners(ALIVE_TTL_MS);
   readonly #stale = new StaleWatch();
   readonly #leases: LeaseKeeper;
@@ -66,35 +66,35 @@ export class SharedEndpointLines implements EndpointLines {
 
   async take(
     id: string,
-    endpoint: EndpointLine | undefined,
+    endpoint: EndpointQueue | undefined,
     placed: () => void,
     lost?: (reason: string) => void,
   ): Promise<boolean> {
-    const line = this.#line(endpoint);
-    if (!line) return true;
-    const waiter: Waiter = { line, left: new AbortController() };
+    const queue = this.#queue(endpoint);
+    if (!queue) return true;
+    const waiter: Waiter = { queue, left: new AbortController() };
     this.#waiting.set(id, waiter);
     let slot: Slot | undefined;
     let failed = false;
     try {
-      slot = await this.#wait(line, id, waiter, placed);
+      slot = await this.#wait(queue, id, waiter, placed);
     } catch (e) {
-      // A line that cannot be kept must not keep the job from running: the limit of this
+      // A queue that cannot be kept must not keep the job from running: the limit of this
       // process still holds.
-      this.options.log?.(`job ${id}: cannot use the shared line in ${line.dir} (${e})`);
+      this.options.log?.(`job ${id}: cannot use the shared line in ${queue.dir} (${e})`);
       failed = true;
     } finally {
       this.#waiting.delete(id);
       this.#leases.drop(id, "ticket");
-      line.leave(id);
+      queue.leave(id);
     }
     if (waiter.left.signal.aborted || (slot === undefined && !failed)) {
-      if (slot !== undefined) line.giveBack(slot);
+      if (slot !== undefined) queue.giveBack(slot);
       return false;
     }
     if (slot !== undefined) {
-      this.#held.set(id, { line, slot });
-      this.#leases.slot(id, { line, ...slot }, lost);
+      this.#held.set(id, { queue, slot });
+      this.#leases.slot(id, { queue, ...slot }, lost);
     }
     return true;
   }
@@ -108,16 +108,16 @@ export class SharedEndpointLines implements EndpointLines {
     this.#held.delete(id);
     this.#leases.drop(id, "slot");
     if (held === undefined) return;
-    held.line.giveBack(held.slot);
+    held.queue.giveBack(held.slot);
     // Jobs of this process waiting for the same endpoint look again now, not at their next
     // poll (whatever limit their own backend sets there).
-    this.#wakeups.get(held.line.dir)?.wakeAll();
+    this.#wakeups.get(held.queue.dir)?.wakeAll();
   }
 
   leave(id: string): boolean {
     const waiter = this.#waiting.get(id);
     if (!waiter || waiter.left.signal.aborted) return false;
-    waiter.line.leave(id);
+    waiter.queue.leave(id);
     waiter.left.abort();
     return true;
   }
@@ -131,32 +131,35 @@ export class SharedEndpointLines implements EndpointLines {
     return waiter && !waiter.left.signal.aborted ? waiter.detail : undefined;
   }
 
-  async describe(id: string, endpoint: EndpointLine | undefined): Promise<QueueDetail | undefined> {
-    const line = this.#line(endpoint);
-    if (!line) return undefined;
-    const { slots, tickets } = await line.scan().catch(() => ({ slots: [], tickets: [] }));
+  async describe(
+    id: string,
+    endpoint: EndpointQueue | undefined,
+  ): Promise<QueueDetail | undefined> {
+    const queue = this.#queue(endpoint);
+    if (!queue) return undefined;
+    const { slots, tickets } = await queue.scan().catch(() => ({ slots: [], tickets: [] }));
     const mine = tickets.find((t) => t.jobId === id);
     if (!mine) return undefined;
     const ahead = tickets.filter((t) => t !== mine && before(t, mine)).length;
-    return detailOf(line, ahead + 1, slots, await selfIdentity());
+    return detailOf(queue, ahead + 1, slots, await selfIdentity());
   }
 
-  async others(endpoint: EndpointLine): Promise<number> {
-    const line = this.#line(endpoint);
-    if (!line) return 0;
+  async others(endpoint: EndpointQueue): Promise<number> {
+    const queue = this.#queue(endpoint);
+    if (!queue) return 0;
     const self = await selfIdentity();
-    const { slots, tickets } = await line.scan().catch(() => ({ slots: [], tickets: [] }));
+    const { slots, tickets } = await queue.scan().catch(() => ({ slots: [], tickets: [] }));
     return [...slots, ...tickets].filter((e) => !sameProcess(e.owner, self)).length;
   }
 
-  /** Puts a ticket in the line, then waits until it holds a slot (undefined: it left). */
+  /** Puts a ticket in the queue, then waits until it holds a slot (undefined: it left). */
   async #wait(
-    line: SlotLine,
+    queue: SlotQueue,
     id: string,
     waiter: Waiter,
     placed: () => void,
   ): Promise<Slot | undefined> {
-    await line.prepare();
+    await queue.prepare();
     const self = await selfIdentity();
     const mine: SlotTicket = {
       jobId: id,
@@ -165,13 +168,15 @@ export class SharedEndpointLines implements EndpointLines {
       seq: ++this.#seq,
       leaseMs: this.#leases.leaseMs,
     };
-    await line.ticket(mine);
-    this.#leases.ticket(id, line, ticketFile(id), mine.since);
-    return await take(line, mine, {
+    await queue.ticket(mine);
+    this.#leases.ticket(id, queue, ticketFile(id), mine.since);
+    return await take(queue, mine, {
       signal: waiter.left.signal,
-      wakeups: this.#wakeupsOf(line),
+      wakeups: this.#wakeupsOf(queue),
       pollMs: () => (this.options.pollMs ?? 250) * (0.75 + Math.random() * 0.5),
-      looked: (view) => (waiter.detail = detailOf(line, view.ahead.length + 1, view.holders, self)),
+      looked: (
+        view,
+      ) => (waiter.detail = detailOf(queue, view.ahead.length + 1, view.holders, self)),
       waiting: (_view, first) => {
         if (first) placed();
       },
@@ -190,39 +195,39 @@ export class SharedEndpointLines implements EndpointLines {
   };
 
   /**
-   * The line of an endpoint with a shared limit; one object per endpoint, backend and limit
+   * The queue of an endpoint with a shared limit; one object per endpoint, backend and limit
    * (for its cache), all on the endpoint's one folder.
    */
-  #line(endpoint: EndpointLine | undefined): SlotLine | undefined {
+  #queue(endpoint: EndpointQueue | undefined): SlotQueue | undefined {
     if (endpoint?.limit === undefined) return undefined;
     const { url, backend, limit, pooled } = endpoint;
     const key = JSON.stringify([url, backend, limit, pooled === true]);
-    let line = this.#lines.get(key);
-    if (line) return line;
+    let queue = this.#queues.get(key);
+    if (queue) return queue;
     const folder = join(this.dir, endpointFolder(url));
-    line = new SlotLine(backend, folder, limit, this.#judge, pooled ? url : undefined);
-    this.#lines.set(key, line);
-    return line;
+    queue = new SlotQueue(backend, folder, limit, this.#judge, pooled ? url : undefined);
+    this.#queues.set(key, queue);
+    return queue;
   }
 
-  #wakeupsOf(line: SlotLine): Wakeups {
-    let wakeups = this.#wakeups.get(line.dir);
-    if (!wakeups) this.#wakeups.set(line.dir, wakeups = new Wakeups());
+  #wakeupsOf(queue: SlotQueue): Wakeups {
+    let wakeups = this.#wakeups.get(queue.dir);
+    if (!wakeups) this.#wakeups.set(queue.dir, wakeups = new Wakeups());
     return wakeups;
   }
 }
 
 function detailOf(
-  line: SlotLine,
+  queue: SlotQueue,
   position: number,
   slots: SlotTicket[],
   self: ProcessIdentity,
 ): QueueDetail {
   return {
-    backend: line.name,
-    ...(line.endpoint !== undefined ? { endpoint: line.endpoint } : {}),
+    backend: queue.name,
+    ...(queue.endpoint !== undefined ? { endpoint: queue.endpoint } : {}),
     position,
-    limit: line.limit,
+    limit: queue.limit,
     holders: slots.map((s) => ({
       jobId: s.jobId,
       pid: s.owner.pid,

@@ -1,9 +1,9 @@
 /**
- * A line within this process: at most `limit` holders at once, the rest wait first come
+ * A queue within this process: at most `limit` holders at once, the rest wait first come
  * first served. Nothing outside the process shares it, so it keeps no files: its tickets are
- * the waiting promises. A waiter can leave the line (a queued job that is cancelled).
+ * the waiting promises. A waiter can leave the queue (a queued job that is cancelled).
  */
-export class LocalLine {
+export class LocalQueue {
   #holders = 0;
   #waiting: Array<{ key: string; grant: (granted: boolean) => void }> = [];
 
@@ -11,7 +11,7 @@ export class LocalLine {
 
   /**
    * Resolves true once `key` holds a place (the caller must `giveBack()` it later), or false
-   * when it left the line with `leave`. `waiting` runs at once when it has to wait.
+   * when it left the queue with `leave`. `waiting` runs at once when it has to wait.
    */
   take(key: string, waiting?: () => void): Promise<boolean> {
     if (this.#holders < this.limit) {
@@ -30,7 +30,7 @@ export class LocalLine {
     else this.#holders = Math.max(0, this.#holders - 1);
   }
 
-  /** Takes a waiter out of the line; true if it was waiting. */
+  /** Takes a waiter out of the queue; true if it was waiting. */
   leave(key: string): boolean {
     const i = this.#waiting.findIndex((w) => w.key === key);
     if (i === -1) return false;
@@ -39,7 +39,7 @@ export class LocalLine {
     return true;
   }
 
-  /** 1-based place in line, or 0 when not waiting. */
+  /** 1-based place in the queue, or 0 when not waiting. */
   position(key: string): number {
     return this.#waiting.findIndex((w) => w.key === key) + 1;
   }

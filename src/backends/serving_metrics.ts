@@ -57,7 +57,7 @@ export function parseQueue(text: string): QueueReading | undefined {
 }
 
 /** This process's last reading of each endpoint's queue. */
-export class EndpointQueues {
+export class ServingMetrics {
   readonly #readings = new Map<string, { at: number; reading: QueueReading | undefined }>();
   readonly #reading = new Map<string, Promise<void>>();
 

@@ -6,37 +6,37 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { identityOf, selfIdentity } from "../../../src/platform/process_identity.ts";
-import { type Line, Wakeups } from "../../../src/jobs/line/line.ts";
+import { type Queue, Wakeups } from "../../../src/jobs/queue/queue.ts";
 import {
   takeTurn,
   type TurnJobState,
-  TurnLines,
+  TurnQueues,
   type TurnTicket,
-} from "../../../src/jobs/line/turn_line.ts";
+} from "../../../src/jobs/queue/turn_queue.ts";
 import type { ProcessIdentity } from "../../../src/platform/process_identity.ts";
 
 const SESSION = "0b6f4a52-3d39-4f0e-9a52-5c1f7f7a1e01";
 const jobId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
-const MODULE = fileURLToPath(new URL("../../../src/jobs/line/turn_line.ts", import.meta.url));
+const MODULE = fileURLToPath(new URL("../../../src/jobs/queue/turn_queue.ts", import.meta.url));
 
-function fresh(): TurnLines {
-  return new TurnLines(tempDir("od-turns-"));
+function fresh(): TurnQueues {
+  return new TurnQueues(tempDir("od-turns-"));
 }
 
 /** The earliest turn before `turn` whose job has not ended: the one a take waits for. */
 async function blockingTurn(
-  turns: TurnLines,
+  turns: TurnQueues,
   sessionId: string,
   turn: number,
   self: ProcessIdentity,
   state: (jobId: string) => Promise<TurnJobState>,
 ): Promise<TurnTicket | undefined> {
   const mine = { turn, jobId: "", owner: self };
-  return (await turns.line(sessionId, { self, state }).look(mine)).holders[0];
+  return (await turns.queue(sessionId, { self, state }).look(mine)).holders[0];
 }
 
-/** A line that holds `mine` back while `blocking` names a turn. */
-function lineOf(blocking: () => Promise<TurnTicket | undefined>): Line<TurnTicket, TurnTicket> {
+/** A queue that holds `mine` back while `blocking` names a turn. */
+function queueOf(blocking: () => Promise<TurnTicket | undefined>): Queue<TurnTicket, TurnTicket> {
   return {
     limit: 1,
     look: async () => {
@@ -51,26 +51,29 @@ Deno.test("ticket: tickets taken at once get distinct numbers, from the lowest f
   const turns = fresh();
   const owner = await selfIdentity();
   const numbers = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => turns.line(SESSION).ticket(2, { jobId: jobId(i), owner })),
+    Array.from(
+      { length: 20 },
+      (_, i) => turns.queue(SESSION).ticket(2, { jobId: jobId(i), owner }),
+    ),
   );
   assert.deepEqual([...numbers].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 2));
-  const listed = await turns.line(SESSION).tickets();
+  const listed = await turns.queue(SESSION).tickets();
   assert.deepEqual(listed.map((t) => t.turn), [...numbers].sort((a, b) => a - b));
   for (const t of listed) assert.equal(t.jobId, jobId(numbers.indexOf(t.turn)));
   // Nothing but tickets is left behind (the temporary files are gone).
   assert.equal(readdirSync(turns.dirOf(SESSION)).length, 20);
   // A later ticket comes after every existing one, whatever `from` says.
-  assert.equal(await turns.line(SESSION).ticket(1, { jobId: jobId(99), owner }), 22);
+  assert.equal(await turns.queue(SESSION).ticket(1, { jobId: jobId(99), owner }), 22);
 });
 
 Deno.test("ticket: processes racing for turns of one session never share a number, and no one reads a half-written ticket", async () => {
   const turns = fresh();
   const script = `
-    import { TurnLines } from ${JSON.stringify(MODULE)};
-    const turns = new TurnLines(${JSON.stringify(turns.sessionsDir)});
+    import { TurnQueues } from ${JSON.stringify(MODULE)};
+    const turns = new TurnQueues(${JSON.stringify(turns.sessionsDir)});
     const owner = { pid: Deno.pid, startTime: "x" };
     const got = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-      turns.line(${JSON.stringify(SESSION)}).ticket(2, { jobId: crypto.randomUUID(), owner })));
+      turns.queue(${JSON.stringify(SESSION)}).ticket(2, { jobId: crypto.randomUUID(), owner })));
     console.log(JSON.stringify(got));
   `;
   const children = Array.from({ length: 4 }, () =>
@@ -89,7 +92,7 @@ Deno.test("ticket: processes racing for turns of one session never share a numbe
   const torn: number[] = [];
   const reader = (async () => {
     while (reading) {
-      for (const t of await turns.line(SESSION).tickets().catch(() => [])) {
+      for (const t of await turns.queue(SESSION).tickets().catch(() => [])) {
         reads++;
         if (t.jobId === "") torn.push(t.turn);
       }
@@ -116,11 +119,11 @@ Deno.test("look: running and unrecorded tickets of live owners block; ended ones
   try {
     const living = (await identityOf(sleeper.pid!))!;
     const dead = quickIdentity ?? { pid: quick.pid!, startTime: "gone" };
-    await turns.line(SESSION).ticket(1, { jobId: jobId(1), owner: living }); // 1: ended
-    await turns.line(SESSION).ticket(1, { jobId: jobId(2), owner: dead }); // 2: no record, owner dead
-    await turns.line(SESSION).ticket(1, { jobId: jobId(3), owner: self }); // 3: mine, never created
-    await turns.line(SESSION).ticket(1, { jobId: jobId(4), owner: living }); // 4: no record, owner alive
-    await turns.line(SESSION).ticket(1, { jobId: jobId(5), owner: living }); // 5: running
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(1), owner: living }); // 1: ended
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(2), owner: dead }); // 2: no record, owner dead
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(3), owner: self }); // 3: mine, never created
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(4), owner: living }); // 4: no record, owner alive
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(5), owner: living }); // 5: running
     const states: Record<string, TurnJobState> = {
       [jobId(1)]: "ended",
       [jobId(5)]: "running",
@@ -135,20 +138,20 @@ Deno.test("look: running and unrecorded tickets of live owners block; ended ones
     assert.equal(await blockingTurn(turns, SESSION, 9, self, state), undefined);
     // Judging a ticket stale never removes it: only its owner does.
     for (let n = 1; n <= 5; n++) assert.ok(existsSync(join(turns.dirOf(SESSION), `${n}.json`)));
-    await turns.line(SESSION).leave({ turn: 3, jobId: jobId(4) });
+    await turns.queue(SESSION).leave({ turn: 3, jobId: jobId(4) });
     assert.ok(existsSync(join(turns.dirOf(SESSION), "3.json")), "another job cannot release it");
-    await turns.line(SESSION).leave({ turn: 3, jobId: jobId(3) });
+    await turns.queue(SESSION).leave({ turn: 3, jobId: jobId(3) });
     assert.ok(!existsSync(join(turns.dirOf(SESSION), "3.json")));
   } finally {
     sleeper.kill("SIGKILL");
   }
 });
 
-Deno.test("look: a session's ended turns are not asked about again by its next turns' lines", async () => {
+Deno.test("look: a session's ended turns are not asked about again by its next turns' queues", async () => {
   const turns = fresh();
   const self = await selfIdentity();
   for (let n = 1; n <= 4; n++) {
-    await turns.line(SESSION).ticket(1, { jobId: jobId(n), owner: self });
+    await turns.queue(SESSION).ticket(1, { jobId: jobId(n), owner: self });
   }
   const states: Record<string, TurnJobState> = {
     [jobId(1)]: "ended",
@@ -162,7 +165,7 @@ Deno.test("look: a session's ended turns are not asked about again by its next t
   };
   assert.equal((await blockingTurn(turns, SESSION, 4, self, state))?.turn, 3);
   assert.deepEqual(asked, [jobId(1), jobId(2), jobId(3)]);
-  // Turn 3 ends; turn 5's line, made afresh as each turn's is, asks only about turns 3 and 4.
+  // Turn 3 ends; turn 5's queue, made afresh as each turn's is, asks only about turns 3 and 4.
   states[jobId(3)] = "ended";
   states[jobId(4)] = "ended";
   asked.length = 0;
@@ -170,7 +173,7 @@ Deno.test("look: a session's ended turns are not asked about again by its next t
   assert.deepEqual(asked, [jobId(3), jobId(4)]);
   // What one session learnt is not another's: a new session's tickets are asked about.
   const other = "0b6f4a52-3d39-4f0e-9a52-5c1f7f7a1e02";
-  await turns.line(other).ticket(1, { jobId: jobId(1), owner: self });
+  await turns.queue(other).ticket(1, { jobId: jobId(1), owner: self });
   asked.length = 0;
   assert.equal(await blockingTurn(turns, other, 2, self, state), undefined);
   assert.deepEqual(asked, [jobId(1)]);
@@ -182,7 +185,7 @@ Deno.test("takeTurn: ends when nothing blocks, wakes on a nudge, stops on abort"
   const seen: number[] = [];
   const ticket = { turn: 1, jobId: jobId(1), owner: { pid: 1, startTime: "" } };
   const mine = { turn: 2, jobId: jobId(2), owner: ticket.owner };
-  const waiting = takeTurn(lineOf(() => Promise.resolve(blocked ? ticket : undefined)), mine, {
+  const waiting = takeTurn(queueOf(() => Promise.resolve(blocked ? ticket : undefined)), mine, {
     signal: new AbortController().signal,
     waiting: (t) => seen.push(t.turn),
     wakeups,
@@ -197,7 +200,7 @@ Deno.test("takeTurn: ends when nothing blocks, wakes on a nudge, stops on abort"
   assert.deepEqual(seen, [1], "announced once");
 
   const abort = new AbortController();
-  const stopped = takeTurn(lineOf(() => Promise.resolve(ticket)), mine, {
+  const stopped = takeTurn(queueOf(() => Promise.resolve(ticket)), mine, {
     signal: abort.signal,
     wakeups,
     pollMs: 60_000,

@@ -1,27 +1,27 @@
 /**
- * The shared line per backend across real processes: this test process and children that run
- * the same module (tests/jobs/line/support/shared_line_child.ts) on one folder, as the servers of
+ * The shared queue per backend across real processes: this test process and children that run
+ * the same module (tests/jobs/queue/support/shared_queue_child.ts) on one folder, as the servers of
  * several Claude Code sessions do on one state dir.
  */
 import { tempDir } from "../../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SharedEndpointLines } from "../../../src/jobs/line/shared_endpoint_lines.ts";
-import { endpointFolder } from "../../../src/jobs/line/slot_line.ts";
+import { SharedEndpointQueues } from "../../../src/jobs/queue/shared_endpoint_queues.ts";
+import { endpointFolder } from "../../../src/jobs/queue/slot_queue.ts";
 import {
   Child,
-  lineDir,
-  sharedLine,
+  queueDir,
+  sharedQueue,
   sleep,
   slotFiles,
   ticketFiles,
   uuid,
   WAIT_MS,
   withChildren,
-} from "./support/shared_line_driver.ts";
+} from "./support/shared_queue_driver.ts";
 
-Deno.test("endpoint line: another process's held slots count; one given back lets this one in", async () => {
+Deno.test("endpoint queue: another process's held slots count; one given back lets this one in", async () => {
   const root = tempDir("od-slots-");
   await withChildren(root, 2, 1, async ([other]) => {
     const [a, b] = [uuid(), uuid()];
@@ -29,7 +29,7 @@ Deno.test("endpoint line: another process's held slots count; one given back let
     other!.send(`enter ${b}`);
     await other!.line(`held ${a}`);
     await other!.line(`held ${b}`);
-    const here = sharedLine(root, 2);
+    const here = sharedQueue(root, 2);
     const mine = uuid();
     let placed = false;
     let granted: boolean | undefined;
@@ -52,16 +52,16 @@ Deno.test("endpoint line: another process's held slots count; one given back let
     assert.equal(slotFiles(root).length, 2);
     // Files are the user's own: 0700 folders, 0600 files.
     assert.equal(statSync(root).mode & 0o777, 0o700);
-    assert.equal(statSync(lineDir(root)).mode & 0o777, 0o700);
+    assert.equal(statSync(queueDir(root)).mode & 0o777, 0o700);
     for (const f of slotFiles(root)) {
-      assert.equal(statSync(join(lineDir(root), f)).mode & 0o777, 0o600, f);
+      assert.equal(statSync(join(queueDir(root), f)).mode & 0o777, 0o600, f);
     }
     here.giveBack(mine);
     assert.equal(slotFiles(root).length, 1);
   });
 });
 
-Deno.test("endpoint line: two processes claiming a free slot at the same moment: one wins", async () => {
+Deno.test("endpoint queue: two processes claiming a free slot at the same moment: one wins", async () => {
   const root = tempDir("od-slots-");
   await withChildren(root, 1, 2, async ([b, c]) => {
     for (let round = 0; round < 30; round++) {
@@ -83,7 +83,7 @@ Deno.test("endpoint line: two processes claiming a free slot at the same moment:
   });
 });
 
-Deno.test("endpoint line: the slot of a killed process is taken over", async () => {
+Deno.test("endpoint queue: the slot of a killed process is taken over", async () => {
   const root = tempDir("od-slots-");
   const doomed = new Child(root, 1);
   await doomed.line("ready");
@@ -92,7 +92,7 @@ Deno.test("endpoint line: the slot of a killed process is taken over", async () 
   await doomed.line(`held ${held}`);
   await doomed.kill();
   assert.deepEqual(slotFiles(root), [`slot-0-${held}.json`], "the dead holder's file is left");
-  const here = sharedLine(root, 1);
+  const here = sharedQueue(root, 1);
   const mine = uuid();
   const granted = await Promise.race([
     here.take(mine, () => {}),
@@ -103,7 +103,7 @@ Deno.test("endpoint line: the slot of a killed process is taken over", async () 
   here.giveBack(mine);
 });
 
-Deno.test("endpoint line: two processes racing for one stale slot: exactly one wins", async () => {
+Deno.test("endpoint queue: two processes racing for one stale slot: exactly one wins", async () => {
   const root = tempDir("od-slots-");
   const doomed = new Child(root, 1);
   await doomed.line("ready");
@@ -112,13 +112,13 @@ Deno.test("endpoint line: two processes racing for one stale slot: exactly one w
   await doomed.line(`held ${dead}`);
   await doomed.kill();
   // What a server killed while holding the slot leaves behind, planted again for each round.
-  const left = JSON.parse(readFileSync(join(lineDir(root), `slot-0-${dead}.json`), "utf8"));
+  const left = JSON.parse(readFileSync(join(queueDir(root), `slot-0-${dead}.json`), "utf8"));
   await withChildren(root, 1, 2, async ([b, c]) => {
     for (let round = 0; round < 20; round++) {
       const stale = uuid();
       if (round > 0) {
         writeFileSync(
-          join(lineDir(root), `slot-0-${stale}.json`),
+          join(queueDir(root), `slot-0-${stale}.json`),
           JSON.stringify({ ...left, jobId: stale }),
         );
       }
@@ -141,13 +141,13 @@ Deno.test("endpoint line: two processes racing for one stale slot: exactly one w
   });
 });
 
-Deno.test("endpoint line: a job that leaves the line while waiting holds nothing and is out of line", async () => {
+Deno.test("endpoint queue: a job that leaves the queue while waiting holds nothing and is out of the queue", async () => {
   const root = tempDir("od-slots-");
   await withChildren(root, 1, 1, async ([other]) => {
     const theirs = uuid();
     other!.send(`enter ${theirs}`);
     await other!.line(`held ${theirs}`);
-    const here = sharedLine(root, 1);
+    const here = sharedQueue(root, 1);
     const [first, second] = [uuid(), uuid()];
     const outcome: Record<string, boolean> = {};
     void here.take(first, () => {}).then((ok) => (outcome[first] = ok));
@@ -173,7 +173,7 @@ Deno.test("endpoint line: a job that leaves the line while waiting holds nothing
   });
 });
 
-Deno.test("endpoint line: FIFO across processes: an earlier ticket of another process goes first", async () => {
+Deno.test("endpoint queue: FIFO across processes: an earlier ticket of another process goes first", async () => {
   const root = tempDir("od-slots-");
   await withChildren(root, 1, 2, async ([holder, early]) => {
     const held = uuid();
@@ -182,7 +182,7 @@ Deno.test("endpoint line: FIFO across processes: an earlier ticket of another pr
     const before = uuid();
     early!.send(`enter ${before}`);
     await early!.line(`waiting ${before}`);
-    const here = sharedLine(root, 1);
+    const here = sharedQueue(root, 1);
     const mine = uuid();
     let granted = false;
     void here.take(mine, () => {}).then((ok) => (granted = ok));
@@ -200,18 +200,18 @@ Deno.test("endpoint line: FIFO across processes: an earlier ticket of another pr
   });
 });
 
-Deno.test("endpoint line: endpoint URLs become safe folder names; lines are per URL, each job holding to its own limit", async () => {
+Deno.test("endpoint queue: endpoint URLs become safe folder names; queues are per URL, each job holding to its own limit", async () => {
   assert.match(endpointFolder("http://gpu-1.lab:11434"), /^endpoint-gpu-1.lab_11434-[0-9a-f]{12}$/);
   assert.doesNotMatch(endpointFolder("http://../../etc"), /\//);
   assert.notEqual(endpointFolder("http://h:1/a"), endpointFolder("http://h:1/b"));
   assert.notEqual(endpointFolder("http://h:1"), endpointFolder("https://h:1"));
   const root = tempDir("od-slots-");
-  const here = new SharedEndpointLines(root);
+  const here = new SharedEndpointQueues(root);
   const url = "http://gpu:11434";
-  // A backend without a limit has no shared line: nothing is written.
+  // A backend without a limit has no shared queue: nothing is written.
   assert.equal(await here.take(uuid(), { url, backend: "free" }, () => {}), true);
   assert.deepEqual(readdirSync(root), []);
-  // Two backends naming one URL share its line: "lab" (1 at once) and the default (2).
+  // Two backends naming one URL share its queue: "lab" (1 at once) and the default (2).
   const id = uuid();
   assert.equal(await here.take(id, { url, backend: "lab", limit: 1 }, () => {}), true);
   assert.deepEqual(readdirSync(join(root, endpointFolder(url))), [`slot-0-${id}.json`]);
@@ -228,7 +228,7 @@ Deno.test("endpoint line: endpoint URLs become safe folder names; lines are per 
   await sleep(300);
   assert.equal(labWaited, true, "lab's one slot on the URL is taken");
   assert.equal(here.detail(uuid()), undefined);
-  // Another URL is another line.
+  // Another URL is another queue.
   const elsewhere = uuid();
   assert.equal(
     await here.take(elsewhere, { url: "http://gpu2:11434", backend: "lab", limit: 1 }, () => {}),

@@ -1,5 +1,5 @@
 /**
- * What the lines' files have in common. Each is written whole to a temp file first and then
+ * What the queues' files have in common. Each is written whole to a temp file first and then
  * moved or linked into place, mode 0600, so that no reader ever meets half a file; each names
  * its owner, whose identity a reader checks before believing anything else the file says.
  */
@@ -25,7 +25,7 @@ export function ownerOf(value: unknown): ProcessIdentity | undefined {
   return { pid: owner.pid, startTime: owner.startTime };
 }
 
-/** The names in `dir`; none when it does not exist (a line nobody has used yet). */
+/** The names in `dir`; none when it does not exist (a queue nobody has used yet). */
 export async function namesIn(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);

@@ -1,21 +1,21 @@
 import assert from "node:assert/strict";
-import { LocalEndpointLines } from "../../../src/jobs/line/endpoint_lines.ts";
-import { JobLines } from "../../../src/jobs/line/job_lines.ts";
-import { LocalLine } from "../../../src/jobs/line/local_line.ts";
+import { LocalEndpointQueues } from "../../../src/jobs/queue/endpoint_queues.ts";
+import { JobQueues } from "../../../src/jobs/queue/job_queues.ts";
+import { LocalQueue } from "../../../src/jobs/queue/local_queue.ts";
 
 /** Lets every settled promise run its callbacks. */
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 /** Takes a place and records the order in which grants (or refusals) arrive. */
-function track(q: LocalLine, log: string[], key: string): Promise<boolean> {
+function track(q: LocalQueue, log: string[], key: string): Promise<boolean> {
   return q.take(key).then((granted) => {
     log.push(`${key}:${granted}`);
     return granted;
   });
 }
 
-Deno.test("LocalLine: grants up to the limit at once, then waits", async () => {
-  const q = new LocalLine(2);
+Deno.test("LocalQueue: grants up to the limit at once, then waits", async () => {
+  const q = new LocalQueue(2);
   const log: string[] = [];
   void track(q, log, "a");
   void track(q, log, "b");
@@ -26,8 +26,8 @@ Deno.test("LocalLine: grants up to the limit at once, then waits", async () => {
   assert.equal(q.position("c"), 1);
 });
 
-Deno.test("LocalLine: FIFO: each place given back goes to the oldest waiter", async () => {
-  const q = new LocalLine(1);
+Deno.test("LocalQueue: FIFO: each place given back goes to the oldest waiter", async () => {
+  const q = new LocalQueue(1);
   const log: string[] = [];
   for (const k of ["a", "b", "c", "d"]) void track(q, log, k);
   await tick();
@@ -44,8 +44,8 @@ Deno.test("LocalLine: FIFO: each place given back goes to the oldest waiter", as
   assert.equal(q.waiting, 0);
 });
 
-Deno.test("LocalLine: never more holders than the limit", async () => {
-  const q = new LocalLine(3);
+Deno.test("LocalQueue: never more holders than the limit", async () => {
+  const q = new LocalQueue(3);
   let holders = 0;
   let peak = 0;
   const work = async (k: string) => {
@@ -66,8 +66,8 @@ Deno.test("LocalLine: never more holders than the limit", async () => {
   assert.deepEqual(log, ["w:true", "x:true", "y:true"]);
 });
 
-Deno.test("LocalLine: leave() resolves the waiter with false and closes the gap", async () => {
-  const q = new LocalLine(1);
+Deno.test("LocalQueue: leave() resolves the waiter with false and closes the gap", async () => {
+  const q = new LocalQueue(1);
   const log: string[] = [];
   for (const k of ["a", "b", "c", "d"]) void track(q, log, k);
   await tick();
@@ -87,8 +87,8 @@ Deno.test("LocalLine: leave() resolves the waiter with false and closes the gap"
   assert.deepEqual(log, ["a:true", "c:false", "b:true", "d:true"]);
 });
 
-Deno.test("LocalLine: a place given back with nobody waiting is free for the next caller", async () => {
-  const q = new LocalLine(1);
+Deno.test("LocalQueue: a place given back with nobody waiting is free for the next caller", async () => {
+  const q = new LocalQueue(1);
   assert.equal(await q.take("a"), true);
   q.giveBack();
   assert.equal(await q.take("b"), true);
@@ -104,31 +104,31 @@ Deno.test("LocalLine: a place given back with nobody waiting is free for the nex
   assert.equal(q.position("d"), 1);
 });
 
-Deno.test("JobLines: an endpoint's own limit comes first and holds no global slot", async () => {
-  const lines = new JobLines(2, new LocalEndpointLines());
+Deno.test("JobQueues: an endpoint's own limit comes first and holds no global slot", async () => {
+  const queues = new JobQueues(2, new LocalEndpointQueues());
   const placed: string[] = [];
   const lab = { url: "http://lab:8000", backend: "lab", limit: 1 };
   const take = (id: string, backend?: string) =>
-    lines.take(id, backend ? lab : undefined, () => placed.push(id));
+    queues.take(id, backend ? lab : undefined, () => placed.push(id));
   assert.equal(await take("a", "lab"), true);
   const b = take("b", "lab");
   await tick();
   assert.deepEqual(placed, ["b"]);
-  assert.equal(lines.position("b"), 1);
+  assert.equal(queues.position("b"), 1);
   // b waits for lab's slot, not a global one: c (another backend) still runs.
   assert.equal(await take("c"), true);
   const d = take("d");
   await tick();
-  assert.equal(lines.position("d"), 1);
+  assert.equal(queues.position("d"), 1);
   // a ends: its global slot goes to d, its lab slot to b, which then waits for a global one.
-  lines.giveBack("a");
+  queues.giveBack("a");
   assert.equal(await d, true);
   await tick();
-  assert.equal(lines.position("b"), 1);
-  assert.equal(lines.leave("b"), true);
+  assert.equal(queues.position("b"), 1);
+  assert.equal(queues.leave("b"), true);
   assert.equal(await b, false);
-  assert.equal(lines.leave("b"), false);
+  assert.equal(queues.leave("b"), false);
   // b gave its lab slot back when it left: once c ends, e gets both at once.
-  lines.giveBack("c");
+  queues.giveBack("c");
   assert.equal(await take("e", "lab"), true);
 });

@@ -1,5 +1,5 @@
 /**
- * Leases on the shared line across real processes: a server stopped with SIGSTOP (what Ctrl-Z
+ * Leases on the shared queue across real processes: a server stopped with SIGSTOP (what Ctrl-Z
  * does) keeps its pid but stops renewing, so its slot or ticket stops holding up the others';
  * resumed with SIGCONT, it finds out before it does more work with a slot it lost.
  */
@@ -9,14 +9,14 @@ import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   Child,
-  lineDir,
-  sharedLine,
+  queueDir,
+  sharedQueue,
   sleep,
   slotFiles,
   ticketFiles,
   uuid,
   withChildren,
-} from "./support/shared_line_driver.ts";
+} from "./support/shared_queue_driver.ts";
 
 /** A short lease, so that the tests take seconds; renewed every 300 ms. */
 const LEASE_MS = 1200;
@@ -27,7 +27,7 @@ const root = () => tempDir("od-lease-");
 
 /** Resolves with the time job `id` got its slot in `here`, or undefined after `ms`. */
 async function grantedWithin(
-  here: ReturnType<typeof sharedLine>,
+  here: ReturnType<typeof sharedQueue>,
   id: string,
   ms: number,
 ): Promise<number | undefined> {
@@ -54,7 +54,7 @@ Deno.test("lease: a stopped holder's slot is taken within its lease; resumed, it
     await sleep(200);
     stopped!.signal("SIGSTOP");
     const stoppedAt = now();
-    const here = sharedLine(dir, 1, LEASE_MS);
+    const here = sharedQueue(dir, 1, LEASE_MS);
     const mine = uuid();
     const heldAt = await grantedWithin(here, mine, 10_000);
     assert.ok(heldAt !== undefined, "the stopped server's slot was never given up");
@@ -94,7 +94,7 @@ Deno.test("lease: a holder that keeps running keeps its slot past its lease; sto
     const theirs = uuid();
     holder!.send(`enter ${theirs}`);
     await holder!.line(`held ${theirs}`);
-    const here = sharedLine(dir, 1, LEASE_MS);
+    const here = sharedQueue(dir, 1, LEASE_MS);
     const mine = uuid();
     assert.equal(
       await grantedWithin(here, mine, 3 * LEASE_MS),
@@ -118,7 +118,7 @@ Deno.test("lease: a holder that keeps running keeps its slot past its lease; sto
   }, LEASE_MS);
 });
 
-Deno.test("lease: a stopped waiter's ticket does not hold up the line; resumed, it queues on", async () => {
+Deno.test("lease: a stopped waiter's ticket does not hold up the queue; resumed, it queues on", async () => {
   const dir = root();
   await withChildren(dir, 1, 2, async ([holder, waiter]) => {
     const held = uuid();
@@ -128,12 +128,12 @@ Deno.test("lease: a stopped waiter's ticket does not hold up the line; resumed, 
     waiter!.send(`enter ${early}`);
     await waiter!.line(`waiting ${early}`);
     waiter!.signal("SIGSTOP");
-    const here = sharedLine(dir, 1, LEASE_MS);
+    const here = sharedQueue(dir, 1, LEASE_MS);
     const mine = uuid();
     const entered = grantedWithin(here, mine, 10_000);
     await sleep(200);
     holder!.send(`exit ${held}`);
-    assert.ok((await entered) !== undefined, "the stopped waiter's ticket held up the line");
+    assert.ok((await entered) !== undefined, "the stopped waiter's ticket held up the queue");
     assert.deepEqual(ticketFiles(dir), [`wait-${early}.json`], "its ticket is left for it");
     waiter!.signal("SIGCONT");
     await sleep(2 * LEASE_MS);
@@ -152,11 +152,11 @@ Deno.test("lease: a slot file without a lease (an older server) counts while its
     old.send(`enter ${theirs}`);
     await old.line(`held ${theirs}`);
     old.signal("SIGSTOP");
-    const file = join(lineDir(dir), `slot-0-${theirs}.json`);
+    const file = join(queueDir(dir), `slot-0-${theirs}.json`);
     const { leaseMs: _dropped, ...entry } = JSON.parse(readFileSync(file, "utf8"));
     writeFileSync(file, JSON.stringify(entry));
     utimesSync(file, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
-    const here = sharedLine(dir, 1, LEASE_MS);
+    const here = sharedQueue(dir, 1, LEASE_MS);
     assert.equal(await grantedWithin(here, uuid(), 3 * LEASE_MS), undefined);
   } finally {
     await old.stop();
