@@ -19,7 +19,8 @@
  *     [--server <checkout>] [--node-bundle <file>]
  *
  * `--before` takes the in-process figures before a change from another checkout's walks
- * (main's `src/engines/native/changes.ts` and `guard_identities.ts`); `--server` runs another
+ * (a checkout from before the change journal: its `src/engines/native/changes.ts` and
+ * `guard_identities.ts`); `--server` runs another
  * checkout's server (its `src/main.ts`) for the e2e figures before a change, and
  * `--node-bundle` another Node bundle (built from that checkout by its `deno task build:node`).
  * Without `node` on the PATH the Node figures are left out, saying so. Trees are made under the
@@ -128,10 +129,22 @@ interface Before {
 let before: Before | undefined;
 if (values.before) {
   const src = join(realpathSync(values.before), "src", "engines");
-  before = {
-    ...(await import(join(src, "native", "changes.ts"))),
-    ...(await import(join(src, "guard_identities.ts"))),
-  } as Before;
+  try {
+    before = {
+      ...(await import(join(src, "native", "changes.ts"))),
+      ...(await import(join(src, "guard_identities.ts"))),
+    } as Before;
+  } catch (e) {
+    // Those walks are the ones the change journal replaced (the change journal); later checkouts have
+    // the journal's own "without a journal" route, which this bench measures anyway.
+    console.error(
+      `--before ${values.before}: not a checkout from before the change journal (it has no ` +
+        `src/engines/native/changes.ts or src/engines/guard_identities.ts: ${
+          (e as Error).message
+        }); for a later checkout use --server for the end-to-end figures`,
+    );
+    process.exit(2);
+  }
 }
 
 async function walkedTurn(root: string, claude: boolean): Promise<TurnTime> {
