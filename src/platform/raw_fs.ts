@@ -70,3 +70,48 @@ export function rawKindOf(path: string): RawKind | undefined {
     return "missing";
   }
 }
+
+/**
+ * What `path` and every folder above it are, named by bytes: each one's type and, but for
+ * the last when it is a regular file, its `device:inode` ("missing" from the first one gone).
+ * Where a path's real path cannot be had by bytes (Deno), this tells the same things: a folder
+ * above renamed is missing, a new one has another inode, one swapped for a link is a link.
+ * Undefined where this runtime cannot look at such a name.
+ */
+export function rawLineage(path: string): string | undefined {
+  const parts = path.split("/").filter((p) => p !== "");
+  const out: string[] = [];
+  for (let i = 1; i <= parts.length; i++) {
+    const at = `/${parts.slice(0, i).join("/")}`;
+    const facts = rawFactsOf(at);
+    if (facts === undefined) return undefined;
+    if (facts === "missing") return [...out, "missing"].join(" ");
+    const last = i === parts.length && facts.kind === "file";
+    out.push(last ? facts.kind : `${facts.kind} ${facts.id}`);
+  }
+  return out.join(" ");
+}
+
+function rawFactsOf(
+  path: string,
+): { kind: Exclude<RawKind, "missing">; id: string } | "missing" | undefined {
+  if (isDeno) {
+    const fs = linuxFs();
+    if (!fs) return undefined;
+    const facts = fs.lstat(path);
+    return facts ? { kind: facts.kind, id: facts.id } : "missing";
+  }
+  try {
+    const info = lstatSync(diskPath(path));
+    const kind = info.isSymbolicLink()
+      ? "link"
+      : info.isDirectory()
+      ? "dir"
+      : info.isFile()
+      ? "file"
+      : "other";
+    return { kind, id: `${info.dev}:${info.ino}` };
+  } catch {
+    return "missing";
+  }
+}

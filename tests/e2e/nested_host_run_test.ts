@@ -87,6 +87,9 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
     // Host-run files below a folder whose name is not UTF-8: refused like proj's.
     `@bash echo evil > "${RAW_SHELL}/.envrc"`,
     `@bash echo '[core] fsmonitor = ${touch("raw")}' >> "${RAW_SHELL}/.git/config"`,
+    // Its folder renamed: the next command's sandbox could not hold them where they went.
+    `@bash mv "${RAW_SHELL}" raw-moved`,
+    "@bash echo evil > raw-moved/.envrc",
     "@reply done",
   ].join("\n");
   const reply = await scene.call("delegate_start", {
@@ -97,8 +100,12 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
     wait_seconds: 150,
   }, { timeoutMs: 200_000 });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
-  assert.match(field(reply.text, "commands") ?? "", /^9 run, 7 failed/, reply.text);
-  for (const rel of RAW_FILES) assert.equal(readBytes(f.code, rel), "x", rel);
+  assert.match(field(reply.text, "commands") ?? "", /^10 run, 7 failed, 1 refused/, reply.text);
+  for (const rel of RAW_FILES) {
+    const moved = rel.replace(RAW_PROJ, "raw-moved");
+    assert.equal(readBytes(f.code, moved), "x", moved);
+  }
+  assert.match(reply.text, /echo evil > raw-moved\/\.envrc \(refused\)/, reply.text);
   // Ordinary work still works.
   assert.equal(readFileSync(join(f.proj, "src", "a.txt"), "utf8"), "ok\n");
   // Nothing host-run below cwd changed.
@@ -116,7 +123,12 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
   assert.doesNotMatch(reply.text, /planted: .*proj(\\377)?\//, reply.text);
   // The new .envrc could not be mounted beforehand: it exists, and the reply says so.
   assert.ok(existsSync(join(f.code, "sub", ".envrc")));
-  assert.match(reply.text, /warning: +planted: sub\/\.envrc \(/, reply.text);
+  // With the two the rename moved (their bytes unchanged, their place new).
+  assert.match(
+    reply.text,
+    /warning: +planted: raw-moved\/\.envrc, raw-moved\/\.git\/config, sub\/\.envrc \(/,
+    reply.text,
+  );
   // The transcript the model saw: each Write refused by name.
   const wire = scene.emulator.nativeChatRequests().map((r) => r.bodyText).join("\n");
   for (const named of ["proj/.git", "proj/.claude", "srv/.ollama-delegate"]) {
