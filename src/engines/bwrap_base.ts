@@ -11,6 +11,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { concatBytes } from "../platform/bytes.ts";
 import { encodeFileName, hasRawBytes } from "../platform/file_names.ts";
+import { quoteString } from "../platform/plain_text.ts";
 
 /** A path hidden inside a sandbox: an empty file, or an empty read-only directory. */
 export interface Mask {
@@ -141,7 +142,9 @@ export function bwrapCommand(
   const inCommand = command.find(hasRawBytes);
   if (inCommand !== undefined) {
     throw new Error(
-      `the sandbox cannot run a command whose arguments name "${inCommand}": its name is ` +
+      `the sandbox cannot run a command whose arguments name ${
+        quoteString(inCommand)
+      }: its name is ` +
         "not UTF-8. Rename the folder to a UTF-8 name",
     );
   }
@@ -158,7 +161,9 @@ export function bwrapCommand(
   } catch (e) {
     const named = options.find(hasRawBytes)!;
     throw new Error(
-      `the sandbox cannot hold "${named}" read-only: its name is not UTF-8, and the file ` +
+      `the sandbox cannot hold ${
+        quoteString(named)
+      } read-only: its name is not UTF-8, and the file ` +
         `that names it to bubblewrap could not be written (${(e as Error).message}). Free ` +
         "the temporary folder, or rename the folder to a UTF-8 name",
     );

@@ -17,6 +17,7 @@ import process from "node:process";
 import { CREDENTIAL_PATHS, isHostRunEntry } from "./protected_paths.ts";
 import { hasRawBytes } from "../platform/file_names.ts";
 import { listDirByBytes, rawKindOf } from "../platform/raw_fs.ts";
+import { quoteString } from "../platform/plain_text.ts";
 
 export interface ScanBounds {
   /** Directories read before the scan gives up. */
@@ -100,7 +101,9 @@ async function listEntries(dir: string): Promise<ListedEntry[]> {
   const raw = listDirByBytes(dir);
   if (raw === undefined) {
     throw Object.assign(
-      new Error(`"${dir}" holds a name that is not UTF-8, which this runtime cannot read`),
+      new Error(
+        `${quoteString(dir)} holds a name that is not UTF-8, which this runtime cannot read`,
+      ),
       { code: "ENAMEBYTES" },
     );
   }
@@ -121,8 +124,10 @@ function unmountable(path: string): string | undefined {
   const kind = rawKindOf(path);
   if (kind === "dir" || kind === "file" || kind === "missing") return undefined;
   return kind === undefined
-    ? `"${path}" has a name that is not UTF-8, which this runtime cannot look at`
-    : `"${path}" is a host-run ${kind} below a folder whose name is not UTF-8, which the ` +
+    ? `${quoteString(path)} has a name that is not UTF-8, which this runtime cannot look at`
+    : `${
+      quoteString(path)
+    } is a host-run ${kind} below a folder whose name is not UTF-8, which the ` +
       "sandbox cannot hold read-only";
 }
 

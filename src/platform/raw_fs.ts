@@ -9,6 +9,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { decodeFileName, diskPath } from "./file_names.ts";
 import { linuxFs } from "./posix/inotify.ts";
+import { quoteString } from "./plain_text.ts";
 import { isDeno } from "./runtime.ts";
 
 /** What a path itself is (a link not followed). */
@@ -24,7 +25,7 @@ export interface RawEntry {
 function errnoError(dir: string, errno: number): Error {
   const names: Record<number, string> = { 2: "ENOENT", 13: "EACCES", 20: "ENOTDIR" };
   const code = names[errno] ?? `errno ${errno}`;
-  return Object.assign(new Error(`"${dir}" could not be listed (${code})`), { code });
+  return Object.assign(new Error(`${quoteString(dir)} could not be listed (${code})`), { code });
 }
 
 /**

@@ -139,7 +139,7 @@ Deno.test("scanHostRun: finds host-run paths below a folder whose name is not UT
     const refused = await scanHostRun([top]);
     assert.match(
       refused.incomplete ?? "",
-      /AGENTS\.md" is a host-run link below a folder whose name is not UTF-8/,
+      /proj\\377\/AGENTS\.md" is a host-run link below a folder whose name is not UTF-8/,
     );
   });
 });
