@@ -4,8 +4,14 @@
  * the system part both mount read-only, who the process runs as when the server is root, how
  * a path is hidden, and the files under /etc that only root may read.
  */
-import { lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { lstatSync, readdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
+import { concatBytes } from "../platform/bytes.ts";
+import { encodeFileName, hasRawBytes } from "../platform/file_names.ts";
+import { quoteString } from "../platform/plain_text.ts";
 
 /** A path hidden inside a sandbox: an empty file, or an empty read-only directory. */
 export interface Mask {
@@ -110,4 +116,68 @@ export function rootOnlySystemFiles(top = "/etc"): Mask[] {
   }
   if (top === "/etc") etcMasks = found;
   return found;
+}
+
+/**
+ * How to start bubblewrap with `args`, which may name paths that are not UTF-8 (a host-run
+ * file below a folder named `proj\377`, held by the string file_names.ts gives it). A process
+ * gets its arguments from Deno's Command and Node's spawn only as UTF-8 text, so such a path
+ * cannot be named there: it would be mounted nowhere and stay writable. bubblewrap reads more
+ * arguments, NUL-separated and as raw bytes, from a file descriptor (`--args FD`, bwrap(1)):
+ * its options then go through a file that a shell opens on fd 3 and removes before it becomes
+ * bubblewrap (bubblewrap closes that fd once read: the command inside does not get it). Only
+ * done when a path needs it. Throws, saying which path and why, when that cannot be done: the
+ * caller must then not run the command (a path it could not mount would stay writable).
+ */
+export function bwrapCommand(
+  bwrap: string,
+  args: readonly string[],
+): { command: string; args: string[] } {
+  if (!args.some(hasRawBytes)) return { command: bwrap, args: [...args] };
+  // The last `--` ends bubblewrap's options: what follows is the command, which is run as it
+  // is given (only the options can go through the file).
+  const end = args.lastIndexOf("--");
+  const options = end < 0 ? args : args.slice(0, end);
+  const command = end < 0 ? [] : args.slice(end);
+  const inCommand = command.find(hasRawBytes);
+  if (inCommand !== undefined) {
+    throw new Error(
+      `the sandbox cannot run a command whose arguments name ${
+        quoteString(inCommand)
+      }: its name is ` +
+        "not UTF-8. Rename the folder to a UTF-8 name",
+    );
+  }
+  const bytes = options.map((a) => encodeFileName(`${a}\0`));
+  const file = join(
+    tmpdir(),
+    `ollama-delegate-bwrap-${process.pid}-${randomBytes(8).toString("hex")}`,
+  );
+  try {
+    writeFileSync(file, concatBytes(bytes, bytes.reduce((n, b) => n + b.length, 0)), {
+      flag: "wx",
+      mode: 0o600,
+    });
+  } catch (e) {
+    const named = options.find(hasRawBytes)!;
+    throw new Error(
+      `the sandbox cannot hold ${
+        quoteString(named)
+      } read-only: its name is not UTF-8, and the file ` +
+        `that names it to bubblewrap could not be written (${(e as Error).message}). Free ` +
+        "the temporary folder, or rename the folder to a UTF-8 name",
+    );
+  }
+  return {
+    command: "/bin/sh",
+    args: [
+      "-c",
+      'exec 3< "$0" || exit 125; rm -f -- "$0"; exec "$@"',
+      file,
+      bwrap,
+      "--args",
+      "3",
+      ...command,
+    ],
+  };
 }

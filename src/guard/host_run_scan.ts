@@ -15,6 +15,9 @@ import { lstat, readdir } from "node:fs/promises";
 import { basename, join } from "node:path";
 import process from "node:process";
 import { CREDENTIAL_PATHS, isHostRunEntry } from "./protected_paths.ts";
+import { hasRawBytes } from "../platform/file_names.ts";
+import { listDirByBytes, rawKindOf } from "../platform/raw_fs.ts";
+import { quoteString } from "../platform/plain_text.ts";
 
 export interface ScanBounds {
   /** Directories read before the scan gives up. */
@@ -81,6 +84,53 @@ function codeOf(e: unknown): string | undefined {
   return (e as { code?: string }).code;
 }
 
+/** U+FFFD: what a runtime puts in a name in place of bytes that are not UTF-8. */
+const REPLACED = "\uFFFD";
+
+/**
+ * `dir`'s entries, by their names' bytes when one is not UTF-8 (platform/file_names.ts): a
+ * name the runtime decoded names nothing, and the host-run files below it would be missed
+ * (found on both engines: `proj\377/.envrc` stayed writable). Throws node:fs's errors, and one
+ * saying so where this runtime cannot list by bytes (the scan then fails closed).
+ */
+async function listEntries(dir: string): Promise<ListedEntry[]> {
+  if (!hasRawBytes(dir)) {
+    const entries = await readdir(dir, { withFileTypes: true });
+    if (!entries.some((e) => e.name.includes(REPLACED))) return entries;
+  }
+  const raw = listDirByBytes(dir);
+  if (raw === undefined) {
+    throw Object.assign(
+      new Error(
+        `${quoteString(dir)} holds a name that is not UTF-8, which this runtime cannot read`,
+      ),
+      { code: "ENAMEBYTES" },
+    );
+  }
+  return raw.map(({ name, kind }) => {
+    const isDir = (kind ?? rawKindOf(`${dir}/${name}`)) === "dir";
+    return { name, isDirectory: () => isDir };
+  });
+}
+
+/**
+ * Why a host-run path whose name is not UTF-8 cannot be mounted read-only, or undefined when it
+ * can: the sandboxes name it to bubblewrap by its bytes (bwrap_base.ts `bwrapCommand`), which
+ * needs it to be a file or folder this runtime can look at; a link would have to be followed to
+ * its target, which is not done by bytes.
+ */
+function unmountable(path: string): string | undefined {
+  if (!hasRawBytes(path)) return undefined;
+  const kind = rawKindOf(path);
+  if (kind === "dir" || kind === "file" || kind === "missing") return undefined;
+  return kind === undefined
+    ? `${quoteString(path)} has a name that is not UTF-8, which this runtime cannot look at`
+    : `${
+      quoteString(path)
+    } is a host-run ${kind} below a folder whose name is not UTF-8, which the ` +
+      "sandbox cannot hold read-only";
+}
+
 /**
  * The host-run paths below the top of `roots` (a root's own `.git` is left out: callers
  * protect the top already). Never throws.
@@ -125,10 +175,13 @@ export async function scanHostRun(
         try {
           const known = options.list?.(dir);
           if (known) return { dir, depth, peek, entries: known };
-          return { dir, depth, peek, entries: await readdir(dir, { withFileTypes: true }) };
+          return { dir, depth, peek, entries: await listEntries(dir) };
         } catch (e) {
           const code = codeOf(e);
           if (code === "ENOENT" || code === "ENOTDIR") return { dir, depth, entries: [] };
+          if (code === "ENAMEBYTES") {
+            return { dir, depth, entries: [], error: (e as Error).message };
+          }
           // A folder we cannot read but own could be opened up (chmod) by a delegate running
           // as us, and a `.git` in it written; one owned by someone else stays closed to it.
           const owner = await lstat(dir).then((s) => s.uid, () => undefined);
@@ -143,6 +196,8 @@ export async function scanHostRun(
           // `.envrc` is both: host-run, and read as a secret.
           if (!entry.isDirectory() && options.secret?.(entry.name)) secrets.add(path);
           if (isHostRunEntry(basename(dir), entry.name)) {
+            const refused = unmountable(path);
+            if (refused) return result(dirs, refused);
             if (!rootSet.has(dir)) found.add(path);
             continue;
           }

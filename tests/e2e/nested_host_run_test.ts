@@ -8,15 +8,38 @@
  */
 import { git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Reply } from "../support/emulator/emulator.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
+import { putBytes } from "../support/trees.ts";
 
 const MODEL = "qwen3:8b";
 
-/** `top/code` holding `proj` (a repository with a commit) and `srv` (the server's cwd). */
+/**
+ * A project whose folder's name is not UTF-8 (`proj\377`, as printf reads it), with an `.envrc`
+ * and a `.git/config` ("x" each): no string a runtime passes as an argument can name them, so
+ * the sandboxes once mounted nothing there and both stayed writable.
+ */
+const RAW_PROJ = "proj\\377";
+const RAW_FILES = [`${RAW_PROJ}/.envrc`, `${RAW_PROJ}/.git/config`];
+/** The same folder as the delegate's shell names it. */
+const RAW_SHELL = `proj$(printf '\\377')`;
+
+/** The bytes of `rel` below `dir` (printf's escapes), read by the shell: Deno cannot name it. */
+function readBytes(dir: string, rel: string): string {
+  return execFileSync("sh", ["-c", 'cat "$(printf "$1")"', "sh", rel], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+}
+
+/**
+ * `top/code` holding `proj` (a repository with a commit), `proj\377` (RAW_FILES) and `srv`
+ * (the server's cwd).
+ */
 function folderOfProjects(prefix: string) {
   const top = tempDir(prefix);
   const code = join(top, "code");
@@ -32,6 +55,7 @@ function folderOfProjects(prefix: string) {
   writeFileSync(join(proj, "lefthook.yml"), "{}\n");
   git(proj, "add", ".");
   git(proj, "commit", "-qm", "first");
+  for (const rel of RAW_FILES) putBytes(code, rel);
   const srv = join(code, "srv");
   mkdirSync(join(srv, ".ollama-delegate", "agents"), { recursive: true });
   const agent = "---\nname: helper\ndescription: helps\n---\nBe brief.\n";
@@ -60,6 +84,12 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
     "@bash echo '{}' >> proj/.vscode/tasks.json",
     "@bash echo ok > proj/src/a.txt",
     `@bash mkdir -p sub && echo '${touch("direnv")}' > sub/.envrc`,
+    // Host-run files below a folder whose name is not UTF-8: refused like proj's.
+    `@bash echo evil > "${RAW_SHELL}/.envrc"`,
+    `@bash echo '[core] fsmonitor = ${touch("raw")}' >> "${RAW_SHELL}/.git/config"`,
+    // Its folder renamed: the next command's sandbox could not hold them where they went.
+    `@bash mv "${RAW_SHELL}" raw-moved`,
+    "@bash echo evil > raw-moved/.envrc",
     "@reply done",
   ].join("\n");
   const reply = await scene.call("delegate_start", {
@@ -70,7 +100,12 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
     wait_seconds: 150,
   }, { timeoutMs: 200_000 });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
-  assert.match(field(reply.text, "commands") ?? "", /^7 run, 5 failed/, reply.text);
+  assert.match(field(reply.text, "commands") ?? "", /^10 run, 7 failed, 1 refused/, reply.text);
+  for (const rel of RAW_FILES) {
+    const moved = rel.replace(RAW_PROJ, "raw-moved");
+    assert.equal(readBytes(f.code, moved), "x", moved);
+  }
+  assert.match(reply.text, /echo evil > raw-moved\/\.envrc \(refused\)/, reply.text);
   // Ordinary work still works.
   assert.equal(readFileSync(join(f.proj, "src", "a.txt"), "utf8"), "ok\n");
   // Nothing host-run below cwd changed.
@@ -85,10 +120,16 @@ Deno.test("native delegate in a folder of projects: nested .git, .claude and the
     f.agent,
   );
   // Only the new one is flagged: the writes refused left nothing behind.
-  assert.doesNotMatch(reply.text, /planted: .*proj\//, reply.text);
+  assert.doesNotMatch(reply.text, /planted: .*proj(\\377)?\//, reply.text);
   // The new .envrc could not be mounted beforehand: it exists, and the reply says so.
   assert.ok(existsSync(join(f.code, "sub", ".envrc")));
-  assert.match(reply.text, /warning: +planted: sub\/\.envrc \(/, reply.text);
+  // With, where a journal saw the rename (Deno), the two it moved: their bytes unchanged, their
+  // place new. Node's walk goes by change times, which a folder's rename leaves as they were.
+  assert.match(
+    reply.text,
+    /warning: +planted: (raw-moved\/\.envrc, raw-moved\/\.git\/config, )?sub\/\.envrc \(/,
+    reply.text,
+  );
   // The transcript the model saw: each Write refused by name.
   const wire = scene.emulator.nativeChatRequests().map((r) => r.bodyText).join("\n");
   for (const named of ["proj/.git", "proj/.claude", "srv/.ollama-delegate"]) {
@@ -145,6 +186,9 @@ for (const harness of ["full", "lean"] as const) {
       { name: "Bash", input: { command: `d=${f.proj}; sh -c 'echo x >> "$0/.envrc"' "$d"` } },
       { name: "Bash", input: { command: `d=${f.proj}; sh -c 'echo x >> "$0/.git/config"' "$d"` } },
       { name: "Bash", input: { command: `d=${f.proj}; sh -c 'echo x > "$0/lefthook.yml"' "$d"` } },
+      // Below a folder whose name is not UTF-8.
+      { name: "Bash", input: { command: `echo evil > ${f.code}/"${RAW_SHELL}/.envrc"` } },
+      { name: "Bash", input: { command: `echo x >> ${f.code}/"${RAW_SHELL}/.git/config"` } },
       // The controls: an ordinary file written by each way.
       { name: "Write", input: { file_path: join(f.proj, "src", "b.txt"), content: "ok\n" } },
       { name: "Bash", input: { command: `echo ok > ${join(f.proj, "src", "c.txt")}` } },
@@ -195,6 +239,7 @@ for (const harness of ["full", "lean"] as const) {
     );
     assert.equal(readFileSync(join(f.proj, ".envrc"), "utf8"), "export A=1\n", ".envrc changed");
     assert.equal(readFileSync(join(f.proj, "lefthook.yml"), "utf8"), "{}\n", "lefthook changed");
+    for (const rel of RAW_FILES) assert.equal(readBytes(f.code, rel), "x", rel);
   });
 }
 

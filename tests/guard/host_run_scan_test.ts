@@ -4,9 +4,11 @@
  * then refuses commands rather than leave a `.git` it did not reach writable).
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { scanHostRun } from "../../src/guard/host_run_scan.ts";
+import { putBytes } from "../support/trees.ts";
 
 async function withTree(fn: (top: string) => Promise<void>): Promise<void> {
   const top = await realpath(await Deno.makeTempDir({ prefix: "host_run_scan_" }));
@@ -116,4 +118,28 @@ Deno.test("scanHostRun: fails closed beyond its depth limit", async () => {
 Deno.test("scanHostRun: a missing root is empty, not an error", async () => {
   const scan = await scanHostRun(["/nonexistent/od-scan-root"]);
   assert.deepEqual(scan, { paths: [], secrets: [], dirs: 1 });
+});
+
+Deno.test("scanHostRun: finds host-run paths below a folder whose name is not UTF-8, by its bytes; refuses a link there", async () => {
+  await withTree(async (top) => {
+    // Deno's own calls cannot name `proj\377`: the shell makes it.
+    putBytes(top, "proj\\377/.envrc");
+    putBytes(top, "proj\\377/.git/config");
+    putBytes(top, "proj\\377/deep\\351/CLAUDE.md");
+    const scan = await scanHostRun([top]);
+    assert.equal(scan.incomplete, undefined);
+    // The lone surrogates U+DCFF and U+DCE9 stand for the bytes (platform/file_names.ts).
+    assert.deepEqual(scan.paths, [
+      join(top, "proj\uDCFF/.envrc"),
+      join(top, "proj\uDCFF/.git"),
+      join(top, "proj\uDCFF/deep\uDCE9/CLAUDE.md"),
+    ]);
+    // A link cannot be followed by bytes to the target the sandbox would hold: fail closed.
+    execFileSync("sh", ["-c", 'ln -s CLAUDE.md "$(printf "proj\\377/AGENTS.md")"'], { cwd: top });
+    const refused = await scanHostRun([top]);
+    assert.match(
+      refused.incomplete ?? "",
+      /proj\\377\/AGENTS\.md" is a host-run link below a folder whose name is not UTF-8/,
+    );
+  });
 });

@@ -6,6 +6,8 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
+import { hasRawBytes } from "../../platform/file_names.ts";
+import { rawKindOf } from "../../platform/raw_fs.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
@@ -52,6 +54,7 @@ export interface JailInputs {
 }
 
 function real(path: string): string {
+  if (hasRawBytes(path)) return path;
   try {
     return realpathSync(path);
   } catch {
@@ -60,6 +63,13 @@ function real(path: string): string {
 }
 
 function kindOf(path: string): "file" | "dir" | undefined {
+  // A name that is not UTF-8 is looked at by its bytes, and named to bubblewrap by them
+  // (bwrap_base.ts `bwrapCommand`); host_run_scan.ts refuses a link there, which is not
+  // followed by bytes (real() leaves such a path as it is).
+  if (hasRawBytes(path)) {
+    const kind = rawKindOf(path);
+    return kind === "dir" || kind === "file" ? kind : undefined;
+  }
   try {
     const info = statSync(path);
     return info.isDirectory() ? "dir" : info.isFile() ? "file" : undefined;

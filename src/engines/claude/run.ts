@@ -19,6 +19,7 @@ import process from "node:process";
 import { loadedContext } from "../../models/loaded_context.ts";
 import { osPlatform } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
+import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
 import { jailLimits } from "./jail_limits.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
@@ -412,12 +413,21 @@ export class ClaudeEngine implements Engine {
     } catch (e) {
       return failedStart((e as Error).message);
     }
-    const launch = jail && real && limited && (plan.kind === "on" || plan.kind === "partial")
-      ? limited.launch(
-        plan.bwrap,
-        jailArgs({ ...jail, ...(limited.shell ? { shell: limited.shell } : {}) }, real, args),
-      )
-      : { command, args };
+    let launch = { command, args };
+    if (jail && real && limited && (plan.kind === "on" || plan.kind === "partial")) {
+      try {
+        const jailed = jailArgs(
+          { ...jail, ...(limited.shell ? { shell: limited.shell } : {}) },
+          real,
+          args,
+        );
+        const bwrap = bwrapCommand(plan.bwrap, jailed);
+        launch = limited.launch(bwrap.command, bwrap.args);
+      } catch (e) {
+        await limited.release();
+        return failedStart(`Cannot start Claude Code: ${(e as Error).message}`);
+      }
+    }
     // Host-run paths missing now: one the turn creates is moved out of the project at its end.
     const missing = missingHostRun(realRoots);
     const turn = await startChild(

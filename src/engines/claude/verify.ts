@@ -33,6 +33,7 @@ import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { verifyEnv } from "./env.ts";
 import { STREAM_FILE } from "./folder.ts";
 import { SERVER_NOTE } from "./stream.ts";
+import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { type ProtectConfig, protectScope } from "./protect_scope.ts";
@@ -250,9 +251,11 @@ async function planCheck(
       const limited = await limitedLaunch(limits.cgroup, limits.rlimits);
       try {
         const [shell, ...args] = [...limited.rlimitPrefix, "/bin/sh", "-c", command];
+        // Throws, and nothing runs, where a path of the jail cannot be named to bubblewrap.
+        const bwrap = bwrapCommand(sandbox.bwrap, jailArgs(jail, shell!, args));
         return await runCommand({
           ...rest,
-          ...limited.launch(sandbox.bwrap, jailArgs(jail, shell!, args)),
+          ...limited.launch(bwrap.command, bwrap.args),
         });
       } finally {
         await limited.release();

@@ -13,6 +13,8 @@ import {
   PLACEHOLDER_NAMES,
 } from "../../../guard/protected_paths.ts";
 import { isInsideRoots } from "../../../platform/path_inside.ts";
+import { hasRawBytes } from "../../../platform/file_names.ts";
+import { rawKindOf } from "../../../platform/raw_fs.ts";
 import type { Placeholder, PlaceholderKind } from "../../mount_placeholders.ts";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */
@@ -54,6 +56,13 @@ export interface ProtectedMounts {
 type Kind = PlaceholderKind | "link" | "missing";
 
 function kindOf(path: string): Kind {
+  // A name that is not UTF-8 is looked at by its bytes (host_run_scan.ts refuses to go on where
+  // that cannot be done), and named to bubblewrap by them too (bwrap_base.ts `bwrapCommand`).
+  if (hasRawBytes(path)) {
+    const kind = rawKindOf(path);
+    if (kind === undefined || kind === "missing") return "missing";
+    return kind === "other" ? "file" : kind;
+  }
   try {
     const info = lstatSync(path);
     if (info.isSymbolicLink()) return "link";

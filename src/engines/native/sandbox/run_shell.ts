@@ -14,6 +14,7 @@ import { writeFileAtomicSync } from "../../../platform/atomic_write.ts";
 import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
+import { bwrapCommand } from "../../bwrap_base.ts";
 import { bwrapArgs, type SandboxLayout, type SandboxToolchains } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
@@ -198,8 +199,13 @@ export async function runShell(
       ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
       ...(runner.toolchains ? { toolchains: withCacheDir(runner.toolchains) } : {}),
     };
-    const args = bwrapArgs(layout, req.command);
-    const launch = limited ? limited.launch(runner.bwrap, args) : { command: runner.bwrap, args };
+    let bwrap;
+    try {
+      bwrap = bwrapCommand(runner.bwrap, bwrapArgs(layout, req.command));
+    } catch (e) {
+      return { ...notRun, refused: `Bash is refused: ${(e as Error).message}` };
+    }
+    const launch = limited ? limited.launch(bwrap.command, bwrap.args) : bwrap;
     before = hostRunState(req.writable);
     result = await runCommand({ ...spec, ...launch, env: { PATH: "/usr/bin:/bin" } });
   } finally {

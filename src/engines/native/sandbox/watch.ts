@@ -11,6 +11,8 @@ import type { ProtectedMounts } from "./mounts.ts";
 import type { Sentinel } from "../../tree/journal.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
 import { isInsideRoots } from "../../../platform/path_inside.ts";
+import { hasRawBytes } from "../../../platform/file_names.ts";
+import { rawLineage } from "../../../platform/raw_fs.ts";
 
 /** What a turn's sandbox found and watches; see BwrapRunner.hostRun. */
 export interface HostRunWatch {
@@ -55,6 +57,9 @@ async function signatures(paths: Iterable<string>): Promise<Map<string, string>>
     return found;
   };
   const identity = async (p: string) => {
+    // A name that is not UTF-8 names nothing to these calls (all would be "gone", before and
+    // after a `mv` of its folder): looked at by bytes, every folder above it too.
+    if (hasRawBytes(p)) return rawLineage(p) ?? "gone";
     const where = await folderOf(dirname(p));
     const info = await lstat(p).catch(() => undefined);
     if (!info) return `absent${where}`;

@@ -1,0 +1,71 @@
+/**
+ * bubblewrap started with paths whose names are not UTF-8 (bwrap_base.ts `bwrapCommand`): a
+ * process's arguments can be given only as UTF-8 text, so the options go by bytes through
+ * `--args`. With real bubblewrap: the path named that way is mounted read-only, the file that
+ * carried the options is gone once bubblewrap read it, and what cannot be passed is refused.
+ */
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { bwrapCommand } from "../../src/engines/bwrap_base.ts";
+import { putBytes } from "../support/trees.ts";
+import { BWRAP, bwrapTest, withTempFolder } from "./native/sandbox/support.ts";
+
+/** Options files of this process left in the temporary folder. */
+const leftOver = () =>
+  readdirSync(tmpdir()).filter((n) => n.startsWith(`ollama-delegate-bwrap-${Deno.pid}-`));
+
+bwrapTest(
+  "bwrapCommand: a file below a folder named by bytes is mounted read-only; the options file is gone",
+  async () => {
+    await withTempFolder("od-bwrap-raw-", (top) => {
+      putBytes(top, "proj\\377/.envrc");
+      const file = `${top}/proj\uDCFF/.envrc`;
+      const args = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--bind",
+        top,
+        top,
+        "--ro-bind",
+        file,
+        file,
+        "--",
+        "/bin/sh",
+        "-c",
+        'echo evil > "$(printf "proj\\377/.envrc")"; ls -l /proc/self/fd/',
+      ];
+      const plain = bwrapCommand(BWRAP, args.map((a) => a.replace("\uDCFF", "")));
+      assert.equal(plain.command, BWRAP, "no file without a name that needs one");
+      const launch = bwrapCommand(BWRAP, args);
+      const run = spawnSync(launch.command, launch.args, { cwd: top, encoding: "utf8" });
+      assert.match(run.stderr, /Read-only file system/, run.stderr);
+      // bubblewrap closed the options' fd: the command inside does not hold it.
+      assert.match(run.stdout, /0 -> \/dev\/null/, run.stdout);
+      assert.doesNotMatch(run.stdout, /ollama-delegate-bwrap-/, run.stdout);
+      const content = execFileSync("sh", ["-c", 'cat "$(printf "proj\\377/.envrc")"'], {
+        cwd: top,
+        encoding: "utf8",
+      });
+      assert.equal(content, "x");
+      assert.deepEqual(leftOver(), []);
+      return Promise.resolve();
+    });
+  },
+);
+
+bwrapTest(
+  "bwrapCommand: a name that is not UTF-8 after `--` cannot be passed: refused, naming it",
+  () => {
+    assert.throws(
+      () => bwrapCommand(BWRAP, ["--dev", "/dev", "--", "/bin/cat", "/tmp/a\uDCFF"]),
+      /cannot run a command whose arguments name "\/tmp\/a\\377": its name is not UTF-8/,
+    );
+    assert.deepEqual(leftOver(), []);
+    return Promise.resolve();
+  },
+);
