@@ -47,7 +47,12 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     isError = true;
     rows = [`  ${escapeLine(errorMessage(e))}`];
   }
-  const defaultModel = await catalog.describeDefault() + projectDefaultText(deps);
+  const own = models.defaultBackend();
+  // On the user's default backend a job's model is the defaultModel: no automatic pick there.
+  const defaultModel =
+    (own
+      ? s.defaultModel || `(none: a job on backend "${own}" must name one)`
+      : await catalog.describeDefault()) + projectDefaultText(deps);
   const [claude, native] = await Promise.all([facts("claude"), facts("native")]);
   const claudeBinary = claude.binary?.path;
   const shell = native.sandbox;
@@ -55,6 +60,7 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
+    `Default backend:  ${escapeLine(defaultBackendText(models))}`,
     `Default model:    ${escapeLine(defaultModel)}`,
     `Residency:        ${escapeLine(await residencyText(s.residency, catalog, models))}`,
     `Permission mode:  ${s.defaultPermissionMode}`,
@@ -103,6 +109,16 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
       "Claude Code session.",
   );
   return { text: out.join("\n"), isError };
+}
+
+/** Where a job that names no backend runs: the Ollama above, or the user's defaultBackend. */
+function defaultBackendText(models: ModelChoice): string {
+  const name = models.defaultBackend();
+  const backend = name === undefined ? undefined : models.backend(name);
+  if (!backend) return "ollama (the Ollama endpoint above; set another with defaultBackend)";
+  const where = backend.endpoints.length > 1 ? `pool of ${backend.endpoints.length}` : backend.url;
+  return `${backend.name}  ${where}  [${backend.kind}]  (defaultBackend: jobs that name no ` +
+    "backend run there)";
 }
 
 /** One line per agent in force, and one per agent file that cannot be used. */
