@@ -43,6 +43,9 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Request size      tokens one request of each engine carries (claude: by claudeHarness and
                     its sandbox), and whether Ollama's default 4,096-token context holds it
   Models            listed, which support tools
+  Default backend   with defaultBackend: the backend of a job that names none; the
+                    default model is then checked there (listed by it), not on Ollama,
+                    and the Ollama checks are needed only by calls that name it
   Default model     available, allowed, not retired, supports tools
   Context length    of the default model: enough for the default engine's prompt, and
                     the 64k coding agents need; suggests models derive when it is short
