@@ -62,7 +62,9 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
     `Default backend:  ${escapeLine(defaultBackendText(models))}`,
     `Default model:    ${escapeLine(defaultModel)}`,
-    `Residency:        ${escapeLine(await residencyText(s.residency, catalog, models))}`,
+    `Residency:        ${
+      escapeLine(await residencyText(s.residency, catalog, models, s.defaultModel))
+    }`,
     `Permission mode:  ${s.defaultPermissionMode}`,
     `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
@@ -195,22 +197,25 @@ function projectDefaultText(deps: ToolDeps): string {
 }
 
 /**
- * The `Residency:` line: the setting, and where a call without a model runs, e.g.
+ * The `Residency:` line: the setting, and where a call without a model (or backend) runs, e.g.
  * `any (the default model qwen3.5:397b-cloud runs on ollama.com, through http://...; ...)`.
  */
 async function residencyText(
   residency: Residency,
   catalog: ModelCatalog,
   models: ModelChoice,
+  defaultModel: string,
 ): Promise<string> {
   const setting = residency === "local"
     ? "local: only this machine or a private network (no Ollama cloud model, no remote backend)"
     : "any";
-  const model = await catalog.defaultModel();
+  // On the user's default backend the default model is defaultModel itself (no automatic pick).
+  const home = models.defaultBackend();
+  const model = home ? defaultModel || undefined : await catalog.defaultModel();
   if (model === undefined) return setting;
-  const urls = models.backend(undefined)!.endpoints.map((e) => e.url);
+  const urls = models.backend(home)!.endpoints.map((e) => e.url);
   const where = workPlace(
-    [{ name: model, cloud: await models.runsOnCloud(model, undefined) }],
+    [{ name: model, cloud: await models.runsOnCloud(model, home) }],
     urls,
   );
   const reason = placeReason(where);
