@@ -41,9 +41,9 @@ export async function autoRoute(
     ]),
   ];
   const candidates = [];
+  const home = defaultBackendName(settings);
   for (const m of all) {
     // Judged where it ran before (its entries passed above), else on the default backend.
-    const home = defaultBackendName(settings);
     if (entries.some((e) => sameModel(e.model, m)) || await staysLocal(m, home)) {
       candidates.push(m);
     }
