@@ -6,14 +6,14 @@
  */
 import { type Route, routeByRecord } from "../jobs/auto_route.ts";
 import { ADHOC, readQualityLedger } from "../jobs/ledger/ledger.ts";
-import { DEFAULT_BACKEND } from "../settings/backends.ts";
+import { DEFAULT_BACKEND, defaultBackendName } from "../settings/backends.ts";
 import { sameModel } from "../settings/model_names.ts";
 import type { EngineName, Settings } from "../settings/types.ts";
 
 export const AUTO = "auto";
 
 export async function autoRoute(
-  settings: Pick<Settings, "allowedModels" | "defaultModel" | "backends">,
+  settings: Pick<Settings, "allowedModels" | "defaultModel" | "backends" | "defaultBackend">,
   stateDir: string,
   job: { repo: string; agent: string | undefined; engine: EngineName },
   /**
@@ -41,9 +41,10 @@ export async function autoRoute(
     ]),
   ];
   const candidates = [];
+  const home = defaultBackendName(settings);
   for (const m of all) {
-    // Judged where it ran before (its entries passed above), else on the default Ollama.
-    if (entries.some((e) => sameModel(e.model, m)) || await staysLocal(m, undefined)) {
+    // Judged where it ran before (its entries passed above), else on the default backend.
+    if (entries.some((e) => sameModel(e.model, m)) || await staysLocal(m, home)) {
       candidates.push(m);
     }
   }

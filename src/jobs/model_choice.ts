@@ -8,7 +8,7 @@
 import {
   backendNames,
   type BackendTable,
-  DEFAULT_BACKEND,
+  defaultBackendName,
   resolveBackend,
   type ResolvedBackend,
 } from "../settings/backends.ts";
@@ -64,6 +64,11 @@ export class ModelChoice {
     return resolveBackend(this.#backends, name);
   }
 
+  /** The user's backend a job that names none runs on; undefined = the Ollama at baseUrl. */
+  defaultBackend(): string | undefined {
+    return defaultBackendName(this.#backends);
+  }
+
   /** The backends the user configured (the default Ollama not among them unless named). */
   configuredBackends(): ResolvedBackend[] {
     return backendNames(this.#backends).filter((n) => Object.hasOwn(this.#backends.backends, n))
@@ -96,11 +101,14 @@ export class ModelChoice {
     // (the native one); Claude Code's requests always carry its tools.
     const oneShot = traits.files && request.allowedTools !== undefined &&
       request.allowedTools.length === 0;
-    const backend = this.backend(request.backend);
+    // A call that names no backend runs on the user's default one (defaultBackend) when set:
+    // from here on it is as if the call had named it (its kind checked, its record naming it).
+    const named = request.backend ?? this.defaultBackend();
+    const backend = this.backend(named);
     if (!backend) {
       throw new JobError({
         kind: "unknown-backend",
-        name: request.backend,
+        name: named,
         configured: backendNames(this.#backends),
       });
     }
@@ -114,7 +122,7 @@ export class ModelChoice {
         kinds: BACKEND_KINDS.filter((k) => kindFacts(k).messages),
       });
     }
-    if (backend.name === DEFAULT_BACKEND && request.backend === undefined) {
+    if (backend.builtIn && named === undefined) {
       const model = await this.catalog.resolve(request.model, { needsTools: !oneShot });
       return await this.#resident(role, model, undefined);
     }

@@ -47,7 +47,12 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     isError = true;
     rows = [`  ${escapeLine(errorMessage(e))}`];
   }
-  const defaultModel = await catalog.describeDefault() + projectDefaultText(deps);
+  const own = models.defaultBackend();
+  // On the user's default backend a job's model is the defaultModel: no automatic pick there.
+  const defaultModel =
+    (own
+      ? s.defaultModel || `(none: a job on backend "${own}" must name one)`
+      : await catalog.describeDefault()) + projectDefaultText(deps);
   const [claude, native] = await Promise.all([facts("claude"), facts("native")]);
   const claudeBinary = claude.binary?.path;
   const shell = native.sandbox;
@@ -55,8 +60,11 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
     `Ollama endpoint:  ${s.baseUrl}${version}`,
     `Delegation mode:  ${s.delegationMode}`,
     `Allowed models:   ${s.allowedModels.length > 0 ? s.allowedModels.join(", ") : "(all)"}`,
+    `Default backend:  ${escapeLine(defaultBackendText(models))}`,
     `Default model:    ${escapeLine(defaultModel)}`,
-    `Residency:        ${escapeLine(await residencyText(s.residency, catalog, models))}`,
+    `Residency:        ${
+      escapeLine(await residencyText(s.residency, catalog, models, s.defaultModel))
+    }`,
     `Permission mode:  ${s.defaultPermissionMode}`,
     `Claude Code:      ${claudeBinary ?? `NOT FOUND ("${s.claudeBin}"); set claudeBin`}`,
     `State dir:        ${s.stateDir}`,
@@ -103,6 +111,16 @@ export async function renderModels(deps: ToolDeps): Promise<{ text: string; isEr
       "Claude Code session.",
   );
   return { text: out.join("\n"), isError };
+}
+
+/** Where a job that names no backend runs: the Ollama above, or the user's defaultBackend. */
+function defaultBackendText(models: ModelChoice): string {
+  const name = models.defaultBackend();
+  const backend = name === undefined ? undefined : models.backend(name);
+  if (!backend) return "ollama (the Ollama endpoint above; set another with defaultBackend)";
+  const where = backend.endpoints.length > 1 ? `pool of ${backend.endpoints.length}` : backend.url;
+  return `${backend.name}  ${where}  [${backend.kind}]  (defaultBackend: jobs that name no ` +
+    "backend run there)";
 }
 
 /** One line per agent in force, and one per agent file that cannot be used. */
@@ -179,22 +197,25 @@ function projectDefaultText(deps: ToolDeps): string {
 }
 
 /**
- * The `Residency:` line: the setting, and where a call without a model runs, e.g.
+ * The `Residency:` line: the setting, and where a call without a model (or backend) runs, e.g.
  * `any (the default model qwen3.5:397b-cloud runs on ollama.com, through http://...; ...)`.
  */
 async function residencyText(
   residency: Residency,
   catalog: ModelCatalog,
   models: ModelChoice,
+  defaultModel: string,
 ): Promise<string> {
   const setting = residency === "local"
     ? "local: only this machine or a private network (no Ollama cloud model, no remote backend)"
     : "any";
-  const model = await catalog.defaultModel();
+  // On the user's default backend the default model is defaultModel itself (no automatic pick).
+  const home = models.defaultBackend();
+  const model = home ? defaultModel || undefined : await catalog.defaultModel();
   if (model === undefined) return setting;
-  const urls = models.backend(undefined)!.endpoints.map((e) => e.url);
+  const urls = models.backend(home)!.endpoints.map((e) => e.url);
   const where = workPlace(
-    [{ name: model, cloud: await models.runsOnCloud(model, undefined) }],
+    [{ name: model, cloud: await models.runsOnCloud(model, home) }],
     urls,
   );
   const reason = placeReason(where);

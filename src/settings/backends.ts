@@ -47,6 +47,12 @@ export interface BackendTable {
   /** Jobs at once on each endpoint of the default Ollama (maxConcurrent); none when absent. */
   defaultLimit?: number;
   backends: Record<string, BackendSpec>;
+  /**
+   * The user's backend for a job that names none (defaultBackend); absent or "" = the Ollama at
+   * baseUrl. Only the job's choice reads it (defaultBackendName): an absent name in resolveBackend
+   * stays the Ollama at baseUrl.
+   */
+  defaultBackend?: string;
   /** The server's environment: API keys are read from here, by name, per backend. */
   env: Record<string, string | undefined>;
 }
@@ -57,7 +63,9 @@ export interface BackendTable {
  * limits (maxConcurrent on each endpoint of the default Ollama, a backend's own on the others).
  */
 export function backendTable(
-  s: Pick<Settings, "baseUrl" | "backends"> & Partial<Pick<Settings, "baseUrls" | "maxConcurrent">>,
+  s:
+    & Pick<Settings, "baseUrl" | "backends">
+    & Partial<Pick<Settings, "baseUrls" | "maxConcurrent" | "defaultBackend">>,
   env: Record<string, string | undefined>,
 ): BackendTable {
   return {
@@ -65,6 +73,7 @@ export function backendTable(
     ...(s.baseUrls ? { baseUrls: s.baseUrls } : {}),
     ...(s.maxConcurrent !== undefined ? { defaultLimit: s.maxConcurrent } : {}),
     backends: s.backends,
+    ...(s.defaultBackend ? { defaultBackend: s.defaultBackend } : {}),
     env,
   };
 }
@@ -77,6 +86,18 @@ export function defaultOllamaUrls(
   s: { baseUrl: string; baseUrls?: readonly EndpointSpec[] },
 ): string[] {
   return s.baseUrls && s.baseUrls.length > 0 ? s.baseUrls.map((e) => e.url) : [s.baseUrl];
+}
+
+/**
+ * The name of the user's backend a job that names none runs on (defaultBackend), or undefined
+ * for the Ollama at baseUrl: also when the setting names "ollama" and the user has no backend of
+ * that name, so that a job then runs exactly as without the setting.
+ */
+export function defaultBackendName(
+  table: Pick<BackendTable, "backends" | "defaultBackend">,
+): string | undefined {
+  const name = table.defaultBackend;
+  return name && Object.hasOwn(table.backends, name) ? name : undefined;
 }
 
 /** Resolves a backend by name; undefined = the Ollama at baseUrl; unknown names give undefined. */
@@ -116,6 +137,22 @@ export function resolveBackend(
 function endpoint(spec: EndpointSpec, backendLimit: number | undefined): ResolvedEndpoint {
   const limit = spec.maxConcurrent ?? backendLimit;
   return { url: spec.url, ...(limit !== undefined ? { limit } : {}) };
+}
+
+/**
+ * Why `defaultBackend` names no backend of `backends` (a sentence quoting the name and the
+ * backends there are), or undefined when it names one or is empty. "ollama" not among them is
+ * the Ollama at baseUrl, as for a call's `backend`.
+ */
+export function unknownDefaultBackend(
+  s: Pick<Settings, "defaultBackend" | "backends">,
+): string | undefined {
+  const name = s.defaultBackend;
+  if (name === "" || name === DEFAULT_BACKEND || Object.hasOwn(s.backends, name)) return undefined;
+  const known = backendNames({ baseUrl: "", backends: s.backends, env: {} })
+    .map((n) => JSON.stringify(n)).join(", ");
+  return `${JSON.stringify(name)} is not one of your backends (${known}); name one of them, ` +
+    `or add ${JSON.stringify(name)} to backends`;
 }
 
 /** Names of every backend a call may use. */

@@ -91,6 +91,8 @@ Options:
       --api-key-env <VAR>                the server env variable holding its API key,
       --backend-max <n>                  its concurrency limit (per endpoint of a pool)
   --remove-backend <name>          remove a backend
+  --default-backend <name>         defaultBackend: the backend of a job that names none, one of
+                                   your backends (ollama = the Ollama at baseUrl; user scope only)
   --price <model=in/out>           pricing: cost per million input/output tokens
   --remove-price <model>           remove a model's price
   --agent-model <name=model>       claudeAgentModels: the model a Claude Code subagent
@@ -161,6 +163,7 @@ export function runConfig(argv: string[], io: ConfigIo): number {
         "api-key-env": { type: "string" },
         "backend-max": { type: "string" },
         "remove-backend": { type: "string" },
+        "default-backend": { type: "string" },
         price: { type: "string" },
         "remove-price": { type: "string" },
         "agent-model": { type: "string" },
@@ -259,6 +262,18 @@ export function runConfig(argv: string[], io: ConfigIo): number {
           "written; set it in the user file (drop --scope project)",
       );
     }
+  }
+  // A default backend that names no backend would quietly leave jobs on Ollama: refused, as a
+  // value its schema refuses is, whether the change names it or removes the backend it names.
+  const strandedBackend = after.problems.find((p) => p.key === "defaultBackend");
+  if (
+    strandedBackend && (changes.some(([key]) => key === "defaultBackend") ||
+      mapEdits.some((m) => m.key === "backends"))
+  ) {
+    throw new ConfigUsageError(
+      `Cannot leave defaultBackend on a backend that is not there: ${strandedBackend.reason}. ` +
+        "Nothing was written",
+    );
   }
   const touchesPolicy = changes.some(([key]) => key === "allowedModels" || key === "defaultModel");
   const stranded = touchesPolicy

@@ -20,6 +20,7 @@ export const FLAG_TO_KEY = {
   "job-timeout": "jobTimeoutMs",
   "max-concurrent": "maxConcurrent",
   engine: "defaultEngine",
+  "default-backend": "defaultBackend",
   isolation: "defaultIsolation",
   sandbox: "sandbox",
   "retain-days": "retainDays",
@@ -98,6 +99,9 @@ export function valueForFlag(flag: ChangeFlag, text: string): unknown {
       return text.trim() === "all" ? [] : text.split(",").map((s) => s.trim()).filter(Boolean);
     case "default-model":
       return text.trim() === "auto" ? "" : text.trim();
+    case "default-backend":
+      // "ollama" unless a backend of yours has that name: the built-in default, as its absence.
+      return text.trim();
     case "job-timeout":
       return parseDurationMs(text);
     case "max-concurrent":

@@ -29,7 +29,7 @@ function showValue(value: unknown, key: SettingKey): string {
     if (value.length > 0) return value.map(endpointText).join(", ");
     return key === "allowedModels" ? "(all)" : key === "workspaceRoots" ? "(anywhere)" : "(none)";
   }
-  if (value === "") return "(auto)";
+  if (value === "") return key === "defaultBackend" ? "(the Ollama at baseUrl)" : "(auto)";
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value);
     if (entries.length === 0) return "(none)";

@@ -212,6 +212,16 @@ export const FIELDS = [
     userOnly: true,
   }),
   field({
+    key: "defaultBackend",
+    env: ["OLLAMA_MCP_DEFAULT_BACKEND"],
+    default: "",
+    schema: z.union([z.literal(""), backendName]),
+    fromEnv: (t) => t.trim(),
+    meaning: "Backend of a job that names none: one of backends; empty = the Ollama at baseUrl",
+    // It sends every job's prompt and code somewhere: a delegate must not be able to choose it.
+    userOnly: true,
+  }),
+  field({
     key: "sandbox",
     env: ["OLLAMA_MCP_SANDBOX"],
     default: "on",

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { z } from "zod";
-import { defaultSettings, FIELDS } from "./fields.ts";
+import { defaultSettings, fieldOf, FIELDS } from "./fields.ts";
+import { unknownDefaultBackend } from "./backends.ts";
 import type { FieldSpec, Narrowed, SettingKey, Settings } from "./types.ts";
 import { absolutePath, type ConfigLocations, configLocations } from "./paths.ts";
 import { projectModelRefusal, userDefaultIsCloud, type UserModels } from "./narrow.ts";
@@ -260,6 +261,11 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
     }
   }
 
+  checkDefaultBackend(settings, sources, layers, problems, {
+    user: locations.userFile,
+    env: fieldOf("defaultBackend").env.find((n) => options.env[n]) ?? "the environment",
+  });
+
   for (const spec of FIELDS) {
     if (spec.isPath && !(spec.key === "claudeBin" && !/[\\/]|^~/.test(settings.claudeBin))) {
       const value = settings[spec.key] as string;
@@ -284,6 +290,33 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
     }
   }
   return { settings, sources, layers, problems, locations, userModels };
+}
+
+/**
+ * `defaultBackend` must name one of `backends`, which may come from another layer: checked once
+ * every layer is in. A name that is not there is a problem, and the Ollama at baseUrl stays the
+ * default (never a guess at which backend was meant).
+ */
+function checkDefaultBackend(
+  settings: Settings,
+  sources: Record<SettingKey, LayerName>,
+  layers: LayerInfo[],
+  problems: SettingProblem[],
+  where: { user: string; env: string },
+): void {
+  const why = unknownDefaultBackend(settings);
+  if (!why) return;
+  const layer = sources.defaultBackend;
+  problems.push({
+    layer,
+    where: layer === "env" ? where.env : where.user,
+    key: "defaultBackend",
+    reason: why,
+  });
+  settings.defaultBackend = "";
+  sources.defaultBackend = "default";
+  const info = layers.find((l) => l.name === layer);
+  if (info) info.keys = info.keys.filter((k) => k !== "defaultBackend" && k !== where.env);
 }
 
 function describeIssue(error: z.ZodError): string {

@@ -161,6 +161,8 @@ export interface Settings {
   defaultEngine: EngineName;
   defaultIsolation: Isolation;
   backends: Record<string, BackendSpec>;
+  /** The backend of a job that names none: one of `backends`; "" = the Ollama at baseUrl. */
+  defaultBackend: string;
   sandbox: SandboxSetting;
   pricing: Record<string, Price>;
   retainDays: number;

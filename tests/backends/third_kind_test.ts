@@ -1,7 +1,7 @@
 /**
  * CONTRIBUTING.md's promise for backend kinds, kept: a kind is its folder's module plus one
  * entry in the table of kinds (backends/kinds.ts). A kind "relay", registered here only, carries a
- * native job to the Ollama emulator, lists its models in `ollama_models`, and words a failure
+ * native job to the Ollama emulator, named by the call and as the default backend, lists its models in `ollama_models`, and words a failure
  * with its own advice, with no line of the product's written for it.
  */
 import { tempDir } from "../support/temp_dir.ts";
@@ -52,6 +52,8 @@ Deno.test("a backend kind registered only here carries a native job and lists it
   const resolved = loadSettings({ env, cwd: work, home });
   // Settings accept the product's kinds only; a test's kind is set as loading would set it.
   resolved.settings.backends = { gpus: { url: emu.url, kind: "relay" as BackendKind } };
+  // And as the default backend (issue 33): a call that names none runs there.
+  resolved.settings.defaultBackend = "gpus";
   const workdirs = { home, workspaceRoots: resolved.settings.workspaceRoots };
   const runtime = runtimeLoader({
     settings: resolved.settings,
@@ -91,6 +93,25 @@ Deno.test("a backend kind registered only here carries a native job and lists it
     const models = (r.content as Array<{ text: string }>).map((c) => c.text).join("\n");
     assert.match(models, new RegExp(`^ {2}gpus {2}${emu.url} {2}\\[relay\\]`, "m"), models);
     assert.match(models, /qwen3:8b/, models);
+
+    // A call that names no backend goes to the default one, of this kind too.
+    const call = await client.callTool({
+      name: "delegate_start",
+      arguments: {
+        engine: "native",
+        model: "qwen3:8b",
+        prompt: "to the default",
+        cwd: work,
+        allowed_tools: [],
+        wait_seconds: 60,
+      },
+    });
+    const reply = (call.content as Array<{ text: string }>).map((c) => c.text).join("\n");
+    assert.match(reply, /^engine: +native \(backend gpus\)$/m, reply);
+    assert.match(reply, /echo: to the default/, reply);
+    assert.equal(emu.chatRequests().length, 2, "the relay carried it");
+    assert.equal(emu.nativeChatRequests().length, 0, "the Ollama at baseUrl did not");
+    assert.match(models, /^Default backend: {2}gpus {2}\S+ {2}\[relay\]/m, models);
 
     // Its failure words are its own: the server behind it is gone.
     await emu.close();

@@ -833,3 +833,68 @@ Deno.test("doctor: an Anthropic-compatible backend is checked as Ollama is: list
     for (const e of [emu, good, small, llama]) await e.close();
   }
 });
+
+Deno.test("doctor: a defaultBackend is named, and the default model is checked there, not on Ollama", async () => {
+  const MODEL = "Qwen/Qwen3-Coder-30B-A3B-Instruct";
+  const vllm = await startOllamaEmulator({
+    flavour: "vllm",
+    models: [{ name: MODEL, contextLength: 131_072 }, { name: "other" }],
+  });
+  const gone = await startOllamaEmulator();
+  const goneUrl = gone.url;
+  await gone.close();
+  try {
+    // No Ollama at baseUrl: with the default elsewhere, the default engine does not need it.
+    const config = {
+      defaultEngine: "native",
+      defaultModel: MODEL,
+      backends: { lms: { url: vllm.url, kind: "openai" } },
+      defaultBackend: "lms",
+    };
+    const run = await doctorJson({ baseUrl: goneUrl, userConfig: config });
+    const home = check(run.report, "backend.default");
+    assert.equal(home.status, "pass");
+    assert.equal(
+      home.summary,
+      `jobs that name no backend run on backend "lms" (kind openai, ${vllm.url}), set in ` +
+        "defaultBackend",
+    );
+    const model = check(run.report, "model.default");
+    assert.equal(model.status, "pass", JSON.stringify(model));
+    assert.equal(model.required, true);
+    assert.equal(model.summary, `"${MODEL}" (set in defaultModel) is listed by backend "lms"`);
+    assert.equal(run.report.checks.filter((c) => c.id === "model.context").length, 0);
+    assert.equal(check(run.report, "ollama").required, false);
+    assert.equal(run.code, 0, run.stdout);
+
+    // A default model the backend does not serve fails what the default engine needs.
+    const missing = await doctorJson({
+      baseUrl: goneUrl,
+      userConfig: { ...config, defaultModel: "qwen3:8b" },
+    });
+    const absent = check(missing.report, "model.default");
+    assert.equal(absent.status, "fail");
+    assert.equal(
+      absent.summary,
+      `"qwen3:8b" is not among the 2 model(s) backend "lms" lists (${MODEL}, other)`,
+    );
+    assert.equal(missing.code, 1);
+
+    // The claude engine on an Anthropic-compatible default: its checks are the needed ones.
+    const claude = await doctor({
+      baseUrl: goneUrl,
+      userConfig: {
+        defaultModel: MODEL,
+        backends: { gpus: { url: vllm.url, kind: "anthropic" } },
+        defaultBackend: "gpus",
+      },
+    });
+    assert.match(line(claude.stdout, "Default backend"), /backend "gpus" \(kind anthropic, /);
+    assert.match(line(claude.stdout, "Default model"), /is listed by backend "gpus"/);
+    assert.match(line(claude.stdout, "Backend gpus tool use"), /accepts a request with tools/);
+    assert.match(line(claude.stdout, "Ollama"), /^ {2}WARN /);
+    assert.equal(claude.code, 0, claude.stdout);
+  } finally {
+    await vllm.close();
+  }
+});

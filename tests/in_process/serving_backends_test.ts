@@ -163,3 +163,123 @@ Deno.test({
     assert.equal(scene.emulator.messageRequests().length, 0);
   },
 });
+
+/** The job's record and its ledger line, as the server wrote them. */
+function recordAndLedger(stateDir: string, id: string) {
+  const record = JSON.parse(readFileSync(join(stateDir, id, "job.json"), "utf8"));
+  const ledger = readFileSync(join(stateDir, "ledger.jsonl"), "utf8").trim().split("\n")
+    .map((l) => JSON.parse(l));
+  return { record, line: ledger.find((e) => e.job === id) };
+}
+
+Deno.test({
+  name: "defaultBackend: a claude job that names no backend runs on the named vLLM (issue 33)",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startInProcessScene({
+      emulator: {
+        flavour: "vllm",
+        apiKey: KEY,
+        models: [{ name: MODEL, contextLength: 65536 }],
+        script: () => ({ kind: "text", text: "answered by vllm" }),
+      },
+      server: false,
+    });
+    await scene.startServer({
+      userConfig: {
+        ...vllmBackend(scene.emulator.url),
+        defaultBackend: "vllm",
+        defaultModel: MODEL,
+      },
+      env: { VLLM_KEY: KEY },
+      // No Ollama anywhere: a job that went to the Ollama at baseUrl would fail.
+      baseUrl: "http://127.0.0.1:9",
+    });
+    const reply = await scene.call("delegate_start", {
+      engine: "claude",
+      prompt: "say something",
+      wait_seconds: 150,
+    }, LONG);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(field(reply.text, "engine"), "claude (backend vllm)");
+    assert.match(reply.text, /answered by vllm/);
+    const sent = scene.emulator.messageRequests();
+    assert.ok(sent.length >= 1);
+    for (const r of sent) {
+      assert.equal(r.headers.authorization, `Bearer ${KEY}`);
+      assert.equal(JSON.parse(r.bodyText).model, MODEL, "the defaultModel, asked of vLLM");
+    }
+    const { record, line } = recordAndLedger(scene.stateDir, field(reply.text, "job_id")!);
+    assert.equal(record.backend, "vllm");
+    assert.equal(line?.backend, "vllm");
+  },
+});
+
+Deno.test({
+  name: "defaultBackend of kind openai: a claude job without backend is refused as backend: is",
+  async fn() {
+    await using scene = await startInProcessScene({ server: false });
+    await scene.startServer({
+      userConfig: {
+        backends: { lms: { url: scene.emulator.url, kind: "openai" } },
+        defaultBackend: "lms",
+        defaultModel: "qwen3:8b",
+      },
+    });
+    const reply = await scene.call("delegate_start", { engine: "claude", prompt: "hi" });
+    assert.equal(reply.isError, true);
+    assert.match(
+      reply.text,
+      /the claude engine needs a backend that serves Anthropic's Messages API \(kind ollama or anthropic\), and backend "lms" is of kind openai/,
+    );
+    assert.equal(scene.emulator.messageRequests().length, 0);
+    assert.equal(scene.emulator.nativeChatRequests().length, 0);
+  },
+});
+
+Deno.test({
+  name: "defaultBackend: a native job that names no backend runs on the named OpenAI server",
+  ignore: !linux,
+  async fn() {
+    await using scene = await startInProcessScene({
+      emulator: { flavour: "vllm", apiKey: KEY, models: [{ name: MODEL, contextLength: 65536 }] },
+      server: false,
+    });
+    await scene.startServer({
+      userConfig: {
+        backends: { lms: { url: scene.emulator.url, kind: "openai", apiKeyEnv: "VLLM_KEY" } },
+        defaultBackend: "lms",
+        defaultModel: MODEL,
+      },
+      env: { VLLM_KEY: KEY },
+      baseUrl: "http://127.0.0.1:9",
+    });
+    const reply = await scene.call("delegate_start", {
+      engine: "native",
+      prompt: "@bash echo on-the-default\n@reply done",
+      allowed_tools: ["Bash"],
+      wait_seconds: 90,
+    }, LONG);
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    assert.equal(field(reply.text, "engine"), "native (backend lms)");
+    assert.equal(field(reply.text, "commands"), "1 run: echo on-the-default (exit 0)");
+    const sent = scene.emulator.chatRequests();
+    assert.equal(sent.length, 2);
+    for (const r of sent) {
+      assert.equal(r.headers.authorization, `Bearer ${KEY}`);
+      assert.equal(JSON.parse(r.bodyText).model, MODEL);
+    }
+    assert.equal(scene.emulator.nativeChatRequests().length, 0);
+    const { record, line } = recordAndLedger(scene.stateDir, field(reply.text, "job_id")!);
+    assert.equal(record.backend, "lms");
+    assert.equal(line?.backend, "lms");
+
+    // ollama_models says where jobs that name no backend go.
+    const models = await scene.call("ollama_models", {});
+    assert.match(
+      models.text,
+      /^Default backend: {2}lms {2}http:\/\/127\.0\.0\.1:\d+ {2}\[openai\] {2}\(defaultBackend: jobs that name no backend run there\)$/m,
+    );
+    assert.match(models.text, /^Default model: {4}Qwen\/Qwen3-Coder-30B-A3B-Instruct$/m);
+  },
+});

@@ -61,6 +61,7 @@ Deno.test("config with no flags shows settings, sources and layers, and writes n
     assert.ok(lines.includes("  delegationMode         auto   [env]"));
     assert.ok(lines.includes("  allowedModels          (all)   [default]"));
     assert.ok(lines.includes("  defaultModel           (auto)   [default]"));
+    assert.ok(lines.includes("  defaultBackend         (the Ollama at baseUrl)   [default]"));
     assert.ok(lines.includes("  maxConcurrent          2   [project]"));
     assert.ok(
       lines.includes(

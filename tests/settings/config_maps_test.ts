@@ -55,6 +55,14 @@ Deno.test("config refuses bad backends and user-only settings in the project fil
       [["--isolation", "box"], /Cannot set defaultIsolation/],
       [["--price", "m=cheap"], /model=input\/output/],
       [["--retain-days=-1"], /Cannot set retainDays/],
+      [
+        ["--default-backend", "b"],
+        /^Cannot leave defaultBackend on a backend that is not there: "b" is not one of your backends \("ollama", "a"\); name one of them, or add "b" to backends\. Nothing was written$/,
+      ],
+      [
+        ["--default-backend", "a", "--scope", "project"],
+        /Cannot set defaultBackend in the project/,
+      ],
     ];
     for (const [argv, message] of cases) {
       assert.throws(() => run(sb, argv), (e: unknown) => {
@@ -65,6 +73,21 @@ Deno.test("config refuses bad backends and user-only settings in the project fil
       assert.deepEqual(bytes(sb.userFile), before, argv.join(" "));
       assert.equal(bytes(sb.projectFile), null);
     }
+  });
+});
+
+Deno.test("config --default-backend names one of your backends; removing it is refused", async () => {
+  await withSandbox((sb) => {
+    put(sb.userFile, { backends: { lms: { url: "http://lms:1234", kind: "openai" } } });
+    const r = run(sb, ["--default-backend", "lms"]);
+    assert.equal(r.code, 0);
+    assert.equal((readJson(sb.userFile) as { defaultBackend: string }).defaultBackend, "lms");
+    const before = bytes(sb.userFile);
+    assert.throws(
+      () => run(sb, ["--remove-backend", "lms"]),
+      /Cannot leave defaultBackend on a backend that is not there: "lms" is not one of your backends \("ollama"\)/,
+    );
+    assert.deepEqual(bytes(sb.userFile), before);
   });
 });
 

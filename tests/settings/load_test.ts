@@ -26,6 +26,7 @@ Deno.test("fields: every env name and default, as users' existing settings and s
     defaultEngine: [["OLLAMA_MCP_DEFAULT_ENGINE"], "claude"],
     defaultIsolation: [["OLLAMA_MCP_DEFAULT_ISOLATION"], "none"],
     backends: [["OLLAMA_MCP_BACKENDS"], {}],
+    defaultBackend: [["OLLAMA_MCP_DEFAULT_BACKEND"], ""],
     sandbox: [["OLLAMA_MCP_SANDBOX"], "on"],
     pricing: [["OLLAMA_MCP_PRICING"], {}],
     retainDays: [["OLLAMA_MCP_RETAIN_DAYS"], 30],
@@ -81,6 +82,7 @@ Deno.test("loadSettings: no files and no env gives the defaults with ~ expanded"
       defaultEngine: "claude",
       defaultIsolation: "none",
       backends: {},
+      defaultBackend: "",
       sandbox: "on",
       pricing: {},
       retainDays: 30,
@@ -176,6 +178,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       OLLAMA_MCP_DEFAULT_ENGINE: "native",
       OLLAMA_MCP_DEFAULT_ISOLATION: " worktree",
       OLLAMA_MCP_BACKENDS: '{"gpu":{"url":"gpu:8000","apiKeyEnv":"GPU_KEY"}}',
+      OLLAMA_MCP_DEFAULT_BACKEND: " gpu ",
       OLLAMA_MCP_SANDBOX: "off",
       OLLAMA_MCP_PRICING: '{"b:7b":{"inputPerMillion":1,"outputPerMillion":2}}',
       OLLAMA_MCP_RETAIN_DAYS: "7",
@@ -221,6 +224,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
       defaultEngine: "native",
       defaultIsolation: "worktree",
       backends: { gpu: { url: "http://gpu:8000", kind: "openai", apiKeyEnv: "GPU_KEY" } },
+      defaultBackend: "gpu",
       sandbox: "off",
       pricing: { "b:7b": { inputPerMillion: 1, outputPerMillion: 2 } },
       retainDays: 7,
@@ -249,7 +253,7 @@ Deno.test("loadSettings: every OLLAMA_MCP_* variable sets its field", async () =
     });
     assert.ok(Object.values(r.sources).every((s) => s === "env"));
     assert.deepEqual(r.problems, []);
-    assert.equal(r.layers[3]?.keys.length, 42);
+    assert.equal(r.layers[3]?.keys.length, 43);
   });
 });
 
@@ -385,6 +389,65 @@ Deno.test("loadSettings: sandbox and backends are not honoured from the project 
       [["sandbox", "project"], ["backends", "project"]],
     );
     assert.match(r.problems[0]!.reason, /delegates can write/);
+  });
+});
+
+Deno.test("loadSettings: defaultBackend comes from the user file or env, never the project file", async () => {
+  await withSandbox(({ home, cwd, userFile, projectFile }) => {
+    put(userFile, { backends: { vllm: { url: "http://gpu:8000", kind: "openai" } } });
+    // A delegate that writes the project file must not send the next jobs to another backend.
+    put(projectFile, { defaultBackend: "vllm" });
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.equal(r.settings.defaultBackend, "");
+    assert.deepEqual(r.problems.map((p) => [p.key, p.layer]), [["defaultBackend", "project"]]);
+    assert.match(r.problems[0]!.reason, /delegates can write/);
+
+    put(userFile, {
+      backends: { vllm: { url: "http://gpu:8000", kind: "openai" } },
+      defaultBackend: "vllm",
+    });
+    put(projectFile, {});
+    const user = loadSettings({ env: {}, cwd, home });
+    assert.equal(user.settings.defaultBackend, "vllm");
+    assert.equal(user.sources.defaultBackend, "user");
+    assert.deepEqual(user.problems, []);
+  });
+});
+
+Deno.test("loadSettings: a defaultBackend that names no backend is a problem naming it and the backends", async () => {
+  await withSandbox(({ home, cwd, userFile }) => {
+    put(userFile, {
+      backends: { vllm: { url: "http://gpu:8000", kind: "openai" } },
+      defaultBackend: "vlm",
+    });
+    const r = loadSettings({ env: {}, cwd, home });
+    assert.equal(r.settings.defaultBackend, "", "the Ollama at baseUrl stays the default");
+    assert.equal(r.sources.defaultBackend, "default");
+    assert.equal(r.problems.length, 1);
+    assert.equal(r.problems[0]!.key, "defaultBackend");
+    assert.equal(r.problems[0]!.where, userFile);
+    assert.equal(
+      r.problems[0]!.reason,
+      '"vlm" is not one of your backends ("ollama", "vllm"); name one of them, or add "vlm" ' +
+        "to backends",
+    );
+    assert.deepEqual(r.layers.find((l) => l.name === "user")?.keys, ["backends"]);
+
+    // From the environment: the variable is named; a name that is not a backend name at all
+    // is refused by its form.
+    const env = loadSettings({ env: { OLLAMA_MCP_DEFAULT_BACKEND: "nope" }, cwd, home });
+    assert.equal(env.problems.at(-1)!.where, "OLLAMA_MCP_DEFAULT_BACKEND");
+    assert.match(env.problems.at(-1)!.reason, /^"nope" is not one of your backends/);
+    assert.equal(env.settings.defaultBackend, "");
+    const odd = loadSettings({ env: { OLLAMA_MCP_DEFAULT_BACKEND: "a/b" }, cwd, home });
+    const form = odd.problems.find((p) => p.layer === "env");
+    assert.equal(form?.key, "defaultBackend");
+    assert.match(form!.reason, /^"a\/b" is not valid: a backend name is letters/);
+
+    // "ollama" is the Ollama at baseUrl, as for a call's backend.
+    const ollama = loadSettings({ env: { OLLAMA_MCP_DEFAULT_BACKEND: "ollama" }, cwd, home });
+    assert.equal(ollama.settings.defaultBackend, "ollama");
+    assert.deepEqual(ollama.problems.filter((p) => p.key === "defaultBackend"), []);
   });
 });
 

@@ -8,6 +8,8 @@ import type { Settings } from "../../settings/types.ts";
 import { loadSettings } from "../../settings/load.ts";
 import { backendChecks, ollamaPoolCheck, probeOllamaPool } from "./backends.ts";
 import { messagesChecks } from "./messages.ts";
+import { defaultBackendChecks, OLLAMA_DEFAULT_IDS } from "./default_backend.ts";
+import { defaultBackendName } from "../../settings/backends.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./check.ts";
 import { probeEndpoint } from "../../backends/endpoint_health.ts";
 import {
@@ -41,6 +43,9 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Request size      tokens one request of each engine carries (claude: by claudeHarness and
                     its sandbox), and whether Ollama's default 4,096-token context holds it
   Models            listed, which support tools
+  Default backend   with defaultBackend: the backend of a job that names none; the
+                    default model is then checked there (listed by it), not on Ollama,
+                    and the Ollama checks are needed only by calls that name it
   Default model     available, allowed, not retired, supports tools
   Context length    of the default model: enough for the default engine's prompt, and
                     the 64k coding agents need; suggests models derive when it is short
@@ -116,8 +121,15 @@ export async function runDoctor(
       toolchainsCheck(s, env, cwd, home, resolved.locations.userFile),
       messagesChecks(s, env, facts.claude.request.requiredContext),
     ]);
+  // With a default backend of the user's, the Ollama's default-model checks are not about the
+  // default: the default backend's take their place.
+  const own = defaultBackendName(s);
+  const ollamaShown = own ? ollama.filter((c) => !OLLAMA_DEFAULT_IDS.includes(c.id)) : ollama;
+  const homeChecks = own
+    ? defaultBackendChecks(s, own, backends.find((c) => c.id === `backend.${own}`))
+    : [];
   // Every endpoint of a pool should hold the models jobs ask for: the default, the allowed.
-  const defaultModel = ollama.find((c) => c.id === "model.default" && c.status === "pass")
+  const defaultModel = ollamaShown.find((c) => c.id === "model.default" && c.status === "pass")
     ?.details?.model;
   const pool = ollamaPoolCheck(s.baseUrls, poolEndpoints, [
     ...(typeof defaultModel === "string" ? [defaultModel] : []),
@@ -129,7 +141,8 @@ export async function runDoctor(
     claude,
     claudeSandboxCheck(s.sandbox, facts.claude.sandbox, undefined, claudeLimits),
     requestSizeCheck(s, facts),
-    ...ollama,
+    ...homeChecks,
+    ...ollamaShown,
     ...pool,
   ];
   checks.push(sandbox, toolchains, ...backends, ...messages);
@@ -159,18 +172,26 @@ async function firstAnswering(pool: Settings["baseUrls"]): Promise<string> {
 }
 
 /**
- * What the default engine cannot run without. claude: the CLI, Ollama and a usable default
- * model. native: its backends when any are named (else Ollama and its default model), and
- * the sandbox. Both: valid settings and a writable state dir.
+ * What the default engine cannot run without. claude: the CLI, the default backend (Ollama,
+ * or the user's defaultBackend with its checks) and a usable default model. native: its
+ * backends when any are named (else Ollama and its default model), and the sandbox. Both:
+ * valid settings and a writable state dir.
  */
 function neededChecks(s: Settings): (id: Check["id"]) => boolean {
   const always = ["config", "state"];
+  const home = defaultBackendName(s);
   if (s.defaultEngine === "claude") {
-    const ids = new Set([...always, "claude", "claude.sandbox", "ollama", "model.default"]);
-    return (id) => ids.has(id);
+    const ids = new Set([...always, "claude", "claude.sandbox", "model.default"]);
+    if (!home) return (id) => ids.has(id) || id === "ollama";
+    return (id) => ids.has(id) || id === `backend.${home}` || id.startsWith(`backend.${home}.`);
   }
   const hasBackends = Object.keys(s.backends).length > 0;
-  const ids = new Set([...always, "sandbox", ...(hasBackends ? [] : ["ollama", "model.default"])]);
+  const ids = new Set([
+    ...always,
+    "sandbox",
+    ...(hasBackends ? [] : ["ollama"]),
+    ...(hasBackends && !home ? [] : ["model.default"]),
+  ]);
   return (id) => ids.has(id) || (hasBackends && id.startsWith("backend."));
 }
 
