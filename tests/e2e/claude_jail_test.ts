@@ -264,7 +264,20 @@ Deno.test({
     writeFileSync(join(work, "app.env"), "DB=APPENV-SECRET\n");
     linkSync(join(work, ".env"), join(work, "notes.txt"));
     writeFileSync(join(work, ".env.example"), "API_TOKEN=placeholder-TEMPLATE\n");
+    // In a nested project: the jail's mask alone hides it from the file tools and commands
+    // (turn_confinement.ts leaves it no Read rule, so Claude Code's sandbox adds no mount of
+    // its own), also when a command renames the folder around it or the file itself.
+    mkdirSync(join(work, "proj"));
+    writeFileSync(join(work, "proj", ".env"), "API_TOKEN=NESTED-SECRET\n");
     const calls = [
+      { name: "Read", input: { file_path: join(work, "proj", ".env") } },
+      {
+        name: "Bash",
+        input: {
+          command: "mv proj moved; cat moved/.env; mv moved/.env moved/x; cat moved/x; " +
+            "cp moved/.env y; cat y; echo renamed",
+        },
+      },
       { name: "Read", input: { file_path: join(work, "notes.txt") } },
       { name: "Read", input: { file_path: join(work, ".env") } },
       { name: "Bash", input: { command: "cat .env server.key app.env notes.txt; echo done" } },
@@ -285,11 +298,12 @@ Deno.test({
     }, { timeoutMs: 200_000 });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
     const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
-    for (const secret of ["DOTENV-SECRET", "KEYFILE-SECRET", "APPENV-SECRET"]) {
+    for (const secret of ["DOTENV-SECRET", "KEYFILE-SECRET", "APPENV-SECRET", "NESTED-SECRET"]) {
       assert.ok(!wire.includes(secret), `${secret} reached the backend`);
     }
     // The Bash command ran, and a template stays readable.
     assert.match(wire, /done/);
+    assert.match(wire, /renamed/);
     assert.match(reply.text, /placeholder-TEMPLATE/, reply.text);
   },
 });

@@ -62,6 +62,12 @@ function real(path: string): string {
   }
 }
 
+/** Whether the jail masks `path` (by what it resolves to, as planJail masks it). */
+export function jailMasks(layout: JailLayout, path: string): boolean {
+  const target = real(path);
+  return (layout.masks ?? []).some((m) => m.path === target);
+}
+
 function kindOf(path: string): "file" | "dir" | undefined {
   // A name that is not UTF-8 is looked at by its bytes, and named to bubblewrap by them
   // (bwrap_base.ts `bwrapCommand`); host_run_scan.ts refuses a link there, which is not
@@ -117,6 +123,11 @@ export function planJail(inputs: JailInputs): JailLayout {
     .filter((v) => [...roots, ...readOnly].some((r) => within(r, v.packDir)))
     .map((v) => ({ source: v.view, dest: v.packDir }));
   for (const dir of inputs.protect) if (!configDir || !within(dir, configDir)) hide(dir);
+  // A masked path is read-only already (/dev/null, or a read-only tmpfs): no bind under it.
+  // Each mount in the jail costs every command of Claude Code's sandbox a little, which
+  // bubblewrap reads and copies all of (issue 34); a `.envrc` in each of 100 nested projects
+  // is both host-run and secret.
+  for (const mask of masks) readOnlyInside.delete(mask.path);
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
   const tools = inputs.toolchains;
   if (tools?.cache) mkdirSync(tools.cache.source, { recursive: true, mode: 0o700 });

@@ -12,7 +12,7 @@ import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { closedNote } from "../../guard/toolchains.ts";
 import type { TurnSink, TurnSpec } from "../types.ts";
 import type { JailLayout } from "./jail.ts";
-import { planJail } from "./jail_plan.ts";
+import { jailMasks, planJail } from "./jail_plan.ts";
 import { protectedFileRules } from "./file_rules.ts";
 import { protectScope } from "./protect_scope.ts";
 import { type ClaudeVerifyConfig, type JailToolchains, jailToolchains } from "./verify.ts";
@@ -148,7 +148,7 @@ export async function confineTurn(
       ...(env.HOME ? { home: env.HOME } : {}),
       protect: guard.protect,
       unreadable: [
-        ...ids.secretPaths,
+        ...secretsToDeny(ids.secretPaths, jail),
         ...(isRoot() ? rootOnlySystemFiles().map((m) => m.path) : []),
       ],
       unwritable: ids.hostRunPaths,
@@ -160,4 +160,21 @@ export async function confineTurn(
     ...guard.extraRules,
   ];
   return { jail, sandbox, denyRules, toolchains };
+}
+
+/**
+ * The secret files the file tools' Read rules name. Claude Code's sandbox turns each literal
+ * Read rule into a mount of /dev/null for every command, and one more on each folder above it
+ * up to the working directory (so that renaming the folder cannot uncover the file): with a
+ * secret `.envrc` in each of 100 nested projects, 200 more mounts per command, each of which
+ * bubblewrap sets up by reading the jail's whole mount table (about 600 lines there), about
+ * 2 s per command (issue 34, measured with strace). In the jail a secret file the jail masks
+ * is already /dev/null without device access, for the CLI's file tools and its commands alike:
+ * reading it fails there, through any name (a hard link to a mount point cannot be made, and
+ * neither the mask nor a folder's rename uncovers it). Those are left to the jail; the others
+ * (outside the folders the jail shows) keep their rule.
+ */
+function secretsToDeny(secrets: readonly string[], jail: JailLayout | undefined): string[] {
+  if (!jail) return [...secrets];
+  return secrets.filter((path) => !jailMasks(jail, path));
 }

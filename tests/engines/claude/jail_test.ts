@@ -7,7 +7,7 @@ import {
   type JailLayout,
   outermost,
 } from "../../../src/engines/claude/jail.ts";
-import { planJail } from "../../../src/engines/claude/jail_plan.ts";
+import { jailMasks, planJail } from "../../../src/engines/claude/jail_plan.ts";
 import { besideRoots } from "../../../src/engines/claude/file_rules.ts";
 import { tempDir } from "../../support/harness.ts";
 
@@ -198,4 +198,29 @@ Deno.test("jailArgs: the limited shell is mounted read-only where CLAUDE_CODE_SH
   assert.equal(args[at + 2], shell.path);
   // Without one, Claude Code picks its shell as it always does.
   assert.ok(!jailArgs(layout(), "/usr/bin/claude", [], inspect).includes("CLAUDE_CODE_SHELL"));
+});
+
+Deno.test("planJail: a secret host-run file is masked, not bound read-only too; jailMasks names it", () => {
+  const work = tempDir("od-jail-plan-");
+  const proj = join(work, "nested", "p0");
+  mkdirSync(join(proj, ".git"), { recursive: true });
+  writeFileSync(join(proj, ".envrc"), "export TOKEN=x\n");
+  writeFileSync(join(work, "readme.md"), "hi\n");
+  const plan = planJail({
+    cwd: work,
+    addDirs: [],
+    command: "/usr/bin/true",
+    pathDirs: ["/usr/bin"],
+    protect: [],
+    readOnly: [],
+    nestedHostRun: [join(proj, ".git"), join(proj, ".envrc")],
+    secretFiles: [join(proj, ".envrc")],
+    tmpMb: 64,
+  });
+  // The mask (/dev/null) is read-only itself: a bind below it would be one more mount that
+  // every sandboxed command's bubblewrap copies (issue 34).
+  assert.deepEqual(plan.readOnlyInside, [join(proj, ".git")]);
+  assert.deepEqual(plan.masks, [{ path: join(proj, ".envrc"), kind: "file" }]);
+  assert.ok(jailMasks(plan, join(proj, ".envrc")));
+  assert.ok(!jailMasks(plan, join(work, "readme.md")));
 });
