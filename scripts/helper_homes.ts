@@ -1,7 +1,8 @@
 /**
  * One home per helper (CONTRIBUTING.md, "A helper"): each name in HOMES is defined in its home
  * file alone. A second `function`, `const`, `let` or `var` of that name anywhere in the folders
- * it covers, exported or local, is reported; so is a retired name that a copy went by. `deno
+ * it covers, exported or local, is reported; so is a retired name that a copy went by, and a
+ * helper's work done inline where a pattern for it is listed (`inline`). `deno
  * task check` runs it beside the import rules. Usage: `deno run --allow-read
  * scripts/helper_homes.ts [repo-dir]`; it prints one line per second home and exits 1, or
  * exits 0 silently.
@@ -20,6 +21,11 @@ export interface Home {
   covers?: readonly string[];
   /** For a retired name: the name to use instead (at `home`). */
   use?: string;
+  /**
+   * Code that does the helper's work inline, without a name to catch: a match outside the home
+   * is a second home too. Matched against code with comments blanked, one line at a time.
+   */
+  inline?: readonly RegExp[];
 }
 
 /**
@@ -36,7 +42,14 @@ export const HOMES: readonly Home[] = [
   { name: "formatElapsed", home: "src/platform/duration.ts" },
   { name: "cutTo", home: "src/platform/text_cut.ts" },
   { name: "parseShow", home: "src/backends/ollama/api.ts" },
-  { name: "errorDetail", home: "src/backends/http_util.ts" },
+  // A second reader of error bodies was inline (model_list.ts's getJson, issue 33): it read
+  // `body.error.message` and FastAPI's `body.detail` itself. Errors thrown in our own code have
+  // no `.error.message`, and nothing else of ours has a `.detail` that is checked for a string.
+  {
+    name: "errorDetail",
+    home: "src/backends/http_util.ts",
+    inline: [/\.error\??\.message\b/, /\btypeof\s+[\w$.?]+\.detail\s*===\s*["'`]string["'`]/],
+  },
   // The tests' own helpers (tests/support/): one git, one first-commit repository.
   { name: "git", home: "tests/support/git_repo.ts", covers: ["tests/"] },
   { name: "committedRepo", home: "tests/support/git_repo.ts", covers: ["tests/"] },
@@ -91,6 +104,14 @@ export function definitionLines(text: string, name: string): number[] {
   return [...code.matchAll(re)].map((m) => code.slice(0, m.index + m[0].length).split("\n").length);
 }
 
+/** The 1-based lines of `text` whose code (not comments) matches one of `patterns`. */
+export function inlineLines(text: string, patterns: readonly RegExp[]): number[] {
+  if (patterns.length === 0) return [];
+  return withoutComments(text).split("\n").flatMap((code, i) =>
+    patterns.some((p) => p.test(code)) ? [i + 1] : []
+  );
+}
+
 /** Every definition of a HOMES name outside its home, in the repository at `root`. */
 export function checkHelperHomes(root: string, homes: readonly Home[] = HOMES): SecondHome[] {
   const out: SecondHome[] = [];
@@ -106,6 +127,15 @@ export function checkHelperHomes(root: string, homes: readonly Home[] = HOMES): 
       for (const file of files.get(folder)!) {
         if (file === h.home && h.use === undefined) continue;
         const text = readFileSync(join(root, file), "utf8");
+        for (const line of inlineLines(text, h.inline ?? [])) {
+          out.push({
+            name: h.name,
+            file,
+            line,
+            message: `${file}:${line}: does the work of "${h.name}" inline (its home is ` +
+              `${h.home}): call ${h.name} instead, or if this is another thing, say it another way`,
+          });
+        }
         if (!text.includes(h.name)) continue;
         for (const line of definitionLines(text, h.name)) {
           const fix = h.use === undefined

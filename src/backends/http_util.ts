@@ -20,9 +20,10 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /**
- * The server's message from an error body (OpenAI, Ollama and plain-text shapes), short: the
- * one reader of HTTP error bodies, for the chat clients, the Ollama client and the doctor's
- * probes. `text` is the body as read, said when the JSON names no message (or is no JSON).
+ * The server's message from an error body (OpenAI, Anthropic, Ollama, FastAPI and plain-text
+ * shapes), short: the one reader of HTTP error bodies, for the chat clients, the Ollama client,
+ * the model lists and the doctor's probes. `text` is the body as read, said when the JSON names
+ * no message (or is no JSON).
  */
 export function errorDetail(body: unknown, text?: string): string {
   let detail = text?.trim() || "(no error message)";
@@ -33,6 +34,8 @@ export function errorDetail(body: unknown, text?: string): string {
         ? body.error.message
         : JSON.stringify(body.error);
     } else if (typeof body.message === "string") detail = body.message;
+    // FastAPI's own errors (vLLM's and LiteLLM's servers): {"detail": "Not Found"}.
+    else if (typeof body.detail === "string") detail = body.detail;
   } else if (typeof body === "string" && body.trim() !== "") detail = body.trim();
   return detail.length > MAX_DETAIL_CHARS ? `${detail.slice(0, MAX_DETAIL_CHARS)}...` : detail;
 }

@@ -9,7 +9,7 @@
 import { isObject } from "../platform/json_object.ts";
 import type { BackendTarget, Identity } from "./backend_client.ts";
 import { readBounded, REPLY_LIMITS, sizeText } from "./bounded.ts";
-import { type Json, parseJson } from "./http_util.ts";
+import { errorDetail, fetchFailure, type Json, parseJson } from "./http_util.ts";
 
 /** The headers a GET of a listing sends: the endpoint's key both ways servers read one. */
 function listHeaders(target: BackendTarget): Record<string, string> {
@@ -42,26 +42,17 @@ async function getJson(
     }
     text = new TextDecoder().decode(read.bytes);
   } catch (cause) {
-    const inner = (cause as { cause?: { code?: string; message?: string } }).cause;
     const why = (cause as Error).name === "TimeoutError"
       ? `no answer in time (${timeoutMs / 1000} s)`
-      : inner?.code ?? inner?.message ?? (cause as Error).message;
+      : fetchFailure(cause);
     return { ok: false, summary: `${url} cannot be reached (${why})` };
   }
   const body = parseJson(text);
   if (!response.ok) {
-    const error = isObject(body) ? body.error : undefined;
-    const detail = typeof error === "string"
-      ? error
-      : isObject(error) && typeof error.message === "string"
-      ? error.message
-      : isObject(body) && typeof body.detail === "string"
-      ? body.detail
-      : text.slice(0, 200);
     return {
       ok: false,
       status: response.status,
-      summary: `${url} failed (HTTP ${response.status}: ${detail})`,
+      summary: `${url} failed (HTTP ${response.status}: ${errorDetail(body, text)})`,
     };
   }
   return { ok: true, body };

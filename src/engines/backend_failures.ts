@@ -38,7 +38,7 @@ export interface TurnFailure {
 export const failureLine = (f: TurnFailure): string => `${f.kind}: ${f.text}`;
 
 /** A job error that starts with its status word. */
-export const tagged = (word: FailureWord, text: string): string =>
+export const tagFailure = (word: FailureWord, text: string): string =>
   failureLine({ kind: word, text });
 
 /** How failure texts name the Ollama at the server's baseUrl. */
@@ -54,7 +54,7 @@ export function unreachableText(where: string, reason: string, kind: BackendKind
 
 /** The job error of a turn whose Ollama at `url` stopped answering. */
 export function ollamaUnreachable(url: string, reason: string): string {
-  return tagged("backend_unreachable", unreachableText(ollamaAt(url), reason, "ollama"));
+  return tagFailure("backend_unreachable", unreachableText(ollamaAt(url), reason, "ollama"));
 }
 
 /**
@@ -67,7 +67,7 @@ export function unknownBackendError(
   configured: readonly string[],
   messages = false,
 ): string {
-  return tagged(
+  return tagFailure(
     "misconfigured",
     `Cannot run job: there is no backend "${name}" (configured: ${configured.join(", ")})` +
       (messages

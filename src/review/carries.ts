@@ -126,7 +126,7 @@ export interface Carried {
 }
 
 /** Whether `texts` (a finding's file, claim and evidence) carry a URL or a command. */
-export function carried(...texts: readonly string[]): Carried {
+export function carriesOf(...texts: readonly string[]): Carried {
   return {
     url: texts.some((t) => URL.test(t)),
     command: texts.some((t) => COMMAND.test(t)),

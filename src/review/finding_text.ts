@@ -8,7 +8,7 @@
  * because the reviewer may be repeating what the author of the changes wrote for it.
  */
 import { quoteLine, quotePath, quoteString } from "../platform/plain_text.ts";
-import { carried, carriedFlag } from "./carries.ts";
+import { carriedFlag, carriesOf } from "./carries.ts";
 
 export interface FindingWords {
   file: string;
@@ -28,7 +28,7 @@ function shownFile(file: string): string {
  * evidence, `   evidence: "..."` on the next line. `who` is a panel's agreement and reviewers.
  */
 export function findingText(f: FindingWords, n: number, who?: string): string {
-  const flag = carriedFlag(carried(f.file, f.claim, f.evidence));
+  const flag = carriedFlag(carriesOf(f.file, f.claim, f.evidence));
   const evidence = f.evidence ? `\n   evidence: ${quoteLine(f.evidence)}` : "";
   return `${n}. [${f.severity}] ${shownFile(f.file)}:${f.line}` + (who ? ` (${who})` : "") +
     (flag ? ` ${flag}` : "") + `  ${quoteLine(f.claim)}${evidence}`;

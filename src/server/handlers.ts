@@ -12,7 +12,7 @@ import { dailyBudgetLines } from "../jobs/spend/daily_budget.ts";
 import { startFollowup } from "../intake/followup.ts";
 import { readPrompt } from "../intake/inputs.ts";
 import { intakeOf } from "./intake_host.ts";
-import { delivered, jobReply, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
+import { jobReply, markDelivered, replyAfterWait, startJob, waitFor } from "./job_replies.ts";
 import { followupRequest } from "./turn_args.ts";
 import { LIST_LIMIT, renderList } from "./list.ts";
 import { allUnread } from "../jobs/unread.ts";
@@ -81,7 +81,7 @@ export function resultHandler(deps: ToolDeps): Handler<ArgsOf<"result">> {
     const started = await (await deps.runtime()).manager.get(args.job_id);
     const view = await waitFor(deps, started, args.wait_seconds, extra, { wholePanel: true });
     const reply = await jobReply(deps, view);
-    await delivered(deps, view);
+    await markDelivered(deps, view);
     return reply;
   };
 }
@@ -91,7 +91,7 @@ export function cancelHandler(deps: ToolDeps): Handler<ArgsOf<"cancel">> {
   return async (args) => {
     const { view, wasRunning } = await (await deps.runtime()).manager.cancel(args.job_id);
     // The orchestrator stopped it: its end is no news.
-    if (wasRunning) await delivered(deps, view);
+    if (wasRunning) await markDelivered(deps, view);
     if (!wasRunning) {
       return textResult(
         `Job ${view.record.id} was already ${view.record.state}; nothing to cancel.`,

@@ -117,7 +117,7 @@ async function panelOf(deps: ToolDeps, view: JobView) {
 
 /**
  * Waits as asked, then replies; `header` introduces a job that is still running. A reply that
- * carries the job's end is its result read (delivered).
+ * carries the job's end is its result read (markDelivered).
  */
 export async function replyAfterWait(
   deps: ToolDeps,
@@ -128,7 +128,7 @@ export async function replyAfterWait(
 ): Promise<CallToolResult> {
   const view = await waitFor(deps, started, seconds, extra);
   const reply = await jobReply(deps, view, isTerminal(view.record.state) ? "" : header);
-  await delivered(deps, view);
+  await markDelivered(deps, view);
   return reply;
 }
 
@@ -137,7 +137,7 @@ export async function replyAfterWait(
  * it asked for): it is no longer unread (jobs/unread.ts), nor are the members of its panel
  * that ended. Never fails a reply: a mark that cannot be removed only leaves a notice.
  */
-export async function delivered(deps: ToolDeps, view: JobView): Promise<void> {
+export async function markDelivered(deps: ToolDeps, view: JobView): Promise<void> {
   const { store } = await deps.runtime();
   const panel = await panelOf(deps, view).catch(() => undefined);
   const records = panel

@@ -11,7 +11,7 @@ import type { z } from "zod";
 import { type ReviewHost, startReview } from "../review/start.ts";
 import { allowedDir } from "../intake/inputs.ts";
 import { intakeOf } from "./intake_host.ts";
-import { delivered, replyAfterWait } from "./job_replies.ts";
+import { markDelivered, replyAfterWait } from "./job_replies.ts";
 import { panelReply, waitForPanel } from "./panel_reply.ts";
 import type { shapes } from "./shapes.ts";
 import type { ToolDeps, ToolExtra } from "./tool_deps.ts";
@@ -56,7 +56,7 @@ export function reviewHandler(deps: ToolDeps) {
     }
     const views = await waitForPanel(deps, started.views, args.wait_seconds, extra);
     const reply = await panelReply(deps, started.record, views, "Review panel started.\n");
-    for (const view of views) await delivered(deps, view);
+    for (const view of views) await markDelivered(deps, view);
     return reply;
   };
 }

@@ -52,7 +52,7 @@ export interface RunToolDeps {
   /** The text delegate_result gives for a finished job. */
   reply(view: JobView): Promise<CallToolResult> | CallToolResult;
   /** The client collected the reply of the job's end (its result is read: jobs/unread.ts). */
-  delivered?(view: JobView): Promise<void>;
+  markDelivered?(view: JobView): Promise<void>;
   /** Progress and task status refresh while a job runs (as for `wait_seconds`). */
   progressMs: number;
 }
@@ -117,7 +117,7 @@ export function registerRunTool(server: McpServer, deps: RunToolDeps): Registere
       status,
       await deps.reply(view),
       describe(view),
-      async () => await deps.delivered?.(view),
+      async () => await deps.markDelivered?.(view),
     );
     if (task && store.announcesStatus(taskId)) {
       server.server.notification({ method: "notifications/tasks/status", params: task })

@@ -56,7 +56,7 @@ export function toolErrorText(e: unknown): string {
 }
 
 /** Every failure becomes an isError result whose text says what to do. */
-export function guarded<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolResult>) {
+export function catchToolErrors<A>(fn: (args: A, extra: ToolExtra) => Promise<CallToolResult>) {
   return async (args: A, extra: ToolExtra): Promise<CallToolResult> => {
     try {
       // Jobs the call starts run under the trace the client sent in `_meta`, if any. (A tool

@@ -11,7 +11,7 @@ import type { ReviewArgs } from "./review_tool.ts";
 import { registerRunTool } from "./run_tool.ts";
 import { shapes, transcriptShape } from "./shapes.ts";
 import {
-  guarded,
+  catchToolErrors,
   progressEvery,
   type ToolDeps,
   type ToolExtra,
@@ -24,7 +24,7 @@ type Handler<A> = (args: A, extra: ToolExtra) => Promise<CallToolResult>;
 /** The handler `pick` names, loaded at its first call, its failures made tool results. */
 function handler<A>(pick: (h: Handlers) => Handler<A>) {
   let loaded: Handler<A> | undefined;
-  return guarded<A>(async (args, extra) => {
+  return catchToolErrors<A>(async (args, extra) => {
     loaded ??= pick(await import("./handlers.ts"));
     return await loaded(args, extra);
   });
@@ -94,7 +94,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
       description: desc.delegate_review,
       inputSchema: shapes.review,
     },
-    guarded<ReviewArgs>(async (args, extra) =>
+    catchToolErrors<ReviewArgs>(async (args, extra) =>
       await (await import("./review_tool.ts")).reviewHandler(deps)(args, extra)
     ),
   );
@@ -166,7 +166,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): RegisteredTool
         await wordJobErrors((await deps.runtime()).manager.wait(id, seconds, options)),
       cancel: async (id) => await wordJobErrors((await deps.runtime()).manager.cancel(id)),
       reply: async (view) => (await replies()).jobReply(deps, view),
-      delivered: async (view) => await (await replies()).delivered(deps, view),
+      markDelivered: async (view) => await (await replies()).markDelivered(deps, view),
       progressMs: progressEvery(deps),
     });
   }

@@ -3,7 +3,7 @@
  * repeat from the changes it read, and what a claim about code ordinarily says.
  */
 import assert from "node:assert/strict";
-import { carried, carriedFlag } from "../../src/review/carries.ts";
+import { carriedFlag, carriesOf } from "../../src/review/carries.ts";
 import { findingText } from "../../src/review/finding_text.ts";
 
 const URLS = [
@@ -46,13 +46,16 @@ const NO_COMMANDS = [
   "the shell is not escaped",
 ];
 
-Deno.test("carried: URLs and commands a finding may repeat, and ordinary claims that are neither", () => {
-  for (const t of URLS) assert.equal(carried(t).url, true, t);
-  for (const t of NO_URLS) assert.equal(carried(t).url, false, t);
-  for (const t of COMMANDS) assert.equal(carried(t).command, true, t);
-  for (const t of NO_COMMANDS) assert.equal(carried(t).command, false, t);
+Deno.test("carriesOf: URLs and commands a finding may repeat, and ordinary claims that are neither", () => {
+  for (const t of URLS) assert.equal(carriesOf(t).url, true, t);
+  for (const t of NO_URLS) assert.equal(carriesOf(t).url, false, t);
+  for (const t of COMMANDS) assert.equal(carriesOf(t).command, true, t);
+  for (const t of NO_COMMANDS) assert.equal(carriesOf(t).command, false, t);
   // Any of the texts given: the file a finding names counts too.
-  assert.deepEqual(carried("a.ts", "fine", "see https://x.example"), { url: true, command: false });
+  assert.deepEqual(carriesOf("a.ts", "fine", "see https://x.example"), {
+    url: true,
+    command: false,
+  });
   assert.equal(carriedFlag({ url: false, command: false }), "");
 });
 

@@ -61,6 +61,34 @@ Deno.test("a retired name a copy went by is refused everywhere, with the name to
   assert.match(found[0]!.message, /the helper is DEFAULT_BACKEND in src\/settings\/backends\.ts/);
 });
 
+Deno.test("an error body read inline is a second home of errorDetail, by line", () => {
+  // The reader model_list.ts had before issue 33's step 2, as it was.
+  const found = planted(
+    "backends/model_list.ts",
+    [
+      "function oldDetail(body: unknown, text: string): string {",
+      "  const error = isObject(body) ? body.error : undefined;",
+      '  return typeof error === "string"',
+      "    ? error",
+      '    : isObject(error) && typeof error.message === "string"',
+      "    ? error.message",
+      '    : isObject(body) && typeof body.detail === "string"',
+      "    ? body.detail",
+      "    : text.slice(0, 200);",
+      "}",
+      'const m = isObject(b) && isObject(b.error) ? b.error?.message : "";',
+      "// body.error.message, in a comment, is no reader",
+    ].join("\n"),
+  );
+  assert.deepEqual(found.map((v) => v.name), ["errorDetail", "errorDetail"]);
+  const lines = found.map((v) => v.line);
+  assert.equal(lines[1]! - lines[0]!, 4, "the detail line and the error?.message line");
+  assert.match(
+    found[0]!.message,
+    /^src\/backends\/model_list\.ts:\d+: does the work of "errorDetail" inline \(its home is src\/backends\/http_util\.ts\): call errorDetail instead/,
+  );
+});
+
 Deno.test("uses, imports, aliases and comments are not definitions", () => {
   const text = [
     'import { isObject } from "./json_object.ts";',

@@ -66,7 +66,8 @@ export interface ProbeReport {
   error?: string;
 }
 
-export const failed = <T extends object>(a: Attempt<T>): a is { error: string } => "error" in a;
+export const isFailedAttempt = <T extends object>(a: Attempt<T>): a is { error: string } =>
+  "error" in a;
 
 /**
  * The models to probe: those named, else the allowed ones Ollama has (and allowed cloud); with
@@ -183,7 +184,7 @@ function assess(
   const { model, native, claude, context } = found;
   const notes: string[] = [];
   const out: ProbedModel = { ...found, secondsPerTurn: {}, usableWith: [], notes };
-  if (!failed(native)) {
+  if (!isFailedAttempt(native)) {
     const prompt = perSecond(native.promptTokens, native.promptMs);
     const generation = perSecond(native.evalTokens, native.evalMs);
     if (prompt !== undefined) out.promptTokensPerSecond = round(prompt, 1);
@@ -198,21 +199,22 @@ function assess(
       notes.push("Ollama sent no timings, so the time per turn is unknown");
     }
   }
-  const works = (o: Attempt<PathOutcome>) => !failed(o) && o.call !== "none" && !o.argumentsError;
+  const works = (o: Attempt<PathOutcome>) =>
+    !isFailedAttempt(o) && o.call !== "none" && !o.argumentsError;
   if (works(native)) out.usableWith.push("native");
   const required = need.claude.requiredContext;
   const fits = context.effective === undefined || context.effective >= required;
   if (works(claude) && claudeStructured(claude) && fits) {
     out.usableWith.push("claude");
   }
-  if (!failed(claude) && claude.call === "text") {
+  if (!isFailedAttempt(claude) && claude.call === "text") {
     notes.push(
       "on /v1/messages it writes its tool call as text, which Claude Code does not run; " +
         "the native engine recovers such calls",
     );
   }
   for (const [path, o] of [["native", native], ["claude", claude]] as const) {
-    if (failed(o)) notes.push(`${path}: ${o.error}`);
+    if (isFailedAttempt(o)) notes.push(`${path}: ${o.error}`);
     else if (o.argumentsError) {
       notes.push(`${path}: a call with bad arguments: ${o.argumentsError}`);
     } else if (o.call === "none" && o.said) {
@@ -232,7 +234,8 @@ function assess(
   return out;
 }
 
-const claudeStructured = (o: Attempt<PathOutcome>) => !failed(o) && o.call === "structured";
+const claudeStructured = (o: Attempt<PathOutcome>) =>
+  !isFailedAttempt(o) && o.call === "structured";
 
 function round(n: number, digits: number): number {
   const f = 10 ** digits;

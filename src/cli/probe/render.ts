@@ -5,7 +5,7 @@
  */
 import { escapeLine } from "../../platform/plain_text.ts";
 import type { PathOutcome } from "./task.ts";
-import { type Attempt, failed, type ProbeReport } from "./probe.ts";
+import { type Attempt, isFailedAttempt, type ProbeReport } from "./probe.ts";
 import { historyLine } from "./ledger.ts";
 
 export function renderProbeJson(report: ProbeReport): string {
@@ -24,7 +24,7 @@ function historyLines(report: ProbeReport): string[] {
 }
 
 function callCell(o: Attempt<PathOutcome>, engine: "native" | "claude"): string {
-  if (failed(o)) return "error";
+  if (isFailedAttempt(o)) return "error";
   if (o.argumentsError) return "bad arguments";
   switch (o.call) {
     case "structured":

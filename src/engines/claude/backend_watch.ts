@@ -12,7 +12,7 @@ import { probePath } from "../../backends/kinds.ts";
 import { probeBackend } from "../../backends/reachability.ts";
 import { sleep } from "../../platform/sleep.ts";
 import type { BackendKind } from "../../settings/types.ts";
-import { ollamaAt, tagged, unreachableText } from "../backend_failures.ts";
+import { ollamaAt, tagFailure, unreachableText } from "../backend_failures.ts";
 
 /** The endpoint a turn's Claude Code talks to, as the watch probes and names it. */
 export interface WatchedEndpoint {
@@ -95,7 +95,7 @@ export class BackendWatch {
       if (performance.now() - downSince >= downForMs) {
         this.#stopped.abort();
         this.onGone(
-          tagged("backend_unreachable", unreachableText(where, failure.reason, kind)),
+          tagFailure("backend_unreachable", unreachableText(where, failure.reason, kind)),
           failure.reason,
         );
         return;

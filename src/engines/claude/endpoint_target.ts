@@ -13,7 +13,7 @@ import { backendClient, kindFacts } from "../../backends/kinds.ts";
 import { KeyRelay } from "../../backends/key_relay.ts";
 import type { ResolvedBackend } from "../../settings/backends.ts";
 import { errorMessage } from "../../errors.ts";
-import { tagged, unknownBackendError } from "../backend_failures.ts";
+import { tagFailure, unknownBackendError } from "../backend_failures.ts";
 import type { TurnSpec } from "../types.ts";
 import { ollamaEndpoint, type WatchedEndpoint } from "./backend_watch.ts";
 
@@ -97,7 +97,7 @@ export async function openTarget(
 /** Why a turn of the claude engine cannot run on `backend`; undefined when it can. */
 function whyNot(backend: ResolvedBackend): string | undefined {
   if (backend.apiKeyEnv && !backend.apiKey) {
-    return tagged(
+    return tagFailure(
       "misconfigured",
       `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
         "which is not set in the server's environment. Set it where the server starts (the " +
@@ -105,7 +105,7 @@ function whyNot(backend: ResolvedBackend): string | undefined {
     );
   }
   if (!kindFacts(backend.kind).messages) {
-    return tagged(
+    return tagFailure(
       "misconfigured",
       `Cannot run job: backend "${backend.name}" is of kind ${backend.kind}, which does not ` +
         "serve the Messages API Claude Code speaks. Use engine native for it, or configure " +

@@ -11,22 +11,18 @@ import {
   failureLine,
   type FailureWord,
   ollamaAt,
-  tagged,
+  tagFailure,
   type TurnFailure,
   unreachableText,
 } from "../backend_failures.ts";
-import { failedTurn } from "../types.ts";
 import { DEFAULT_BACKEND, type ResolvedBackend } from "../../settings/backends.ts";
 
 /** What failure texts say of a backend: its name, the endpoint's URL, its kind and key. */
 export type BackendNaming = Omit<ResolvedBackend, "endpoints">;
 
-/** A failed native turn (see failedTurn). */
-export const failed = failedTurn;
-
 /** The backend's API key variable is not set where the server runs. */
 export function missingKeyError(backend: BackendNaming): string {
-  return tagged(
+  return tagFailure(
     "misconfigured",
     `Cannot run job: backend "${backend.name}" takes its API key from $${backend.apiKeyEnv}, ` +
       `which is not set in the server's environment. Set it where the MCP server is ` +

@@ -19,23 +19,24 @@ import { collectGuardIdentities, type GuardIdentities } from "../../guard/identi
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import { closedNote } from "../../guard/toolchains.ts";
-import type {
-  Activity,
-  CheckResult,
-  Engine,
-  EngineSetup,
-  RunningTurn,
-  TurnFacts,
-  TurnOutcome,
-  TurnSink,
-  TurnSpec,
-  VerifySpec,
+import {
+  type Activity,
+  type CheckResult,
+  type Engine,
+  type EngineSetup,
+  failedTurn,
+  type RunningTurn,
+  type TurnFacts,
+  type TurnOutcome,
+  type TurnSink,
+  type TurnSpec,
+  type VerifySpec,
 } from "../types.ts";
 import { ContextFitter } from "./context/fitter.ts";
 import { type ContextCap, contextCap } from "./context/budget.ts";
 import type { ResolvedBackend } from "../../settings/backends.ts";
 import { unknownBackendError } from "../backend_failures.ts";
-import { failed, missingKeyError } from "./failures.ts";
+import { missingKeyError } from "./failures.ts";
 import { LIVE_OUTPUT, MESSAGES_FILE, nativeFolder, TRANSCRIPT_FILE } from "./folder.ts";
 import { JsonlWriter, settleWriters } from "./jsonl_writer.ts";
 import { DEFAULT_MAX_TURNS, runLoop } from "./loop.ts";
@@ -112,7 +113,7 @@ export class NativeEngine implements Engine {
   start(spec: TurnSpec, sink: TurnSink): Promise<RunningTurn> {
     const controller = new AbortController();
     const done = this.#run(spec, sink, controller.signal).catch((e): TurnOutcome =>
-      failed(`Cannot run job: ${errorMessage(e)}`)
+      failedTurn(`Cannot run job: ${errorMessage(e)}`)
     );
     return Promise.resolve({
       done,
@@ -126,7 +127,7 @@ export class NativeEngine implements Engine {
   /** A turn in three steps: prepare (no model yet), connect, run the conversation. */
   async #run(spec: TurnSpec, sink: TurnSink, signal: AbortSignal): Promise<TurnOutcome> {
     const prepared = await this.#prepare(spec, sink);
-    if ("refused" in prepared) return failed(prepared.refused);
+    if ("refused" in prepared) return failedTurn(prepared.refused);
     try {
       const connected = await this.#connect(spec, sink, prepared);
       return await this.#converse(spec, sink, signal, prepared, connected);

@@ -3,10 +3,10 @@
  * refused calls), or from the error that ended the loop (a cancel, a request that cannot fit
  * the model's context, or the backend's failure, worded by failures.ts).
  */
-import type { TurnOutcome } from "../types.ts";
+import { failedTurn, type TurnOutcome } from "../types.ts";
 import { ContextOverflowError } from "./context/budget.ts";
 import { EndpointsDownError } from "./endpoint_failover.ts";
-import { type BackendNaming, endpointFailure, failed, statusOf } from "./failures.ts";
+import { type BackendNaming, endpointFailure, statusOf } from "./failures.ts";
 import { withRepairNote } from "./context/history.ts";
 import type { LoopResult } from "./loop.ts";
 
@@ -41,10 +41,10 @@ export function loopFailure(
   backend: BackendNaming,
   model: string,
 ): TurnOutcome {
-  if (aborted) return failed("Stopped before the model answered");
-  if (e instanceof ContextOverflowError) return failed(e.failure);
+  if (aborted) return failedTurn("Stopped before the model answered");
+  if (e instanceof ContextOverflowError) return failedTurn(e.failure);
   if (e instanceof EndpointsDownError) {
-    return { ...failed(e.message), ...(e.failure ? { failure: e.failure } : {}) };
+    return { ...failedTurn(e.message), ...(e.failure ? { failure: e.failure } : {}) };
   }
-  return failed(endpointFailure(e, backend, model), statusOf(e));
+  return failedTurn(endpointFailure(e, backend, model), statusOf(e));
 }

@@ -17,7 +17,7 @@ import {
   type ProbeTarget,
 } from "../../backends/endpoint_health.ts";
 import { type QueueReading, ServingMetrics } from "../../backends/serving_metrics.ts";
-import { tagged } from "../../engines/backend_failures.ts";
+import { tagFailure } from "../../engines/backend_failures.ts";
 import { engineTraits } from "../../engines/registry.ts";
 import {
   backendNames,
@@ -234,7 +234,7 @@ export class EndpointPlacer {
     const what = backend.endpoints.length === 1
       ? `the endpoint of backend "${backend.name}" is down`
       : `every endpoint of backend "${backend.name}" is down`;
-    return tagged(
+    return tagFailure(
       "backend_unreachable",
       `Cannot run job: ${what}: ${list.join(", ")}. Start them, or fix the URLs ` +
         "(ollama-delegate doctor checks each one)",
