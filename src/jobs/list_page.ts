@@ -5,6 +5,7 @@
  * ended, and of jobs the index has not seen yet are read (issue 34, item 4). Every row shown is
  * read from its folder at this call: a listing never shows what the folders do not say.
  */
+import type { FolderList } from "./list_index.ts";
 import { isTerminal, type JobRecord, type JobState } from "./record.ts";
 import { reconcile, type RecoveryDeps } from "./orphan_recovery.ts";
 
@@ -19,6 +20,8 @@ export interface ListPage {
 
 interface Candidate {
   id: string;
+  /** Its position in the listing (FolderList). */
+  at: number;
   createdAt: number;
   state: JobState;
   /** Read at this call already (not from the index). */
@@ -35,22 +38,24 @@ export async function listPage(
 ): Promise<ListPage> {
   const { store } = recovery;
   const index = store.listIndex;
-  const ids = await index.ids();
+  const folders = await index.folders();
+  const { ids } = folders;
   const corrupt: ListPage["corrupt"] = [];
   // What the index cannot answer for is read now: jobs held here, not ended, or new to it.
   const fresh = new Map<string, JobRecord>();
-  for (const id of ids) {
+  for (let at = 0; at < ids.length; at++) {
+    const id = ids[at]!;
     const live = recovery.liveRecord(id);
     if (live) fresh.set(id, live);
-    else if (!index.get(id)) {
-      const record = await readRecord(recovery, id, corrupt);
+    else if (!folders.entry(at)) {
+      const record = await readRecord(recovery, id, corrupt, at);
       if (record) fresh.set(id, record);
     }
   }
-  let page = await readNewest(recovery, ids, fresh, options, options.limit + SPARE, corrupt);
+  let page = await readNewest(recovery, folders, fresh, options, options.limit + SPARE, corrupt);
   if (page.short) {
     // More rows than the spare ones were gone: choose again among all (rare).
-    page = await readNewest(recovery, ids, fresh, options, Infinity, corrupt);
+    page = await readNewest(recovery, folders, fresh, options, Infinity, corrupt);
   }
   await index.save();
   const seen = new Set<string>();
@@ -65,34 +70,35 @@ export async function listPage(
  */
 async function readNewest(
   recovery: RecoveryDeps,
-  ids: readonly string[],
+  folders: FolderList,
   fresh: ReadonlyMap<string, JobRecord>,
   options: { state?: JobState; limit: number },
   want: number,
   corrupt: ListPage["corrupt"],
 ): Promise<{ records: JobRecord[]; total: number; short: boolean }> {
-  const index = recovery.store.listIndex;
+  const { ids } = folders;
   let total = 0;
   // Newest first, at most `want`: a page of 20 in one pass over 10,000 jobs, without sorting
   // them all; every job (--all) is sorted once.
   const all = want >= ids.length;
   const chosen: Candidate[] = [];
-  for (const id of ids) {
+  for (let at = 0; at < ids.length; at++) {
+    const id = ids[at]!;
     const record = fresh.get(id);
-    const known = record ?? index.get(id);
+    const known = record ?? folders.entry(at);
     if (!known || (options.state !== undefined && known.state !== options.state)) continue;
     total++;
     const last = chosen.at(-1);
     if (!all && chosen.length >= want && last && last.createdAt >= known.createdAt) continue;
-    const c: Candidate = { id, createdAt: known.createdAt, state: known.state };
+    const c: Candidate = { id, at, createdAt: known.createdAt, state: known.state };
     if (record) c.record = record;
     if (all) {
       chosen.push(c);
       continue;
     }
-    let at = chosen.length;
-    while (at > 0 && chosen[at - 1]!.createdAt < known.createdAt) at--;
-    chosen.splice(at, 0, c);
+    let place = chosen.length;
+    while (place > 0 && chosen[place - 1]!.createdAt < known.createdAt) place--;
+    chosen.splice(place, 0, c);
     if (chosen.length > want) chosen.pop();
   }
   if (all) chosen.sort((a, b) => b.createdAt - a.createdAt);
@@ -101,7 +107,7 @@ async function readNewest(
   for (const c of chosen) {
     if (records.length >= options.limit) break;
     // A row from the index is read now: its folder may have gone, or changed by hand.
-    const record = c.record ?? (await readRecord(recovery, c.id, corrupt));
+    const record = c.record ?? (await readRecord(recovery, c.id, corrupt, c.at));
     if (record && (options.state === undefined || record.state === options.state)) {
       records.push(record);
     } else {
@@ -117,11 +123,13 @@ async function readNewest(
 /**
  * The record in folder `id`, reconciled with its owner, and what the index learns of it;
  * undefined when the folder has no readable record (an unreadable one goes to `corrupt`).
+ * `at`: the folder's position in the listing.
  */
 async function readRecord(
   recovery: RecoveryDeps,
   id: string,
   corrupt: ListPage["corrupt"],
+  at: number,
 ): Promise<JobRecord | undefined> {
   const { store } = recovery;
   const read = await store.read(id).catch((e) => ({
@@ -129,16 +137,16 @@ async function readRecord(
     reason: String(e),
   }));
   if (read.kind !== "ok") {
-    store.listIndex.forget(id);
+    store.listIndex.forget(id, at);
     if (read.kind === "corrupt") corrupt.push({ id, reason: read.reason });
     return undefined;
   }
   // Only an end read from the folder is indexed: one this process could not write yet
   // (store.ts writeFinal) is not on disk, and a job reconciled here ends on disk after.
   if (isTerminal(read.record.state) && !store.isUnwritten(id)) {
-    store.listIndex.learn(id, read.record);
+    store.listIndex.learn(id, read.record, at);
   } else {
-    store.listIndex.forget(id);
+    store.listIndex.forget(id, at);
   }
   return await reconcile(read.record, recovery);
 }

@@ -154,6 +154,27 @@ Deno.test("page: an index that names folders that do not exist shows none of the
   assert.equal(rebuilt.total, 4);
 });
 
+Deno.test("page: a name in the index that is not a lower-case id is left out, the rest kept", async () => {
+  const stateDir = stateWith(4);
+  const lettered = "abcdef00-0000-4000-8000-000000000000";
+  writeJob(stateDir, baseRecord(lettered, SESSION, { createdAt: T + 5000 }));
+  // The first listing makes the index's folder, which changes the state dir.
+  await managerOf(stateDir).page({ limit: 2 });
+  settle(stateDir);
+  await managerOf(stateDir).page({ limit: 2 });
+  // The index with the state dir's stamp, plus the upper-case name of a real job, newer than
+  // every job: taken as a name, it would show and count that job twice.
+  const index = JSON.parse(readFileSync(INDEX(stateDir), "utf8")) as IndexFile;
+  assert.ok(index.stamp, "the listing was trusted");
+  index.ids += `,${lettered.toUpperCase()}`;
+  index.created.push(T + 99_000);
+  index.states += "c";
+  writeFileSync(INDEX(stateDir), JSON.stringify(index));
+  const page = await managerOf(stateDir).page({ limit: 3 });
+  assert.deepEqual(ids(page.records), [lettered, id(4), id(3)]);
+  assert.equal(page.total, 5);
+});
+
 Deno.test("page: an unreadable record is reported on every listing, shown or not", async () => {
   const stateDir = stateWith(6);
   writeFileSync(join(stateDir, id(2), "job.json"), "{ half written");

@@ -66,7 +66,8 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: CliIo): P
   });
 
   // Reading through the manager marks a job whose server died as interrupted.
-  let record = (await ctx.manager.get(id)).record;
+  const manager = await ctx.manager();
+  let record = (await manager.get(id)).record;
   let result: CancelOutcome;
   if (isTerminal(before)) result = done("already-finished", record);
   else if (isTerminal(record.state)) result = done("owner-gone", record);
@@ -79,7 +80,7 @@ export async function jobsCancel(ctx: JobsContext, argv: string[], io: CliIo): P
         io.write(`\r\x1b[2K${style.dim(`waiting for pid ${ownerPid ?? "?"} to stop the job…`)}`);
       }
       await delay(250);
-      record = (await ctx.manager.get(id)).record;
+      record = (await manager.get(id)).record;
     }
     if (live) io.write("\r\x1b[2K");
     result = !isTerminal(record.state) ? done("still-running", record) : done(

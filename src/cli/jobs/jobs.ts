@@ -4,8 +4,7 @@ import { isJobError } from "../../jobs/errors.ts";
 import { JOB_STATES, type JobRecord, type JobState } from "../../jobs/record.ts";
 import { elapsedMs, jobTotalTokens } from "../../jobs/job_figures.ts";
 import { escapeLine, quotePath } from "../../platform/plain_text.ts";
-import { jobsCancel } from "./cancel.ts";
-import { renderEndpointTable } from "./endpoints.ts";
+import { listPage } from "../../jobs/list_page.ts";
 import {
   type CliIo,
   compactCount,
@@ -20,9 +19,6 @@ import {
   processIo,
   styleFor,
 } from "./common.ts";
-import { jobsPrune, jobsUsage } from "./prune.ts";
-import { jobsShow } from "./show.ts";
-import { jobsTail } from "./tail.ts";
 
 export const JOBS_HELP = `Usage: ollama-delegate jobs [command] [options]
 
@@ -81,17 +77,19 @@ export async function jobsMain(argv: string[], io: CliIo = processIo()): Promise
       throw new JobsUsageError(`Unknown jobs command "${first}": ${hint}`);
     }
     const ctx = openContext(io);
+    // Each command's modules load when it runs: the table, the most used, loads the fewest.
+    // Static specifiers, so that `deno compile` and the Node bundle include them.
     switch (sub) {
       case "show":
-        return await jobsShow(ctx, rest, io);
+        return await (await import("./show.ts")).jobsShow(ctx, rest, io);
       case "tail":
-        return await jobsTail(ctx, rest, io);
+        return await (await import("./tail.ts")).jobsTail(ctx, rest, io);
       case "cancel":
-        return await jobsCancel(ctx, rest, io);
+        return await (await import("./cancel.ts")).jobsCancel(ctx, rest, io);
       case "prune":
-        return await jobsPrune(ctx, rest, io);
+        return await (await import("./prune.ts")).jobsPrune(ctx, rest, io);
       case "usage":
-        return await jobsUsage(ctx, rest, io);
+        return await (await import("./prune.ts")).jobsUsage(ctx, rest, io);
       default:
         return await jobsList(ctx, rest, io);
     }
@@ -137,14 +135,18 @@ async function jobsList(ctx: JobsContext, argv: string[], io: CliIo): Promise<nu
   const pricing = ctx.settings.pricing;
   if (values.by === "endpoint") {
     // Figures cover every matching job unless --limit says otherwise.
-    const { records } = await ctx.manager.list();
+    const [{ listRecords }, { renderEndpointTable }] = await Promise.all([
+      import("../../jobs/job_reads.ts"),
+      import("./endpoints.ts"),
+    ]);
+    const { records } = await listRecords(ctx.recovery);
     const matching = records.filter((r) => state === undefined || r.state === state);
     const counted = values.limit === undefined ? matching : matching.slice(0, limit);
     io.out(renderEndpointTable(ctx.store.stateDir, counted, io, values.json === true));
     return 0;
   }
   // Only the rows shown are read from their folders (jobs/list_page.ts).
-  const { records: picked, total, corrupt } = await ctx.manager.page({
+  const { records: picked, total, corrupt } = await listPage(ctx.recovery, {
     ...(state !== undefined ? { state } : {}),
     limit,
   });

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { usageTotals } from "../../jobs/spend/cost.ts";
 import { pruneJobs } from "../../jobs/retention.ts";
+import { listRecords } from "../../jobs/job_reads.ts";
 import { ledgerPath, usageHistory } from "../../jobs/ledger/usage_ledger.ts";
 import { recordsInDays, renderUsage } from "../../jobs/ledger/usage_report.ts";
 import { escapeLine, quotePath } from "../../platform/plain_text.ts";
@@ -111,7 +112,7 @@ export async function jobsUsage(ctx: JobsContext, argv: string[], io: CliIo): Pr
     throw new JobsUsageError(`jobs usage takes no arguments ("${positionals[0]}")`);
   }
   const days = parseCount("days", values.days, 0) ?? 30;
-  const { records, corrupt } = await ctx.manager.list();
+  const { records, corrupt } = await listRecords(ctx.recovery);
   // Pruned jobs count too: their usage outlives their folders (jobs/ledger/usage_ledger.ts).
   const { entries, unreadable } = await usageHistory(ctx.store, records);
   const now = Date.now();

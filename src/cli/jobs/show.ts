@@ -24,7 +24,7 @@ export async function jobsShow(ctx: JobsContext, argv: string[], io: CliIo): Pro
   });
   const id = await resolveJobId(ctx.store, positionals[0], "jobs show <id>");
   noMoreArguments("jobs show", positionals.slice(1));
-  const view = await ctx.manager.get(id);
+  const view = await (await ctx.manager()).get(id);
   const { record } = view;
   const dir = ctx.store.dirOf(id);
   const review = join(dir, JOB_FILES.review);

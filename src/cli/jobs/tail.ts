@@ -126,7 +126,8 @@ export async function jobsTail(
   const id = await resolveJobId(ctx.store, positionals[0], "jobs tail <id>");
   noMoreArguments("jobs tail", positionals.slice(1));
   const live = io.live && values["no-status"] !== true;
-  let record = (await ctx.manager.get(id)).record;
+  const manager = await ctx.manager();
+  let record = (await manager.get(id)).record;
   const folder = await folderReader(record.engine);
   const path = join(ctx.store.dirOf(id), folder.activityFile);
   const read = folder.liveReader();
@@ -189,7 +190,7 @@ export async function jobsTail(
     await follower.poll();
     if (Date.now() - lastCheck >= 500 || isTerminal(record.state)) {
       lastCheck = Date.now();
-      record = (await ctx.manager.get(id)).record;
+      record = (await manager.get(id)).record;
     }
     if (isTerminal(record.state)) break;
     if (held && !held.final && Date.now() - held.since >= HOLD_MS) {

@@ -8,6 +8,7 @@ import { formatCost } from "./cost.ts";
 import { JobError } from "../errors.ts";
 import { type LedgerEntry, readQualityLedger } from "../ledger/ledger.ts";
 import { DEFAULT_BACKEND } from "../../settings/backends.ts";
+import { untilText } from "./daily_budget_text.ts";
 
 const DAY_MS = 86_400_000;
 /** How much of the ledger's end is read first for today's entries; more only when needed. */
@@ -93,14 +94,6 @@ export async function checkDailyBudget(
   };
   if (tokens !== undefined && spend.tokens >= tokens) refuse("tokens", spend.tokens, tokens);
   if (usd !== undefined && spend.cost >= usd) refuse("usd", spend.cost, usd);
-}
-
-/** `3 h 12 min`, `12 min`: how long until `at`. */
-export function untilText(at: number, now: number): string {
-  const minutes = Math.max(1, Math.ceil((at - now) / 60_000));
-  const h = Math.floor(minutes / 60);
-  const m = minutes % 60;
-  return h > 0 ? `${h} h${m > 0 ? ` ${m} min` : ""}` : `${m} min`;
 }
 
 /** The spend against each daily budget, for `delegate_usage`; empty without budgets. */
