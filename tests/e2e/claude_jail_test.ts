@@ -309,6 +309,68 @@ Deno.test({
 });
 
 Deno.test({
+  name: "claude jail: credential stores below the top (in a subfolder, of several parts, in " +
+    "node_modules) are hidden from Read and Bash, a renamed folder included",
+  ignore: !linux,
+  async fn() {
+    const { home, work } = userHome();
+    // The file tools get no Read rule by pattern for these (turn_confinement.ts: Claude Code's
+    // sandbox read the whole tree before every command to expand one); the jail hides each
+    // store the turn's journal or walk found, at any depth.
+    const stores: Record<string, string> = {
+      "sub/.ssh/config": "Host x IdentityFile SSH-CONFIG-SECRET",
+      "sub/.npmrc": "//registry.npmjs.org/:_authToken=NPMRC-SECRET",
+      "tools/.config/gh/hosts.yml": "oauth_token: GH-HOSTS-SECRET",
+      "node_modules/pkg/.docker/config.json": '{"auths":{"x":{"auth":"DOCKER-SECRET"}}}',
+    };
+    for (const [rel, text] of Object.entries(stores)) {
+      mkdirSync(join(work, rel, ".."), { recursive: true });
+      writeFileSync(join(work, rel), text);
+    }
+    // Not a store: `gh` outside a `.config` folder stays readable.
+    mkdirSync(join(work, "docs", "gh"), { recursive: true });
+    writeFileSync(join(work, "docs", "gh", "notes.txt"), "PLAIN-NOTES");
+    const calls = [
+      ...Object.keys(stores).map((rel) => ({
+        name: "Read",
+        input: { file_path: join(work, rel) },
+      })),
+      {
+        name: "Bash",
+        input: {
+          command: `cat ${Object.keys(stores).join(" ")}; mv sub moved; cat moved/.ssh/config ` +
+            "moved/.npmrc; cat docs/gh/notes.txt; echo listed",
+        },
+      },
+    ];
+    await using scene = await startScene({
+      emulator: { script: attacker(calls) },
+      home,
+      cwd: work,
+      stateDir: join(home, ".ollama-mcp", "jobs"),
+    });
+    const reply = await scene.call("delegate_start", {
+      prompt: "look around",
+      model: MODEL,
+      cwd: work,
+      allowed_tools: ["Read", "Bash"],
+      wait_seconds: 150,
+    }, { timeoutMs: 200_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    for (const text of Object.values(stores)) {
+      const marker = text.match(/[A-Z-]+-SECRET/)![0];
+      assert.ok(!wire.includes(marker), `${marker} reached the backend`);
+    }
+    assert.match(wire, /PLAIN-NOTES/);
+    assert.match(wire, /listed/);
+    // The stores are as they were (the mv of their folder failed or took the mask along).
+    const where = existsSync(join(work, "sub")) ? "sub" : "moved";
+    assert.equal(readFileSync(join(work, where, ".npmrc"), "utf8"), stores["sub/.npmrc"]);
+  },
+});
+
+Deno.test({
   // Held before the jail too (Claude Code's sandbox mounts a linked host-run path read-only);
   // kept so that the jail, which the file tools now also run in, holds it the same way.
   name: "claude jail: host-run files under another name (a link's target) stay read-only",

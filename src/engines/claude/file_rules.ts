@@ -38,6 +38,13 @@ export interface FileRuleScope {
   /** Deny the file tools git's object stores in the roots (where no jail hides secrets there). */
   gitObjects?: boolean;
   /**
+   * The jail hides every credential store in the roots, at any depth (the turn found them all):
+   * no Read rules by pattern for them. Claude Code's sandbox turns a Read deny pattern into the
+   * paths that match it before every command, by reading the whole tree, `node_modules`
+   * included (issue 34: 31,500 folder reads and 0.5-2 s per command at 100,000 files).
+   */
+  credentialsHidden?: boolean;
+  /**
    * Left out of `$HOME`'s deny rules like the roots: the toolchains the jail opens read-only
    * and the job's cache folder (`$HOME/.cache`). Claude Code's sandbox turns Read and Edit deny
    * rules into paths its commands cannot read or write, which would hide them from Bash.
@@ -109,10 +116,12 @@ export function protectedFileRules(scope: FileRuleScope): string[] {
     // model). In the jail the store it shows is safe to read, and Claude Code's sandbox would
     // hide every object matching this rule from Bash, git's own reads included.
     if (scope.gitObjects) rules.push(`Read(${absolute(root)}/**/.git/**/objects/**)`);
-    // Credential stores inside the roots, at any depth.
+    // Credential stores inside the roots, at any depth. An Edit pattern costs nothing per
+    // command (measured); it keeps the file tools from making a store the jail did not hide.
     for (const entry of CREDENTIAL_PATHS) {
       const path = `${absolute(root)}/**/${entry}`;
-      rules.push(...both("Read", path), ...both("Edit", path));
+      if (!scope.credentialsHidden) rules.push(...both("Read", path));
+      rules.push(...both("Edit", path));
     }
   }
   if (scope.home) {

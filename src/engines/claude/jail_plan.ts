@@ -40,6 +40,11 @@ export interface JailInputs {
   nestedHostRun: readonly string[];
   /** Files holding a secret (src/guard/identities.ts `secretPaths`): hidden, whatever their name. */
   secretFiles?: readonly string[];
+  /**
+   * Credential stores found below the top of the roots (`sub/.ssh`, `tools/.config/gh`: the
+   * turn's change journal or walk, engines/tree/): hidden like the top-level ones.
+   */
+  credentialStores?: readonly string[];
   /** Git's objects holding a secret (src/guard/identities.ts `git`): hidden, or a view. */
   git?: Pick<GitObjects, "hidden" | "views">;
   tmpMb: number;
@@ -117,6 +122,7 @@ export function planJail(inputs: JailInputs): JailLayout {
     masks.push({ path: target, kind });
   };
   for (const root of roots) for (const entry of CREDENTIAL_PATHS) hide(join(root, entry));
+  for (const store of inputs.credentialStores ?? []) hide(store);
   for (const file of inputs.secretFiles ?? []) hide(file);
   for (const path of inputs.git?.hidden ?? []) hide(path);
   const views = (inputs.git?.views ?? [])

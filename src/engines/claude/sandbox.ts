@@ -225,13 +225,14 @@ export function sandboxSettings(scope: SandboxScope): ClaudeSandboxSettings {
     allowUnsandboxedCommands: false,
     autoAllowBashIfSandboxed: scope.autoAllowBash === true,
     // Before every command Claude Code's sandbox reads the folders below the working directory
-    // to a depth (default 3) and runs rg one deeper, looking for names to hold read-only: 0.53-
-    // 0.61 s per command in an empty repository at 3, 0.27 s at 1 (bench/tree_cost_bench.ts,
-    // issue 34). In our jail the host-run paths among those names (.git with its hooks and
-    // config, .claude, .vscode, .idea, .mcp.json) are read-only mounts at any depth already
-    // (jail.ts, withNestedHostRun), which its sandbox inherits; the others (.bashrc, .gitconfig,
-    // .zshrc, .profile, .ripgreprc, a nested repository's .gitmodules) run nothing on the host
-    // below the top of a project, which depth 1 (its schema's least) still covers.
+    // to a depth (default 3) and runs rg one deeper, looking for names to hold read-only. In our
+    // jail the host-run paths among those names (.git with its hooks and config, .claude,
+    // .vscode, .idea, .mcp.json) are read-only mounts at any depth already (jail.ts,
+    // withNestedHostRun), which its sandbox inherits; the others (.bashrc, .gitconfig, .zshrc,
+    // .profile, .ripgreprc, a nested repository's .gitmodules) run nothing on the host below
+    // the top of a project, which depth 1 (its schema's least) still covers. Claude Code
+    // 2.1.332 does not hand this setting on to its sandbox (its search still runs
+    // `rg --max-depth 4`, issue 34); it is asked for all the same, for a version that does.
     ...(scope.jailed
       ? { enableWeakerNestedSandbox: true as const, mandatoryDenySearchDepth: 1 as const }
       : {}),

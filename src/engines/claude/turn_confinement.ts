@@ -71,13 +71,16 @@ export async function confineTurn(
       ? { gitObjects: config.stateDir ? { cacheDir: gitCacheDir(config.stateDir) } : {} }
       : {}),
   });
-  const masked = ids.secretPaths.length + ids.git.hidden.length;
+  // Credential stores below the top, anywhere (dependencies too): hidden by the jail like the
+  // top-level ones, found by the turn's journal or walk of the folders.
+  const stores = jailed ? changes.nested?.credentials ?? [] : [];
+  const masked = ids.secretPaths.length + ids.git.hidden.length + stores.length;
   if (masked > MAX_SECRET_MASKS) {
     return {
       refused:
-        `Cannot start Claude Code: ${masked} secret-looking files and git objects lie in the ` +
-        `job's directories (${
-          [...ids.secretPaths, ...ids.git.hidden].slice(0, 3).join(", ")
+        `Cannot start Claude Code: ${masked} secret-looking files, credential stores and git ` +
+        `objects lie in the job's directories (${
+          [...ids.secretPaths, ...stores, ...ids.git.hidden].slice(0, 3).join(", ")
         }...), more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower ` +
         "cwd, drop unreachable git objects (git gc --prune=now), or let delegates read such " +
         "names: ollama-delegate config --allow-secret-file <name>",
@@ -117,6 +120,7 @@ export async function confineTurn(
         ...ids.hostRunPaths,
       ],
       secretFiles: ids.secretPaths,
+      credentialStores: stores,
       git: ids.git,
       tmpMb: config.limits.tmpMb,
       ...(toolchains ? { toolchains } : {}),
@@ -155,6 +159,9 @@ export async function confineTurn(
       // The walk stopped early: secret files it did not reach are denied by name too.
       secretNames: ids.incomplete !== undefined,
       gitObjects: !jailed,
+      // The jail hides every store when the turn found them all.
+      credentialsHidden: jail !== undefined && changes.nested !== undefined &&
+        changes.nested.capped !== true,
       ...(toolchains ? { readable: toolchains.readable } : {}),
     }),
     ...guard.extraRules,

@@ -48,8 +48,29 @@ function maybeSecret(name: string): boolean {
   return SECRET_KEYS.firsts.has(lower[0]) && SECRET_KEYS.prefixes.some((p) => lower.startsWith(p));
 }
 
-export function isCredentialName(name: string): boolean {
-  return CREDENTIAL_NAMES.has(name);
+/**
+ * Credential paths of several parts by their last part, with the parts before it
+ * (`gh` -> [".config"], `credentials.toml` -> [".cargo"]): a journal marks the last part in every
+ * folder, and a store is one where the folder's path ends with the rest.
+ */
+const CREDENTIAL_TAILS: ReadonlyMap<string, readonly string[]> = (() => {
+  const tails = new Map<string, string[]>();
+  for (const path of CREDENTIAL_PATHS.filter((p) => p.includes("/"))) {
+    const cut = path.lastIndexOf("/");
+    const last = path.slice(cut + 1);
+    tails.set(last, [...(tails.get(last) ?? []), path.slice(0, cut)]);
+  }
+  return tails;
+})();
+
+/**
+ * Whether `name` in the folder `dir` (an absolute path) is a credential store
+ * (protected_paths.ts CREDENTIAL_PATHS): `.ssh` anywhere, `gh` in a `.config` folder.
+ */
+export function isCredentialEntry(dir: string, name: string): boolean {
+  if (CREDENTIAL_NAMES.has(name)) return true;
+  const heads = CREDENTIAL_TAILS.get(name);
+  return heads !== undefined && heads.some((head) => dir.endsWith(`/${head}`));
 }
 
 /**
@@ -58,5 +79,5 @@ export function isCredentialName(name: string): boolean {
  */
 export function isMarkedName(name: string): boolean {
   return isHostRunName(name) || HOST_RUN_INNER_NAMES.has(name) || CREDENTIAL_NAMES.has(name) ||
-    (maybeSecret(name) && isSecretFileName(name));
+    CREDENTIAL_TAILS.has(name) || (maybeSecret(name) && isSecretFileName(name));
 }

@@ -28,7 +28,7 @@ import { isDeno } from "../../platform/runtime.ts";
 import { hostRunPart } from "../../guard/protected_paths.ts";
 import { isInside } from "../../platform/path_inside.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isCredentialName, isMarkedName } from "./names.ts";
+import { isCredentialEntry, isMarkedName } from "./names.ts";
 
 /** What a walk of the folders found below the roots. */
 export interface NestedFound {
@@ -176,7 +176,7 @@ export async function nestedWalk(
       const path = childPath(dir, entry.name);
       const isDir = entry.dir ?? isFolder(path);
       if (isDir || isMarkedName(entry.name)) kept.push(asEntry(entry.name, isDir));
-      if (isCredentialName(entry.name)) {
+      if (isCredentialEntry(dir, entry.name)) {
         // Not walked further: a sandbox hides it whole, what is below it too.
         credentials.push(path);
         continue;

@@ -38,9 +38,10 @@ export interface TurnChanges {
   readonly list?: (dir: string) => ListedEntry[] | undefined;
   /**
    * `.git` entries below the top of the roots, at any depth (dependencies too), and credential
-   * stores; undefined when the turn did not look (no journal, and no walk asked for).
+   * stores; undefined when the turn did not look (no journal, and no walk asked for). `capped`:
+   * the walk stopped at its limit, and the lists may miss some.
    */
-  readonly nested?: { nestedGit: string[]; credentials: string[] };
+  readonly nested?: { nestedGit: string[]; credentials: string[]; capped?: boolean };
   /** How the changes are found: "journal" or "walk" (undefined: not at all). */
   readonly how?: "journal" | "walk";
   /**

@@ -4,7 +4,7 @@
  * credential stores.
  */
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isCredentialName } from "./names.ts";
+import { isCredentialEntry } from "./names.ts";
 
 /** A watched folder. Its path never changes: a folder that moves is forgotten and re-watched. */
 export interface DirNode {
@@ -59,9 +59,11 @@ export function nestedBelow(top: DirNode | undefined): {
     const node = pending.pop()!;
     for (const name of node.marked.keys()) {
       if (name === ".git" && node !== top) nestedGit.push(`${node.path}/${name}`);
-      if (isCredentialName(name)) credentials.push(`${node.path}/${name}`);
+      if (isCredentialEntry(node.path, name)) credentials.push(`${node.path}/${name}`);
     }
-    for (const [name, dir] of node.dirs) if (!isCredentialName(name)) pending.push(dir);
+    for (const [name, dir] of node.dirs) {
+      if (!isCredentialEntry(node.path, name)) pending.push(dir);
+    }
   }
   return { nestedGit: nestedGit.sort(), credentials: credentials.sort() };
 }

@@ -45,3 +45,15 @@ Deno.test("protectedFileRules: Windows drive paths in Claude Code's //c/ form", 
   const rules = protectedFileRules({ roots: ["C:\\work\\proj"], protect: [] });
   assert.ok(rules.includes("Edit(//c/work/proj/**/.git/**)"), rules.join(" "));
 });
+
+Deno.test("protectedFileRules: where the jail hides every credential store, no Read pattern inside the roots", () => {
+  const scope = { roots: ["/w/proj"], home: "/home/u", protect: [] };
+  const hidden = protectedFileRules({ ...scope, credentialsHidden: true });
+  // Claude Code's sandbox reads the whole tree before every command to expand a Read pattern.
+  assert.deepEqual(hidden.filter((r) => r.startsWith("Read(//w/proj/")), []);
+  // The file tools still may not make one; $HOME's rules are not patterns inside the roots.
+  for (const rule of ["Edit(//w/proj/**/.ssh)", "Edit(//w/proj/**/.ssh/**)", "Read(//home/u)"]) {
+    assert.ok(hidden.includes(rule), rule);
+  }
+  assert.ok(protectedFileRules(scope).includes("Read(//w/proj/**/.ssh)"));
+});

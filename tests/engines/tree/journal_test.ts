@@ -111,6 +111,9 @@ Deno.test({
     const r = t.root;
     put(join(r, "lib", ".docker", "config.json"), "{}");
     put(join(r, ".aws", "config"));
+    // A store of several parts, found by the folder it is in (not `gh` elsewhere).
+    put(join(r, "tools", ".config", "gh", "hosts.yml"));
+    put(join(r, "tools", "gh", "notes.txt"));
     putBytes(r, "d\\377/old.txt");
     const journal = await open(r);
     try {
@@ -142,6 +145,7 @@ Deno.test({
         join(r, "lib", ".docker"),
         join(r, "lib", ".ssh"),
         join(r, "n\udcfew", ".ssh"),
+        join(r, "tools", ".config", "gh"),
       ]);
     } finally {
       journal.close();

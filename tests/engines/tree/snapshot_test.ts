@@ -35,11 +35,24 @@ Deno.test("nestedWalk: nested repositories at any depth and credential stores, n
   put(join(top, "deep", ".ssh", ".git", "config"));
   put(join(top, ".aws", "credentials"));
   put(join(top, "a", ".npmrc"));
+  // Stores of several parts, by the folder they are in: not `gh` or `registry` elsewhere.
+  put(join(top, "b", ".config", "gh", "hosts.yml"));
+  put(join(top, "node_modules", "pkg", ".cargo", "credentials.toml"));
+  put(join(top, "node_modules", "pkg", ".config", "helm", "registry", "config.json"));
+  put(join(top, "c", "gh", "notes.txt"));
+  put(join(top, "c", "registry", "x.json"));
   symlinkSync(join(top, "sub"), join(top, "link"));
   assert.deepEqual(await nestedWalk([top], 1000), {
     // The root's own .git is not nested; a link is not followed.
     nestedGit: [join(top, "node_modules", "pkg", ".git"), join(top, "sub", ".git")],
-    credentials: [join(top, ".aws"), join(top, "a", ".npmrc"), join(top, "deep", ".ssh")],
+    credentials: [
+      join(top, ".aws"),
+      join(top, "a", ".npmrc"),
+      join(top, "b", ".config", "gh"),
+      join(top, "deep", ".ssh"),
+      join(top, "node_modules", "pkg", ".cargo", "credentials.toml"),
+      join(top, "node_modules", "pkg", ".config", "helm", "registry"),
+    ],
     capped: false,
   });
   assert.equal((await nestedWalk([top], 5)).capped, true);
