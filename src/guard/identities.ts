@@ -29,7 +29,7 @@ import {
 } from "./host_run_scan.ts";
 import { HOST_RUN_PATHS, isHostRunDir, isSecretFileName } from "./protected_paths.ts";
 import { gitStoreOf } from "./git_store.ts";
-import { type StoreSecrets, storeSecrets } from "./git_secrets.ts";
+import { SecretContents, type StoreSecrets, storeSecrets } from "./git_secrets.ts";
 
 export { identityKey };
 
@@ -184,6 +184,8 @@ async function gitObjects(
     notes: [],
   };
   const identities = out.identities as Map<string, string>;
+  // Read once for all the stores (nested repositories: a hundred of them).
+  const contents = new SecretContents(secretFiles);
   for (const dotGit of dotGits) {
     const store = gitStoreOf(dotGit);
     if (!store || seen.has(store.objectsDir)) continue;
@@ -192,6 +194,7 @@ async function gitObjects(
     try {
       found = await storeSecrets(store, {
         secretFiles,
+        contents,
         allow,
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}),
       });
