@@ -20,7 +20,7 @@
  */
 import { lstatSync, readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
+import { TimeSlices } from "../../platform/time_slices.ts";
 import { decodeFileName, diskPath, hasRawBytes } from "../../platform/file_names.ts";
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { quotePath } from "../../platform/plain_text.ts";
@@ -56,7 +56,7 @@ const REPLACED = "\uFFFD";
  * A folder's entries; undefined when unreadable. Read at once, not through promises: a walk
  * makes a call per file, and each promise cost Deno 30 µs more (3.6 s instead of about 1 s
  * for 100,000 files, measured); the walks yield to the server between folders instead (see
- * Yielder).
+ * TimeSlices).
  */
 function entriesOf(dir: string, fast?: Pick<LinuxFs, "listDir">): Listing | undefined {
   if (fast) {
@@ -98,16 +98,6 @@ function byBytes(dir: string): Listing {
     out.entries.push({ name, dir: info.isDirectory() });
   }
   return out;
-}
-
-/** Lets the server answer during a long walk: a pause every 20 ms of work. */
-class Yielder {
-  #slice = performance.now();
-  async maybe(): Promise<void> {
-    if (performance.now() - this.#slice < 20) return;
-    await delay(0);
-    this.#slice = performance.now();
-  }
 }
 
 function isFolder(path: string): boolean {
@@ -163,7 +153,7 @@ export async function nestedWalk(
   const credentials: string[] = [];
   const stack = [...roots];
   let seen = 0;
-  const pause = new Yielder();
+  const pause = new TimeSlices();
   while (stack.length > 0) {
     await pause.maybe();
     const dir = stack.pop()!;
@@ -223,7 +213,7 @@ export async function changedSince(
   const unnamed: ChangedFound["unnamed"] = [];
   const stack = [...roots];
   let seen = 0;
-  const pause = new Yielder();
+  const pause = new TimeSlices();
   // Deno's own stat gives the change time to the second: compared to the second, a file
   // changed just before the turn may count, none changed in it is missed.
   const threshold = fast || !isDeno

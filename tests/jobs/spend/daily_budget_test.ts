@@ -5,9 +5,9 @@ import { appendFile } from "node:fs/promises";
 import {
   checkDailyBudget,
   dailyBudgetLines,
-  untilText,
   utcDayBounds,
 } from "../../../src/jobs/spend/daily_budget.ts";
+import { untilText } from "../../../src/jobs/spend/daily_budget_text.ts";
 import { isJobError } from "../../../src/jobs/errors.ts";
 import type { LedgerEntry } from "../../../src/jobs/ledger/ledger.ts";
 import { jobProblemText } from "../../../src/server/job_errors.ts";
