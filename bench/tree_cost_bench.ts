@@ -237,6 +237,23 @@ if (!values["only-e2e"]) {
       `\nwatch of ${paths} protected paths per command check (twice a command): ` +
         `before ${(await per(false)).toFixed(1)} ms, after ${(await per(true)).toFixed(2)} ms`,
     );
+    // What a claude turn looks at before its jail is planned, with the git stores of the
+    // nested repositories (each with a secret .envrc), as turn_confinement.ts asks for it.
+    const identities: number[] = [];
+    for (let i = 0; i < (QUICK ? 2 : 7); i++) {
+      const t0 = performance.now();
+      await collectGuardIdentities([root], {
+        ...(changes.list ? { list: changes.list } : {}),
+        gitObjects: {},
+      });
+      identities.push(performance.now() - t0);
+    }
+    console.log(
+      `a claude turn's protected files and git stores, 120 nested projects: ` +
+        `${median(identities.slice(1)).toFixed(0)} ms a turn (the first ${
+          identities[0]!.toFixed(0)
+        } ms)`,
+    );
     changes.release();
     closeJournals();
   } finally {
