@@ -159,14 +159,26 @@ export async function confineTurn(
       // The walk stopped early: secret files it did not reach are denied by name too.
       secretNames: ids.incomplete !== undefined,
       gitObjects: !jailed,
-      // The jail hides every store when the turn found them all.
-      credentialsHidden: jail !== undefined && changes.nested !== undefined &&
-        changes.nested.capped !== true,
+      credentialsHidden: storesAllHidden(jail, changes.nested),
       ...(toolchains ? { readable: toolchains.readable } : {}),
     }),
     ...guard.extraRules,
   ];
   return { jail, sandbox, denyRules, toolchains };
+}
+
+/**
+ * Whether the jail hides every credential store in the roots: it is there, and the turn's
+ * journal or walk found them all, with no folder left unread, where a command could open one up
+ * (chmod) and a store in it would be neither hidden nor denied. Then the file tools get no Read
+ * rule by pattern for them (file_rules.ts `credentialsHidden`).
+ */
+export function storesAllHidden(
+  jail: JailLayout | undefined,
+  nested: TurnChanges["nested"],
+): boolean {
+  return jail !== undefined && nested !== undefined && nested.capped !== true &&
+    nested.unread !== true;
 }
 
 /**

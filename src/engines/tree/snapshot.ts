@@ -38,6 +38,8 @@ export interface NestedFound {
   credentials: string[];
   /** True when the walk stopped at its limit: the lists may miss some. */
   capped: boolean;
+  /** True when a folder could not be read: what it holds is not in the lists. */
+  unread?: boolean;
 }
 
 /** A folder's entries, by name and whether each is a folder (undefined: not known). */
@@ -153,15 +155,23 @@ export async function nestedWalk(
   const credentials: string[] = [];
   const stack = [...roots];
   let seen = 0;
+  let unread = false;
   const pause = new TimeSlices();
   while (stack.length > 0) {
     await pause.maybe();
     const dir = stack.pop()!;
     const listing = entriesOf(dir);
+    // Gone since it was listed is nothing to hide; there and unreadable, it may hold a store.
+    if (!listing && isFolder(dir)) unread = true;
     const kept: ListedEntry[] = [];
     for (const entry of listing?.entries ?? []) {
       if (++seen > limit) {
-        return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: true };
+        return {
+          nestedGit: nestedGit.sort(),
+          credentials: credentials.sort(),
+          capped: true,
+          ...(unread ? { unread } : {}),
+        };
       }
       const path = childPath(dir, entry.name);
       const isDir = entry.dir ?? isFolder(path);
@@ -176,7 +186,12 @@ export async function nestedWalk(
     }
     if (listing && listing.unnamed === 0) listed?.set(dir, kept);
   }
-  return { nestedGit: nestedGit.sort(), credentials: credentials.sort(), capped: false };
+  return {
+    nestedGit: nestedGit.sort(),
+    credentials: credentials.sort(),
+    capped: false,
+    ...(unread ? { unread } : {}),
+  };
 }
 
 /** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */

@@ -41,7 +41,13 @@ export interface TurnChanges {
    * stores; undefined when the turn did not look (no journal, and no walk asked for). `capped`:
    * the walk stopped at its limit, and the lists may miss some.
    */
-  readonly nested?: { nestedGit: string[]; credentials: string[]; capped?: boolean };
+  readonly nested?: {
+    nestedGit: string[];
+    credentials: string[];
+    capped?: boolean;
+    /** A folder could not be read (or watched): what it holds is not in the lists. */
+    unread?: boolean;
+  };
   /** How the changes are found: "journal" or "walk" (undefined: not at all). */
   readonly how?: "journal" | "walk";
   /**
@@ -176,7 +182,11 @@ function journalTurn(
     for (const root of roots) touch(root);
   };
   let report: Promise<ChangeReport> | undefined;
-  const nested = { nestedGit: [] as string[], credentials: [] as string[] };
+  const nested = {
+    nestedGit: [] as string[],
+    credentials: [] as string[],
+    unread: journals.some((j) => j.blind().length > 0),
+  };
   for (const journal of journals) {
     const found = journal.nested();
     nested.nestedGit.push(...found.nestedGit);
