@@ -278,7 +278,8 @@ for (const engine of ["native", "claude"] as const) {
   });
 
   Deno.test({
-    name: `${engine}: a check cannot reach the network or a credential file`,
+    name:
+      `${engine}: a check cannot reach the network, a credential file or a store in the project`,
     ignore: !linux,
     async fn() {
       await using scene = await startInProcessScene({
@@ -293,9 +294,19 @@ for (const engine of ["native", "claude"] as const) {
       );
       const probe = `/verify-probe-${engine}`;
       const work = tempDir("od-verify-");
+      // Credential stores below the top of the project, hidden as for the delegate's commands.
+      const stores: Record<string, string> = {
+        ".npmrc": "//registry.npmjs.org/:_authToken=VERIFY-TOP-NPMRC-TOKEN",
+        "sub/.npmrc": "//registry.npmjs.org/:_authToken=VERIFY-NPMRC-TOKEN",
+        "tools/.config/gh/hosts.yml": "oauth_token: VERIFY-GH-TOKEN",
+      };
+      for (const [rel, text] of Object.entries(stores)) {
+        mkdirSync(join(work, rel, ".."), { recursive: true });
+        writeFileSync(join(work, rel), text);
+      }
       const command = `curl -sS --max-time 5 ${scene.emulator.url}${probe}; echo "curl exit $?"; ` +
         `cat ${join(scene.home, ".claude", ".credentials.json")}; ` +
-        `cat "$HOME/.claude/.credentials.json"; exit 9`;
+        `cat "$HOME/.claude/.credentials.json"; cat ${Object.keys(stores).join(" ")}; exit 9`;
       const reply = await scene.call("delegate_start", {
         ...base,
         prompt: "look",
@@ -307,8 +318,15 @@ for (const engine of ["native", "claude"] as const) {
       const id = field(reply.text, "job_id")!;
       const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
       assert.match(log, /curl exit [1-9]/, log);
-      assert.ok(!log.includes(secret), `the credential reached the check:\n${log}`);
-      assert.ok(!reply.text.includes(secret));
+      for (
+        const token of [
+          secret,
+          ...Object.values(stores).map((t) => t.match(/VERIFY-[A-Z-]+/)![0]),
+        ]
+      ) {
+        assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
+        assert.ok(!reply.text.includes(token));
+      }
       assert.deepEqual(scene.emulator.requests.filter((r) => r.path === probe), []);
       assert.doesNotMatch(field(reply.text, "verify")!, /unconfined/);
       // The control: the same request from the host does reach the emulator.

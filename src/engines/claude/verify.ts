@@ -36,6 +36,7 @@ import { SERVER_NOTE } from "./stream.ts";
 import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
+import { beginTurnChanges } from "../tree/turn_changes.ts";
 import { type ProtectConfig, protectScope } from "./protect_scope.ts";
 import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
@@ -186,14 +187,20 @@ async function planCheck(
         "confined as the delegate's were. Start the job with a narrower cwd",
     };
   }
-  const masked = ids.secretPaths.length + ids.git.hidden.length;
+  // Credential stores below the top of the roots, found as for the delegate's turn (its
+  // journal, or a walk of the folders): the check's output reaches the model in a repair round.
+  const changes = await beginTurnChanges(roots, { walk: true });
+  const stores = changes.nested?.credentials ?? [];
+  changes.release();
+  const masked = ids.secretPaths.length + ids.git.hidden.length + stores.length;
   if (masked > MAX_SECRET_MASKS) {
     return {
       kind: "refused",
-      reason: `Cannot verify: ${masked} secret-looking files and git objects lie in the job's ` +
-        `directories, more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a ` +
-        "narrower cwd, drop unreachable git objects (git gc --prune=now), or let delegates " +
-        "read such names: ollama-delegate config --allow-secret-file <name>",
+      reason: `Cannot verify: ${masked} secret-looking files, credential stores and git ` +
+        `objects lie in the job's directories, more than the ${MAX_SECRET_MASKS} its jail can ` +
+        "hide. Give the job a narrower cwd, drop unreachable git objects (git gc " +
+        "--prune=now), or let delegates read such names: ollama-delegate config " +
+        "--allow-secret-file <name>",
     };
   }
   const guard = await withNestedHostRun(scoped, sandbox, roots, ids.scan);
@@ -213,6 +220,7 @@ async function planCheck(
       ...ids.hostRunPaths,
     ],
     secretFiles: ids.secretPaths,
+    credentialStores: stores,
     git: ids.git,
     tmpMb: config.limits.tmpMb,
     toolchains: tools,

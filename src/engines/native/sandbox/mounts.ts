@@ -107,6 +107,11 @@ export function protectedMounts(
   for (const path of nested.secrets ?? []) {
     if (kindOf(path) === "file" && once(path)) out.masks.push({ path, kind: "file" });
   }
+  // Credential stores found deeper, before the nested host-run paths for the same reason.
+  for (const path of nested.hidden ?? []) {
+    const kind = kindOf(path);
+    if (once(path) && (kind === "dir" || kind === "file")) out.masks.push({ path, kind });
+  }
   for (const path of nested.git?.hidden ?? []) {
     const kind = kindOf(path);
     if ((kind === "file" || kind === "dir") && once(path)) out.masks.push({ path, kind });
@@ -117,6 +122,20 @@ export function protectedMounts(
     }
   }
   for (const root of writable) {
+    // Credential stores first: one that is also host-run (`.npmrc`) is hidden, not bound
+    // read-only, which would show it (a mask is read-only itself).
+    // A missing one is left to the host-run rules below (a placeholder for a missing `.npmrc`).
+    for (const entry of CREDENTIAL_PATHS) {
+      const path = join(root, entry);
+      const kind = kindOf(path);
+      if (seen.has(path) || kind === "missing") continue;
+      seen.add(path);
+      if (kind === "dir" || kind === "file") out.masks.push({ path, kind });
+      else if (kind === "link") {
+        const target = linkTargetInside(path, writable);
+        if (target && once(target.path)) out.masks.push(target);
+      }
+    }
     for (const name of HOST_RUN_PATHS) {
       const path = join(root, name);
       if (!once(path)) continue;
@@ -131,16 +150,6 @@ export function protectedMounts(
         if (target && once(target.path)) out.readOnly.push(target.path);
       } else {
         out.readOnly.push(path);
-      }
-    }
-    for (const entry of CREDENTIAL_PATHS) {
-      const path = join(root, entry);
-      if (!once(path)) continue;
-      const kind = kindOf(path);
-      if (kind === "dir" || kind === "file") out.masks.push({ path, kind });
-      else if (kind === "link") {
-        const target = linkTargetInside(path, writable);
-        if (target && once(target.path)) out.masks.push(target);
       }
     }
   }
@@ -162,10 +171,6 @@ export function protectedMounts(
       const target = linkTargetInside(path, writable);
       if (target && once(target.path)) out.readOnly.push(target.path);
     }
-  }
-  for (const path of nested.hidden ?? []) {
-    const kind = kindOf(path);
-    if (once(path) && (kind === "dir" || kind === "file")) out.masks.push({ path, kind });
   }
   for (const path of serverDirs) {
     if (!isInsideRoots(writable, path) || writable.includes(path)) continue;
