@@ -73,6 +73,32 @@ function leaked(bodies: string[]): string[] {
 }
 
 /**
+ * A delegate in `work` (its state dir under `home`) that makes `calls` with Read and Bash
+ * allowed; the completed reply and everything the backend received.
+ */
+async function lookAround(
+  home: string,
+  work: string,
+  calls: { name: string; input: Record<string, unknown> }[],
+): Promise<{ reply: { text: string }; wire: string }> {
+  await using scene = await startScene({
+    emulator: { script: attacker(calls) },
+    home,
+    cwd: work,
+    stateDir: join(home, ".ollama-mcp", "jobs"),
+  });
+  const reply = await scene.call("delegate_start", {
+    prompt: "look around",
+    model: MODEL,
+    cwd: work,
+    allowed_tools: ["Read", "Bash"],
+    wait_seconds: 150,
+  }, { timeoutMs: 200_000 });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  return { reply, wire: scene.emulator.messageRequests().map((r) => r.bodyText).join("\n") };
+}
+
+/**
  * A model that makes the given tool calls one after another, then answers with the last
  * result (so the reply shows what the delegate got).
  */
@@ -283,21 +309,7 @@ Deno.test({
       { name: "Bash", input: { command: "cat .env server.key app.env notes.txt; echo done" } },
       { name: "Read", input: { file_path: join(work, ".env.example") } },
     ];
-    await using scene = await startScene({
-      emulator: { script: attacker(calls) },
-      home,
-      cwd: work,
-      stateDir: join(home, ".ollama-mcp", "jobs"),
-    });
-    const reply = await scene.call("delegate_start", {
-      prompt: "look around",
-      model: MODEL,
-      cwd: work,
-      allowed_tools: ["Read", "Bash"],
-      wait_seconds: 150,
-    }, { timeoutMs: 200_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    const { reply, wire } = await lookAround(home, work, calls);
     for (const secret of ["DOTENV-SECRET", "KEYFILE-SECRET", "APPENV-SECRET", "NESTED-SECRET"]) {
       assert.ok(!wire.includes(secret), `${secret} reached the backend`);
     }
@@ -343,21 +355,7 @@ Deno.test({
         },
       },
     ];
-    await using scene = await startScene({
-      emulator: { script: attacker(calls) },
-      home,
-      cwd: work,
-      stateDir: join(home, ".ollama-mcp", "jobs"),
-    });
-    const reply = await scene.call("delegate_start", {
-      prompt: "look around",
-      model: MODEL,
-      cwd: work,
-      allowed_tools: ["Read", "Bash"],
-      wait_seconds: 150,
-    }, { timeoutMs: 200_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    const wire = scene.emulator.messageRequests().map((r) => r.bodyText).join("\n");
+    const { wire } = await lookAround(home, work, calls);
     for (const text of Object.values(stores)) {
       const marker = text.match(/[A-Z-]+-SECRET/)![0];
       assert.ok(!wire.includes(marker), `${marker} reached the backend`);
