@@ -59,7 +59,14 @@ import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
-import { type PoolJob, type PoolResult, runPool, type Slots, testCounts } from "./test_pool.ts";
+import {
+  failureDigest,
+  type PoolJob,
+  type PoolResult,
+  runPool,
+  type Slots,
+  testCounts,
+} from "./test_pool.ts";
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = join(dirname(SCRIPT), "..");
@@ -577,6 +584,9 @@ if (import.meta.main) {
   }, save);
   const wall = (performance.now() - t0) / 1000;
 
+  for (const r of results.filter((r) => r.status === "failed")) {
+    console.error(`\n── why ${r.job.label} failed:\n${failureDigest(r.output ?? "")}`);
+  }
   const lines: string[] = [];
   for (const pass of passes) {
     const mine = results.filter((r) => r.job.pass === pass);

@@ -228,6 +228,26 @@ export async function runPool(
   return ended;
 }
 
+/**
+ * The ERRORS part of a failed `deno test` run (each failed test's assertion and where), without
+ * colour and at most `maxLines` lines: printed again at the run's end, so a log read from its
+ * tail (a CI page) shows why a job failed, not only that it did.
+ */
+export function failureDigest(output: string, maxLines = 40): string {
+  // deno-lint-ignore no-control-regex
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const from = plain.indexOf(" ERRORS \n");
+  const to = plain.indexOf(" FAILURES \n", from);
+  const part = from < 0
+    ? plain.trimEnd().split("\n").slice(-maxLines).join("\n")
+    : plain.slice(from + " ERRORS \n".length, to < 0 ? undefined : to).trim();
+  const lines = part.split("\n");
+  return lines.length <= maxLines
+    ? part
+    : [...lines.slice(0, maxLines), `... (${lines.length - maxLines} more lines above in the log)`]
+      .join("\n");
+}
+
 /** What one `deno test` run printed as its total, read from its summary line. */
 export interface TestCounts {
   passed: number;

@@ -4,7 +4,7 @@
  * counts read from deno's summary line.
  */
 import assert from "node:assert/strict";
-import { type PoolJob, runPool, testCounts } from "../../scripts/test_pool.ts";
+import { failureDigest, type PoolJob, runPool, testCounts } from "../../scripts/test_pool.ts";
 
 function sh(label: string, cost: number, script: string, extra: Partial<PoolJob> = {}): PoolJob {
   return { label, pass: "t", cost, command: () => ({ argv: ["sh", "-c", script] }), ...extra };
@@ -100,6 +100,20 @@ Deno.test("testCounts: deno's summary line, coloured or not; nothing when there 
     ignored: 0,
   });
   assert.equal(testCounts("error: Module not found\n"), undefined);
+});
+
+Deno.test("failureDigest: a failed run's ERRORS part without colour, capped; the tail when there is none", () => {
+  const run = "running 2 tests\nx ... \x1b[31mFAILED\x1b[0m\n\n\x1b[41m ERRORS \x1b[0m\n\n" +
+    "x => ./a_test.ts:3:1\n\x1b[31merror\x1b[0m: AssertionError: bench printed no figure\n" +
+    "line 1\nline 2\n\n\x1b[41m FAILURES \x1b[0m\n\nx => ./a_test.ts:3:1\n\nFAILED | 1 passed | 1 failed\n";
+  const digest = failureDigest(run);
+  assert.match(digest, /^x => \.\/a_test\.ts:3:1\nerror: AssertionError: bench printed no figure/);
+  assert.doesNotMatch(digest, /FAILURES|running 2 tests/);
+  assert.ok(!digest.includes("\x1b"), "colour codes are left");
+  const capped = failureDigest(run, 2);
+  assert.equal(capped.split("\n").length, 3);
+  assert.match(capped, /more lines above in the log/);
+  assert.equal(failureDigest("a\nb\nerror: Module not found\n", 2), "b\nerror: Module not found");
 });
 
 Deno.test("pool: by load, light jobs run beyond the minimum; heavy ones wait for room", async () => {
