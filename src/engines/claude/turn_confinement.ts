@@ -23,7 +23,7 @@ import {
   sandboxSettings,
   withNestedHostRun,
 } from "./sandbox.ts";
-import type { TurnChanges } from "../tree/turn_changes.ts";
+import { storesUnknown, type TurnChanges } from "../tree/turn_changes.ts";
 
 /**
  * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
@@ -177,8 +177,7 @@ export function storesAllHidden(
   jail: JailLayout | undefined,
   nested: TurnChanges["nested"],
 ): boolean {
-  return jail !== undefined && nested !== undefined && nested.capped !== true &&
-    nested.unread !== true;
+  return jail !== undefined && storesUnknown(nested) === undefined;
 }
 
 /**

@@ -36,7 +36,7 @@ import { SERVER_NOTE } from "./stream.ts";
 import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
-import { beginTurnChanges } from "../tree/turn_changes.ts";
+import { beginTurnChanges, storesUnknown } from "../tree/turn_changes.ts";
 import { type ProtectConfig, protectScope } from "./protect_scope.ts";
 import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
@@ -191,7 +191,18 @@ async function planCheck(
   // journal, or a walk of the folders): the check's output reaches the model in a repair round.
   const changes = await beginTurnChanges(roots, { walk: true });
   const stores = changes.nested?.credentials ?? [];
+  const unknown = storesUnknown(changes.nested);
   changes.release();
+  if (unknown !== undefined) {
+    // No Claude Code sandbox around the commands, whose Read rules cover what the list misses
+    // in the delegate's turn: a store the jail does not hide would be open to them.
+    return {
+      kind: "refused",
+      reason: `Cannot verify: the job's directories could not all be searched for credential ` +
+        `stores (${unknown}), so the commands could not be confined as the delegate's were. ` +
+        "Start the job with a narrower cwd",
+    };
+  }
   const masked = ids.secretPaths.length + ids.git.hidden.length + stores.length;
   if (masked > MAX_SECRET_MASKS) {
     return {

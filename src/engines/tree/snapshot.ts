@@ -24,6 +24,7 @@ import { TimeSlices } from "../../platform/time_slices.ts";
 import { decodeFileName, diskPath, hasRawBytes } from "../../platform/file_names.ts";
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { quotePath } from "../../platform/plain_text.ts";
+import process from "node:process";
 import { isDeno } from "../../platform/runtime.ts";
 import { hostRunPart } from "../../guard/protected_paths.ts";
 import { isInside } from "../../platform/path_inside.ts";
@@ -111,6 +112,21 @@ function isFolder(path: string): boolean {
 }
 
 /**
+ * A folder that is there and ours (where users are known): one we cannot read but own, a
+ * delegate running as us could open (chmod); one of another user's stays closed to it, as the
+ * host-run scan (guard/host_run_scan.ts) and the journal's blind folders judge it.
+ */
+function isOwnFolder(path: string): boolean {
+  try {
+    const info = lstatSync(diskPath(path));
+    const uid = process.getuid?.();
+    return info.isDirectory() && (uid === undefined || info.uid === uid);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The change time of `path` (ms), or undefined when it is gone. `raw`: the path may hold a byte
  * that is not UTF-8 (then its bytes are asked for; looking for one in every path cost Node 50 ms
  * a walk at 100,000 files, measured).
@@ -149,6 +165,8 @@ export async function nestedWalk(
   roots: readonly string[],
   limit: number,
   listed?: Map<string, ListedEntry[]>,
+  /** Listing through libc (as changedSince): every name by its bytes, UTF-8 or not. */
+  fast?: Pick<LinuxFs, "listDir">,
 ): Promise<NestedFound> {
   const rootSet = new Set(roots);
   const nestedGit: string[] = [];
@@ -160,9 +178,11 @@ export async function nestedWalk(
   while (stack.length > 0) {
     await pause.maybe();
     const dir = stack.pop()!;
-    const listing = entriesOf(dir);
-    // Gone since it was listed is nothing to hide; there and unreadable, it may hold a store.
-    if (!listing && isFolder(dir)) unread = true;
+    const listing = entriesOf(dir, fast);
+    // Gone since it was listed is nothing to hide; there, ours and unreadable, it may hold a
+    // store a command opens up. So may a folder holding a name this runtime could not give (not
+    // UTF-8, see entriesOf): a command names it by its bytes.
+    if ((!listing && isOwnFolder(dir)) || (listing?.unnamed ?? 0) > 0) unread = true;
     const kept: ListedEntry[] = [];
     for (const entry of listing?.entries ?? []) {
       if (++seen > limit) {

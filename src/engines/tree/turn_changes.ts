@@ -61,6 +61,17 @@ export interface TurnChanges {
   release(): void;
 }
 
+/**
+ * Why the turn's list of credential stores (and nested `.git`) may miss some, or undefined when
+ * it holds them all: a sandbox that hides stores by that list alone must not rely on it then.
+ */
+export function storesUnknown(nested: TurnChanges["nested"]): string | undefined {
+  if (nested === undefined) return "the directories were not searched";
+  if (nested.capped) return "the search of the directories stopped at its limit";
+  if (nested.unread) return "a folder in them could not be read";
+  return undefined;
+}
+
 export interface BeginOptions {
   /** Walk the tree when no journal can be kept (the native engine: when Bash can run). */
   walk: boolean;
@@ -87,14 +98,20 @@ export async function beginTurnChanges(
     ? await Promise.all(roots.map((r) => journalFor(r, fs, options.limits, options.walk)))
     : [];
   if (fs && journals.every((j) => j !== undefined)) {
-    return journalTurn(roots, journals as TreeJournal[], started, fs);
+    const turn = journalTurn(roots, journals as TreeJournal[], started, fs);
+    // Listening reads the events queued since the last turn: a queue that overflowed in
+    // between (an `npm ci` by the user, a burst from another job), or a root moved, stops the
+    // journal there, and a stopped one knows no nested `.git` or credential store. The walk
+    // finds them instead (the registry builds a new journal for the next turn).
+    if (journals.every((j) => j!.invalid === undefined)) return turn;
+    turn.release();
   }
   if (!options.walk) return { end: () => Promise.resolve({ files: [] }), release() {} };
   const limit = options.walkLimit ?? WALK_LIMIT;
   // What the walk read is what the identity scan would read again, at the same moment (before
   // the delegate runs): it lists from the walk's memory, as from a journal's.
   const listed = new Map<string, ListedEntry[]>();
-  const nested = await nestedWalk(roots, limit, listed);
+  const nested = await nestedWalk(roots, limit, listed, fs);
   // After the walk of the folders: what changed while it ran is no delegate's doing.
   const since = Date.now();
   let report: Promise<ChangeReport> | undefined;

@@ -11,6 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
+import { isDeno } from "../../../src/platform/runtime.ts";
 import { putBytes } from "../../support/trees.ts";
 
 function tree(): { top: string; [Symbol.dispose](): void } {
@@ -61,6 +62,27 @@ Deno.test("nestedWalk: nested repositories at any depth and credential stores, n
     credentials: [],
     capped: false,
   });
+});
+
+Deno.test("nestedWalk: a store in a folder whose name is not UTF-8 is found by its bytes, or the walk says it could not look", async () => {
+  using t = tree();
+  putBytes(t.top, "d\\377/.ssh/id_rsa");
+  putBytes(t.top, "d\\377/p/.git/config");
+  const fs = linuxFs();
+  if (fs) {
+    // Through libc (Deno on Linux): every name by its bytes.
+    const found = await nestedWalk([t.top], 1000, undefined, fs);
+    assert.equal(found.unread, undefined);
+    assert.equal(found.credentials.length, 1);
+    assert.match(found.credentials[0]!, /\/\.ssh$/);
+    assert.ok(found.credentials[0]!.startsWith(`${t.top}/d`));
+    assert.equal(found.nestedGit.length, 1);
+  }
+  // The runtime's own listing: Node gives the bytes; Deno decodes the name, and then the folder
+  // cannot be named, which the walk says rather than leaving it out unseen.
+  const plain = await nestedWalk([t.top], 1000);
+  if (isDeno) assert.equal(plain.unread, true);
+  else assert.equal(plain.credentials.length, 1);
 });
 
 for (const fast of [undefined, linuxFs()]) {

@@ -5,9 +5,21 @@
  * was capped.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, linkSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
-import { beginTurnChanges, closeJournals } from "../../../src/engines/tree/turn_changes.ts";
+import {
+  beginTurnChanges,
+  closeJournals,
+  storesUnknown,
+} from "../../../src/engines/tree/turn_changes.ts";
 import { collectGuardIdentities } from "../../../src/guard/identities.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 import { quotePath } from "../../../src/platform/plain_text.ts";
@@ -58,6 +70,50 @@ Deno.test({
     const report = await changes.end();
     assert.deepEqual(report, { files: [0, 1, 2, 3, 4].map((i) => join(r, `f${i}.txt`)) });
   },
+});
+
+Deno.test({
+  name: "turn changes: a journal stopped by a queue overflow between turns gives way to a walk " +
+    "that still finds the nested stores and repositories",
+  ignore: linuxFs() === undefined,
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    mkdirSync(join(r, "sub", ".ssh"), { recursive: true });
+    writeFileSync(join(r, "sub", ".ssh", "id_rsa"), "key");
+    mkdirSync(join(r, "nested", "p", ".git"), { recursive: true });
+    // Watched from the first turn on, so that what is made in it later has events.
+    mkdirSync(join(r, "bulk"));
+    const found = {
+      credentials: [join(r, "sub", ".ssh")],
+      nestedGit: [join(r, "nested", "p", ".git")],
+    };
+    const first = await beginTurnChanges([r], { walk: true });
+    assert.equal(first.how, "journal");
+    assert.deepEqual(first.nested?.credentials, found.credentials);
+    first.release();
+    // Between turns (an `npm ci` of the user's, another job's burst), more events than the
+    // kernel queues for the journal: each new file leaves at least two (made, closed).
+    const queued = Number(readFileSync("/proc/sys/fs/inotify/max_queued_events", "utf8"));
+    for (let i = 0; i < queued; i++) writeFileSync(join(r, "bulk", `f${i}`), "");
+    const next = await beginTurnChanges([r], { walk: true });
+    try {
+      assert.deepEqual(next.nested?.credentials, found.credentials);
+      assert.deepEqual(next.nested?.nestedGit, found.nestedGit);
+      assert.equal(next.how, "walk");
+      assert.equal(storesUnknown(next.nested), undefined);
+    } finally {
+      next.release();
+    }
+  },
+});
+
+Deno.test("storesUnknown: a list of stores that may miss some says why", () => {
+  const lists = { nestedGit: [], credentials: [] };
+  assert.equal(storesUnknown({ ...lists, capped: false }), undefined);
+  assert.match(storesUnknown(undefined) ?? "", /not searched/);
+  assert.match(storesUnknown({ ...lists, capped: true }) ?? "", /stopped at its limit/);
+  assert.match(storesUnknown({ ...lists, unread: true }) ?? "", /could not be read/);
 });
 
 Deno.test("turn changes: without a journal, a walk of the folders, then of the files' change times, saying when it stopped", async () => {

@@ -7,7 +7,7 @@
  * it.
  */
 import { commonGitDir, type TurnWorktree } from "../../../guard/worktree_scope.ts";
-import type { TurnChanges } from "../../tree/turn_changes.ts";
+import { storesUnknown, type TurnChanges } from "../../tree/turn_changes.ts";
 import type { GuardIdentities } from "../../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./shell_runner.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
@@ -39,7 +39,9 @@ export function watchShell(
     const readOnly = [...(runner.nested?.readOnly ?? []), commonGitDir(worktree)];
     runner.nested = { ...runner.nested, readOnly };
   }
-  if (guard && runner.kind === "bwrap") guardShell(runner, roots, guard);
+  if (guard && runner.kind === "bwrap") {
+    guardShell(runner, roots, guard, storesUnknown(changes.nested));
+  }
   if (runner.kind === "bwrap" && runner.hostRun && changes.sentinel) {
     runner.hostRun.sentinel = changes.sentinel;
   }
@@ -60,12 +62,17 @@ export const MAX_SECRET_MASKS = 500;
  * refused (fail closed) when that walk stopped early, when it could not find every other
  * name of a hard-linked file, or when there are more secret files than a sandbox can hide.
  */
-function guardShell(runner: BwrapRunner, roots: readonly string[], guard: GuardIdentities) {
+function guardShell(
+  runner: BwrapRunner,
+  roots: readonly string[],
+  guard: GuardIdentities,
+  storesGap: string | undefined,
+) {
   runner.hostRun = {
     key: roots.join("\0"),
     scan: guard.incomplete ? { ...guard.scan, incomplete: guard.incomplete } : guard.scan,
   };
-  const refused = shellRefusal(guard, roots[0] ?? "");
+  const refused = shellRefusal(guard, roots[0] ?? "", storesGap);
   if (refused) runner.hostRun.moved = refused;
   runner.nested = {
     ...runner.nested,
@@ -77,8 +84,18 @@ function guardShell(runner: BwrapRunner, roots: readonly string[], guard: GuardI
 }
 
 /** Why the identities do not let the sandbox protect everything they name, or undefined. */
-function shellRefusal(guard: GuardIdentities, cwd: string): string | undefined {
+function shellRefusal(
+  guard: GuardIdentities,
+  cwd: string,
+  storesGap: string | undefined,
+): string | undefined {
   const alternatives = "Read, Write and Edit still work";
+  if (storesGap !== undefined) {
+    // The sandbox hides the credential stores that search found, and only those.
+    return `Bash is refused for this turn: the job's directories could not all be searched ` +
+      `for credential stores (${storesGap}), so the sandbox cannot hide every one from ` +
+      `commands. Start the job with a narrower cwd; ${alternatives}`;
+  }
   if (guard.incomplete === undefined && guard.pathsIncomplete !== undefined) {
     return `Bash is refused for this turn: ${guard.pathsIncomplete}, so the sandbox cannot ` +
       "find every other name of a hard-linked secret or host-run file to hide or protect " +
