@@ -306,6 +306,20 @@ export const CREDENTIAL_PATHS: readonly string[] = [
 ];
 
 /**
+ * The folders by whose names a credential store of several parts is known, from where it
+ * starts: for `x/.config/helm/registry`, `x/.config` and `x/.config/helm`; none for `x/.ssh`.
+ * Renamed (`mv x/.config x/cfg`), the store would be no store by its path in a later turn, so
+ * sandboxes bind these onto themselves, writable as before: a mount point cannot be renamed.
+ */
+export function storeHeads(store: string): string[] {
+  const entry = CREDENTIAL_PATHS.find((e) => e.includes("/") && store.endsWith(`/${e}`));
+  if (entry === undefined) return [];
+  const base = store.slice(0, store.length - entry.length);
+  const parts = entry.split("/").slice(0, -1);
+  return parts.map((_, i) => `${base}${parts.slice(0, i + 1).join("/")}`);
+}
+
+/**
  * Files in the home folder that hold registry tokens or passwords but are ordinary project
  * files elsewhere (a project's `.yarnrc.yml` is host-run, not hidden): yarn's `npmAuthToken`,
  * bun's `[install.scopes]` tokens, pip's index URLs with credentials, pnpm's auth settings. The

@@ -351,7 +351,8 @@ Deno.test({
         name: "Bash",
         input: {
           command: `cat ${Object.keys(stores).join(" ")}; mv sub moved; cat moved/.ssh/config ` +
-            "moved/.npmrc; cat docs/gh/notes.txt; echo listed",
+            'moved/.npmrc; mv tools/.config tools/cfg; echo "config mv exit $?"; ' +
+            "cat docs/gh/notes.txt; echo listed",
         },
       },
     ];
@@ -362,6 +363,9 @@ Deno.test({
     }
     assert.match(wire, /PLAIN-NOTES/);
     assert.match(wire, /listed/);
+    // The folder `gh` is known by as a store stays: renamed, a later turn would not know it.
+    assert.match(wire, /config mv exit [1-9]/);
+    assert.ok(existsSync(join(work, "tools", ".config", "gh", "hosts.yml")));
     // The stores are as they were (the mv of their folder failed or took the mask along).
     const where = existsSync(join(work, "sub")) ? "sub" : "moved";
     assert.equal(readFileSync(join(work, where, ".npmrc"), "utf8"), stores["sub/.npmrc"]);

@@ -6,6 +6,7 @@ import {
   isHostRunEntry,
   isSecretFileName,
   readRefusal,
+  storeHeads,
   writeRefusal,
 } from "../../src/guard/protected_paths.ts";
 
@@ -181,4 +182,16 @@ Deno.test("host-run paths: other agents' files and package-manager configuration
   assert.equal(isHostRunEntry("src", "hooks"), false);
   assert.equal(isHostRunDir("/p/.github/hooks"), true);
   assert.equal(isHostRunDir("/p/.github/mcp.json"), false);
+});
+
+Deno.test("storeHeads: the folders a store of several parts is known by, shallow first", () => {
+  assert.deepEqual(storeHeads("/p/tools/.config/gh"), ["/p/tools/.config"]);
+  assert.deepEqual(storeHeads("/p/.config/helm/registry"), ["/p/.config", "/p/.config/helm"]);
+  assert.deepEqual(storeHeads("/p/a/.local/share/uv/credentials"), [
+    "/p/a/.local",
+    "/p/a/.local/share",
+    "/p/a/.local/share/uv",
+  ]);
+  assert.deepEqual(storeHeads("/p/sub/.ssh"), []);
+  assert.deepEqual(storeHeads("/p/docs/gh"), []);
 });

@@ -278,6 +278,38 @@ for (const engine of ["native", "claude"] as const) {
   });
 
   Deno.test({
+    name: `${engine}: the folder a store of several parts is known by cannot be renamed, so a ` +
+      "later check cannot read the store under another name",
+    ignore: !linux,
+    async fn() {
+      await using scene = await startInProcessScene({ emulator: answering("done") });
+      const work = tempDir("od-verify-");
+      const token = "VERIFY-RENAMED-GH-TOKEN";
+      mkdirSync(join(work, "tools", ".config", "gh"), { recursive: true });
+      writeFileSync(join(work, "tools", ".config", "gh", "hosts.yml"), `oauth_token: ${token}`);
+      const check = async (command: string) => {
+        const reply = await scene.call("delegate_start", {
+          ...base,
+          prompt: "look",
+          cwd: work,
+          verify: command,
+          verify_rounds: 0,
+        }, LONG);
+        assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+        const id = field(reply.text, "job_id")!;
+        return readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      };
+      // The store's mask would move along with its folder; the next job would find no
+      // `.config/gh` by name to hide.
+      const moved = await check(`mv tools/.config tools/cfg; echo "mv exit $?"; exit 9`);
+      assert.match(moved, /mv exit [1-9]/, moved);
+      assert.ok(existsSync(join(work, "tools", ".config", "gh", "hosts.yml")));
+      const read = await check("cat tools/cfg/gh/hosts.yml tools/.config/gh/hosts.yml; exit 9");
+      assert.ok(!read.includes(token), `${token} reached the check:\n${read}`);
+    },
+  });
+
+  Deno.test({
     name:
       `${engine}: a check cannot reach the network, a credential file or a store in the project`,
     ignore: !linux,

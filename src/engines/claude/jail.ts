@@ -46,7 +46,11 @@ export interface JailLayout {
   readOnlyInside?: readonly string[];
   /** Hidden inside a writable dir: credential stores, the server's own folders. */
   masks?: readonly JailMask[];
-  /** Mounted read-write at another place: the job's cache folder at `$HOME/.cache`. */
+  /**
+   * Mounted read-write at another place: the job's cache folder at `$HOME/.cache`; and onto
+   * themselves, so that they cannot be renamed: the folders a credential store is known by
+   * (protected_paths.ts storeHeads).
+   */
   binds?: readonly { source: string; dest: string }[];
   /**
    * Folders bound read-only over another inside the jail: git's `objects/pack` by a view of

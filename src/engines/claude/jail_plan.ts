@@ -8,7 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { hasRawBytes } from "../../platform/file_names.ts";
 import { rawKindOf } from "../../platform/raw_fs.ts";
-import { CREDENTIAL_PATHS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
+import { CREDENTIAL_PATHS, HOST_RUN_PATHS, storeHeads } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
 import type { ToolchainView } from "../../guard/toolchains.ts";
@@ -134,6 +134,17 @@ export function planJail(inputs: JailInputs): JailLayout {
   // bubblewrap reads and copies all of (issue 34); a `.envrc` in each of 100 nested projects
   // is both host-run and secret.
   for (const mask of masks) readOnlyInside.delete(mask.path);
+  // The folders a store of several parts is known by, bound onto themselves so that a command
+  // cannot rename them (see storeHeads); not where a read-only bind or a mask holds them
+  // already, which a writable bind would open up again.
+  const held = [...readOnly, ...readOnlyInside, ...masks.map((m) => m.path)];
+  const pins = new Set<string>();
+  for (const mask of masks) {
+    for (const head of storeHeads(mask.path)) {
+      if (roots.includes(head) || held.some((h) => within(h, head))) continue;
+      if (kindOf(head) === "dir") pins.add(head);
+    }
+  }
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
   const tools = inputs.toolchains;
   if (tools?.cache) mkdirSync(tools.cache.source, { recursive: true, mode: 0o700 });
@@ -148,7 +159,14 @@ export function planJail(inputs: JailInputs): JailLayout {
     ],
     readOnlyInside: [...readOnlyInside],
     masks: [...masks, ...(tools?.view.hidden.map(({ path, kind }) => ({ path, kind })) ?? [])],
-    ...(tools?.cache ? { binds: [tools.cache] } : {}),
+    ...(tools?.cache || pins.size > 0
+      ? {
+        binds: [
+          ...(tools?.cache ? [tools.cache] : []),
+          ...[...pins].map((p) => ({ source: p, dest: p })),
+        ],
+      }
+      : {}),
     ...(views.length > 0 ? { views } : {}),
     ...(inputs.home && isAbsolute(inputs.home) ? { home: inputs.home } : {}),
     root: isRoot(),

@@ -119,8 +119,10 @@ export function bwrapArgs(
   }
   for (const mask of layout.systemMasks ?? []) args.push(...maskArgs(mask));
   for (const dir of layout.writable) args.push("--bind", dir, dir);
-  // After the binds, so they cover what a writable dir would otherwise expose.
   const mounts = layout.mounts;
+  // Inside the writable dirs and around the stores' masks: the folders a store is known by.
+  for (const pin of mounts?.pins ?? []) args.push("--bind", pin, pin);
+  // After the binds, so they cover what a writable dir would otherwise expose.
   for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
   for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
   // git's packs seen through a view without the secret objects: inside `.git`, read-only above.

@@ -11,8 +11,9 @@ import {
   HOST_RUN_DIRS,
   HOST_RUN_PATHS,
   PLACEHOLDER_NAMES,
+  storeHeads,
 } from "../../../guard/protected_paths.ts";
-import { isInsideRoots } from "../../../platform/path_inside.ts";
+import { isInside, isInsideRoots } from "../../../platform/path_inside.ts";
 import { hasRawBytes } from "../../../platform/file_names.ts";
 import { rawKindOf } from "../../../platform/raw_fs.ts";
 import type { Placeholder, PlaceholderKind } from "../../mount_placeholders.ts";
@@ -51,6 +52,11 @@ export interface ProtectedMounts {
   unheld: string[];
   /** Folders bound read-only over another (git's `objects/pack` by a view without secrets). */
   views?: { source: string; dest: string }[];
+  /**
+   * Folders bound writable onto themselves, so that a command cannot rename them: those a
+   * hidden credential store of several parts is known by (protected_paths.ts storeHeads).
+   */
+  pins?: string[];
 }
 
 type Kind = PlaceholderKind | "link" | "missing";
@@ -184,6 +190,16 @@ export function protectedMounts(
     const top = highestMissing(path, writable);
     if (top !== undefined && once(top)) out.placeholders.push({ path: top, kind: "dir" });
   }
+  // Not where a read-only bind or a mask holds the folder already: a writable bind would open
+  // it up again. Shallow first, as they are mounted.
+  const held = [...out.readOnly, ...out.masks.map((m) => m.path)];
+  for (const mask of [...out.masks]) {
+    for (const head of storeHeads(mask.path)) {
+      if (writable.includes(head) || held.some((h) => isInside(h, head))) continue;
+      if (kindOf(head) === "dir" && once(head)) (out.pins ??= []).push(head);
+    }
+  }
+  out.pins?.sort((a, b) => a.split("/").length - b.split("/").length);
   return out;
 }
 
