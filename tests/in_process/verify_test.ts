@@ -5,7 +5,7 @@
  * check runs as confined as the delegate's Bash: no network, no credential file.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { ChatRequestView, MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
@@ -306,6 +306,36 @@ for (const engine of ["native", "claude"] as const) {
       assert.ok(existsSync(join(work, "tools", ".config", "gh", "hosts.yml")));
       const read = await check("cat tools/cfg/gh/hosts.yml tools/.config/gh/hosts.yml; exit 9");
       assert.ok(!read.includes(token), `${token} reached the check:\n${read}`);
+    },
+  });
+
+  Deno.test({
+    name: `${engine}: a host-run link into a credential store (planted by a delegate) stops ` +
+      "no later check, and the store stays hidden through it",
+    ignore: !linux,
+    async fn() {
+      await using scene = await startInProcessScene({ emulator: answering("done") });
+      const work = tempDir("od-verify-");
+      const token = "VERIFY-LINKED-DOCKER-TOKEN";
+      mkdirSync(join(work, ".docker"));
+      writeFileSync(join(work, ".docker", "config.json"), `{"auths":{"x":"${token}"}}`);
+      mkdirSync(join(work, "sub"));
+      // Host-run, so held read-only by its target; the target lies in a hidden store.
+      symlinkSync("../.docker/config.json", join(work, "sub", "CLAUDE.md"));
+      symlinkSync("../.docker/new.md", join(work, "sub", "AGENTS.md"));
+      const reply = await scene.call("delegate_start", {
+        ...base,
+        prompt: "look",
+        cwd: work,
+        verify: "cat sub/CLAUDE.md .docker/config.json; echo CHECK-RAN; exit 9",
+        verify_rounds: 0,
+      }, LONG);
+      assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+      const id = field(reply.text, "job_id")!;
+      const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      assert.match(log, /^CHECK-RAN$/m, log);
+      assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
+      assert.ok(!existsSync(join(work, ".docker", "new.md")));
     },
   });
 

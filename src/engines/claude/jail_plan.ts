@@ -133,7 +133,12 @@ export function planJail(inputs: JailInputs): JailLayout {
   // Each mount in the jail costs every command of Claude Code's sandbox a little, which
   // bubblewrap reads and copies all of (issue 34); a `.envrc` in each of 100 nested projects
   // is both host-run and secret.
-  for (const mask of masks) readOnlyInside.delete(mask.path);
+  // Nor one inside a mask: a host-run link into a store (`sub/CLAUDE.md -> ../.docker/x.json`,
+  // which a delegate can plant) would ask bubblewrap for a mount point in the mask's read-only
+  // folder, and every later turn there would fail to start.
+  for (const path of [...readOnlyInside]) {
+    if (masks.some((m) => within(m.path, path))) readOnlyInside.delete(path);
+  }
   // The folders a store of several parts is known by, bound onto themselves so that a command
   // cannot rename them (see storeHeads); not where a read-only bind or a mask holds them
   // already, which a writable bind would open up again.

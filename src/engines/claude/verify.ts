@@ -37,6 +37,7 @@ import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { beginTurnChanges, storesUnknown } from "../tree/turn_changes.ts";
+import { isInside } from "../../platform/path_inside.ts";
 import { type ProtectConfig, protectScope } from "./protect_scope.ts";
 import { findSandboxTools, planSandbox, withNestedHostRun } from "./sandbox.ts";
 import type { SandboxSetting } from "../../settings/types.ts";
@@ -237,7 +238,10 @@ async function planCheck(
     toolchains: tools,
   });
   // Host-run paths that do not exist yet get an empty read-only placeholder, so that a test
-  // cannot create `.claude/settings.json` or `.envrc` for the host to run later.
+  // cannot create `.claude/settings.json` or `.envrc` for the host to run later. None inside a
+  // mask, which is read-only already and holds no mount point (see planJail).
+  const inMask = (path: string) =>
+    (layout.masks ?? []).some((m) => m.kind === "dir" && isInside(m.path, path));
   const missing: JailMask[] = [
     ...roots.flatMap((root) =>
       HOST_RUN_PATHS.map((name) => ({
@@ -246,7 +250,7 @@ async function planCheck(
       }))
     ).filter((p) => !exists(p.path)),
     ...ids.hostRunMissing.filter((p) => !exists(p.path)),
-  ];
+  ].filter((p) => !inMask(p.path));
   const registry = new PlaceholderRegistry(
     placeholderRunDir(config.stateDir ?? join(spec.dir, "..")),
   );

@@ -190,6 +190,14 @@ export function protectedMounts(
     const top = highestMissing(path, writable);
     if (top !== undefined && once(top)) out.placeholders.push({ path: top, kind: "dir" });
   }
+  // What a mask hides is read-only and out of sight already: a read-only bind or placeholder
+  // inside it (a host-run link into a store, `sub/CLAUDE.md -> ../.docker/x.json`, which a
+  // delegate can plant) would ask bubblewrap for a mount point in the mask's read-only folder,
+  // and every later command there would fail.
+  const inMask = (path: string) =>
+    out.masks.some((m) => m.kind === "dir" && m.path !== path && isInside(m.path, path));
+  out.readOnly = out.readOnly.filter((p) => !inMask(p));
+  out.placeholders = out.placeholders.filter((p) => !inMask(p.path));
   // Not where a read-only bind or a mask holds the folder already: a writable bind would open
   // it up again. Shallow first, as they are mounted.
   const held = [...out.readOnly, ...out.masks.map((m) => m.path)];
