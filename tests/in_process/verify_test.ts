@@ -5,13 +5,14 @@
  * check runs as confined as the delegate's Bash: no network, no credential file.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import type { ChatRequestView, MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
 import { contentText } from "../support/emulator/chat_script.ts";
 import { field, tempDir } from "../support/harness.ts";
-import { startInProcessScene } from "../support/in_process_scene.ts";
+import { type InProcessScene, startInProcessScene } from "../support/in_process_scene.ts";
 
 const linux = process.platform === "linux";
 const MODEL = "qwen3:8b";
@@ -277,6 +278,27 @@ for (const engine of ["native", "claude"] as const) {
     },
   });
 
+  /** The output of a job in `work` whose check is `command`, which fails so that it is kept. */
+  const checkLog = async (scene: InProcessScene, work: string, command: string) => {
+    const reply = await scene.call("delegate_start", {
+      ...base,
+      prompt: "look",
+      cwd: work,
+      verify: command,
+      verify_rounds: 0,
+    }, LONG);
+    assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
+    const id = field(reply.text, "job_id")!;
+    return readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+  };
+  /** Writes `files` (path -> text) below `dir`, their folders made. */
+  const put = (dir: string, files: Record<string, string>) => {
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(join(dir, rel, ".."), { recursive: true });
+      writeFileSync(join(dir, rel), text);
+    }
+  };
+
   Deno.test({
     name: `${engine}: the folder a store of several parts is known by cannot be renamed, so a ` +
       "later check cannot read the store under another name",
@@ -285,56 +307,93 @@ for (const engine of ["native", "claude"] as const) {
       await using scene = await startInProcessScene({ emulator: answering("done") });
       const work = tempDir("od-verify-");
       const token = "VERIFY-RENAMED-GH-TOKEN";
-      mkdirSync(join(work, "tools", ".config", "gh"), { recursive: true });
-      writeFileSync(join(work, "tools", ".config", "gh", "hosts.yml"), `oauth_token: ${token}`);
-      const check = async (command: string) => {
-        const reply = await scene.call("delegate_start", {
-          ...base,
-          prompt: "look",
-          cwd: work,
-          verify: command,
-          verify_rounds: 0,
-        }, LONG);
-        assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
-        const id = field(reply.text, "job_id")!;
-        return readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
-      };
+      put(work, { "tools/.config/gh/hosts.yml": `oauth_token: ${token}` });
       // The store's mask would move along with its folder; the next job would find no
       // `.config/gh` by name to hide.
-      const moved = await check(`mv tools/.config tools/cfg; echo "mv exit $?"; exit 9`);
+      const moved = await checkLog(
+        scene,
+        work,
+        `mv tools/.config tools/cfg; echo "mv exit $?"; exit 9`,
+      );
       assert.match(moved, /mv exit [1-9]/, moved);
       assert.ok(existsSync(join(work, "tools", ".config", "gh", "hosts.yml")));
-      const read = await check("cat tools/cfg/gh/hosts.yml tools/.config/gh/hosts.yml; exit 9");
+      const read = await checkLog(
+        scene,
+        work,
+        "cat tools/cfg/gh/hosts.yml tools/.config/gh/hosts.yml; exit 9",
+      );
       assert.ok(!read.includes(token), `${token} reached the check:\n${read}`);
     },
   });
 
   Deno.test({
-    name: `${engine}: a host-run link into a credential store (planted by a delegate) stops ` +
-      "no later check, and the store stays hidden through it",
+    name: `${engine}: a job in a folder of ~/.config that holds a store brings no folder above ` +
+      "it into the check",
+    ignore: !linux,
+    async fn() {
+      await using scene = await startInProcessScene({ emulator: answering("done") });
+      const config = join(scene.home, ".config");
+      const token = "VERIFY-ABOVE-GH-TOKEN";
+      // `registry` in `.config/helm` is a store; `.config`, the folder it is known by, lies
+      // above the job's folder, beside the user's other stores.
+      put(config, { "helm/registry/config.json": "{}", "gh/hosts.yml": `oauth_token: ${token}\n` });
+      const log = await checkLog(
+        scene,
+        join(config, "helm"),
+        "cat ../gh/hosts.yml; touch ../planted; echo CHECK-RAN; exit 9",
+      );
+      assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
+      assert.ok(!existsSync(join(config, "planted")), "the check wrote beside the job's folder");
+      assert.match(log, /^CHECK-RAN$/m, log);
+    },
+  });
+
+  Deno.test({
+    name: `${engine}: links into a credential store (planted by a delegate) stop no later ` +
+      "check, and the store stays hidden through them, also behind a linked folder",
     ignore: !linux,
     async fn() {
       await using scene = await startInProcessScene({ emulator: answering("done") });
       const work = tempDir("od-verify-");
-      const token = "VERIFY-LINKED-DOCKER-TOKEN";
-      mkdirSync(join(work, ".docker"));
-      writeFileSync(join(work, ".docker", "config.json"), `{"auths":{"x":"${token}"}}`);
+      const tokens = ["VERIFY-LINKED-DOCKER-TOKEN", "VERIFY-LINKED-GH-TOKEN"];
+      put(work, {
+        ".docker/config.json": `{"auths":{"x":"${tokens[0]}"}}`,
+        "cfg/gh/hosts.yml": `oauth_token: ${tokens[1]}`,
+        // A secret file and git objects inside a store: its mask hides them already.
+        "tools/.config/gh/.env": "KEY=1",
+      });
+      execFileSync("git", ["init", "-q", join(work, "tools", ".config", "gh")]);
+      execFileSync("git", ["-C", join(work, "tools", ".config", "gh"), "add", ".env"]);
+      execFileSync("git", [
+        "-C",
+        join(work, "tools", ".config", "gh"),
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "env",
+      ]);
+      // `.config` is a link, so `cfg/gh` is the top-level store `.config/gh`.
+      symlinkSync("cfg", join(work, ".config"));
       mkdirSync(join(work, "sub"));
-      // Host-run, so held read-only by its target; the target lies in a hidden store.
+      // Host-run, so held read-only by their targets, which lie in hidden stores; secret by
+      // name, so hidden by their targets.
       symlinkSync("../.docker/config.json", join(work, "sub", "CLAUDE.md"));
       symlinkSync("../.docker/new.md", join(work, "sub", "AGENTS.md"));
-      const reply = await scene.call("delegate_start", {
-        ...base,
-        prompt: "look",
-        cwd: work,
-        verify: "cat sub/CLAUDE.md .docker/config.json; echo CHECK-RAN; exit 9",
-        verify_rounds: 0,
-      }, LONG);
-      assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
-      const id = field(reply.text, "job_id")!;
-      const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      symlinkSync("../.docker/config.json", join(work, "sub", ".env"));
+      symlinkSync("cfg/gh", join(work, "GEMINI.md"));
+      const log = await checkLog(
+        scene,
+        work,
+        "cat sub/CLAUDE.md sub/.env .docker/config.json .config/gh/hosts.yml cfg/gh/hosts.yml " +
+          "GEMINI.md/hosts.yml; echo CHECK-RAN; exit 9",
+      );
       assert.match(log, /^CHECK-RAN$/m, log);
-      assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
+      for (const token of tokens) {
+        assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
+      }
       assert.ok(!existsSync(join(work, ".docker", "new.md")));
     },
   });

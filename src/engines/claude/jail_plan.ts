@@ -129,6 +129,13 @@ export function planJail(inputs: JailInputs): JailLayout {
     .filter((v) => [...roots, ...readOnly].some((r) => within(r, v.packDir)))
     .map((v) => ({ source: v.view, dest: v.packDir }));
   for (const dir of inputs.protect) if (!configDir || !within(dir, configDir)) hide(dir);
+  // A mask inside a folder's mask (a secret file or git object in a store, a secret-named link
+  // into one) is hidden by it already, and bubblewrap could make no mount point in that
+  // read-only folder: every later turn there would fail to start. Views likewise.
+  const inMask = (path: string) =>
+    masks.some((m) => m.kind === "dir" && m.path !== path && within(m.path, path));
+  const shown = masks.filter((m) => !inMask(m.path));
+  const shownViews = views.filter((v) => !inMask(v.dest));
   // A masked path is read-only already (/dev/null, or a read-only tmpfs): no bind under it.
   // Each mount in the jail costs every command of Claude Code's sandbox a little, which
   // bubblewrap reads and copies all of (issue 34); a `.envrc` in each of 100 nested projects
@@ -137,33 +144,43 @@ export function planJail(inputs: JailInputs): JailLayout {
   // which a delegate can plant) would ask bubblewrap for a mount point in the mask's read-only
   // folder, and every later turn there would fail to start.
   for (const path of [...readOnlyInside]) {
-    if (masks.some((m) => within(m.path, path))) readOnlyInside.delete(path);
+    if (shown.some((m) => within(m.path, path))) readOnlyInside.delete(path);
   }
   // The folders a store of several parts is known by, bound onto themselves so that a command
   // cannot rename them (see storeHeads); not where a read-only bind or a mask holds them
   // already, which a writable bind would open up again.
-  const held = [...readOnly, ...readOnlyInside, ...masks.map((m) => m.path)];
+  // Only strictly inside a root: a root cannot be renamed anyway (a mount point), and a folder
+  // above one (`~/.config` of a job in `~/.config/helm`) must not be brought into the jail.
+  const tools = inputs.toolchains;
+  const cli = cliFiles(inputs.command, inputs.pathDirs);
+  const held = [
+    ...cli,
+    ...readOnly,
+    ...(tools?.view.opened.map((o) => o.path) ?? []),
+    ...readOnlyInside,
+    ...shown.map((m) => m.path),
+  ];
   const pins = new Set<string>();
-  for (const mask of masks) {
+  for (const mask of shown) {
     for (const head of storeHeads(mask.path)) {
-      if (roots.includes(head) || held.some((h) => within(h, head))) continue;
+      if (!roots.some((r) => r !== head && within(r, head))) continue;
+      if (held.some((h) => within(h, head))) continue;
       if (kindOf(head) === "dir") pins.add(head);
     }
   }
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
-  const tools = inputs.toolchains;
   if (tools?.cache) mkdirSync(tools.cache.source, { recursive: true, mode: 0o700 });
   return {
     cwd,
     writable: [...roots, ...(configDir && mountConfig ? [configDir] : [])],
     readOnly: [
-      ...cliFiles(inputs.command, inputs.pathDirs),
+      ...cli,
       ...etcLinkTargets(),
       ...readOnly,
       ...(tools?.view.opened.map((o) => o.path) ?? []),
     ],
     readOnlyInside: [...readOnlyInside],
-    masks: [...masks, ...(tools?.view.hidden.map(({ path, kind }) => ({ path, kind })) ?? [])],
+    masks: [...shown, ...(tools?.view.hidden.map(({ path, kind }) => ({ path, kind })) ?? [])],
     ...(tools?.cache || pins.size > 0
       ? {
         binds: [
@@ -172,7 +189,7 @@ export function planJail(inputs: JailInputs): JailLayout {
         ],
       }
       : {}),
-    ...(views.length > 0 ? { views } : {}),
+    ...(shownViews.length > 0 ? { views: shownViews } : {}),
     ...(inputs.home && isAbsolute(inputs.home) ? { home: inputs.home } : {}),
     root: isRoot(),
     ...(isRoot() ? { systemMasks: rootOnlySystemFiles() } : {}),

@@ -78,6 +78,16 @@ function kindOf(path: string): Kind {
   }
 }
 
+/** `path` with every link on its way resolved, or `path` when that cannot be done. */
+function realOrSelf(path: string): string {
+  if (hasRawBytes(path)) return path;
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** The real path of a symlink's target when it lies in a writable dir; else undefined. */
 function linkTargetInside(path: string, writable: readonly string[]): Placeholder | undefined {
   try {
@@ -136,8 +146,13 @@ export function protectedMounts(
       const kind = kindOf(path);
       if (seen.has(path) || kind === "missing") continue;
       seen.add(path);
-      if (kind === "dir" || kind === "file") out.masks.push({ path, kind });
-      else if (kind === "link") {
+      if (kind === "dir" || kind === "file") {
+        // By its real path, as the read-only binds are: through a linked folder (`.config ->
+        // cfg`), `cfg/gh` is the same store, and a bind of it (a host-run link's target) must
+        // be known to lie in the mask.
+        const real = realOrSelf(path);
+        if (real === path || once(real)) out.masks.push({ path: real, kind });
+      } else if (kind === "link") {
         const target = linkTargetInside(path, writable);
         if (target && once(target.path)) out.masks.push(target);
       }
@@ -194,16 +209,23 @@ export function protectedMounts(
   // inside it (a host-run link into a store, `sub/CLAUDE.md -> ../.docker/x.json`, which a
   // delegate can plant) would ask bubblewrap for a mount point in the mask's read-only folder,
   // and every later command there would fail.
-  const inMask = (path: string) =>
-    out.masks.some((m) => m.kind === "dir" && m.path !== path && isInside(m.path, path));
+  // So would a mask or view inside it (a secret file or git object in a store, a secret-named
+  // link into one), which it hides already.
+  const folders = out.masks.filter((m) => m.kind === "dir");
+  const inMask = (path: string) => folders.some((m) => m.path !== path && isInside(m.path, path));
   out.readOnly = out.readOnly.filter((p) => !inMask(p));
   out.placeholders = out.placeholders.filter((p) => !inMask(p.path));
+  out.masks = out.masks.filter((m) => !inMask(m.path));
+  if (out.views) out.views = out.views.filter((v) => !inMask(v.dest));
   // Not where a read-only bind or a mask holds the folder already: a writable bind would open
-  // it up again. Shallow first, as they are mounted.
+  // it up again. Only strictly inside a writable dir: one cannot be renamed anyway (a mount
+  // point), and a folder above it (`~/.config` of a job in `~/.config/helm`) must stay out.
+  // Shallow first, as they are mounted.
   const held = [...out.readOnly, ...out.masks.map((m) => m.path)];
   for (const mask of [...out.masks]) {
     for (const head of storeHeads(mask.path)) {
-      if (writable.includes(head) || held.some((h) => isInside(h, head))) continue;
+      if (!writable.some((w) => w !== head && isInside(w, head))) continue;
+      if (held.some((h) => isInside(h, head))) continue;
       if (kindOf(head) === "dir" && once(head)) (out.pins ??= []).push(head);
     }
   }
