@@ -358,7 +358,7 @@ for (const engine of ["native", "claude"] as const) {
       const tokens = ["VERIFY-LINKED-DOCKER-TOKEN", "VERIFY-LINKED-GH-TOKEN"];
       put(work, {
         ".docker/config.json": `{"auths":{"x":"${tokens[0]}"}}`,
-        "cfg/gh/hosts.yml": `oauth_token: ${tokens[1]}`,
+        "cfg/gh/hosts.yml": `oauth_token: ${tokens[1]}\n`,
         // A secret file and git objects inside a store: its mask hides them already.
         "tools/.config/gh/.env": "KEY=1",
       });
@@ -390,10 +390,10 @@ for (const engine of ["native", "claude"] as const) {
         "cat sub/CLAUDE.md sub/.env .docker/config.json .config/gh/hosts.yml cfg/gh/hosts.yml " +
           "GEMINI.md/hosts.yml; echo CHECK-RAN; exit 9",
       );
-      assert.match(log, /^CHECK-RAN$/m, log);
       for (const token of tokens) {
         assert.ok(!log.includes(token), `${token} reached the check:\n${log}`);
       }
+      assert.match(log, /^CHECK-RAN$/m, log);
       assert.ok(!existsSync(join(work, ".docker", "new.md")));
     },
   });
