@@ -58,6 +58,7 @@ export const HOMES: readonly Home[] = [
   { name: "streamedResponse", home: "tests/support/emulator/util.ts", covers: ["tests/"] },
   { name: "modelContextLength", home: "src/backends/ollama/api.ts", use: "parseShow" },
   { name: "runCommand", home: "src/platform/command_run.ts" },
+  { name: "realOrSelf", home: "src/platform/raw_fs.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
   { name: "DEFAULT_BACKEND_NAME", home: "src/settings/backends.ts", use: "DEFAULT_BACKEND" },
 ];

@@ -20,6 +20,7 @@ import process from "node:process";
 import { CREDENTIAL_PATHS } from "./protected_paths.ts";
 import { isWindows } from "../platform/runtime.ts";
 import { isInside } from "../platform/path_inside.ts";
+import { realOrSelf } from "../platform/raw_fs.ts";
 
 export type WorkdirRule = "system" | "home" | "credentials" | "workspace-roots";
 
@@ -222,22 +223,11 @@ function credentialStore(flavor: PathFlavor, p: string): string | undefined {
   return undefined;
 }
 
-/** The real path, or the path itself when it does not exist (yet). */
-async function realOrSelf(path: string): Promise<string> {
-  try {
-    return await realpath(path);
-  } catch {
-    return path;
-  }
-}
-
 /** The policy with `home` and every root resolved to real paths, once per check. */
-export async function realContext(
-  policy: WorkdirPolicy,
-): Promise<{ home: string; roots: string[] }> {
+export function realContext(policy: WorkdirPolicy): { home: string; roots: string[] } {
   return {
-    home: await realOrSelf(policy.home),
-    roots: await Promise.all(policy.workspaceRoots.map(realOrSelf)),
+    home: realOrSelf(policy.home),
+    roots: policy.workspaceRoots.map(realOrSelf),
   };
 }
 
@@ -250,7 +240,7 @@ export async function judgeWorkdir(
   policy: WorkdirPolicy,
 ): Promise<{ real: string; refusal?: undefined } | { real: string; refusal: WorkdirRefusal }> {
   const real = await realpath(path);
-  const found = refusalOf(real, await realContext(policy));
+  const found = refusalOf(real, realContext(policy));
   return found ? { real, refusal: { path, real, ...found } } : { real };
 }
 

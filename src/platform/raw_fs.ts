@@ -6,8 +6,8 @@
  * guessing: a caller that protects what it finds must then refuse (fail closed), since a name
  * it cannot read is a folder whose host-run files it cannot mount read-only.
  */
-import { lstatSync, readdirSync } from "node:fs";
-import { decodeFileName, diskPath } from "./file_names.ts";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
+import { decodeFileName, diskPath, hasRawBytes } from "./file_names.ts";
 import { linuxFs } from "./posix/inotify.ts";
 import { quoteString } from "./plain_text.ts";
 import { isDeno } from "./runtime.ts";
@@ -51,6 +51,20 @@ export function listDirByBytes(dir: string): RawEntry[] | undefined {
       : "other";
     return { name, kind };
   });
+}
+
+/**
+ * `path` with every link on its way resolved, or `path` itself when that cannot be done: gone,
+ * or a name that is not UTF-8 (which realpath cannot take; such a path is left as named, and
+ * looked at by its bytes).
+ */
+export function realOrSelf(path: string): string {
+  if (hasRawBytes(path)) return path;
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

@@ -73,14 +73,16 @@ function leaked(bodies: string[]): string[] {
 }
 
 /**
- * A delegate in `work` (its state dir under `home`) that makes `calls` with Read and Bash
- * allowed; the completed reply and everything the backend received.
+ * A delegate in `work` (its state dir under `home`) that makes `calls` with `tools` allowed
+ * (Read and Bash unless said); the completed reply, and every request body the backend received
+ * (`wire`: joined).
  */
 async function lookAround(
   home: string,
   work: string,
   calls: { name: string; input: Record<string, unknown> }[],
-): Promise<{ reply: { text: string }; wire: string }> {
+  tools = ["Read", "Bash"],
+): Promise<{ reply: { text: string }; bodies: string[]; wire: string }> {
   await using scene = await startScene({
     emulator: { script: attacker(calls) },
     home,
@@ -91,11 +93,12 @@ async function lookAround(
     prompt: "look around",
     model: MODEL,
     cwd: work,
-    allowed_tools: ["Read", "Bash"],
+    allowed_tools: tools,
     wait_seconds: 150,
   }, { timeoutMs: 200_000 });
   assert.equal(field(reply.text, "state"), "completed", reply.text);
-  return { reply, wire: scene.emulator.messageRequests().map((r) => r.bodyText).join("\n") };
+  const bodies = scene.emulator.messageRequests().map((r) => r.bodyText);
+  return { reply, bodies, wire: bodies.join("\n") };
 }
 
 /**
@@ -126,24 +129,10 @@ Deno.test({
       { name: "Read", input: { file_path: join(home, ".config", "newtool", "token") } },
       ...(root ? [{ name: "Read", input: { file_path: "/etc/shadow" } }] : []),
     ];
-    await using scene = await startScene({
-      emulator: { script: attacker(calls) },
-      home,
-      cwd: work,
-      stateDir: join(home, ".ollama-mcp", "jobs"),
-    });
-    const reply = await scene.call("delegate_start", {
-      prompt: "look around",
-      model: MODEL,
-      cwd: work,
-      allowed_tools: ["Read", "Grep", "Glob"],
-      wait_seconds: 150,
-    }, { timeoutMs: 200_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    const requests = scene.emulator.messageRequests();
+    const { bodies } = await lookAround(home, work, calls, ["Read", "Grep", "Glob"]);
     // Every call was made (one request per call, plus the answer).
-    assert.ok(requests.length >= calls.length + 1, `${requests.length} requests`);
-    assert.deepEqual(leaked(requests.map((r) => r.bodyText)), []);
+    assert.ok(bodies.length >= calls.length + 1, `${bodies.length} requests`);
+    assert.deepEqual(leaked(bodies), []);
   },
 });
 

@@ -278,8 +278,8 @@ for (const engine of ["native", "claude"] as const) {
     },
   });
 
-  /** The output of a job in `work` whose check is `command`, which fails so that it is kept. */
-  const checkLog = async (scene: InProcessScene, work: string, command: string) => {
+  /** A job in `work` whose check is `command`, which fails: the reply and the check's output. */
+  const checked = async (scene: InProcessScene, work: string, command: string) => {
     const reply = await scene.call("delegate_start", {
       ...base,
       prompt: "look",
@@ -289,8 +289,10 @@ for (const engine of ["native", "claude"] as const) {
     }, LONG);
     assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
     const id = field(reply.text, "job_id")!;
-    return readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+    return { reply, log: readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8") };
   };
+  const checkLog = async (scene: InProcessScene, work: string, command: string) =>
+    (await checked(scene, work, command)).log;
   /** Writes `files` (path -> text) below `dir`, their folders made. */
   const put = (dir: string, files: Record<string, string>) => {
     for (const [rel, text] of Object.entries(files)) {
@@ -421,23 +423,11 @@ for (const engine of ["native", "claude"] as const) {
         "sub/.npmrc": "//registry.npmjs.org/:_authToken=VERIFY-NPMRC-TOKEN",
         "tools/.config/gh/hosts.yml": "oauth_token: VERIFY-GH-TOKEN",
       };
-      for (const [rel, text] of Object.entries(stores)) {
-        mkdirSync(join(work, rel, ".."), { recursive: true });
-        writeFileSync(join(work, rel), text);
-      }
+      put(work, stores);
       const command = `curl -sS --max-time 5 ${scene.emulator.url}${probe}; echo "curl exit $?"; ` +
         `cat ${join(scene.home, ".claude", ".credentials.json")}; ` +
         `cat "$HOME/.claude/.credentials.json"; cat ${Object.keys(stores).join(" ")}; exit 9`;
-      const reply = await scene.call("delegate_start", {
-        ...base,
-        prompt: "look",
-        cwd: work,
-        verify: command,
-        verify_rounds: 0,
-      }, LONG);
-      assert.equal(field(reply.text, "state"), "failed (verify failed)", reply.text);
-      const id = field(reply.text, "job_id")!;
-      const log = readFileSync(join(scene.stateDir, id, "verify-1.log"), "utf8");
+      const { reply, log } = await checked(scene, work, command);
       assert.match(log, /curl exit [1-9]/, log);
       for (
         const token of [

@@ -22,6 +22,7 @@
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { readFileHead } from "../../platform/file_ends.ts";
 import { isInside } from "../../platform/path_inside.ts";
+import { realOrSelf } from "../../platform/raw_fs.ts";
 import {
   type HostPathKind,
   inspectHostPath,
@@ -152,15 +153,6 @@ export function jailArgs(
   }
   out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--", command, ...args);
   return out;
-}
-
-/** `path` and everything up to its real target, when it is a link. */
-function realOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /**

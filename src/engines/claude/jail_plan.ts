@@ -3,11 +3,11 @@
  * the CLI needs, the host-run paths to hold read-only, the credential stores and server
  * folders to hide, and as root the system files only root may read.
  */
-import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { hasRawBytes } from "../../platform/file_names.ts";
-import { rawKindOf } from "../../platform/raw_fs.ts";
+import { rawKindOf, realOrSelf as real } from "../../platform/raw_fs.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS, storeHeads } from "../../guard/protected_paths.ts";
 import { rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
@@ -56,15 +56,6 @@ export interface JailInputs {
     view: Pick<ToolchainView, "opened" | "hidden">;
     cache?: { source: string; dest: string };
   };
-}
-
-function real(path: string): string {
-  if (hasRawBytes(path)) return path;
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /** Whether the jail masks `path` (by what it resolves to, as planJail masks it). */

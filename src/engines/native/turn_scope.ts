@@ -44,7 +44,7 @@ export async function turnScope(
   const roots = [cwd, ...(await Promise.all(spec.options.addDirs.map((d) => realpath(d))))];
   // The server checked these already; judged again here because the directories are
   // resolved anew and anything may have changed since (a follow-up, a restart).
-  const context = await realContext(config.workdirs ?? defaultWorkdirPolicy());
+  const context = realContext(config.workdirs ?? defaultWorkdirPolicy());
   for (const root of roots) {
     // The server made this worktree for the job, inside its own state dir.
     if (root === cwd && isServerWorktree(cwd, spec.worktree, config.worktreesDir)) continue;

@@ -15,7 +15,7 @@ import {
 } from "../../../guard/protected_paths.ts";
 import { isInside, isInsideRoots } from "../../../platform/path_inside.ts";
 import { hasRawBytes } from "../../../platform/file_names.ts";
-import { rawKindOf } from "../../../platform/raw_fs.ts";
+import { rawKindOf, realOrSelf } from "../../../platform/raw_fs.ts";
 import type { Placeholder, PlaceholderKind } from "../../mount_placeholders.ts";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */
@@ -75,16 +75,6 @@ function kindOf(path: string): Kind {
     return info.isDirectory() ? "dir" : "file";
   } catch {
     return "missing";
-  }
-}
-
-/** `path` with every link on its way resolved, or `path` when that cannot be done. */
-function realOrSelf(path: string): string {
-  if (hasRawBytes(path)) return path;
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
   }
 }
 
