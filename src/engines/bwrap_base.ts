@@ -12,6 +12,7 @@ import process from "node:process";
 import { concatBytes } from "../platform/bytes.ts";
 import { encodeFileName, hasRawBytes } from "../platform/file_names.ts";
 import { quoteString } from "../platform/plain_text.ts";
+import { isInsideRoots } from "../platform/path_inside.ts";
 
 /** A path hidden inside a sandbox: an empty file, or an empty read-only directory. */
 export interface Mask {
@@ -180,4 +181,98 @@ export function bwrapCommand(
       ...command,
     ],
   };
+}
+
+/** A path a sandbox binds by name, and what it was (`device:inode`) when the mounts were planned. */
+export interface PlannedIdentity {
+  path: string;
+  id: string;
+}
+
+/**
+ * `device:inode` of `path` itself (a link not followed), as `stat -c %d:%i` prints it; undefined
+ * for a name that is not UTF-8 (such a name cannot be handed to the check's shell) or one gone.
+ */
+export function identityOf(path: string): string | undefined {
+  if (hasRawBytes(path)) return undefined;
+  try {
+    const info = lstatSync(path, { bigint: true });
+    return `${info.dev}:${info.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The identities of `paths` now, for identityCheck (those that cannot be had are left out). */
+export function plannedIdentities(paths: readonly string[]): PlannedIdentity[] {
+  return paths.flatMap((path) => {
+    const id = identityOf(path);
+    return id ? [{ path, id }] : [];
+  });
+}
+
+/**
+ * Run inside the sandbox before the command: each path bound by name must still be what the plan
+ * found, and each mask must be where it was planned. bubblewrap mounts by path, and a delegate of
+ * another job in the same folder could swap a planned folder for a relative link in between: the
+ * mount would then land where the link points (a read-only bind showing the user's home, a
+ * writable pin making it writable, a mask hiding something else and leaving the store open).
+ * The bound paths are compared by `device:inode`; a mask by what it shows (`/dev/null`, or an
+ * empty folder), which a link in its place is not; and the folder of each mask by identity too,
+ * since a mask makes its path anew where the store was renamed away. On a difference the sandbox
+ * exits 125 with a message instead of running anything. Arguments after the script: the
+ * expected lines, the two counts, the paths of each kind, then the command and its arguments.
+ */
+const IDENTITY_CHECK = [
+  "want=$1; n=$2; m=$3; shift 3",
+  // One stat over every argument (the command's too, which only adds lines after these): the
+  // first n lines are the bound paths', the next m the masks'. A path gone gives no line.
+  'ids=$(stat -c %d:%i -- "$@" 2>/dev/null | head -n "$n")',
+  'types=""',
+  'if [ "$m" -gt 0 ]; then',
+  '  types=$(stat -c %F -- "$@" 2>/dev/null | sed -n "$((n + 1)),$((n + m))p")',
+  "fi",
+  'got="$ids',
+  "--",
+  '$types"',
+  'shift "$((n + m))"',
+  'if [ "$got" != "$want" ]; then',
+  '  echo "ollama-delegate: the sandbox was not set up as planned: a path bound in it was ' +
+  'moved or replaced meanwhile (another job in the same folder?)" >&2',
+  "  exit 125",
+  "fi",
+  'exec "$@"',
+].join("\n");
+
+/** What `stat -c %F` says of a mask inside: `/dev/null` bound over a file, a tmpfs folder. */
+const MASK_TYPE: Record<Mask["kind"], string> = {
+  file: "character special file",
+  dir: "directory",
+};
+
+/**
+ * The command prefix that runs IDENTITY_CHECK over `planned` and the masks inside `within`
+ * (the writable dirs, where a delegate could move things); none when there is nothing.
+ */
+export function identityCheck(
+  planned: readonly PlannedIdentity[],
+  masks: readonly Mask[] = [],
+  within: readonly string[] = [],
+): string[] {
+  const held = masks.filter((m) => !hasRawBytes(m.path) && isInsideRoots(within, m.path));
+  if (planned.length === 0 && held.length === 0) return [];
+  const want = `${planned.map((p) => p.id).join("\n")}\n--\n${
+    held.map((m) => MASK_TYPE[m.kind]).join("\n")
+  }`;
+  return [
+    "/bin/sh",
+    "-c",
+    IDENTITY_CHECK,
+    "ollama-delegate-sandbox",
+    want,
+    String(planned.length),
+    String(held.length),
+    ...planned.map((p) => p.path),
+    ...held.map((m) => m.path),
+  ];
 }

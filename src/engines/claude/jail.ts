@@ -25,9 +25,11 @@ import { isInside } from "../../platform/path_inside.ts";
 import { realOrSelf } from "../../platform/raw_fs.ts";
 import {
   type HostPathKind,
+  identityCheck,
   inspectHostPath,
   type Mask,
   maskArgs,
+  type PlannedIdentity,
   systemArgs,
 } from "../bwrap_base.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
@@ -76,6 +78,12 @@ export interface JailLayout {
    * read-only at `path` (jail_limits.ts, which sets the commands' rlimits through it).
    */
   shell?: { source: string; path: string };
+  /**
+   * What the paths bound inside the roots (read-only host-run paths, pinned folders) were when
+   * the jail was planned, `device:inode` by path: checked inside the jail before the command
+   * runs (bwrap_base.ts identityCheck).
+   */
+  identities?: readonly PlannedIdentity[];
 }
 
 type Inspect = (path: string) => HostPathKind;
@@ -151,7 +159,12 @@ export function jailArgs(
       layout.shell.path,
     );
   }
-  out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--", command, ...args);
+  out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--");
+  out.push(
+    ...identityCheck(layout.identities ?? [], layout.masks ?? [], layout.writable),
+    command,
+    ...args,
+  );
   return out;
 }
 

@@ -4,12 +4,12 @@
  * folders to hide, and as root the system files only root may read.
  */
 import { existsSync, mkdirSync, statSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { hasRawBytes } from "../../platform/file_names.ts";
 import { rawKindOf, realOrSelf as real } from "../../platform/raw_fs.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS, storeHeads } from "../../guard/protected_paths.ts";
-import { rootOnlySystemFiles } from "../bwrap_base.ts";
+import { plannedIdentities, rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
 import type { ToolchainView } from "../../guard/toolchains.ts";
 import { cliFiles, etcLinkTargets, type JailLayout, type JailMask, outermost } from "./jail.ts";
@@ -159,6 +159,14 @@ export function planJail(inputs: JailInputs): JailLayout {
       if (kindOf(head) === "dir") pins.add(head);
     }
   }
+  // What each path bound inside the roots is now, and the folder of each mask there (a mask
+  // makes its path anew where it is gone: the store renamed away with its folder would be
+  // left open), checked inside the jail (bwrap_base.ts identityCheck).
+  // Not a folder a view is mounted over (git's `objects/pack`): inside, that is the view.
+  const folders = shown.map((m) => dirname(m.path)).filter((d) =>
+    roots.some((r) => within(r, d)) && !shownViews.some((v) => within(v.dest, d))
+  );
+  const identities = plannedIdentities([...new Set([...readOnlyInside, ...pins, ...folders])]);
   const mountConfig = configDir && !roots.some((r) => within(r, configDir));
   if (tools?.cache) mkdirSync(tools.cache.source, { recursive: true, mode: 0o700 });
   return {
@@ -185,5 +193,6 @@ export function planJail(inputs: JailInputs): JailLayout {
     root: isRoot(),
     ...(isRoot() ? { systemMasks: rootOnlySystemFiles() } : {}),
     tmpMb: inputs.tmpMb,
+    ...(identities.length > 0 ? { identities } : {}),
   };
 }

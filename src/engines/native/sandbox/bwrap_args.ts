@@ -2,7 +2,13 @@
  * bubblewrap's command line for one sandboxed command: what is mounted where, who the command
  * runs as and under which limits. Pure: run_shell.ts decides the inputs and runs it.
  */
-import { inspectHostPath, maskArgs, NOBODY_UID, systemArgs } from "../../bwrap_base.ts";
+import {
+  identityCheck,
+  inspectHostPath,
+  maskArgs,
+  NOBODY_UID,
+  systemArgs,
+} from "../../bwrap_base.ts";
 import type { Placeholder } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
@@ -135,7 +141,17 @@ export function bwrapArgs(
   for (const placeholder of mounts?.placeholders ?? []) args.push(...maskArgs(placeholder));
   // Last of the mounts: bubblewrap cannot make a mount point in a root that is read-only.
   args.push(...plan.seal);
-  args.push("--chdir", layout.cwd, "--", ...innerCommand(layout, command));
+  args.push(
+    "--chdir",
+    layout.cwd,
+    "--",
+    ...identityCheck(
+      mounts?.identities ?? [],
+      [...(mounts?.masks ?? []), ...(mounts?.placeholders ?? [])],
+      layout.writable,
+    ),
+    ...innerCommand(layout, command),
+  );
   return args;
 }
 

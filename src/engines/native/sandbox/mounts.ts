@@ -17,6 +17,7 @@ import { isInside, isInsideRoots } from "../../../platform/path_inside.ts";
 import { hasRawBytes } from "../../../platform/file_names.ts";
 import { rawKindOf, realOrSelf } from "../../../platform/raw_fs.ts";
 import type { Placeholder, PlaceholderKind } from "../../mount_placeholders.ts";
+import { plannedIdentities, type PlannedIdentity } from "../../bwrap_base.ts";
 
 /** Paths found below the top of the writable dirs that the sandbox also protects. */
 export interface NestedPaths {
@@ -57,6 +58,8 @@ export interface ProtectedMounts {
    * hidden credential store of several parts is known by (protected_paths.ts storeHeads).
    */
   pins?: string[];
+  /** `readOnly` and `pins` as they were when planned (bwrap_base.ts identityCheck). */
+  identities?: PlannedIdentity[];
 }
 
 type Kind = PlaceholderKind | "link" | "missing";
@@ -220,6 +223,18 @@ export function protectedMounts(
     }
   }
   out.pins?.sort((a, b) => a.split("/").length - b.split("/").length);
+  // What the paths bound by name are now, and the folder of each mask in a writable dir (a
+  // mask makes its path anew where it is gone: the store renamed away with its folder would be
+  // left open), checked inside the sandbox (bwrap_base.ts identityCheck): one swapped for a link
+  // meanwhile would move its mount.
+  // Not a folder a view is mounted over (git's `objects/pack`): inside, that is the view.
+  const maskFolders = out.masks.map((m) => dirname(m.path)).filter((d) =>
+    isInsideRoots(writable, d) && !(out.views ?? []).some((v) => isInside(v.dest, d))
+  );
+  const identities = plannedIdentities([
+    ...new Set([...out.readOnly, ...(out.pins ?? []), ...maskFolders]),
+  ]);
+  if (identities.length > 0) out.identities = identities;
   return out;
 }
 

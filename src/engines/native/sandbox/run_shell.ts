@@ -180,6 +180,10 @@ export async function runShell(
     const adopted = new Set(claim.adopted.map((p) => p.path));
     mounts.readOnly = mounts.readOnly.filter((path) => !adopted.has(path));
     mounts.placeholders.push(...claim.adopted);
+    // A placeholder is a fresh mount, not the path bound: nothing to compare inside.
+    if (mounts.identities) {
+      mounts.identities = mounts.identities.filter((i) => !adopted.has(i.path));
+    }
     await watchMounts(watch, mounts, req.writable);
     // A cgroup the launching shell joins before it becomes bubblewrap: the command's memory
     // as a whole, and its processes (RLIMIT_NPROC does not bind uid 0).
