@@ -227,10 +227,12 @@ const IDENTITY_CHECK = [
   "want=$1; n=$2; m=$3; shift 3",
   // One stat over every argument (the command's too, which only adds lines after these): the
   // first n lines are the bound paths', the next m the masks'. A path gone gives no line.
-  'ids=$(stat -c %d:%i -- "$@" 2>/dev/null | head -n "$n")',
+  // The system's tools first, in these subshells only: the command keeps its PATH.
+  'ids=$(PATH="/usr/bin:/bin:$PATH"; stat -c %d:%i -- "$@" 2>/dev/null | head -n "$n")',
   'types=""',
   'if [ "$m" -gt 0 ]; then',
-  '  types=$(stat -c %F -- "$@" 2>/dev/null | sed -n "$((n + 1)),$((n + m))p")',
+  '  types=$(PATH="/usr/bin:/bin:$PATH"; stat -c %F -- "$@" 2>/dev/null |',
+  '    sed -n "$((n + 1)),$((n + m))p")',
   "fi",
   'got="$ids',
   "--",

@@ -6,9 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { bwrapCommand } from "../../src/engines/bwrap_base.ts";
+import { bwrapCommand, identityCheck, plannedIdentities } from "../../src/engines/bwrap_base.ts";
+import { tempDir } from "../support/temp_dir.ts";
 import { putBytes } from "../support/trees.ts";
 import { BWRAP, bwrapTest, withTempFolder } from "./native/sandbox/support.ts";
 
@@ -69,3 +71,25 @@ bwrapTest(
     return Promise.resolve();
   },
 );
+
+Deno.test("identityCheck: the command runs, with its own PATH, while the paths are as planned; a changed one stops it with 125", () => {
+  const dir = tempDir("od-identity-check-");
+  mkdirSync(join(dir, "a"));
+  const prefix = identityCheck(plannedIdentities([join(dir, "a")]));
+  // The check's tools are found without the caller's PATH, which the command keeps.
+  const run = () =>
+    spawnSync(prefix[0]!, [...prefix.slice(1), "/bin/sh", "-c", 'echo "ran $PATH"'], {
+      env: { PATH: "/nowhere" },
+      encoding: "utf8",
+    });
+  const ok = run();
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout.trim(), "ran /nowhere");
+  renameSync(join(dir, "a"), join(dir, "b"));
+  mkdirSync(join(dir, "a"));
+  const changed = run();
+  assert.equal(changed.status, 125);
+  assert.equal(changed.stdout, "");
+  assert.match(changed.stderr, /not set up as planned/);
+  assert.deepEqual(identityCheck([]), []);
+});
