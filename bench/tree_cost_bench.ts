@@ -7,8 +7,8 @@
  *   scan and the view of changes, at its end the list of changed files; by the walks (before:
  *   what main did, the claude engine only its scan) and by the change journal (after), for the
  *   first turn in a folder and the next ones; on Deno in this process, and under Node (the npx
- *   route, which keeps no journal: see platform/posix/inotify.ts) in a Node process running the
- *   same code, bundled as the npm package is;
+ *   route, whose journal goes through a Python helper: platform/posix/inotify_helper.ts) in a
+ *   Node process running the same code, bundled as the npm package is;
  * - with `--e2e`, jobs' wall time from `delegate_start` with `wait_seconds` to the answer,
  *   through the real server against the Ollama emulator, minus the same job in an empty git
  *   repository (claude's figures carry Claude Code's own second-long variance); the server on
@@ -193,9 +193,7 @@ for (const files of values["only-e2e"] ? [] : sizes) {
       closeJournals();
       const walk = await series(() => treeTurn(root, null), "walk");
       const onNode = node ? nodeTurns(root) : undefined;
-      const nodeText = onNode
-        ? `; under Node (no journal) ${text(onNode.first, onNode.next, "Node")}`
-        : "";
+      const nodeText = onNode ? `; under Node ${text(onNode.first, onNode.next, "Node")}` : "";
       console.log(
         `${label} ${old}after (both engines): ${journal}; without a journal ${walk}${nodeText}` +
           ` (CPU of a next turn: ${cpu.join(", ").replaceAll(/ {2,}/g, " ")})`,

@@ -20,10 +20,11 @@
  * not the code, which the Deno pass covers whole. The subset still runs each engine, the
  * sandbox, the plugin and the installed command:
  *   - tests/e2e/basic_test.ts: the claude engine, the real Claude Code CLI in its bubblewrap jail,
- *     and the files its command changed as Node's walk finds them (credential-named folders,
+ *     and the files its command changed as Node's journal finds them (credential-named folders,
  *     names that are not UTF-8);
  *   - tests/e2e/native_test.ts: the native engine, its bubblewrap sandbox, the files a command
- *     changed as Node's walk finds them (what a journal on Node's own watcher would miss too),
+ *     changed as Node's journal (through the Python helper) finds them (what a journal on Node's
+ *     own watcher would miss too),
  *     backend retries, errors, keys and a cancel mid-stream,
  *     and a pathological Grep pattern (those tests only: NODE_SMOKE_ONLY);
  *   - tests/e2e/hostile_backend_test.ts: Node's fetch against a flooding backend (memory bounded,

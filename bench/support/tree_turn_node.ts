@@ -1,6 +1,6 @@
 /**
  * The entry tree_cost_bench.ts bundles and runs under Node: the same turn (tree_turn.ts) as the
- * npm package's server does it there, where no journal can be kept and the tree is walked.
+ * npm package's server does it there (its journal through the Python helper, or the walk).
  *
  *   node <bundle> <root> <turns>   prints {"first": TurnTime, "next": [TurnTime, ...]}
  */

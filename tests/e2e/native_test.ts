@@ -80,7 +80,8 @@ Deno.test("native: files in credential-named folders, a new .npmrc and a name th
 
 /**
  * Issue 34, item 2: what a change journal built on Node's own watcher (`fs.watch`) would miss,
- * which the Node route (a walk, no journal) must still list, as the journal does under Deno: a
+ * which the Node route (its journal through the Python helper, or a walk) must still list, as the
+ * journal does under Deno: a
  * write through a shared memory map (no event reaches `fs.watch`), more files at once than the
  * kernel queues events for (its overflow event never reaches `fs.watch`; under Deno the
  * journal sees it and walks), files in folders made in the same breath, a folder renamed into

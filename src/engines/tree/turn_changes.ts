@@ -18,6 +18,7 @@
  */
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import { linuxFs } from "../../platform/posix/inotify.ts";
+import { helperFs } from "../../platform/posix/inotify_helper.ts";
 import { journalFor, touch } from "./journal_registry.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
@@ -75,7 +76,10 @@ export function storesUnknown(nested: TurnChanges["nested"]): string | undefined
 export interface BeginOptions {
   /** Walk the tree when no journal can be kept (the native engine: when Bash can run). */
   walk: boolean;
-  /** The calls behind journals; null: none (walk), as on Node. Defaults to linuxFs(). */
+  /**
+   * The calls behind journals; null: none (walk). Defaults to linuxFs() under Deno, and on Node
+   * to helperFs() (inotify through a Python helper), where the walks keep Node's own calls.
+   */
   fs?: LinuxFs | null;
   limits?: JournalLimits;
   /** Entries a walk looks at (tests). */
@@ -90,7 +94,8 @@ export async function beginTurnChanges(
   roots: readonly string[],
   options: BeginOptions,
 ): Promise<TurnChanges> {
-  const fs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
+  const walkFs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
+  const fs = options.fs === undefined ? linuxFs() ?? helperFs() : walkFs;
   const started = Date.now();
   // A turn that would not walk (no Bash on the native engine) uses journals kept already, and
   // sets none up for itself: setting one up costs about what the walk costs.
@@ -111,7 +116,7 @@ export async function beginTurnChanges(
   // What the walk read is what the identity scan would read again, at the same moment (before
   // the delegate runs): it lists from the walk's memory, as from a journal's.
   const listed = new Map<string, ListedEntry[]>();
-  const nested = await nestedWalk(roots, limit, listed, fs);
+  const nested = await nestedWalk(roots, limit, listed, walkFs);
   // After the walk of the folders: what changed while it ran is no delegate's doing.
   const since = Date.now();
   let report: Promise<ChangeReport> | undefined;
@@ -122,7 +127,7 @@ export async function beginTurnChanges(
     end: () =>
       // Through libc where it can be had (Deno on Linux, past a journal's limits): it gives
       // the change time to the nanosecond and every name's bytes.
-      report ??= changedSince(roots, since, limit, fs).then((found) => {
+      report ??= changedSince(roots, since, limit, walkFs).then((found) => {
         const partial = [
           ...(found.capped
             ? [

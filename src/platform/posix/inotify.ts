@@ -10,8 +10,9 @@
  * such a write gave it no event at all; and it drops IN_Q_OVERFLOW (libuv finds no watcher for
  * its wd of -1), so 20,001 files made while the event loop was busy gave 16,384 events
  * (`fs.inotify.max_queued_events`) and no error. Neither miss shows in the files' folders; only
- * a stat of every file finds them, which is the walk. So there `linuxFs()` is undefined and
- * callers walk the tree instead (engines/tree/snapshot.ts).
+ * a stat of every file finds them, which is the walk. So there `linuxFs()` is undefined: the
+ * journal's inotify calls go to a Python helper instead (inotify_helper.ts), and where there is
+ * none callers walk the tree (engines/tree/snapshot.ts).
  */
 import { readFileSync } from "node:fs";
 import { decodeFileName, encodeFileName } from "../file_names.ts";
@@ -145,6 +146,24 @@ function load(): LinuxFs | undefined {
   return undefined;
 }
 
+/** The events in `bytes`, as read(2) gives them from an inotify descriptor (whole ones only). */
+export function parseEvents(bytes: Uint8Array): RawEvent[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: RawEvent[] = [];
+  for (let at = 0; at + 16 <= bytes.length;) {
+    const len = view.getUint32(at + 12, true);
+    let end = at + 16;
+    while (end < at + 16 + len && end < bytes.length && bytes[end] !== 0) end++;
+    out.push({
+      wd: view.getInt32(at, true),
+      mask: view.getUint32(at + 4, true),
+      name: decodeFileName(bytes.subarray(at + 16, end)),
+    });
+    at += 16 + len;
+  }
+  return out;
+}
+
 /** A NUL-terminated copy of `path` for a C call, with the bytes of a name that is not UTF-8. */
 const cPath = (path: string) => encodeFileName(`${path}\0`);
 
@@ -153,7 +172,6 @@ const D_TYPES: Record<number, DirEntry["kind"]> = { 4: "dir", 8: "file", 10: "li
 function bind(lib: Lib): LinuxFs {
   const errno = () => new Deno.UnsafePointerView(lib.__errno_location()!).getInt32();
   const eventBuf = new Uint8Array(64 * 1024);
-  const events = new DataView(eventBuf.buffer);
   const direntBuf = new Uint8Array(64 * 1024);
   const dirents = new DataView(direntBuf.buffer);
   const statBuf = new Uint8Array(256);
@@ -206,17 +224,7 @@ function bind(lib: Lib): LinuxFs {
           return e === EAGAIN ? out : -e;
         }
         if (got === 0) return out;
-        for (let at = 0; at + 16 <= got;) {
-          const len = events.getUint32(at + 12, true);
-          let end = at + 16;
-          while (end < at + 16 + len && eventBuf[end] !== 0) end++;
-          out.push({
-            wd: events.getInt32(at, true),
-            mask: events.getUint32(at + 4, true),
-            name: decodeFileName(eventBuf.subarray(at + 16, end)),
-          });
-          at += 16 + len;
-        }
+        out.push(...parseEvents(eventBuf.subarray(0, got)));
       }
     },
     close(fd) {

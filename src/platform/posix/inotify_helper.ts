@@ -1,0 +1,383 @@
+/**
+ * The change journal's calls (LinuxFs) where there is no FFI: on Node (the npm package, what
+ * `npx ollama-delegate` runs). Node's own watcher cannot stand in (inotify.ts says why: it never
+ * asks for IN_CLOSE_WRITE, the only event a write through a shared memory map leaves, and it
+ * drops IN_Q_OVERFLOW), so the five inotify calls go to a small Python program that makes
+ * them through ctypes, and the journal gets the kernel's events whole, as under Deno: the same
+ * mask, the overflow event, names as bytes. Listing and lstat are Node's own, by the names'
+ * bytes.
+ *
+ * The calls are synchronous, like the libc ones they stand for (the journal is written against
+ * them): a request goes down one FIFO and the answer comes back up another, read without
+ * blocking until it is there (Python answers in tens of microseconds). The FIFOs are in a
+ * private folder (0700) that is removed as soon as both ends are open: nothing else can open
+ * them, and the descriptors are close-on-exec, so no delegate inherits them. Python is taken
+ * only from the system's folders, run isolated (`-I -S`: no PYTHON* variables, no site
+ * packages) with an empty environment.
+ *
+ * Where no Python is found, or it stops answering (10 s), the calls fail with an errno: the
+ * journal is then not kept or stops, and the turn walks the tree instead, as it always did on
+ * Node. Fail closed: a dead helper can cost time, never a change unlisted.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { constants as osConstants, tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeFileName, diskPath, encodeFileName } from "../file_names.ts";
+import { isDeno, isLinux } from "../runtime.ts";
+import { type DirEntry, type LinuxFs, parseEvents, type PathFacts } from "./inotify.ts";
+
+/** Where Python is looked for: the system's folders only, never the PATH a project can reach. */
+export const PYTHON_CANDIDATES = ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"];
+
+/** How long a call may wait for its answer before the helper is given up. */
+const ANSWER_MS = 10_000;
+/** How long Python may take to start (the server waits, once). */
+const START_MS = 3_000;
+
+const EIO = 5;
+const ENOTDIR = 20;
+const ENOSYS = 38;
+
+/**
+ * The helper: makes both FIFOs, opens them (the request one first, as the server does), says
+ * hello, then answers each request `<op u8, fd i32, arg u32, path length u32, path>` with
+ * `<result i32, data length u32, data>`; the result is -errno on failure. It ends when the
+ * server closes its end (the server exited).
+ */
+const HELPER = String.raw`
+import ctypes, os, struct, sys
+req, resp = sys.argv[1:3]
+os.mkfifo(req, 0o600)
+os.mkfifo(resp, 0o600)
+src = os.open(req, os.O_RDONLY)
+dst = os.open(resp, os.O_WRONLY)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.inotify_init1.argtypes = [ctypes.c_int]
+libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
+def take(n):
+    data = b""
+    while len(data) < n:
+        more = os.read(src, n - len(data))
+        if not more:
+            sys.exit(0)
+        data += more
+    return data
+def send(result, data=b""):
+    out = struct.pack("<iI", result, len(data)) + data
+    while out:
+        out = out[os.write(dst, out):]
+def checked(result):
+    return result if result >= 0 else -ctypes.get_errno()
+def drain(fd):
+    chunks, size = [], 0
+    while size < (8 << 20):
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        except OSError as e:
+            return -e.errno, b""
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return 0, b"".join(chunks)
+send(0)
+while True:
+    op, fd, arg, n = struct.unpack("<BiII", take(13))
+    path = take(n)
+    if op == 1:
+        send(checked(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)))
+    elif op == 2:
+        send(checked(libc.inotify_add_watch(fd, path, arg)))
+    elif op == 3:
+        libc.inotify_rm_watch(fd, arg)
+        send(0)
+    elif op == 4:
+        send(*drain(fd))
+    elif op == 5:
+        os.close(fd)
+        send(0)
+    else:
+        send(-22)
+`;
+
+const OP = { init: 1, addWatch: 2, removeWatch: 3, read: 4, close: 5 } as const;
+
+class HelperGone extends Error {}
+
+/** One running helper and the server's ends of its FIFOs. */
+class Helper {
+  #dead = false;
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly requests: number,
+    private readonly answers: number,
+  ) {}
+
+  /** Starts it with `python`; the helper, or why it could not be started. */
+  static start(python: string, answerMs: number): Helper | string {
+    const dir = mkdtempSync(join(tmpdir(), "od-inotify-"));
+    const req = join(dir, "req");
+    const resp = join(dir, "resp");
+    let child: ChildProcess | undefined;
+    let requests = -1;
+    let answers = -1;
+    try {
+      child = spawn(python, ["-I", "-S", "-c", HELPER, req, resp], {
+        stdio: "ignore",
+        env: {},
+      });
+      child.on("error", () => {}); // not found: the opens below time out and say so
+      child.unref();
+      const deadline = Date.now() + Math.min(answerMs, START_MS);
+      // Opening for writing without blocking succeeds once the helper waits to read.
+      while (requests < 0) {
+        try {
+          requests = openSync(req, constants.O_WRONLY | constants.O_NONBLOCK);
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if (code !== "ENOENT" && code !== "ENXIO") throw e;
+          if (ended(child.pid)) throw new Error(`${python} ended at once`);
+          if (Date.now() > deadline) throw new Error(`${python} did not start in time`);
+          pause(1);
+        }
+      }
+      answers = openSync(resp, constants.O_RDONLY | constants.O_NONBLOCK);
+      const helper = new Helper(child, requests, answers);
+      // Until the helper has opened its end, a read finds no writer (0): not an end yet.
+      helper.#answer(answerMs, true);
+      return helper;
+    } catch (e) {
+      child?.kill("SIGKILL");
+      for (const fd of [requests, answers]) if (fd >= 0) closeQuietly(fd);
+      return `the inotify helper could not be started (${(e as Error).message})`;
+    } finally {
+      // Both ends are open (or it failed): the names go, and nothing else can open them.
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** One call; its result and data, or HelperGone when the helper stopped answering. */
+  call(op: number, fd: number, arg: number, path?: Uint8Array): { result: number; data: Buffer } {
+    if (this.#dead) throw new HelperGone();
+    const name = path ?? new Uint8Array(0);
+    const request = Buffer.alloc(13 + name.length);
+    request.writeUInt8(op, 0);
+    request.writeInt32LE(fd, 1);
+    request.writeUInt32LE(arg >>> 0, 5);
+    request.writeUInt32LE(name.length, 9);
+    request.set(name, 13);
+    try {
+      let sent = 0;
+      while (sent < request.length) sent += writeSync(this.requests, request, sent);
+      return this.#answer(ANSWER_MS, false);
+    } catch (e) {
+      this.stop();
+      throw e instanceof HelperGone ? e : new HelperGone((e as Error).message);
+    }
+  }
+
+  stop(): void {
+    if (this.#dead) return;
+    this.#dead = true;
+    this.child.kill("SIGKILL");
+    closeQuietly(this.requests);
+    closeQuietly(this.answers);
+  }
+
+  #answer(answerMs: number, hello: boolean): { result: number; data: Buffer } {
+    const deadline = Date.now() + answerMs;
+    const head = this.#exactly(8, deadline, hello);
+    const length = head.readUInt32LE(4);
+    return { result: head.readInt32LE(0), data: this.#exactly(length, deadline, false) };
+  }
+
+  /** `n` bytes of the answer, read without blocking until they are there. */
+  #exactly(n: number, deadline: number, hello: boolean): Buffer {
+    const out = Buffer.alloc(n);
+    let got = 0;
+    let idle = 0;
+    while (got < n) {
+      let read = -1;
+      try {
+        read = readSync(this.answers, out, got, n - got, null);
+      } catch (e) {
+        if ((e as { code?: string }).code !== "EAGAIN") throw e;
+      }
+      if (read > 0) {
+        got += read;
+        idle = 0;
+        continue;
+      }
+      if (read === 0 && !hello) throw new HelperGone("the inotify helper ended");
+      if (Date.now() > deadline) throw new HelperGone("the inotify helper stopped answering");
+      // An answer takes tens of microseconds: spin a little, then sleep in short steps.
+      if (++idle > 50) pause(idle > 2000 ? 1 : 0.05);
+    }
+    return out;
+  }
+}
+
+/** True when the process `pid` is gone or a zombie (read without waiting for its exit event). */
+function ended(pid: number | undefined): boolean {
+  if (pid === undefined) return true;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function pause(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
+  }
+}
+
+/** The errno number node:fs's error carries by name (EIO when it has none). */
+function errnoOf(e: unknown): number {
+  const code = (e as { code?: string }).code;
+  const errno = code === undefined
+    ? undefined
+    : (osConstants.errno as Record<string, number>)[code];
+  return errno ?? EIO;
+}
+
+const kindOf = (e: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }) =>
+  e.isDirectory() ? "dir" : e.isFile() ? "file" : e.isSymbolicLink() ? "link" : "other";
+
+/** `device:inode` as inotify.ts writes it from statx: major, minor (glibc's split), inode. */
+function identityOf(dev: bigint, ino: bigint): string {
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & 0xfffff000n);
+  const minor = (dev & 0xffn) | ((dev >> 12n) & 0xffffff00n);
+  return `${major}:${minor}:${ino}`;
+}
+
+/**
+ * The journal's calls through a helper run by `python`, started at the first inotifyInit (a
+ * server that keeps no journal starts none). Exported for tests; callers use helperFs().
+ */
+export function helperFsWith(
+  python: string,
+  answerMs = ANSWER_MS,
+): LinuxFs & { stop(): void; pid(): number | undefined } {
+  let helper: Helper | string | undefined;
+  const call = (op: number, fd: number, arg: number, path?: string) => {
+    if (helper === undefined) helper = Helper.start(python, answerMs);
+    if (typeof helper === "string") return { result: -ENOSYS, data: Buffer.alloc(0) };
+    try {
+      return helper.call(op, fd, arg, path === undefined ? undefined : encodeFileName(path));
+    } catch (e) {
+      if (!(e instanceof HelperGone)) throw e;
+      return { result: -EIO, data: Buffer.alloc(0) };
+    }
+  };
+  return {
+    /** Ends the helper (tests; a server's ends with it). */
+    stop() {
+      if (helper instanceof Helper) helper.stop();
+    },
+    /** The helper's process, once started (tests). */
+    pid: () => helper instanceof Helper ? helper.pid : undefined,
+    inotifyInit: () => call(OP.init, -1, 0).result,
+    addWatch: (fd, path, mask) => call(OP.addWatch, fd, mask, path).result,
+    removeWatch(fd, wd) {
+      call(OP.removeWatch, fd, wd);
+    },
+    readEvents(fd) {
+      const { result, data } = call(OP.read, fd, 0);
+      return result < 0 ? result : parseEvents(data);
+    },
+    close(fd) {
+      call(OP.close, fd, 0);
+    },
+    listDir(path): DirEntry[] | number {
+      const at = diskPath(path);
+      try {
+        // Not through a link (the libc listing opens with O_NOFOLLOW): the folder is looked at
+        // before and after, and one swapped in between is refused.
+        const before = lstatSync(at, { bigint: true });
+        if (!before.isDirectory()) return -ENOTDIR;
+        const entries = readdirSync(at, { encoding: "buffer", withFileTypes: true });
+        const after = statSync(at, { bigint: true });
+        if (after.ino !== before.ino || after.dev !== before.dev) return -ENOTDIR;
+        return entries.map((e) => ({
+          name: decodeFileName(e.name as unknown as Uint8Array),
+          kind: kindOf(e),
+        }));
+      } catch (e) {
+        return -errnoOf(e);
+      }
+    },
+    changeTimeMs(path) {
+      try {
+        const info = lstatSync(diskPath(path), { bigint: true });
+        return Number(info.ctimeNs / 1000n) / 1000;
+      } catch {
+        return undefined;
+      }
+    },
+    lstat(path): PathFacts | undefined {
+      try {
+        const info = lstatSync(diskPath(path), { bigint: true });
+        return {
+          kind: kindOf(info),
+          nlink: Number(info.nlink),
+          uid: Number(info.uid),
+          id: identityOf(info.dev, info.ino),
+        };
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+let chosen: { fs: LinuxFs | undefined } | undefined;
+
+/**
+ * The journal's calls on Node on Linux, when a system Python is there; undefined elsewhere
+ * (Deno has inotify.ts's own; other systems keep no journal), and callers walk.
+ */
+export function helperFs(): LinuxFs | undefined {
+  chosen ??= { fs: !isDeno && isLinux ? pythonFs() : undefined };
+  return chosen.fs;
+}
+
+function pythonFs(): LinuxFs | undefined {
+  for (const python of PYTHON_CANDIDATES) {
+    try {
+      if (statSync(python).isFile()) return helperFsWith(python);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

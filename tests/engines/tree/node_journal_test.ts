@@ -1,0 +1,103 @@
+/**
+ * Issue 34, item 2: the Node route (the npm package) keeps a change journal too, through the
+ * Python helper (src/platform/posix/inotify_helper.ts), and it keeps the journal's promises
+ * there: a write through a shared memory map, a file in a credential-named folder, a name that
+ * is not UTF-8 (which Node names by its bytes) and a folder renamed into place are each
+ * reported; an overflow of the kernel's queue is seen, and what it hid is found by a walk.
+ * journal_test.ts runs every journal test on the helper too (under Deno).
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PYTHON_CANDIDATES } from "../../../src/platform/posix/inotify_helper.ts";
+import { tempDir } from "../../support/temp_dir.ts";
+
+const ROOT = join(import.meta.dirname!, "..", "..", "..");
+const python = PYTHON_CANDIDATES.find((p) => existsSync(p));
+const node = (() => {
+  try {
+    return execFileSync("sh", ["-c", "command -v node"], { encoding: "utf8" }).trim();
+  } catch {
+    return "";
+  }
+})();
+
+/** The entry bundled as the npm package is, once for the file. */
+let bundled: string | undefined;
+function runUnderNode(mode: "turns" | "failures", root: string): string {
+  if (!bundled) {
+    bundled = join(tempDir("od-node-journal-"), "turn.mjs");
+    execFileSync(Deno.execPath(), [
+      "bundle",
+      "--quiet",
+      "--config",
+      join(ROOT, "deno.json"),
+      "--platform",
+      "deno",
+      "--format",
+      "esm",
+      "--output",
+      bundled,
+      join(ROOT, "tests", "support", "node_journal_turn.ts"),
+    ]);
+  }
+  return execFileSync(node, [bundled, mode, root], { encoding: "utf8" }).trim().split("\n").at(-1)!;
+}
+
+const ignore = node === "" || python === undefined || Deno.build.os !== "linux";
+
+Deno.test({
+  name: "journal on Node: kept through the Python helper; a mapped write, a credential-named " +
+    "folder, a name that is not UTF-8, a rename and an overflowing burst are each reported",
+  ignore,
+  fn: () => {
+    const root = tempDir("od-node-journal-");
+    writeFileSync(join(root, "mapped.bin"), "aaaa");
+    writeFileSync(join(root, "same.txt"), "untouched");
+    const out = runUnderNode("turns", root);
+    const seen = JSON.parse(out) as {
+      helper: boolean;
+      turns: Array<{ how: string; files: string[]; burst: number; partial?: string }>;
+    };
+    assert.equal(seen.helper, true, out);
+    const [quiet, burst] = seen.turns;
+    // A journal, not the walk Node fell back to before.
+    assert.equal(quiet!.how, "journal", out);
+    assert.deepEqual(
+      quiet!.files,
+      ["caf\udce9.txt", "final/a.js", "lib/.ssh/payload.js", "mapped.bin"],
+      out,
+    );
+    assert.equal(quiet!.partial, undefined, out);
+    assert.equal(burst!.how, "journal", out);
+    const queued = Number(Deno.readTextFileSync("/proc/sys/fs/inotify/max_queued_events").trim());
+    assert.equal(burst!.burst, queued + 1, out);
+    assert.deepEqual(burst!.files, [], out);
+  },
+});
+
+/**
+ * The helper fails closed: one that cannot start, or that is killed during a turn, costs a walk,
+ * never a change left unlisted.
+ */
+Deno.test({
+  name: "journal on Node: a helper that cannot start, or that dies, leaves the turn to a walk",
+  ignore,
+  fn: () => {
+    const out = runUnderNode("failures", tempDir("od-node-journal-"));
+    const seen = JSON.parse(out);
+    // No Python there: no journal, and no wait for one.
+    assert.ok(seen.broken.init < 0, out);
+    assert.ok(seen.broken.ms < 2500, out);
+    assert.equal(seen.broken.how, "walk", out);
+    assert.deepEqual(seen.broken.files, ["a.txt"], out);
+    // Killed while the turn ran: the turn began on the journal, and its file is still listed.
+    assert.equal(seen.killed.how, "journal", out);
+    assert.deepEqual(seen.killed.files, ["b.txt"], out);
+    // The next turn has no journal to read: it walks (which also counts a file changed just
+    // before the turn: change times are compared with some slack).
+    assert.equal(seen.next.how, "walk", out);
+    assert.ok(seen.next.files.includes("c.txt"), out);
+  },
+});
