@@ -35,7 +35,7 @@ const PRINTS: Record<string, RegExp> = {
   "stream_memory_bench.ts": /state completed[\s\S]*kept by the server: [\d.-]+ MiB/,
   "text_calls_bench.ts": /claude engine \(real Claude Code\): of 1 replies with a call/,
   "tree_cost_bench.ts":
-    /1,000 files +after \(both engines\): +\d+ ms.*under Node \(no journal\) +\d+ ms[\s\S]*git stores, 120 nested projects: \d+ ms a turn/,
+    /1,000 files +after \(both engines\): +\d+ ms.*under Node +\d+ ms[\s\S]*git stores, 120 nested projects: \d+ ms a turn/,
   "unread_hook_bench.ts": /hook, one unread job \(npx from its cache\) +median [\d.]+ ms/,
 };
 
