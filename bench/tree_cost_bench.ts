@@ -38,7 +38,7 @@ import { median, QUICK } from "./support/common.ts";
 import { collectGuardIdentities } from "../src/guard/identities.ts";
 import { beginTurnChanges, closeJournals } from "../src/engines/tree/turn_changes.ts";
 import { appendFileSync, realpathSync } from "node:fs";
-import { buildNode } from "../scripts/build_node.ts";
+import { buildNode, bundleForNode } from "../scripts/build_node.ts";
 import { treeTurn, type TurnTime } from "./support/tree_turn.ts";
 import { protectedMounts } from "../src/engines/native/sandbox/mounts.ts";
 import { type HostRunWatch, movedPaths, watchMounts } from "../src/engines/native/sandbox/watch.ts";
@@ -97,19 +97,7 @@ let turnBundle: string | undefined;
 function nodeTurns(root: string): { first: TurnTime; next: TurnTime[] } {
   if (!turnBundle) {
     turnBundle = join(scratch, "tree_turn.mjs");
-    execFileSync(Deno.execPath(), [
-      "bundle",
-      "--quiet",
-      "--config",
-      join(import.meta.dirname!, "..", "deno.json"),
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      "--output",
-      turnBundle,
-      join(import.meta.dirname!, "support", "tree_turn_node.ts"),
-    ], { stdio: ["ignore", "inherit", "inherit"] });
+    bundleForNode(join(import.meta.dirname!, "support", "tree_turn_node.ts"), turnBundle);
   }
   const out = execFileSync(node!, [turnBundle, root, String(turns)], { encoding: "utf8" });
   return JSON.parse(out.trim().split("\n").at(-1)!);

@@ -39,19 +39,7 @@ export const CHUNKS = "chunks";
 export function buildNode(out: string = NODE_BUNDLE, options: { split?: boolean } = {}): number {
   mkdirSync(dirname(out), { recursive: true });
   if (options.split) return buildSplit(out);
-  execFileSync(process.execPath, [
-    "bundle",
-    "--quiet",
-    "--config",
-    join(ROOT, "deno.json"),
-    "--platform",
-    "deno",
-    "--format",
-    "esm",
-    "--output",
-    out,
-    join(ROOT, "src", "node_main.ts"),
-  ], { stdio: ["ignore", "inherit", "inherit"] });
+  bundleForNode(join(ROOT, "src", "node_main.ts"), out);
   const code = readFileSync(out, "utf8");
   // esbuild keeps a shebang only when the entry has one; ours is added here so the
   // source stays a plain module.
@@ -61,10 +49,16 @@ export function buildNode(out: string = NODE_BUNDLE, options: { split?: boolean 
   return new TextEncoder().encode(text).length;
 }
 
-function buildSplit(out: string): number {
-  const chunks = join(dirname(out), CHUNKS);
-  // Chunk names carry content hashes: a previous build's would stay behind unused.
-  rmSync(chunks, { recursive: true, force: true });
+/**
+ * Bundles `entry` (any module of this repository: the program, or a bench's or test's entry that
+ * runs our code under Node) into the ES module `out`, as the Node distribution is bundled; with
+ * `outdir`, into chunks in that folder instead.
+ */
+export function bundleForNode(
+  entry: string,
+  out: string,
+  options: { outdir?: boolean } = {},
+): void {
   execFileSync(process.execPath, [
     "bundle",
     "--quiet",
@@ -74,11 +68,17 @@ function buildSplit(out: string): number {
     "deno",
     "--format",
     "esm",
-    "--code-splitting",
-    "--outdir",
-    chunks,
-    join(ROOT, "src", "node_main.ts"),
+    ...(options.outdir ? ["--code-splitting", "--outdir"] : ["--output"]),
+    out,
+    entry,
   ], { stdio: ["ignore", "inherit", "inherit"] });
+}
+
+function buildSplit(out: string): number {
+  const chunks = join(dirname(out), CHUNKS);
+  // Chunk names carry content hashes: a previous build's would stay behind unused.
+  rmSync(chunks, { recursive: true, force: true });
+  bundleForNode(join(ROOT, "src", "node_main.ts"), chunks, { outdir: true });
   // The chunks are ES modules named .js: without this a folder with no package.json of type
   // "module" above it (a release, a copy) would have Node read them as CommonJS.
   writeFileSync(join(chunks, "package.json"), '{ "type": "module" }\n');

@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PYTHON_CANDIDATES } from "../../../src/platform/posix/inotify_helper.ts";
+import { bundleForNode } from "../../../scripts/build_node.ts";
 import { tempDir } from "../../support/temp_dir.ts";
 
 const ROOT = join(import.meta.dirname!, "..", "..", "..");
@@ -28,19 +29,7 @@ let bundled: string | undefined;
 function runUnderNode(mode: "turns" | "failures", root: string): string {
   if (!bundled) {
     bundled = join(tempDir("od-node-journal-"), "turn.mjs");
-    execFileSync(Deno.execPath(), [
-      "bundle",
-      "--quiet",
-      "--config",
-      join(ROOT, "deno.json"),
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      "--output",
-      bundled,
-      join(ROOT, "tests", "support", "node_journal_turn.ts"),
-    ]);
+    bundleForNode(join(ROOT, "tests", "support", "node_journal_turn.ts"), bundled);
   }
   return execFileSync(node, [bundled, mode, root], { encoding: "utf8" }).trim().split("\n").at(-1)!;
 }
