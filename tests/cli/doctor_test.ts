@@ -201,6 +201,7 @@ Deno.test("doctor --json: every check with id, status, required, summary; ok mat
       "model.context",
       "models.retired",
       "sandbox",
+      "journal",
       "toolchains",
     ]);
     for (const c of report.checks) {

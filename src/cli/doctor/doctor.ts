@@ -16,6 +16,7 @@ import {
   claudeCheck,
   claudeSandboxCheck,
   configCheck,
+  journalCheck,
   sandboxCheck,
   stateDirCheck,
 } from "./local.ts";
@@ -52,6 +53,9 @@ Checks the setup and prints one line per check (PASS, FAIL or WARN) with a fix:
   Retired models    cloud models Ollama has retired that settings still name
   Sandbox           bubblewrap runs a trivial command (native engine); without it,
                     commands run unconfined and replies say so (sandbox: required refuses)
+  Change journal    whether turns learn what changed from inotify (Linux; under Node through
+                    a helper run by the system's python3) or walk the tree (WARN: Node on
+                    Linux without python3)
   Toolchains        what delegates' commands can read of your toolchains in this project
                     (both engines, and verify): each PATH folder opened read-only or why
                     not, the install roots and package caches opened with them, credential
@@ -145,7 +149,7 @@ export async function runDoctor(
     ...ollamaShown,
     ...pool,
   ];
-  checks.push(sandbox, toolchains, ...backends, ...messages);
+  checks.push(sandbox, journalCheck(), toolchains, ...backends, ...messages);
   const needed = neededChecks(s);
   const reported = checks.map((c) => {
     const required = needed(c.id);

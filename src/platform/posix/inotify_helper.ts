@@ -367,17 +367,20 @@ let chosen: { fs: LinuxFs | undefined } | undefined;
  * (Deno has inotify.ts's own; other systems keep no journal), and callers walk.
  */
 export function helperFs(): LinuxFs | undefined {
-  chosen ??= { fs: !isDeno && isLinux ? pythonFs() : undefined };
+  if (!chosen) {
+    const python = !isDeno && isLinux ? systemPython() : undefined;
+    chosen = { fs: python === undefined ? undefined : helperFsWith(python) };
+  }
   return chosen.fs;
 }
 
-function pythonFs(): LinuxFs | undefined {
-  for (const python of PYTHON_CANDIDATES) {
+/** The first of PYTHON_CANDIDATES that is a file, or undefined. */
+export function systemPython(): string | undefined {
+  return PYTHON_CANDIDATES.find((python) => {
     try {
-      if (statSync(python).isFile()) return helperFsWith(python);
+      return statSync(python).isFile();
     } catch {
-      // not here
+      return false;
     }
-  }
-  return undefined;
+  });
 }
