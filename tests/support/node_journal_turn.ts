@@ -8,10 +8,15 @@
  *   node <bundle> failures <root>
  *     turns whose helper cannot start, or is killed during a turn and before the next:
  *     `{ broken: { init, ms, how, files }, killed: { how, files }, next: { how, files } }`
+ *   node <bundle> race <base> <runs>
+ *     on a file system that gives no entry types (ext2 without `filetype`), mounted at `base`:
+ *     a folder renamed while a link in it is made and removed in a loop, then written in, and
+ *     a folder walked while that goes on; what each run's turns missed:
+ *     `{ runs, missed: [{ run, turn, what }] }`
  * Each prints one JSON line.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import process from "node:process";
 import { beginTurnChanges } from "../../src/engines/tree/turn_changes.ts";
@@ -60,7 +65,93 @@ async function turn(act: () => void, fs?: LinuxFs, dir = root!) {
 // Synchronous, as a sandboxed command is to the events: none is read while it runs.
 const python = (script: string) => () => execFileSync("python3", ["-c", script], { cwd: root });
 
-if (mode === "turns") {
+/**
+ * The start of a Python program that makes and removes the link `zz` in `dir` in a thread of
+ * its own, until the rest of the program says `stop = True; th.join()`.
+ */
+const CHURN = (dir: string) => `
+import os, threading, time
+dfd = os.open(${JSON.stringify(dir)}, os.O_RDONLY)
+stop = False
+def churn():
+    while not stop:
+        try:
+            os.symlink('x', 'zz', dir_fd=dfd); os.unlink('zz', dir_fd=dfd)
+        except OSError:
+            pass
+th = threading.Thread(target=churn); th.start()
+print("go", flush=True)
+`;
+
+/**
+ * Runs `script` (Python) in `cwd`: `ended` when it has, `going` once it prints "go" (the churn is
+ * on) or ends.
+ */
+function pythonRun(script: string, cwd: string): { going: Promise<void>; ended: Promise<void> } {
+  const child = spawn("python3", ["-c", script], { cwd, stdio: ["ignore", "pipe", "inherit"] });
+  const ended = new Promise<void>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", () => resolve());
+  });
+  const going = new Promise<void>((resolve) => {
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (chunk.includes("go")) resolve();
+    });
+    void ended.then(resolve, resolve);
+  });
+  return { going, ended };
+}
+
+async function race(base: string, runs: number) {
+  const missed: Array<{ run: number; turn: string; what: string }> = [];
+  for (let run = 0; run < runs; run++) {
+    const dir = realpathSync(mkdtempSync(join(base, "r-")));
+    const miss = (turn: string, what: string) => missed.push({ run, turn, what });
+    mkdirSync(join(dir, "stage", "sub"), { recursive: true });
+    mkdirSync(join(dir, "stage", ".git", "hooks"), { recursive: true });
+    mkdirSync(join(dir, "stage", ".aws"));
+    writeFileSync(join(dir, "stage", ".aws", "credentials"), "secret");
+    for (let i = 0; i < 300; i++) writeFileSync(join(dir, "stage", `f${i}`), "x");
+    // The journal is set up by a first turn; the race is in the second.
+    const first = await beginTurnChanges([dir], { walk: true });
+    await first.end();
+    first.release();
+    const second = await beginTurnChanges([dir], { walk: true });
+    await pythonRun(
+      CHURN("stage") +
+        "time.sleep(0.03)\nos.rename('stage', 'final')\ntime.sleep(0.2)\nstop = True; th.join()\n" +
+        "open('final/sub/evil.js', 'w').write('evil')\n",
+      dir,
+    ).ended;
+    const files = (await second.end()).files.map((f) => relative(dir, f));
+    second.release();
+    // (The files the folder held before it was renamed are listed by the journal; where it
+    // stops and the turn walks instead, not: a rename leaves their change times as they were.)
+    if (!files.includes("final/sub/evil.js")) miss("journal", "final/sub/evil.js");
+    const third = await beginTurnChanges([dir], { walk: true });
+    const nested = third.nested;
+    if (!nested?.nestedGit.includes(join(dir, "final", ".git"))) miss("next", "final/.git");
+    if (!nested?.credentials.includes(join(dir, "final", ".aws"))) miss("next", "final/.aws");
+    third.release();
+    // Node's walk (no journal), while the link comes and goes in the folder it lists.
+    const walked = await beginTurnChanges([dir], { walk: true, fs: null });
+    writeFileSync(join(dir, "final", "late.js"), "x");
+    const churning = pythonRun(
+      CHURN("final") + "time.sleep(0.3)\nstop = True; th.join()\n",
+      dir,
+    );
+    await churning.going;
+    const late = (await walked.end()).files.map((f) => relative(dir, f));
+    await churning.ended;
+    if (!late.includes("final/late.js")) miss("walk", "final/late.js");
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { runs, missed };
+}
+
+if (mode === "race") {
+  console.log(JSON.stringify(await race(root, Number(process.argv[4] ?? "10"))));
+} else if (mode === "turns") {
   const quiet = await turn(python(QUIET));
   const burst = await turn(python(BURST));
   // A burst's thousands of names are counted, not printed.

@@ -78,7 +78,14 @@ function entriesOf(dir: string, fast?: Pick<LinuxFs, "listDir">): Listing | unde
     }
     return byBytes(dir);
   } catch {
-    return undefined;
+    // Where the file system gives no entry's type, Node's typed listing looks each entry up and
+    // throws for the whole folder when one is gone by then (a delegate can make that happen at
+    // will): a folder still there is listed by name, each entry looked up on its own.
+    try {
+      return isFolder(dir) ? byBytes(dir) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }
 

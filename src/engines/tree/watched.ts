@@ -262,8 +262,13 @@ export class WatchedTree {
   #list(node: DirNode, pending: DirNode[], log: boolean): void {
     const entries = this.fs.listDir(node.path);
     if (typeof entries === "number") {
-      if (-entries === EACCES) this.#unreadable(node.path);
-      // Otherwise gone, or replaced by a link: the events that did it come next.
+      if (-entries === EACCES) return void this.#unreadable(node.path);
+      // Gone, or replaced by a link: the events that did it come next. A folder still there
+      // that could not be listed would stay empty here without a word: what is in it cannot
+      // be known.
+      if (this.fs.lstat(node.path)?.kind === "dir") {
+        this.fail(`"${node.path}" could not be listed (errno ${-entries})`);
+      }
       return;
     }
     for (const entry of entries) this.#entry(node, entry, pending, log);

@@ -10,8 +10,10 @@
  * The calls are synchronous, like the libc ones they stand for (the journal is written against
  * them): a request goes down one FIFO and the answer comes back up another, read without
  * blocking until it is there (Python answers in tens of microseconds). The FIFOs are in a
- * private folder (0700) that is removed as soon as both ends are open: nothing else can open
- * them, and the descriptors are close-on-exec, so no delegate inherits them. Python is taken
+ * private folder (0700) of the system's /tmp, which no sandbox shows a delegate, removed as soon
+ * as both ends are open; the descriptors are close-on-exec, so no delegate inherits them, and
+ * each answer repeats its request's number. A process of the user's outside every sandbox could
+ * still reach the server's ends through /proc, as it could reach anything of the server's. Python is taken
  * only from the system's folders, run isolated (`-I -S`: no PYTHON* variables, no site
  * packages) with an empty environment.
  *
@@ -23,6 +25,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import {
   closeSync,
   constants,
+  type Dirent,
+  fstatSync,
   lstatSync,
   mkdtempSync,
   openSync,
@@ -33,7 +37,7 @@ import {
   statSync,
   writeSync,
 } from "node:fs";
-import { constants as osConstants, tmpdir } from "node:os";
+import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { decodeFileName, diskPath, encodeFileName } from "../file_names.ts";
 import { isDeno, isLinux } from "../runtime.ts";
@@ -46,6 +50,11 @@ export const PYTHON_CANDIDATES = ["/usr/bin/python3", "/usr/local/bin/python3", 
 const ANSWER_MS = 10_000;
 /** How long Python may take to start (the server waits, once). */
 const START_MS = 3_000;
+/**
+ * Where the FIFOs are made: the system's /tmp, not TMPDIR (which may lie inside a folder a
+ * delegate can write to). Both sandboxes give delegates a /tmp of their own.
+ */
+const FIFO_FOLDER = "/tmp/od-inotify-";
 
 const EIO = 5;
 const ENOTDIR = 20;
@@ -53,9 +62,10 @@ const ENOSYS = 38;
 
 /**
  * The helper: makes both FIFOs, opens them (the request one first, as the server does), says
- * hello, then answers each request `<op u8, fd i32, arg u32, path length u32, path>` with
- * `<result i32, data length u32, data>`; the result is -errno on failure. It ends when the
- * server closes its end (the server exited).
+ * hello, then answers each request `<id u32, op u8, fd i32, arg u32, path length u32, path>`
+ * with `<id u32, result i32, data length u32, data>`; the result is -errno on failure. It makes
+ * itself not dumpable first (PR_SET_DUMPABLE 0: its /proc entries, its descriptors among them,
+ * are then root's). It ends when the server closes its end (the server exited).
  */
 const HELPER = String.raw`
 import ctypes, os, struct, sys
@@ -65,6 +75,7 @@ os.mkfifo(resp, 0o600)
 src = os.open(req, os.O_RDONLY)
 dst = os.open(resp, os.O_WRONLY)
 libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(4, 0, 0, 0, 0)
 libc.inotify_init1.argtypes = [ctypes.c_int]
 libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
 libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
@@ -77,7 +88,7 @@ def take(n):
         data += more
     return data
 def send(result, data=b""):
-    out = struct.pack("<iI", result, len(data)) + data
+    out = struct.pack("<IiI", ask, result, len(data)) + data
     while out:
         out = out[os.write(dst, out):]
 def checked(result):
@@ -96,9 +107,10 @@ def drain(fd):
         chunks.append(chunk)
         size += len(chunk)
     return 0, b"".join(chunks)
+ask = 0
 send(0)
 while True:
-    op, fd, arg, n = struct.unpack("<BiII", take(13))
+    ask, op, fd, arg, n = struct.unpack("<IBiII", take(17))
     path = take(n)
     if op == 1:
         send(checked(libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)))
@@ -123,6 +135,8 @@ class HelperGone extends Error {}
 /** One running helper and the server's ends of its FIFOs. */
 class Helper {
   #dead = false;
+  /** The last request's id. */
+  #next = 0;
   private constructor(
     private readonly child: ChildProcess,
     private readonly requests: number,
@@ -131,13 +145,14 @@ class Helper {
 
   /** Starts it with `python`; the helper, or why it could not be started. */
   static start(python: string, answerMs: number): Helper | string {
-    const dir = mkdtempSync(join(tmpdir(), "od-inotify-"));
-    const req = join(dir, "req");
-    const resp = join(dir, "resp");
+    let dir: string | undefined;
     let child: ChildProcess | undefined;
     let requests = -1;
     let answers = -1;
     try {
+      dir = mkdtempSync(FIFO_FOLDER);
+      const req = join(dir, "req");
+      const resp = join(dir, "resp");
       child = spawn(python, ["-I", "-S", "-c", HELPER, req, resp], {
         stdio: "ignore",
         env: {},
@@ -158,9 +173,12 @@ class Helper {
         }
       }
       answers = openSync(resp, constants.O_RDONLY | constants.O_NONBLOCK);
+      if (!fstatSync(requests).isFIFO() || !fstatSync(answers).isFIFO()) {
+        throw new Error("its pipes are not FIFOs");
+      }
       const helper = new Helper(child, requests, answers);
       // Until the helper has opened its end, a read finds no writer (0): not an end yet.
-      helper.#answer(answerMs, true);
+      helper.#answer(answerMs, true, 0);
       return helper;
     } catch (e) {
       child?.kill("SIGKILL");
@@ -168,7 +186,7 @@ class Helper {
       return `the inotify helper could not be started (${(e as Error).message})`;
     } finally {
       // Both ends are open (or it failed): the names go, and nothing else can open them.
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     }
   }
 
@@ -180,16 +198,18 @@ class Helper {
   call(op: number, fd: number, arg: number, path?: Uint8Array): { result: number; data: Buffer } {
     if (this.#dead) throw new HelperGone();
     const name = path ?? new Uint8Array(0);
-    const request = Buffer.alloc(13 + name.length);
-    request.writeUInt8(op, 0);
-    request.writeInt32LE(fd, 1);
-    request.writeUInt32LE(arg >>> 0, 5);
-    request.writeUInt32LE(name.length, 9);
-    request.set(name, 13);
+    const id = this.#next = (this.#next + 1) >>> 0;
+    const request = Buffer.alloc(17 + name.length);
+    request.writeUInt32LE(id, 0);
+    request.writeUInt8(op, 4);
+    request.writeInt32LE(fd, 5);
+    request.writeUInt32LE(arg >>> 0, 9);
+    request.writeUInt32LE(name.length, 13);
+    request.set(name, 17);
     try {
       let sent = 0;
       while (sent < request.length) sent += writeSync(this.requests, request, sent);
-      return this.#answer(ANSWER_MS, false);
+      return this.#answer(ANSWER_MS, false, id);
     } catch (e) {
       this.stop();
       throw e instanceof HelperGone ? e : new HelperGone((e as Error).message);
@@ -204,11 +224,16 @@ class Helper {
     closeQuietly(this.answers);
   }
 
-  #answer(answerMs: number, hello: boolean): { result: number; data: Buffer } {
+  /**
+   * The answer to request `id` (0: the hello). Each answer repeats its request's id: one that
+   * does not is no answer of the helper's to this call, and the helper is given up.
+   */
+  #answer(answerMs: number, hello: boolean, id: number): { result: number; data: Buffer } {
     const deadline = Date.now() + answerMs;
-    const head = this.#exactly(8, deadline, hello);
-    const length = head.readUInt32LE(4);
-    return { result: head.readInt32LE(0), data: this.#exactly(length, deadline, false) };
+    const head = this.#exactly(12, deadline, hello);
+    if (head.readUInt32LE(0) !== id) throw new HelperGone("an answer out of turn");
+    const length = head.readUInt32LE(8);
+    return { result: head.readInt32LE(4), data: this.#exactly(length, deadline, false) };
   }
 
   /** `n` bytes of the answer, read without blocking until they are there. */
@@ -318,24 +343,7 @@ export function helperFsWith(
     close(fd) {
       call(OP.close, fd, 0);
     },
-    listDir(path): DirEntry[] | number {
-      const at = diskPath(path);
-      try {
-        // Not through a link (the libc listing opens with O_NOFOLLOW): the folder is looked at
-        // before and after, and one swapped in between is refused.
-        const before = lstatSync(at, { bigint: true });
-        if (!before.isDirectory()) return -ENOTDIR;
-        const entries = readdirSync(at, { encoding: "buffer", withFileTypes: true });
-        const after = statSync(at, { bigint: true });
-        if (after.ino !== before.ino || after.dev !== before.dev) return -ENOTDIR;
-        return entries.map((e) => ({
-          name: decodeFileName(e.name as unknown as Uint8Array),
-          kind: kindOf(e),
-        }));
-      } catch (e) {
-        return -errnoOf(e);
-      }
-    },
+    listDir: (path) => listFolder(path),
     changeTimeMs(path) {
       try {
         const info = lstatSync(diskPath(path), { bigint: true });
@@ -358,6 +366,45 @@ export function helperFsWith(
       }
     },
   };
+}
+
+type TypedListing = (at: string | Buffer) => Dirent<Buffer>[];
+const typedListing: TypedListing = (at) =>
+  readdirSync(at, { encoding: "buffer", withFileTypes: true });
+
+/**
+ * The entries of the folder at `path`, not through a link (the libc listing opens it with
+ * O_NOFOLLOW: the folder is looked at before and after, and one swapped in between is
+ * refused), or -errno. Where the file system gives no entry's type (DT_UNKNOWN: ext2 without
+ * `filetype`, XFS with `ftype=0`, some NFS and FUSE mounts), Node's typed listing looks each
+ * entry up itself and throws for the whole folder when one is gone by then, which a delegate can
+ * make happen at will (a link made and removed in a loop); the folder is then listed by name
+ * alone, each entry's kind left `unknown` for the caller to look up, as the libc listing does.
+ * `typed` is Node's own listing (tests give one that fails as it does there).
+ */
+export function listFolder(path: string, typed: TypedListing = typedListing): DirEntry[] | number {
+  const at = diskPath(path);
+  try {
+    const before = lstatSync(at, { bigint: true });
+    if (!before.isDirectory()) return -ENOTDIR;
+    const same = () => {
+      const after = statSync(at, { bigint: true });
+      return after.ino === before.ino && after.dev === before.dev;
+    };
+    let entries: DirEntry[];
+    try {
+      entries = typed(at).map((e) => ({ name: decodeFileName(e.name), kind: kindOf(e) }));
+    } catch (e) {
+      if (!same()) throw e;
+      entries = readdirSync(at, { encoding: "buffer" }).map((name) => ({
+        name: decodeFileName(name),
+        kind: "unknown" as const,
+      }));
+    }
+    return same() ? entries : -ENOTDIR;
+  } catch (e) {
+    return -errnoOf(e);
+  }
 }
 
 let chosen: { fs: LinuxFs | undefined } | undefined;

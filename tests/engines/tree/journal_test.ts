@@ -617,3 +617,25 @@ journalTest({
     }
   },
 });
+
+journalTest({
+  name: "journal: a folder still there that cannot be listed stops the journal (the turn walks)",
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "sub", "old.txt"));
+    // The system fails to list one folder while it is there (as Node's typed listing does on a
+    // file system without entry types, when a delegate removes an entry at the right moment).
+    const real = fs!;
+    const failing = join(r, "sub", "new");
+    fs = { ...real, listDir: (path) => path === failing ? -2 : real.listDir(path) };
+    const journal = await open(r);
+    const token = journal.listen();
+    put(join(failing, "payload.js"));
+    assert.match(
+      JSON.stringify(journal.changes(token)),
+      /"unknown":".*could not be listed \(errno 2\)/,
+    );
+    journal.close();
+  },
+});
