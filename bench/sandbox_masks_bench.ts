@@ -2,7 +2,7 @@
  * What hiding secret files costs a sandboxed command: bubblewrap with the native engine's own
  * argv (src/engines/native/sandbox/bwrap_args.ts) and 0 to 2,000 secret files masked (each a
  * mount of an empty file over it), running `true`. The figure behind MAX_SECRET_MASKS
- * (src/engines/native/sandbox/shell_watch.ts) and docs/security.md's "bubblewrap took ...".
+ * (src/engines/bwrap_base.ts) and docs/security.md's "bubblewrap took ...".
  * Run: deno run -A bench/sandbox_masks_bench.ts [runs]
  */
 import { spawnSync } from "node:child_process";

@@ -61,6 +61,13 @@ export const HOMES: readonly Home[] = [
   { name: "realOrSelf", home: "src/platform/raw_fs.ts" },
   { name: "DEFAULT_BACKEND", home: "src/settings/backends.ts" },
   { name: "DEFAULT_BACKEND_NAME", home: "src/settings/backends.ts", use: "DEFAULT_BACKEND" },
+  // The sandboxes' cap of masks was written three times (claude turn, claude verify, native).
+  { name: "MAX_SECRET_MASKS", home: "src/engines/bwrap_base.ts" },
+  {
+    name: "bundleForNode",
+    home: "scripts/build_node.ts",
+    covers: ["tests/", "bench/", "scripts/"],
+  },
 ];
 
 export interface SecondHome {

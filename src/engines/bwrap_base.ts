@@ -20,6 +20,16 @@ export interface Mask {
   kind: "file" | "dir";
 }
 
+/**
+ * Secret files, credential stores and git objects one sandbox hides at most (both engines'
+ * commands, and verify). Each is a mount, and bubblewrap 0.8 reads its whole mount table for
+ * each mount it makes, so its set-up grows with the square of their number
+ * (bench/sandbox_masks_bench.ts, quiet: 0.06 s for 100, 0.27 s for 500, 0.67 s for 1,000, 3.02 s
+ * for 2,000): past it, commands are refused (the reply says how to narrow the job) rather than
+ * slowed to a crawl.
+ */
+export const MAX_SECRET_MASKS = 500;
+
 /** The uid a delegate runs as inside a sandbox when the server is root: nobody. */
 export const NOBODY_UID = 65534;
 

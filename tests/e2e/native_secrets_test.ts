@@ -128,7 +128,11 @@ Deno.test("native: more secret files than the sandbox hides refuses Bash, naming
   await using scene = await startScene();
   const work = tempDir("od-native-secrets-many-");
   mkdirSync(join(work, "fixtures"));
-  for (let i = 0; i <= 500; i++) writeFileSync(join(work, "fixtures", `c${i}.pem`), "cert\n");
+  // 499 secret files and two credential stores: each store is a mask too.
+  for (let i = 0; i < 499; i++) writeFileSync(join(work, "fixtures", `c${i}.pem`), "cert\n");
+  for (const store of ["lib/.ssh", "app/.docker"]) {
+    mkdirSync(join(work, store), { recursive: true });
+  }
   const reply = await scene.call("delegate_start", {
     ...native,
     prompt: "@bash echo ran > ran.txt\n@reply done\nprobe",
@@ -139,7 +143,7 @@ Deno.test("native: more secret files than the sandbox hides refuses Bash, naming
     .filter((e) => e.kind === "tool_result");
   assert.match(
     results[0].text,
-    /^Bash is refused for this turn: the job's directories hold 501 secret-looking files .* more than the 500 the sandbox hides .*--allow-secret-file/,
+    /^Bash is refused for this turn: the job's directories hold 501 secret-looking files, credential stores and git objects .* more than the 500 the sandbox hides .*--allow-secret-file/,
   );
   assert.equal(existsSync(join(work, "ran.txt")), false);
 });

@@ -6,7 +6,7 @@
  */
 import { isRoot } from "../../platform/runtime.ts";
 import { searchPath } from "../../platform/which.ts";
-import { rootOnlySystemFiles } from "../bwrap_base.ts";
+import { MAX_SECRET_MASKS, rootOnlySystemFiles } from "../bwrap_base.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
 import { closedNote } from "../../guard/toolchains.ts";
@@ -24,12 +24,6 @@ import {
   withNestedHostRun,
 } from "./sandbox.ts";
 import { storesUnknown, type TurnChanges } from "../tree/turn_changes.ts";
-
-/**
- * Secret files the jail hides at most: each is one bubblewrap mount, and bubblewrap slows
- * sharply as they add up (bench/sandbox_masks_bench.ts: 0.5 s for 500, 9 s for 2,000).
- */
-const MAX_SECRET_MASKS = 500;
 
 /** The turn as far as it is set up: the child's environment and binary, the plan, the roots. */
 export interface ConfineInput {

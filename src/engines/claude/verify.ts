@@ -33,7 +33,7 @@ import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
 import { verifyEnv } from "./env.ts";
 import { STREAM_FILE } from "./folder.ts";
 import { SERVER_NOTE } from "./stream.ts";
-import { bwrapCommand } from "../bwrap_base.ts";
+import { bwrapCommand, MAX_SECRET_MASKS } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
 import { planJail } from "./jail_plan.ts";
 import { beginTurnChanges, storesUnknown } from "../tree/turn_changes.ts";
@@ -50,9 +50,6 @@ import {
   type ToolchainView,
   toolchainView,
 } from "../../guard/toolchains.ts";
-
-/** Secret files the jail hides at most (as for a turn: see run.ts). */
-const MAX_SECRET_MASKS = 500;
 
 export interface ClaudeVerifyConfig extends ProtectConfig {
   parentEnv: Record<string, string | undefined>;

@@ -11,6 +11,7 @@ import { storesUnknown, type TurnChanges } from "../../tree/turn_changes.ts";
 import type { GuardIdentities } from "../../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./shell_runner.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
+import { MAX_SECRET_MASKS } from "../../bwrap_base.ts";
 
 /**
  * True when the turn may run commands, whose changes the server then looks for itself. Takes
@@ -48,13 +49,6 @@ export function watchShell(
 }
 
 /**
- * Secret files one sandbox hides at most. Each is a mount, and bubblewrap's set-up time grows
- * faster than their number: bench/sandbox_masks_bench.ts on a 2-core machine at a load of 7,
- * 100 took 0.1 s per command, 500 took 0.5 s, 1,000 took 1.3 s and 2,000 took 9 s.
- */
-export const MAX_SECRET_MASKS = 500;
-
-/**
  * What the turn-start identities (src/guard/identities.ts) add to the sandbox: host-run files
  * under other names read-only (link targets, other hard links; placeholders where a link
  * leads to nothing yet), secret files hidden. Their walk is the one the sandbox would make
@@ -72,7 +66,7 @@ function guardShell(
     key: roots.join("\0"),
     scan: guard.incomplete ? { ...guard.scan, incomplete: guard.incomplete } : guard.scan,
   };
-  const refused = shellRefusal(guard, roots[0] ?? "", storesGap);
+  const refused = shellRefusal(guard, runner.nested?.hidden ?? [], roots[0] ?? "", storesGap);
   if (refused) runner.hostRun.moved = refused;
   runner.nested = {
     ...runner.nested,
@@ -86,6 +80,7 @@ function guardShell(
 /** Why the identities do not let the sandbox protect everything they name, or undefined. */
 function shellRefusal(
   guard: GuardIdentities,
+  stores: readonly string[],
   cwd: string,
   storesGap: string | undefined,
 ): string | undefined {
@@ -101,12 +96,13 @@ function shellRefusal(
       "find every other name of a hard-linked secret or host-run file to hide or protect " +
       `it. Start the job with a narrower cwd; ${alternatives}`;
   }
-  const hidden = [...guard.secretPaths, ...guard.git.hidden];
+  const hidden = [...guard.secretPaths, ...stores, ...guard.git.hidden];
   const count = hidden.length;
   if (count <= MAX_SECRET_MASKS) return undefined;
   const shown = hidden.slice(0, 3).map((p) => displayPath(p, cwd)).join(", ");
   return `Bash is refused for this turn: the job's directories hold ${count} secret-looking ` +
-    `files and git objects (${shown}...), more than the ${MAX_SECRET_MASKS} the sandbox hides ` +
+    `files, credential stores and git objects (${shown}...), more than the ` +
+    `${MAX_SECRET_MASKS} the sandbox hides ` +
     "from commands. The user can allow names that are no secrets (test certificates, say) " +
     "with `ollama-delegate config --allow-secret-file '<pattern>'`, drop unreachable git " +
     `objects (git gc --prune=now), or start the job with a narrower cwd; ${alternatives}`;
