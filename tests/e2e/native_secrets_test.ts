@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { field, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -146,4 +147,26 @@ Deno.test("native: more secret files than the sandbox hides refuses Bash, naming
     /^Bash is refused for this turn: the job's directories hold 501 secret-looking files, credential stores and git objects .* more than the 500 the sandbox hides .*--allow-secret-file/,
   );
   assert.equal(existsSync(join(work, "ran.txt")), false);
+});
+
+/**
+ * The search for a secret file's other hard links reads names by their bytes: a link whose name
+ * is not UTF-8 is hidden like the others (checked after a review asked; Deno's own calls cannot
+ * name such a file, the libc listing can).
+ */
+Deno.test("native: a hard link of a secret file under a name that is not UTF-8 is hidden too", async () => {
+  await using scene = await startScene();
+  const work = tempDir("od-native-secrets-raw-");
+  writeFileSync(join(work, ".env"), "TOKEN=poison-raw-link\n");
+  linkSync(join(work, ".env"), Buffer.from(join(work, "n\xe9tes.txt"), "latin1"));
+  const reply = await scene.call("delegate_start", {
+    ...native,
+    prompt: "@bash cat n*tes.txt; echo rc=$?\n@reply done\nprobe",
+    cwd: work,
+  });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const [bash] = transcriptOf(scene.stateDir, field(reply.text, "job_id")!)
+    .filter((e) => e.kind === "tool_result");
+  assert.match(bash.text, /cat: n.tes\.txt: Permission denied\nrc=1/, bash.text);
+  assert.doesNotMatch(bash.text, /poison-raw-link/);
 });

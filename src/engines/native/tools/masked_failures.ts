@@ -66,8 +66,8 @@ function prelude(marker: string, pipes: boolean): string {
     `if (( $1 != 0 )) && [[ -n $__od_e && $__od_e == "$1 $2" ]]; then ` +
     `if (( __od_k > 0 )); then __od_k=$((__od_k - 1)); else unset "__od_m[\${#__od_m[@]} - 1]"; fi; fi; ` +
     (pipes ? `__od_pipe; ` : "") +
-    `local x; for x in "\${__od_m[@]}"; do printf '\\n%s %s' "$__od_n" "$x" >&2; done; ` +
-    `(( __od_k > 0 )) && printf '\\n%s + %s' "$__od_n" "$__od_k" >&2; :; }`,
+    `local x; for x in "\${__od_m[@]}"; do printf '\\n%s %s\\n' "$__od_n" "$x" >&2; done; ` +
+    `(( __od_k > 0 )) && printf '\\n%s + %s\\n' "$__od_n" "$__od_k" >&2; :; }`,
     `trap '__od_err "$?" "$BASH_COMMAND" "$_"' ERR`,
     `trap '__od_end "$?" "$BASH_COMMAND"' EXIT`,
   ];
@@ -116,7 +116,9 @@ export interface MaskedReport {
 export function takeMaskedReport(output: string, watched: Watched): MaskedReport {
   const masked: MaskedFailure[] = [];
   let more = 0;
-  const line = new RegExp(`\\n${watched.marker} (\\+|\\d+) ([^\\n]*)`, "g");
+  // Each line is ended, so that output read after it (stdout comes through a pipe of its own,
+  // and a background process may print after the shell ended) is not taken for its text.
+  const line = new RegExp(`\\n${watched.marker} (\\+|\\d+) ([^\\n]*)(?:\\n|$)`, "g");
   const rest = output.replaceAll(watched.prelude, "").replace(
     line,
     (_all, code: string, text: string) => {
