@@ -76,7 +76,8 @@ export async function confineTurn(
         `objects lie in the job's directories (${
           [...ids.secretPaths, ...stores, ...ids.git.hidden].slice(0, 3).join(", ")
         }...), more than the ${MAX_SECRET_MASKS} its jail can hide. Give the job a narrower ` +
-        "cwd, drop unreachable git objects (git gc --prune=now), or let delegates read such " +
+        "cwd, drop unreachable git objects (git gc --prune=now), move credential stores out " +
+        "of the project, or let delegates read such " +
         "names: ollama-delegate config --allow-secret-file <name>",
     };
   }

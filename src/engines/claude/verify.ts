@@ -208,7 +208,8 @@ async function planCheck(
       reason: `Cannot verify: ${masked} secret-looking files, credential stores and git ` +
         `objects lie in the job's directories, more than the ${MAX_SECRET_MASKS} its jail can ` +
         "hide. Give the job a narrower cwd, drop unreachable git objects (git gc " +
-        "--prune=now), or let delegates read such names: ollama-delegate config " +
+        "--prune=now), move credential stores out of the project, or let delegates read " +
+        "such names: ollama-delegate config " +
         "--allow-secret-file <name>",
     };
   }

@@ -77,10 +77,11 @@ function entriesOf(dir: string, fast?: Pick<LinuxFs, "listDir">): Listing | unde
       return { entries: listed.map((e) => ({ name: e.name, dir: e.isDirectory() })), unnamed: 0 };
     }
     return byBytes(dir);
-  } catch {
+  } catch (e) {
     // Where the file system gives no entry's type, Node's typed listing looks each entry up and
     // throws for the whole folder when one is gone by then (a delegate can make that happen at
     // will): a folder still there is listed by name, each entry looked up on its own.
+    if ((e as { code?: string }).code !== "ENOENT") return undefined;
     try {
       return isFolder(dir) ? byBytes(dir) : undefined;
     } catch {

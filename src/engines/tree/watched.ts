@@ -263,10 +263,14 @@ export class WatchedTree {
     const entries = this.fs.listDir(node.path);
     if (typeof entries === "number") {
       if (-entries === EACCES) return void this.#unreadable(node.path);
-      // Gone, or replaced by a link: the events that did it come next. A folder still there
-      // that could not be listed would stay empty here without a word: what is in it cannot
-      // be known.
-      if (this.fs.lstat(node.path)?.kind === "dir") {
+      // Gone, or replaced (by a link, or by another folder of the same name): the events that
+      // did it come next. The very folder watched, still there, that could not be listed would
+      // stay empty here without a word: what is in it cannot be known. The kernel tells which
+      // it is: a watch asked for again on the same folder is the one it has.
+      const again = this.fs.addWatch(this.#fd, node.path, WATCH_MASK);
+      if (again >= 0 && !this.#byWd.has(again)) this.fs.removeWatch(this.#fd, again);
+      const info = again === node.wd ? this.fs.lstat(node.path) : undefined;
+      if (info?.kind === "dir" && info.nlink > 0) {
         this.fail(`"${node.path}" could not be listed (errno ${-entries})`);
       }
       return;

@@ -395,7 +395,8 @@ export function listFolder(path: string, typed: TypedListing = typedListing): Di
     try {
       entries = typed(at).map((e) => ({ name: decodeFileName(e.name), kind: kindOf(e) }));
     } catch (e) {
-      if (!same()) throw e;
+      // Only an entry gone (an unreadable one is the folder's own state, said as it is).
+      if ((e as { code?: string }).code !== "ENOENT" || !same()) throw e;
       entries = readdirSync(at, { encoding: "buffer" }).map((name) => ({
         name: decodeFileName(name),
         kind: "unknown" as const,

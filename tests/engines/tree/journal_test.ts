@@ -639,3 +639,39 @@ journalTest({
     journal.close();
   },
 });
+
+journalTest({
+  name: "journal: a folder replaced by another of its name while it was listed does not stop it",
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    put(join(r, "sub", "old.txt"));
+    // A delegate's `rm -rf d && mkdir d` in a loop: the listing fails because the folder went,
+    // and by the time that is checked another folder has its name. The events of both come next;
+    // stopping the journal for it made a loop of them force a walk on every turn (found by
+    // review: 9 of 10 runs).
+    const real = fs!;
+    const d = join(r, "sub", "d");
+    let swapped = false;
+    fs = {
+      ...real,
+      listDir: (path) => {
+        if (path !== d || swapped) return real.listDir(path);
+        swapped = true;
+        rmSync(d, { recursive: true });
+        mkdirSync(d);
+        return -2;
+      },
+    };
+    const journal = await open(r);
+    const token = journal.listen();
+    mkdirSync(d);
+    put(join(d, "first.js"));
+    journal.drain();
+    put(join(d, "second.js"));
+    const changes = journal.changes(token);
+    assert.ok("files" in changes, JSON.stringify(changes));
+    assert.ok(changes.files.includes(join(d, "second.js")), JSON.stringify(changes));
+    journal.close();
+  },
+});

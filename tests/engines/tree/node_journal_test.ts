@@ -180,4 +180,11 @@ Deno.test("journal on Node: a folder Node's typed listing fails on is listed by 
   );
   assert.equal(listFolder(join(dir, "gone"), vanished), -2);
   assert.equal(listFolder(join(dir, "link"), vanished), -20);
+  // An entry that cannot be looked up (a folder that can be read but not entered) is the
+  // folder's own state: said as unreadable (EACCES), not listed by name with kinds to guess
+  // (the journal then took its entries for gone, and a file made in it went unlisted).
+  const unreadable = () => {
+    throw Object.assign(new Error("EACCES: permission denied, lstat 'x'"), { code: "EACCES" });
+  };
+  assert.equal(listFolder(dir, unreadable), -13);
 });

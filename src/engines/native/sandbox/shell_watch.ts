@@ -105,5 +105,6 @@ function shellRefusal(
     `${MAX_SECRET_MASKS} the sandbox hides ` +
     "from commands. The user can allow names that are no secrets (test certificates, say) " +
     "with `ollama-delegate config --allow-secret-file '<pattern>'`, drop unreachable git " +
-    `objects (git gc --prune=now), or start the job with a narrower cwd; ${alternatives}`;
+    "objects (git gc --prune=now), move credential stores out of the project, or start the " +
+    `job with a narrower cwd; ${alternatives}`;
 }

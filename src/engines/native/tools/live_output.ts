@@ -128,7 +128,13 @@ export class LiveOutput {
     const every = this.options.sampleMs ?? SAMPLE_MS;
     if (this.#latest !== undefined && (last || now - this.#lastSample >= every)) {
       this.#lastSample = now;
-      const line = this.options.clean ? this.options.clean(`${this.#latest}\n`) : this.#latest;
+      // As a line of the output: the masked-failures report's lines begin with a newline.
+      const cleaned = this.options.clean?.(`\n${this.#latest}\n`);
+      const line = cleaned === undefined
+        ? this.#latest
+        : cleaned.startsWith("\n")
+        ? cleaned.slice(1)
+        : cleaned;
       this.#latest = undefined;
       if (line.trim() !== "") this.emit(line.endsWith("\n") ? line : `${line}\n`);
     }

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { setTimeout as delay } from "node:timers/promises";
 import { LIVE_CHARS, LiveOutput } from "../../../../src/engines/native/tools/live_output.ts";
+import {
+  watchFailures,
+  withoutReport,
+} from "../../../../src/engines/native/tools/masked_failures.ts";
 
 function collect(options: ConstructorParameters<typeof LiveOutput>[1] = {}) {
   const out: string[] = [];
@@ -70,4 +74,25 @@ Deno.test("LiveOutput: what the server adds to the output is taken out", async (
   live.push(`\n${marker} 1 npm test`);
   live.stop();
   assert.equal(text(), "tests ran\n");
+});
+
+/**
+ * Past the cap the latest line is sampled, and the masked-failures report (the real watcher's
+ * lines, each begun and ended with a newline) was such a line: its marker showed in the live
+ * output (found by review).
+ */
+Deno.test("LiveOutput: past its cap, a report line sampled last is taken out too", async () => {
+  const watched = watchFailures("false; true")!;
+  const { live, text } = collect({
+    afterMs: 10,
+    sampleMs: 50,
+    clean: (t) => withoutReport(t, watched),
+  });
+  live.push(`${"x".repeat(99)}\n`.repeat(Math.ceil(LIVE_CHARS / 100) + 10));
+  await delay(100);
+  live.push(`\n${watched.marker} 1 false\n`);
+  await delay(300);
+  live.stop();
+  assert.match(text(), /\[live output past 65536 characters/);
+  assert.doesNotMatch(text(), new RegExp(watched.marker));
 });
