@@ -275,26 +275,35 @@ export class WatchedTree {
       }
       return;
     }
-    for (const entry of entries) this.#entry(node, entry, pending, log);
+    let lost = false;
+    for (const entry of entries) lost = !this.#entry(node, entry, pending, log) || lost;
+    // Entries named but not one of them to be looked up: gone meanwhile (the events that did it
+    // come next), or a folder that can be read but not entered (no search right, on a file
+    // system that gives no entry types), which is unreadable: what is in it cannot be seen.
+    if (lost && this.fs.lstat(`${node.path}/.`) === undefined) this.#unreadable(node.path);
   }
 
-  /** One entry found by listing a folder. */
-  #entry(node: DirNode, entry: DirEntry, pending: DirNode[], log: boolean): void {
+  /** One entry found by listing a folder; false when it could not be looked up. */
+  #entry(node: DirNode, entry: DirEntry, pending: DirNode[], log: boolean): boolean {
     const path = `${node.path}/${entry.name}`;
     const kind = entry.kind === "unknown" ? this.fs.lstat(path)?.kind : entry.kind;
-    if (kind === undefined) return; // gone again: the events that did it come next
+    if (kind === undefined) return false;
     const isDir = kind === "dir";
     if (isMarkedName(entry.name)) node.marked.set(entry.name, isDir);
     if (!isDir) {
       if (log) this.hooks.file(path, 0);
-      return;
+      return true;
     }
     this.#forget(node.dirs.get(entry.name), true);
     const child = this.#watch(path, node);
-    if (typeof child === "string") return this.fail(child);
-    if (!child) return;
+    if (typeof child === "string") {
+      this.fail(child);
+      return true;
+    }
+    if (!child) return true;
     node.dirs.set(entry.name, child);
     pending.push(child);
+    return true;
   }
 
   /** Forgets `node` and everything below it; `unwatch` also removes their watches. */

@@ -675,3 +675,37 @@ journalTest({
     journal.close();
   },
 });
+
+journalTest({
+  name: "journal: a folder that can be read but not entered is said unreadable (no entry types)",
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    // On a file system that gives no entry types, a folder with read but no search right lists
+    // its names, and none of them can be looked up: its entries were taken for gone, and a file
+    // made in it went unsaid (found by review). As the system gives it, without root's rights.
+    const real = fs!;
+    const d = join(r, "d");
+    const closed = () => existsSync(join(d, "closed"));
+    fs = {
+      ...real,
+      listDir: (path) => {
+        const listed = real.listDir(path);
+        return path === d && Array.isArray(listed)
+          ? listed.map((e) => ({ ...e, kind: "unknown" as const }))
+          : listed;
+      },
+      lstat: (path) => closed() && path.startsWith(`${d}/`) ? undefined : real.lstat(path),
+    };
+    const journal = await open(r);
+    const token = journal.listen();
+    put(join(d, "payload.js"));
+    put(join(d, "closed"));
+    journal.drain();
+    // The turn then says that changes inside it cannot be seen (turn_changes.ts), and the
+    // claude engine's stores are not trusted to the list (storesUnknown).
+    assert.deepEqual(journal.blind(), [{ path: d, why: "it cannot be read" }]);
+    journal.release(token);
+    journal.close();
+  },
+});
