@@ -211,12 +211,19 @@ export class WatchedTree {
     return findNode(this.#top, dir) !== undefined;
   }
 
-  /** Adds a watch on the folder at `path`; a node, or why the tree cannot go on. */
-  #watch(path: string, parent: DirNode | undefined): DirNode | string | undefined {
+  /**
+   * Adds a watch on the folder at `path` (or takes the one asked for already, `given`); a node,
+   * or why the tree cannot go on.
+   */
+  #watch(
+    path: string,
+    parent: DirNode | undefined,
+    given?: number,
+  ): DirNode | string | undefined {
     if (this.#byWd.size >= this.maxDirs) {
       return `the job's directories hold over ${this.maxDirs.toLocaleString("en-US")} folders`;
     }
-    const wd = this.fs.addWatch(this.#fd, path, WATCH_MASK);
+    const wd = given ?? this.fs.addWatch(this.#fd, path, WATCH_MASK);
     if (wd < 0) {
       const errno = -wd;
       // Gone, or no folder any more (a link now): the events that did it come next.
@@ -275,8 +282,20 @@ export class WatchedTree {
       }
       return;
     }
+    // A folder not listed before (every folder when the tree is set up, and each new one): its
+    // subfolders' watches asked for at once where calls cost a round trip. Not where some are
+    // known already: forgetting one of those removes its watch, which a watch asked for early
+    // on the same folder under another name (moved, events not read yet) would share.
+    let early: Map<string, number> | undefined;
+    if (this.fs.addWatches && node.dirs.size === 0) {
+      const dirs = entries.filter((e) => e.kind === "dir").map((e) => `${node.path}/${e.name}`);
+      if (dirs.length > 1) {
+        const wds = this.fs.addWatches(this.#fd, dirs, WATCH_MASK);
+        early = new Map(dirs.map((path, i) => [path, wds[i]!]));
+      }
+    }
     let lost = false;
-    for (const entry of entries) lost = !this.#entry(node, entry, pending, log) || lost;
+    for (const entry of entries) lost = !this.#entry(node, entry, pending, log, early) || lost;
     // Entries named but not one of them to be looked up: gone meanwhile (the events that did it
     // come next), or a folder that can be read but not entered (no search right, on a file
     // system that gives no entry types), which is unreadable: what is in it cannot be seen.
@@ -284,7 +303,13 @@ export class WatchedTree {
   }
 
   /** One entry found by listing a folder; false when it could not be looked up. */
-  #entry(node: DirNode, entry: DirEntry, pending: DirNode[], log: boolean): boolean {
+  #entry(
+    node: DirNode,
+    entry: DirEntry,
+    pending: DirNode[],
+    log: boolean,
+    early?: Map<string, number>,
+  ): boolean {
     const path = `${node.path}/${entry.name}`;
     const kind = entry.kind === "unknown" ? this.fs.lstat(path)?.kind : entry.kind;
     if (kind === undefined) return false;
@@ -295,7 +320,7 @@ export class WatchedTree {
       return true;
     }
     this.#forget(node.dirs.get(entry.name), true);
-    const child = this.#watch(path, node);
+    const child = this.#watch(path, node, early?.get(path));
     if (typeof child === "string") {
       this.fail(child);
       return true;

@@ -124,11 +124,16 @@ while True:
     elif op == 5:
         os.close(fd)
         send(0)
+    elif op == 6:
+        wds = [checked(libc.inotify_add_watch(fd, p, arg)) for p in path.split(b"\0")]
+        send(0, struct.pack("<%di" % len(wds), *wds))
     else:
         send(-22)
 `;
 
-const OP = { init: 1, addWatch: 2, removeWatch: 3, read: 4, close: 5 } as const;
+const OP = { init: 1, addWatch: 2, removeWatch: 3, read: 4, close: 5, addWatches: 6 } as const;
+/** Paths one addWatches request carries at most, by their bytes: well inside a FIFO's 64 KiB. */
+const BATCH_BYTES = 32 * 1024;
 
 class HelperGone extends Error {}
 
@@ -314,11 +319,11 @@ export function helperFsWith(
   answerMs = ANSWER_MS,
 ): LinuxFs & { stop(): void; pid(): number | undefined } {
   let helper: Helper | string | undefined;
-  const call = (op: number, fd: number, arg: number, path?: string) => {
+  const call = (op: number, fd: number, arg: number, path?: string | Uint8Array) => {
     if (helper === undefined) helper = Helper.start(python, answerMs);
     if (typeof helper === "string") return { result: -ENOSYS, data: Buffer.alloc(0) };
     try {
-      return helper.call(op, fd, arg, path === undefined ? undefined : encodeFileName(path));
+      return helper.call(op, fd, arg, typeof path === "string" ? encodeFileName(path) : path);
     } catch (e) {
       if (!(e instanceof HelperGone)) throw e;
       return { result: -EIO, data: Buffer.alloc(0) };
@@ -333,6 +338,33 @@ export function helperFsWith(
     pid: () => helper instanceof Helper ? helper.pid : undefined,
     inotifyInit: () => call(OP.init, -1, 0).result,
     addWatch: (fd, path, mask) => call(OP.addWatch, fd, mask, path).result,
+    addWatches(fd, paths, mask) {
+      const out: number[] = [];
+      for (let at = 0; at < paths.length;) {
+        // One request per BATCH_BYTES of paths (at least one path), NUL between them.
+        const names: Uint8Array[] = [];
+        let bytes = 0;
+        while (at < paths.length) {
+          const name = encodeFileName(paths[at]!);
+          if (names.length > 0 && bytes + name.length + 1 > BATCH_BYTES) break;
+          names.push(name);
+          bytes += name.length + 1;
+          at++;
+        }
+        const joined = new Uint8Array(bytes - 1);
+        let put = 0;
+        for (const name of names) {
+          joined.set(name, put);
+          put += name.length + 1; // the byte after each name stays 0
+        }
+        const { result, data } = call(OP.addWatches, fd, mask, joined);
+        const whole = result >= 0 && data.length === names.length * 4;
+        for (let i = 0; i < names.length; i++) {
+          out.push(whole ? data.readInt32LE(i * 4) : result < 0 ? result : -EIO);
+        }
+      }
+      return out;
+    },
     removeWatch(fd, wd) {
       call(OP.removeWatch, fd, wd);
     },

@@ -10,7 +10,12 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { listFolder, PYTHON_CANDIDATES } from "../../../src/platform/posix/inotify_helper.ts";
+import {
+  helperFsWith,
+  listFolder,
+  PYTHON_CANDIDATES,
+} from "../../../src/platform/posix/inotify_helper.ts";
+import { IN_CREATE, IN_ONLYDIR } from "../../../src/platform/posix/inotify.ts";
 import { bundleForNode } from "../../../scripts/build_node.ts";
 import { tempDir } from "../../support/temp_dir.ts";
 
@@ -187,4 +192,34 @@ Deno.test("journal on Node: a folder Node's typed listing fails on is listed by 
     throw Object.assign(new Error("EACCES: permission denied, lstat 'x'"), { code: "EACCES" });
   };
   assert.equal(listFolder(dir, unreadable), -13);
+});
+
+/** The batched call answers each path as the single one does (the watch, or -errno). */
+Deno.test({
+  name: "journal on Node: the helper's addWatches gives each path what addWatch gives",
+  ignore: python === undefined || Deno.build.os !== "linux",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: () => {
+    const dir = tempDir("od-node-journal-");
+    const paths = [join(dir, "a"), join(dir, "gone"), join(dir, "file"), join(dir, "b")];
+    mkdirSync(paths[0]!);
+    mkdirSync(paths[3]!);
+    writeFileSync(paths[2]!, "x");
+    // Enough long names that they take several requests.
+    const many = Array.from({ length: 400 }, (_, i) => join(dir, `${"n".repeat(200)}${i}`));
+    for (const path of many) mkdirSync(path);
+    const fs = helperFsWith(python!);
+    try {
+      const fd = fs.inotifyInit();
+      assert.ok(fd >= 0);
+      const batched = fs.addWatches!(fd, [...paths, ...many], IN_CREATE | IN_ONLYDIR);
+      const single = [...paths, ...many].map((p) => fs.addWatch(fd, p, IN_CREATE | IN_ONLYDIR));
+      assert.deepEqual(batched, single);
+      assert.deepEqual(batched.slice(1, 3), [-2, -20]);
+      assert.equal(new Set(batched.filter((wd) => wd >= 0)).size, 402);
+    } finally {
+      fs.stop();
+    }
+  },
 });
