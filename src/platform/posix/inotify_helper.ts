@@ -2,10 +2,9 @@
  * The change journal's calls (LinuxFs) where there is no FFI: on Node (the npm package, what
  * `npx ollama-delegate` runs). Node's own watcher cannot stand in (inotify.ts says why: it never
  * asks for IN_CLOSE_WRITE, the only event a write through a shared memory map leaves, and it
- * drops IN_Q_OVERFLOW), so the five inotify calls go to a small Python program that makes
- * them through ctypes, and the journal gets the kernel's events whole, as under Deno: the same
- * mask, the overflow event, names as bytes. Listing and lstat are Node's own, by the names'
- * bytes.
+ * drops IN_Q_OVERFLOW), so the inotify calls go to a small Python program that makes them
+ * through ctypes, and the journal gets the kernel's events whole, as under Deno: the same mask,
+ * the overflow event, names as bytes. Listing and lstat are Node's own, by the names' bytes.
  *
  * The calls are synchronous, like the libc ones they stand for (the journal is written against
  * them): a request goes down one FIFO and the answer comes back up another, read without
@@ -13,9 +12,9 @@
  * private folder (0700) of the system's /tmp, which no sandbox shows a delegate, removed as soon
  * as both ends are open; the descriptors are close-on-exec, so no delegate inherits them, and
  * each answer repeats its request's number. A process of the user's outside every sandbox could
- * still reach the server's ends through /proc, as it could reach anything of the server's. Python is taken
- * only from the system's folders, run isolated (`-I -S`: no PYTHON* variables, no site
- * packages) with an empty environment.
+ * still reach the server's ends through /proc, as it could reach anything of the server's.
+ * Python is taken only from the system's folders, run isolated (`-I -S`: no PYTHON* variables,
+ * no site packages) with an empty environment.
  *
  * Where no Python is found, or it stops answering (10 s), the calls fail with an errno: the
  * journal is then not kept or stops, and the turn walks the tree instead, as it always did on
