@@ -282,13 +282,20 @@ export class WatchedTree {
       }
       return;
     }
-    // A folder not listed before (every folder when the tree is set up, and each new one): its
-    // subfolders' watches asked for at once where calls cost a round trip. Not where some are
-    // known already: forgetting one of those removes its watch, which a watch asked for early
-    // on the same folder under another name (moved, events not read yet) would share.
+    // The subfolders' watches asked for at once where calls cost a round trip, as many as the
+    // tree may still watch (the rest one by one, which stops at the limit). Each is taken once
+    // (#entry): a name listed twice would otherwise get a watch its first node's forgetting
+    // removed. Only for a folder none of whose subfolders is known (every folder listed here
+    // is new; should that change, forgetting a known one would remove a watch an early one on
+    // the same folder shares).
     let early: Map<string, number> | undefined;
     if (this.fs.addWatches && node.dirs.size === 0) {
-      const dirs = entries.filter((e) => e.kind === "dir").map((e) => `${node.path}/${e.name}`);
+      const room = Math.max(0, this.maxDirs - this.#byWd.size);
+      const dirs = [
+        ...new Set(
+          entries.filter((e) => e.kind === "dir").map((e) => `${node.path}/${e.name}`),
+        ),
+      ].slice(0, room);
       if (dirs.length > 1) {
         const wds = this.fs.addWatches(this.#fd, dirs, WATCH_MASK);
         early = new Map(dirs.map((path, i) => [path, wds[i]!]));
@@ -310,6 +317,8 @@ export class WatchedTree {
     log: boolean,
     early?: Map<string, number>,
   ): boolean {
+    // A tree that failed on an earlier entry is closed: nothing more goes into it.
+    if (this.#invalid) return true;
     const path = `${node.path}/${entry.name}`;
     const kind = entry.kind === "unknown" ? this.fs.lstat(path)?.kind : entry.kind;
     if (kind === undefined) return false;
@@ -320,7 +329,9 @@ export class WatchedTree {
       return true;
     }
     this.#forget(node.dirs.get(entry.name), true);
-    const child = this.#watch(path, node, early?.get(path));
+    const given = early?.get(path);
+    early?.delete(path);
+    const child = this.#watch(path, node, given);
     if (typeof child === "string") {
       this.fail(child);
       return true;

@@ -131,8 +131,11 @@ while True:
 `;
 
 const OP = { init: 1, addWatch: 2, removeWatch: 3, read: 4, close: 5, addWatches: 6 } as const;
-/** Paths one addWatches request carries at most, by their bytes: well inside a FIFO's 64 KiB. */
-const BATCH_BYTES = 32 * 1024;
+/**
+ * Paths one addWatches request carries at most, by their bytes: with its head, within PIPE_BUF
+ * (4 KiB), so that it fits the smallest pipe a user can be given (8 KiB) in one write.
+ */
+const BATCH_BYTES = 4096 - 17;
 
 class HelperGone extends Error {}
 
@@ -211,8 +214,18 @@ class Helper {
     request.writeUInt32LE(name.length, 13);
     request.set(name, 17);
     try {
-      let sent = 0;
-      while (sent < request.length) sent += writeSync(this.requests, request, sent);
+      // The FIFO does not block: where pipes are small (a user past fs.pipe-user-pages-soft gets
+      // 8 KiB), a request may have to wait for room, as an answer waits to be read.
+      const deadline = Date.now() + ANSWER_MS;
+      for (let sent = 0; sent < request.length;) {
+        try {
+          sent += writeSync(this.requests, request, sent);
+        } catch (e) {
+          if ((e as { code?: string }).code !== "EAGAIN") throw e;
+          if (Date.now() > deadline) throw new HelperGone("the inotify helper stopped reading");
+          pause(0.05);
+        }
+      }
       return this.#answer(ANSWER_MS, false, id);
     } catch (e) {
       this.stop();

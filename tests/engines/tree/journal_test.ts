@@ -709,3 +709,46 @@ journalTest({
     journal.close();
   },
 });
+
+journalTest({
+  name: "journal: subfolders watched at once stay watched when a listing names one twice, and " +
+    "no more are asked for than the tree may watch",
+  fn: async () => {
+    using t = tree();
+    const r = t.root;
+    for (let i = 0; i < 20; i++) mkdirSync(join(r, "many", `s${i}`), { recursive: true });
+    mkdirSync(join(r, "d"));
+    // The subfolders' watches asked for at once (the Node helper does; here on either route).
+    const real = fs!;
+    let asked = 0;
+    const addWatches = (fd: number, paths: readonly string[], mask: number) => {
+      asked += paths.length;
+      return real.addWatches?.(fd, paths, mask) ?? paths.map((p) => real.addWatch(fd, p, mask));
+    };
+    // A listing that names "d" twice (a rename during the listing can do that): the second
+    // took the first's watch after forgetting the first had removed it, and "d" went unwatched
+    // without a word (found by review).
+    fs = {
+      ...real,
+      addWatches,
+      listDir: (path) => {
+        const listed = real.listDir(path);
+        return path === r && Array.isArray(listed)
+          ? [...listed, ...listed.filter((e) => e.name === "d")]
+          : listed;
+      },
+    };
+    const journal = await open(r);
+    const token = journal.listen();
+    put(join(r, "d", "payload.js"));
+    assert.deepEqual(journal.changes(token), { files: [join(r, "d", "payload.js")] });
+    journal.close();
+    // Past the limit: the tree stops, and no more watches were asked for than it could hold.
+    asked = 0;
+    assert.match(
+      String(await TreeJournal.open(r, fs, { maxDirs: 5, maxLog: 100 })),
+      /over 5 folders/,
+    );
+    assert.ok(asked <= 5, `${asked} watches asked for`);
+  },
+});
