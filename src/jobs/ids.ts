@@ -1,10 +1,8 @@
-import { randomUUID } from "node:crypto";
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A fresh job or session id (random UUID, as Claude Code's --session-id takes). */
 export function newId(): string {
-  return randomUUID();
+  return crypto.randomUUID();
 }
 
 /**

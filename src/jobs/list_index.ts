@@ -279,10 +279,13 @@ const NO_FOLDERS: FolderList = { ids: [], entry: () => undefined };
  * answer as isValidId and a lower-case test of each name, in one pass over the text instead of
  * 10,000 tests in a new process.
  */
-function allIds(ids: string, count: number): boolean {
+export function allIds(ids: string, count: number): boolean {
   if (ids.length !== count * (ID_LENGTH + 1) - 1 || /[^0-9a-f,-]/.test(ids)) return false;
   // Four dashes a name, each where a UUID has it; hex digits everywhere else.
-  if (ids.length - ids.replaceAll("-", "").length !== 4 * count) return false;
+  // Counted with indexOf: replaceAll("-", "") took 17-23 ms on the 370 KB of 10,000 ids.
+  let dashes = 0;
+  for (let at = ids.indexOf("-"); at !== -1; at = ids.indexOf("-", at + 1)) dashes++;
+  if (dashes !== 4 * count) return false;
   for (let at = 0; at < ids.length; at += ID_LENGTH + 1) {
     if (
       ids.charCodeAt(at + 8) !== DASH || ids.charCodeAt(at + 13) !== DASH ||

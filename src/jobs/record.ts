@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import { isEngine } from "../engines/registry.ts";
 import { EFFORTS, PERMISSION_MODES } from "../settings/types.ts";
 import { wholeUsage } from "./spend/usage_bounds.ts";
@@ -30,39 +30,39 @@ export function isErrorState(state: JobState): boolean {
  * Read back whole and 0 or more: a record written before usage was counted (usage_bounds.ts)
  * may hold a backend's negative figures, which must not count as a credit.
  */
-const usage = z.object({
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  cacheReadTokens: z.number().default(0),
-  cacheCreationTokens: z.number().default(0),
-  numTurns: z.number(),
-  durationMs: z.number(),
+const usage = is.object({
+  inputTokens: is.number(),
+  outputTokens: is.number(),
+  cacheReadTokens: is.number().default(0),
+  cacheCreationTokens: is.number().default(0),
+  numTurns: is.number(),
+  durationMs: is.number(),
 }).transform(wholeUsage);
 
 /** One verification command as the server ran it (a round of `verify`). */
-const checkRun = z.object({
-  command: z.string(),
-  exitCode: z.number().nullable(),
-  signal: z.string().nullable().optional(),
-  durationMs: z.number(),
-  timedOut: z.boolean().optional(),
-  refused: z.string().optional(),
+const checkRun = is.object({
+  command: is.string(),
+  exitCode: is.number().nullable(),
+  signal: is.string().nullable().optional(),
+  durationMs: is.number(),
+  timedOut: is.boolean().optional(),
+  refused: is.string().optional(),
   /** The end of its output, for the reply (the whole kept output is in `verify-<round>.log`). */
-  tail: z.string().optional(),
+  tail: is.string().optional(),
 });
 
 /** What the server checks after a turn and how far it lets a job go. */
-export const jobChecks = z.object({
+export const jobChecks = is.object({
   /** Shell commands the server runs itself once the delegate ends its turn. */
-  verify: z.array(z.string()).optional(),
+  verify: is.array(is.string()).optional(),
   /** Repair rounds after a failed verification (0-5). */
-  verifyRounds: z.number().int().optional(),
+  verifyRounds: is.number().int().optional(),
   /** The job stops once it has used this many tokens (prompt and output). */
-  budgetTokens: z.number().optional(),
+  budgetTokens: is.number().optional(),
   /** The job stops once it has cost this much, by the pricing table. */
-  budgetUsd: z.number().optional(),
+  budgetUsd: is.number().optional(),
 });
-export type JobChecks = z.infer<typeof jobChecks>;
+export type JobChecks = is.Infer<typeof jobChecks>;
 
 /** A review's folder holds its review file (JOB_FILES.review); a task's holds none. */
 export const JOB_KINDS = ["task", "review"] as const;
@@ -78,155 +78,156 @@ export function mayHoldReview(record: Pick<JobRecord, "kind" | "agent">): boolea
 }
 
 /** The process that owns a live job: its pid and a token that changes if the pid is reused. */
-const owner = z.object({ pid: z.number().int(), startTime: z.string() });
+const owner = is.object({ pid: is.number().int(), startTime: is.string() });
 
 /** `job.json`, the durable record of one turn. Additive changes only. */
-export const jobRecordSchema = z.object({
-  format: z.literal(1),
-  id: z.string(),
-  sessionId: z.string(),
-  turn: z.number().int().min(1),
+export const jobRecordSchema = is.object({
+  format: is.literal(1),
+  id: is.string(),
+  sessionId: is.string(),
+  turn: is.number().int().min(1),
   /** One of the engine table's (engines/registry.ts): the product's, or one a test registered. */
-  engine: z.string().refine(isEngine, { error: (i) => `"${String(i.input)}" is not an engine` }),
+  engine: is.string().refine(isEngine, (name) => `"${name}" is not an engine`),
   /** Native engine: the backend name; absent = the Ollama at baseUrl. */
-  backend: z.string().optional(),
+  backend: is.string().optional(),
   /**
    * The endpoint of its backend the turn was placed on (and ran on, after any move), how many
    * endpoints the backend's pool had then, and every move: from the session's previous
    * endpoint at the start, or off an endpoint that failed mid-turn.
    */
-  endpoint: z.object({
-    url: z.string(),
-    poolSize: z.number().int().min(1),
-    moves: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() }))
+  endpoint: is.object({
+    url: is.string(),
+    poolSize: is.number().int().min(1),
+    moves: is.array(is.object({ from: is.string(), to: is.string(), reason: is.string() }))
       .optional(),
   }).optional(),
-  model: z.string(),
-  cwd: z.string(),
-  state: z.enum(JOB_STATES),
-  createdAt: z.number(),
-  startedAt: z.number().optional(),
-  endedAt: z.number().optional(),
-  parentJobId: z.string().optional(),
+  model: is.string(),
+  cwd: is.string(),
+  state: is.enumOf(JOB_STATES),
+  createdAt: is.number(),
+  startedAt: is.number().optional(),
+  endedAt: is.number().optional(),
+  parentJobId: is.string().optional(),
   /** The named agent whose preset and system prompt the job runs with. */
-  agent: z.string().optional(),
+  agent: is.string().optional(),
   /**
    * What the job is: a delegate's task, or a review (whose folder holds review.json, read for
    * its reply). Absent from records written before the field (see mayHoldReview).
    */
-  kind: z.enum(JOB_KINDS).optional(),
+  kind: is.enumOf(JOB_KINDS).optional(),
   /** The id of the repository the job works in (repo_id.ts), for the quality ledger. */
-  repo: z.string().optional(),
+  repo: is.string().optional(),
   /**
    * The project of the Claude Code session that started it through a tool call (the server's
    * own directory): its result is unread there until it reaches the orchestrator (unread.ts).
    * Absent for jobs started from a terminal (reviews, the gate).
    */
-  project: z.string().optional(),
+  project: is.string().optional(),
   /** Why the model was chosen when the call asked for `auto` (auto_route.ts). */
-  modelChoice: z.string().optional(),
+  modelChoice: is.string().optional(),
   /** Models the job may still move to when its backend fails, in order (an agent's fallback). */
-  fallback: z.array(z.string()).optional(),
+  fallback: is.array(is.string()).optional(),
   /**
    * Of the job's model and fallback models, those that run on Ollama's cloud as the server
    * judged them when the session started: by name, or because Ollama lists them as cloud models
    * (`remote_host`), which a name does not always say. The `where:` line reads it.
    */
-  cloudModels: z.array(z.string()).optional(),
+  cloudModels: is.array(is.string()).optional(),
   /** The moves it made: from which model to which, and the failure that made it move. */
-  fallbacks: z.array(z.object({ from: z.string(), to: z.string(), reason: z.string() })).optional(),
-  promptPreview: z.string(),
-  options: z.object({
-    permissionMode: z.enum(PERMISSION_MODES),
-    allowedTools: z.array(z.string()).optional(),
-    disallowedTools: z.array(z.string()).optional(),
-    appendSystemPrompt: z.string().optional(),
-    maxTurns: z.number().int().optional(),
-    addDirs: z.array(z.string()),
+  fallbacks: is.array(is.object({ from: is.string(), to: is.string(), reason: is.string() }))
+    .optional(),
+  promptPreview: is.string(),
+  options: is.object({
+    permissionMode: is.enumOf(PERMISSION_MODES),
+    allowedTools: is.array(is.string()).optional(),
+    disallowedTools: is.array(is.string()).optional(),
+    appendSystemPrompt: is.string().optional(),
+    maxTurns: is.number().int().optional(),
+    addDirs: is.array(is.string()),
     /** Native one-shot: files read server-side into the prompt. */
-    files: z.array(z.string()).optional(),
-    effort: z.enum(EFFORTS).optional(),
+    files: is.array(is.string()).optional(),
+    effort: is.enumOf(EFFORTS).optional(),
   }),
   /** Whether the engine created its session, so a follow-up can resume it. */
-  sessionCreated: z.boolean().default(false),
+  sessionCreated: is.boolean().default(false),
   owner: owner.optional(),
   child: owner.optional(),
-  exitCode: z.number().nullable().optional(),
-  signal: z.string().nullable().optional(),
-  errorText: z.string().optional(),
+  exitCode: is.number().nullable().optional(),
+  signal: is.string().nullable().optional(),
+  errorText: is.string().optional(),
   usage: usage.optional(),
-  toolCalls: z.number().int().default(0),
+  toolCalls: is.number().int().default(0),
   /** Of toolCalls, how many the model wrote as text and the engine recovered. */
-  toolCallsRecovered: z.number().int().optional(),
+  toolCallsRecovered: is.number().int().optional(),
   /** Times older conversation was shortened to fit the context (native engine). */
-  contextElisions: z.number().int().optional(),
+  contextElisions: is.number().int().optional(),
   /** What the orchestrator must not miss (a cut prompt...): `warning:` lines. */
-  warnings: z.array(z.string()).optional(),
+  warnings: is.array(is.string()).optional(),
   /**
    * How far the last turn's commands were confined when not fully (`sandbox:` line): "off
    * (bubblewrap is missing: ...)", "partial (socat is missing: ...)". Absent when they were.
    */
-  sandbox: z.string().optional(),
-  permissionDenials: z.array(z.object({ tool: z.string(), detail: z.string() })).default([]),
+  sandbox: is.string().optional(),
+  permissionDenials: is.array(is.object({ tool: is.string(), detail: is.string() })).default([]),
   /**
    * Permission questions put to the person (permission_asks.ts): the tool, exactly what it
    * would do, the answer (allow once, allow for this job, deny) and how it came.
    */
-  permissionAsks: z.array(z.object({
-    tool: z.string(),
-    detail: z.string(),
-    answer: z.enum(["once", "job", "deny"]),
-    by: z.string(),
+  permissionAsks: is.array(is.object({
+    tool: is.string(),
+    detail: is.string(),
+    answer: is.enumOf(["once", "job", "deny"]),
+    by: is.string(),
   })).optional(),
-  effectivePermissionMode: z.string().optional(),
+  effectivePermissionMode: is.string().optional(),
   /** Every command Bash ran, with its real exit code (as the server or Claude Code saw it). */
-  commands: z.array(z.object({
-    command: z.string(),
-    exitCode: z.number().nullable(),
-    signal: z.string().nullable().optional(),
-    durationMs: z.number(),
-    refused: z.string().optional(),
+  commands: is.array(is.object({
+    command: is.string(),
+    exitCode: is.number().nullable(),
+    signal: is.string().nullable().optional(),
+    durationMs: is.number(),
+    refused: is.string().optional(),
     /** Commands in it that failed while a later one set its exit code. */
-    masked: z.array(z.object({ command: z.string(), exitCode: z.number() })).optional(),
+    masked: is.array(is.object({ command: is.string(), exitCode: is.number() })).optional(),
     /** Masked failures past those listed, counted only. */
-    maskedMore: z.number().int().optional(),
+    maskedMore: is.number().int().optional(),
   })).optional(),
   /** Files the job created or changed (the first MAX_CHANGED_KEPT of them). */
-  changedFiles: z.array(z.string()).optional(),
+  changedFiles: is.array(is.string()).optional(),
   /** Changed files past those named. */
-  changedFilesMore: z.number().int().optional(),
+  changedFilesMore: is.number().int().optional(),
   /** Why the changed files may not be all the job changed, when they may not be. */
-  changedFilesPartial: z.string().optional(),
+  changedFilesPartial: is.string().optional(),
   /**
    * The server looked for every file the job's turns could change (its own view of the
    * directories, or, when no command could run, the file tools that write): no changed files
    * then means none (`files: none`), not that nobody looked. Absent for a turn that could
    * change nothing or did not get as far as its end.
    */
-  changesTracked: z.boolean().optional(),
+  changesTracked: is.boolean().optional(),
   /**
    * isolation "worktree": the session's own git worktree and branch (jobs/worktree/). Where
    * it goes is set when the job starts; gitDir and base once its first turn made it; head,
    * diffStat and patch after each turn.
    */
-  worktree: z.object({
+  worktree: is.object({
     /** The top level of the user's checkout it was made from. */
-    repo: z.string(),
-    path: z.string(),
-    branch: z.string(),
-    includeUncommitted: z.boolean().optional(),
-    gitDir: z.string().optional(),
+    repo: is.string(),
+    path: is.string(),
+    branch: is.string(),
+    includeUncommitted: is.boolean().optional(),
+    gitDir: is.string().optional(),
     /** The commit the delegate's work starts from: HEAD, or the commit of carried changes. */
-    base: z.string().optional(),
+    base: is.string().optional(),
     /** Secret-looking file names the user allows (`allowSecretFiles`), at the session's start. */
-    allowSecretFiles: z.array(z.string()).optional(),
+    allowSecretFiles: is.array(is.string()).optional(),
     /** When `base` holds carried changes: the checkout's HEAD below it, and its diff stat. */
-    carried: z.object({ from: z.string(), stat: z.string() }).optional(),
-    head: z.string().optional(),
-    diffStat: z.string().optional(),
-    patch: z.string().optional(),
+    carried: is.object({ from: is.string(), stat: is.string() }).optional(),
+    head: is.string().optional(),
+    diffStat: is.string().optional(),
+    patch: is.string().optional(),
     /** What the turn's commit left in the worktree: repositories (`sub/`), host-run paths, secrets. */
-    leftOut: z.array(z.string()).optional(),
+    leftOut: is.array(is.string()).optional(),
   }).optional(),
   /** What the server checks after the turn (verify) and the job's budgets. */
   checks: jobChecks.optional(),
@@ -235,34 +236,34 @@ export const jobRecordSchema = z.object({
    * delegate's turn, then one after each repair round), the verdict of the last, and why the
    * repair rounds ended when they ended before a pass.
    */
-  verification: z.object({
-    rounds: z.array(z.object({ passed: z.boolean(), runs: z.array(checkRun) })),
-    verdict: z.enum(["passed", "failed", "not-run"]),
+  verification: is.object({
+    rounds: is.array(is.object({ passed: is.boolean(), runs: is.array(checkRun) })),
+    verdict: is.enumOf(["passed", "failed", "not-run"]),
     /** Why no (further) check or repair ran: the cap, no progress, a repeated failure... */
-    stopped: z.string().optional(),
+    stopped: is.string().optional(),
     /** How the commands ran when not in the sandbox ("unconfined: ..."). */
-    confinement: z.string().optional(),
+    confinement: is.string().optional(),
     /**
      * Files the check runs (jobs/checks/check_inputs.ts) that the delegate changed, in this job or an
      * earlier turn of its session (`turn`); `part` of a manifest (`"scripts"` of package.json).
      */
-    changedCheck: z.array(z.object({
-      path: z.string(),
-      part: z.string().optional(),
-      turn: z.number().int().optional(),
+    changedCheck: is.array(is.object({
+      path: is.string(),
+      part: is.string().optional(),
+      turn: is.number().int().optional(),
     })).optional(),
     /** Such files past those named. */
-    changedCheckMore: z.number().int().optional(),
+    changedCheckMore: is.number().int().optional(),
     /** Why the delegate may have changed what the check runs unseen. */
-    changedCheckUnknown: z.string().optional(),
+    changedCheckUnknown: is.string().optional(),
   }).optional(),
   /** Claims of the final text the evidence contradicts (claims.ts). */
-  claims: z.array(z.object({ kind: z.string(), claim: z.string(), reason: z.string() }))
+  claims: is.array(is.object({ kind: is.string(), claim: is.string(), reason: is.string() }))
     .optional(),
   /** The record was read from a folder's `result.json` alone: it has no `job.json`. */
-  legacy: z.boolean().optional(),
+  legacy: is.boolean().optional(),
 });
-export type JobRecord = z.infer<typeof jobRecordSchema>;
+export type JobRecord = is.Infer<typeof jobRecordSchema>;
 
 /**
  * A finished job's `result.json`: its outcome (state, usage, exit code, times) in a small
@@ -295,24 +296,24 @@ export function resultSummary(job: JobRecord): Record<string, unknown> {
   };
 }
 
-const resultSummarySchema = z.object({
-  id: z.string(),
-  sessionId: z.string(),
-  turn: z.number().int().min(1).default(1),
-  model: z.string().default(""),
-  cwd: z.string().default(""),
+const resultSummarySchema = is.object({
+  id: is.string(),
+  sessionId: is.string(),
+  turn: is.number().int().min(1).default(1),
+  model: is.string().default(""),
+  cwd: is.string().default(""),
   // Every state: a summary of ours reads back as well as one written with four states.
-  state: z.enum(JOB_STATES),
-  usage: z.object({
-    inputTokens: z.number(),
-    outputTokens: z.number(),
-    numTurns: z.number(),
-    durationMs: z.number(),
+  state: is.enumOf(JOB_STATES),
+  usage: is.object({
+    inputTokens: is.number(),
+    outputTokens: is.number(),
+    numTurns: is.number(),
+    durationMs: is.number(),
   }).nullable().optional(),
-  exitCode: z.number().nullable().optional(),
-  errorText: z.string().nullable().optional(),
-  startedAt: z.number(),
-  endedAt: z.number().nullable().optional(),
+  exitCode: is.number().nullable().optional(),
+  errorText: is.string().nullable().optional(),
+  startedAt: is.number(),
+  endedAt: is.number().nullable().optional(),
 });
 
 /**

@@ -3,9 +3,9 @@
  * of its root commit (the same in every clone, so a project is one project wherever it is
  * checked out), else `dir:` and a digest of the directory's real path.
  */
-import { createHash } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import { git } from "../platform/git.ts";
+import { sha256Hex } from "../platform/digest.ts";
 
 const cache = new Map<string, string>();
 const CACHE_MAX = 256;
@@ -31,7 +31,7 @@ export async function repoIdOf(dir: string): Promise<string> {
   } catch {
     // No git, or not a repository: the directory's digest below.
   }
-  id ??= `dir:${createHash("sha256").update(real).digest("hex").slice(0, 16)}`;
+  id ??= `dir:${(await sha256Hex(real)).slice(0, 16)}`;
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
   cache.set(real, id);
   return id;

@@ -24,15 +24,7 @@ import { addSpent, budgetExceeded, type Spent } from "./spend/budget.ts";
 import { treeFingerprint } from "./tree_fingerprint.ts";
 import { CheckWatch } from "./checks/check_watch.ts";
 import { combineOutcomes, runTurn } from "./turn_attempts.ts";
-import {
-  checkLog,
-  failingCount,
-  failingRun,
-  failureKey,
-  keptRound,
-  repairPrompt,
-  runResult,
-} from "./checks/verify_text.ts";
+import { checkLine, checkLog, failureKey, keptRound, repairPrompt } from "./checks/verify_text.ts";
 
 /** Repair rounds when `verify` is given without `verify_rounds`. */
 export const DEFAULT_VERIFY_ROUNDS = 2;
@@ -223,16 +215,6 @@ async function runCheck(
   } finally {
     if (live.turn === running) delete live.turn;
   }
-}
-
-/** `passed (npm test: exit 0, 12.3s)`, `failed (npm test: exit 1, 4.2s, 4 failing)`. */
-export function checkLine(round: Verification["rounds"][number]): string {
-  const run = round.passed ? round.runs.at(-1) : failingRun(round.runs) ?? round.runs.at(-1);
-  if (!run) return round.passed ? "passed" : "failed";
-  const failing = round.passed ? undefined : failingCount(run.tail ?? "");
-  const what = `${run.command}: ${runResult(run)}${failing ? `, ${failing}` : ""}`;
-  const more = round.passed && round.runs.length > 1 ? ` and ${round.runs.length - 1} more` : "";
-  return `${round.passed ? "passed" : "failed"} (${what}${more})`;
 }
 
 /** The job's error when its verification failed: `verify_failed:` and the evidence. */

@@ -14,10 +14,10 @@
  * `delegate_list` marks both kinds `unread`. The key of a project is the same in both programs:
  * the first 32 hex digits of the SHA-256 of its real path.
  */
-import { createHash } from "node:crypto";
 import { mkdir, readdir, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isValidId } from "./ids.ts";
+import { sha256Hex } from "../platform/digest.ts";
 
 /** The state dir's folder of markers, one folder per project. */
 export const UNREAD_DIR = ".unread";
@@ -29,7 +29,7 @@ const MAX_LISTED = 1000;
 /** The folder name of a project: the first 32 hex digits of the SHA-256 of its real path. */
 export async function projectKey(project: string): Promise<string> {
   const real = await realpath(project).catch(() => project);
-  return createHash("sha256").update(real).digest("hex").slice(0, 32);
+  return (await sha256Hex(real)).slice(0, 32);
 }
 
 const folderOf = async (stateDir: string, project: string) =>

@@ -123,9 +123,7 @@ export function applyMapEdit(current: unknown, edit: MapEdit): Record<string, un
     const issue = check.error.issues[0];
     const at = issue?.path.length ? ` (at ${issue.path.join(".")})` : "";
     const why = issue?.code === "invalid_key"
-      ? `"${edit.name}" is not a valid name: ${
-        (issue.issues[0] as { message?: string } | undefined)?.message ?? "invalid"
-      }`
+      ? `"${edit.name}" is not a valid name: ${issue.issues?.[0]?.message ?? "is not valid"}`
       : `${issue?.message ?? "is not valid"}${at}`;
     throw new ConfigUsageError(`Cannot set ${edit.key} from ${edit.flag}: ${why}`);
   }

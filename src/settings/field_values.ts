@@ -2,16 +2,16 @@
  * The value types settings are made of (model names, bounded whole numbers, paths, URLs,
  * backends, prices) and how each is read from an environment variable's text.
  */
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import { isWindows } from "../platform/runtime.ts";
 import { normalizeBaseUrl } from "./base_url.ts";
 import { BACKEND_KINDS, type BackendSpec, type EndpointSpec } from "./types.ts";
 
-export const modelName = z.string().trim().min(1, "a model name cannot be empty").max(256)
+export const modelName = is.string().trim().min(1, "a model name cannot be empty").max(256)
   .refine((s) => !/[\s,]/.test(s), "a model name cannot contain spaces or commas");
 
 export const intIn = (min: number, max: number) =>
-  z.number().int(`must be a whole number from ${min} to ${max}`).min(
+  is.number().int(`must be a whole number from ${min} to ${max}`).min(
     min,
     `must be at least ${min}`,
   ).max(max, `must be at most ${max}`);
@@ -33,14 +33,14 @@ export const asPathList = (text: string): unknown => {
 
 export const identity = (text: string): unknown => text;
 
-export const pathString = z.string().trim().min(1, "a path cannot be empty");
+export const pathString = is.string().trim().min(1, "a path cannot be empty");
 
-export const url = z.string().transform((s, ctx) => {
+export const url = is.string().transform((s, ctx) => {
   try {
     return normalizeBaseUrl(s);
   } catch (e) {
     ctx.addIssue({ code: "custom", message: (e as Error).message });
-    return z.NEVER;
+    return is.NEVER;
   }
 });
 
@@ -52,7 +52,7 @@ export const asJson = (text: string): unknown => {
   }
 };
 
-export const backendName = z.string().regex(
+export const backendName = is.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
   "a backend name is letters, digits, '.', '_' or '-' (at most 64)",
 );
@@ -61,13 +61,13 @@ export const backendName = z.string().regex(
 export const MAX_POOL_ENDPOINTS = 32;
 
 /** One endpoint of a pool: a URL, or `{ "url": ..., "maxConcurrent": n }`. */
-const endpoint = z.union([
+const endpoint = is.union([
   url.transform((u): EndpointSpec => ({ url: u })),
-  z.object({ url, maxConcurrent: intIn(1, 64).optional() }).strict(),
+  is.object({ url, maxConcurrent: intIn(1, 64).optional() }).strict(),
 ]);
 
 /** A pool: distinct URLs (after normalising: "gpu1" and "http://gpu1:11434" are one). */
-export const endpointList = z.array(endpoint).max(MAX_POOL_ENDPOINTS)
+export const endpointList = is.array(endpoint).max(MAX_POOL_ENDPOINTS)
   .superRefine((list, ctx) => {
     const seen = new Set<string>();
     for (const e of list) {
@@ -83,11 +83,11 @@ export const endpointList = z.array(endpoint).max(MAX_POOL_ENDPOINTS)
 export const asUrlList = (text: string): unknown =>
   text.trimStart().startsWith("[") ? asJson(text) : asList(text);
 
-export const backend = z.object({
+export const backend = is.object({
   url: url.optional(),
   urls: endpointList.optional(),
-  kind: z.enum(BACKEND_KINDS).default("openai"),
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
+  kind: is.enumOf(BACKEND_KINDS).default("openai"),
+  apiKeyEnv: is.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
     .optional(),
   maxConcurrent: intIn(1, 64).optional(),
 }).strict().superRefine((b, ctx) => {
@@ -107,7 +107,7 @@ export const backend = z.object({
   ...(urls ? { urls } : {}),
 }));
 
-export const price = z.object({
-  inputPerMillion: z.number().min(0, "a price cannot be negative"),
-  outputPerMillion: z.number().min(0, "a price cannot be negative"),
+export const price = is.object({
+  inputPerMillion: is.number().min(0, "a price cannot be negative"),
+  outputPerMillion: is.number().min(0, "a price cannot be negative"),
 }).strict();

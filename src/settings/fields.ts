@@ -2,7 +2,7 @@
  * The settings table: for every setting its default, environment variables, validation, and
  * what a project file may do with it. The values' types are in types.ts and field_values.ts.
  */
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import {
   asJson,
   asList,
@@ -54,7 +54,7 @@ export const FIELDS = [
     key: "delegationMode",
     env: ["OLLAMA_MCP_DELEGATION_MODE"],
     default: "ondemand",
-    schema: z.enum(DELEGATION_MODES),
+    schema: is.enumOf(DELEGATION_MODES),
     fromEnv: (t) => t.trim(),
     meaning: "How eagerly delegation is used: off, ondemand, auto",
     projectNarrow: narrowDelegationMode,
@@ -63,7 +63,7 @@ export const FIELDS = [
     key: "allowedModels",
     env: ["OLLAMA_MCP_ALLOWED_MODELS"],
     default: [],
-    schema: z.array(modelName).max(500),
+    schema: is.array(modelName).max(500),
     fromEnv: asList,
     meaning: "Models delegation may use; empty means all",
     projectNarrow: narrowAllowedModels,
@@ -72,7 +72,7 @@ export const FIELDS = [
     key: "defaultModel",
     env: ["OLLAMA_MCP_DEFAULT_MODEL"],
     default: "",
-    schema: z.union([z.literal(""), modelName]),
+    schema: is.union([is.literal(""), modelName]),
     fromEnv: (t) => t.trim(),
     meaning: "Model when a call names none; empty picks the first allowed cloud model " +
       "(a local one with residency local)",
@@ -81,7 +81,7 @@ export const FIELDS = [
     key: "residency",
     env: ["OLLAMA_MCP_RESIDENCY"],
     default: "any",
-    schema: z.enum(RESIDENCIES),
+    schema: is.enumOf(RESIDENCIES),
     fromEnv: (t) => t.trim(),
     meaning: "Where work may run: any, or local (this machine or a private network: no " +
       "Ollama cloud model, no remote backend)",
@@ -91,7 +91,7 @@ export const FIELDS = [
     key: "defaultPermissionMode",
     env: ["OLLAMA_MCP_PERMISSION_MODE"],
     default: "acceptEdits",
-    schema: z.enum(PERMISSION_MODES),
+    schema: is.enumOf(PERMISSION_MODES),
     fromEnv: (t) => t.trim(),
     meaning: "Permission mode for delegates when a call names none",
     // A delegate can write the project file: it must not be able to give the next delegates
@@ -189,7 +189,7 @@ export const FIELDS = [
     key: "defaultEngine",
     env: ["OLLAMA_MCP_DEFAULT_ENGINE"],
     default: "claude",
-    schema: z.enum(ENGINES),
+    schema: is.enumOf(ENGINES),
     fromEnv: (t) => t.trim(),
     meaning: "Engine when a call names none: claude (Claude Code) or native (built-in loop)",
   }),
@@ -197,7 +197,7 @@ export const FIELDS = [
     key: "defaultIsolation",
     env: ["OLLAMA_MCP_DEFAULT_ISOLATION"],
     default: "none",
-    schema: z.enum(ISOLATIONS),
+    schema: is.enumOf(ISOLATIONS),
     fromEnv: (t) => t.trim(),
     meaning: "isolation when a call names none: none (work in cwd) or worktree (own git " +
       "worktree and branch)",
@@ -206,7 +206,7 @@ export const FIELDS = [
     key: "backends",
     env: ["OLLAMA_MCP_BACKENDS"],
     default: {},
-    schema: z.record(backendName, backend) as unknown as z.ZodType<Record<string, BackendSpec>>,
+    schema: is.record(backendName, backend) as unknown as is.Shape<Record<string, BackendSpec>>,
     fromEnv: asJson,
     meaning: "Named endpoints (or pools of them: urls) of kind ollama, openai or anthropic",
     userOnly: true,
@@ -215,7 +215,7 @@ export const FIELDS = [
     key: "defaultBackend",
     env: ["OLLAMA_MCP_DEFAULT_BACKEND"],
     default: "",
-    schema: z.union([z.literal(""), backendName]),
+    schema: is.union([is.literal(""), backendName]),
     fromEnv: (t) => t.trim(),
     meaning: "Backend of a job that names none: one of backends; empty = the Ollama at baseUrl",
     // It sends every job's prompt and code somewhere: a delegate must not be able to choose it.
@@ -225,7 +225,7 @@ export const FIELDS = [
     key: "sandbox",
     env: ["OLLAMA_MCP_SANDBOX"],
     default: "on",
-    schema: z.enum(SANDBOX_SETTINGS),
+    schema: is.enumOf(SANDBOX_SETTINGS),
     fromEnv: (t) => t.trim(),
     meaning: "Both engines' commands in bubblewrap: on (unconfined, and said so, where it " +
       "cannot be had), required (refused instead), off",
@@ -235,7 +235,7 @@ export const FIELDS = [
     key: "pricing",
     env: ["OLLAMA_MCP_PRICING"],
     default: {},
-    schema: z.record(z.string().min(1).max(256), price),
+    schema: is.record(is.string().min(1).max(256), price),
     fromEnv: asJson,
     meaning: "Cost per million input/output tokens by model; others show unknown",
     // Zero prices from a file a delegate can write would hide what delegation costs.
@@ -254,7 +254,7 @@ export const FIELDS = [
     key: "workspaceRoots",
     env: ["OLLAMA_MCP_WORKSPACE_ROOTS"],
     default: [],
-    schema: z.array(pathString).max(100),
+    schema: is.array(pathString).max(100),
     fromEnv: asPathList,
     meaning: "When set, cwd and add_dirs of every job must lie inside one of these directories",
     userOnly: true,
@@ -264,7 +264,7 @@ export const FIELDS = [
     key: "toolchainPaths",
     env: ["OLLAMA_MCP_TOOLCHAIN_PATHS"],
     default: [],
-    schema: z.array(pathString).max(32),
+    schema: is.array(pathString).max(32),
     fromEnv: asPathList,
     meaning: "Folders delegates' commands may read (read-only) besides the toolchains found on " +
       "PATH; credential files in them stay hidden",
@@ -276,7 +276,7 @@ export const FIELDS = [
     key: "allowSecretFiles",
     env: ["OLLAMA_MCP_ALLOW_SECRET_FILES"],
     default: [],
-    schema: z.array(z.string().trim().min(1).max(256)).max(100),
+    schema: is.array(is.string().trim().min(1).max(256)).max(100),
     fromEnv: asList,
     meaning: "Secret-looking file names (.env, *.pem...) delegates may read anyway (file tools, " +
       "sandboxed commands, review diffs) and worktrees may carry and commit",
@@ -333,7 +333,7 @@ export const FIELDS = [
     key: "keepAlive",
     env: ["OLLAMA_MCP_KEEP_ALIVE"],
     default: "",
-    schema: z.string().trim().regex(
+    schema: is.string().trim().regex(
       /^$|^-?\d+(\.\d+)?(ms|s|m|h)?$/,
       "is a duration like 30m, 1h, 0 (unload at once) or -1 (keep loaded)",
     ),
@@ -345,7 +345,7 @@ export const FIELDS = [
     key: "claudeTools",
     env: ["OLLAMA_MCP_CLAUDE_TOOLS"],
     default: DEFAULT_CLAUDE_TOOLS,
-    schema: z.array(z.string().regex(/^[A-Za-z][\w-]*$/, "is a tool name like Bash or Read"))
+    schema: is.array(is.string().regex(/^[A-Za-z][\w-]*$/, "is a tool name like Bash or Read"))
       .min(1).max(64),
     fromEnv: asList,
     meaning: "Tools a claude delegate gets (--tools); allowed_tools narrows, never widens",
@@ -355,7 +355,7 @@ export const FIELDS = [
     key: "claudeHarness",
     env: ["OLLAMA_MCP_CLAUDE_HARNESS"],
     default: "lean",
-    schema: z.enum(CLAUDE_HARNESSES),
+    schema: is.enumOf(CLAUDE_HARNESSES),
     fromEnv: (t) => t.trim(),
     meaning:
       "claude delegates: lean (--bare, Bash/Read/Edit, ~1.2k tokens a request) or full (5-7k)",
@@ -367,7 +367,7 @@ export const FIELDS = [
     key: "dailyBudgetUsd",
     env: ["OLLAMA_MCP_DAILY_BUDGET_USD"],
     default: {},
-    schema: z.record(backendName, z.number().positive("a budget is more than 0").max(1e9)),
+    schema: is.record(backendName, is.number().positive("a budget is more than 0").max(1e9)),
     fromEnv: asJson,
     meaning: 'Cost per UTC day per backend ("ollama" is the default one), by the pricing table; ' +
       "a new job past it is refused",
@@ -378,7 +378,7 @@ export const FIELDS = [
     key: "dailyBudgetTokens",
     env: ["OLLAMA_MCP_DAILY_BUDGET_TOKENS"],
     default: {},
-    schema: z.record(backendName, z.number().int().positive("a budget is more than 0")),
+    schema: is.record(backendName, is.number().int().positive("a budget is more than 0")),
     fromEnv: asJson,
     meaning: "Tokens per UTC day per backend; a new job past it is refused",
     userOnly: true,

@@ -4,7 +4,7 @@
  * from the user file and the environment only: a project's file would otherwise choose the
  * model its agents' work goes to, or dress up what delegation saves.
  */
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import { asJson, asNumber, intIn, modelName } from "./field_values.ts";
 import { narrowNumber } from "./narrow.ts";
 import type { FieldSpec, SettingKey } from "./types.ts";
@@ -28,7 +28,7 @@ export const asNameMap = (text: string): unknown => {
 };
 
 /** A Claude Code subagent's name or a `model:` value (`sonnet`, `claude-opus-4-5`, `inherit`). */
-const agentKey = z.string().regex(
+const agentKey = is.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
   "is an agent name or a Claude Code model alias (sonnet, opus, haiku, inherit, a model id)",
 );
@@ -38,7 +38,7 @@ export const CLAUDE_CODE_FIELDS = [
     key: "claudeAgentModels",
     env: ["OLLAMA_MCP_CLAUDE_AGENT_MODELS"],
     default: {},
-    schema: z.record(agentKey, modelName),
+    schema: is.record(agentKey, modelName),
     fromEnv: asNameMap,
     meaning: "The model a Claude Code subagent (~/.claude/agents, .claude/agents) runs on as a " +
       "delegate, by its name or its model: alias (code-reviewer=qwen3-coder:30b, " +
@@ -49,9 +49,9 @@ export const CLAUDE_CODE_FIELDS = [
     key: "orchestratorPrice",
     env: ["OLLAMA_MCP_ORCHESTRATOR_PRICE"],
     default: DEFAULT_ORCHESTRATOR_PRICE,
-    schema: z.string().trim().refine(
+    schema: is.string().trim().refine(
       (t) => orchestratorPriceProblem(t) === undefined,
-      { error: (i) => orchestratorPriceProblem(String(i.input)) ?? "is not a price" },
+      (t) => orchestratorPriceProblem(t) ?? "is not a price",
     ),
     fromEnv: (t) => t.trim(),
     meaning: "The orchestrator's price per million tokens for the savings estimate (stats, " +

@@ -2,7 +2,7 @@
  * The review gate's settings (`ollama-delegate review --gate`, the plugin's Stop hook): off
  * unless the user turns it on; a project may turn it off, and sets none of its options.
  */
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import { asList, asNumber, intIn, modelName } from "./field_values.ts";
 import { type FieldSpec, MAX_GATE_SECONDS, type SettingKey, SEVERITIES } from "./types.ts";
 
@@ -15,7 +15,7 @@ export const GATE_FIELDS = [
     key: "reviewGate",
     env: ["OLLAMA_MCP_REVIEW_GATE"],
     default: "off",
-    schema: z.enum(["on", "off"]),
+    schema: is.enumOf(["on", "off"]),
     fromEnv: (t) => t.trim(),
     meaning: "Claude Code's Stop hook reviews uncommitted changes before a turn ends (the " +
       "plugin's hook; on or off)",
@@ -26,7 +26,7 @@ export const GATE_FIELDS = [
     key: "reviewGateSeverity",
     env: ["OLLAMA_MCP_REVIEW_GATE_SEVERITY"],
     default: "high",
-    schema: z.enum(SEVERITIES),
+    schema: is.enumOf(SEVERITIES),
     fromEnv: (t) => t.trim().toLowerCase(),
     meaning: "The review gate blocks only for findings of this severity or worse",
     userOnly: true,
@@ -54,7 +54,7 @@ export const GATE_FIELDS = [
     key: "reviewGateModels",
     env: ["OLLAMA_MCP_REVIEW_GATE_MODELS"],
     default: [],
-    schema: z.array(modelName).max(5),
+    schema: is.array(modelName).max(5),
     fromEnv: asList,
     meaning: "The gate's reviewers: one model, or 2-5 for a panel; empty = the default model",
     userOnly: true,

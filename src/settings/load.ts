@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { z } from "zod";
+import * as is from "../platform/shape.ts";
 import { defaultSettings, fieldOf, FIELDS } from "./fields.ts";
 import { unknownDefaultBackend } from "./backends.ts";
 import type { FieldSpec, Narrowed, SettingKey, Settings } from "./types.ts";
@@ -120,7 +120,7 @@ export function loadSettings(options: LoadOptions): ResolvedSettings {
     layer: LayerName,
     where: string,
   ): boolean => {
-    const parsed = (spec.schema as z.ZodType).safeParse(raw);
+    const parsed = (spec.schema as is.Shape<unknown>).safeParse(raw);
     if (!parsed.success) {
       problems.push({
         layer,
@@ -319,17 +319,20 @@ function checkDefaultBackend(
   if (info) info.keys = info.keys.filter((k) => k !== "defaultBackend" && k !== where.env);
 }
 
-function describeIssue(error: z.ZodError): string {
+/**
+ * What is wrong with a value, said after it (`"sometimes" is not one of off, ondemand, auto`,
+ * `0 is not valid: must be at least 1`), as settings problems and `config` say it.
+ */
+export function describeIssue(error: is.ShapeError): string {
   const issue = error.issues[0];
   if (!issue) return "is not valid";
-  if (issue.code === "invalid_value" && "values" in issue) {
-    return `is not one of ${(issue.values as unknown[]).map((v) => String(v)).join(", ")}`;
-  }
-  // `.int()` fails as invalid_type with expected "int"; its own message says what is wanted.
-  if (issue.code === "invalid_type" && issue.expected !== "int") {
-    return `is not ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
-  }
   const at = issue.path.length > 0 ? ` (at ${issue.path.join(".")})` : "";
+  if (issue.code === "invalid_value" && issue.values && issue.values.length > 1) {
+    return `is not one of ${issue.values.map((v) => String(v)).join(", ")}${at}`;
+  }
+  if (issue.code === "invalid_type" && issue.expected) {
+    return `is not ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}${at}`;
+  }
   return `is not valid: ${issue.message}${at}`;
 }
 

@@ -13,7 +13,6 @@
  *   remote: a name may resolve anywhere, and to something else after the check, so a machine
  *   of the user's own network is named by its address.
  */
-import { isIPv4, isIPv6 } from "node:net";
 import { hasCloudSuffix } from "./model_names.ts";
 
 /** How far an endpoint is: this machine, a private network, or anywhere else. */
@@ -53,10 +52,11 @@ export function reachOf(url: string): Reach {
   } catch {
     return "remote";
   }
-  if (host.startsWith("[") && host.endsWith("]")) host = host.slice(1, -1);
+  // The URL parser has written an IP address in its one canonical form: IPv6 in brackets, and
+  // IPv4 as four decimal numbers (a host that ends in a number is IPv4 or no URL at all).
+  if (host.startsWith("[") && host.endsWith("]")) return ipv6Reach(host.slice(1, -1));
   if (host === "localhost" || host.endsWith(".localhost")) return "this machine";
-  if (isIPv4(host)) return ipv4Reach(ipv4Octets(host));
-  if (isIPv6(host)) return ipv6Reach(host);
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) return ipv4Reach(ipv4Octets(host));
   return "remote";
 }
 

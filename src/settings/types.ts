@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as is from "../platform/shape.ts";
 
 /**
  * The settings' vocabulary: every setting with its type, and the closed sets of values some
@@ -208,7 +208,7 @@ export interface FieldSpec<K extends SettingKey = SettingKey> {
   env: readonly string[];
   default: Settings[K];
   /** Validates (and normalises) a value from a file or from `fromEnv`. */
-  schema: z.ZodType<Settings[K]>;
+  schema: is.Shape<Settings[K]>;
   /** Turns an environment string into the value `schema` expects. */
   fromEnv: (text: string) => unknown;
   /** One line for `--help`, the README table and `ollama_models`. */

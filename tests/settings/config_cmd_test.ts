@@ -192,7 +192,7 @@ Deno.test("config: an invalid flag value is a ConfigUsageError and writes nothin
     const cases: Array<[string[], string]> = [
       [
         ["--mode", "sometimes"],
-        'Cannot set delegationMode from --mode "sometimes": Invalid option: expected one of "off"|"ondemand"|"auto"',
+        'Cannot set delegationMode from --mode "sometimes": must be one of off, ondemand, auto',
       ],
       [
         ["--max-concurrent", "0"],
@@ -212,7 +212,7 @@ Deno.test("config: an invalid flag value is a ConfigUsageError and writes nothin
       ],
       [
         ["--max-concurrent", "abc"],
-        'Cannot set maxConcurrent from --max-concurrent "abc": Invalid input: expected number, received string',
+        'Cannot set maxConcurrent from --max-concurrent "abc": must be a number, not a string',
       ],
       [
         ["--job-timeout", "0"],
@@ -252,7 +252,7 @@ Deno.test("config: an invalid flag value is a ConfigUsageError and writes nothin
       ],
       [
         ["--permission-mode", "yolo"],
-        'Cannot set defaultPermissionMode from --permission-mode "yolo": Invalid option: expected one of "auto"|"acceptEdits"|"bypassPermissions"|"manual"|"default"|"dontAsk"|"plan"',
+        'Cannot set defaultPermissionMode from --permission-mode "yolo": must be one of auto, acceptEdits, bypassPermissions, manual, default, dontAsk, plan',
       ],
       [["--state-dir", " "], 'Cannot set stateDir from --state-dir " ": a path cannot be empty'],
       [
@@ -368,7 +368,7 @@ Deno.test("config: the new user-only settings refuse --scope project and bad val
     refused(
       sb,
       ["--sandbox-tmp", "lots"],
-      'Cannot set sandboxTmpMb from --sandbox-tmp "lots": Invalid input: expected number, received string',
+      'Cannot set sandboxTmpMb from --sandbox-tmp "lots": must be a number, not a string',
     );
     for (const flag of ["--workspace-root", "--allow-secret-file", "--sandbox-max-processes"]) {
       assert.ok(CONFIG_HELP.includes(flag), flag);
@@ -446,7 +446,7 @@ Deno.test("config: --max-context, --keep-alive and --claude-tools refuse bad val
     refused(
       sb,
       ["--max-context", "lots"],
-      'Cannot set maxContext from --max-context "lots": Invalid input: expected number, received string',
+      'Cannot set maxContext from --max-context "lots": must be a number, not a string',
     );
     refused(
       sb,

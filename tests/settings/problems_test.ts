@@ -151,7 +151,7 @@ Deno.test("file values of the wrong type are reported with the expected type", a
         "2.5 is not valid: must be a whole number from 0 to 600",
         "0 from default",
       ],
-      ["defaultModel", '["x"] is not valid: Invalid input', '"" from default'],
+      ["defaultModel", '["x"] is not a string', '"" from default'],
     ]);
   });
 });

@@ -126,3 +126,13 @@ export function repairPrompt(
   );
   return lines.join("\n");
 }
+
+/** `passed (npm test: exit 0, 12.3s)`, `failed (npm test: exit 1, 4.2s, 4 failing)`. */
+export function checkLine(round: NonNullable<JobRecord["verification"]>["rounds"][number]): string {
+  const run = round.passed ? round.runs.at(-1) : failingRun(round.runs) ?? round.runs.at(-1);
+  if (!run) return round.passed ? "passed" : "failed";
+  const failing = round.passed ? undefined : failingCount(run.tail ?? "");
+  const what = `${run.command}: ${runResult(run)}${failing ? `, ${failing}` : ""}`;
+  const more = round.passed && round.runs.length > 1 ? ` and ${round.runs.length - 1} more` : "";
+  return `${round.passed ? "passed" : "failed"} (${what}${more})`;
+}

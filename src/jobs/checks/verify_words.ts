@@ -3,9 +3,8 @@
  * `verify:` line (and one line per earlier round), its mark in lists, and the tail of the
  * failing command's output.
  */
-import { checkLine } from "../rounds.ts";
 import { isTerminal, type JobRecord } from "../record.ts";
-import { failingRun } from "./verify_text.ts";
+import { checkLine, failingRun } from "./verify_text.ts";
 import type { ChangedCheck } from "./check_watch.ts";
 import { quotePath } from "../../platform/plain_text.ts";
 

@@ -10,7 +10,7 @@
  */
 import { mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
+import * as is from "../../platform/shape.ts";
 import { readLines } from "../../platform/file_lines.ts";
 import { isValidId } from "../ids.ts";
 import { type JobRecord, jobRecordSchema } from "../record.ts";
@@ -33,7 +33,7 @@ const lineSchema = jobRecordSchema.pick({
   createdAt: true,
   state: true,
   usage: true,
-}).extend({ prunedAt: z.number() });
+}).extend({ prunedAt: is.number() });
 
 export function ledgerPath(stateDir: string): string {
   return join(stateDir, USAGE_DIR, LEDGER_FILE);

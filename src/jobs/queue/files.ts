@@ -3,7 +3,6 @@
  * moved or linked into place, mode 0600, so that no reader ever meets half a file; each names
  * its owner, whose identity a reader checks before believing anything else the file says.
  */
-import { randomUUID } from "node:crypto";
 import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ProcessIdentity } from "../../platform/process_identity.ts";
@@ -13,7 +12,7 @@ export const TEMP_PREFIX = ".tmp-";
 
 /** Writes `text` to a new temp file in `dir`; the caller moves it into place. Its path. */
 export async function writeTemp(dir: string, text: string): Promise<string> {
-  const temp = join(dir, `${TEMP_PREFIX}${randomUUID()}`);
+  const temp = join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}`);
   await writeFile(temp, text, { flag: "wx", mode: 0o600 });
   return temp;
 }
