@@ -246,7 +246,8 @@ export class NumberShape extends Chained<number, NumberShape> {
   }
 
   int(message?: string): NumberShape {
-    return this.check(Number.isInteger, message ?? "must be a whole number");
+    // Safe integers only, as zod's int(): a larger one cannot be told from its neighbours.
+    return this.check(Number.isSafeInteger, message ?? "must be a whole number");
   }
 
   min(least: number, message?: string): NumberShape {
@@ -414,8 +415,18 @@ export function record<V>(key: Shape<string>, values: Shape<V>): Shape<Record<st
       run.path.push(k);
       const value = values._run(raw, run);
       run.path.pop();
-      if (value === BAD) failed = true;
-      else out[k] = value;
+      if (value === BAD) {
+        failed = true;
+        continue;
+      }
+      // Defined, not assigned: a key "__proto__" (JSON.parse makes it an own key) must stay a
+      // key, not become the map's prototype.
+      Object.defineProperty(out, k, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return failed ? BAD : out;
   });

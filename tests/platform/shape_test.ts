@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import * as is from "../../src/platform/shape.ts";
+import { bundleForNode } from "../../scripts/build_node.ts";
+import { tempDir } from "../support/temp_dir.ts";
 
 function issues(shape: is.Shape<unknown>, value: unknown): is.Issue[] {
   const parsed = shape.safeParse(value);
@@ -166,4 +171,28 @@ Deno.test("shape: pick and extend make a new object shape; parse throws what saf
     assert.equal(e.message, "must be a number, not undefined (at at)");
     return true;
   });
+});
+
+Deno.test("shape: int takes safe integers only, as zod's does", () => {
+  assert.equal(first(is.number().int(), 2 ** 53), "must be a whole number");
+  assert.equal(is.number().int().parse(2 ** 53 - 1), 2 ** 53 - 1);
+});
+
+Deno.test({
+  // Deno has no __proto__ accessor, Node has: there `out[key] = value` sets the prototype.
+  name: "shape: under Node too, a record's __proto__ key stays a key and pollutes nothing",
+  ignore: Deno.build.os === "windows",
+  fn() {
+    const bundle = join(tempDir("od-shape-node-"), "shape.mjs");
+    bundleForNode(
+      join(dirname(fileURLToPath(import.meta.url)), "../../src/platform/shape.ts"),
+      bundle,
+    );
+    const script = `import * as is from ${JSON.stringify(bundle)};
+      const m = is.record(is.string(), is.object({ n: is.number() }))
+        .parse(JSON.parse('{"__proto__": {"n": 1}, "a": {"n": 2}}'));
+      console.log(JSON.stringify([Object.keys(m), Object.getPrototypeOf(m) === Object.prototype]));`;
+    const out = execFileSync("node", ["--input-type=module", "-e", script], { encoding: "utf8" });
+    assert.deepEqual(JSON.parse(out), [["__proto__", "a"], true]);
+  },
 });
