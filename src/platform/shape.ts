@@ -402,6 +402,9 @@ export function record<V>(key: Shape<string>, values: Shape<V>): Shape<Record<st
     const out: Record<string, V> = {};
     let failed = false;
     for (const [k, raw] of Object.entries(v)) {
+      // JSON.parse makes "__proto__" an own key; assigned, it would set the map's prototype
+      // under Node. Left out unchecked, as zod's record does.
+      if (k === "__proto__") continue;
       const keyRun: Run = { issues: [], path: [] };
       if (key._run(k, keyRun) === BAD) {
         failed = true;
@@ -419,14 +422,7 @@ export function record<V>(key: Shape<string>, values: Shape<V>): Shape<Record<st
         failed = true;
         continue;
       }
-      // Defined, not assigned: a key "__proto__" (JSON.parse makes it an own key) must stay a
-      // key, not become the map's prototype.
-      Object.defineProperty(out, k, {
-        value,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      out[k] = value;
     }
     return failed ? BAD : out;
   });
