@@ -37,6 +37,8 @@ export interface LimitedLaunch {
   rlimitPrefix: string[];
   /** The command line that starts `command args` (bubblewrap) inside the cgroup, if any. */
   launch(command: string, args: readonly string[]): { command: string; args: string[] };
+  /** Forks the pids cgroup refused so far (0 without one): said in the reply when not 0. */
+  processLimitHits(): Promise<number>;
   /** Kills what is left in the cgroup and removes it. */
   release(): Promise<void>;
 }
@@ -58,6 +60,7 @@ export async function limitedLaunch(
     rlimitPrefix: prlimit ? [prlimit, ...rlimits(memoryCgroup), "--"] : [],
     launch: (command, args) =>
       cgroup ? launchInCgroup(cgroup, command, args) : { command, args: [...args] },
+    processLimitHits: async () => await cgroup?.processLimitHits() ?? 0,
     release: async () => {
       await cgroup?.remove();
     },

@@ -541,5 +541,17 @@ Deno.test({
     if (!starved) {
       assert.equal(printed(bashResults(scene.emulator.messageRequests())[0]!, "forked"), forked);
     }
+    // The reply says which limit the forks met, and what it did to Claude Code.
+    if (cgroups.pids) {
+      assert.match(
+        reply.text,
+        /^warning: +processes: the turn's commands reached the jail's process limit (once|\d+ times) \(\d+: sandboxMaxProcesses 64 \+ \d+ for Claude Code\), so some of their forks failed/m,
+      );
+      assert.equal(
+        /could not start a thread then and stopped \(exit 134\)/.test(reply.text),
+        starved,
+        reply.text,
+      );
+    }
   },
 });

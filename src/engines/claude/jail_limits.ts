@@ -128,6 +128,8 @@ export interface JailLimits {
   pidsCgroup: boolean;
   /** The command line that starts bubblewrap inside the jail's cgroup, if one was made. */
   launch: LimitedLaunch["launch"];
+  /** Forks the jail's pids cgroup refused during the turn (0 without one). */
+  processLimitHits: LimitedLaunch["processLimitHits"];
   /** Kills what is left in the cgroup and removes it: after the turn's processes are gone. */
   release(): Promise<void>;
 }
@@ -165,8 +167,30 @@ export async function jailLimits(
     memoryCgroup: limited.memoryCgroup,
     pidsCgroup: limited.pidsCgroup,
     launch: limited.launch,
+    processLimitHits: limited.processLimitHits,
     release: limited.release,
   };
+}
+
+/**
+ * The turn's warning when forks met the jail's pids cgroup: which limit, that Claude Code shares
+ * it (and so may have stopped: a thread it could not start ends it with SIGABRT, exit 134), and
+ * how to raise it. A user whose tests fork a lot learns the sandbox stopped them, not a bug.
+ */
+export function processLimitWarning(
+  limits: SandboxLimits,
+  hits: number,
+  exitCode?: number | null,
+): string {
+  const plan = jailCgroupPlan(limits);
+  const stopped = exitCode === 134
+    ? "; Claude Code, which shares it, could not start a thread then and stopped (exit 134)"
+    : "";
+  return `processes: the turn's commands reached the jail's process limit ` +
+    `${hits === 1 ? "once" : `${hits} times`} (${plan.maxPids}: sandboxMaxProcesses ` +
+    `${limits.maxProcesses} + ${plan.maxPids - limits.maxProcesses} for Claude Code), so some ` +
+    `of their forks failed${stopped}; ollama-delegate config --sandbox-max-processes <n> ` +
+    "raises it";
 }
 
 /** How a claude delegate is held to `limits` on this machine, in words (for `doctor`). */

@@ -21,7 +21,7 @@ import { osPlatform } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
 import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
-import { jailLimits } from "./jail_limits.ts";
+import { jailLimits, processLimitWarning } from "./jail_limits.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
 import { placeholderRunDir } from "../mount_placeholders.ts";
 import {
@@ -447,6 +447,10 @@ export class ClaudeEngine implements Engine {
       },
       sink,
       async (outcome, requests) => {
+        const hits = await limited?.processLimitHits() ?? 0;
+        if (hits > 0) {
+          sink.warning?.(processLimitWarning(this.#limits, hits, outcome.exitCode));
+        }
         // What is still in the jail's cgroup (nothing, unless it escaped the sweep) ends here.
         await limited?.release();
         for (const root of realRoots) removeClaudeTrace(root, missing);

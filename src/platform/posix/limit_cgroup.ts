@@ -34,6 +34,11 @@ export interface LimitCgroup {
   memory: boolean;
   /** Swap is kept at 0 on top of the memory limit (false: swap accounting is off). */
   noSwap: boolean;
+  /**
+   * How many forks the pids limit refused so far (the kernel's `max` count in `pids.events`);
+   * 0 without a pids controller.
+   */
+  processLimitHits(): Promise<number>;
   /** Kills what is left inside and removes the cgroup. */
   remove(): Promise<void>;
 }
@@ -215,6 +220,14 @@ export async function createLimitCgroup(req: CgroupRequest): Promise<LimitCgroup
   return {
     procsFiles: made.map((dir) => join(dir, "cgroup.procs")),
     ...result,
+    async processLimitHits() {
+      let hits = 0;
+      for (const dir of made) {
+        const events = await readFile(join(dir, "pids.events"), "utf8").catch(() => "");
+        hits += Number(/^max (\d+)$/m.exec(events)?.[1] ?? 0);
+      }
+      return hits;
+    },
     async remove() {
       await Promise.all(made.map(removeDir));
     },

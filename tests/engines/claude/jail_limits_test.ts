@@ -7,12 +7,28 @@ import {
   jailCgroupPlan,
   jailShell,
   limitedShellScript,
+  processLimitWarning,
 } from "../../../src/engines/claude/jail_limits.ts";
 import { findPrlimit } from "../../../src/engines/limit_launch.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../../src/engines/sandbox_limits.ts";
 import { tempDir } from "../../support/harness.ts";
 
 const MIB = 1024 * 1024;
+
+Deno.test("processLimitWarning: the limit, its parts, how often, and whether Claude Code stopped", () => {
+  const limits = { ...DEFAULT_LIMITS, maxProcesses: 64 };
+  const reserve = jailCgroupPlan(limits).maxPids - 64;
+  assert.equal(
+    processLimitWarning(limits, 1, 0),
+    `processes: the turn's commands reached the jail's process limit once (${64 + reserve}: ` +
+      `sandboxMaxProcesses 64 + ${reserve} for Claude Code), so some of their forks failed; ` +
+      "ollama-delegate config --sandbox-max-processes <n> raises it",
+  );
+  const stopped = processLimitWarning(limits, 7, 134);
+  assert.match(stopped, /limit 7 times/);
+  assert.match(stopped, /Claude Code, which shares it, could not start a thread then and stopped/);
+  assert.doesNotMatch(processLimitWarning(limits, 7, 1), /stopped/);
+});
 
 Deno.test("jailCgroupPlan: the user's limits plus Claude Code's own room", () => {
   assert.deepEqual(jailCgroupPlan({ ...DEFAULT_LIMITS, maxMemoryMb: 256, maxProcesses: 64 }, 2), {

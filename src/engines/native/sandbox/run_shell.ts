@@ -50,6 +50,8 @@ export interface ShellResult extends CommandResult {
   quarantined?: Quarantined[];
   /** Why the command was not started (nothing ran), for the model and the job's record. */
   refused?: string;
+  /** Forks the command's pids cgroup refused (absent when none was, or without one). */
+  processLimitHits?: number;
 }
 
 let privateRunDir: string | undefined;
@@ -173,6 +175,7 @@ export async function runShell(
   }
   let limited: LimitedLaunch | undefined;
   let result: CommandResult;
+  let hits = 0;
   let before: Map<string, string>;
   try {
     // Another sandbox's placeholders: mounted as placeholders too, so that bubblewrap makes
@@ -212,6 +215,7 @@ export async function runShell(
     const launch = limited ? limited.launch(bwrap.command, bwrap.args) : bwrap;
     before = hostRunState(req.writable);
     result = await runCommand({ ...spec, ...launch, env: { PATH: "/usr/bin:/bin" } });
+    hits = await limited?.processLimitHits() ?? 0;
   } finally {
     await claim.release();
     await limited?.release();
@@ -229,5 +233,6 @@ export async function runShell(
     ...result,
     protectedChanged: [...new Set([...changed, ...moved])],
     ...(quarantined.length > 0 ? { quarantined } : {}),
+    ...(hits > 0 ? { processLimitHits: hits } : {}),
   };
 }

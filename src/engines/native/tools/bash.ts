@@ -94,6 +94,22 @@ export function bashTool(runner: ShellRunner): NativeTool {
           : result.exitCode !== null
           ? `exit code ${result.exitCode}`
           : `killed by ${result.signal}`) + tooBig;
+      // The cgroup's count: forks the shell or a test runner saw fail with EAGAIN. The job's
+      // warning leaves the count out, so that many such commands make one line.
+      const hits = result.processLimitHits ?? 0;
+      const forks = limits && hits > 0
+        ? `the command reached the sandbox's process limit of ${limits.maxProcesses} ` +
+          `(sandboxMaxProcesses) ${hits === 1 ? "once" : `${hits} times`}, so some of its ` +
+          'forks failed ("Resource temporarily unavailable")'
+        : "";
+      if (limits && forks) {
+        ctx.warning?.(
+          `processes: a command reached the sandbox's process limit of ${limits.maxProcesses} ` +
+            "(sandboxMaxProcesses), so some of its forks failed; ollama-delegate config " +
+            "--sandbox-max-processes <n> raises it",
+        );
+      }
+      const forksNote = forks ? `\n[${forks}]` : "";
       const protectedNote = result.protectedChanged.length > 0
         ? `\n[protected paths were created or replaced: ${
           result.protectedChanged.join(", ")
@@ -129,7 +145,7 @@ export function bashTool(runner: ShellRunner): NativeTool {
       return {
         text: `${head} (${
           formatElapsed(result.durationMs)
-        })\n${cut}${output}${masked}${protectedNote}${quarantineNote}${secretNote}`,
+        })\n${cut}${output}${masked}${forksNote}${protectedNote}${quarantineNote}${secretNote}`,
         isError: result.exitCode !== 0,
       };
     },

@@ -11,7 +11,8 @@ import { basename, join } from "node:path";
 import type { BwrapRunner } from "../../../../src/engines/native/sandbox/shell_runner.ts";
 import { type CommandRequest, runShell } from "../../../../src/engines/native/sandbox/run_shell.ts";
 import { bashTool } from "../../../../src/engines/native/tools/bash.ts";
-import { BWRAP, bwrapTest, isRoot, withProject } from "./support.ts";
+import { BWRAP, bwrapTest, hasBwrap, isRoot, withProject } from "./support.ts";
+import { cgroupSupport } from "../../../../src/platform/posix/limit_cgroup.ts";
 
 function runner(top: string, extra: Partial<BwrapRunner> = {}): BwrapRunner {
   return { kind: "bwrap", bwrap: BWRAP, runDir: join(top, "run"), ...extra };
@@ -239,6 +240,42 @@ bwrapTest(
       assert.match(reply.text, /SIGXFSZ: a file reached the sandbox's 1 MiB size limit/);
     });
   },
+);
+
+const pidsCgroup = hasBwrap && (await cgroupSupport()).pids;
+
+bwrapTest(
+  "Bash tool: forks refused at the process limit are said, to the model and in the job's warnings",
+  async () => {
+    await withProject("sandbox_protect_", async (cwd, top) => {
+      const tool = bashTool(runner(top, { limits }));
+      const warnings: string[] = [];
+      const ctx = {
+        cwd,
+        roots: [cwd],
+        signal: new AbortController().signal,
+        fileChanged() {},
+        commandRun() {},
+        warning: (text: string) => warnings.push(text),
+      };
+      const forks = "for i in $(seq 100); do (sleep 5 >/dev/null &) 2>/dev/null; done; echo done";
+      const reply = await tool.run({ command: forks }, ctx);
+      assert.match(reply.text, /^done$/m);
+      assert.match(
+        reply.text,
+        /\[the command reached the sandbox's process limit of 40 \(sandboxMaxProcesses\) \d+ times, so some of its forks failed/,
+      );
+      assert.deepEqual(warnings, [
+        "processes: a command reached the sandbox's process limit of 40 (sandboxMaxProcesses), " +
+        "so some of its forks failed; ollama-delegate config --sandbox-max-processes <n> raises it",
+      ]);
+      // A command within the limit says nothing of it.
+      const calm = await tool.run({ command: "sleep 0.1 & sleep 0.1 & wait; echo calm" }, ctx);
+      assert.doesNotMatch(calm.text, /process limit/);
+      assert.equal(warnings.length, 1);
+    });
+  },
+  !pidsCgroup,
 );
 
 bwrapTest(
