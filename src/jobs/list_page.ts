@@ -43,15 +43,17 @@ export async function listPage(
   const corrupt: ListPage["corrupt"] = [];
   // What the index cannot answer for is read now: jobs held here, not ended, or new to it.
   const fresh = new Map<string, JobRecord>();
+  const unknown: Array<{ id: string; at: number }> = [];
   for (let at = 0; at < ids.length; at++) {
     const id = ids[at]!;
     const live = recovery.liveRecord(id);
     if (live) fresh.set(id, live);
-    else if (!folders.entry(at)) {
-      const record = await readRecord(recovery, id, corrupt, at);
-      if (record) fresh.set(id, record);
-    }
+    else if (!folders.entry(at)) unknown.push({ id, at });
   }
+  const read = await readRecords(recovery, unknown, corrupt);
+  unknown.forEach(({ id }, i) => {
+    if (read[i]) fresh.set(id, read[i]);
+  });
   let page = await readNewest(recovery, folders, fresh, options, options.limit + SPARE, corrupt);
   if (page.short) {
     // More rows than the spare ones were gone: choose again among all (rare).
@@ -104,20 +106,50 @@ async function readNewest(
   if (all) chosen.sort((a, b) => b.createdAt - a.createdAt);
   const records: JobRecord[] = [];
   let dropped = 0;
-  for (const c of chosen) {
-    if (records.length >= options.limit) break;
-    // A row from the index is read now: its folder may have gone, or changed by hand.
-    const record = c.record ?? (await readRecord(recovery, c.id, corrupt, c.at));
-    if (record && (options.state === undefined || record.state === options.state)) {
-      records.push(record);
-    } else {
-      dropped++;
+  // A row from the index is read now: its folder may have gone, or changed by hand. As many
+  // as are still missing are read at once, so a row that fails is replaced by the next.
+  for (let next = 0; records.length < options.limit && next < chosen.length;) {
+    const batch = chosen.slice(next, next + (options.limit - records.length));
+    next += batch.length;
+    const read = await readRecords(recovery, batch, corrupt);
+    for (const record of read) {
+      if (record && (options.state === undefined || record.state === options.state)) {
+        records.push(record);
+      } else {
+        dropped++;
+      }
     }
   }
   // An entry replaced above may have moved; the rows stay newest first.
   records.sort((a, b) => b.createdAt - a.createdAt);
   const short = records.length < options.limit && chosen.length < total;
   return { records, total: total - dropped, short };
+}
+
+/** Folders read at once: a page's rows, or every job of a first listing, without a wait each. */
+const READ_WIDTH = 16;
+
+/**
+ * The records of `folders` (those given `record` already read), READ_WIDTH at a time, in the
+ * order given; unreadable ones go to `corrupt` in that order too.
+ */
+async function readRecords(
+  recovery: RecoveryDeps,
+  folders: ReadonlyArray<{ id: string; at: number; record?: JobRecord }>,
+  corrupt: ListPage["corrupt"],
+): Promise<Array<JobRecord | undefined>> {
+  const out: Array<JobRecord | undefined> = new Array(folders.length);
+  const bad: ListPage["corrupt"][] = folders.map(() => []);
+  let next = 0;
+  const reader = async () => {
+    for (let i = next++; i < folders.length; i = next++) {
+      const f = folders[i]!;
+      out[i] = f.record ?? await readRecord(recovery, f.id, bad[i]!, f.at);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_WIDTH, folders.length) }, reader));
+  for (const b of bad) corrupt.push(...b);
+  return out;
 }
 
 /**
