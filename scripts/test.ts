@@ -11,9 +11,9 @@
  *      NODE_SMOKE files below against it, with no Deno global in the program under test.
  * Each file of the process-heavy tiers is a job of its own; small unit files share one. The
  * jobs of both passes run in one pool, the longest first by tests/durations.json, so the Node
- * pass runs beside the Deno pass instead of after it: as many at once as there are cores, up to
- * three times as many while the recorded loads fit (SLOTS), or DENO_JOBS at once. The type check `deno test` would do first is one more job; the test jobs run with
- * --no-check.
+ * pass runs beside the Deno pass instead of after it: twice as many at once as there are cores,
+ * or as DENO_JOBS says (SLOTS). The type check `deno test` would do first is one more job; the
+ * test jobs run with --no-check.
  *
  * The Node pass is a smoke subset, not the e2e tier again: what differs under Node is the
  * runtime under our code (child processes, stdio, signals, fetch, the regex engine, memory),
@@ -125,20 +125,21 @@ const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
 
 /**
- * DENO_JOBS: that many jobs at once, whatever their loads. Most e2e and in-process tests wait on
- * subprocesses, emulated replies and timers rather than compute: on 2 shared cores a fixed 4
- * were faster than 2 (and than 6).
+ * How many jobs at once: DENO_JOBS=N, N whatever their loads; DENO_JOBS=auto, at least as many
+ * as cores and up to three times as many while the loads recorded in tests/durations.json fit on
+ * the cores; by default twice as many as cores. Most e2e and in-process tests wait on
+ * subprocesses, emulated replies and timers rather than compute, but many jobs at once crowd the
+ * cores and the kernel's mount locks (every claude and native turn sets up bubblewrap): on 2
+ * cores, one after the other on the same code with nothing else running, a fixed 4 took 656.6 s
+ * against 709.0 and 726.2 s by load (2 to 6) and a fixed 3 was well behind; earlier, a fixed 6
+ * took 262 s against 241 s with 4.
  */
-const JOBS = Number(process.env.DENO_JOBS ?? 2 * availableParallelism());
-/**
- * Without DENO_JOBS: at least as many jobs as cores, up to three times as many while the loads
- * recorded in tests/durations.json fit on the cores. The longest files mostly wait (a backend
- * down on purpose, a lease, a timer: a fifth of a core); a fixed six at once crowded the cores
- * when the busy ones met (262 s against 241 s with four).
- */
-const SLOTS: Slots = process.env.DENO_JOBS === undefined
-  ? { min: availableParallelism(), max: 3 * availableParallelism(), cores: availableParallelism() }
-  : JOBS;
+function slots(value: string | undefined, cores: number): Slots | undefined {
+  if (value === "auto") return { min: cores, max: 3 * cores, cores };
+  const n = Number(value ?? 2 * cores);
+  return Number.isInteger(n) && n >= 1 ? n : undefined;
+}
+const SLOTS = slots(process.env.DENO_JOBS, availableParallelism());
 
 /**
  * Seconds each test file took in an earlier run (`--save-durations` writes it), so the pool
@@ -542,8 +543,10 @@ if (import.meta.main) {
     console.error(`test: unknown pass "${bad}" (use ${PASSES.join(" or ")})`);
     process.exit(2);
   }
-  if (!Number.isInteger(JOBS) || JOBS < 1) {
-    console.error(`test: DENO_JOBS must be a whole number of at least 1, not "${JOBS}"`);
+  if (SLOTS === undefined) {
+    console.error(
+      `test: DENO_JOBS must be a whole number of at least 1, or auto, not "${process.env.DENO_JOBS}"`,
+    );
     process.exit(2);
   }
   const linux = platform() === "linux";
