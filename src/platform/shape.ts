@@ -128,7 +128,11 @@ export class Shape<O> {
     return new Shape<O | null>((v, run) => v === null ? null : this.#step(v, run));
   }
 
-  /** A missing (undefined) value becomes `value`, checked like any other. */
+  /**
+   * A missing (undefined) value becomes `value`, checked like any other. zod copies an array or
+   * object default each time; here the array, object and record shapes build a new value from
+   * what they check, which does the same.
+   */
   default(value: Exclude<O, undefined>): Shape<Exclude<O, undefined>> {
     return new Shape((v, run) =>
       this.#step(v === undefined ? value : v, run) as Result<Exclude<O, undefined>>

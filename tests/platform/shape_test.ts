@@ -201,3 +201,14 @@ Deno.test({
     assert.deepEqual(JSON.parse(out), [["a"], true]);
   },
 });
+
+Deno.test("shape: values made from a default array or object are new each time, as zod's are", () => {
+  const o = is.object({
+    list: is.array(is.string()).default([]),
+    map: is.record(is.string(), is.number()).default({}),
+  });
+  const a = o.parse({});
+  a.list.push("x");
+  a.map["k"] = 1;
+  assert.deepEqual(o.parse({}), { list: [], map: {} });
+});
