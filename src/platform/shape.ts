@@ -198,12 +198,8 @@ abstract class Chained<O, Self extends Shape<O>> extends Shape<O> {
 
   protected abstract with(step: Step<O, O>): Self;
 
-  protected check(
-    ok: (value: O) => boolean,
-    message: string,
-    code: Issue["code"] = "custom",
-  ): Self {
-    return this.with((v, run) => ok(v) ? v : fail(run, { code, message }));
+  protected check(ok: (value: O) => boolean, message: string): Self {
+    return this.with((v, run) => ok(v) ? v : fail(run, { code: "custom", message }));
   }
 }
 
@@ -463,27 +459,5 @@ export function union<const S extends readonly Shape<unknown>[]>(
       failures[0] ?? [];
     run.issues.push(...best);
     return BAD;
-  });
-}
-
-/** A fixed-length array of differently shaped items. */
-export function tuple<const S extends readonly Shape<unknown>[]>(
-  items: S,
-): Shape<{ [K in keyof S]: Infer<S[K]> }> {
-  return new Shape((v, run) => {
-    if (!Array.isArray(v)) return wrongType(run, "array", v);
-    if (v.length !== items.length) {
-      return fail(run, { code: "custom", message: `must list exactly ${items.length} entries` });
-    }
-    const out: unknown[] = [];
-    let failed = false;
-    items.forEach((shape, i) => {
-      run.path.push(i);
-      const value = shape._run(v[i], run);
-      run.path.pop();
-      if (value === BAD) failed = true;
-      else out.push(value);
-    });
-    return failed ? BAD : out as { [K in keyof S]: Infer<S[K]> };
   });
 }
