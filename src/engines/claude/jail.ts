@@ -33,6 +33,7 @@ import {
   systemArgs,
 } from "../bwrap_base.ts";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
+import { HELPER_CAPS, helperPrefix, helperShare } from "../mount_helper.ts";
 
 /** A path hidden inside the jail: an empty file, or an empty read-only directory. */
 export type JailMask = Mask;
@@ -84,6 +85,11 @@ export interface JailLayout {
    * runs (bwrap_base.ts identityCheck).
    */
   identities?: readonly PlannedIdentity[];
+  /**
+   * The system's Python that mounts readOnlyInside instead of bubblewrap, past
+   * MOUNT_HELPER_FROM of them (mount_helper.ts); bubblewrap mounts them without it.
+   */
+  mountHelper?: string;
 }
 
 type Inspect = (path: string) => HostPathKind;
@@ -120,6 +126,9 @@ export function jailArgs(
     "--new-session",
     ...systemArgs(layout.root, inspect),
   ];
+  const helper = layout.mountHelper ? helperShare(layout.readOnlyInside ?? []) : undefined;
+  // After systemArgs' `--cap-drop ALL` as root: the helper drops them before the command.
+  if (helper) out.push(...HELPER_CAPS);
   const size = String(layout.tmpMb * 1024 * 1024);
   out.push("--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp");
   for (const mask of layout.systemMasks ?? []) out.push(...maskArgs(mask));
@@ -136,7 +145,7 @@ export function jailArgs(
   for (const b of layout.binds ?? []) {
     mounts.push({ path: b.dest, rank: 1, args: ["--bind", b.source, b.dest] });
   }
-  for (const path of layout.readOnlyInside ?? []) {
+  for (const path of helper?.bwrap ?? layout.readOnlyInside ?? []) {
     mounts.push({ path, rank: 2, args: ["--ro-bind", path, path] });
   }
   for (const v of layout.views ?? []) {
@@ -161,6 +170,7 @@ export function jailArgs(
   }
   out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--");
   out.push(
+    ...(helper ? helperPrefix(layout.mountHelper!, helper.helper) : []),
     ...identityCheck(layout.identities ?? [], layout.masks ?? [], layout.writable),
     command,
     ...args,

@@ -21,6 +21,7 @@ import { osPlatform } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
 import { bwrapCommand } from "../bwrap_base.ts";
 import { jailArgs } from "./jail.ts";
+import { mountHelperFor } from "../mount_helper.ts";
 import { jailLimits, processLimitWarning } from "./jail_limits.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
 import { placeholderRunDir } from "../mount_placeholders.ts";
@@ -416,8 +417,13 @@ export class ClaudeEngine implements Engine {
     let launch = { command, args };
     if (jail && real && limited && (plan.kind === "on" || plan.kind === "partial")) {
       try {
+        const helper = mountHelperFor(plan.bwrap, jail.readOnlyInside ?? []);
         const jailed = jailArgs(
-          { ...jail, ...(limited.shell ? { shell: limited.shell } : {}) },
+          {
+            ...jail,
+            ...(limited.shell ? { shell: limited.shell } : {}),
+            ...(helper ? { mountHelper: helper } : {}),
+          },
           real,
           args,
         );

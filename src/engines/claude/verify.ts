@@ -35,6 +35,7 @@ import { STREAM_FILE } from "./folder.ts";
 import { SERVER_NOTE } from "./stream.ts";
 import { bwrapCommand, MAX_SECRET_MASKS } from "../bwrap_base.ts";
 import { jailArgs, type JailMask } from "./jail.ts";
+import { mountHelperFor } from "../mount_helper.ts";
 import { planJail } from "./jail_plan.ts";
 import { beginTurnChanges, storesUnknown } from "../tree/turn_changes.ts";
 import { isInside } from "../../platform/path_inside.ts";
@@ -258,10 +259,12 @@ async function planCheck(
   } catch (e) {
     return { kind: "refused", reason: `Cannot verify: ${(e as Error).message}` };
   }
+  const helper = mountHelperFor(sandbox.bwrap, layout.readOnlyInside ?? []);
   const jail = {
     ...layout,
     masks: [...(layout.masks ?? []), ...missing],
     noNetwork: true,
+    ...(helper ? { mountHelper: helper } : {}),
   };
   const limits = limitPlan(config.limits);
   return {

@@ -10,6 +10,7 @@ import {
   systemArgs,
 } from "../../bwrap_base.ts";
 import type { Placeholder } from "../../mount_placeholders.ts";
+import { HELPER_CAPS, helperPrefix, helperShare } from "../../mount_helper.ts";
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 import { cacheDest, cacheEnv, type ToolchainView } from "../../../guard/toolchains.ts";
@@ -49,6 +50,11 @@ export interface SandboxLayout {
    * variables that find them. Without it: HOME is /tmp and PATH the system's.
    */
   toolchains?: SandboxToolchains;
+  /**
+   * The system's Python that mounts the read-only paths instead of bubblewrap, past
+   * MOUNT_HELPER_FROM of them (mount_helper.ts); bubblewrap mounts them without it.
+   */
+  mountHelper?: string;
 }
 
 /** What of the user's toolchains one command gets (see SandboxLayout.toolchains). */
@@ -104,6 +110,9 @@ export function bwrapArgs(
     ...(tools ? setenvArgs({ ...tools.view.env, ...cacheEnv(tools.view) }) : []),
     ...systemArgs(layout.root === true, inspect),
   ];
+  const helper = layout.mountHelper ? helperShare(layout.mounts?.readOnly ?? []) : undefined;
+  // After systemArgs' `--cap-drop ALL` as root: the helper drops them before the command.
+  if (helper) args.push(...HELPER_CAPS);
   args.push("--proc", "/proc", "--dev", "/dev", ...plan.tmpfs);
   // Before the writable dirs, which may lie below HOME (a project in `~/code`).
   if (tools) args.push(...toolchainArgs(tools, limits.tmpMb));
@@ -130,7 +139,7 @@ export function bwrapArgs(
   for (const pin of mounts?.pins ?? []) args.push("--bind", pin, pin);
   // After the binds, so they cover what a writable dir would otherwise expose.
   for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
-  for (const path of mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
+  for (const path of helper?.bwrap ?? mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
   // git's packs seen through a view without the secret objects: inside `.git`, read-only above.
   for (const v of mounts?.views ?? []) args.push("--ro-bind", v.source, v.dest);
   // A mask inside a read-only folder (a `.env` in `.devcontainer`) again: that bind covered it.
@@ -145,6 +154,7 @@ export function bwrapArgs(
     "--chdir",
     layout.cwd,
     "--",
+    ...(helper ? helperPrefix(layout.mountHelper!, helper.helper) : []),
     ...identityCheck(
       mounts?.identities ?? [],
       [...(mounts?.masks ?? []), ...(mounts?.placeholders ?? [])],

@@ -15,6 +15,7 @@ import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapCommand } from "../../bwrap_base.ts";
+import { mountHelperFor } from "../../mount_helper.ts";
 import { bwrapArgs, type SandboxLayout, type SandboxToolchains } from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
@@ -206,9 +207,13 @@ export async function runShell(
       ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
       ...(runner.toolchains ? { toolchains: withCacheDir(runner.toolchains) } : {}),
     };
+    const helper = mountHelperFor(runner.bwrap, mounts.readOnly);
     let bwrap;
     try {
-      bwrap = bwrapCommand(runner.bwrap, bwrapArgs(layout, req.command));
+      bwrap = bwrapCommand(
+        runner.bwrap,
+        bwrapArgs(helper ? { ...layout, mountHelper: helper } : layout, req.command),
+      );
     } catch (e) {
       return { ...notRun, refused: `Bash is refused: ${(e as Error).message}` };
     }
