@@ -1,36 +1,44 @@
 /**
- * Many read-only binds at a cost that grows with their number, not its square. bubblewrap 0.8
- * reads its whole mount table for each mount it makes (bwrap_base.ts MAX_SECRET_MASKS), so a
- * folder of 100 projects, whose `.git`, `.claude`, `.vscode`, `CLAUDE.md` and `.envrc` are
- * each held read-only, took 0.22 to 0.37 s to set up before the delegate started (issue 34).
+ * Many read-only binds and masks at a cost that grows with their number, not its square.
+ * bubblewrap 0.8 reads its whole mount table for each mount it makes (bwrap_base.ts
+ * MAX_SECRET_MASKS), so a folder of 100 projects, whose `.git`, `.claude`, `.vscode`,
+ * `CLAUDE.md` and `.envrc` are each held read-only and whose secret `.envrc`s are hidden, took
+ * 0.26 to 0.30 s to set up before the delegate started (issue 34).
  *
- * Past MOUNT_HELPER_FROM such binds, bubblewrap makes the others and starts this helper, the
- * system's Python (`-I -S`: no variable, user site or file of the project is read), with two
- * capabilities of the sandbox's user namespace: CAP_SYS_ADMIN to mount, CAP_SETPCAP to drop
- * the bounding set. It takes a mount namespace of its own (bubblewrap's belongs to the user
- * namespace it made first), binds each path onto itself with what is mounted below it (a mask
- * stays a mask) and makes the bind and every mount below it read-only (mount_setattr with
- * AT_RECURSIVE, Linux 5.12: a writable mount below, a pinned folder, is read-only there too,
- * as bubblewrap's bind from the host's side left it; only flags are added, none the kernel
- * locks is cleared). It then drops every
- * capability, bounding and ambient sets included, sets no_new_privs, reads back from
- * /proc/self/status that none is left, and only then becomes the command (the identity check
- * first, bwrap_base.ts). Anything that fails ends the sandbox with 125 before the command
- * runs: nothing is run with a path left writable, nor with a capability. The mounts belong to
- * a namespace the command has no capability in: it cannot undo them, and a namespace it makes
- * below (Claude Code's sandbox) gets them locked.
+ * Past MOUNT_HELPER_FROM of them, bubblewrap makes the others and starts this helper: the
+ * system's Python (`-I -S`: no variable, user site or file of the project is read) with two
+ * capabilities of the sandbox's user namespace, CAP_SYS_ADMIN to mount and CAP_SETPCAP to
+ * drop the bounding set. The helper
+ *   - takes a mount namespace of its own (bubblewrap's belongs to a user namespace it made
+ *     first, in which the helper may not mount);
+ *   - binds each read-only path onto itself with what is mounted below it (a mask stays a
+ *     mask), and hides each masked path as bwrap_base.ts maskArgs does (/dev/null, an empty
+ *     tmpfs);
+ *   - makes each of these, and every mount below it, read-only (mount_setattr, recursive,
+ *     Linux 5.12): a writable folder bound below one (a pin) is read-only there too, as
+ *     bubblewrap's bind from the host's side left it; only flags are added, so none that the
+ *     kernel locks is cleared;
+ *   - drops every capability, the bounding and ambient sets included, sets no_new_privs, reads
+ *     back from /proc/self/status that none is left, and only then becomes the command (the
+ *     identity check first, bwrap_base.ts identityCheck).
+ * Anything that fails ends the sandbox with 125 before the command runs: nothing runs with a
+ * path left writable, a secret shown, or a capability kept. The mounts belong to a namespace
+ * the command has no capability in, so it cannot undo them, and in a namespace it makes below
+ * (Claude Code's sandbox) they are locked.
  *
- * Not used where it cannot be: without a system Python that has ctypes, on a kernel older
- * than 5.12, with a setuid
- * bubblewrap (which refuses `--cap-add` to users), and for names that are not UTF-8 (the
- * command's arguments cannot carry them: bubblewrap mounts those, bwrap_base.ts bwrapCommand).
+ * Not used where it cannot be: without a system Python that has ctypes, on a kernel older than
+ * 5.12, with a setuid bubblewrap (which refuses `--cap-add` to users), for names that are not
+ * UTF-8 (the command's arguments cannot carry them: bwrap_base.ts bwrapCommand), and for masks
+ * in a folder bubblewrap covers with a view. bubblewrap mounts those.
  */
 import { spawnSync } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { hasRawBytes } from "../platform/file_names.ts";
+import { isInside } from "../platform/path_inside.ts";
+import type { Mask } from "./bwrap_base.ts";
 
 /**
- * Read-only binds from which the helper is used. Measured on 2 cores, a sandbox set up and
+ * Read-only binds and masks from which the helper is used. Measured on 2 cores, a sandbox set up and
  * `true` run: bubblewrap alone 16 ms with 16 binds, 23 ms with 64, 43 ms with 128 and 238 ms
  * with 500; with the helper 41, 42, 45 and 54 ms (Python's start is most of it).
  */
@@ -42,7 +50,11 @@ const PYTHONS = ["/usr/bin/python3", "/usr/local/bin/python3"];
 /** The capabilities bubblewrap leaves the helper, which it drops before the command. */
 export const HELPER_CAPS = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] as const;
 
-/** The helper; its arguments: the paths, `--`, the command and its arguments. */
+/**
+ * The helper; its arguments: pairs of what and where (`ro <path>`: bound onto itself; `file`
+ * or `dir <path>`: hidden, by /dev/null or an empty tmpfs, as bwrap_base.ts maskArgs hides),
+ * `--`, the command and its arguments.
+ */
 export const HELPER_SCRIPT = `
 import ctypes, os, sys
 def die(what):
@@ -55,13 +67,22 @@ try:
             die(what + ": " + os.strerror(ctypes.get_errno()))
     argv = sys.argv
     end = argv.index("--")
+    ops = argv[1:end]
     check(libc.unshare(0x20000) == 0, "a mount namespace of its own")
     class Attr(ctypes.Structure):
         _fields_ = [(name, ctypes.c_uint64) for name in ("set", "clear", "propagation", "userns")]
     readonly = Attr(1 | 2 | 4, 0, 0, 0)
-    for path in argv[1:end]:
+    for at in range(0, len(ops), 2):
+        kind, path = ops[at], ops[at + 1]
         raw = os.fsencode(path)
-        check(libc.mount(raw, raw, None, 0x1000 | 0x4000, None) == 0, "binding " + path)
+        if kind == "ro":
+            check(libc.mount(raw, raw, None, 0x1000 | 0x4000, None) == 0, "binding " + path)
+        elif kind == "file":
+            check(libc.mount(b"/dev/null", raw, None, 0x1000, None) == 0, "hiding " + path)
+        elif kind == "dir":
+            check(libc.mount(b"tmpfs", raw, b"tmpfs", 2 | 4, b"mode=0755") == 0, "hiding " + path)
+        else:
+            die("unknown mount " + kind)
         check(libc.syscall(ctypes.c_long(442), ctypes.c_long(-100), raw, ctypes.c_long(0x8000),
                            ctypes.byref(readonly), ctypes.c_long(ctypes.sizeof(readonly))) == 0,
               "holding " + path + " read-only")
@@ -125,34 +146,58 @@ function setuid(bwrap: string): boolean {
   }
 }
 
-/**
- * The Python that mounts `readOnly` for a sandbox started through `bwrap`, when there are
- * enough of them for it to pay and it can run; undefined when bubblewrap should mount them.
- */
-export function mountHelperFor(
-  bwrap: string,
-  readOnly: readonly string[],
-  from = MOUNT_HELPER_FROM,
-): string | undefined {
-  if (readOnly.filter((p) => !hasRawBytes(p)).length < from) return undefined;
-  if (setuid(bwrap)) return undefined;
-  return systemPython();
+/** What the helper mounts: read-only binds, and masks (bwrap_base.ts maskArgs). */
+export interface HelperShare {
+  readOnly: string[];
+  masks: Mask[];
 }
 
-/** The read-only binds split between the helper and bubblewrap (names not UTF-8). */
-export function helperShare(readOnly: readonly string[]): { helper: string[]; bwrap: string[] } {
+/**
+ * The mounts the helper can take, and those bubblewrap keeps: names that are not UTF-8, and
+ * masks inside a folder bubblewrap binds over from the host afterwards (git's `objects/pack`
+ * seen through a view: bubblewrap's bind covers them, a mask made after it would land in the
+ * view).
+ */
+export function helperShare(
+  readOnly: readonly string[],
+  masks: readonly Mask[] = [],
+  views: readonly string[] = [],
+): { helper: HelperShare; bwrap: HelperShare } {
+  const masked = (m: Mask) => hasRawBytes(m.path) || views.some((v) => isInside(v, m.path));
   return {
-    helper: readOnly.filter((p) => !hasRawBytes(p)),
-    bwrap: readOnly.filter(hasRawBytes),
+    helper: {
+      readOnly: readOnly.filter((p) => !hasRawBytes(p)),
+      masks: masks.filter((m) => !masked(m)),
+    },
+    bwrap: { readOnly: readOnly.filter(hasRawBytes), masks: masks.filter(masked) },
   };
 }
 
 /**
- * The command prefix that runs the helper over `paths` (shallow first: one inside another is
- * mounted onto the outer one); the command and its arguments follow it.
+ * The Python that mounts `share` for a sandbox started through `bwrap`, when there are enough
+ * mounts for it to pay and it can run; undefined when bubblewrap should mount them.
  */
-export function helperPrefix(python: string, paths: readonly string[]): string[] {
+export function mountHelperFor(
+  bwrap: string,
+  share: HelperShare,
+  from = MOUNT_HELPER_FROM,
+): string | undefined {
+  if (share.readOnly.length + share.masks.length < from) return undefined;
+  if (setuid(bwrap)) return undefined;
+  return systemPython();
+}
+
+/**
+ * The command prefix that runs the helper over `share`; the command and its arguments follow
+ * it. Shallow first, as bubblewrap's mounts are ordered; since the helper binds from inside the
+ * sandbox with what lies below, a mask inside a read-only folder is there either way.
+ */
+export function helperPrefix(python: string, share: HelperShare): string[] {
+  const ops = [
+    ...share.readOnly.map((path) => ({ path, kind: "ro", rank: 0 })),
+    ...share.masks.map((m) => ({ path: m.path, kind: m.kind, rank: 1 })),
+  ];
   const depth = (p: string) => p.split("/").length;
-  const sorted = [...paths].sort((a, b) => depth(a) - depth(b));
-  return [python, "-I", "-S", "-c", HELPER_SCRIPT, ...sorted, "--"];
+  ops.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
+  return [python, "-I", "-S", "-c", HELPER_SCRIPT, ...ops.flatMap((o) => [o.kind, o.path]), "--"];
 }

@@ -59,6 +59,8 @@ try unshare -Urm sh -c 'echo x > nested/p3/.git/y'
 try sh -c 'echo x > nested/p5/.claude/.config/gh/hosts.yml'
 grep '^Cap' /proc/self/status
 echo "secret: $(cat nested/p5/.claude/credentials.json)"
+echo "store: $(ls -A nested/p6/.aws)"
+try sh -c 'echo x > nested/p6/.aws/credentials'
 `;
 
 function expectConfined(out: string, what: string) {
@@ -78,6 +80,8 @@ function expectConfined(out: string, what: string) {
       // A writable folder bound below a held one (a pin) is read-only there too.
       "refused: sh -c echo x > nested/p5/.claude/.config/gh/hosts.yml",
       "secret: ",
+      "store: ",
+      "refused: sh -c echo x > nested/p6/.aws/credentials",
     ]
   ) assert.ok(out.split("\n").includes(line), `${what}: no "${line}" in:\n${out}`);
   for (const cap of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]) {
@@ -93,9 +97,13 @@ function scene() {
   writeFileSync(secret, "SECRET-TOKEN\n");
   const pin = join(top, "nested", "p5", ".claude", ".config");
   mkdirSync(join(pin, "gh"), { recursive: true });
+  // A credential store (a folder), hidden by an empty read-only folder.
+  const store = join(top, "nested", "p6", ".aws");
+  mkdirSync(store);
+  writeFileSync(join(store, "credentials"), "STORE-SECRET\n");
   // Any user may write what the tests create: as root, the sandbox runs as nobody.
   spawnSync("chmod", ["-R", "a+rwX", top]);
-  return { top, held, secret, pin };
+  return { top, held, secret, pin, store };
 }
 
 function run(argv: string[], env: Record<string, string> = {}) {
@@ -108,13 +116,15 @@ function run(argv: string[], env: Record<string, string> = {}) {
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-function claudeLayout(top: string, held: string[], secret: string, pin: string): JailLayout {
+function claudeLayout(
+  { top, held, secret, pin, store }: ReturnType<typeof scene>,
+): JailLayout {
   return {
     cwd: top,
     writable: [top],
     readOnly: [],
     readOnlyInside: held,
-    masks: [{ path: secret, kind: "file" }],
+    masks: [{ path: secret, kind: "file" }, { path: store, kind: "dir" }],
     binds: [{ source: pin, dest: pin }],
     home: join(top, "home-not-there"),
     root: isRoot(),
@@ -128,16 +138,28 @@ Deno.test({
   ignore: !linux,
   fn() {
     const few = Array.from({ length: MOUNT_HELPER_FROM - 1 }, (_, i) => `/p/${i}/.envrc`);
-    assert.equal(mountHelperFor(BWRAP!, few), undefined);
-    const enough = [...few, "/p/last/.envrc"];
-    assert.match(mountHelperFor(BWRAP!, enough) ?? "", /^\/usr\/(local\/)?bin\/python3$/);
+    assert.equal(mountHelperFor(BWRAP!, helperShare(few).helper), undefined);
+    // Masks count as much as read-only binds.
+    const mask = { path: "/p/last/.aws", kind: "dir" as const };
+    assert.match(
+      mountHelperFor(BWRAP!, helperShare(few, [mask]).helper) ?? "",
+      /^\/usr\/(local\/)?bin\/python3$/,
+    );
     // A name that is not UTF-8 (`\xff` as file_names.ts holds it) cannot be the helper's
-    // argument: bubblewrap mounts it, and it does not count towards the threshold.
+    // argument: bubblewrap mounts it, and it does not count towards the threshold. Nor does a
+    // mask inside a folder bubblewrap covers with a view afterwards (git's objects/pack).
     const raw = "/p/proj\udcff/.envrc";
-    const share = helperShare([...enough, raw]);
-    assert.deepEqual(share.helper, enough);
-    assert.deepEqual(share.bwrap, [raw]);
-    assert.equal(mountHelperFor(BWRAP!, [...few, raw]), undefined);
+    const inView = { path: "/p/1/.git/objects/pack/pack-1.pack", kind: "file" as const };
+    const share = helperShare([...few, raw], [mask, inView], ["/p/1/.git/objects/pack"]);
+    assert.deepEqual(share.helper, { readOnly: few, masks: [mask] });
+    assert.deepEqual(share.bwrap, { readOnly: [raw], masks: [inView] });
+    assert.equal(
+      mountHelperFor(
+        BWRAP!,
+        helperShare([...few, raw], [inView], ["/p/1/.git/objects/pack"]).helper,
+      ),
+      undefined,
+    );
   },
 });
 
@@ -146,14 +168,18 @@ Deno.test({
     "no capability is left, a masked secret stays hidden",
   ignore: !linux,
   fn() {
-    const { top, held, secret, pin } = scene();
-    const python = mountHelperFor(BWRAP!, held);
+    const place = scene();
+    const { top, held } = place;
+    const python = mountHelperFor(BWRAP!, helperShare(held).helper);
     assert.ok(python, "this machine has a system Python with ctypes");
-    const layout = claudeLayout(top, held, secret, pin);
+    const layout = claudeLayout(place);
     const argv = jailArgs({ ...layout, mountHelper: python }, "/bin/sh", ["-c", ATTACK]);
     // The held paths are the helper's arguments, not bubblewrap's.
     const end = argv.indexOf("--");
     assert.ok(held.every((p) => argv.indexOf(p) > end), "a held path is still bubblewrap's");
+    for (const masked of [place.secret, place.store]) {
+      assert.ok(argv.indexOf(masked) > end, `${masked} is still bubblewrap's`);
+    }
     assert.ok(argv.includes("CAP_SYS_ADMIN"));
     const { code, out } = run(argv);
     assert.equal(code, 0, out);
@@ -173,8 +199,9 @@ Deno.test({
     "no capability is left, a masked secret stays hidden",
   ignore: !linux,
   fn() {
-    const { top, held, secret, pin } = scene();
-    const python = mountHelperFor(BWRAP!, held)!;
+    const place = scene();
+    const { top, held } = place;
+    const python = mountHelperFor(BWRAP!, helperShare(held).helper)!;
     const layout = {
       cwd: top,
       writable: [top],
@@ -182,9 +209,12 @@ Deno.test({
       mounts: {
         readOnly: held,
         placeholders: [],
-        masks: [{ path: secret, kind: "file" as const }],
+        masks: [
+          { path: place.secret, kind: "file" as const },
+          { path: place.store, kind: "dir" as const },
+        ],
         unheld: [],
-        pins: [pin],
+        pins: [place.pin],
         identities: held.map((path) => ({ path, id: identityOf(path)! })),
       },
     };
@@ -202,14 +232,15 @@ Deno.test({
     "mount ends the sandbox (125) before the command",
   ignore: !linux,
   fn() {
-    const { top, held, secret, pin } = scene();
-    const python = mountHelperFor(BWRAP!, held)!;
+    const place = scene();
+    const { top, held } = place;
+    const python = mountHelperFor(BWRAP!, helperShare(held).helper)!;
     const marker = join(top, "planted-ran");
     const plant = `open(${JSON.stringify(marker)}, "w").write("ran")\n`;
     for (const name of ["ctypes.py", "os.py", "sitecustomize.py", "startup.py"]) {
       writeFileSync(join(top, name), plant);
     }
-    const layout = claudeLayout(top, held, secret, pin);
+    const layout = claudeLayout(place);
     const argv = jailArgs({ ...layout, mountHelper: python }, "/bin/sh", [
       "-c",
       "echo ran-command",
@@ -229,7 +260,10 @@ Deno.test({
       ]),
     );
     assert.equal(failed.code, 125, failed.out);
-    assert.match(failed.out, /the sandbox could not be set up: binding .*\/p1\/\.vscode: No such file/);
+    assert.match(
+      failed.out,
+      /the sandbox could not be set up: binding .*\/p1\/\.vscode: No such file/,
+    );
     assert.equal(existsSync(marker), false, "the command ran with a path left unmounted");
   },
 });
@@ -238,9 +272,10 @@ Deno.test({
   name: "mount helper: as root the command still runs as nobody",
   ignore: !linux || !isRoot(),
   fn() {
-    const { top, held, secret, pin } = scene();
-    const python = mountHelperFor(BWRAP!, held)!;
-    const layout = claudeLayout(top, held, secret, pin);
+    const place = scene();
+    const { held } = place;
+    const python = mountHelperFor(BWRAP!, helperShare(held).helper)!;
+    const layout = claudeLayout(place);
     const { code, out } = run(jailArgs({ ...layout, mountHelper: python }, "/usr/bin/id", ["-u"]));
     assert.equal(code, 0, out);
     assert.equal(out.trim(), String(NOBODY_UID));

@@ -35,6 +35,15 @@ import {
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { HELPER_CAPS, helperPrefix, helperShare } from "../mount_helper.ts";
 
+/** The mounts of `layout` the mount helper can take, and those bubblewrap keeps. */
+export function jailHelperShare(layout: JailLayout): ReturnType<typeof helperShare> {
+  return helperShare(
+    layout.readOnlyInside ?? [],
+    layout.masks ?? [],
+    (layout.views ?? []).map((v) => v.dest),
+  );
+}
+
 /** A path hidden inside the jail: an empty file, or an empty read-only directory. */
 export type JailMask = Mask;
 
@@ -86,7 +95,7 @@ export interface JailLayout {
    */
   identities?: readonly PlannedIdentity[];
   /**
-   * The system's Python that mounts readOnlyInside instead of bubblewrap, past
+   * The system's Python that mounts readOnlyInside and the masks instead of bubblewrap, past
    * MOUNT_HELPER_FROM of them (mount_helper.ts); bubblewrap mounts them without it.
    */
   mountHelper?: string;
@@ -126,7 +135,7 @@ export function jailArgs(
     "--new-session",
     ...systemArgs(layout.root, inspect),
   ];
-  const helper = layout.mountHelper ? helperShare(layout.readOnlyInside ?? []) : undefined;
+  const helper = layout.mountHelper ? jailHelperShare(layout) : undefined;
   // After systemArgs' `--cap-drop ALL` as root: the helper drops them before the command.
   if (helper) out.push(...HELPER_CAPS);
   const size = String(layout.tmpMb * 1024 * 1024);
@@ -145,13 +154,13 @@ export function jailArgs(
   for (const b of layout.binds ?? []) {
     mounts.push({ path: b.dest, rank: 1, args: ["--bind", b.source, b.dest] });
   }
-  for (const path of helper?.bwrap ?? layout.readOnlyInside ?? []) {
+  for (const path of helper?.bwrap.readOnly ?? layout.readOnlyInside ?? []) {
     mounts.push({ path, rank: 2, args: ["--ro-bind", path, path] });
   }
   for (const v of layout.views ?? []) {
     mounts.push({ path: v.dest, rank: 2, args: ["--ro-bind", v.source, v.dest] });
   }
-  for (const mask of layout.masks ?? []) {
+  for (const mask of helper?.bwrap.masks ?? layout.masks ?? []) {
     mounts.push({ path: mask.path, rank: 3, args: maskArgs(mask) });
   }
   // A mount hides what an earlier one put below its path, so shallow ones go first: $HOME's

@@ -20,7 +20,7 @@ import { loadedContext } from "../../models/loaded_context.ts";
 import { osPlatform } from "../../platform/runtime.ts";
 import { which } from "../../platform/which.ts";
 import { bwrapCommand } from "../bwrap_base.ts";
-import { jailArgs } from "./jail.ts";
+import { jailArgs, jailHelperShare } from "./jail.ts";
 import { mountHelperFor } from "../mount_helper.ts";
 import { jailLimits, processLimitWarning } from "./jail_limits.ts";
 import { DEFAULT_LIMITS, limitsOf, type SandboxLimits } from "../sandbox_limits.ts";
@@ -417,7 +417,7 @@ export class ClaudeEngine implements Engine {
     let launch = { command, args };
     if (jail && real && limited && (plan.kind === "on" || plan.kind === "partial")) {
       try {
-        const helper = mountHelperFor(plan.bwrap, jail.readOnlyInside ?? []);
+        const helper = mountHelperFor(plan.bwrap, jailHelperShare(jail).helper);
         const jailed = jailArgs(
           {
             ...jail,

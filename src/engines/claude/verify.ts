@@ -34,7 +34,7 @@ import { verifyEnv } from "./env.ts";
 import { STREAM_FILE } from "./folder.ts";
 import { SERVER_NOTE } from "./stream.ts";
 import { bwrapCommand, MAX_SECRET_MASKS } from "../bwrap_base.ts";
-import { jailArgs, type JailMask } from "./jail.ts";
+import { jailArgs, jailHelperShare, type JailLayout, type JailMask } from "./jail.ts";
 import { mountHelperFor } from "../mount_helper.ts";
 import { planJail } from "./jail_plan.ts";
 import { beginTurnChanges, storesUnknown } from "../tree/turn_changes.ts";
@@ -259,13 +259,13 @@ async function planCheck(
   } catch (e) {
     return { kind: "refused", reason: `Cannot verify: ${(e as Error).message}` };
   }
-  const helper = mountHelperFor(sandbox.bwrap, layout.readOnlyInside ?? []);
-  const jail = {
+  const jail: JailLayout = {
     ...layout,
     masks: [...(layout.masks ?? []), ...missing],
     noNetwork: true,
-    ...(helper ? { mountHelper: helper } : {}),
   };
+  const helper = mountHelperFor(sandbox.bwrap, jailHelperShare(jail).helper);
+  if (helper) jail.mountHelper = helper;
   const limits = limitPlan(config.limits);
   return {
     kind: "jail",

@@ -11,6 +11,16 @@ import {
 } from "../../bwrap_base.ts";
 import type { Placeholder } from "../../mount_placeholders.ts";
 import { HELPER_CAPS, helperPrefix, helperShare } from "../../mount_helper.ts";
+
+/** The mounts of `layout` the mount helper can take, and those bubblewrap keeps. */
+export function sandboxHelperShare(layout: SandboxLayout): ReturnType<typeof helperShare> {
+  const mounts = layout.mounts;
+  return helperShare(
+    mounts?.readOnly ?? [],
+    mounts?.masks ?? [],
+    (mounts?.views ?? []).map((v) => v.dest),
+  );
+}
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 import { cacheDest, cacheEnv, type ToolchainView } from "../../../guard/toolchains.ts";
@@ -110,7 +120,7 @@ export function bwrapArgs(
     ...(tools ? setenvArgs({ ...tools.view.env, ...cacheEnv(tools.view) }) : []),
     ...systemArgs(layout.root === true, inspect),
   ];
-  const helper = layout.mountHelper ? helperShare(layout.mounts?.readOnly ?? []) : undefined;
+  const helper = layout.mountHelper ? sandboxHelperShare(layout) : undefined;
   // After systemArgs' `--cap-drop ALL` as root: the helper drops them before the command.
   if (helper) args.push(...HELPER_CAPS);
   args.push("--proc", "/proc", "--dev", "/dev", ...plan.tmpfs);
@@ -138,13 +148,15 @@ export function bwrapArgs(
   // Inside the writable dirs and around the stores' masks: the folders a store is known by.
   for (const pin of mounts?.pins ?? []) args.push("--bind", pin, pin);
   // After the binds, so they cover what a writable dir would otherwise expose.
-  for (const mask of mounts?.masks ?? []) args.push(...maskArgs(mask));
-  for (const path of helper?.bwrap ?? mounts?.readOnly ?? []) args.push("--ro-bind", path, path);
+  for (const mask of helper?.bwrap.masks ?? mounts?.masks ?? []) args.push(...maskArgs(mask));
+  for (const path of helper?.bwrap.readOnly ?? mounts?.readOnly ?? []) {
+    args.push("--ro-bind", path, path);
+  }
   // git's packs seen through a view without the secret objects: inside `.git`, read-only above.
   for (const v of mounts?.views ?? []) args.push("--ro-bind", v.source, v.dest);
   // A mask inside a read-only folder (a `.env` in `.devcontainer`) again: that bind covered it.
-  const readOnly = mounts?.readOnly ?? [];
-  for (const mask of mounts?.masks ?? []) {
+  const readOnly = helper?.bwrap.readOnly ?? mounts?.readOnly ?? [];
+  for (const mask of helper?.bwrap.masks ?? mounts?.masks ?? []) {
     if (readOnly.some((dir) => mask.path.startsWith(`${dir}/`))) args.push(...maskArgs(mask));
   }
   for (const placeholder of mounts?.placeholders ?? []) args.push(...maskArgs(placeholder));

@@ -16,7 +16,12 @@ import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapCommand } from "../../bwrap_base.ts";
 import { mountHelperFor } from "../../mount_helper.ts";
-import { bwrapArgs, type SandboxLayout, type SandboxToolchains } from "./bwrap_args.ts";
+import {
+  bwrapArgs,
+  sandboxHelperShare,
+  type SandboxLayout,
+  type SandboxToolchains,
+} from "./bwrap_args.ts";
 import { type Placeholder, PlaceholderRegistry } from "../../mount_placeholders.ts";
 import { DEFAULT_LIMITS, limitPlan } from "../../sandbox_limits.ts";
 import { findPrlimit, type LimitedLaunch, limitedLaunch } from "../../limit_launch.ts";
@@ -207,7 +212,7 @@ export async function runShell(
       ...(mounts.placeholders.length > 0 ? { gitExcludes: gitExcludes(runDir) } : {}),
       ...(runner.toolchains ? { toolchains: withCacheDir(runner.toolchains) } : {}),
     };
-    const helper = mountHelperFor(runner.bwrap, mounts.readOnly);
+    const helper = mountHelperFor(runner.bwrap, sandboxHelperShare(layout).helper);
     let bwrap;
     try {
       bwrap = bwrapCommand(
