@@ -27,7 +27,8 @@
  * (Claude Code's sandbox) they are locked.
  *
  * Not used where it cannot be: without a system Python that has ctypes, on a kernel older than
- * 5.12, with a setuid bubblewrap (which refuses `--cap-add` to users), for names that are not
+ * 5.12, with a setuid bubblewrap (which refuses `--cap-add` to users), where a trial sandbox
+ * shows it cannot run (a security module denying the capabilities), for names that are not
  * UTF-8 (the command's arguments cannot carry them: bwrap_base.ts bwrapCommand), and for masks
  * in a folder bubblewrap covers with a view. bubblewrap mounts those.
  */
@@ -35,7 +36,8 @@ import { spawnSync } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { hasRawBytes } from "../platform/file_names.ts";
 import { isInside } from "../platform/path_inside.ts";
-import type { Mask } from "./bwrap_base.ts";
+import { isRoot } from "../platform/runtime.ts";
+import { inspectHostPath, type Mask, systemArgs } from "./bwrap_base.ts";
 
 /**
  * Read-only binds and masks from which the helper is used. Measured on 2 cores, a sandbox set up and
@@ -184,7 +186,45 @@ export function mountHelperFor(
 ): string | undefined {
   if (share.readOnly.length + share.masks.length < from) return undefined;
   if (setuid(bwrap)) return undefined;
-  return systemPython();
+  const python = systemPython();
+  return python && works(bwrap, python) ? python : undefined;
+}
+
+const tried = new Map<string, boolean>();
+
+/**
+ * Whether the helper runs under `bwrap` on this machine, tried once per bubblewrap: a security
+ * module may deny the sandbox's capabilities (AppArmor's profile for bubblewrap on some
+ * distributions does), and the helper would then end every sandbox with 125 where bubblewrap
+ * alone works. A sandbox like the engines' (nobody in a user namespace as root) in which the
+ * helper holds /tmp read-only and runs `true`.
+ */
+function works(bwrap: string, python: string): boolean {
+  const known = tried.get(bwrap);
+  if (known !== undefined) return known;
+  let ok = false;
+  try {
+    const probe = spawnSync(bwrap, [
+      "--unshare-all",
+      "--die-with-parent",
+      ...systemArgs(isRoot(), inspectHostPath),
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--tmpfs",
+      "/tmp",
+      ...HELPER_CAPS,
+      "--",
+      ...helperPrefix(python, { readOnly: ["/tmp"], masks: [] }),
+      "/bin/true",
+    ], { stdio: "ignore", timeout: 10_000, env: { PATH: "/usr/bin:/bin" } });
+    ok = probe.status === 0;
+  } catch {
+    // Could not start: bubblewrap mounts everything.
+  }
+  tried.set(bwrap, ok);
+  return ok;
 }
 
 /**

@@ -145,6 +145,8 @@ Deno.test({
       mountHelperFor(BWRAP!, helperShare(few, [mask]).helper) ?? "",
       /^\/usr\/(local\/)?bin\/python3$/,
     );
+    // Nor where a trial sandbox fails: here a "bubblewrap" that runs nothing.
+    assert.equal(mountHelperFor("/bin/false", helperShare(few, [mask]).helper), undefined);
     // A name that is not UTF-8 (`\xff` as file_names.ts holds it) cannot be the helper's
     // argument: bubblewrap mounts it, and it does not count towards the threshold. Nor does a
     // mask inside a folder bubblewrap covers with a view afterwards (git's objects/pack).
