@@ -106,9 +106,13 @@ function scene() {
   return { top, held, secret, pin, store };
 }
 
-function run(argv: string[], env: Record<string, string> = {}) {
+function run(argv: string[], env: Record<string, string> = {}, as: string[] = []) {
   const cmd = bwrapCommand(BWRAP!, argv);
-  const r = spawnSync(cmd.command, cmd.args, {
+  const r = spawnSync(as[0] ?? cmd.command, [
+    ...as.slice(1),
+    ...(as[0] ? [cmd.command] : []),
+    ...cmd.args,
+  ], {
     encoding: "utf8",
     env: { PATH: "/usr/bin:/bin", ...env },
     timeout: 60_000,
@@ -281,5 +285,49 @@ Deno.test({
     const { code, out } = run(jailArgs({ ...layout, mountHelper: python }, "/usr/bin/id", ["-u"]));
     assert.equal(code, 0, out);
     assert.equal(out.trim(), String(NOBODY_UID));
+  },
+});
+
+/** setpriv, to start bubblewrap as an ordinary user the way users run the server. */
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find(existsSync);
+
+Deno.test({
+  name: "mount helper, started by an ordinary user (not root): the same holds",
+  ignore: !linux || !isRoot() || SETPRIV === undefined,
+  fn() {
+    const place = scene();
+    const python = mountHelperFor(BWRAP!, helperShare(place.held).helper)!;
+    const layout = { ...claudeLayout(place), root: false };
+    const user = [SETPRIV!, "--reuid", "65534", "--regid", "65534", "--clear-groups"];
+    const { code, out } = run(
+      jailArgs({ ...layout, mountHelper: python }, "/bin/sh", ["-c", ATTACK]),
+      {},
+      user,
+    );
+    assert.equal(code, 0, out);
+    expectConfined(out, "claude jail as a user");
+    const native = run(
+      bwrapArgs({
+        cwd: place.top,
+        writable: [place.top],
+        root: false,
+        mounts: {
+          readOnly: place.held,
+          placeholders: [],
+          masks: [
+            { path: place.secret, kind: "file" as const },
+            { path: place.store, kind: "dir" as const },
+          ],
+          unheld: [],
+          pins: [place.pin],
+          identities: place.held.map((path) => ({ path, id: identityOf(path)! })),
+        },
+        mountHelper: python,
+      }, ATTACK),
+      {},
+      user,
+    );
+    assert.equal(native.code, 0, native.out);
+    expectConfined(native.out, "native sandbox as a user");
   },
 });
