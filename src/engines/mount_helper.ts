@@ -40,9 +40,9 @@ import { isRoot } from "../platform/runtime.ts";
 import { inspectHostPath, type Mask, systemArgs } from "./bwrap_base.ts";
 
 /**
- * Read-only binds and masks from which the helper is used. Measured on 2 cores, a sandbox set up and
- * `true` run: bubblewrap alone 16 ms with 16 binds, 23 ms with 64, 43 ms with 128 and 238 ms
- * with 500; with the helper 41, 42, 45 and 54 ms (Python's start is most of it).
+ * Read-only binds and masks from which the helper is used. Measured on 2 cores, a sandbox set
+ * up and `true` run: bubblewrap alone 16 ms with 16 binds, 23 ms with 64, 43 ms with 128 and
+ * 238 ms with 500; with the helper 41, 42, 45 and 54 ms (Python's start is most of it).
  */
 export const MOUNT_HELPER_FROM = 128;
 

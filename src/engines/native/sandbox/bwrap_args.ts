@@ -11,16 +11,6 @@ import {
 } from "../../bwrap_base.ts";
 import type { Placeholder } from "../../mount_placeholders.ts";
 import { HELPER_CAPS, helperPrefix, helperShare } from "../../mount_helper.ts";
-
-/** The mounts of `layout` the mount helper can take, and those bubblewrap keeps. */
-export function sandboxHelperShare(layout: SandboxLayout): ReturnType<typeof helperShare> {
-  const mounts = layout.mounts;
-  return helperShare(
-    mounts?.readOnly ?? [],
-    mounts?.masks ?? [],
-    (mounts?.views ?? []).map((v) => v.dest),
-  );
-}
 import { DEFAULT_LIMITS, limitPlan, type SandboxLimits } from "../../sandbox_limits.ts";
 import type { ProtectedMounts } from "./mounts.ts";
 import { cacheDest, cacheEnv, type ToolchainView } from "../../../guard/toolchains.ts";
@@ -76,6 +66,16 @@ export interface SandboxToolchains {
 
 /** Where the placeholders' exclude file appears inside the sandbox. */
 const EXCLUDES_INSIDE = "/tmp/.ollama-delegate-excludes";
+
+/** The mounts of `layout` the mount helper can take, and those bubblewrap keeps. */
+export function sandboxHelperShare(layout: SandboxLayout): ReturnType<typeof helperShare> {
+  const mounts = layout.mounts;
+  return helperShare(
+    mounts?.readOnly ?? [],
+    mounts?.masks ?? [],
+    (mounts?.views ?? []).map((v) => v.dest),
+  );
+}
 
 /** The command line run inside: rlimits first when prlimit is there. */
 function innerCommand(layout: SandboxLayout, command: string): string[] {
