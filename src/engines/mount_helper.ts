@@ -3,7 +3,7 @@
  * bubblewrap 0.8 reads its whole mount table for each mount it makes (bwrap_base.ts
  * MAX_SECRET_MASKS), so a folder of 100 projects, whose `.git`, `.claude`, `.vscode`,
  * `CLAUDE.md` and `.envrc` are each held read-only and whose secret `.envrc`s are hidden, took
- * 0.26 to 0.30 s to set up before the delegate started (issue 34).
+ * 0.26 to 0.42 s to set up before the delegate started (issue 34).
  *
  * Past MOUNT_HELPER_FROM of them, bubblewrap makes the others and starts this helper: the
  * system's Python (`-I -S`: no variable, user site or file of the project is read) with two
