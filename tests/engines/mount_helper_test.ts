@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jailArgs, type JailLayout } from "../../src/engines/claude/jail.ts";
 import { bwrapArgs } from "../../src/engines/native/sandbox/bwrap_args.ts";
@@ -90,8 +90,7 @@ function expectConfined(out: string, what: string) {
 }
 
 /** A project of 30 nested ones with a secret (masked) and a pinned folder inside a held one. */
-function scene() {
-  const top = tempDir("od-mount-helper-");
+function scene(top = tempDir("od-mount-helper-")) {
   const held = projects(top);
   const secret = join(top, "nested", "p5", ".claude", "credentials.json");
   writeFileSync(secret, "SECRET-TOKEN\n");
@@ -295,7 +294,19 @@ Deno.test({
   name: "mount helper, started by an ordinary user (not root): the same holds",
   ignore: !linux || !isRoot() || SETPRIV === undefined,
   fn() {
-    const place = scene();
+    // Directly in /tmp: the test runner's own temporary folders are closed to other users.
+    const top = mkdtempSync("/tmp/od-mount-helper-user-");
+    try {
+      asUser(top);
+    } finally {
+      rmSync(top, { recursive: true, force: true });
+    }
+  },
+});
+
+function asUser(top: string) {
+  {
+    const place = scene(top);
     const python = mountHelperFor(BWRAP!, helperShare(place.held).helper)!;
     const layout = { ...claudeLayout(place), root: false };
     const user = [SETPRIV!, "--reuid", "65534", "--regid", "65534", "--clear-groups"];
@@ -329,5 +340,5 @@ Deno.test({
     );
     assert.equal(native.code, 0, native.out);
     expectConfined(native.out, "native sandbox as a user");
-  },
-});
+  }
+}
