@@ -34,6 +34,9 @@ export interface Home {
  */
 export const HOMES: readonly Home[] = [
   { name: "isInside", home: "src/platform/path_inside.ts" },
+  // The Python the Node journal's helper and the mount helper run: the system's folders only.
+  { name: "systemPython", home: "src/platform/posix/inotify_helper.ts" },
+  { name: "PYTHON_CANDIDATES", home: "src/platform/posix/inotify_helper.ts" },
   { name: "isInsideRoots", home: "src/platform/path_inside.ts" },
   { name: "insideAny", home: "src/platform/path_inside.ts", use: "isInsideRoots" },
   { name: "isObject", home: "src/platform/json_object.ts" },

@@ -6,7 +6,7 @@
  * 0.26 to 0.42 s to set up before the delegate started (issue 34).
  *
  * Past MOUNT_HELPER_FROM of them, bubblewrap makes the others and starts this helper: the
- * system's Python (`-I -S`: no variable, user site or file of the project is read) with two
+ * system's Python (in the system's folders, which every sandbox mounts read-only; `-I -S`: no variable, user site or file of the project is read) with two
  * capabilities of the sandbox's user namespace, CAP_SYS_ADMIN to mount and CAP_SETPCAP to
  * drop the bounding set. The helper
  *   - takes a mount namespace of its own (bubblewrap's belongs to a user namespace it made
@@ -33,10 +33,11 @@
  * in a folder bubblewrap covers with a view. bubblewrap mounts those.
  */
 import { spawnSync } from "node:child_process";
-import { realpathSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { hasRawBytes } from "../platform/file_names.ts";
 import { isInside } from "../platform/path_inside.ts";
 import { isRoot } from "../platform/runtime.ts";
+import { systemPython } from "../platform/posix/inotify_helper.ts";
 import { inspectHostPath, type Mask, systemArgs } from "./bwrap_base.ts";
 
 /**
@@ -45,9 +46,6 @@ import { inspectHostPath, type Mask, systemArgs } from "./bwrap_base.ts";
  * 238 ms with 500; with the helper 41, 42, 45 and 54 ms (Python's start is most of it).
  */
 export const MOUNT_HELPER_FROM = 128;
-
-/** Where the system's Python is looked for: in the read-only system part of every sandbox. */
-const PYTHONS = ["/usr/bin/python3", "/usr/local/bin/python3"];
 
 /** The capabilities bubblewrap leaves the helper, which it drops before the command. */
 export const HELPER_CAPS = ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"] as const;
@@ -113,30 +111,29 @@ const PROBE = [
   "sys.exit(3 if ctypes.get_errno() == 38 else 0)",
 ].join("\n");
 
-let found: string | null | undefined;
+let usable: string | null | undefined;
 
-/** The system's Python with ctypes, found once per process; undefined without one. */
-function systemPython(): string | undefined {
-  if (found !== undefined) return found ?? undefined;
-  found = null;
-  for (const candidate of PYTHONS) {
+/**
+ * The system's Python (inotify_helper.ts systemPython, which the Node journal runs too) when it
+ * has ctypes and the kernel has mount_setattr; tried once per process.
+ */
+function helperPython(): string | undefined {
+  if (usable !== undefined) return usable ?? undefined;
+  usable = null;
+  const python = systemPython();
+  if (python !== undefined) {
     try {
-      const real = realpathSync(candidate);
-      if (!real.startsWith("/usr/") || !statSync(real).isFile()) continue;
-      const probe = spawnSync(candidate, ["-I", "-S", "-c", PROBE], {
+      const probe = spawnSync(python, ["-I", "-S", "-c", PROBE], {
         stdio: "ignore",
         timeout: 10_000,
         env: {},
       });
-      if (probe.status === 0) {
-        found = candidate;
-        break;
-      }
+      if (probe.status === 0) usable = python;
     } catch {
-      // Not there.
+      // It does not start: bubblewrap mounts everything.
     }
   }
-  return found ?? undefined;
+  return usable ?? undefined;
 }
 
 /** Whether bubblewrap at `bwrap` is setuid (it then refuses `--cap-add` to users). */
@@ -186,7 +183,7 @@ export function mountHelperFor(
 ): string | undefined {
   if (share.readOnly.length + share.masks.length < from) return undefined;
   if (setuid(bwrap)) return undefined;
-  const python = systemPython();
+  const python = helperPython();
   return python && works(bwrap, python) ? python : undefined;
 }
 
