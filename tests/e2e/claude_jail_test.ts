@@ -12,7 +12,12 @@ import { execFileSync } from "node:child_process";
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
+import {
+  callsInOrder,
+  type MessagesRequestView,
+  type Reply,
+  type ScriptedCall,
+} from "../support/emulator/emulator.ts";
 import { toolResultsOf } from "../support/emulator/messages_script.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
@@ -105,15 +110,10 @@ async function lookAround(
  * A model that makes the given tool calls one after another, then answers with the last
  * result (so the reply shows what the delegate got).
  */
-function attacker(calls: { name: string; input: Record<string, unknown> }[]) {
-  return (req: MessagesRequestView): Reply | undefined => {
-    if (req.tools.length === 0) return undefined;
-    const done = req.messages.filter((m) => JSON.stringify(m).includes('"type":"tool_result"'))
-      .length;
-    const call = calls[done];
-    if (call) return { kind: "tool_use", name: call.name, input: call.input };
-    return { kind: "text", text: `last: ${(req.lastToolResult ?? "").slice(0, 400)}` };
-  };
+function attacker(calls: ScriptedCall[]) {
+  return callsInOrder(calls, {
+    last: (req) => `last: ${(req.lastToolResult ?? "").slice(0, 400)}`,
+  });
 }
 
 Deno.test({

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Reply } from "../support/emulator/emulator.ts";
+import { callsInOrder } from "../support/emulator/emulator.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { writeNested } from "../support/trees.ts";
@@ -97,19 +97,9 @@ Deno.test("claude delegate in a folder of 30 projects (mount helper), bypassPerm
   const code = folder();
   helperHere(code);
   const results: string[] = [];
+  const calls = COMMANDS.map((command) => ({ name: "Bash", input: { command } }));
   await using scene = await startScene({
-    emulator: {
-      script: (req): Reply | undefined => {
-        if (req.tools.length === 0) return undefined;
-        const done = req.messages.filter((m) =>
-          JSON.stringify(m).includes('"type":"tool_result"')
-        ).length;
-        if (done > 0) results[done - 1] = req.lastToolResult ?? "";
-        const command = COMMANDS[done];
-        if (command) return { kind: "tool_use", name: "Bash", input: { command } };
-        return { kind: "text", text: "done" };
-      },
-    },
+    emulator: { script: callsInOrder(calls, { results }) },
     // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server never
     // passes on: the test's own stand-in for `claude` sets it.
     claudeBin: sandboxClaude(),

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Reply } from "../support/emulator/emulator.ts";
+import { callsInOrder, type ScriptedCall } from "../support/emulator/emulator.ts";
 import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { putBytes } from "../support/trees.ts";
@@ -152,7 +152,7 @@ for (const harness of ["full", "lean"] as const) {
     // Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1, which the server never
     // passes on: the test's own stand-in for `claude` sets it.
     const wrapper = sandboxClaude();
-    const steps: { name: string; input: Record<string, unknown> }[] = [
+    const steps: ScriptedCall[] = [
       {
         name: "Write",
         input: {
@@ -195,15 +195,7 @@ for (const harness of ["full", "lean"] as const) {
     ].filter((step) => harness === "full" || step.name !== "Write");
     await using scene = await startScene({
       emulator: {
-        script: (req): Reply | undefined => {
-          if (req.tools.length === 0) return undefined;
-          const done = req.messages.filter((m) =>
-            JSON.stringify(m).includes('"type":"tool_result"')
-          ).length;
-          const step = steps[done];
-          if (step) return { kind: "tool_use", name: step.name, input: step.input };
-          return { kind: "text", text: `last: ${req.lastToolResult ?? ""}` };
-        },
+        script: callsInOrder(steps, { last: (req) => `last: ${req.lastToolResult ?? ""}` }),
       },
       cwd: f.srv,
       claudeBin: wrapper,
@@ -247,24 +239,13 @@ Deno.test("claude delegate in a tree too deep to scan: its commands cannot write
   const f = folderOfProjects("od-nested-deep-");
   mkdirSync(join(f.code, ...Array.from({ length: 17 }, (_, i) => `d${i}`)), { recursive: true });
   const wrapper = sandboxClaude();
-  const steps: { name: string; input: Record<string, unknown> }[] = [
+  const steps: ScriptedCall[] = [
     { name: "Bash", input: { command: `echo ok > ${join(f.proj, "src", "c.txt")}` } },
     { name: "Write", input: { file_path: join(f.proj, "src", "b.txt"), content: "ok\n" } },
   ];
   const results: string[] = [];
   await using scene = await startScene({
-    emulator: {
-      script: (req): Reply | undefined => {
-        if (req.tools.length === 0) return undefined;
-        const done = req.messages.filter((m) =>
-          JSON.stringify(m).includes('"type":"tool_result"')
-        ).length;
-        if (done > 0) results[done - 1] = req.lastToolResult ?? "";
-        const step = steps[done];
-        if (step) return { kind: "tool_use", name: step.name, input: step.input };
-        return { kind: "text", text: "done" };
-      },
-    },
+    emulator: { script: callsInOrder(steps, { results }) },
     cwd: f.srv,
     claudeBin: wrapper,
     // Write is a tool of the full harness.

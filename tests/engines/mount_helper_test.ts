@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jailArgs, type JailLayout } from "../../src/engines/claude/jail.ts";
-import { bwrapArgs } from "../../src/engines/native/sandbox/bwrap_args.ts";
+import { bwrapArgs, type SandboxLayout } from "../../src/engines/native/sandbox/bwrap_args.ts";
 import { helperShare, MOUNT_HELPER_FROM, mountHelperFor } from "../../src/engines/mount_helper.ts";
 import { bwrapCommand, identityOf, NOBODY_UID } from "../../src/engines/bwrap_base.ts";
 import { isRoot } from "../../src/platform/runtime.ts";
@@ -137,6 +137,23 @@ function claudeLayout(
   };
 }
 
+/** The native sandbox's layout of the scene: what claudeLayout holds, as mounts.ts plans it. */
+function nativeLayout(place: ReturnType<typeof scene>, root: boolean): SandboxLayout {
+  return {
+    cwd: place.top,
+    writable: [place.top],
+    root,
+    mounts: {
+      readOnly: place.held,
+      placeholders: [],
+      masks: [{ path: place.secret, kind: "file" }, { path: place.store, kind: "dir" }],
+      unheld: [],
+      pins: [place.pin],
+      identities: place.held.map((path) => ({ path, id: identityOf(path)! })),
+    },
+  };
+}
+
 Deno.test({
   name: "mount helper: chosen past its threshold, for names it can be given, with a system Python",
   ignore: !linux,
@@ -206,23 +223,7 @@ Deno.test({
     const place = scene();
     const { top, held } = place;
     const python = mountHelperFor(BWRAP!, helperShare(held).helper)!;
-    const layout = {
-      cwd: top,
-      writable: [top],
-      root: isRoot(),
-      mounts: {
-        readOnly: held,
-        placeholders: [],
-        masks: [
-          { path: place.secret, kind: "file" as const },
-          { path: place.store, kind: "dir" as const },
-        ],
-        unheld: [],
-        pins: [place.pin],
-        identities: held.map((path) => ({ path, id: identityOf(path)! })),
-      },
-    };
-    const argv = bwrapArgs({ ...layout, mountHelper: python }, ATTACK);
+    const argv = bwrapArgs({ ...nativeLayout(place, isRoot()), mountHelper: python }, ATTACK);
     assert.ok(argv.includes("CAP_SYS_ADMIN"));
     const { code, out } = run(argv);
     assert.equal(code, 0, out);
@@ -317,23 +318,7 @@ function asUser(top: string) {
     assert.equal(code, 0, out);
     expectConfined(out, "claude jail as a user");
     const native = run(
-      bwrapArgs({
-        cwd: place.top,
-        writable: [place.top],
-        root: false,
-        mounts: {
-          readOnly: place.held,
-          placeholders: [],
-          masks: [
-            { path: place.secret, kind: "file" as const },
-            { path: place.store, kind: "dir" as const },
-          ],
-          unheld: [],
-          pins: [place.pin],
-          identities: place.held.map((path) => ({ path, id: identityOf(path)! })),
-        },
-        mountHelper: python,
-      }, ATTACK),
+      bwrapArgs({ ...nativeLayout(place, false), mountHelper: python }, ATTACK),
       {},
       user,
     );

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import type { ChatRequestView, MessagesRequestView, Reply } from "../support/emulator/emulator.ts";
+import { callsInOrder, type ChatRequestView } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
 import { fakeToolchains, SECRET_MARKERS, TOOL_MARKERS } from "../support/toolchains.ts";
@@ -38,14 +38,10 @@ function nativeModel(view: ChatRequestView) {
 }
 
 /** The same for the claude engine's `/v1/messages`. */
-function claudeModel(req: MessagesRequestView): Reply | undefined {
-  if (req.tools.length === 0) return undefined;
-  const done = req.messages.filter((m) => JSON.stringify(m).includes('"type":"tool_result"'))
-    .length;
-  const command = COMMANDS[done];
-  if (command === undefined) return { kind: "text", text: "ran them" };
-  return { kind: "tool_use", name: "Bash", input: { command } };
-}
+const claudeModel = callsInOrder(
+  COMMANDS.map((command) => ({ name: "Bash", input: { command } })),
+  { last: () => "ran them" },
+);
 
 for (const engine of ["native", "claude"] as const) {
   Deno.test({

@@ -79,7 +79,8 @@ export type {
   ChatToolResult,
 } from "./chat_script.ts";
 export type { ContextMode, ContextRecord } from "./context.ts";
-export type { MessagesRequestView, Reply } from "./messages_script.ts";
+export type { MessagesRequestView, Reply, ScriptedCall } from "./messages_script.ts";
+export { callsInOrder } from "./messages_script.ts";
 export type { EmulatedModel } from "./models.ts";
 export type { TextCallStyle } from "./text_calls.ts";
 export type { QueueGauges, ServerFlavour } from "../serving_flavours.ts";

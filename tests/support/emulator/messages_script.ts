@@ -99,6 +99,31 @@ export function toolResultsOf(messages: unknown[]): Record<string, unknown>[] {
   return out;
 }
 
+/** A tool call a scripted model makes (callsInOrder). */
+export interface ScriptedCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/**
+ * A model that makes `calls` one after another, one a request, then answers with `last(view)`
+ * ("done" without it). The result the delegate got for call i is kept at `results[i]`.
+ * Requests without tools (titles, summaries) get the emulator's default answer.
+ */
+export function callsInOrder(
+  calls: readonly ScriptedCall[],
+  options: { results?: string[]; last?: (view: MessagesRequestView) => string } = {},
+): (view: MessagesRequestView) => Reply | undefined {
+  return (view) => {
+    if (view.tools.length === 0) return undefined;
+    const done = toolResultsOf(view.messages).length;
+    if (done > 0 && options.results) options.results[done - 1] = view.lastToolResult ?? "";
+    const call = calls[done];
+    if (call) return { kind: "tool_use", name: call.name, input: call.input };
+    return { kind: "text", text: options.last?.(view) ?? "done" };
+  };
+}
+
 function systemTextOf(system: unknown): string {
   if (typeof system === "string") return system;
   if (!Array.isArray(system)) return "";
