@@ -37,18 +37,20 @@ export function changedText(v: ChangedCheck | undefined): string {
 }
 
 /**
- * `verified`, `verify failed`, or undefined when the job has no verification verdict. A pass
- * of a check whose files the delegate changed is no verification of its work: `passed a
- * changed check`, without the word a script may look for.
+ * `verified`, `verify failed`, `not verified` for an ended job whose check never ran (also one
+ * that ended before the server could record that, as when the server stopped while the turn
+ * was still being stopped), or undefined for a job without a check. A pass of a check whose
+ * files the delegate changed is no verification of its work: `passed a changed check`, without
+ * the word a script may look for.
  */
 export function verifyMark(r: JobRecord): string | undefined {
-  if (!isTerminal(r.state) || !r.verification) return undefined;
-  switch (r.verification.verdict) {
+  if (!isTerminal(r.state)) return undefined;
+  switch (r.verification?.verdict) {
     case "passed":
-      return changedFiles(r.verification) ? "passed a changed check" : "verified";
+      return changedFiles(r.verification!) ? "passed a changed check" : "verified";
     case "failed":
       return "verify failed";
-    case "not-run":
+    default:
       return r.checks?.verify?.length ? "not verified" : undefined;
   }
 }
