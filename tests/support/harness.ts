@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { KEEP_TEMP, tempDir } from "./temp_dir.ts";
+import { KEEP_TEMP, removeAtEnd, tempDir } from "./temp_dir.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CLAUDE_BIN = join(
@@ -360,12 +360,14 @@ export function alive(pid: number): boolean {
  * A stand-in `claudeBin`: a shell script that runs `prelude`, then becomes the real CLI (exec
  * keeps the pid). On Linux a delegate runs in a jail that holds only the folder of its CLI's
  * real file, so the script lives in a folder of its own under `.tools/wrappers/` with a hard
- * link to the real CLI beside it (same file system, no copy).
+ * link to the real CLI beside it (same file system, no copy). The folder goes when the test
+ * module ends; a suite run left about 200 of them behind before.
  */
 export function claudeWrapper(prelude: string): string {
   const parent = join(REPO, ".tools", "wrappers");
   mkdirSync(parent, { recursive: true });
   const dir = mkdtempSync(join(parent, "w-"));
+  removeAtEnd(dir);
   linkSync(CLAUDE_BIN, join(dir, "claude-real"));
   const script = join(dir, "claude");
   writeFileSync(

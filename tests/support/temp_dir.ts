@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 
-/** Every folder tempDir made in this test module. */
+/** Every folder to remove when this test module ends. */
 const made: string[] = [];
 
 /**
@@ -18,11 +18,13 @@ const made: string[] = [];
  */
 export const KEEP_TEMP = Boolean(process.env.OD_KEEP_TEMP);
 
-export function tempDir(prefix = "od-test-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  if (made.length === 0 && !KEEP_TEMP) {
-    // Removed when the test module's isolate ends, after all its tests: a run of the whole
-    // suite made several GiB of them (52k-file trees, job folders).
+/**
+ * Removes `dir` when the test module's isolate ends, after all its tests, whatever OD_KEEP_TEMP
+ * says: for folders made outside the system's temporary folder, which nobody else removes
+ * (tests/support/harness.ts's claudeWrapper, under the repository's `.tools/`).
+ */
+export function removeAtEnd(dir: string): void {
+  if (made.length === 0) {
     globalThis.addEventListener("unload", () => {
       for (const d of made) {
         try {
@@ -34,5 +36,11 @@ export function tempDir(prefix = "od-test-"): string {
     });
   }
   made.push(dir);
+}
+
+export function tempDir(prefix = "od-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  // A run of the whole suite made several GiB of them (52k-file trees, job folders).
+  if (!KEEP_TEMP) removeAtEnd(dir);
   return dir;
 }
