@@ -20,9 +20,9 @@ function madeBy(keepTemp: boolean): { temp: string; wrapper: string } {
     `import { claudeWrapper, tempDir } from ${JSON.stringify(harness)};\n` +
       `console.log(JSON.stringify({ temp: tempDir(), wrapper: claudeWrapper("true") }));\n`,
   );
-  const env: Record<string, string> = { ...process.env } as Record<string, string>;
-  delete env.OD_KEEP_TEMP;
-  if (keepTemp) env.OD_KEEP_TEMP = "1";
+  // Empty, not left out: a child of Deno's node:child_process still inherits what `env` lacks
+  // (and the suite's runner sets OD_KEEP_TEMP=1).
+  const env = { ...process.env, OD_KEEP_TEMP: keepTemp ? "1" : "" };
   const out = execFileSync(
     process.execPath,
     ["run", "-A", "--no-check", "--config", join(REPO, "deno.json"), script],
