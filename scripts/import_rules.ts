@@ -50,7 +50,8 @@ export type Rule =
   | "engine folder"
   | "no layer"
   | "outside"
-  | "import map";
+  | "import map"
+  | "sync spawn";
 
 export interface Violation {
   rule: Rule;
@@ -59,6 +60,36 @@ export interface Violation {
   /** What it imports, as written; absent for "no layer" and "cycle". */
   specifier?: string;
   message: string;
+}
+
+/** The one file of src/ that may start a synchronous child through node:child_process. */
+export const SYNC_SPAWN_HOME = "platform/posix/spawn_sync.ts";
+const SYNC_SPAWNS = ["spawnSync", "execFileSync", "execSync"];
+
+/**
+ * Where `text` takes a synchronous spawn from node:child_process: by a named import, or as a
+ * member of the module imported whole (a name computed at run time is not seen).
+ */
+export function syncSpawns(text: string): { name: string; line: number }[] {
+  const out: { name: string; line: number }[] = [];
+  const lineAt = (index: number) => text.slice(0, index).split("\n").length;
+  const from = String.raw`\s*from\s*["'](?:node:)?child_process["']`;
+  for (
+    const m of text.matchAll(new RegExp(String.raw`import\s*(?:type\s*)?\{([^}]*)\}` + from, "g"))
+  ) {
+    for (const part of m[1]!.split(",")) {
+      const name = part.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0]!;
+      if (SYNC_SPAWNS.includes(name)) out.push({ name, line: lineAt(m.index!) });
+    }
+  }
+  for (
+    const m of text.matchAll(new RegExp(String.raw`import\s+(?:\*\s+as\s+)?(\w+)` + from, "g"))
+  ) {
+    for (const use of text.matchAll(new RegExp(String.raw`\b${m[1]}\s*\.\s*(\w+)`, "g"))) {
+      if (SYNC_SPAWNS.includes(use[1]!)) out.push({ name: use[1]!, line: lineAt(use.index!) });
+    }
+  }
+  return out;
 }
 
 /** The engine whose own folder holds `path` (relative to src/, with "/"), if any. */
@@ -187,6 +218,19 @@ export function checkImports(srcDir: string, config?: string): Violation[] {
             `need below both`,
         );
       }
+    }
+  }
+  for (const file of tsFiles(root)) {
+    if (file === SYNC_SPAWN_HOME) continue;
+    for (const hit of syncSpawns(readFileSync(join(root, file), "utf8"))) {
+      out.push({
+        rule: "sync spawn",
+        file: shown(file),
+        specifier: "node:child_process",
+        message: `${shown(file)}:${hit.line}: uses ${hit.name} from node:child_process, whose ` +
+          `child gets the parent's whole environment under Deno even with \`env\`; use ` +
+          `spawnSyncExact (src/${SYNC_SPAWN_HOME})`,
+      });
     }
   }
   for (const cycle of findCycles(graph)) {

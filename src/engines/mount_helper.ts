@@ -32,12 +32,12 @@
  * UTF-8 (the command's arguments cannot carry them: bwrap_base.ts bwrapCommand), and for masks
  * in a folder bubblewrap covers with a view. bubblewrap mounts those.
  */
-import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { hasRawBytes } from "../platform/file_names.ts";
 import { isInside } from "../platform/path_inside.ts";
 import { isRoot } from "../platform/runtime.ts";
 import { systemPython } from "../platform/posix/inotify_helper.ts";
+import { spawnSyncExact } from "../platform/posix/spawn_sync.ts";
 import { inspectHostPath, type Mask, systemArgs } from "./bwrap_base.ts";
 
 /**
@@ -123,7 +123,7 @@ function helperPython(): string | undefined {
   const python = systemPython();
   if (python !== undefined) {
     try {
-      const probe = spawnSync(python, ["-I", "-S", "-c", PROBE], {
+      const probe = spawnSyncExact(python, ["-I", "-S", "-c", PROBE], {
         stdio: "ignore",
         timeout: 10_000,
         env: {},
@@ -201,7 +201,7 @@ function works(bwrap: string, python: string): boolean {
   if (known !== undefined) return known;
   let ok = false;
   try {
-    const probe = spawnSync(bwrap, [
+    const probe = spawnSyncExact(bwrap, [
       "--unshare-all",
       "--die-with-parent",
       ...systemArgs(isRoot(), inspectHostPath),

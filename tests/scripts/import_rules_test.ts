@@ -8,7 +8,12 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, cpSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkImports, localAliases, type Violation } from "../../scripts/import_rules.ts";
+import {
+  checkImports,
+  localAliases,
+  syncSpawns,
+  type Violation,
+} from "../../scripts/import_rules.ts";
 import { importsOf } from "../../scripts/import_graph.ts";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -221,4 +226,42 @@ Deno.test("an own file imported by an absolute path or file: URL is refused", ()
 
 Deno.test("the repository's deno.json maps no alias to a local path", () => {
   assert.deepEqual(localAliases(join(repo, "deno.json")), []);
+});
+
+Deno.test("a synchronous spawn from node:child_process in src/ is named, outside its one home", () => {
+  // Deno gives such a child the parent's whole environment even with `env` (spawn_sync.ts).
+  const found = planted((copy) => {
+    add("platform/posix/session.ts", 'import { execFileSync as run } from "node:child_process";')(
+      copy,
+    );
+    add(
+      "engines/mount_helper.ts",
+      'import * as cp from "node:child_process";\nexport const y = () => cp.spawnSync("true");',
+    )(copy);
+  }).filter((v) => v.rule === "sync spawn");
+  assert.deepEqual(
+    found.map((v) => [v.file, v.message.split(": uses ")[1]!.split(" ")[0]]),
+    [
+      ["src/platform/posix/session.ts", "execFileSync"],
+      ["src/engines/mount_helper.ts", "spawnSync"],
+    ].sort((a, b) => a[0]!.localeCompare(b[0]!)),
+  );
+  assert.match(found[0]!.message, /spawnSyncExact \(src\/platform\/posix\/spawn_sync\.ts\)/);
+});
+
+Deno.test("syncSpawns: named, renamed, type-only and namespace imports; other modules are not it", () => {
+  assert.deepEqual(
+    syncSpawns('import { spawn, spawnSync } from "node:child_process";').map((h) => h.name),
+    ["spawnSync"],
+  );
+  assert.deepEqual(
+    syncSpawns("import {\n  execSync as x,\n} from 'child_process';").map((h) => [h.name, h.line]),
+    [["execSync", 1]],
+  );
+  assert.deepEqual(
+    syncSpawns('import cp from "node:child_process";\n\ncp.execFileSync("a");').map((h) => h.line),
+    [3],
+  );
+  assert.deepEqual(syncSpawns('import { spawn } from "node:child_process";'), []);
+  assert.deepEqual(syncSpawns('import { spawnSync } from "./my_child_process.ts";'), []);
 });

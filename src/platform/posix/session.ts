@@ -5,7 +5,7 @@
  * re-parented to init), which happens when a sandbox is stopped while it is still setting up.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawnSyncExact } from "./spawn_sync.ts";
 
 /** Field 6 of /proc/<pid>/stat, after the parenthesised command name. */
 export function sessionOfStat(line: string): number | null {
@@ -36,11 +36,11 @@ export function sessionMembers(sid: number): number[] {
     }
     return out;
   }
-  const ps = spawnSync("ps", ["-A", "-o", "pid=,sess="], {
+  const ps = spawnSyncExact("ps", ["-A", "-o", "pid=,sess="], {
     env: { LC_ALL: "C", PATH: "/bin:/usr/bin" },
     encoding: "utf8",
   });
-  for (const line of (ps.stdout ?? "").split("\n")) {
+  for (const line of String(ps.stdout ?? "").split("\n")) {
     const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(line);
     if (m && Number(m[2]) === sid) out.push(Number(m[1]));
   }
