@@ -7,7 +7,7 @@
  */
 import { committedRepo, git } from "../support/git_repo.ts";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawnSyncExact } from "../../src/platform/posix/spawn_sync.ts";
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gitStoreOf, PackIndex } from "../../src/guard/git_store.ts";
@@ -34,7 +34,7 @@ function withView(dir: string, view: string, args: string[]) {
   const pack = join(copy, ".git", "objects", "pack");
   rmSync(pack, { recursive: true });
   cpSync(view, pack, { recursive: true });
-  return spawnSync("git", args, {
+  return spawnSyncExact("git", args, {
     cwd: dir,
     encoding: "utf8",
     env: {

@@ -23,6 +23,16 @@ export type ExactSyncOptions = Omit<SpawnSyncOptions, "env" | "shell"> & {
 export function spawnSyncExact(
   command: string,
   args: readonly string[],
+  options: ExactSyncOptions & { encoding: BufferEncoding },
+): SpawnSyncReturns<string>;
+export function spawnSyncExact(
+  command: string,
+  args: readonly string[],
+  options: ExactSyncOptions,
+): SpawnSyncReturns<string | Buffer>;
+export function spawnSyncExact(
+  command: string,
+  args: readonly string[],
   options: ExactSyncOptions,
 ): SpawnSyncReturns<string | Buffer> {
   // env would read a command named with "=" as one more variable.
