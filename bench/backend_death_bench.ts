@@ -10,6 +10,7 @@
  * Troubleshooting, docs/engines.md, docs/scale.md).
  * Run: deno run -A --unstable-no-legacy-abort bench/backend_death_bench.ts [runs]
  */
+import "./support/help.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { field, tempDir, until } from "../tests/support/harness.ts";

@@ -3,6 +3,7 @@
  * whose Bash tool started the tree: one that honours SIGTERM, one with a TERM-deaf member
  * (goal: grace + 1 s; grace is 3 s). Run: deno run -A bench/cancel_bench.ts [runs]
  */
+import "./support/help.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { alive, field, startServer, tempDir, until } from "../tests/support/harness.ts";

@@ -2,6 +2,7 @@
  * The claims checker's precision and recall on its corpus (tests/jobs/claims_corpus.ts), per
  * kind of claim and in all, and how long a check takes. Run: deno run -A bench/claims_bench.ts
  */
+import "./support/help.ts";
 import { checkClaims, type ClaimKind } from "../src/jobs/checks/claims.ts";
 import { CORPUS } from "../tests/jobs/checks/claims_corpus.ts";
 

@@ -9,6 +9,7 @@
  * server gives it to exit (ROOT_GRACE_MS in src/engines/claude/child.ts; docs/jobs.md).
  * Run: deno run -A bench/claude_process_bench.ts [runs]
  */
+import "./support/help.ts";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -12,6 +12,7 @@
  *   deno run -A bench/first_request_bench.ts --table   also the per-tool sizes behind
  *                                                      CLAUDE_PROMPT_TOKENS (context_check.ts)
  */
+import "./support/help.ts";
 import { type OllamaEmulator, startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 import { DEFAULT_CLAUDE_TOOLS } from "../src/settings/types.ts";

@@ -6,6 +6,7 @@
  * git repository. docs/jobs.md ("Review gate") quotes these figures.
  * Run: deno task build:node && deno run -A bench/gate_hook_bench.ts [runs]
  */
+import "./support/help.ts";
 import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -6,6 +6,7 @@
  * repository only checks that nothing changed. docs/security.md quotes these figures.
  * Run: deno run -A bench/git_secrets_bench.ts [objects,...]
  */
+import "./support/help.ts";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { storeSecrets } from "../src/guard/git_secrets.ts";

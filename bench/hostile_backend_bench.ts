@@ -7,6 +7,7 @@
  * 10^9 tokens, and we print the peak RSS after each turn.
  * Run: deno run -A bench/hostile_backend_bench.ts [MiB per flood, default 400] [modes...]
  */
+import "./support/help.ts";
 import process from "node:process";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 import {

@@ -15,6 +15,7 @@
  * 200), and the session index (store.addSessionJob) is read and rewritten whole.
  * Run: deno run -A bench/job_start_bench.ts [rounds]
  */
+import "./support/help.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -5,6 +5,7 @@
  * its own session, written as the CLI tests write them). Goals: delegate_list < 50 ms and
  * `jobs` < 200 ms at 10,000. Run: deno run -A bench/listing_bench.ts [counts]
  */
+import "./support/help.ts";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { startServer, tempDir } from "../tests/support/harness.ts";

@@ -8,6 +8,7 @@
  *
  *   deno run -A bench/native_context_bench.ts
  */
+import "./support/help.ts";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatMessage } from "../src/backends/chat_types.ts";

@@ -5,6 +5,7 @@
  *
  *   deno run -A bench/native_overhead_bench.ts [turns=40] [runs=10]
  */
+import "./support/help.ts";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChatClient } from "../src/backends/openai/chat.ts";

@@ -5,6 +5,7 @@
  *
  *   deno run -A bench/native_tokens_bench.ts
  */
+import "./support/help.ts";
 import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { field, startServer, tempDir } from "../tests/support/harness.ts";
 

@@ -17,6 +17,7 @@
  *
  * Run: deno run -A bench/pool_bench.ts
  */
+import "./support/help.ts";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { endpointFigures, stayedShare } from "../src/jobs/endpoints/endpoint_figures.ts";

@@ -7,6 +7,7 @@
  *
  * Run: deno run -A bench/review_panel_bench.ts [runs] [delay ms]
  */
+import "./support/help.ts";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

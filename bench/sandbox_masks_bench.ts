@@ -5,6 +5,7 @@
  * (src/engines/bwrap_base.ts) and docs/security.md's "bubblewrap took ...".
  * Run: deno run -A bench/sandbox_masks_bench.ts [runs]
  */
+import "./support/help.ts";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -10,6 +10,7 @@
  * Ratios are the median of each run's ratio to the bare server's run beside it.
  * Run: deno run -A bench/startup_bench.ts [runs]
  */
+import "./support/help.ts";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -3,6 +3,7 @@
  * MCP client over stdio. Delegates are a stand-in that prints an init event and sleeps:
  * what is measured is our server. Run: deno run -A bench/status_bench.ts
  */
+import "./support/help.ts";
 import { field, startServer } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { fakeClaudeBin, median, QUICK } from "./support/common.ts";

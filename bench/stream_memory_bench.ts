@@ -14,6 +14,7 @@
  * on and the rest native memory not given back to the system (5 MiB at 20, 50 at 60, 75 at 200).
  * Run: deno run -A bench/stream_memory_bench.ts [MB]
  */
+import "./support/help.ts";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import v8 from "node:v8";

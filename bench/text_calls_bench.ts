@@ -15,6 +15,7 @@
  *
  *   deno run -A bench/text_calls_bench.ts [--no-claude]
  */
+import "./support/help.ts";
 import process from "node:process";
 import { OllamaChatClient } from "../src/backends/ollama/chat.ts";
 import type { ChatMessage } from "../src/backends/chat_types.ts";

@@ -26,6 +26,7 @@
  * Without `node` on the PATH the Node figures are left out, saying so. Trees are made under the
  * system's temporary folder and removed.
  */
+import "./support/help.ts";
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";

@@ -5,6 +5,7 @@
  * dir (the hook lists only its project's folder). It adds no text to the prompt then, so no
  * tokens. Run: deno run -A bench/unread_hook_bench.ts [runs]
  */
+import "./support/help.ts";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";

@@ -7,10 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { REPO } from "../support/harness.ts";
+import { headerOf } from "../../bench/support/help.ts";
 
 /** What each bench prints once it has measured: its figure's line, as a pattern. */
 const PRINTS: Record<string, RegExp> = {
@@ -42,11 +43,11 @@ const PRINTS: Record<string, RegExp> = {
 /** Text a bench prints when a part of it failed but the bench went on. */
 const FAILED = /bench failed|not measured, .* failed|Error:/;
 
-function run(file: string): Promise<{ code: number | null; out: string }> {
+function run(file: string, args: string[] = []): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["run", "-A", "--unstable-no-legacy-abort", join(REPO, "bench", file)],
+      ["run", "-A", "--unstable-no-legacy-abort", join(REPO, "bench", file), ...args],
       { cwd: REPO, env: { ...process.env, OD_BENCH_QUICK: "1", NO_COLOR: "1" } },
     );
     let out = "";
@@ -76,6 +77,22 @@ function started(file: string): ReturnType<typeof run> {
 
 Deno.test("every bench in bench/ has a quick run here", () => {
   assert.deepEqual(benches, Object.keys(PRINTS).sort());
+});
+
+Deno.test("every bench answers --help with its header: support/help.ts is its first import", async () => {
+  for (const file of benches) {
+    const source = readFileSync(join(REPO, "bench", file), "utf8");
+    const first = /^import\s[^;]*;/m.exec(source)?.[0];
+    assert.equal(first, 'import "./support/help.ts";', `${file}'s first import`);
+    assert.ok(headerOf(source).length > 80, `${file} has a header that says what it measures`);
+  }
+  // One run, of a bench that would otherwise start servers and Claude Code.
+  const { code, out } = await run("startup_bench.ts", ["--help"]);
+  assert.equal(code, 0, out);
+  assert.equal(
+    out.trim(),
+    headerOf(readFileSync(join(REPO, "bench", "startup_bench.ts"), "utf8")),
+  );
 });
 
 /** Why a bench's run does not count, or nothing when it does. */
