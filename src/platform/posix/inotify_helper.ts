@@ -56,6 +56,7 @@ const START_MS = 3_000;
 const FIFO_FOLDER = "/tmp/od-inotify-";
 
 const EIO = 5;
+const EBADF = 9;
 const ENOTDIR = 20;
 const ENOSYS = 38;
 
@@ -201,6 +202,11 @@ class Helper {
     return this.child.pid;
   }
 
+  /** Whether it was given up (it stopped answering, or was stopped). */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
   /** One call; its result and data, or HelperGone when the helper stopped answering. */
   call(op: number, fd: number, arg: number, path?: Uint8Array): { result: number; data: Buffer } {
     if (this.#dead) throw new HelperGone();
@@ -323,23 +329,70 @@ function identityOf(dev: bigint, ino: bigint): string {
 }
 
 /**
+ * How many times a server starts its helper again after one died (killed, out of memory): each
+ * later journal then works as before, where the server would otherwise walk every turn. Past it,
+ * journals fail to set up and turns walk.
+ */
+const RESTARTS = 3;
+
+/**
  * The journal's calls through a helper run by `python`, started at the first inotifyInit (a
- * server that keeps no journal starts none). Exported for tests; callers use helperFs().
+ * server that keeps no journal starts none), and again at the first inotifyInit after it died
+ * (RESTARTS). Exported for tests; callers use helperFs().
+ *
+ * The inotify instances it hands out are its own numbers, never reused, each kept with the
+ * helper that made it: an instance of a dead helper answers EIO for good, and never reaches a
+ * later helper's instance of the same descriptor number, whose events it would take. Its
+ * journal was invalid from its first EIO; the new one walks what it missed when it opens.
  */
 export function helperFsWith(
   python: string,
   answerMs = ANSWER_MS,
 ): LinuxFs & { stop(): void; pid(): number | undefined } {
   let helper: Helper | string | undefined;
-  const call = (op: number, fd: number, arg: number, path?: string | Uint8Array) => {
-    if (helper === undefined) helper = Helper.start(python, answerMs);
-    if (typeof helper === "string") return { result: -ENOSYS, data: Buffer.alloc(0) };
+  let restarts = 0;
+  const instances = new Map<number, { helper: Helper; fd: number }>();
+  let lastInstance = 0;
+  const empty = (result: number) => ({ result, data: Buffer.alloc(0) });
+  const on = (
+    at: { helper: Helper; fd: number },
+    op: number,
+    arg: number,
+    path?: string | Uint8Array,
+  ) => {
     try {
-      return helper.call(op, fd, arg, typeof path === "string" ? encodeFileName(path) : path);
+      return at.helper.call(op, at.fd, arg, typeof path === "string" ? encodeFileName(path) : path);
     } catch (e) {
       if (!(e instanceof HelperGone)) throw e;
-      return { result: -EIO, data: Buffer.alloc(0) };
+      return empty(-EIO);
     }
+  };
+  /** The running helper, started (again) when there is none; or why there is none. */
+  const running = (): Helper | string => {
+    if (helper instanceof Helper && helper.dead && restarts < RESTARTS) {
+      restarts++;
+      helper = undefined;
+    }
+    helper ??= Helper.start(python, answerMs);
+    return helper;
+  };
+  const init = (): number => {
+    // Twice: a helper that died since its last call is found dead by this one.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const h = running();
+      if (typeof h === "string") return -ENOSYS;
+      const { result } = on({ helper: h, fd: -1 }, OP.init, 0);
+      if (result >= 0) {
+        instances.set(++lastInstance, { helper: h, fd: result });
+        return lastInstance;
+      }
+      if (!h.dead) return result;
+    }
+    return -EIO;
+  };
+  const call = (op: number, fd: number, arg: number, path?: string | Uint8Array) => {
+    const at = instances.get(fd);
+    return at ? on(at, op, arg, path) : empty(-EBADF);
   };
   return {
     /** Ends the helper (tests; a server's ends with it). */
@@ -348,7 +401,7 @@ export function helperFsWith(
     },
     /** The helper's process, once started (tests). */
     pid: () => helper instanceof Helper ? helper.pid : undefined,
-    inotifyInit: () => call(OP.init, -1, 0).result,
+    inotifyInit: init,
     addWatch: (fd, path, mask) => call(OP.addWatch, fd, mask, path).result,
     addWatches(fd, paths, mask) {
       const out: number[] = [];
@@ -386,6 +439,7 @@ export function helperFsWith(
     },
     close(fd) {
       call(OP.close, fd, 0);
+      instances.delete(fd);
     },
     listDir: (path) => listFolder(path),
     changeTimeMs(path) {

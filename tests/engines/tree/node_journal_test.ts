@@ -15,7 +15,7 @@ import {
   listFolder,
   PYTHON_CANDIDATES,
 } from "../../../src/platform/posix/inotify_helper.ts";
-import { IN_CREATE, IN_ONLYDIR } from "../../../src/platform/posix/inotify.ts";
+import { IN_CREATE, IN_ONLYDIR, type RawEvent } from "../../../src/platform/posix/inotify.ts";
 import { bundleForNode } from "../../../scripts/build_node.ts";
 import { tempDir } from "../../support/temp_dir.ts";
 
@@ -84,7 +84,8 @@ Deno.test({
  * never a change left unlisted.
  */
 Deno.test({
-  name: "journal on Node: a helper that cannot start, or that dies, leaves the turn to a walk",
+  name: "journal on Node: a helper that cannot start leaves the turn to a walk; one that dies " +
+    "keeps its turn's files, and the next turn has a new helper's journal",
   ignore,
   fn: () => {
     const out = runUnderNode("failures", tempDir("od-node-journal-"));
@@ -97,10 +98,10 @@ Deno.test({
     // Killed while the turn ran: the turn began on the journal, and its file is still listed.
     assert.equal(seen.killed.how, "journal", out);
     assert.deepEqual(seen.killed.files, ["b.txt"], out);
-    // The next turn has no journal to read: it walks (which also counts a file changed just
-    // before the turn: change times are compared with some slack).
-    assert.equal(seen.next.how, "walk", out);
-    assert.ok(seen.next.files.includes("c.txt"), out);
+    // The next turn has a journal again, from a helper started anew (before, it walked for
+    // five minutes, and every other folder with it).
+    assert.equal(seen.next.how, "journal", out);
+    assert.deepEqual(seen.next.files, ["c.txt"], out);
   },
 });
 
@@ -218,6 +219,52 @@ Deno.test({
       assert.deepEqual(batched, single);
       assert.deepEqual(batched.slice(1, 3), [-2, -20]);
       assert.equal(new Set(batched.filter((wd) => wd >= 0)).size, 402);
+    } finally {
+      fs.stop();
+    }
+  },
+});
+
+/**
+ * A dead helper is started again at the next inotifyInit, a few times: the instances the dead
+ * one made answer an error for good and never reach the new helper's, whose descriptor numbers
+ * are the same; past the restarts, a journal cannot be set up and turns walk.
+ */
+Deno.test({
+  name: "journal on Node: a helper killed is started again; its old instances stay dead, apart " +
+    "from the new one's",
+  ignore: python === undefined || Deno.build.os !== "linux",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: () => {
+    const dir = tempDir("od-node-journal-");
+    const fs = helperFsWith(python!);
+    const kill = () => execFileSync("kill", ["-9", String(fs.pid())]);
+    const created = (fd: number, name: string) => {
+      writeFileSync(join(dir, name), name);
+      const events = fs.readEvents(fd);
+      return Array.isArray(events) && (events as RawEvent[]).some((e) => e.name === name);
+    };
+    try {
+      const first = fs.inotifyInit();
+      assert.ok(first >= 0, `${first}`);
+      assert.ok(fs.addWatch(first, dir, IN_CREATE) >= 0);
+      assert.ok(created(first, "a.txt"));
+      const pids = [fs.pid()];
+      for (let restart = 1; restart <= 3; restart++) {
+        kill();
+        const next = fs.inotifyInit();
+        assert.ok(next >= 0, `restart ${restart}: ${next}`);
+        assert.notEqual(fs.pid(), pids.at(-1));
+        pids.push(fs.pid());
+        assert.ok(fs.addWatch(next, dir, IN_CREATE) >= 0);
+        assert.ok(created(next, `n${restart}.txt`), `restart ${restart}`);
+        // The first instance, from a dead helper: an error, not the new one's events.
+        assert.ok(typeof fs.readEvents(first) === "number", `restart ${restart}`);
+        assert.ok(fs.addWatch(first, dir, IN_CREATE) < 0);
+      }
+      kill();
+      assert.ok(fs.inotifyInit() < 0, "a fourth death is not restarted");
     } finally {
       fs.stop();
     }
