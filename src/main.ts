@@ -32,6 +32,21 @@ OLLAMA_MCP_* variables. Policy (allowed models, delegation mode) is changed only
 terminal, never by a tool the model can call.`;
 
 /**
+ * The commands that never run an engine, so never a Grep or Glob pattern a model wrote: under
+ * Node they skip turning on V8's regex fallback (platform/regex_guard.ts), whose `node:v8`
+ * costs `jobs` about 12 ms of its 0.2 s there (bench/listing_bench.ts). Every other command,
+ * and any new one, gets the fallback.
+ */
+const ENGINE_FREE = new Set(["jobs", "stats", "unread", "config", "--version", "-V", "version"]);
+const HELP_WORDS = new Set(["--help", "-h", "help"]);
+
+/** Whether the command `argv` names may run a pattern a model wrote (an engine's Grep). */
+export function needsRegexFallback(argv: readonly string[]): boolean {
+  const [command] = argv;
+  return command === undefined || !(ENGINE_FREE.has(command) || HELP_WORDS.has(command));
+}
+
+/**
  * Dispatches a subcommand and returns the process exit code. Each subcommand's modules are
  * loaded when it runs, so the server answers `initialize` without the terminal commands'.
  */

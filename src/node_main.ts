@@ -4,8 +4,9 @@
  * `false` in every module but the entry, so src/main.ts's own guard stays quiet here.
  */
 import process from "node:process";
-import { main } from "./main.ts";
-import { enableRegexFallback } from "./platform/regex_guard.ts";
+import { main, needsRegexFallback } from "./main.ts";
 
-enableRegexFallback();
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+// Before the command's own modules load; not for the commands that never run an engine.
+if (needsRegexFallback(argv)) (await import("./platform/regex_guard.ts")).enableRegexFallback();
+process.exitCode = await main(argv);

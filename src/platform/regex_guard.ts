@@ -4,7 +4,9 @@
  * cancel and timeout. V8 can fall back to its linear-time engine when a match backtracks
  * too much. Node accepts the flag at run time; Deno only at start-up, so the compiled
  * binary, `deno task serve` and the documented `deno run` line pass
- * `--v8-flags=--enable-experimental-regexp-engine-on-excessive-backtracks`.
+ * `--v8-flags=--enable-experimental-regexp-engine-on-excessive-backtracks`. Under Node,
+ * src/node_main.ts turns it on for every command but those that never run an engine
+ * (main.ts needsRegexFallback), which skip loading `node:v8` for it.
  */
 import v8 from "node:v8";
 import { isDeno } from "./runtime.ts";
