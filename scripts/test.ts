@@ -57,6 +57,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
+import { REGEX_FALLBACK_FLAG } from "../src/platform/regex_guard.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
@@ -117,6 +118,16 @@ export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
  * though the server answers it before loading the rest of itself.
  */
 export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
+
+/**
+ * The V8 flags of every Deno process a test job starts that does not set its own: the ones the
+ * server runs with (scripts/compile.ts). V8 keeps compiled code only for the flags it was
+ * compiled under, so a `deno run` under other flags (a bench, a helper process) threw away the
+ * server's cached code for every module both load, and the next server compiled them all again
+ * and rewrote the cache (about 7,000 writes to Deno's cache and 0.1 CPU-s a start). It also
+ * runs the in-process tier's server under the regex engine the product runs.
+ */
+const V8_FLAGS = [process.env.DENO_V8_FLAGS, REGEX_FALLBACK_FLAG].filter(Boolean).join(",");
 
 /** The tiers that need Linux: /proc, POSIX shell wrappers, bubblewrap. */
 const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
@@ -281,7 +292,7 @@ function testJobs(
           ...extra,
           ...group,
         ],
-        env: { [SERVER_VAR]: JSON.stringify(server()) },
+        env: { [SERVER_VAR]: JSON.stringify(server()), DENO_V8_FLAGS: V8_FLAGS },
         cwd: ROOT,
       }),
     };

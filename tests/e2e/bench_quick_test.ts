@@ -21,7 +21,8 @@ const PRINTS: Record<string, RegExp> = {
   "claude_process_bench.ts": /SIGTERM to exit +median [\d.]+ s/,
   "first_request_bench.ts": /^native +\d+ \(/m,
   "gate_hook_bench.ts": /gate off: the hook reads the setting and exits +[\d.]+ s/,
-  "git_secrets_bench.ts": /1,000 objects, no secret +first turn [\d.]+ m?s,/,
+  // The figure is padded to a width: "first turn  63.9 ms", "first turn 106.2 ms", "  1.52 s".
+  "git_secrets_bench.ts": /1,000 objects, no secret +first turn +[\d.]+ m?s,/,
   "hostile_backend_bench.ts": /^replies +peak RSS turn/m,
   "job_start_bench.ts": /start -> turn running .* median [\d.]+ ms/,
   "listing_bench.ts": /^ +100 +[\d.]+ +[\d.]+ +[\d.]+ +\d+$/m,

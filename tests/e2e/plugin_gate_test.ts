@@ -12,8 +12,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
+import { packedNpmPackage } from "../support/npm_package.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
 import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
 import type { ChatRequestView, MessagesRequestView } from "../support/emulator/emulator.ts";
@@ -181,8 +181,7 @@ Deno.test({
   name: "plugin: installed, its Stop hook runs the review gate through npx, blocks once with " +
     "the findings, and lets the next stop through",
   async fn() {
-    const packDir = tempDir("od-pack-");
-    const tarball = buildNpm(packDir, join(packDir, "stage"));
+    const tarball = packedNpmPackage();
     const registry = await startNpmRegistry([tarball]);
     const reviews: ChatRequestView[] = [];
     const fed: MessagesRequestView[] = [];
@@ -308,8 +307,7 @@ Deno.test({
     "worktree; claude -p ending with it still running interrupts it, the next prompt's context " +
     "says so once through the UserPromptSubmit hook, and a follow-up continues it",
   async fn() {
-    const packDir = tempDir("od-pack-");
-    const tarball = buildNpm(packDir, join(packDir, "stage"));
+    const tarball = packedNpmPackage();
     const registry = await startNpmRegistry([tarball]);
     const home = tempDir("od-unread-home-");
     const project = join(home, "project");

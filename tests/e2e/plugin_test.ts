@@ -11,8 +11,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { buildNpm } from "../../scripts/build_npm.ts";
 import { VERSION } from "../../src/version.ts";
+import { packedNpmPackage } from "../support/npm_package.ts";
 import { startNpmRegistry } from "../support/npm_registry.ts";
 import { plantNpmrc, plantPackage, userNpmrc } from "../support/planted_package.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -79,8 +79,7 @@ Deno.test({
   name: "plugin: installed from the local marketplace, its server starts through npx from the " +
     "packed npm package and is connected, never from the project's node_modules or registry",
   async fn() {
-    const packDir = tempDir("od-pack-");
-    const tarball = buildNpm(packDir, join(packDir, "stage"));
+    const tarball = packedNpmPackage();
     const registry = await startNpmRegistry([tarball]);
     // The registry a hostile project's .npmrc names: it must never be asked.
     const hostile = await startNpmRegistry([]);
@@ -122,8 +121,7 @@ Deno.test({
 });
 
 Deno.test("npm package: the packed tarball installs into a prefix, answers --version, and serves the tools the source serves from its chunks", async () => {
-  const packDir = tempDir("od-pack-");
-  const tarball = buildNpm(packDir, join(packDir, "stage"));
+  const tarball = packedNpmPackage();
   const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).trim().split("\n");
   // The split bundle (scripts/build_node.ts): an entry, and the chunks it and they import.
   const chunks = listing.filter((f) => f.startsWith("package/chunks/"));

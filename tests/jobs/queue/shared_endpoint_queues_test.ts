@@ -130,7 +130,11 @@ Deno.test("endpoint queue: two processes racing for one stale slot: exactly one 
         b!.line(`held ${idB}`).then(() => ({ winner: b!, id: idB, loser: c!, other: idC })),
         c!.line(`held ${idC}`).then(() => ({ winner: c!, id: idC, loser: b!, other: idB })),
       ]);
-      await sleep(100);
+      // The loser's claim is create-then-verify: its own file stays until it has listed the
+      // folder again, which on a loaded machine takes longer than any fixed pause. The stale
+      // file and the losing claim must both go; one that stays fails here after 5 s.
+      const settled = Date.now() + 5_000;
+      while (slotFiles(root).length > 1 && Date.now() < settled) await sleep(20);
       assert.equal(first.loser.has(`held ${first.other}`), false, `round ${round}: both won`);
       assert.deepEqual(slotFiles(root), [`slot-0-${first.id}.json`], "the stale file is gone");
       first.winner.send(`exit ${first.id}`);
