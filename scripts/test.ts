@@ -129,6 +129,30 @@ export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
  */
 const V8_FLAGS = [process.env.DENO_V8_FLAGS, REGEX_FALLBACK_FLAG].filter(Boolean).join(",");
 
+let cache: { DENO_DIR?: string } | undefined;
+/**
+ * Deno's cache folder, asked of `deno info` once for the run and given to every test job: the
+ * tests start servers with a HOME of their own and pass it on (tests/support/harness.ts
+ * realDenoDir), which otherwise ran `deno info` again in each of about 100 test processes.
+ */
+function denoDir(): { DENO_DIR?: string } {
+  if (cache) return cache;
+  if (process.env.DENO_DIR) return cache = { DENO_DIR: process.env.DENO_DIR };
+  const info = spawnSync(process.execPath, ["info", "--json"], { encoding: "utf8" });
+  try {
+    const dir = (JSON.parse(info.stdout) as { denoDir?: unknown }).denoDir;
+    cache = typeof dir === "string" ? { DENO_DIR: dir } : {};
+  } catch {
+    cache = {}; // Each test process asks for itself, as before.
+  }
+  return cache;
+}
+
+/** What every test job's environment adds to this process's: V8_FLAGS and denoDir(). */
+export function jobEnv(): Record<string, string> {
+  return { DENO_V8_FLAGS: V8_FLAGS, ...denoDir() };
+}
+
 /** The tiers that need Linux: /proc, POSIX shell wrappers, bubblewrap. */
 const LINUX_TIERS = ["tests/e2e/", "tests/in_process/"];
 
@@ -292,7 +316,7 @@ function testJobs(
           ...extra,
           ...group,
         ],
-        env: { [SERVER_VAR]: JSON.stringify(server()), DENO_V8_FLAGS: V8_FLAGS },
+        env: { [SERVER_VAR]: JSON.stringify(server()), ...jobEnv() },
         cwd: ROOT,
       }),
     };

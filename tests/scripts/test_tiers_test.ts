@@ -4,9 +4,10 @@
  * file holds and not what its comments quote.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { NODE_SMOKE, NODE_SMOKE_ONLY, SAME_IN_BOTH } from "../../scripts/test.ts";
+import { jobEnv, NODE_SMOKE, NODE_SMOKE_ONLY, SAME_IN_BOTH } from "../../scripts/test.ts";
+import { REGEX_FALLBACK_FLAG } from "../../src/platform/regex_guard.ts";
 import { countFile } from "../../scripts/test_inventory.ts";
 import { REPO } from "../support/harness.ts";
 
@@ -71,4 +72,16 @@ Deno.test("inventory: tests, steps and asserts are counted from code, not from c
   assert.equal(counts.steps, 1);
   assert.equal(counts.asserts, 3);
   assert.deepEqual(counts.names, ["one", "two", "${engine}: three"]);
+});
+
+Deno.test("test jobs: each runs its Deno processes with the server's V8 flags and names Deno's cache", () => {
+  const env = jobEnv();
+  // V8 keeps compiled code per flag set: a `deno run` under other flags than the server's
+  // made the next server compile every module both load again.
+  assert.ok(
+    env.DENO_V8_FLAGS?.split(",").includes(REGEX_FALLBACK_FLAG),
+    `DENO_V8_FLAGS is ${env.DENO_V8_FLAGS}`,
+  );
+  // Asked once for the run, so that no test process has to run `deno info` for it.
+  assert.ok(env.DENO_DIR && statSync(join(env.DENO_DIR, "npm")).isDirectory(), env.DENO_DIR);
 });
