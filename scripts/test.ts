@@ -58,6 +58,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { REGEX_FALLBACK_FLAG } from "../src/platform/regex_guard.ts";
+import { realDenoDir } from "../tests/support/deno_dir.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
@@ -129,23 +130,17 @@ export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
  */
 const V8_FLAGS = [process.env.DENO_V8_FLAGS, REGEX_FALLBACK_FLAG].filter(Boolean).join(",");
 
-let cache: { DENO_DIR?: string } | undefined;
 /**
  * Deno's cache folder, asked of `deno info` once for the run and given to every test job: the
- * tests start servers with a HOME of their own and pass it on (tests/support/harness.ts
- * realDenoDir), which otherwise ran `deno info` again in each of about 100 test processes.
+ * tests start servers with a HOME of their own and pass it on (tests/support/deno_dir.ts),
+ * which otherwise ran `deno info` again in each of about 100 test processes.
  */
 function denoDir(): { DENO_DIR?: string } {
-  if (cache) return cache;
-  if (process.env.DENO_DIR) return cache = { DENO_DIR: process.env.DENO_DIR };
-  const info = spawnSync(process.execPath, ["info", "--json"], { encoding: "utf8" });
   try {
-    const dir = (JSON.parse(info.stdout) as { denoDir?: unknown }).denoDir;
-    cache = typeof dir === "string" ? { DENO_DIR: dir } : {};
+    return { DENO_DIR: realDenoDir() };
   } catch {
-    cache = {}; // Each test process asks for itself, as before.
+    return {}; // Each test process asks for itself, and says why it cannot.
   }
-  return cache;
 }
 
 /** What every test job's environment adds to this process's: V8_FLAGS and denoDir(). */

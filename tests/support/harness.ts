@@ -7,12 +7,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type ChildProcess, execFileSync } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { realDenoDir } from "./deno_dir.ts";
 import { KEEP_TEMP, removeAtEnd, tempDir } from "./temp_dir.ts";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -26,15 +27,7 @@ export const CLAUDE_BIN = join(
   "claude.exe",
 );
 
-let denoDir: string | undefined;
-/** Deno's cache, so a server started with another HOME still finds its npm packages. */
-export function realDenoDir(): string {
-  if (process.env.DENO_DIR) return process.env.DENO_DIR;
-  denoDir ??= (JSON.parse(execFileSync("deno", ["info", "--json"], { encoding: "utf8" })) as {
-    denoDir: string;
-  }).denoDir;
-  return denoDir;
-}
+export { realDenoDir } from "./deno_dir.ts";
 
 const SERVER_VAR = "OLLAMA_DELEGATE_TEST_SERVER";
 
