@@ -130,9 +130,11 @@ Deno.test("endpoint queue: two processes racing for one stale slot: exactly one 
         b!.line(`held ${idB}`).then(() => ({ winner: b!, id: idB, loser: c!, other: idC })),
         c!.line(`held ${idC}`).then(() => ({ winner: c!, id: idC, loser: b!, other: idB })),
       ]);
-      // The loser's claim is create-then-verify: its own file stays until it has listed the
-      // folder again, which on a loaded machine takes longer than any fixed pause. The stale
-      // file and the losing claim must both go; one that stays fails here after 5 s.
+      // The loser gets as long as before to announce a second hold, were it to win too.
+      await sleep(100);
+      // Its claim is create-then-verify: its own file stays until it has listed the folder
+      // again, which on a loaded machine takes longer than any fixed pause. The stale file and
+      // the losing claim must both go; one that stays fails here after 5 s.
       const settled = Date.now() + 5_000;
       while (slotFiles(root).length > 1 && Date.now() < settled) await sleep(20);
       assert.equal(first.loser.has(`held ${first.other}`), false, `round ${round}: both won`);
