@@ -73,6 +73,9 @@ export const HOMES: readonly Home[] = [
   },
   // The hex digest of a project's path was written twice (unread markers, the ledger's repo id).
   { name: "sha256Hex", home: "src/platform/digest.ts" },
+  // Thousands separators were ICU's toLocaleString in ten places, and a process's first call
+  // loads ICU's data (27-33 ms): the first claude turn of each server paid it.
+  { name: "formatCount", home: "src/platform/count_text.ts", inline: [/\.toLocaleString\(/] },
 ];
 
 export interface SecondHome {

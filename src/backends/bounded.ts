@@ -5,6 +5,7 @@
  */
 import { DelegateError } from "../errors.ts";
 import { concatBytes, ownBytes } from "../platform/bytes.ts";
+import { formatCount } from "../platform/count_text.ts";
 
 export const KiB = 1024;
 export const MiB = 1024 * 1024;
@@ -68,7 +69,7 @@ export function sizeText(n: number, unit: "bytes" | "characters" = "bytes"): str
     if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
     if (n >= KiB && n % KiB === 0) return `${n / KiB} KiB`;
   }
-  return `${n.toLocaleString("en-US")} ${unit}`;
+  return `${formatCount(n)} ${unit}`;
 }
 
 /** Up to `max` bytes of a body; `complete` is false when there was more (it was cancelled). */

@@ -5,14 +5,16 @@
  * a path is hidden, and the files under /etc that only root may read.
  */
 import { randomBytes } from "node:crypto";
-import { lstatSync, readdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { concatBytes } from "../platform/bytes.ts";
+import { dirNames } from "../platform/dir_names.ts";
 import { encodeFileName, hasRawBytes } from "../platform/file_names.ts";
 import { quoteString } from "../platform/plain_text.ts";
 import { isInsideRoots } from "../platform/path_inside.ts";
+import { quickLstat } from "../platform/quick_lstat.ts";
 
 /** A path hidden inside a sandbox: an empty file, or an empty read-only directory. */
 export interface Mask {
@@ -102,7 +104,7 @@ export function rootOnlySystemFiles(top = "/etc"): Mask[] {
     const dir = pending.pop()!;
     let names: string[];
     try {
-      names = readdirSync(dir);
+      names = dirNames(dir);
     } catch {
       continue;
     }
@@ -111,16 +113,15 @@ export function rootOnlySystemFiles(top = "/etc"): Mask[] {
       const path = join(dir, name);
       let info;
       try {
-        info = lstatSync(path);
+        info = quickLstat(path);
       } catch {
         continue;
       }
-      if (info.isSymbolicLink()) continue;
       const mode = info.mode & 0o7;
-      if (info.isDirectory()) {
+      if (info.kind === "dir") {
         if ((mode & 0o5) !== 0o5) found.push({ path, kind: "dir" });
         else pending.push(path);
-      } else if (info.isFile() && (mode & 0o4) === 0) {
+      } else if (info.kind === "file" && (mode & 0o4) === 0) {
         found.push({ path, kind: "file" });
       }
     }

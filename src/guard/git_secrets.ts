@@ -53,6 +53,7 @@ import {
   treeEntries,
 } from "./git_store.ts";
 import { CREDENTIAL_PATHS, isSecretFileName, SECRET_FILE_PATTERNS } from "./protected_paths.ts";
+import { formatCount } from "../platform/count_text.ts";
 
 /** The state dir's folder of views and pack findings. */
 export function gitCacheDir(stateDir: string): string {
@@ -456,8 +457,8 @@ async function findStoreSecrets(
     }
   }
   if (packed > MAX_SEARCHED_OBJECTS) {
-    result.unsearched = `${packed.toLocaleString("en-US")} packed objects, over the ` +
-      `${MAX_SEARCHED_OBJECTS.toLocaleString("en-US")} whose history is searched`;
+    result.unsearched = `${formatCount(packed)} packed objects, over the ` +
+      `${formatCount(MAX_SEARCHED_OBJECTS)} whose history is searched`;
   }
   for (const { idx, index } of result.unsearched ? [] : indexes) {
     const found = await packFindings(store, idx, index, options.cacheDir);
@@ -482,7 +483,7 @@ async function findStoreSecrets(
     owners.set(path, owner);
   }
   if (loose.over) {
-    result.incomplete = `${store.objectsDir} holds over ${MAX_LOOSE.toLocaleString("en-US")} ` +
+    result.incomplete = `${store.objectsDir} holds over ${formatCount(MAX_LOOSE)} ` +
       "loose objects, too many to look through for secret files' content (git gc packs them)";
   }
 

@@ -18,6 +18,7 @@ import { CREDENTIAL_PATHS, isHostRunEntry } from "./protected_paths.ts";
 import { hasRawBytes } from "../platform/file_names.ts";
 import { listDirByBytes, rawKindOf } from "../platform/raw_fs.ts";
 import { quoteString } from "../platform/plain_text.ts";
+import { formatCount } from "../platform/count_text.ts";
 
 export interface ScanBounds {
   /** Directories read before the scan gives up. */
@@ -160,7 +161,7 @@ export async function scanHostRun(
         return result(
           dirs,
           `the job's directories hold over ${
-            bounds.maxDirs.toLocaleString("en-US")
+            formatCount(bounds.maxDirs)
           } folders (dependencies left out)`,
         );
       }

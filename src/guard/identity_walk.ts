@@ -13,6 +13,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isInsideRoots } from "../platform/path_inside.ts";
 import { TimeSlices } from "../platform/time_slices.ts";
 import { CREDENTIAL_PATHS, isSecretFileName } from "./protected_paths.ts";
+import { formatCount } from "../platform/count_text.ts";
 
 /** A file's identity as a map key: `dev:ino`. */
 export function identityKey(s: { dev: number; ino: number }): string {
@@ -147,7 +148,7 @@ export class Collector {
         if (++this.entries > this.maxEntries) {
           return this.fail(
             `the host-run folders (.git, .claude...) hold over ` +
-              `${this.maxEntries.toLocaleString("en-US")} entries`,
+              `${formatCount(this.maxEntries)} entries`,
           );
         }
         const path = join(at, entry.name);
@@ -217,7 +218,7 @@ export class Collector {
       }
       files += candidates.length;
       if (files > maxFiles) {
-        return `the job's directories hold over ${maxFiles.toLocaleString("en-US")} files ` +
+        return `the job's directories hold over ${formatCount(maxFiles)} files ` +
           "to look through for other hard links of a protected file";
       }
       const stats = await Promise.all(candidates.map((p) => lstat(p).catch(() => undefined)));

@@ -89,6 +89,16 @@ Deno.test("an error body read inline is a second home of errorDetail, by line", 
   );
 });
 
+Deno.test("a number formatted by ICU inline is a second home of formatCount", () => {
+  // The context check's sentence before: every server's first claude turn loaded ICU for it.
+  const found = planted(
+    "engines/claude/context_check.ts",
+    'const tokensText = (v: number) => `${v.toLocaleString("en-US")} tokens`;',
+  );
+  assert.deepEqual(found.map((v) => v.name), ["formatCount"]);
+  assert.match(found[0]!.message, /call formatCount instead/);
+});
+
 Deno.test("uses, imports, aliases and comments are not definitions", () => {
   const text = [
     'import { isObject } from "./json_object.ts";',

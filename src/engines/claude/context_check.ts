@@ -15,6 +15,7 @@ import type { PermissionMode } from "../../settings/types.ts";
 import type { TurnFailure } from "../backend_failures.ts";
 import type { Usage } from "../types.ts";
 import type { RequestTokens } from "./request_sizes.ts";
+import { formatCount } from "../../platform/count_text.ts";
 
 /**
  * Prompt tokens (chars/4 of the system prompt, messages and tool definitions: the part Ollama
@@ -138,7 +139,7 @@ export function skipsContextCheck(model: string): boolean {
   return hasCloudSuffix(model);
 }
 
-const n = (v: number) => v.toLocaleString("en-US");
+const n = formatCount;
 
 /** The ways out, in the order a user tries them. */
 export function fixesText(model: string, required: number): string {

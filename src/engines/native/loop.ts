@@ -23,6 +23,7 @@ import { chatTools } from "./prompt.ts";
 import { offeredTools, recoverReply } from "./text_calls/recover_reply.ts";
 import { countdownLine, partialText } from "./loop_aids.ts";
 import { Corrections } from "./loop_corrections.ts";
+import { formatCount } from "../../platform/count_text.ts";
 
 /**
  * The default and the hard cap of model requests per turn: the default leaves room for a task of
@@ -170,7 +171,7 @@ export async function runLoop(messages: ChatMessage[], deps: LoopDeps): Promise<
     if (text !== "") said.push(text);
     if (grown > MAX_TURN_GROWTH_CHARS) {
       result.errorText = `Stopped: in this turn the replies of ${deps.client.options.label} ` +
-        `and the tool results passed ${MAX_TURN_GROWTH_CHARS.toLocaleString("en-US")} ` +
+        `and the tool results passed ${formatCount(MAX_TURN_GROWTH_CHARS)} ` +
         `characters (the cap for one turn, about a million tokens: more than a ` +
         `model's context holds). The model may be stuck repeating itself: start a new job with a ` +
         `narrower task, or use another model`;

@@ -14,6 +14,7 @@
 import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import { type Blind, CLOSED, MADE, MOVED_OUT, REMOVED, WatchedTree, WRITTEN } from "./watched.ts";
+import { formatCount } from "../../platform/count_text.ts";
 
 export type { Blind };
 
@@ -103,7 +104,7 @@ export class TreeJournal {
   drain(): void {
     this.#tree.drain();
     if (this.#log.length > this.limits.maxLog) {
-      this.#tree.fail(`over ${this.limits.maxLog.toLocaleString("en-US")} changes came in at once`);
+      this.#tree.fail(`over ${formatCount(this.limits.maxLog)} changes came in at once`);
     }
   }
 

@@ -24,6 +24,7 @@ import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
 import { type ChangedFound, changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
 import type { TurnSink } from "../types.ts";
+import { formatCount } from "../../platform/count_text.ts";
 
 /** What a turn changed. */
 export interface ChangeReport {
@@ -132,7 +133,7 @@ export async function beginTurnChanges(
           ...(found.capped
             ? [
               `the job's directories hold over ${
-                limit.toLocaleString("en-US")
+                formatCount(limit)
               } entries, and the walk for changed files stopped there`,
             ]
             : []),
@@ -250,7 +251,7 @@ function journalTurn(
             if (since.capped) {
               partial.push(
                 `"${roots[i]}" was walked (${why}) and the walk stopped at ` +
-                  `${WALK_LIMIT.toLocaleString("en-US")} entries`,
+                  `${formatCount(WALK_LIMIT)} entries`,
               );
             }
             partial.push(...unnamedText(since));

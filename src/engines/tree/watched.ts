@@ -41,6 +41,7 @@ import {
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import { isMarkedName } from "./names.ts";
 import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
+import { formatCount } from "../../platform/count_text.ts";
 
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
   IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
@@ -221,7 +222,7 @@ export class WatchedTree {
     given?: number,
   ): DirNode | string | undefined {
     if (this.#byWd.size >= this.maxDirs) {
-      return `the job's directories hold over ${this.maxDirs.toLocaleString("en-US")} folders`;
+      return `the job's directories hold over ${formatCount(this.maxDirs)} folders`;
     }
     const wd = given ?? this.fs.addWatch(this.#fd, path, WATCH_MASK);
     if (wd < 0) {

@@ -10,6 +10,7 @@ import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { DelegateError } from "../../../errors.ts";
 import { failureLine, type TurnFailure } from "../../backend_failures.ts";
 import { estimateTokens, LARGEST_CONTEXT_TOKENS } from "../../../models/tokens.ts";
+import { formatCount } from "../../../platform/count_text.ts";
 
 /**
  * Tokens kept free for the reply. Ollama's context holds the prompt and the reply together,
@@ -158,6 +159,3 @@ function overflowFailure(
     `. The system prompt and the task are never cut. To fix: ${fixes.join(", ")}`;
   return { kind: "context_overflow", text };
 }
-
-/** A count with thousands separators, as messages show numbers. */
-export const formatCount = (n: number): string => n.toLocaleString("en-US");

@@ -10,11 +10,11 @@
  * shortening.ts.
  */
 import type { ChatMessage, ChatRequest } from "../../../backends/chat_types.ts";
+import { formatCount } from "../../../platform/count_text.ts";
 import {
   contextBucket,
   type ContextCap,
   ContextOverflowError,
-  formatCount,
   partsOf,
   replyReserve,
 } from "./budget.ts";

@@ -7,7 +7,8 @@
 import type { ChatMessage, ChatTool } from "../../../backends/chat_types.ts";
 import { estimateTokens } from "../../../models/tokens.ts";
 import { describeCall } from "../../activity_detail.ts";
-import { capText, type ContextCap, formatCount, replyReserve } from "./budget.ts";
+import { formatCount } from "../../../platform/count_text.ts";
+import { capText, type ContextCap, replyReserve } from "./budget.ts";
 
 /** An old tool-call argument longer than this is shortened with the old tool results. */
 const LONG_ARGUMENT_CHARS = 1000;
