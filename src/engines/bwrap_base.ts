@@ -14,7 +14,7 @@ import { dirNames } from "../platform/dir_names.ts";
 import { encodeFileName, hasRawBytes } from "../platform/file_names.ts";
 import { quoteString } from "../platform/plain_text.ts";
 import { isInsideRoots } from "../platform/path_inside.ts";
-import { quickLstat } from "../platform/quick_lstat.ts";
+import { pathFacts } from "../platform/path_facts.ts";
 
 /** A path hidden inside a sandbox: an empty file, or an empty read-only directory. */
 export interface Mask {
@@ -113,10 +113,11 @@ export function rootOnlySystemFiles(top = "/etc"): Mask[] {
       const path = join(dir, name);
       let info;
       try {
-        info = quickLstat(path);
+        info = pathFacts(path);
       } catch {
         continue;
       }
+      if (!info) continue;
       const mode = info.mode & 0o7;
       if (info.kind === "dir") {
         if ((mode & 0o5) !== 0o5) found.push({ path, kind: "dir" });

@@ -7,9 +7,10 @@
  * node:fs/promises each call cost Deno about half a millisecond, and 100 nested projects' 500
  * host-run paths 0.5-0.65 s of every turn (issue 34).
  */
-import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats, statSync } from "node:fs";
+import { readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { pathFacts, type StatFacts } from "../platform/path_facts.ts";
 import { isInsideRoots } from "../platform/path_inside.ts";
 import { TimeSlices } from "../platform/time_slices.ts";
 import { CREDENTIAL_PATHS, isSecretFileName } from "./protected_paths.ts";
@@ -56,7 +57,7 @@ export class Collector {
     readonly maxEntries: number,
   ) {}
 
-  link(s: Stats, set: "hostRun" | "secret"): void {
+  link(s: StatFacts, set: "hostRun" | "secret"): void {
     const key = identityKey(s);
     this.linked.set(key, (this.linked.get(key) ?? new Set()).add(set));
   }
@@ -66,10 +67,10 @@ export class Collector {
   }
 
   /** lstat, undefined when the path is gone; another error makes the sets incomplete. */
-  async look(path: string, follow = false): Promise<Stats | undefined> {
+  async look(path: string, follow = false): Promise<StatFacts | undefined> {
     await this.#slices.maybe();
     try {
-      return follow ? statSync(path) : lstatSync(path);
+      return pathFacts(path, follow);
     } catch (e) {
       if (!missing(e) && codeOf(e) !== "ELOOP") {
         this.fail(`"${path}" could not be looked at (${codeOf(e) ?? (e as Error).message})`);
@@ -99,7 +100,7 @@ export class Collector {
     const info = await this.look(path);
     if (!info) return;
     let real = path;
-    if (info.isSymbolicLink()) {
+    if (info.kind === "link") {
       const to = this.target(path);
       if (!to || !isInsideRoots(this.roots, to.real)) {
         // Outside every root: no file tool reaches it, no sandbox mounts it. Its identity
@@ -119,8 +120,8 @@ export class Collector {
     const s = await this.look(real, true);
     if (!s) return;
     this.hostRun.set(identityKey(s), owner);
-    if (s.isFile() && s.nlink > 1) this.link(s, "hostRun");
-    if (s.isDirectory()) await this.hostRunDir(real, owner);
+    if (s.kind === "file" && s.nlink > 1) this.link(s, "hostRun");
+    if (s.kind === "dir") await this.hostRunDir(real, owner);
   }
 
   /** Inside a host-run directory: hard-linked files, links elsewhere, secret files. */
@@ -176,13 +177,13 @@ export class Collector {
     const info = await this.look(path);
     if (!info) return;
     let real = path;
-    if (info.isSymbolicLink()) {
+    if (info.kind === "link") {
       const to = this.target(path);
       if (!to?.exists) return; // dangling: nothing to read yet
       real = to.real;
     }
     const s = await this.look(real, true);
-    if (!s?.isFile()) return;
+    if (s?.kind !== "file") return;
     this.secret.set(identityKey(s), path);
     if (isInsideRoots(this.roots, real)) this.secretPaths.add(real);
     if (!this.owners.has(real)) this.owners.set(real, path);

@@ -43,7 +43,17 @@ const AT_SYMLINK_NOFOLLOW = 0x100;
 /** STATX_BASIC_STATS: type, mode, links, owner, inode, times, size. */
 const STATX_BASIC = 0x7ff;
 /** Where `struct statx` (linux/stat.h) keeps what is read of it. */
-const STX = { nlink: 16, uid: 20, mode: 28, ino: 32, ctime: 96, devMajor: 136, devMinor: 140 };
+const STX = {
+  nlink: 16,
+  uid: 20,
+  mode: 28,
+  ino: 32,
+  size: 40,
+  ctime: 96,
+  mtime: 112,
+  devMajor: 136,
+  devMinor: 140,
+};
 const S_IFMT = 0o170000;
 const S_IF: Record<number, PathFacts["kind"]> = {
   0o040000: "dir",
@@ -103,6 +113,26 @@ export interface LinuxFs {
    * own calls cannot name a file whose name is not UTF-8.
    */
   lstat(path: string): PathFacts | undefined;
+  /**
+   * What `path` is (a link followed when `follow`) as node:fs's Stats gives it, or -errno;
+   * never throws. Only through libc's statx: elsewhere callers ask node:fs.
+   */
+  facts?(path: string, follow: boolean): StatFacts | number;
+}
+
+/** What stat(2) says of a path, in node:fs's terms (`dev` as st_dev, as Stats gives it). */
+export interface StatFacts {
+  kind: PathFacts["kind"];
+  dev: number;
+  ino: number;
+  nlink: number;
+  /** st_mode: the file type and permission bits. */
+  mode: number;
+  uid: number;
+  size: number;
+  /** Modification and change times, in milliseconds with their fraction, as Stats has them. */
+  mtimeMs: number;
+  ctimeMs: number;
 }
 
 const SYMBOLS = {
@@ -181,9 +211,12 @@ function bind(lib: Lib): LinuxFs {
   const dirents = new DataView(direntBuf.buffer);
   const statBuf = new Uint8Array(256);
   const stat = new DataView(statBuf.buffer);
-  const statx = (path: string) =>
-    lib.statx!(AT_FDCWD, cPath(path), AT_SYMLINK_NOFOLLOW, STATX_BASIC, statBuf) >= 0;
-  return {
+  const statx = (path: string, follow = false) =>
+    lib.statx!(AT_FDCWD, cPath(path), follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC, statBuf) >=
+      0;
+  const timeMs = (at: number) =>
+    Number(stat.getBigInt64(at, true)) * 1000 + stat.getUint32(at + 8, true) / 1e6;
+  const fs: LinuxFs = {
     changeTimeMs(path) {
       if (!lib.statx) {
         try {
@@ -193,8 +226,7 @@ function bind(lib: Lib): LinuxFs {
         }
       }
       if (!statx(path)) return undefined;
-      return Number(stat.getBigInt64(STX.ctime, true)) * 1000 +
-        stat.getUint32(STX.ctime + 8, true) / 1e6;
+      return timeMs(STX.ctime);
     },
     lstat(path) {
       if (!lib.statx) return lstatWithDeno(path);
@@ -267,6 +299,30 @@ function bind(lib: Lib): LinuxFs {
       }
     },
   };
+  if (lib.statx) {
+    fs.facts = (path, follow) => {
+      if (!statx(path, follow)) return -errno();
+      const mode = stat.getUint16(STX.mode, true);
+      const major = BigInt(stat.getUint32(STX.devMajor, true));
+      const minor = BigInt(stat.getUint32(STX.devMinor, true));
+      return {
+        kind: S_IF[mode & S_IFMT] ?? "other",
+        // glibc's makedev, as st_dev holds it.
+        dev: Number(
+          ((major & 0xfffff000n) << 32n) | ((major & 0xfffn) << 8n) |
+            ((minor & 0xffffff00n) << 12n) | (minor & 0xffn),
+        ),
+        ino: Number(stat.getBigUint64(STX.ino, true)),
+        nlink: stat.getUint32(STX.nlink, true),
+        mode,
+        uid: stat.getUint32(STX.uid, true),
+        size: Number(stat.getBigUint64(STX.size, true)),
+        mtimeMs: timeMs(STX.mtime),
+        ctimeMs: timeMs(STX.ctime),
+      };
+    };
+  }
+  return fs;
 }
 
 /** Where libc has no statx (glibc before 2.28): Deno's own (it cannot name every file). */
