@@ -9,6 +9,12 @@ import { searchPath } from "../../platform/which.ts";
 import { MAX_SECRET_MASKS, rootOnlySystemFiles } from "../bwrap_base.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import {
+  knownStores,
+  knownStoresDir,
+  linkedStores,
+  rememberStores,
+} from "../../guard/known_stores.ts";
 import { closedNote } from "../../guard/toolchains.ts";
 import type { TurnSink, TurnSpec } from "../types.ts";
 import type { JailLayout } from "./jail.ts";
@@ -66,8 +72,18 @@ export async function confineTurn(
       : {}),
   });
   // Credential stores below the top, anywhere (dependencies too): hidden by the jail like the
-  // top-level ones, found by the turn's journal or walk of the folders.
-  const stores = jailed ? changes.nested?.credentials ?? [] : [];
+  // top-level ones, found by the turn's journal or walk of the folders; and those a link led to
+  // before, by what they are (guard/known_stores.ts: `.config -> cfg` relinked since).
+  const storesDir = jailed && config.stateDir ? knownStoresDir(config.stateDir) : undefined;
+  const known = storesDir ? knownStores(storesDir, realRoots) : { paths: [] };
+  if (known.incomplete) {
+    return {
+      refused: `Cannot start Claude Code: ${known.incomplete}, so its jail cannot hide it. ` +
+        "Give the job a narrower cwd, or move the store back where it was",
+    };
+  }
+  const stores = jailed ? [...changes.nested?.credentials ?? [], ...known.paths] : [];
+  if (storesDir) rememberStores(storesDir, linkedStores(realRoots));
   const masked = ids.secretPaths.length + ids.git.hidden.length + stores.length;
   if (masked > MAX_SECRET_MASKS) {
     return {

@@ -27,6 +27,7 @@ import { searchPath } from "../../platform/which.ts";
 import { noteOf, refusedRun, VERIFY_KEEP_CHARS } from "../check_runs.ts";
 import { collectGuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { knownStores, knownStoresDir } from "../../guard/known_stores.ts";
 import { PlaceholderRegistry, placeholderRunDir } from "../mount_placeholders.ts";
 import { HOST_RUN_DIRS, HOST_RUN_PATHS } from "../../guard/protected_paths.ts";
 import type { CheckResult, CheckRun, VerifySpec } from "../types.ts";
@@ -189,8 +190,12 @@ async function planCheck(
   // Credential stores below the top of the roots, found as for the delegate's turn (its
   // journal, or a walk of the folders): the check's output reaches the model in a repair round.
   const changes = await beginTurnChanges(roots, { walk: true });
-  const stores = changes.nested?.credentials ?? [];
-  const unknown = storesUnknown(changes.nested);
+  // And the stores a link led to before, wherever they are now (guard/known_stores.ts).
+  const known = config.stateDir
+    ? knownStores(knownStoresDir(config.stateDir), roots)
+    : { paths: [] };
+  const stores = [...changes.nested?.credentials ?? [], ...known.paths];
+  const unknown = storesUnknown(changes.nested) ?? known.incomplete;
   changes.release();
   if (unknown !== undefined) {
     // No Claude Code sandbox around the commands, whose Read rules cover what the list misses

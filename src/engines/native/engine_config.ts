@@ -10,6 +10,8 @@ export interface NativeEngineConfig {
   sandboxLimits?: SandboxLimits;
   /** Where sandboxes of every server sharing this state dir coordinate (engines/mount_placeholders.ts). */
   sandboxRunDir?: string;
+  /** Credential stores remembered by identity (guard/known_stores.ts). */
+  storesDir?: string;
   /**
    * The server's environment: where the user's toolchains are found (verify.ts). A turn's
    * backend comes resolved, its key looked up by the job layer (TurnSpec.backend).

@@ -17,6 +17,7 @@ import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities, type GuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { knownStoresDir } from "../../guard/known_stores.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import { closedNote } from "../../guard/toolchains.ts";
 import {
@@ -74,6 +75,7 @@ export function createEngine(setup: EngineSetup): NativeEngine {
     keepAlive: s.keepAlive,
     worktreesDir: join(s.stateDir, WORKTREES_DIR),
     gitCacheDir: gitCacheDir(s.stateDir),
+    storesDir: knownStoresDir(s.stateDir),
     toolchainPaths: s.toolchainPaths,
   });
 }
@@ -154,6 +156,7 @@ export class NativeEngine implements Engine {
       ...(this.config.sandboxLimits ? { limits: this.config.sandboxLimits } : {}),
       ...(this.config.sandboxRunDir ? { runDir: this.config.sandboxRunDir } : {}),
     });
+    if (runner.kind === "bwrap" && this.config.storesDir) runner.storesDir = this.config.storesDir;
     const policy = turnPolicy(spec, sink, runner, scope.cwd);
     // Commands' changes are looked for by the server; Write and Edit report their own.
     const shell = watchesShell(policy.tools, runner);

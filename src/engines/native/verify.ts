@@ -24,6 +24,8 @@ export interface NativeVerifyConfig extends TurnScopeConfig {
   sandbox: SandboxMode;
   sandboxLimits?: SandboxLimits;
   sandboxRunDir?: string;
+  /** Credential stores remembered by identity (guard/known_stores.ts). */
+  storesDir?: string;
   allowSecretFiles?: readonly string[];
   gitCacheDir?: string;
   /** The server's environment: the user's PATH, HOME and toolchain locations. */
@@ -81,7 +83,10 @@ export async function verifyNative(
   if (runner.kind === "refused") {
     return await done({ passed: false, runs: [refusedRun(first, failureText(runner.problem))] });
   }
-  if (runner.kind === "bwrap") runner.toolchains = await toolchainsFor(config, roots, spec.dir);
+  if (runner.kind === "bwrap") {
+    runner.toolchains = await toolchainsFor(config, roots, spec.dir);
+    if (config.storesDir) runner.storesDir = config.storesDir;
+  }
   // The same preparation as a turn that may run Bash: nested repositories, credential stores
   // and protected files under other names are found and mounted as for the delegate.
   const changes = await beginTurnChanges(roots, { walk: true });

@@ -34,6 +34,8 @@ export interface BwrapRunner {
   runDir?: string;
   /** Set by the engine once it has walked the job's directories. */
   nested?: NestedPaths;
+  /** Where credential stores are remembered by identity (guard/known_stores.ts). */
+  storesDir?: string;
   /**
    * The nested host-run paths found in `key` (the writable dirs) at the turn's first command,
    * and what every protected path inside them was then (`watched`): kept for the turn, never

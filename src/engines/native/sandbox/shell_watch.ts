@@ -12,6 +12,7 @@ import type { GuardIdentities } from "../../../guard/identities.ts";
 import type { BwrapRunner, ShellRunner } from "./shell_runner.ts";
 import { displayPath } from "../../../guard/real_paths.ts";
 import { MAX_SECRET_MASKS } from "../../bwrap_base.ts";
+import { knownStores, linkedStores, rememberStores } from "../../../guard/known_stores.ts";
 
 /**
  * True when the turn may run commands, whose changes the server then looks for itself. Takes
@@ -31,8 +32,21 @@ export function watchShell(
   guard?: GuardIdentities,
 ): void {
   // Nested repositories and credential stores get the protection the top-level ones get.
+  let storesGap = storesUnknown(changes.nested);
   if (changes.nested && runner.kind === "bwrap") {
     runner.nested = { readOnly: changes.nested.nestedGit, hidden: changes.nested.credentials };
+  }
+  // Stores a link leads to (`.config -> cfg`: `cfg/gh`), hidden by what they are for the whole
+  // turn, and in later turns and jobs, whatever becomes of the link (guard/known_stores.ts):
+  // each command's sandbox finds the top-level stores by name again, and after `rm .config`
+  // would have shown `cfg/gh` to the next command.
+  if (runner.kind === "bwrap" && runner.storesDir) {
+    const linked = linkedStores(roots);
+    rememberStores(runner.storesDir, linked);
+    const known = knownStores(runner.storesDir, roots);
+    const hidden = [...runner.nested?.hidden ?? [], ...linked, ...known.paths];
+    runner.nested = { ...runner.nested, hidden: [...new Set(hidden)] };
+    storesGap ??= known.incomplete;
   }
   // git in the worktree reads the repository's `.git` (its `.git` file points there):
   // mounted read-only, so the delegate's commands see it but cannot change it.
@@ -41,7 +55,7 @@ export function watchShell(
     runner.nested = { ...runner.nested, readOnly };
   }
   if (guard && runner.kind === "bwrap") {
-    guardShell(runner, roots, guard, storesUnknown(changes.nested));
+    guardShell(runner, roots, guard, storesGap);
   }
   if (runner.kind === "bwrap" && runner.hostRun && changes.sentinel) {
     runner.hostRun.sentinel = changes.sentinel;

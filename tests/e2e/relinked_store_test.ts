@@ -1,0 +1,54 @@
+/**
+ * A credential store reached through a linked folder, attacked by unnaming it, on both engines:
+ * the project has `.config -> cfg`, so `cfg/gh` is the GitHub CLI's store, hidden by its real
+ * path. A delegate removes the link (by name `cfg/gh` is then no store) and reads the store in
+ * its next command; a second job renames the store's folder and reads it again; a third reads
+ * it under its new name. The server remembers the store by what it is (guard/known_stores.ts):
+ * no token reaches the backend. Without that, the native engine's next command read it, and
+ * the next job on either engine.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { field, tempDir } from "../support/harness.ts";
+import { startScene } from "../support/scene.ts";
+
+const TOKEN = "oauth_token: gho_RELINKED-STORE-TOKEN";
+
+for (const engine of ["native", "claude"] as const) {
+  Deno.test(`${engine}: a store behind a linked folder stays hidden after the link is removed and its folder renamed`, async () => {
+    await using scene = await startScene();
+    const work = realpathSync(tempDir("od-relinked-"));
+    mkdirSync(join(work, "cfg", "gh"), { recursive: true });
+    writeFileSync(join(work, "cfg", "gh", "hosts.yml"), `${TOKEN}\n`);
+    symlinkSync("cfg", join(work, ".config"));
+    const job = async (commands: string[]) => {
+      const reply = await scene.call("delegate_start", {
+        engine,
+        model: "qwen3:8b",
+        cwd: work,
+        wait_seconds: 90,
+        ...(engine === "claude" ? { permission_mode: "bypassPermissions" } : {}),
+        prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
+      });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+    };
+    const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
+    await job([
+      "cat .config/gh/hosts.yml; echo by-name=$?",
+      "rm .config; echo unlinked=$?",
+      "cat cfg/gh/hosts.yml; echo same-turn=$?",
+    ]);
+    await job(["cat cfg/gh/hosts.yml; echo next-job=$?", "mv cfg cfg2; echo renamed=$?"]);
+    await job(["cat cfg2/gh/hosts.yml cfg/gh/hosts.yml; echo after-rename=$?"]);
+    // The attack happened: the link is gone, the folder renamed.
+    assert.equal(existsSync(join(work, ".config")), false);
+    assert.ok(existsSync(join(work, "cfg2", "gh", "hosts.yml")));
+    assert.match(sent(), /unlinked=0/);
+    assert.match(sent(), /renamed=0/);
+    for (const step of ["by-name", "same-turn", "next-job", "after-rename"]) {
+      assert.match(sent(), new RegExp(`${step}=[1-9]`), `${step}: the read failed`);
+    }
+    assert.doesNotMatch(sent(), /RELINKED-STORE-TOKEN/);
+  });
+}
