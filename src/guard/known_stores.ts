@@ -65,6 +65,26 @@ export function linkedStores(roots: readonly string[]): string[] {
   return [...out].sort();
 }
 
+/**
+ * The real paths, inside the roots, of the stores that links lead to among `named`: stores found
+ * by name whose path passes through a link (`sub/.ssh -> ../keys`), and the places a link of a
+ * store's first parts leads to (`sub/.config/gh` through `sub/.config -> ../cfg`, from
+ * names.ts storesThroughLink). Those that lead nowhere or out of the roots are left out.
+ */
+export function storesBehindLinks(named: readonly string[], roots: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const path of named) {
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      continue;
+    }
+    if (real !== path && isInsideRoots(roots, real) && !roots.includes(real)) out.add(real);
+  }
+  return [...out].sort();
+}
+
 /** Remembers each of `paths` (real paths of stores) by its identity. Never throws. */
 export function rememberStores(dir: string, paths: readonly string[]): void {
   for (const path of paths) {

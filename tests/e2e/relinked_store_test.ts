@@ -1,11 +1,12 @@
 /**
- * A credential store reached through a linked folder, attacked by unnaming it, on both engines:
+ * Credential stores reached through linked folders, on both engines. At the top:
  * the project has `.config -> cfg`, so `cfg/gh` is the GitHub CLI's store, hidden by its real
  * path. A delegate removes the link (by name `cfg/gh` is then no store) and reads the store in
  * its next command; a second job renames the store's folder and reads it again; a third reads
  * it under its new name. The server remembers the store by what it is (guard/known_stores.ts):
  * no token reaches the backend. Without that, the native engine's next command read it, and
- * the next job on either engine.
+ * the next job on either engine. Below the top (`sub/.config -> ../shared`): neither the journal
+ * nor the walk follows links, and `shared/gh` was hidden from no command or file tool at all.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
@@ -47,6 +48,41 @@ for (const engine of ["native", "claude"] as const) {
     assert.match(sent(), /unlinked=0/);
     assert.match(sent(), /renamed=0/);
     for (const step of ["by-name", "same-turn", "next-job", "after-rename"]) {
+      assert.match(sent(), new RegExp(`${step}=[1-9]`), `${step}: the read failed`);
+    }
+    assert.doesNotMatch(sent(), /RELINKED-STORE-TOKEN/);
+  });
+}
+
+for (const engine of ["native", "claude"] as const) {
+  Deno.test(`${engine}: a store behind a linked folder below the top is hidden, also after the link is gone`, async () => {
+    await using scene = await startScene();
+    const work = realpathSync(tempDir("od-relinked-deep-"));
+    mkdirSync(join(work, "shared", "gh"), { recursive: true });
+    mkdirSync(join(work, "sub"));
+    writeFileSync(join(work, "shared", "gh", "hosts.yml"), `${TOKEN}\n`);
+    symlinkSync("../shared", join(work, "sub", ".config"));
+    const job = async (commands: string[]) => {
+      const reply = await scene.call("delegate_start", {
+        engine,
+        model: "qwen3:8b",
+        cwd: work,
+        wait_seconds: 90,
+        ...(engine === "claude" ? { permission_mode: "bypassPermissions" } : {}),
+        prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
+      });
+      assert.equal(field(reply.text, "state"), "completed", reply.text);
+    };
+    const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
+    await job([
+      "cat sub/.config/gh/hosts.yml; echo through-link=$?",
+      "cat shared/gh/hosts.yml; echo real-path=$?",
+      "rm sub/.config; echo unlinked=$?",
+    ]);
+    await job(["cat shared/gh/hosts.yml; echo next-job=$?"]);
+    assert.equal(existsSync(join(work, "sub", ".config")), false);
+    assert.match(sent(), /unlinked=0/);
+    for (const step of ["through-link", "real-path", "next-job"]) {
       assert.match(sent(), new RegExp(`${step}=[1-9]`), `${step}: the read failed`);
     }
     assert.doesNotMatch(sent(), /RELINKED-STORE-TOKEN/);

@@ -20,7 +20,9 @@ import {
   knownStoresDir,
   linkedStores,
   rememberStores,
+  storesBehindLinks,
 } from "../../src/guard/known_stores.ts";
+import { storesThroughLink } from "../../src/engines/tree/names.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 /** A project with `.config -> cfg` and the GitHub CLI's store in `cfg/gh`, and a state dir. */
@@ -73,4 +75,35 @@ Deno.test("knownStores: a store gone from the roots is forgotten; a search past 
   assert.deepEqual(knownStores(dir, [work]), { paths: [] });
   assert.equal(readdirSync(dir).length, 0, "forgotten");
   assert.ok(existsSync(dir));
+});
+
+Deno.test("storesBehindLinks: stores a link leads to below the top, by their real paths", () => {
+  const work = realpathSync(tempDir("od-behind-links-"));
+  mkdirSync(join(work, "keys"));
+  mkdirSync(join(work, "shared", "gh"), { recursive: true });
+  mkdirSync(join(work, "sub"));
+  symlinkSync("../keys", join(work, "sub", ".ssh"));
+  symlinkSync("../shared", join(work, "sub", ".config"));
+  const outside = realpathSync(tempDir("od-behind-outside-"));
+  mkdirSync(join(outside, "gh"));
+  mkdirSync(join(work, "other"));
+  symlinkSync(outside, join(work, "other", ".config"));
+  const candidates = [
+    join(work, "sub", ".ssh"),
+    ...storesThroughLink(join(work, "sub"), ".config"),
+    ...storesThroughLink(join(work, "other"), ".config"),
+  ];
+  assert.deepEqual(storesBehindLinks(candidates, [work]), [
+    join(work, "keys"),
+    join(work, "shared", "gh"),
+  ]);
+});
+
+Deno.test("storesThroughLink: the stores an entry's name starts, where its folder allows them", () => {
+  assert.ok(storesThroughLink("/p/sub", ".config").includes("/p/sub/.config/gh"));
+  assert.ok(storesThroughLink("/p/sub", ".cargo").includes("/p/sub/.cargo/credentials.toml"));
+  assert.ok(storesThroughLink("/p/.config", "helm").includes("/p/.config/helm/registry"));
+  assert.deepEqual(storesThroughLink("/p/x", "helm"), []);
+  assert.deepEqual(storesThroughLink("/p/x", "src"), []);
+  assert.deepEqual(storesThroughLink("/p/x", ".ssh"), [], "a store itself: found by its name");
 });

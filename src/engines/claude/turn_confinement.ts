@@ -83,7 +83,9 @@ export async function confineTurn(
     };
   }
   const stores = jailed ? [...changes.nested?.credentials ?? [], ...known.paths] : [];
-  if (storesDir) rememberStores(storesDir, linkedStores(realRoots));
+  if (storesDir) {
+    rememberStores(storesDir, [...linkedStores(realRoots), ...changes.nested?.linked ?? []]);
+  }
   const masked = ids.secretPaths.length + ids.git.hidden.length + stores.length;
   if (masked > MAX_SECRET_MASKS) {
     return {

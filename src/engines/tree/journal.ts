@@ -15,6 +15,7 @@ import type { LinuxFs } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import { type Blind, CLOSED, MADE, MOVED_OUT, REMOVED, WatchedTree, WRITTEN } from "./watched.ts";
 import { formatCount } from "../../platform/count_text.ts";
+import type { NestedNames } from "./view.ts";
 
 export type { Blind };
 
@@ -199,7 +200,7 @@ export class TreeJournal {
   }
 
   /** `.git` entries below the top, and credential stores, anywhere (dependencies too). */
-  nested(): { nestedGit: string[]; credentials: string[] } {
+  nested(): NestedNames {
     return this.#tree.nested();
   }
 

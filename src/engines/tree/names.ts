@@ -74,10 +74,42 @@ export function isCredentialEntry(dir: string, name: string): boolean {
 }
 
 /**
- * True for a host-run name, a credential name, or a name matching a secret pattern (before
- * any `allowSecretFiles`: the scan applies the user's list itself).
+ * The parts of credential paths that come before their last (`.config` and `helm` of
+ * `.config/helm/registry`), each with the paths it starts a rest of: an entry of such a name
+ * that is a link leads to a store (`sub/.config -> ../cfg` makes `cfg/gh` one), which no walk
+ * or journal finds by name, since neither follows links.
+ */
+const CREDENTIAL_MIDDLES: ReadonlyMap<string, ReadonlyArray<{ before: string; rest: string }>> =
+  (() => {
+    const middles = new Map<string, Array<{ before: string; rest: string }>>();
+    for (const path of CREDENTIAL_PATHS.filter((p) => p.includes("/"))) {
+      const parts = path.split("/");
+      for (let i = 0; i < parts.length - 1; i++) {
+        const entry = { before: parts.slice(0, i).join("/"), rest: parts.slice(i + 1).join("/") };
+        middles.set(parts[i]!, [...(middles.get(parts[i]!) ?? []), entry]);
+      }
+    }
+    return middles;
+  })();
+
+/**
+ * Where the credential stores would be that an entry `name` in the folder `dir` leads to when
+ * it is a link (`/p/sub` and `.config`: `/p/sub/.config/gh`...); empty for other names. Named
+ * through the link: the caller resolves them.
+ */
+export function storesThroughLink(dir: string, name: string): string[] {
+  return (CREDENTIAL_MIDDLES.get(name) ?? [])
+    .filter((m) => m.before === "" || dir.endsWith(`/${m.before}`))
+    .map((m) => `${dir}/${name}/${m.rest}`);
+}
+
+/**
+ * True for a host-run name, a credential name (a part of one too: storesThroughLink), or a
+ * name matching a secret pattern (before any `allowSecretFiles`: the scan applies the user's
+ * list itself).
  */
 export function isMarkedName(name: string): boolean {
   return isHostRunName(name) || HOST_RUN_INNER_NAMES.has(name) || CREDENTIAL_NAMES.has(name) ||
-    CREDENTIAL_TAILS.has(name) || (maybeSecret(name) && isSecretFileName(name));
+    CREDENTIAL_TAILS.has(name) || CREDENTIAL_MIDDLES.has(name) ||
+    (maybeSecret(name) && isSecretFileName(name));
 }

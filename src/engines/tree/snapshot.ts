@@ -29,7 +29,7 @@ import { isDeno } from "../../platform/runtime.ts";
 import { hostRunPart } from "../../guard/protected_paths.ts";
 import { isInside } from "../../platform/path_inside.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isCredentialEntry, isMarkedName } from "./names.ts";
+import { isCredentialEntry, isMarkedName, storesThroughLink } from "./names.ts";
 
 /** What a walk of the folders found below the roots. */
 export interface NestedFound {
@@ -37,6 +37,8 @@ export interface NestedFound {
   nestedGit: string[];
   /** Credential stores (`.ssh`, `.aws`...) found anywhere below the roots. */
   credentials: string[];
+  /** Where stores would be through entries that may be links (names.ts storesThroughLink). */
+  throughLinks?: string[];
   /** True when the walk stopped at its limit: the lists may miss some. */
   capped: boolean;
   /** True when a folder could not be read: what it holds is not in the lists. */
@@ -179,6 +181,7 @@ export async function nestedWalk(
   const rootSet = new Set(roots);
   const nestedGit: string[] = [];
   const credentials: string[] = [];
+  const throughLinks: string[] = [];
   const stack = [...roots];
   let seen = 0;
   let unread = false;
@@ -197,6 +200,7 @@ export async function nestedWalk(
         return {
           nestedGit: nestedGit.sort(),
           credentials: credentials.sort(),
+          throughLinks: throughLinks.sort(),
           capped: true,
           ...(unread ? { unread } : {}),
         };
@@ -211,12 +215,14 @@ export async function nestedWalk(
       }
       if (entry.name === ".git" && !rootSet.has(dir)) nestedGit.push(path);
       if (isDir) stack.push(path);
+      else throughLinks.push(...storesThroughLink(dir, entry.name));
     }
     if (listing && listing.unnamed === 0) listed?.set(dir, kept);
   }
   return {
     nestedGit: nestedGit.sort(),
     credentials: credentials.sort(),
+    throughLinks: throughLinks.sort(),
     capped: false,
     ...(unread ? { unread } : {}),
   };

@@ -25,6 +25,7 @@ import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
 import { type ChangedFound, changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
 import type { TurnSink } from "../types.ts";
 import { formatCount } from "../../platform/count_text.ts";
+import { storesBehindLinks } from "../../guard/known_stores.ts";
 
 /** What a turn changed. */
 export interface ChangeReport {
@@ -49,6 +50,11 @@ export interface TurnChanges {
     capped?: boolean;
     /** A folder could not be read (or watched): what it holds is not in the lists. */
     unread?: boolean;
+    /**
+     * Those of `credentials` a link led to (guard/known_stores.ts storesBehindLinks): by name
+     * they are no store once the link is gone, so the engines remember them by identity.
+     */
+    linked?: string[];
   };
   /** How the changes are found: "journal" or "walk" (undefined: not at all). */
   readonly how?: "journal" | "walk";
@@ -117,7 +123,10 @@ export async function beginTurnChanges(
   // What the walk read is what the identity scan would read again, at the same moment (before
   // the delegate runs): it lists from the walk's memory, as from a journal's.
   const listed = new Map<string, ListedEntry[]>();
-  const nested = await nestedWalk(roots, limit, listed, walkFs);
+  const walked = await nestedWalk(roots, limit, listed, walkFs);
+  const { throughLinks = [], ...found } = walked;
+  const linked = storesBehindLinks([...found.credentials, ...throughLinks], roots);
+  const nested = { ...found, credentials: [...found.credentials, ...linked], linked };
   // After the walk of the folders: what changed while it ran is no delegate's doing.
   const since = Date.now();
   let report: Promise<ChangeReport> | undefined;
@@ -209,12 +218,17 @@ function journalTurn(
     nestedGit: [] as string[],
     credentials: [] as string[],
     unread: journals.some((j) => j.blind().length > 0),
+    linked: [] as string[],
   };
+  const throughLinks: string[] = [];
   for (const journal of journals) {
     const found = journal.nested();
     nested.nestedGit.push(...found.nestedGit);
     nested.credentials.push(...found.credentials);
+    throughLinks.push(...found.throughLinks);
   }
+  nested.linked = storesBehindLinks([...nested.credentials, ...throughLinks], roots);
+  nested.credentials.push(...nested.linked);
   const inRoot = (path: string, root: string) => path.startsWith(`${root}/`);
   return {
     how: "journal",

@@ -4,7 +4,7 @@
  * credential stores.
  */
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
-import { isCredentialEntry } from "./names.ts";
+import { isCredentialEntry, storesThroughLink } from "./names.ts";
 
 /** A watched folder. Its path never changes: a folder that moves is forgotten and re-watched. */
 export interface DirNode {
@@ -48,22 +48,36 @@ export function listNode(node: DirNode): ListedEntry[] {
  * `.git` entries below `top`, and credential stores, anywhere (dependencies too); as the walk
  * (snapshot.ts's nestedWalk), not below a credential store, which a sandbox hides whole.
  */
-export function nestedBelow(top: DirNode | undefined): {
-  nestedGit: string[];
-  credentials: string[];
-} {
+export function nestedBelow(top: DirNode | undefined): NestedNames {
   const nestedGit: string[] = [];
   const credentials: string[] = [];
+  const throughLinks: string[] = [];
   const pending = top ? [top] : [];
   while (pending.length > 0) {
     const node = pending.pop()!;
     for (const name of node.marked.keys()) {
       if (name === ".git" && node !== top) nestedGit.push(`${node.path}/${name}`);
       if (isCredentialEntry(node.path, name)) credentials.push(`${node.path}/${name}`);
+      if (!node.marked.get(name)) throughLinks.push(...storesThroughLink(node.path, name));
     }
     for (const [name, dir] of node.dirs) {
       if (!isCredentialEntry(node.path, name)) pending.push(dir);
     }
   }
-  return { nestedGit: nestedGit.sort(), credentials: credentials.sort() };
+  return {
+    nestedGit: nestedGit.sort(),
+    credentials: credentials.sort(),
+    throughLinks: throughLinks.sort(),
+  };
+}
+
+/** What a tree knows of the nested repositories and credential stores below its top. */
+export interface NestedNames {
+  nestedGit: string[];
+  credentials: string[];
+  /**
+   * Where stores would be through entries that may be links (names.ts storesThroughLink):
+   * named through them, not resolved.
+   */
+  throughLinks: string[];
 }

@@ -40,7 +40,7 @@ import {
 } from "../../platform/posix/inotify.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import { isMarkedName } from "./names.ts";
-import { type DirNode, findNode, listNode, nestedBelow } from "./view.ts";
+import { type DirNode, findNode, listNode, nestedBelow, type NestedNames } from "./view.ts";
 import { formatCount } from "../../platform/count_text.ts";
 
 const WATCH_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO |
@@ -195,7 +195,7 @@ export class WatchedTree {
   }
 
   /** `.git` entries below the top, and credential stores, anywhere (dependencies too). */
-  nested(): { nestedGit: string[]; credentials: string[] } {
+  nested(): NestedNames {
     return nestedBelow(this.#top);
   }
 

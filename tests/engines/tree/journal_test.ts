@@ -607,7 +607,11 @@ journalTest({
           const walked = await nestedWalk([r], 1_000_000);
           assert.deepEqual(
             journal.nested(),
-            { nestedGit: walked.nestedGit, credentials: walked.credentials },
+            {
+              nestedGit: walked.nestedGit,
+              credentials: walked.credentials,
+              throughLinks: walked.throughLinks,
+            },
             what,
           );
         }

@@ -130,6 +130,7 @@ Deno.test("turn changes: without a journal, a walk of the folders, then of the f
     nestedGit: [join(r, "node_modules", "dep", ".git")],
     credentials: [join(r, "sub", ".ssh")],
     capped: false,
+    linked: [],
   });
   appendFileSync(join(r, "a.txt"), "+");
   writeFileSync(join(r, "node_modules", "dep", "new.js"), "x");

@@ -42,7 +42,7 @@ export function watchShell(
   // would have shown `cfg/gh` to the next command.
   if (runner.kind === "bwrap" && runner.storesDir) {
     const linked = linkedStores(roots);
-    rememberStores(runner.storesDir, linked);
+    rememberStores(runner.storesDir, [...linked, ...changes.nested?.linked ?? []]);
     const known = knownStores(runner.storesDir, roots);
     const hidden = [...runner.nested?.hidden ?? [], ...linked, ...known.paths];
     runner.nested = { ...runner.nested, hidden: [...new Set(hidden)] };
