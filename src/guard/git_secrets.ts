@@ -370,7 +370,7 @@ export async function storeSecrets(
   const loose = await looseIds(store, MAX_LOOSE);
   const packs = await packFiles(store);
   const contents = options.contents ?? new SecretContents(options.secretFiles);
-  const key = await fingerprint(store, loose.ids, packs, options, contents);
+  const key = fingerprint(store, loose.ids, packs, options, contents);
   const memo = storeMemo.get(store.gitDir);
   if (memo && memo.key === key && (!memo.result.view || existsSync(memo.result.view))) {
     return memo.result;
@@ -384,13 +384,13 @@ export async function storeSecrets(
 const storeMemo = new Map<string, { key: string; result: StoreSecrets }>();
 
 /** A digest of everything storeSecrets reads: the index, the objects' names, the secret files. */
-async function fingerprint(
+function fingerprint(
   store: GitStore,
   looseIds: readonly string[],
   packs: readonly { pack: string }[],
   options: GitSecretOptions,
   contents: SecretContents,
-): Promise<string> {
+): string {
   const hash = createHash("sha256");
   hash.update(`${statKey(join(store.gitDir, "index"))}\0`);
   hash.update(`${looseIds.join(",")}\0${packs.map((p) => basename(p.pack)).join(",")}\0`);
