@@ -422,11 +422,16 @@ for (const engine of ["native", "claude"] as const) {
         ".npmrc": "//registry.npmjs.org/:_authToken=VERIFY-TOP-NPMRC-TOKEN",
         "sub/.npmrc": "//registry.npmjs.org/:_authToken=VERIFY-NPMRC-TOKEN",
         "tools/.config/gh/hosts.yml": "oauth_token: VERIFY-GH-TOKEN",
+        // A store only through a link below the top (`lib/.config -> ../shared`).
+        "shared/gh/hosts.yml": "oauth_token: VERIFY-LINKED-GH-TOKEN",
       };
       put(work, stores);
+      mkdirSync(join(work, "lib"));
+      symlinkSync("../shared", join(work, "lib", ".config"));
       const command = `curl -sS --max-time 5 ${scene.emulator.url}${probe}; echo "curl exit $?"; ` +
         `cat ${join(scene.home, ".claude", ".credentials.json")}; ` +
-        `cat "$HOME/.claude/.credentials.json"; cat ${Object.keys(stores).join(" ")}; exit 9`;
+        `cat "$HOME/.claude/.credentials.json"; cat ${Object.keys(stores).join(" ")} ` +
+        `lib/.config/gh/hosts.yml; exit 9`;
       const { reply, log } = await checked(scene, work, command);
       assert.match(log, /curl exit [1-9]/, log);
       for (
