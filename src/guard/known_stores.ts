@@ -49,20 +49,10 @@ interface StoreRecord {
  * `.config -> cfg`): their real paths, inside the roots.
  */
 export function linkedStores(roots: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const root of roots) {
-    for (const entry of CREDENTIAL_PATHS) {
-      const named = join(root, entry);
-      let real: string;
-      try {
-        real = realpathSync(named);
-      } catch {
-        continue;
-      }
-      if (real !== named && isInsideRoots(roots, real) && !roots.includes(real)) out.add(real);
-    }
-  }
-  return [...out].sort();
+  return storesBehindLinks(
+    roots.flatMap((root) => CREDENTIAL_PATHS.map((entry) => join(root, entry))),
+    roots,
+  );
 }
 
 /**

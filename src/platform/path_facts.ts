@@ -17,6 +17,19 @@ const ENOENT = 2;
 const ENOTDIR = 20;
 const CODES: Record<number, string> = { 1: "EPERM", 13: "EACCES", 40: "ELOOP", 36: "ENAMETOOLONG" };
 
+/** What node:fs's Stats (or a Dirent) says an entry is. */
+export function statsKind(
+  info: { isSymbolicLink(): boolean; isDirectory(): boolean; isFile(): boolean },
+): StatFacts["kind"] {
+  return info.isSymbolicLink()
+    ? "link"
+    : info.isDirectory()
+    ? "dir"
+    : info.isFile()
+    ? "file"
+    : "other";
+}
+
 /**
  * What `path` is (its link followed when `follow`), or undefined when nothing is there (ENOENT,
  * ENOTDIR). Any other failure throws an Error whose `code` is node:fs's (`EACCES`, `ELOOP`).
@@ -37,15 +50,8 @@ export function pathFacts(path: string, follow = false): StatFacts | undefined {
     throw e;
   }
   if (!info) return undefined;
-  const kind = info.isSymbolicLink()
-    ? "link"
-    : info.isDirectory()
-    ? "dir"
-    : info.isFile()
-    ? "file"
-    : "other";
   return {
-    kind,
+    kind: statsKind(info),
     dev: info.dev,
     ino: info.ino,
     nlink: info.nlink,

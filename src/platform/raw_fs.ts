@@ -11,6 +11,7 @@ import { decodeFileName, diskPath, hasRawBytes } from "./file_names.ts";
 import { linuxFs } from "./posix/inotify.ts";
 import { quoteString } from "./plain_text.ts";
 import { isDeno } from "./runtime.ts";
+import { statsKind } from "./path_facts.ts";
 
 /** What a path itself is (a link not followed). */
 export type RawKind = "dir" | "file" | "link" | "other" | "missing";
@@ -41,15 +42,7 @@ export function listDirByBytes(dir: string): RawEntry[] | undefined {
     return listed.map((e) => ({ name: e.name, kind: e.kind === "unknown" ? undefined : e.kind }));
   }
   return readdirSync(diskPath(dir), { encoding: "buffer", withFileTypes: true }).map((e) => {
-    const name = decodeFileName(e.name as unknown as Uint8Array);
-    const kind = e.isDirectory()
-      ? "dir"
-      : e.isFile()
-      ? "file"
-      : e.isSymbolicLink()
-      ? "link"
-      : "other";
-    return { name, kind };
+    return { name: decodeFileName(e.name as unknown as Uint8Array), kind: statsKind(e) };
   });
 }
 
@@ -118,14 +111,7 @@ function rawFactsOf(
   }
   try {
     const info = lstatSync(diskPath(path));
-    const kind = info.isSymbolicLink()
-      ? "link"
-      : info.isDirectory()
-      ? "dir"
-      : info.isFile()
-      ? "file"
-      : "other";
-    return { kind, id: `${info.dev}:${info.ino}` };
+    return { kind: statsKind(info), id: `${info.dev}:${info.ino}` };
   } catch {
     return "missing";
   }

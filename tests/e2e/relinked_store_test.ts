@@ -16,25 +16,42 @@ import { startScene } from "../support/scene.ts";
 
 const TOKEN = "oauth_token: gho_RELINKED-STORE-TOKEN";
 
+/**
+ * A scene whose project holds the token in `<store>/gh/hosts.yml` and the link `link` -> `to`;
+ * `job` runs a delegate's commands on `engine` to completion, `sent` is all that reached the
+ * backend.
+ */
+async function relinked(
+  engine: "native" | "claude",
+  store: string,
+  link: string,
+  to: string,
+) {
+  const scene = await startScene();
+  const work = realpathSync(tempDir("od-relinked-"));
+  mkdirSync(join(work, store, "gh"), { recursive: true });
+  mkdirSync(join(work, link, ".."), { recursive: true });
+  writeFileSync(join(work, store, "gh", "hosts.yml"), `${TOKEN}\n`);
+  symlinkSync(to, join(work, link));
+  const job = async (commands: string[]) => {
+    const reply = await scene.call("delegate_start", {
+      engine,
+      model: "qwen3:8b",
+      cwd: work,
+      wait_seconds: 90,
+      ...(engine === "claude" ? { permission_mode: "bypassPermissions" } : {}),
+      prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
+    });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+  };
+  const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
+  return { scene, work, job, sent };
+}
+
 for (const engine of ["native", "claude"] as const) {
   Deno.test(`${engine}: a store behind a linked folder stays hidden after the link is removed and its folder renamed`, async () => {
-    await using scene = await startScene();
-    const work = realpathSync(tempDir("od-relinked-"));
-    mkdirSync(join(work, "cfg", "gh"), { recursive: true });
-    writeFileSync(join(work, "cfg", "gh", "hosts.yml"), `${TOKEN}\n`);
-    symlinkSync("cfg", join(work, ".config"));
-    const job = async (commands: string[]) => {
-      const reply = await scene.call("delegate_start", {
-        engine,
-        model: "qwen3:8b",
-        cwd: work,
-        wait_seconds: 90,
-        ...(engine === "claude" ? { permission_mode: "bypassPermissions" } : {}),
-        prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
-      });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-    };
-    const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
+    const { scene, work, job, sent } = await relinked(engine, "cfg", ".config", "cfg");
+    await using _ = scene;
     await job([
       "cat .config/gh/hosts.yml; echo by-name=$?",
       "rm .config; echo unlinked=$?",
@@ -56,24 +73,8 @@ for (const engine of ["native", "claude"] as const) {
 
 for (const engine of ["native", "claude"] as const) {
   Deno.test(`${engine}: a store behind a linked folder below the top is hidden, also after the link is gone`, async () => {
-    await using scene = await startScene();
-    const work = realpathSync(tempDir("od-relinked-deep-"));
-    mkdirSync(join(work, "shared", "gh"), { recursive: true });
-    mkdirSync(join(work, "sub"));
-    writeFileSync(join(work, "shared", "gh", "hosts.yml"), `${TOKEN}\n`);
-    symlinkSync("../shared", join(work, "sub", ".config"));
-    const job = async (commands: string[]) => {
-      const reply = await scene.call("delegate_start", {
-        engine,
-        model: "qwen3:8b",
-        cwd: work,
-        wait_seconds: 90,
-        ...(engine === "claude" ? { permission_mode: "bypassPermissions" } : {}),
-        prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
-      });
-      assert.equal(field(reply.text, "state"), "completed", reply.text);
-    };
-    const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
+    const { scene, work, job, sent } = await relinked(engine, "shared", "sub/.config", "../shared");
+    await using _ = scene;
     await job([
       "cat sub/.config/gh/hosts.yml; echo through-link=$?",
       "cat shared/gh/hosts.yml; echo real-path=$?",
