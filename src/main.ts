@@ -62,6 +62,8 @@ export async function main(argv: string[]): Promise<number> {
       // Reading starts before the server's modules load: see early_discover.ts.
       const { EarlyDiscover } = await import("./server/transport/early_discover.ts");
       const early = new EarlyDiscover(process.stdin, process.stdout);
+      // Before anything imports the MCP SDK: see without_ajv.ts.
+      (await import("./server/without_ajv.ts")).leaveAjvUnloaded();
       return await (await import("./server/serve.ts")).serve(early);
     }
     case "config": {

@@ -9,6 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { SERVER_NAME, VERSION } from "../version.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "./task_store.ts";
 import { Revision2026Transport } from "./transport/revision_2026.ts";
+import { NO_SCHEMA_VALIDATION } from "./without_ajv.ts";
 
 /** The MCP server, connectable before its tools are registered. */
 export interface ServerShell {
@@ -38,6 +39,8 @@ export function serverShell(log: (line: string) => void): ServerShell {
     // answers the same; the SDK then accepts tools registered while connected.
     capabilities: { tasks: TASKS_CAPABILITY, tools: { listChanged: true } },
     taskStore,
+    // The SDK's default validator is ajv's, which the serve command leaves unloaded.
+    jsonSchemaValidator: NO_SCHEMA_VALIDATION,
   });
   let wrapped: Revision2026Transport | undefined;
   return {
