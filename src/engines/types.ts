@@ -193,6 +193,11 @@ export interface TurnSink {
    * called when they are. Shown on every reply of the job as a `sandbox:` line.
    */
   sandbox?(text: string): void;
+  /**
+   * The credential stores and secret files the turn's sandbox hides in the job's directories
+   * (guard/hidden_list.ts), as the turn starts; an empty list when none. A `hidden:` line.
+   */
+  hidden?(paths: readonly string[]): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;
   /**
    * Present when a person can be asked for a permission the delegate was not given (an

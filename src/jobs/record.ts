@@ -168,6 +168,13 @@ export const jobRecordSchema = is.object({
    * (bubblewrap is missing: ...)", "partial (socat is missing: ...)". Absent when they were.
    */
   sandbox: is.string().optional(),
+  /**
+   * The credential stores and secret files the last turn's sandbox hid in the job's
+   * directories (the first MAX_HIDDEN_KEPT, jobs/turn_sink.ts): `hidden:` line.
+   */
+  hidden: is.array(is.string()).optional(),
+  /** Hidden paths past those named. */
+  hiddenMore: is.number().int().optional(),
   permissionDenials: is.array(is.object({ tool: is.string(), detail: is.string() })).default([]),
   /**
    * Permission questions put to the person (permission_asks.ts): the tool, exactly what it

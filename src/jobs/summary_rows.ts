@@ -13,6 +13,7 @@ import { engineTraits } from "../engines/registry.ts";
 import { formatElapsed } from "../platform/duration.ts";
 import { cutTo } from "../platform/text_cut.ts";
 import { escapeLine, quotePath } from "../platform/plain_text.ts";
+import { displayPath } from "../guard/real_paths.ts";
 import type { Price } from "../settings/types.ts";
 import { budgetText } from "./spend/budget.ts";
 import { costOf, formatCost, priceOf } from "./spend/cost.ts";
@@ -107,6 +108,7 @@ export function summaryRows(
     );
   }
   if (r.sandbox) rows.push(row("sandbox", r.sandbox));
+  rows.push(...optional("hidden", hiddenText(r)));
   for (const warning of r.warnings ?? []) rows.push(row("warning", warning));
   rows.push(row("permission", permissionText(r)));
   if (r.permissionDenials.length > 0) {
@@ -198,6 +200,20 @@ function engineText(engine: string, backend: string | undefined): string {
   if (!traits.backends) return engine;
   if (backend === undefined && traits.backendApi !== undefined) return engine;
   return `${engine} (backend ${backend ?? "ollama"})`;
+}
+
+/**
+ * The `hidden` row: what the last turn's sandbox kept from the delegate in the job's
+ * directories, by path from its cwd, so that a read of one that failed is not taken for a
+ * missing file.
+ */
+function hiddenText(r: JobRecord): string | undefined {
+  const hidden = r.hidden ?? [];
+  const total = hidden.length + (r.hiddenMore ?? 0);
+  if (total === 0) return undefined;
+  const named = hidden.slice(0, 10).map((p) => quotePath(displayPath(p, r.cwd))).join(", ");
+  const more = total > 10 ? `, +${total - 10} more` : "";
+  return `${named}${more} (credential stores and secret files, kept from the delegate)`;
 }
 
 /**

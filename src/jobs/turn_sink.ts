@@ -13,6 +13,9 @@ import type { JobStore } from "./store.ts";
 /** Changed files a record names; past it they are counted (`changedFilesMore`). */
 export const MAX_CHANGED_KEPT = 1000;
 
+/** Hidden paths a record names; past it they are counted (`hiddenMore`). */
+export const MAX_HIDDEN_KEPT = 100;
+
 export function turnSink(live: LiveJob, store: JobStore, asker?: PermissionAsker): TurnSink {
   const record = live.record;
   const changed = new Set(record.changedFiles ?? []);
@@ -37,6 +40,14 @@ export function turnSink(live: LiveJob, store: JobStore, asker?: PermissionAsker
     },
     sandbox: (text) => {
       record.sandbox = text;
+    },
+    hidden: (paths) => {
+      // The last turn's: a follow-up's sandbox looks again.
+      delete record.hidden;
+      delete record.hiddenMore;
+      if (paths.length === 0) return;
+      record.hidden = paths.slice(0, MAX_HIDDEN_KEPT);
+      if (paths.length > MAX_HIDDEN_KEPT) record.hiddenMore = paths.length - MAX_HIDDEN_KEPT;
     },
     contextElided: (count) => {
       record.contextElisions = (record.contextElisions ?? 0) + count;

@@ -43,6 +43,8 @@ async function relinked(
       prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nprobe`,
     });
     assert.equal(field(reply.text, "state"), "completed", reply.text);
+    // The reply names what the sandbox kept from the delegate.
+    return field(reply.text, "hidden") ?? "";
   };
   const sent = () => scene.emulator.requests.map((r) => r.bodyText).join("\n");
   return { scene, work, job, sent };
@@ -52,13 +54,15 @@ for (const engine of ["native", "claude"] as const) {
   Deno.test(`${engine}: a store behind a linked folder stays hidden after the link is removed and its folder renamed`, async () => {
     const { scene, work, job, sent } = await relinked(engine, "cfg", ".config", "cfg");
     await using _ = scene;
-    await job([
+    const first = await job([
       "cat .config/gh/hosts.yml; echo by-name=$?",
       "rm .config; echo unlinked=$?",
       "cat cfg/gh/hosts.yml; echo same-turn=$?",
     ]);
+    assert.match(first, /^\.config\/gh \(credential stores and secret files/);
     await job(["cat cfg/gh/hosts.yml; echo next-job=$?", "mv cfg cfg2; echo renamed=$?"]);
-    await job(["cat cfg2/gh/hosts.yml cfg/gh/hosts.yml; echo after-rename=$?"]);
+    const last = await job(["cat cfg2/gh/hosts.yml cfg/gh/hosts.yml; echo after-rename=$?"]);
+    assert.match(last, /^cfg2\/gh \(/, "named where it is now");
     // The attack happened: the link is gone, the folder renamed.
     assert.equal(existsSync(join(work, ".config")), false);
     assert.ok(existsSync(join(work, "cfg2", "gh", "hosts.yml")));
@@ -75,12 +79,13 @@ for (const engine of ["native", "claude"] as const) {
   Deno.test(`${engine}: a store behind a linked folder below the top is hidden, also after the link is gone`, async () => {
     const { scene, work, job, sent } = await relinked(engine, "shared", "sub/.config", "../shared");
     await using _ = scene;
-    await job([
+    const first = await job([
       "cat sub/.config/gh/hosts.yml; echo through-link=$?",
       "cat shared/gh/hosts.yml; echo real-path=$?",
       "rm sub/.config; echo unlinked=$?",
     ]);
-    await job(["cat shared/gh/hosts.yml; echo next-job=$?"]);
+    assert.match(first, /^shared\/gh \(/);
+    assert.match(await job(["cat shared/gh/hosts.yml; echo next-job=$?"]), /^shared\/gh \(/);
     assert.equal(existsSync(join(work, "sub", ".config")), false);
     assert.match(sent(), /unlinked=0/);
     for (const step of ["through-link", "real-path", "next-job"]) {

@@ -110,3 +110,17 @@ Deno.test("summaryRows: a queued job says its place in line and who holds the sl
   assert.match(text, /^state {7}queued \(2 in line\)$/m);
   assert.match(text, /^queue {7}2nd in line for backend "ollama" \(0 of 1 slot held\)$/m);
 });
+
+Deno.test("summaryRows: the hidden row names what the sandbox kept from the delegate, from the cwd", () => {
+  const lines = (over: Partial<JobRecord>) =>
+    summaryLines(summaryRows({ record: rec(over) }, T0 + 2500), "reply").filter((l) =>
+      l.startsWith("hidden:")
+    );
+  assert.deepEqual(lines({}), []);
+  assert.deepEqual(lines({ hidden: ["/work/proj/.ssh", "/work/proj/sub/.config/gh"] }), [
+    "hidden:     .ssh, sub/.config/gh (credential stores and secret files, kept from the delegate)",
+  ]);
+  const many = Array.from({ length: 12 }, (_, i) => `/work/proj/s${i}/.env`);
+  const [line] = lines({ hidden: many, hiddenMore: 30 });
+  assert.match(line!, /^hidden: {5}s0\/\.env, .*s9\/\.env, \+32 more \(credential stores/);
+});

@@ -15,6 +15,7 @@ import {
   linkedStores,
   rememberStores,
 } from "../../guard/known_stores.ts";
+import { hiddenInRoots } from "../../guard/hidden_list.ts";
 import { closedNote } from "../../guard/toolchains.ts";
 import type { TurnSink, TurnSpec } from "../types.ts";
 import type { JailLayout } from "./jail.ts";
@@ -139,6 +140,8 @@ export async function confineTurn(
       ...(toolchains ? { toolchains } : {}),
     })
     : undefined;
+  // What the jail hides, named in the reply; without the jail only rules by name hold them.
+  sink.hidden?.(jail ? hiddenInRoots(realRoots, stores, ids.secretPaths) : []);
   const sandbox = plan.kind === "on"
     ? sandboxSettings({
       cwd: spec.cwd,

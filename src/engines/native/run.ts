@@ -17,6 +17,7 @@ import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities, type GuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
+import { hiddenInRoots } from "../../guard/hidden_list.ts";
 import { knownStoresDir } from "../../guard/known_stores.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import { closedNote } from "../../guard/toolchains.ts";
@@ -250,6 +251,12 @@ export class NativeEngine implements Engine {
       });
     }
     if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
+    // What its commands' sandbox hides, named in the reply (no Bash, no sandbox: nothing).
+    sink.hidden?.(
+      shell && runner.kind === "bwrap"
+        ? hiddenInRoots(roots, runner.nested?.hidden ?? [], guard.secretPaths)
+        : [],
+    );
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap: connected.cap,
