@@ -48,8 +48,13 @@ function run(script: string, input: string): Promise<{ out: string; err: string 
       // The report is the last thing asked for: closing stdin ends the server.
       if (err.includes("AJV-FILES ")) child.stdin.end();
     });
+    // A server that never answers fails the test instead of holding the run.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
     child.on("error", reject);
-    child.on("close", () => resolve({ out, err }));
+    child.on("close", () => {
+      clearTimeout(timer);
+      resolve({ out, err });
+    });
     child.stdin.write(input);
   });
 }
