@@ -16,6 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { REPO, tempDir } from "../tests/support/harness.ts";
+import { INITIALIZE_LINE, TOOLS_LIST_LINES } from "../tests/support/raw_mcp.ts";
 import { buildNode } from "../scripts/build_node.ts";
 import { which } from "../src/platform/which.ts";
 import { benchArg, median, QUICK } from "./support/common.ts";
@@ -23,19 +24,6 @@ import { benchArg, median, QUICK } from "./support/common.ts";
 const runs = Number(benchArg(0, "15", "1"));
 /** Stored jobs of the second measure. */
 const JOBS = QUICK ? 20 : 2000;
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "b", version: "1" },
-  },
-}) + "\n";
-/** What a client sends once initialized: the tools/list that the tools must be loaded for. */
-const LIST = JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n" +
-  JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n";
 
 /**
  * Milliseconds from spawning `command` to the answer of `initialize`, or with `list` of the
@@ -56,7 +44,7 @@ async function timeToAnswer(
     stderr: "null",
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(INIT + (list ? LIST : "")));
+  await writer.write(new TextEncoder().encode(INITIALIZE_LINE + (list ? TOOLS_LIST_LINES : "")));
   const reader = child.stdout.getReader();
   const lines = list ? 2 : 1;
   let text = "";

@@ -12,19 +12,9 @@ import { z } from "zod";
 import { serverShell } from "../../src/server/shell.ts";
 import { JobTaskStore, TASKS_CAPABILITY } from "../../src/server/task_store.ts";
 import { until } from "../support/harness.ts";
+import { INITIALIZE } from "../support/raw_mcp.ts";
 
 type Json = Record<string, unknown>;
-
-const INITIALIZE = {
-  jsonrpc: "2.0" as const,
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "t", version: "1" },
-  },
-};
 
 /** A raw client on one end of an in-memory pair; `received` fills as the server answers. */
 async function rawClient(server: { connect(t: InMemoryTransport): Promise<void> }) {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import { realDenoDir, REPO } from "../support/harness.ts";
+import { INITIALIZE_LINE, TOOLS_LIST_LINES } from "../support/raw_mcp.ts";
 import { tempDir } from "../support/temp_dir.ts";
 
 const url = (path: string) => pathToFileURL(join(REPO, path)).href;
@@ -59,17 +60,7 @@ function run(script: string, input: string): Promise<{ out: string; err: string 
   });
 }
 
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "t", version: "1" },
-  },
-}) + "\n" + JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n" +
-  JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) + "\n";
+const INIT = INITIALIZE_LINE + TOOLS_LIST_LINES;
 
 const ajvFiles = (err: string): string[] => {
   const line = /^AJV-FILES (.*)$/m.exec(err);
