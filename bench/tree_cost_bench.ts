@@ -11,8 +11,11 @@
  *   Node process running the same code, bundled as the npm package is;
  * - with `--e2e`, jobs' wall time from `delegate_start` with `wait_seconds` to the answer,
  *   through the real server against the Ollama emulator, minus the same job in an empty git
- *   repository (claude's figures carry Claude Code's own second-long variance); the server on
- *   Deno and the Node bundle (`deno task build:node`), each of `--runtimes`.
+ *   repository run beside it: two servers, their jobs alternating, each tree's figure the
+ *   median of `--turns` pairs with their range (Claude Code's own time varies by tenths of a
+ *   second between jobs and drifts over a run; measured one after the other, the same tree read
+ *   +0.48 s in one run and -0.03 s in the next); the server on Deno and the Node bundle
+ *   (`deno task build:node`), each of `--runtimes`.
  *
  *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e | --only-e2e]
  *     [--engines native,claude] [--runtimes deno,node] [--turns 3] [--before <checkout>]
@@ -32,7 +35,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { field, startServer, tempDir } from "../tests/support/harness.ts";
+import { field, startServer, tempDir, type TestServer } from "../tests/support/harness.ts";
 import { startOllamaEmulator } from "../tests/support/emulator/emulator.ts";
 import { makeTree, type TreeShape } from "../tests/support/trees.ts";
 import { median, QUICK } from "./support/common.ts";
@@ -254,40 +257,85 @@ if (!values.e2e && !values["only-e2e"]) {
 
 const emu = await startOllamaEmulator();
 
+/** What the tree adds over an empty repository, each figure from interleaved pairs of jobs. */
 interface Figures {
+  /** The first job in the folder (each server's first turn, in a folder of its own). */
   first: number;
+  /** The next jobs: the median of the pairs' differences. */
   next: number;
+  /** The smallest and largest of those differences. */
+  nextRange: [number, number];
   /**
    * ms per Bash command: the long job minus the short one, per extra command (on the claude
    * engine Claude Code's sandbox looks for names below the folder before each command).
    */
-  perCommand?: number;
+  perCommand: number;
 }
 
-/** Jobs in `cwd` on a fresh server: the first turn there, the next ones, a command's cost. */
-async function measure(cwd: string, engine: "native" | "claude"): Promise<Figures> {
-  await using server = await startServer({ baseUrl: emu.url, cwd });
-  const job = async (commands: number) => {
-    const prompt = [...Array(commands)].map((_, i) => `@bash echo hi ${i}`).join("\n") +
-      "\n@reply ok";
-    const t0 = performance.now();
-    const reply = await server.call("delegate_start", {
-      prompt,
-      model: "qwen3:8b",
-      engine,
-      cwd,
-      wait_seconds: 600,
-    }, { timeoutMs: 700_000 });
-    const ms = performance.now() - t0;
-    if (field(reply.text, "state") !== "completed") throw new Error(reply.text);
-    return ms;
-  };
-  const first = await job(1);
-  const next: number[] = [];
-  for (let i = 0; i < turns; i++) next.push(await job(1));
-  const long = await job(COMMANDS);
-  const short = await job(1);
-  return { first, next: median(next), perCommand: (long - short) / (COMMANDS - 1) };
+/** A job of `commands` Bash commands on `server` in `cwd`: its wall time, ms. */
+async function job(server: TestServer, cwd: string, engine: string, commands: number) {
+  const prompt = [...Array(commands)].map((_, i) => `@bash echo hi ${i}`).join("\n") +
+    "\n@reply ok";
+  const t0 = performance.now();
+  const reply = await server.call("delegate_start", {
+    prompt,
+    model: "qwen3:8b",
+    engine,
+    cwd,
+    wait_seconds: 600,
+  }, { timeoutMs: 700_000 });
+  const ms = performance.now() - t0;
+  if (field(reply.text, "state") !== "completed") throw new Error(reply.text);
+  return ms;
+}
+
+/**
+ * The same jobs in `root` and in an empty repository, side by side: a server for each, their
+ * jobs alternating (which goes first alternates too), so that the machine's drift over a run,
+ * and Claude Code's, fall on both alike. Returns the empty repository's own figures and the
+ * differences.
+ */
+async function measurePair(
+  root: string,
+  engine: "native" | "claude",
+): Promise<{ base: { first: number; next: number; perCommand: number }; diff: Figures }> {
+  const empty = tempDir("od-bench-tree-");
+  try {
+    makeTree(empty, { files: 0, nodeModules: false });
+    await using a = await startServer({ baseUrl: emu.url, cwd: empty });
+    await using b = await startServer({ baseUrl: emu.url, cwd: root });
+    const both = async (commands: number, i: number) => {
+      if (i % 2 === 0) {
+        const ta = await job(a, empty, engine, commands);
+        return [ta, await job(b, root, engine, commands)] as const;
+      }
+      const tb = await job(b, root, engine, commands);
+      return [await job(a, empty, engine, commands), tb] as const;
+    };
+    const [firstA, firstB] = await both(1, 0);
+    const nextA: number[] = [];
+    const nextD: number[] = [];
+    for (let i = 0; i < turns; i++) {
+      const [ta, tb] = await both(1, i + 1);
+      nextA.push(ta);
+      nextD.push(tb - ta);
+    }
+    const [longA, longB] = await both(COMMANDS, 0);
+    const [shortA, shortB] = await both(1, 1);
+    const perA = (longA - shortA) / (COMMANDS - 1);
+    const perB = (longB - shortB) / (COMMANDS - 1);
+    return {
+      base: { first: firstA, next: median(nextA), perCommand: perA },
+      diff: {
+        first: firstB - firstA,
+        next: median(nextD),
+        nextRange: [Math.min(...nextD), Math.max(...nextD)],
+        perCommand: perB - perA,
+      },
+    };
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
 }
 
 const fmt = (ms: number) => `${ms >= 0 ? " " : ""}${(ms / 1000).toFixed(2)} s`;
@@ -312,25 +360,13 @@ const runs = [...servers.keys()].flatMap((runtime) =>
   engines.map((engine) => ({ runtime, engine, key: `${runtime} ${engine}` }))
 );
 
-const empty = tempDir("od-bench-tree-");
-makeTree(empty, { files: 0, nodeModules: false });
-const base = new Map<string, Figures>();
-for (const { runtime, engine, key } of runs) {
-  base.set(key, await on(runtime, () => measure(empty, engine)));
-}
-rmSync(empty, { recursive: true, force: true });
 console.log(`server on Deno: ${values.server ?? "this checkout"}`);
 if (servers.has("node")) {
   console.log(`server on Node: ${values["node-bundle"] ?? "this checkout, bundled"}`);
 }
-for (const [key, f] of base) {
-  console.log(
-    `empty repository, ${key}: first turn ${fmt(f.first)}, next turns ${fmt(f.next)}` +
-      (f.perCommand !== undefined ? `, a Bash command ${fmt(f.perCommand)}` : ""),
-  );
-}
 console.log(
-  "\nwhat the tree adds, per turn (first in the folder / next ones) and per Bash command:",
+  `\nwhat the tree adds over an empty repository, jobs in pairs (${turns} next turns each):` +
+    " the first job in the folder, the median of the next ones [their range], per Bash command",
 );
 const shapes: Array<TreeShape & { label: string }> = [
   ...sizes.flatMap((files) =>
@@ -349,14 +385,15 @@ for (const { label, ...shape } of shapes) {
   try {
     makeTree(root, shape);
     for (const { runtime, engine, key } of runs) {
-      const f = await on(runtime, () => measure(root, engine));
-      const b = base.get(key)!;
+      const { base, diff } = await on(runtime, () => measurePair(root, engine));
+      const [low, high] = diff.nextRange;
       console.log(
-        `${label.padEnd(38)} ${key.padEnd(12)} first ${fmt(f.first - b.first)}  next ${
-          fmt(f.next - b.next)
-        }` + (f.perCommand !== undefined && b.perCommand !== undefined
-          ? `  command ${fmt(f.perCommand - b.perCommand)}`
-          : ""),
+        `${label.padEnd(38)} ${key.padEnd(12)} first ${fmt(diff.first)}  next ${fmt(diff.next)} [${
+          fmt(low).trim()
+        } to ${fmt(high).trim()}]  command ${fmt(diff.perCommand)}` +
+          `   (empty: ${fmt(base.first).trim()}, ${fmt(base.next).trim()}, ${
+            fmt(base.perCommand).trim()
+          })`,
       );
     }
   } finally {

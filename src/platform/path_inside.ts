@@ -16,10 +16,26 @@ export type PathApi = Pick<typeof nodePath.posix, "relative" | "isAbsolute" | "s
  * folds the drive letter's and the names' case as Windows' file systems usually do.
  */
 export function isInside(root: string, path: string, api: PathApi = nodePath): boolean {
+  // Most callers hand in real paths, which have nothing to normalise: then a prefix up to a
+  // `/` says it, without `relative` (a jail's plan asks this of every pair of 500 mounts and
+  // 100 masks in a folder of 100 nested projects, issue 34).
+  if (api.sep === "/" && plainPosix(root) && plainPosix(path)) {
+    return path === root || root === "/" ||
+      (path.startsWith(root) && path.charCodeAt(root.length) === SLASH);
+  }
   const rel = api.relative(root, path);
   if (rel === "") return true;
   if (api.isAbsolute(rel)) return false; // another drive or share on Windows
   return rel !== ".." && !rel.startsWith(`..${api.sep}`);
+}
+
+const SLASH = 47;
+/** A step `relative` would normalise: `//`, a `.` or `..` step, a `/` at the end. */
+const NOT_PLAIN = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
+/** An absolute POSIX path with nothing to normalise (`/`, `/a/..b`; not `/a/../b`, `/a/`). */
+function plainPosix(path: string): boolean {
+  return path.charCodeAt(0) === SLASH && !NOT_PLAIN.test(path);
 }
 
 /** True when `path` lies in one of `roots`. */

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { posix, win32 } from "node:path";
 import { isInside, isInsideRoots } from "../../src/platform/path_inside.ts";
 
@@ -41,4 +42,29 @@ Deno.test("isInsideRoots: any of the roots", () => {
   assert.equal(isInsideRoots(["/a", "/b"], "/b/c", posix), true);
   assert.equal(isInsideRoots(["/a", "/b"], "/bc", posix), false);
   assert.equal(isInsideRoots([], "/a", posix), false);
+});
+
+Deno.test("isInside: the shortcut for real paths agrees with resolving both, on any POSIX path", () => {
+  // Paths with and without steps to normalise (`.`, `..`, `//`, a `/` at the end), so that
+  // both the shortcut and `relative` answer, checked against a different way to the same fact.
+  const segment = fc.constantFrom("a", "b", "ab", "..", ".", "..x", ".a", "", "a b");
+  const path = fc.array(segment, { maxLength: 5 }).map((parts) => "/" + parts.join("/"));
+  const resolved = (root: string, p: string) => {
+    const r = posix.resolve(root);
+    const q = posix.resolve(p);
+    return q === r || q.startsWith(r === "/" ? "/" : `${r}/`);
+  };
+  fc.assert(
+    fc.property(path, path, (root, p) => {
+      assert.equal(isInside(root, p, posix), resolved(root, p), `${root} ⊇ ${p}`);
+      assert.equal(isInside(root, p), resolved(root, p), `${root} ⊇ ${p} (node:path)`);
+    }),
+    { numRuns: 20_000 },
+  );
+  // The shortcut's own edges, spelled out.
+  assert.equal(isInside("/", "/"), true);
+  assert.equal(isInside("/a", "/ab"), false);
+  assert.equal(isInside("/a", "/a/..b"), true);
+  assert.equal(isInside("/a/b", "/a/b//c"), true);
+  assert.equal(isInside("/a/b/", "/a/b"), true);
 });

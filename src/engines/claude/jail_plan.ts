@@ -3,11 +3,12 @@
  * the CLI needs, the host-run paths to hold read-only, the credential stores and server
  * folders to hide, and as root the system files only root may read.
  */
-import { existsSync, mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { isRoot } from "../../platform/runtime.ts";
 import { hasRawBytes } from "../../platform/file_names.ts";
 import { rawKindOf, realOrSelf as real } from "../../platform/raw_fs.ts";
+import { pathFacts } from "../../platform/path_facts.ts";
 import { CREDENTIAL_PATHS, HOST_RUN_PATHS, storeHeads } from "../../guard/protected_paths.ts";
 import { plannedIdentities, rootOnlySystemFiles } from "../bwrap_base.ts";
 import type { GitObjects } from "../../guard/identities.ts";
@@ -73,10 +74,19 @@ function kindOf(path: string): "file" | "dir" | undefined {
     return kind === "dir" || kind === "file" ? kind : undefined;
   }
   try {
-    const info = statSync(path);
-    return info.isDirectory() ? "dir" : info.isFile() ? "file" : undefined;
+    const kind = pathFacts(path, true)?.kind;
+    return kind === "dir" || kind === "file" ? kind : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Whether `path` or a folder above it is one of `set` (real paths, each normalised). */
+function underAny(set: ReadonlySet<string>, path: string): boolean {
+  if (set.size === 0) return false;
+  for (let at = path;; at = dirname(at)) {
+    if (set.has(at)) return true;
+    if (dirname(at) === at) return false;
   }
 }
 
@@ -123,8 +133,10 @@ export function planJail(inputs: JailInputs): JailLayout {
   // A mask inside a folder's mask (a secret file or git object in a store, a secret-named link
   // into one) is hidden by it already, and bubblewrap could make no mount point in that
   // read-only folder: every later turn there would fail to start. Views likewise.
-  const inMask = (path: string) =>
-    masks.some((m) => m.kind === "dir" && m.path !== path && within(m.path, path));
+  // By the folders above each path (all real, so normalised), not by every pair: 100 nested
+  // projects bring 400 read-only paths and 100 masks.
+  const maskDirs = new Set(masks.filter((m) => m.kind === "dir").map((m) => m.path));
+  const inMask = (path: string) => underAny(maskDirs, dirname(path));
   const shown = masks.filter((m) => !inMask(m.path));
   const shownViews = views.filter((v) => !inMask(v.dest));
   // A masked path is read-only already (/dev/null, or a read-only tmpfs): no bind under it.
@@ -134,8 +146,9 @@ export function planJail(inputs: JailInputs): JailLayout {
   // Nor one inside a mask: a host-run link into a store (`sub/CLAUDE.md -> ../.docker/x.json`,
   // which a delegate can plant) would ask bubblewrap for a mount point in the mask's read-only
   // folder, and every later turn there would fail to start.
+  const shownPaths = new Set(shown.map((m) => m.path));
   for (const path of [...readOnlyInside]) {
-    if (shown.some((m) => within(m.path, path))) readOnlyInside.delete(path);
+    if (underAny(shownPaths, path)) readOnlyInside.delete(path);
   }
   // The folders a store of several parts is known by, bound onto themselves so that a command
   // cannot rename them (see storeHeads); not where a read-only bind or a mask holds them
