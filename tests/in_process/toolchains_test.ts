@@ -13,7 +13,7 @@ import process from "node:process";
 import { callsInOrder, type ChatRequestView } from "../support/emulator/emulator.ts";
 import { field, tempDir } from "../support/harness.ts";
 import { startInProcessScene } from "../support/in_process_scene.ts";
-import { fakeToolchains, SECRET_MARKERS, TOOL_MARKERS } from "../support/toolchains.ts";
+import { fakeToolchains, NVM_BIN, SECRET_MARKERS, TOOL_MARKERS } from "../support/toolchains.ts";
 
 const linux = process.platform === "linux";
 const MODEL = "qwen3:8b";
@@ -28,6 +28,7 @@ const COMMANDS = [
   'mytool; cargo-like; npm test; echo "cache=$npm_config_cache"; ' +
   'echo built > "$XDG_CACHE_HOME/marker"; echo TOOLS-END',
   'cd ~ && for f in .cargo/credentials.toml .ssh/id_rsa .local/bin/notes .local/bin/key; do cat "$f"; done; ls -a . .cargo; echo READ-END',
+  'npm root -g; echo "npm is $(command -v npm)"; echo NPM-END',
 ];
 
 /** A native model that runs COMMANDS one after another, then answers. */
@@ -50,7 +51,9 @@ for (const engine of ["native", "claude"] as const) {
     ignore: !linux,
     async fn() {
       const home = tempDir("od-tools-home-");
-      const path = fakeToolchains(home);
+      // In the project (the scene's cwd), where commands, and Claude Code in its jail, can write.
+      const npmCalls = join(home, "project", "npm-calls.log");
+      const path = fakeToolchains(home, npmCalls);
       await using scene = await startInProcessScene({
         home,
         // The home folder itself is never opened: the reply says so.
@@ -73,8 +76,17 @@ for (const engine of ["native", "claude"] as const) {
       const tail = wire.slice(-3000);
       // The delegate's Bash ran each tool: their output went to the model.
       for (const marker of TOOL_MARKERS) assert.ok(wire.includes(marker), `${marker} in\n${tail}`);
-      // Both commands ran to their end: nothing but the sandbox kept the secrets unread.
+      // The commands ran to their end: nothing but the sandbox kept the secrets unread.
       assert.ok(wire.includes("TOOLS-END") && wire.includes("READ-END"), tail);
+      assert.ok(wire.includes("NPM-END"), tail);
+      // `npm root -g` is the user's npm's to answer, and `npm` is the user's (the claude engine's
+      // jail puts a folder of Claude Code's own at the head of its PATH: commands never see it).
+      assert.ok(wire.includes("NPM-RAN root -g"), tail);
+      assert.ok(wire.includes(`npm is ${join(home, NVM_BIN, "npm")}`), tail);
+      // Claude Code's sandbox asks `npm root -g` at every start (jail_limits.ts npmScript): in
+      // the jail it is answered without the user's npm. Only the delegate's own call reached it.
+      const calls = readFileSync(npmCalls, "utf8").trim().split("\n");
+      assert.deepEqual(calls.filter((c) => c === "root -g"), ["root -g"], calls.join("\n"));
       for (const marker of SECRET_MARKERS) {
         assert.ok(!wire.includes(marker), `${marker} reached the backend`);
       }

@@ -22,8 +22,11 @@ function write(path: string, text: string, mode = 0o644): void {
   chmodSync(path, mode);
 }
 
-/** Makes the layouts under `home`; returns a PATH with their bin folders, then the system's. */
-export function fakeToolchains(home: string): string {
+/**
+ * Makes the layouts under `home`; returns a PATH with their bin folders, then the system's. With
+ * `npmCalls`, the npm writes each call's arguments there, a line each (where it can).
+ */
+export function fakeToolchains(home: string, npmCalls?: string): string {
   write(join(home, ".local/bin/mytool"), "#!/bin/sh\necho MYTOOL-RAN\n", 0o755);
   write(join(home, ".cargo/bin/cargo-like"), "#!/bin/sh\necho CARGO-LIKE-RAN\n", 0o755);
   write(
@@ -33,7 +36,15 @@ export function fakeToolchains(home: string): string {
   );
   const npm = join(home, ".nvm/versions/node/v20.0.0/lib/node_modules/npm");
   write(join(npm, "bin/npm-cli.js"), '#!/usr/bin/env node\nrequire("../lib/cli.js");\n', 0o755);
-  write(join(npm, "lib/cli.js"), 'console.log("NPM-RAN", process.argv.slice(2).join(" "));\n');
+  const log = npmCalls === undefined
+    ? ""
+    : `try {\n  require("node:fs").appendFileSync(${
+      JSON.stringify(npmCalls)
+    }, process.argv.slice(2).join(" ") + "\\n");\n} catch {}\n`;
+  write(
+    join(npm, "lib/cli.js"),
+    `${log}console.log("NPM-RAN", process.argv.slice(2).join(" "));\n`,
+  );
   mkdirSync(join(home, NVM_BIN), { recursive: true });
   symlinkSync("../lib/node_modules/npm/bin/npm-cli.js", join(home, NVM_BIN, "npm"));
   write(join(home, ".ssh/id_rsa"), "-----BEGIN KEY-----\nSSH-SECRET-MARKER\n", 0o600);

@@ -87,7 +87,7 @@ export interface JailLayout {
    * The shell Claude Code runs commands with (`CLAUDE_CODE_SHELL`): a host file mounted
    * read-only at `path` (jail_limits.ts, which sets the commands' rlimits through it).
    */
-  shell?: { source: string; path: string };
+  shell?: { source: string; path: string; bin?: { source: string; path: string } };
   /**
    * What the paths bound inside the roots (read-only host-run paths, pinned folders) were when
    * the jail was planned, `device:inode` by path: checked inside the jail before the command
@@ -176,6 +176,8 @@ export function jailArgs(
       "CLAUDE_CODE_SHELL",
       layout.shell.path,
     );
+    const bin = layout.shell.bin;
+    if (bin) out.push("--ro-bind", bin.source, bin.path);
   }
   out.push("--setenv", "TMPDIR", "/tmp", "--chdir", layout.cwd, "--");
   out.push(

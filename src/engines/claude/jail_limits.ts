@@ -65,6 +65,29 @@ export function jailCgroupPlan(limits: SandboxLimits, cores?: number): CgroupPla
 const SHELL_DIR_INSIDE = "/run/ollama-delegate";
 
 /**
+ * A folder at the head of Claude Code's own PATH in the jail, which the limited shell takes off
+ * again, so that no command of the delegate's finds it. It holds `npm` (npmScript).
+ */
+export const CLAUDE_ONLY_BIN = `${SHELL_DIR_INSIDE}/bin`;
+
+/**
+ * Claude Code's `npm` (CLAUDE_ONLY_BIN). At every start, Claude Code 2.1.332's sandbox runs
+ * `npm root -g` (through /bin/sh, its own PATH) to look for the Java proxy agent of
+ * `@anthropic-ai/sandbox-runtime` (a `-javaagent` that points JVMs in the sandbox at its
+ * network proxy), which its native build does not ship: Node and npm starting, 0.2 CPU-s and
+ * about 0.2 s before its sandbox, and so the first command, is ready. Here that question gets
+ * "no global folder" at once: Claude Code then looks in its fixed places only
+ * (/usr/lib/node_modules, /usr/local/lib/node_modules, ~/.npm/lib), and the delegate's network
+ * allows no domain the agent could reach anyway. Anything else goes to the user's npm.
+ */
+export function npmScript(): string {
+  return "#!/bin/sh\n" +
+    'if [ "$#" -eq 2 ] && [ "$1" = root ] && [ "$2" = -g ]; then exit 1; fi\n' +
+    `PATH=\${PATH#${CLAUDE_ONLY_BIN}:}\n` +
+    'exec npm "$@"\n';
+}
+
+/**
  * The shell Claude Code would pick in the jail, as it picks one: `SHELL` when it is bash or
  * zsh, else bash, else zsh, from /bin and /usr/bin. Only the system's are in the jail.
  */
@@ -94,6 +117,8 @@ function quoted(word: string): string {
  */
 export function limitedShellScript(prefix: readonly string[], shell: string): string {
   return "#!/bin/sh\n{ echo 1000 > /proc/self/oom_score_adj; } 2>/dev/null\n" +
+    // Claude Code's own folder off the PATH: commands find the user's tools, as on the host.
+    `PATH=\${PATH#${CLAUDE_ONLY_BIN}:}\n` +
     `exec ${[...prefix, shell].map(quoted).join(" ")} "$@"\n`;
 }
 
@@ -104,10 +129,22 @@ let privateDir: string | undefined;
  * named after its content, unless it is there already; gives its path. Checked at every turn:
  * a long-running server's file may have been cleaned away.
  */
-function writeShell(script: string, shell: string, dir: string | undefined): string {
-  const hash = createHash("sha256").update(script).digest("hex").slice(0, 16);
+function writeShell(
+  script: string,
+  shell: string,
+  dir: string | undefined,
+): { shell: string; bin: string } {
+  const npm = npmScript();
+  const hash = createHash("sha256").update(script).update(npm).digest("hex").slice(0, 16);
   const base = dir ?? (privateDir ??= mkdtempSync(join(tmpdir(), "ollama-delegate-shell-")));
   const path = join(base, "shell", hash, basename(shell));
+  const bin = join(base, "shell", hash, "bin");
+  writeIfChanged(path, script);
+  writeIfChanged(join(bin, "npm"), npm);
+  return { shell: path, bin };
+}
+
+function writeIfChanged(path: string, script: string): void {
   let current: string | undefined;
   try {
     current = readFileSync(path, "utf8");
@@ -115,13 +152,15 @@ function writeShell(script: string, shell: string, dir: string | undefined): str
     // Not written yet.
   }
   if (current !== script) writeFileAtomicSync(path, script, 0o755);
-  return path;
 }
 
 /** How one turn's jail holds the limits. */
 export interface JailLimits {
-  /** The jail's `shell` (jail.ts): absent when the host has no prlimit or no bash or zsh. */
-  shell?: { source: string; path: string };
+  /**
+   * The jail's `shell` (jail.ts): absent when the host has no prlimit or no bash or zsh. With
+   * it, `bin`: the folder mounted at CLAUDE_ONLY_BIN, which the shell takes off the PATH.
+   */
+  shell?: { source: string; path: string; bin: { source: string; path: string } };
   /** A memory cgroup holds the jail (else each command's RLIMIT_AS does). */
   memoryCgroup: boolean;
   /** A pids cgroup holds the jail. */
@@ -146,7 +185,7 @@ export async function jailLimits(
 ): Promise<JailLimits> {
   const limited = await limitedLaunch(jailCgroupPlan(limits), limitPlan(limits).rlimits);
   const shell = jailShell(env);
-  let source: string | undefined;
+  let source: { shell: string; bin: string } | undefined;
   if (shell && limited.rlimitPrefix.length > 0) {
     try {
       source = writeShell(limitedShellScript(limited.rlimitPrefix, shell), shell, dir);
@@ -162,7 +201,13 @@ export async function jailLimits(
   }
   return {
     ...(source && shell
-      ? { shell: { source, path: `${SHELL_DIR_INSIDE}/${basename(shell)}` } }
+      ? {
+        shell: {
+          source: source.shell,
+          path: `${SHELL_DIR_INSIDE}/${basename(shell)}`,
+          bin: { source: source.bin, path: CLAUDE_ONLY_BIN },
+        },
+      }
       : {}),
     memoryCgroup: limited.memoryCgroup,
     pidsCgroup: limited.pidsCgroup,

@@ -415,6 +415,8 @@ export class ClaudeEngine implements Engine {
       return failedStart((e as Error).message);
     }
     let launch = { command, args };
+    /** The folder of Claude Code's own at the head of its PATH (jail_limits.ts CLAUDE_ONLY_BIN). */
+    let ownBin: string | undefined;
     if (jail && real && limited && (plan.kind === "on" || plan.kind === "partial")) {
       try {
         const helper = mountHelperFor(plan.bwrap, jailHelperShare(jail).helper);
@@ -429,6 +431,7 @@ export class ClaudeEngine implements Engine {
         );
         const bwrap = bwrapCommand(plan.bwrap, jailed);
         launch = limited.launch(bwrap.command, bwrap.args);
+        ownBin = limited.shell?.bin.path;
       } catch (e) {
         await limited.release();
         return failedStart(`Cannot start Claude Code: ${(e as Error).message}`);
@@ -441,7 +444,7 @@ export class ClaudeEngine implements Engine {
         ...launch,
         cwd: spec.cwd,
         // In the jail: the PATH of what it holds, and the toolchains' and caches' variables.
-        env: toolchains ? { ...env, ...toolchains.env } : env,
+        env: withOwnBin(toolchains ? { ...env, ...toolchains.env } : env, ownBin),
         stdin: prompt,
         dir: spec.dir,
         marker,
@@ -488,6 +491,15 @@ export class ClaudeEngine implements Engine {
 }
 
 /** The modes in which Claude Code would prompt: dontAsk, plan and bypassPermissions never do. */
+/**
+ * `env` with `bin` at the head of its PATH: Claude Code's own, which the jail's shell takes off
+ * again for every command (jail_limits.ts npmScript). Not on an empty PATH, whose commands find
+ * nothing anyway.
+ */
+function withOwnBin(env: Record<string, string>, bin: string | undefined): Record<string, string> {
+  return bin && env.PATH ? { ...env, PATH: `${bin}:${env.PATH}` } : env;
+}
+
 function asksInMode(mode: PermissionMode): boolean {
   return mode === "manual" || mode === "default" || mode === "acceptEdits" || mode === "auto";
 }
