@@ -80,6 +80,11 @@ export function ollamaValues(
     DISABLE_AUTOUPDATER: "1",
     DISABLE_TELEMETRY: "1",
     DISABLE_ERROR_REPORTING: "1",
+    // The lean harness's prompt has no git section, yet Claude Code 2.1.332 still gathers one at
+    // start (git status, log, config user.name, ...: six git processes, and `git status` reads
+    // the whole tree); this setting is what turns that off. The full harness keeps Claude
+    // Code's git instructions and status.
+    ...(lean ? { CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: "1" } : {}),
   };
 }
 

@@ -201,3 +201,14 @@ Deno.test("pinnedSettings: a sandbox block when Claude Code's sandbox is on", ()
   assert.deepEqual(Object.keys(parsed).sort(), ["env", "model", "sandbox"]);
   assert.deepEqual(parsed.sandbox, sandbox);
 });
+
+Deno.test("claude env: the lean harness turns off Claude Code's git status at start; the full one keeps it", () => {
+  const base = { parentEnv: POISONED, baseUrl: BASE, model: MODEL, claudeConfigDir: CONFIG_DIR };
+  // Lean: the prompt has no git section, so the git processes that gather one are not run.
+  assert.equal(claudeChildEnv({ ...base, lean: true }).CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS, "1");
+  // Full: Claude Code's own prompt, git instructions and status included.
+  assert.equal(
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS" in claudeChildEnv({ ...base, lean: false }),
+    false,
+  );
+});
