@@ -125,9 +125,10 @@ export function limitedShellScript(prefix: readonly string[], shell: string): st
 let privateDir: string | undefined;
 
 /**
- * Writes the limited shell under `dir` (the state dir's `.sandbox/`, which no delegate sees),
- * named after its content, unless it is there already; gives its path. Checked at every turn:
- * a long-running server's file may have been cleaned away.
+ * Writes the limited shell, and beside it Claude Code's own `bin` folder (npmScript), under
+ * `dir` (the state dir's `.sandbox/`, which no delegate sees), in a folder named after their
+ * content, unless they are there already; gives their paths. Checked at every turn: a
+ * long-running server's files may have been cleaned away.
  */
 function writeShell(
   script: string,
