@@ -6,10 +6,19 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { jobEnv, NODE_SMOKE, NODE_SMOKE_ONLY, SAME_IN_BOTH } from "../../scripts/test.ts";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import {
+  chunkModule,
+  jobEnv,
+  NODE_SMOKE,
+  NODE_SMOKE_ONLY,
+  SAME_IN_BOTH,
+} from "../../scripts/test.ts";
+import { testCounts } from "../../scripts/test_pool.ts";
 import { REGEX_FALLBACK_FLAG } from "../../src/platform/regex_guard.ts";
 import { countFile } from "../../scripts/test_inventory.ts";
-import { REPO } from "../support/harness.ts";
+import { REPO, tempDir } from "../support/harness.ts";
 
 Deno.test("node smoke list: every file exists, none is in-process, each engine and the plugin run", () => {
   for (const file of NODE_SMOKE) assert.ok(existsSync(join(REPO, file)), file);
@@ -84,4 +93,36 @@ Deno.test("test jobs: each runs its Deno processes with the server's V8 flags an
   );
   // Asked once for the run, so that no test process has to run `deno info` for it.
   assert.ok(env.DENO_DIR && statSync(join(env.DENO_DIR, "npm")).isDirectory(), env.DENO_DIR);
+});
+
+Deno.test("test jobs: a chunk's files run as one module, in order, and a failure in one is its own", () => {
+  const dir = tempDir("od-chunk-");
+  // The first file leaves a mark on the global object that the second reads: they share one
+  // isolate only when they are one module's imports (handed to `deno test` as files, each had
+  // its own, and its own test runtime to set up).
+  writeFileSync(
+    join(dir, "first_test.ts"),
+    'Deno.test("first: passes", () => {});\n(globalThis as Record<string, unknown>).odChunkMark = "first";\n',
+  );
+  writeFileSync(
+    join(dir, "second_test.ts"),
+    'Deno.test("second: sees the first file\'s mark", () => {\n' +
+      '  if ((globalThis as Record<string, unknown>).odChunkMark !== "first") throw new Error("no mark");\n' +
+      "});\n" +
+      'Deno.test("second: fails on purpose", () => { throw new Error("planted failure"); });\n',
+  );
+  const chunk = chunkModule(dir, "chunk_0", [
+    join(dir, "first_test.ts"),
+    join(dir, "second_test.ts"),
+  ]);
+  const run = spawnSync(Deno.execPath(), ["test", "--no-check", chunk], {
+    encoding: "utf8",
+    env: { ...Deno.env.toObject(), NO_COLOR: "1" },
+  });
+  const out = run.stdout + run.stderr;
+  assert.equal(run.status, 1, out);
+  assert.deepEqual(testCounts(out), { passed: 2, failed: 1, ignored: 0 }, out);
+  assert.match(out, /first: passes \.\.\. ok[\s\S]*second: sees the first file's mark \.\.\. ok/);
+  // The failure is reported where its test is, not at the chunk.
+  assert.match(out, /second: fails on purpose => .*second_test\.ts:\d+:\d+/);
 });
