@@ -50,8 +50,10 @@ const { buildNpm } = await import("../scripts/build_npm.ts");
 const { startNpmRegistry } = await import("../tests/support/npm_registry.ts");
 const { userNpmrc } = await import("../tests/support/planted_package.ts");
 const { baseRecord, writeJob } = await import("../tests/cli/jobs_support.ts");
+const { runPackage } = await import("../tests/support/npm_package.ts");
 const pack = tempDir("od-bench-pack-");
-const registry = await startNpmRegistry([buildNpm(pack, join(pack, "stage"))]);
+// The test suite's quick run hands it the package it packed once (scripts/test.ts).
+const registry = await startNpmRegistry([runPackage() ?? buildNpm(pack, join(pack, "stage"))]);
 userNpmrc(home, registry.url);
 const told: number[] = [];
 // The first run fills npx's cache; quick mode times one more.

@@ -5,8 +5,10 @@
  *      its delegates still real) and the end-to-end tier (tests/e2e/, tests/cli/: the real
  *      program as a process, started as `deno run` with exactly the permissions baked into the
  *      release binaries, scripts/compile.ts).
- *   2. node: builds the npm package (scripts/build_npm.ts: the Node bundle, packed), installs
- *      the tarball into a temporary prefix as a user would (`npm install -g --prefix`),
+ *   2. node: installs the npm package (scripts/build_npm.ts: the Node bundle, packed; built
+ *      once for the run by a job of its own, which the Deno pass's files that install the
+ *      package wait for too: NEEDS_PACKAGE) into a temporary prefix as a user would
+ *      (`npm install -g --prefix`),
  *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
  *      NODE_SMOKE files below against it, with no Deno global in the program under test.
  * Each file of the process-heavy tiers is a job of its own; small unit files share one, as one
@@ -59,6 +61,7 @@ import { parseArgs } from "node:util";
 import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { REGEX_FALLBACK_FLAG } from "../src/platform/regex_guard.ts";
 import { realDenoDir } from "../tests/support/deno_dir.ts";
+import { PACKED_VAR } from "../tests/support/npm_package.ts";
 import { buildNpm } from "./build_npm.ts";
 import { COMPILE_PERMISSIONS } from "./compile.ts";
 import { smoke } from "./smoke_binary.ts";
@@ -178,6 +181,13 @@ const SLOTS = slots(process.env.DENO_JOBS, availableParallelism());
  */
 const DURATIONS = join(ROOT, "tests", "durations.json");
 
+/**
+ * The Deno pass's files that install the npm package: they wait for the run's one build. (The
+ * Node pass waits for it in its install job.) A file missing here still passes; it builds its
+ * own package.
+ */
+export const NEEDS_PACKAGE = ["tests/e2e/plugin_gate_test.ts", "tests/e2e/bench_quick_test.ts"];
+
 /** Tiers whose files each run as a job of their own: they start processes and wait on them. */
 const OWN_JOB_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
 
@@ -282,8 +292,9 @@ function testJobs(
   alone: boolean,
   server: () => string[],
   chunks: string,
-  needs: PoolJob[] = [],
+  needs: (file: string) => PoolJob[] = () => [],
   only: Record<string, RegExp> = {},
+  packed: () => Record<string, string> = () => ({}),
 ): TestJob[] {
   const prefix = pass === "deno" ? "" : `${pass}:`;
   const groups: string[][] = [];
@@ -316,7 +327,7 @@ function testJobs(
       pass,
       files: group,
       prefix,
-      needs,
+      needs: [...new Set(group.flatMap(needs))],
       cost: group.reduce((sum, f) => sum + expected(f, figures.seconds, prefix + f), 0),
       load: groupLoad(group.map((f) => prefix + f), figures),
       ...(group.some((f) => EXCLUSIVE.includes(f)) ? { exclusive: true } : {}),
@@ -339,7 +350,7 @@ function testJobs(
             ? group
             : ["--config", join(ROOT, "deno.json"), chunkModule(chunks, `chunk_${index}`, group)]),
         ],
-        env: { [SERVER_VAR]: JSON.stringify(server()), ...jobEnv() },
+        env: { [SERVER_VAR]: JSON.stringify(server()), ...jobEnv(), ...packed() },
         cwd: ROOT,
       }),
     };
@@ -368,8 +379,10 @@ function measuredDurations(results: PoolResult[]): Record<string, [number, numbe
     if (result.status !== "ok") continue;
     const key = job.files?.length === 1
       ? job.prefix + job.files[0]!
-      : job.label?.startsWith("node: build")
+      : job.label?.startsWith("node: install")
       ? "node:install"
+      : job.label === "npm package: build and pack"
+      ? "npm:pack"
       : job.label === "type check"
       ? "typecheck"
       : undefined;
@@ -441,13 +454,16 @@ function installNpmPackage(tarball: string): string {
 /** The line `--install-npm` ends with: the installed command's path. */
 const INSTALLED = "installed command: ";
 
+/** The line `--pack-npm <dir>` ends with: the packed package's path. */
+const PACKED = "packed package: ";
+
 /**
- * `--install-npm`: builds and packs the npm package, installs it into a fresh prefix, smoke-tests
- * the installed command and prints its path last. The Node pass's job that every Node smoke file
+ * `--install-npm`: installs the npm package the run packed (PACKED_VAR; else builds and packs
+ * it) into a fresh prefix, smoke-tests the installed command and prints its path last. The Node pass's job that every Node smoke file
  * waits for; a process of its own so the pool keeps reporting while npm works.
  */
-async function installForNodePass(): Promise<void> {
-  const command = installNpmPackage(buildNpm());
+async function installForNodePass(tarball: string | undefined): Promise<void> {
+  const command = installNpmPackage(tarball ?? buildNpm());
   console.error(`\n$ smoke test: ${command}`);
   await smoke(command, []);
   console.log(`${INSTALLED}${command}`);
@@ -468,6 +484,26 @@ function plan(
   const jobs: PoolJob[] = [];
   const deno = (file: string) => passes.includes("node") ? !SAME_IN_BOTH.includes(file) : true;
   const tested = new Set<string>();
+  // The npm package, built and packed once for the jobs that install it.
+  let tarball: string | undefined;
+  const pack: PoolJob = {
+    label: "npm package: build and pack",
+    pass: passes[0]!,
+    cost: figures.seconds["npm:pack"] ?? 3,
+    load: figures.load["npm:pack"],
+    command: () => ({
+      argv: [process.execPath, "run", "-A", SCRIPT, "--pack-npm", join(chunks, "npm")],
+      cwd: ROOT,
+    }),
+    done(output) {
+      tarball = output.split("\n").findLast((l) => l.startsWith(PACKED))?.slice(PACKED.length)
+        .trim();
+      if (!tarball) throw new Error(`the pack job printed no "${PACKED}" line`);
+    },
+  };
+  const packed = (): Record<string, string> => (tarball ? { [PACKED_VAR]: tarball } : {});
+  const wantsPack = passes.includes("node") || all.some((f) => NEEDS_PACKAGE.includes(f));
+  if (wantsPack) jobs.push(pack);
   if (passes.includes("deno")) {
     const files = all.filter(deno);
     files.forEach((f) => tested.add(f));
@@ -481,17 +517,32 @@ function plan(
       join(ROOT, "src", "main.ts"),
       "serve",
     ];
-    jobs.push(...testJobs(files, "deno", figures, extra, alone, () => server, chunks));
+    jobs.push(
+      ...testJobs(
+        files,
+        "deno",
+        figures,
+        extra,
+        alone,
+        () => server,
+        chunks,
+        (f) => NEEDS_PACKAGE.includes(f) ? [pack] : [],
+        {},
+        packed,
+      ),
+    );
   }
   if (passes.includes("node")) {
     let installed: string | undefined;
     const install: PoolJob = {
-      label: "node: build, install and smoke-test the npm package",
+      label: "node: install and smoke-test the npm package",
       pass: "node",
       cost: figures.seconds["node:install"] ?? 20,
       load: figures.load["node:install"],
+      needs: [pack],
       command: () => ({
         argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"],
+        env: packed(),
         cwd: ROOT,
       }),
       done(output) {
@@ -521,8 +572,9 @@ function plan(
           alone,
           () => [installed!],
           chunks,
-          [install],
+          () => [install],
           NODE_SMOKE_ONLY,
+          packed,
         ),
       );
     }
@@ -590,11 +642,17 @@ if (import.meta.main) {
       pass: { type: "string", multiple: true },
       "save-durations": { type: "boolean" },
       "install-npm": { type: "boolean" },
+      "pack-npm": { type: "string" },
     },
     allowPositionals: true,
   });
+  if (values["pack-npm"] !== undefined) {
+    const dir = values["pack-npm"];
+    console.log(`${PACKED}${buildNpm(dir, join(dir, "stage"))}`);
+    process.exit(0);
+  }
   if (values["install-npm"]) {
-    await installForNodePass();
+    await installForNodePass(process.env[PACKED_VAR] || undefined);
     process.exit(0);
   }
   const passes = (values.pass ?? [...PASSES]) as Pass[];

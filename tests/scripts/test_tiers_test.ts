@@ -11,10 +11,13 @@ import { writeFileSync } from "node:fs";
 import {
   chunkModule,
   jobEnv,
+  NEEDS_PACKAGE,
   NODE_SMOKE,
   NODE_SMOKE_ONLY,
   SAME_IN_BOTH,
+  testFiles,
 } from "../../scripts/test.ts";
+import { PACKED_VAR, runPackage } from "../support/npm_package.ts";
 import { testCounts } from "../../scripts/test_pool.ts";
 import { REGEX_FALLBACK_FLAG } from "../../src/platform/regex_guard.ts";
 import { countFile } from "../../scripts/test_inventory.ts";
@@ -125,4 +128,37 @@ Deno.test("test jobs: a chunk's files run as one module, in order, and a failure
   assert.match(out, /first: passes \.\.\. ok[\s\S]*second: sees the first file's mark \.\.\. ok/);
   // The failure is reported where its test is, not at the chunk.
   assert.match(out, /second: fails on purpose => .*second_test\.ts:\d+:\d+/);
+});
+
+Deno.test("test jobs: every file that installs the npm package waits for the run's one build", () => {
+  // A file that packs its own (packedNpmPackage without the run's package) still passes, so
+  // only this check sees it missing from the list. bench_quick_test runs unread_hook_bench.
+  const installs = testFiles(REPO).filter((f) =>
+    f !== "tests/scripts/test_tiers_test.ts" &&
+    /packedNpmPackage\(|OD_BENCH_QUICK/.test(readFileSync(join(REPO, f), "utf8"))
+  );
+  assert.ok(installs.length >= 3, installs.join(", "));
+  for (const file of installs) {
+    assert.ok(NEEDS_PACKAGE.includes(file) || NODE_SMOKE.includes(file), file);
+  }
+  for (const file of NEEDS_PACKAGE) assert.ok(installs.includes(file), `${file} installs none`);
+  const bench = readFileSync(join(REPO, "bench", "unread_hook_bench.ts"), "utf8");
+  assert.match(bench, /runPackage\(\) \?\? buildNpm/);
+});
+
+Deno.test("test jobs: the run's package is used when it is there, and only then", () => {
+  const before = Deno.env.get(PACKED_VAR);
+  const dir = tempDir("od-packed-");
+  try {
+    const tarball = join(dir, "ollama-delegate-0.1.0.tgz");
+    Deno.env.set(PACKED_VAR, tarball);
+    assert.equal(runPackage(), undefined, "named but not there");
+    writeFileSync(tarball, "");
+    assert.equal(runPackage(), tarball);
+    Deno.env.delete(PACKED_VAR);
+    assert.equal(runPackage(), undefined);
+  } finally {
+    if (before === undefined) Deno.env.delete(PACKED_VAR);
+    else Deno.env.set(PACKED_VAR, before);
+  }
 });
