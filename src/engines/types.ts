@@ -195,7 +195,8 @@ export interface TurnSink {
   sandbox?(text: string): void;
   /**
    * The credential stores and secret files the turn's sandbox hides in the job's directories
-   * (guard/hidden_list.ts), as the turn starts; an empty list when none. A `hidden:` line.
+   * (guard/hidden_list.ts), as the turn starts; an empty list when none. A `hidden:` line. An
+   * engine that hides more as the turn goes on calls it again at the end; the last list counts.
    */
   hidden?(paths: readonly string[]): void;
   sessionStarted(info: { permissionMode?: string; model?: string }): void;

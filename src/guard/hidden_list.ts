@@ -3,7 +3,10 @@
  * `hidden:` line (so that a read that fails is not taken for a missing file): the credential
  * stores at the top of each root by name, those found below it or led to by a link (the turn's
  * journal or walk, guard/known_stores.ts), and the secret files (guard/identities.ts). Both
- * engines give it what their sandbox hides, as the turn starts.
+ * engines give it what their sandbox hides as the turn starts; the native engine, whose sandbox
+ * looks for the stores at the top again before each command, also what it hid by the turn's
+ * end (hiddenThroughTurn). Claude Code runs a whole turn in one jail: what it hides is fixed
+ * as the turn starts.
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +21,35 @@ export function hiddenInRoots(
   stores: readonly string[],
   secretFiles: readonly string[],
 ): string[] {
+  return hiddenNames(hiddenByReal(roots, stores, secretFiles));
+}
+
+/**
+ * What a turn hid from its commands from its start to its end: what was hidden as it started
+ * (`atStart`, hiddenByReal) and what is hidden as it ends, each once by what it resolved to,
+ * under the name it had first. For an engine whose sandbox looks for stores again before each
+ * command: one that a command made was hidden from the commands after it.
+ */
+export function hiddenThroughTurn(
+  atStart: ReadonlyMap<string, string>,
+  atEnd: ReadonlyMap<string, string>,
+): Map<string, string> {
+  const all = new Map(atStart);
+  for (const [real, path] of atEnd) if (!all.has(real)) all.set(real, path);
+  return all;
+}
+
+/** The names of hiddenByReal's paths, sorted: what the `hidden:` line lists. */
+export function hiddenNames(byReal: ReadonlyMap<string, string>): string[] {
+  return [...byReal.values()].sort();
+}
+
+/** hiddenInRoots's paths by what each resolves to now: real path -> the name it was found by. */
+export function hiddenByReal(
+  roots: readonly string[],
+  stores: readonly string[],
+  secretFiles: readonly string[],
+): Map<string, string> {
   const byReal = new Map<string, string>();
   const add = (path: string) => {
     let real: string;
@@ -30,5 +62,5 @@ export function hiddenInRoots(
   };
   for (const root of roots) for (const entry of CREDENTIAL_PATHS) add(join(root, entry));
   for (const path of [...stores, ...secretFiles]) add(path);
-  return [...byReal.values()].sort();
+  return byReal;
 }

@@ -7,6 +7,7 @@
  * no token reaches the backend. Without that, the native engine's next command read it, and
  * the next job on either engine. Below the top (`sub/.config -> ../shared`): neither the journal
  * nor the walk follows links, and `shared/gh` was hidden from no command or file tool at all.
+ * And a store a command makes: the `hidden:` line names what the turn's commands were kept from.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
@@ -21,18 +22,20 @@ const TOKEN = "oauth_token: gho_RELINKED-STORE-TOKEN";
  * `job` runs a delegate's commands on `engine` to completion, `sent` is all that reached the
  * backend.
  */
-async function relinked(
-  engine: "native" | "claude",
-  store: string,
-  link: string,
-  to: string,
-) {
+function relinked(engine: "native" | "claude", store: string, link: string, to: string) {
+  return scenario(engine, (work) => {
+    mkdirSync(join(work, store, "gh"), { recursive: true });
+    mkdirSync(join(work, link, ".."), { recursive: true });
+    writeFileSync(join(work, store, "gh", "hosts.yml"), `${TOKEN}\n`);
+    symlinkSync(to, join(work, link));
+  });
+}
+
+/** A scene whose project `prepare` fills; `job` and `sent` as for relinked. */
+async function scenario(engine: "native" | "claude", prepare: (work: string) => void = () => {}) {
   const scene = await startScene();
   const work = realpathSync(tempDir("od-relinked-"));
-  mkdirSync(join(work, store, "gh"), { recursive: true });
-  mkdirSync(join(work, link, ".."), { recursive: true });
-  writeFileSync(join(work, store, "gh", "hosts.yml"), `${TOKEN}\n`);
-  symlinkSync(to, join(work, link));
+  prepare(work);
   const job = async (commands: string[]) => {
     const reply = await scene.call("delegate_start", {
       engine,
@@ -92,5 +95,30 @@ for (const engine of ["native", "claude"] as const) {
       assert.match(sent(), new RegExp(`${step}=[1-9]`), `${step}: the read failed`);
     }
     assert.doesNotMatch(sent(), /RELINKED-STORE-TOKEN/);
+  });
+}
+
+for (const engine of ["native", "claude"] as const) {
+  Deno.test(`${engine}: a store a command makes is named in the hidden: line of the turn that hid it`, async () => {
+    const { scene: running, job, sent } = await scenario(engine);
+    await using _ = running;
+    // The secret's text is put together by printf, so the command's own text does not hold it.
+    const made = await job([
+      "mkdir .aws && printf 'aws_secret=%s-%s\\n' MADE IN-TURN > .aws/credentials; echo made=$?",
+      "cat .aws/credentials; echo same-turn=$?",
+    ]);
+    assert.match(sent(), /made=0/);
+    const readInTurn = /aws_secret=MADE-IN-TURN/.test(sent());
+    if (engine === "native") {
+      // Its sandbox looks for the stores at the top before each command.
+      assert.equal(readInTurn, false, "the next command read the store");
+      assert.match(sent(), /same-turn=[1-9]/);
+    }
+    // Claude Code runs the turn in one jail, set up as the turn started: the line names the
+    // store exactly when a command was kept from it.
+    assert.equal(/(^|, )\.aws( |,|$)/.test(made), !readInTurn, `hidden: ${made}`);
+    const next = await job(["cat .aws/credentials; echo next-job=$?"]);
+    assert.match(next, /(^|, )\.aws( |,|$)/);
+    assert.match(sent(), /next-job=[1-9]/);
   });
 }

@@ -17,7 +17,7 @@ import { kindFacts } from "../../backends/kinds.ts";
 import { errorMessage } from "../../errors.ts";
 import { collectGuardIdentities, type GuardIdentities } from "../../guard/identities.ts";
 import { gitCacheDir } from "../../guard/git_secrets.ts";
-import { hiddenInRoots } from "../../guard/hidden_list.ts";
+import { hiddenByReal, hiddenNames, hiddenThroughTurn } from "../../guard/hidden_list.ts";
 import { knownStoresDir } from "../../guard/known_stores.ts";
 import { WORKTREES_DIR } from "../../guard/worktree_scope.ts";
 import { closedNote } from "../../guard/toolchains.ts";
@@ -252,11 +252,12 @@ export class NativeEngine implements Engine {
     }
     if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
     // What its commands' sandbox hides, named in the reply (no Bash, no sandbox: nothing).
-    sink.hidden?.(
+    const hidden = () =>
       shell && runner.kind === "bwrap"
-        ? hiddenInRoots(roots, runner.nested?.hidden ?? [], guard.secretPaths)
-        : [],
-    );
+        ? hiddenByReal(roots, runner.nested?.hidden ?? [], guard.secretPaths)
+        : new Map<string, string>();
+    const hiddenAtStart = hidden();
+    sink.hidden?.(hiddenNames(hiddenAtStart));
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
       cap: connected.cap,
@@ -313,6 +314,9 @@ export class NativeEngine implements Engine {
       const at = spec.endpoint ? { ...backend, url: spec.endpoint.url } : backend;
       outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
+    // Each command's sandbox looks for the stores at the top of the roots again: one the turn's
+    // commands made (`mkdir .aws`) was hidden from the commands after it, so the line names it.
+    if (shell) sink.hidden?.(hiddenNames(hiddenThroughTurn(hiddenAtStart, hidden())));
     if (shell) await reportChanges(changes, roots, sink);
     // Without Bash only Write and Edit change files, and each reports its own change.
     else if (policy.tools.some((t) => !t.readOnly)) sink.changesTracked?.();
