@@ -85,10 +85,13 @@ print("go", flush=True)
 
 /**
  * Runs `script` (Python) in `cwd`: `ended` when it has, `going` once it prints "go" (the churn is
- * on) or ends.
+ * on) or ends; `done()` closes its stdin (a script may wait for that: STOP_WHEN_TOLD).
  */
-function pythonRun(script: string, cwd: string): { going: Promise<void>; ended: Promise<void> } {
-  const child = spawn("python3", ["-c", script], { cwd, stdio: ["ignore", "pipe", "inherit"] });
+function pythonRun(
+  script: string,
+  cwd: string,
+): { going: Promise<void>; ended: Promise<void>; done(): void } {
+  const child = spawn("python3", ["-c", script], { cwd, stdio: ["pipe", "pipe", "inherit"] });
   const ended = new Promise<void>((resolve, reject) => {
     child.on("error", reject);
     child.on("exit", () => resolve());
@@ -99,8 +102,11 @@ function pythonRun(script: string, cwd: string): { going: Promise<void>; ended: 
     });
     void ended.then(resolve, resolve);
   });
-  return { going, ended };
+  return { going, ended, done: () => child.stdin.end() };
 }
+
+/** The end of a CHURN program that churns until its stdin closes (pythonRun's `done`). */
+const STOP_WHEN_TOLD = "import sys\nsys.stdin.read()\nstop = True; th.join()\n";
 
 async function race(base: string, runs: number) {
   const missed: Array<{ run: number; turn: string; what: string }> = [];
@@ -136,12 +142,11 @@ async function race(base: string, runs: number) {
     // Node's walk (no journal), while the link comes and goes in the folder it lists.
     const walked = await beginTurnChanges([dir], { walk: true, fs: null });
     writeFileSync(join(dir, "final", "late.js"), "x");
-    const churning = pythonRun(
-      CHURN("final") + "time.sleep(0.3)\nstop = True; th.join()\n",
-      dir,
-    );
+    // The link churns for as long as the walk takes, and stops when it has ended.
+    const churning = pythonRun(CHURN("final") + STOP_WHEN_TOLD, dir);
     await churning.going;
     const late = (await walked.end()).files.map((f) => relative(dir, f));
+    churning.done();
     await churning.ended;
     if (!late.includes("final/late.js")) miss("walk", "final/late.js");
     rmSync(dir, { recursive: true, force: true });
