@@ -258,7 +258,9 @@ bwrapTest(
         commandRun() {},
         warning: (text: string) => warnings.push(text),
       };
-      const forks = "for i in $(seq 100); do (sleep 5 >/dev/null &) 2>/dev/null; done; echo done";
+      // bash retries a refused fork after 1, 2, 4 and 8 s: the sleeps last long enough to fill
+      // the limit (40) on a loaded machine and end before the second retry (at 3 s).
+      const forks = "for i in $(seq 100); do (sleep 2.5 >/dev/null &) 2>/dev/null; done; echo done";
       const reply = await tool.run({ command: forks }, ctx);
       assert.match(reply.text, /^done$/m);
       assert.match(
