@@ -8,9 +8,9 @@
  *   2. node: installs the npm package (scripts/build_npm.ts: the Node bundle, packed; built
  *      once for the run by a job of its own, which the Deno pass's files that install the
  *      package wait for too: NEEDS_PACKAGE) into a temporary prefix as a user would
- *      (`npm install -g --prefix`),
- *      checks `ollama-delegate --version`, smoke-tests the installed command, then runs the
- *      NODE_SMOKE files below against it, with no Deno global in the program under test.
+ *      (`npm install -g --prefix`), checks `ollama-delegate --version`, smoke-tests the
+ *      installed command, then runs the NODE_SMOKE files below against it, with no Deno global
+ *      in the program under test.
  * Each file of the process-heavy tiers is a job of its own; small unit files share one, as one
  * module (chunkModule). The jobs of both passes run in one pool, the longest first by
  * tests/durations.json, so the Node pass runs beside the Deno pass instead of after it: twice as
@@ -459,8 +459,9 @@ const PACKED = "packed package: ";
 
 /**
  * `--install-npm`: installs the npm package the run packed (PACKED_VAR; else builds and packs
- * it) into a fresh prefix, smoke-tests the installed command and prints its path last. The Node pass's job that every Node smoke file
- * waits for; a process of its own so the pool keeps reporting while npm works.
+ * it) into a fresh prefix, smoke-tests the installed command and prints its path last. The Node
+ * pass's job that every Node smoke file waits for; a process of its own so the pool keeps
+ * reporting while npm works.
  */
 async function installForNodePass(tarball: string | undefined): Promise<void> {
   const command = installNpmPackage(tarball ?? buildNpm());
