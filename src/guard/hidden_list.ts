@@ -4,9 +4,9 @@
  * stores at the top of each root by name, those found below it or led to by a link (the turn's
  * journal or walk, guard/known_stores.ts), and the secret files (guard/identities.ts). Both
  * engines give it what their sandbox hides as the turn starts; the native engine, whose sandbox
- * looks for the stores at the top again before each command, also what it hid by the turn's
- * end (hiddenThroughTurn). Claude Code runs a whole turn in one jail: what it hides is fixed
- * as the turn starts.
+ * looks for the stores at the top again before each command, also what its commands were kept
+ * from as they ran (hiddenThroughTurn). Claude Code runs a whole turn in one jail: what it hides
+ * is fixed as the turn starts.
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
@@ -25,23 +25,26 @@ export function hiddenInRoots(
 }
 
 /**
- * What a turn hid from its commands from its start to its end: what was hidden as it started
- * (`atStart`, hiddenByReal) and what is hidden as it ends, each once by what it resolved to,
+ * What a turn hid from its commands: what was hidden as it started (`atStart`, hiddenByReal)
+ * and what its commands were kept from as they ran (`later`), each once by what it resolved to,
  * under the name it had first. For an engine whose sandbox looks for stores again before each
  * command: one that a command made was hidden from the commands after it.
  */
 export function hiddenThroughTurn(
   atStart: ReadonlyMap<string, string>,
-  atEnd: ReadonlyMap<string, string>,
+  later: ReadonlyMap<string, string>,
 ): Map<string, string> {
   const all = new Map(atStart);
-  for (const [real, path] of atEnd) if (!all.has(real)) all.set(real, path);
+  for (const [real, path] of later) if (!all.has(real)) all.set(real, path);
   return all;
 }
 
-/** The names of hiddenByReal's paths, sorted: what the `hidden:` line lists. */
+/**
+ * The names of hiddenByReal's paths, sorted, each once: what the `hidden:` line lists. (Two
+ * stores can have had one name in a turn: `.config -> cfg`, then `.config -> other`.)
+ */
 export function hiddenNames(byReal: ReadonlyMap<string, string>): string[] {
-  return [...byReal.values()].sort();
+  return [...new Set(byReal.values())].sort();
 }
 
 /** hiddenInRoots's paths by what each resolves to now: real path -> the name it was found by. */

@@ -103,10 +103,14 @@ for (const engine of ["native", "claude"] as const) {
     const { scene: running, job, sent } = await scenario(engine);
     await using _ = running;
     // The secret's text is put together by printf, so the command's own text does not hold it.
+    // The last command makes a second store: no command came after it, so none was kept from it.
     const made = await job([
       "mkdir .aws && printf 'aws_secret=%s-%s\\n' MADE IN-TURN > .aws/credentials; echo made=$?",
       "cat .aws/credentials; echo same-turn=$?",
+      "mkdir .kube && echo 'token: kube' > .kube/config; echo last=$?",
     ]);
+    assert.match(sent(), /last=0/);
+    assert.doesNotMatch(made, /\.kube/);
     assert.match(sent(), /made=0/);
     const readInTurn = /aws_secret=MADE-IN-TURN/.test(sent());
     if (engine === "native") {
@@ -117,8 +121,8 @@ for (const engine of ["native", "claude"] as const) {
     // Claude Code runs the turn in one jail, set up as the turn started: the line names the
     // store exactly when a command was kept from it.
     assert.equal(/(^|, )\.aws( |,|$)/.test(made), !readInTurn, `hidden: ${made}`);
-    const next = await job(["cat .aws/credentials; echo next-job=$?"]);
-    assert.match(next, /(^|, )\.aws( |,|$)/);
+    const next = await job(["cat .aws/credentials .kube/config; echo next-job=$?"]);
+    assert.match(next, /^\.aws, \.kube \(/);
     assert.match(sent(), /next-job=[1-9]/);
   });
 }

@@ -1,6 +1,6 @@
 /** What a turn's sandbox hides in the job's directories, as the reply names it (hidden_list.ts). */
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   hiddenByReal,
@@ -33,26 +33,34 @@ Deno.test("hiddenInRoots: top-level stores by name, stores and secrets given, ea
   assert.deepEqual(hiddenInRoots([realpathSync(tempDir())], [], []), []);
 });
 
-Deno.test("hiddenThroughTurn: what was hidden at the start and what is hidden at the end, each store once", () => {
+Deno.test("hiddenThroughTurn: what was hidden at the start and from the commands after, each store once", () => {
   const root = realpathSync(tempDir());
   mkdirSync(join(root, "cfg", "gh"), { recursive: true });
   symlinkSync("cfg", join(root, ".config"));
-  mkdirSync(join(root, "old", ".kube"), { recursive: true });
-  const stores = [join(root, "cfg", "gh"), join(root, "old", ".kube")];
+  mkdirSync(join(root, "sub", ".kube"), { recursive: true });
+  const stores = [join(root, "cfg", "gh"), join(root, "sub", ".kube")];
   const atStart = hiddenByReal([root], stores, []);
   assert.deepEqual(hiddenNames(atStart), hiddenInRoots([root], stores, []));
-  // During the turn: the link goes (the store is still hidden by what it is), a command makes
-  // .aws at the top, and the nested store is renamed and then found under its new name.
+  // As the turn's commands run: one removes the link (the store is still hidden, by what it
+  // is), one makes .aws at the top, one points .config at another folder with a gh store.
+  const later = new Map<string, string>();
+  const command = () => {
+    for (const [real, path] of hiddenByReal([root], stores, [])) {
+      if (!later.has(real)) later.set(real, path);
+    }
+  };
   rmSync(join(root, ".config"));
+  command();
   mkdirSync(join(root, ".aws"));
-  renameSync(join(root, "old"), join(root, "moved"));
-  const atEnd = hiddenByReal([root], [join(root, "cfg", "gh"), join(root, "moved", ".kube")], []);
-  assert.deepEqual(hiddenNames(hiddenThroughTurn(atStart, atEnd)), [
+  command();
+  mkdirSync(join(root, "other", "gh"), { recursive: true });
+  symlinkSync("other", join(root, ".config"));
+  command();
+  assert.deepEqual(hiddenNames(hiddenThroughTurn(atStart, later)), [
     join(root, ".aws"),
-    // Named as at the start, not again as cfg/gh: the same store.
+    // Two stores, one name: named once. cfg/gh is not named again: the same store.
     join(root, ".config", "gh"),
-    // Hidden under both names in the turn (it moved), so both are named.
-    join(root, "moved", ".kube"),
-    join(root, "old", ".kube"),
+    join(root, "sub", ".kube"),
   ]);
+  assert.equal(hiddenThroughTurn(atStart, later).size, 4);
 });

@@ -252,11 +252,9 @@ export class NativeEngine implements Engine {
     }
     if (shell) watchShell(runner, changes, spec.worktree, roots, guard);
     // What its commands' sandbox hides, named in the reply (no Bash, no sandbox: nothing).
-    const hidden = () =>
-      shell && runner.kind === "bwrap"
-        ? hiddenByReal(roots, runner.nested?.hidden ?? [], guard.secretPaths)
-        : new Map<string, string>();
-    const hiddenAtStart = hidden();
+    const hiddenAtStart = shell && runner.kind === "bwrap"
+      ? hiddenByReal(roots, runner.nested?.hidden ?? [], guard.secretPaths)
+      : new Map<string, string>();
     sink.hidden?.(hiddenNames(hiddenAtStart));
     // Old tool output is shortened only when a request would not fit, and said so.
     const fitter = new ContextFitter({
@@ -315,8 +313,10 @@ export class NativeEngine implements Engine {
       outcome = loopFailure(e, signal.aborted, at, spec.model);
     }
     // Each command's sandbox looks for the stores at the top of the roots again: one the turn's
-    // commands made (`mkdir .aws`) was hidden from the commands after it, so the line names it.
-    if (shell) sink.hidden?.(hiddenNames(hiddenThroughTurn(hiddenAtStart, hidden())));
+    // commands made (`mkdir .aws`) was hidden from the commands after it, which the line names.
+    if (shell && runner.kind === "bwrap" && runner.hiddenSeen) {
+      sink.hidden?.(hiddenNames(hiddenThroughTurn(hiddenAtStart, runner.hiddenSeen)));
+    }
     if (shell) await reportChanges(changes, roots, sink);
     // Without Bash only Write and Edit change files, and each reports its own change.
     else if (policy.tools.some((t) => !t.readOnly)) sink.changesTracked?.();

@@ -12,6 +12,7 @@ import { type CommandResult, runCommand, shellCommand } from "../../../platform/
 import { minimalShellEnv } from "../../../platform/env.ts";
 import { writeFileAtomicSync } from "../../../platform/atomic_write.ts";
 import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
+import { hiddenByReal } from "../../../guard/hidden_list.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapCommand } from "../../bwrap_base.ts";
@@ -178,6 +179,12 @@ export async function runShell(
     );
   } catch (e) {
     return { ...notRun, refused: `Bash is refused: ${(e as Error).message}` };
+  }
+  // What this command is kept from, for the reply (the stores at the top are looked for again
+  // before each command: one that an earlier command made is hidden from this one).
+  const seen = runner.hiddenSeen ??= new Map();
+  for (const [real, path] of hiddenByReal(req.writable, runner.nested?.hidden ?? [], [])) {
+    if (!seen.has(real)) seen.set(real, path);
   }
   let limited: LimitedLaunch | undefined;
   let result: CommandResult;

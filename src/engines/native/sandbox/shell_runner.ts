@@ -47,6 +47,11 @@ export interface BwrapRunner {
    * by the engine for each turn and check: src/guard/toolchains.ts).
    */
   toolchains?: SandboxToolchains;
+  /**
+   * The credential stores the turn's commands were kept from, by real path (guard/hidden_list.ts
+   * hiddenByReal), added to as each command's sandbox is set up: the reply's `hidden:` line.
+   */
+  hiddenSeen?: Map<string, string>;
 }
 
 /** Where the shell runs, or why it cannot. */
