@@ -182,11 +182,15 @@ const SLOTS = slots(process.env.DENO_JOBS, availableParallelism());
 const DURATIONS = join(ROOT, "tests", "durations.json");
 
 /**
- * The Deno pass's files that install the npm package: they wait for the run's one build. (The
- * Node pass waits for it in its install job.) A file missing here still passes; it builds its
- * own package.
+ * The files that install the npm package: in the Deno pass they wait for the run's one build.
+ * (The Node pass waits for it in its install job.) A file missing here still passes; it builds
+ * its own package.
  */
-export const NEEDS_PACKAGE = ["tests/e2e/plugin_gate_test.ts", "tests/e2e/bench_quick_test.ts"];
+export const NEEDS_PACKAGE = [
+  "tests/e2e/bench_quick_test.ts",
+  "tests/e2e/plugin_gate_test.ts",
+  "tests/e2e/plugin_test.ts",
+];
 
 /** Tiers whose files each run as a job of their own: they start processes and wait on them. */
 const OWN_JOB_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
@@ -257,7 +261,8 @@ function expected(file: string, durations: Record<string, number>, key = file): 
  * instead of 2.9. The tests are the same: each still registers under its own file's location,
  * and they run in the files' order. What the files share in one isolate is what the suite's
  * files already shared in one process (the environment, the working directory), plus the
- * modules' own state; a file that needs a fresh copy of that belongs in a job of its own.
+ * modules' own state; a file that needs a fresh copy of that belongs in a job of its own. A file
+ * that throws as it loads fails its chunk's job, and the chunk's tests do not run.
  */
 export function chunkModule(dir: string, name: string, files: string[]): string {
   const path = join(dir, `${name}_test.ts`);
@@ -346,9 +351,11 @@ function testJobs(
             ? ["--filter", `/${only[group[0]!]!.source}/`]
             : []),
           ...extra,
-          ...(group.length === 1
-            ? group
-            : ["--config", join(ROOT, "deno.json"), chunkModule(chunks, `chunk_${index}`, group)]),
+          ...(group.length === 1 ? group : [
+            "--config",
+            join(ROOT, "deno.json"),
+            chunkModule(chunks, `${pass}_chunk_${index}`, group),
+          ]),
         ],
         env: { [SERVER_VAR]: JSON.stringify(server()), ...jobEnv(), ...packed() },
         cwd: ROOT,
@@ -489,7 +496,8 @@ function plan(
   let tarball: string | undefined;
   const pack: PoolJob = {
     label: "npm package: build and pack",
-    pass: passes[0]!,
+    // A failed build (the Node bundle) is the Node pass's when it runs.
+    pass: passes.includes("node") ? "node" : passes[0]!,
     cost: figures.seconds["npm:pack"] ?? 3,
     load: figures.load["npm:pack"],
     command: () => ({
@@ -502,7 +510,8 @@ function plan(
       if (!tarball) throw new Error(`the pack job printed no "${PACKED}" line`);
     },
   };
-  const packed = (): Record<string, string> => (tarball ? { [PACKED_VAR]: tarball } : {});
+  // Empty until the pack job has ended: a name left in the caller's environment is not used.
+  const packed = (): Record<string, string> => ({ [PACKED_VAR]: tarball ?? "" });
   const wantsPack = passes.includes("node") || all.some((f) => NEEDS_PACKAGE.includes(f));
   if (wantsPack) jobs.push(pack);
   if (passes.includes("deno")) {
