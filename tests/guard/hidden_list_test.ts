@@ -43,11 +43,10 @@ Deno.test("hiddenThroughTurn: what was hidden at the start and from the commands
   assert.deepEqual(hiddenNames(atStart), hiddenInRoots([root], stores, []));
   // As the turn's commands run: one removes the link (the store is still hidden, by what it
   // is), one makes .aws at the top, one points .config at another folder with a gh store.
-  const later = new Map<string, string>();
+  // As run_shell.ts records them: what each command's sandbox hides, added to what came before.
+  let later = new Map<string, string>();
   const command = () => {
-    for (const [real, path] of hiddenByReal([root], stores, [])) {
-      if (!later.has(real)) later.set(real, path);
-    }
+    later = hiddenThroughTurn(later, hiddenByReal([root], stores, []));
   };
   rmSync(join(root, ".config"));
   command();

@@ -12,7 +12,7 @@ import { type CommandResult, runCommand, shellCommand } from "../../../platform/
 import { minimalShellEnv } from "../../../platform/env.ts";
 import { writeFileAtomicSync } from "../../../platform/atomic_write.ts";
 import { HOST_RUN_PATHS } from "../../../guard/protected_paths.ts";
-import { hiddenByReal } from "../../../guard/hidden_list.ts";
+import { hiddenByReal, hiddenThroughTurn } from "../../../guard/hidden_list.ts";
 import { type Quarantined, quarantinePlanted } from "../../../guard/planted.ts";
 import { isRoot } from "../../../platform/runtime.ts";
 import { bwrapCommand } from "../../bwrap_base.ts";
@@ -182,10 +182,10 @@ export async function runShell(
   }
   // What this command is kept from, for the reply (the stores at the top are looked for again
   // before each command: one that an earlier command made is hidden from this one).
-  const seen = runner.hiddenSeen ??= new Map();
-  for (const [real, path] of hiddenByReal(req.writable, runner.nested?.hidden ?? [], [])) {
-    if (!seen.has(real)) seen.set(real, path);
-  }
+  runner.hiddenSeen = hiddenThroughTurn(
+    runner.hiddenSeen ?? new Map(),
+    hiddenByReal(req.writable, runner.nested?.hidden ?? [], []),
+  );
   let limited: LimitedLaunch | undefined;
   let result: CommandResult;
   let hits = 0;
