@@ -261,7 +261,10 @@ function expected(file: string, durations: Record<string, number>, key = file): 
  * instead of 2.9. The tests are the same: each still registers under its own file's location,
  * and they run in the files' order. What the files share in one isolate is what the suite's
  * files already shared in one process (the environment, the working directory), plus the
- * modules' own state; a file that needs a fresh copy of that belongs in a job of its own. A file
+ * modules' own state and whatever a file leaves running: a `node:timers` timer, which Deno's
+ * sanitizer does not see, is still there for the files after it (job_sweep_test's 5 s one ended
+ * in the middle of sleep_test's count of the process's timers). A file that needs a fresh copy
+ * of that state belongs in a job of its own; a file's tests clear what they start. A file
  * that throws as it loads fails its chunk's job, and the chunk's tests do not run.
  */
 export function chunkModule(dir: string, name: string, files: string[]): string {
