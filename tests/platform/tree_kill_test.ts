@@ -148,6 +148,8 @@ class FakeWorld {
   /** Pids whose SIGSTOP lands only after the next snapshot; `onStopLands` runs just before. */
   lagging = new Set<number>();
   onStopLands: (pid: number) => void = () => {};
+  /** How long each snapshot takes, as reading a large /proc does on a loaded machine. */
+  snapshotMs = 0;
 
   add(pid: number, ppid: number, ignoresTerm = false): this {
     this.procs.set(pid, {
@@ -175,9 +177,10 @@ class FakeWorld {
 
   readonly source: ProcSource = {
     name: "ps",
-    snapshot: () => {
+    snapshot: async () => {
       this.snapshots++;
-      if (this.failSnapshot(this.snapshots)) return Promise.reject(new Error("ps exploded"));
+      if (this.failSnapshot(this.snapshots)) throw new Error("ps exploded");
+      if (this.snapshotMs > 0) await delay(this.snapshotMs);
       const table = this.table();
       for (const [pid, p] of this.procs) {
         if (!p.stopPending) continue;
@@ -185,7 +188,7 @@ class FakeWorld {
         p.stopPending = false;
         p.stopped = true;
       }
-      return Promise.resolve(table);
+      return table;
     },
     probe: () => Promise.resolve(this.table()),
   };
@@ -248,6 +251,23 @@ Deno.test("killTreeWith (simulated): a member still running after its SIGSTOP is
   assert.deepEqual(r.pids, [100, 101]);
   assert.deepEqual([...w.procs.keys()], [200], "the late child is killed with the tree");
   assert.deepEqual(w.signalsTo(200), [], "stranger never signalled");
+});
+
+Deno.test("killTreeWith (simulated): the walks of a large tree do not use up the wait for a late stop", async () => {
+  // Each walk takes 300 ms, and each member's stop lands late, after it forked once more: the
+  // tree is found one member every two walks. When the walk after 102 finds nobody new, more
+  // than STOP_WAIT_MS (1 s) has gone since the start. A wait counted from the start had ended
+  // then: 102's child was never walked and outlived the kill (CI, 1,200 processes forking at
+  // two levels on a loaded machine).
+  const w = new FakeWorld().add(100, 1);
+  w.snapshotMs = 300;
+  for (const pid of [100, 101, 102]) w.lagging.add(pid);
+  w.onStopLands = (pid) => {
+    if (pid < 103) w.add(pid + 1, pid);
+  };
+  const r = await killTreeWith(w.source, 100, { graceMs: 200 }, w.send);
+  assert.deepEqual(r.pids, [100, 101, 102, 103]);
+  assert.deepEqual([...w.procs.keys()], [], "the late child is killed with the tree");
 });
 
 Deno.test("killTreeWith (simulated): walks on from members whose parent died mid-freeze", async () => {

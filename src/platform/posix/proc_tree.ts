@@ -151,7 +151,11 @@ async function freezeTree(
   send: SignalSender,
 ): Promise<ProcInfo[]> {
   const members = new Map<number, ProcInfo>([[root.pid, toInfo(root)]]);
-  const settleBy = performance.now() + STOP_WAIT_MS;
+  // When the wait for the last stops to land ends: counted from the first walk that found
+  // nobody new, and again after each that did. Counted from the start, the walks of a large
+  // tree on a loaded machine had used it up before the last members were found, and a member
+  // still running then forked once more and its child escaped (CI, a tree of 1,200 forking).
+  let settleBy: number | undefined;
   send(root.pid, "SIGSTOP");
   for (let round = 0; round < MAX_STOP_ROUNDS; round++) {
     let table: ProcTable;
@@ -177,11 +181,13 @@ async function freezeTree(
       const running = [...members.values()].some((m) =>
         isSameLive(table, m) && table.get(m.pid)?.stopped === false
       );
+      settleBy ??= performance.now() + STOP_WAIT_MS;
       if (!running || performance.now() >= settleBy) break;
       round--;
       await delay(STOP_POLL_MS);
       continue;
     }
+    settleBy = undefined;
     for (const p of fresh) {
       members.set(p.pid, toInfo(p));
       send(p.pid, "SIGSTOP");
