@@ -192,14 +192,19 @@ export const NEEDS_PACKAGE = [
   "tests/e2e/plugin_test.ts",
 ];
 
-/** Tiers whose files each run as a job of their own: they start processes and wait on them. */
-const OWN_JOB_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
+/** Tiers whose files start processes and wait on them: they share a process only when short. */
+const PROCESS_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
 
 /**
- * Unit files expected to take less than this many seconds share a `deno test` process with
- * their neighbours, up to CHUNK_SECONDS, and one module (chunkModule).
+ * Files expected to take less than this many seconds share a `deno test` process with their
+ * neighbours, up to CHUNK_SECONDS, and one module (chunkModule): unit files under 3 s, and under
+ * 5 s those of the process tiers. A file of those pays more for a process of its own than a unit
+ * file: Deno's test runtime, the MCP SDK's client and the code it drives load again in each.
+ * Seven short CLI files took 6.4-6.5 CPU-s one process each and 1.4-1.5 in one. Longer ones
+ * keep a job of their own, so that the pool can run their waits side by side.
  */
 const SMALL_SECONDS = 3;
+const SMALL_PROCESS_SECONDS = 5;
 const CHUNK_SECONDS = 10;
 
 /** Every test file under tests/, as a path from the repository's root with forward slashes. */
@@ -287,8 +292,8 @@ interface TestJob extends PoolJob {
 }
 
 /**
- * The `deno test` jobs for `files`: one per file in the process-heavy tiers or when a file is
- * slow, the rest packed in path order into jobs of about CHUNK_SECONDS, each run as one module
+ * The `deno test` jobs for `files`: one per file that is slow for its tier (SMALL_SECONDS), the
+ * rest packed in path order into jobs of about CHUNK_SECONDS, each run as one module
  * written into `chunks` (chunkModule). `alone` puts every file in a job of its own, so that each
  * one's time can be measured (`--save-durations`).
  */
@@ -311,8 +316,9 @@ function testJobs(
   for (const file of files) {
     const cost = expected(file, figures.seconds, prefix + file);
     if (
-      alone || OWN_JOB_TIERS.some((t) => file.startsWith(t)) || cost >= SMALL_SECONDS ||
-      only[file]
+      alone || only[file] ||
+      cost >=
+        (PROCESS_TIERS.some((t) => file.startsWith(t)) ? SMALL_PROCESS_SECONDS : SMALL_SECONDS)
     ) {
       groups.push([file]);
       continue;
