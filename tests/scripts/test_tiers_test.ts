@@ -14,7 +14,9 @@ import {
   NEEDS_PACKAGE,
   NODE_SMOKE,
   NODE_SMOKE_ONLY,
+  OWN_PROCESS,
   SAME_IN_BOTH,
+  sharesProcess,
   testFiles,
 } from "../../scripts/test.ts";
 import { PACKED_VAR, runPackage } from "../support/npm_package.ts";
@@ -158,5 +160,24 @@ Deno.test("test jobs: the run's package is used when it is there, and only then"
   } finally {
     if (before === undefined) Deno.env.delete(PACKED_VAR);
     else Deno.env.set(PACKED_VAR, before);
+  }
+});
+
+Deno.test("a file that counts the process's live timers runs in a process of its own", () => {
+  // Counted through the process's active resources; a chunk's earlier files may leave one.
+  const counting = testFiles().filter((f) =>
+    /getActiveResourcesInfo\(\)/.test(readFileSync(join(REPO, f), "utf8"))
+  );
+  assert.ok(counting.length > 0, "the timer counts this list exists for are gone");
+  assert.deepEqual([...OWN_PROCESS].sort(), counting.sort());
+  for (const file of counting) assert.equal(sharesProcess(file, 0.1), false, file);
+});
+
+Deno.test("short files share a process: unit files under 3 s, e2e, in-process and CLI ones under 5 s", () => {
+  assert.equal(sharesProcess("tests/jobs/record_test.ts", 2.9), true);
+  assert.equal(sharesProcess("tests/jobs/record_test.ts", 3), false);
+  for (const tier of ["e2e", "in_process", "cli"]) {
+    assert.equal(sharesProcess(`tests/${tier}/x_test.ts`, 4.9), true, tier);
+    assert.equal(sharesProcess(`tests/${tier}/x_test.ts`, 5), false, tier);
   }
 });
