@@ -206,13 +206,13 @@ const PROCESS_TIERS = ["tests/e2e/", "tests/in_process/", "tests/cli/"];
 /**
  * Files expected to take less than this many seconds share a `deno test` process with their
  * neighbours, up to CHUNK_SECONDS, and one module (chunkModule): unit files under 3 s, and under
- * 5 s those of the process tiers. A file of those pays more for a process of its own than a unit
+ * 8 s those of the process tiers. A file of those pays more for a process of its own than a unit
  * file: Deno's test runtime, the MCP SDK's client and the code it drives load again in each.
  * Seven short CLI files took 6.4-6.5 CPU-s one process each and 1.4-1.5 in one. Longer ones
  * keep a job of their own, so that the pool can run their waits side by side.
  */
 const SMALL_SECONDS = 3;
-const SMALL_PROCESS_SECONDS = 5;
+const SMALL_PROCESS_SECONDS = 8;
 const CHUNK_SECONDS = 10;
 
 /** Every test file under tests/, as a path from the repository's root with forward slashes. */
