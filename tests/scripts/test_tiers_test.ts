@@ -10,6 +10,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import {
   chunkModule,
+  expected,
   jobEnv,
   NEEDS_PACKAGE,
   NODE_SMOKE,
@@ -179,5 +180,12 @@ Deno.test("short files share a process: unit files under 3 s, e2e, in-process an
   for (const tier of ["e2e", "in_process", "cli"]) {
     assert.equal(sharesProcess(`tests/${tier}/x_test.ts`, 7.9), true, tier);
     assert.equal(sharesProcess(`tests/${tier}/x_test.ts`, 8), false, tier);
+    // One not in tests/durations.json yet runs alone, as it did before process tiers shared.
+    const unknown = `tests/${tier}/new_test.ts`;
+    assert.equal(sharesProcess(unknown, expected(unknown, {})), false, tier);
   }
+  assert.equal(
+    sharesProcess("tests/jobs/new_test.ts", expected("tests/jobs/new_test.ts", {})),
+    true,
+  );
 });
