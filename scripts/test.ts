@@ -119,7 +119,8 @@ export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
  * speak MCP 2026-07-28 with our server, and Claude Code falls back to 2025-11-25 for the session
  * when the server's first answer (server/discover, from a process it starts for that alone)
  * takes longer than a few seconds: on 2 cores shared with five other test files it did, even
- * though the server answers it before loading the rest of itself.
+ * though the server answers it before loading the rest of itself. They run first, on the empty
+ * pool (scripts/test_pool.ts).
  */
 export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
 
