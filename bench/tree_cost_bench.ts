@@ -19,7 +19,7 @@
  *
  *   deno run -A bench/tree_cost_bench.ts [--sizes 1000,10000,100000] [--e2e | --only-e2e]
  *     [--engines native,claude] [--runtimes deno,node] [--turns 3] [--before <checkout>]
- *     [--server <checkout>] [--node-bundle <file>]
+ *     [--server <checkout>] [--node-bundle <file>] [--nested-only]
  *
  * `--before` takes the in-process figures before a change from another checkout's walks
  * (a checkout from before the change journal: its `src/engines/native/changes.ts` and
@@ -60,6 +60,8 @@ const { values } = parseArgs({
     "only-e2e": { type: "boolean", default: false },
     /** A checkout whose walks give the in-process figures before the change. */
     before: { type: "string" },
+    /** Only the tree of 100 nested projects (its figures depend most on the bubblewrap). */
+    "nested-only": { type: "boolean", default: false },
   },
 });
 const DENO_SERVER = values.server
@@ -369,7 +371,7 @@ console.log(
     " the first job in the folder, the median of the next ones [their range], per Bash command",
 );
 const shapes: Array<TreeShape & { label: string }> = [
-  ...sizes.flatMap((files) =>
+  ...(values["nested-only"] ? [] : sizes).flatMap((files) =>
     [false, true].map((nodeModules) => ({
       files,
       nodeModules,
