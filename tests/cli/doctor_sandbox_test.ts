@@ -2,7 +2,12 @@ import { tempDir } from "../support/temp_dir.ts";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { claudeSandboxCheck } from "../../src/cli/doctor/local.ts";
+import {
+  bubblewrapVersion,
+  claudeSandboxCheck,
+  oldBubblewrapNote,
+} from "../../src/cli/doctor/local.ts";
+import { execFileSync } from "node:child_process";
 import { enginesFacts } from "../../src/cli/doctor/engine_needs.ts";
 import { defaultSettings } from "../../src/settings/fields.ts";
 import { cgroupSupport } from "../../src/platform/posix/limit_cgroup.ts";
@@ -70,4 +75,37 @@ Deno.test("doctor claude.sandbox: says how the jail holds the sandbox limits her
   // Nothing holds the limits where the jail does not run.
   const off = await enginesFacts(settings, pathWith(), "/", "linux");
   assert.equal(off.claude.limitsText, undefined);
+});
+
+Deno.test("doctor claude.sandbox: a bubblewrap before 0.13 is named, with what it costs among nested projects", async () => {
+  const facts = await enginesFacts(defaultSettings(), pathWith("bwrap", "socat"), "/", "linux");
+  const old = claudeSandboxCheck("on", facts.claude.sandbox, "linux", undefined, "0.8.0");
+  assert.equal(old.status, "pass");
+  assert.equal(old.lines?.length, 1);
+  assert.match(old.lines![0]!, /^bubblewrap 0\.8\.0 reads the whole mount table for each mount/);
+  assert.match(
+    old.lines![0]!,
+    /\+0\.16 s with 100 of them against \+0\.02 s with bubblewrap 0\.13/,
+  );
+  assert.equal(old.details?.bwrapVersion, "0.8.0");
+  assert.ok(oldBubblewrapNote("0.12.0"));
+  // From 0.13 (mount_setattr) on, and when the version cannot be read, nothing is said.
+  for (const v of ["0.13.0", "0.13.1", "1.0", "1.2.3", undefined, "x.y"]) {
+    assert.equal(oldBubblewrapNote(v), undefined, String(v));
+  }
+  const current = claudeSandboxCheck("on", facts.claude.sandbox, "linux", undefined, "0.13.1");
+  assert.equal(current.lines, undefined);
+});
+
+Deno.test("doctor claude.sandbox: the version is what the real bubblewrap prints", async () => {
+  const said = execFileSync("bwrap", ["--version"], { encoding: "utf8" });
+  const version = await bubblewrapVersion(
+    execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim(),
+  );
+  assert.ok(version && /^\d+\.\d+/.test(version), String(version));
+  assert.equal(said.trim(), `bubblewrap ${version}`);
+  // A program that prints something else gives no version.
+  const { PATH } = pathWith("bwrap");
+  writeFileSync(join(PATH, "bwrap"), "#!/bin/sh\necho 'not bubblewrap'\n", { mode: 0o755 });
+  assert.equal(await bubblewrapVersion(join(PATH, "bwrap")), undefined);
 });

@@ -13,6 +13,7 @@ import { defaultBackendName } from "../../settings/backends.ts";
 import { type Check, HTTP_TIMEOUT_MS } from "./check.ts";
 import { probeEndpoint } from "../../backends/endpoint_health.ts";
 import {
+  bubblewrapVersion,
   claudeCheck,
   claudeSandboxCheck,
   configCheck,
@@ -114,17 +115,28 @@ export async function runDoctor(
   // for an answer.
   const first = s.baseUrls.length > 0 ? { ...s, baseUrl: await firstAnswering(s.baseUrls) } : s;
   const facts = await enginesFacts(s, env, cwd);
-  const [claude, ollama, sandbox, backends, poolEndpoints, claudeLimits, toolchains, messages] =
-    await Promise.all([
-      claudeCheck(resolved, facts.claude, cwd),
-      ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
-      sandboxCheck(s.sandbox, facts.native),
-      backendChecks(s.backends, env),
-      probeOllamaPool(s.baseUrls),
-      facts.claude.limitsText?.(),
-      toolchainsCheck(s, env, cwd, home, resolved.locations.userFile),
-      messagesChecks(s, env, facts.claude.request.requiredContext),
-    ]);
+  const jail = facts.claude.sandbox;
+  const [
+    claude,
+    ollama,
+    sandbox,
+    backends,
+    poolEndpoints,
+    claudeLimits,
+    toolchains,
+    messages,
+    bwrapVersion,
+  ] = await Promise.all([
+    claudeCheck(resolved, facts.claude, cwd),
+    ollamaChecks(first, engineNeed(s.defaultEngine, facts)),
+    sandboxCheck(s.sandbox, facts.native),
+    backendChecks(s.backends, env),
+    probeOllamaPool(s.baseUrls),
+    facts.claude.limitsText?.(),
+    toolchainsCheck(s, env, cwd, home, resolved.locations.userFile),
+    messagesChecks(s, env, facts.claude.request.requiredContext),
+    jail.kind === "on" && jail.tools.bwrap ? bubblewrapVersion(jail.tools.bwrap) : undefined,
+  ]);
   // With a default backend of the user's, the Ollama's default-model checks are not about the
   // default: the default backend's take their place.
   const own = defaultBackendName(s);
@@ -143,7 +155,7 @@ export async function runDoctor(
     configCheck(resolved),
     stateDirCheck(s.stateDir),
     claude,
-    claudeSandboxCheck(s.sandbox, facts.claude.sandbox, undefined, claudeLimits),
+    claudeSandboxCheck(s.sandbox, jail, undefined, claudeLimits, bwrapVersion),
     requestSizeCheck(s, facts),
     ...homeChecks,
     ...ollamaShown,

@@ -182,6 +182,30 @@ async function runVersion(
   return { code: run.exitCode, stdout: text(run.stdout), stderr: text(run.stderr), why };
 }
 
+/** What `bwrap --version` says ("0.8.0"), or undefined when it says nothing readable. */
+export async function bubblewrapVersion(bwrap: string): Promise<string | undefined> {
+  const run = await runVersion(bwrap, { PATH: "/usr/bin:/bin" }, "/");
+  return /^bubblewrap (\d+\.\d+(?:\.\d+)?)\s*$/m.exec(run.stdout)?.[1];
+}
+
+/**
+ * What a bubblewrap before 0.13 costs a claude delegate where the jail holds many paths, or
+ * undefined from 0.13 on. Before it, bubblewrap sets each mount's flags by reading the whole
+ * mount table again (containers/bubblewrap#384; 0.13 sets them with mount_setattr, #756), and
+ * Claude Code's sandbox runs it for every command inside a jail that has a mount per host-run
+ * path of each nested project. Measured with bench/tree_cost_bench.ts --nested-only.
+ */
+export function oldBubblewrapNote(version: string | undefined): string | undefined {
+  const parts = version?.split(".").map(Number);
+  if (!parts || parts.some((n) => !Number.isInteger(n))) return undefined;
+  const [major = 0, minor = 0] = parts;
+  if (major > 0 || minor >= 13) return undefined;
+  return `bubblewrap ${version} reads the whole mount table for each mount it makes: in a ` +
+    "repository of nested projects (the jail holds each one's .git, .claude, .vscode, " +
+    "CLAUDE.md and .envrc with a mount) every command of a claude delegate costs more, +0.16 s " +
+    "with 100 of them against +0.02 s with bubblewrap 0.13 or later";
+}
+
 /** How claude delegates are confined here (the jail, Claude Code's sandbox), and if not why. */
 export function claudeSandboxCheck(
   mode: SandboxSetting,
@@ -189,18 +213,27 @@ export function claudeSandboxCheck(
   platform: string = osPlatform,
   /** How the jail holds the sandbox limits here (the engine's `limitsText`). */
   limits?: string,
+  /** What the jail's bubblewrap says it is (bubblewrapVersion). */
+  bwrapVersion?: string,
 ): Check {
   const base = { id: "claude.sandbox", title: "claude sandbox" };
   const held = limits ? `; ${limits}` : "";
   if (plan.kind === "on") {
     const { bwrap, socat } = plan.tools;
+    const note = oldBubblewrapNote(bwrapVersion);
     return {
       ...base,
       status: "pass",
       summary: `claude delegates run in a bubblewrap jail (${bwrap}), with Claude Code's ` +
         `own sandbox nested inside for Bash (${socat}), where their commands run without an ` +
         `approval in acceptEdits and auto${held}`,
-      details: { mode, bwrap, socat },
+      ...(note ? { lines: [note] } : {}),
+      details: {
+        mode,
+        bwrap,
+        socat,
+        ...(bwrapVersion ? { bwrapVersion } : {}),
+      },
     };
   }
   if (plan.kind === "refused") {
