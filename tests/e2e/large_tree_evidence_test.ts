@@ -9,9 +9,9 @@
  * Claude Code CLI, the default settings and state-dir layout.
  */
 import assert from "node:assert/strict";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { field, KEEP_TEMP, sandboxClaude, tempDir } from "../support/harness.ts";
+import { field, sandboxClaude, tempDir } from "../support/harness.ts";
 import { startScene } from "../support/scene.ts";
 import { makeTree, treeFile, writePart } from "../support/trees.ts";
 
@@ -20,26 +20,22 @@ import { makeTree, treeFile, writePart } from "../support/trees.ts";
 const SRC_FILES = 15_000;
 const MODULE_FILES = 8_000;
 
-/** The tree, shared by both tests (made once: 23,000 files take seconds). */
-let shared: { root: string; users: number } | undefined;
+/**
+ * The tree, made once for the file's four tests and removed with the file's other temporary
+ * folders. Each test changes files of its own (named by its engine), so the next one finds the
+ * tree as big and its own files as they were. (It was removed after each test, while no other
+ * held it: made four times, about 2.8 CPU-s each.)
+ */
+let shared: string | undefined;
 
 function bigTree(): string {
   if (!shared) {
-    const root = tempDir("od-large-tree-");
-    makeTree(root, { files: 0, nodeModules: false });
-    writePart(root, "src", SRC_FILES);
-    writePart(root, "node_modules", MODULE_FILES);
-    shared = { root, users: 0 };
+    shared = tempDir("od-large-tree-");
+    makeTree(shared, { files: 0, nodeModules: false });
+    writePart(shared, "src", SRC_FILES);
+    writePart(shared, "node_modules", MODULE_FILES);
   }
-  shared.users++;
-  return shared.root;
-}
-
-function release(): void {
-  if (shared && --shared.users === 0) {
-    if (!KEEP_TEMP) rmSync(shared.root, { recursive: true, force: true });
-    shared = undefined;
-  }
+  return shared;
 }
 
 /** The changes one turn makes, each somewhere the old walk did not reach or report. */
@@ -69,35 +65,31 @@ function changes(tag: string) {
 
 async function check(engine: "native" | "claude"): Promise<void> {
   const root = bigTree();
-  try {
-    await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
-    const want = changes(engine);
-    const reply = await scene.call("delegate_start", {
-      prompt: `${want.commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nplease`,
-      model: "qwen3:8b",
-      engine,
-      cwd: root,
-      permission_mode: "bypassPermissions",
-      wait_seconds: 240,
-    }, { timeoutMs: 300_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.match(field(reply.text, "commands") ?? "", /^5 run: echo \S+ >> src\//, reply.text);
-    assert.equal(
-      field(reply.text, "files"),
-      `${want.files.length} changed: ${want.files.join(", ")}`,
-      reply.text,
-    );
-    assert.match(
-      reply.text,
-      new RegExp(`^warning: +planted: ${want.planted.replaceAll(".", "\\.")} \\(`, "m"),
-      reply.text,
-    );
-    const id = field(reply.text, "job_id")!;
-    const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
-    assert.equal(record.changedFilesPartial, undefined, reply.text);
-  } finally {
-    release();
-  }
+  await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+  const want = changes(engine);
+  const reply = await scene.call("delegate_start", {
+    prompt: `${want.commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nplease`,
+    model: "qwen3:8b",
+    engine,
+    cwd: root,
+    permission_mode: "bypassPermissions",
+    wait_seconds: 240,
+  }, { timeoutMs: 300_000 });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.match(field(reply.text, "commands") ?? "", /^5 run: echo \S+ >> src\//, reply.text);
+  assert.equal(
+    field(reply.text, "files"),
+    `${want.files.length} changed: ${want.files.join(", ")}`,
+    reply.text,
+  );
+  assert.match(
+    reply.text,
+    new RegExp(`^warning: +planted: ${want.planted.replaceAll(".", "\\.")} \\(`, "m"),
+    reply.text,
+  );
+  const id = field(reply.text, "job_id")!;
+  const record = JSON.parse(readFileSync(join(scene.stateDir, id, "job.json"), "utf8"));
+  assert.equal(record.changedFilesPartial, undefined, reply.text);
 }
 
 Deno.test("large tree: the native engine reports a deep change, node_modules, ignored and planted files", async () => {
@@ -116,26 +108,22 @@ Deno.test("large tree: the claude engine reports a deep change, node_modules, ig
  */
 async function mountPointAlias(engine: "native" | "claude"): Promise<void> {
   const root = bigTree();
-  try {
-    await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
-    const target = `src/m0/p1/f${engine === "native" ? 5 : 6}.js`;
-    const mapWrite = "import mmap; f = open('CLAUDE.md', 'r+b'); m = mmap.mmap(f.fileno(), 0); " +
-      "m[0:1] = b'Z'; m.flush(); m.close(); f.close()";
-    const reply = await scene.call("delegate_start", {
-      prompt: `@bash ln ${target} CLAUDE.md && python3 -c "${mapWrite}" && rm CLAUDE.md\n` +
-        "@reply done\nplease",
-      model: "qwen3:8b",
-      engine,
-      cwd: root,
-      permission_mode: "bypassPermissions",
-      wait_seconds: 240,
-    }, { timeoutMs: 300_000 });
-    assert.equal(field(reply.text, "state"), "completed", reply.text);
-    assert.equal(readFileSync(join(root, target), "utf8"), "Z\n", "the write went through");
-    assert.equal(field(reply.text, "files"), `1 changed: ${target}`, reply.text);
-  } finally {
-    release();
-  }
+  await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+  const target = `src/m0/p1/f${engine === "native" ? 5 : 6}.js`;
+  const mapWrite = "import mmap; f = open('CLAUDE.md', 'r+b'); m = mmap.mmap(f.fileno(), 0); " +
+    "m[0:1] = b'Z'; m.flush(); m.close(); f.close()";
+  const reply = await scene.call("delegate_start", {
+    prompt: `@bash ln ${target} CLAUDE.md && python3 -c "${mapWrite}" && rm CLAUDE.md\n` +
+      "@reply done\nplease",
+    model: "qwen3:8b",
+    engine,
+    cwd: root,
+    permission_mode: "bypassPermissions",
+    wait_seconds: 240,
+  }, { timeoutMs: 300_000 });
+  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  assert.equal(readFileSync(join(root, target), "utf8"), "Z\n", "the write went through");
+  assert.equal(field(reply.text, "files"), `1 changed: ${target}`, reply.text);
 }
 
 Deno.test("large tree: the native engine reports a file written through a mount point's name", async () => {
