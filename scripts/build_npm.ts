@@ -25,7 +25,7 @@ import { buildNode, CHUNKS } from "./build_node.ts";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const NPM_DIR = join(ROOT, "dist", "npm");
 export const PACKAGE_NAME = "ollama-delegate";
-const BIN_FILE = "ollama-delegate.mjs";
+export const BIN_FILE = "ollama-delegate.mjs";
 /** Where the project lives when neither Actions nor a git remote says otherwise. */
 const HOME_REPOSITORY = "ollama-delegate/ollama-delegate";
 
