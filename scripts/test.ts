@@ -120,7 +120,7 @@ export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
  * when the server's first answer (server/discover, from a process it starts for that alone)
  * takes longer than a few seconds: on 2 cores shared with five other test files it did, even
  * though the server answers it before loading the rest of itself. They run first, on the empty
- * pool (scripts/test_pool.ts).
+ * pool (scripts/test_pool.ts), with only the npm package's build and install beside them.
  */
 export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
 
@@ -525,6 +525,9 @@ function plan(
     pass: passes.includes("node") ? "node" : passes[0]!,
     cost: figures.seconds["npm:pack"] ?? 3,
     load: figures.load["npm:pack"],
+    // Beside modern_tasks_test at the start: that file passed in runs with the build beside it,
+    // and the build is what the Node pass and the files that install the package wait for.
+    besideExclusive: true,
     command: () => ({
       argv: [process.execPath, "run", "-A", SCRIPT, "--pack-npm", join(chunks, "npm")],
       cwd: ROOT,
@@ -575,6 +578,9 @@ function plan(
       cost: figures.seconds["node:install"] ?? 20,
       load: figures.load["node:install"],
       needs: [pack],
+      // After the build, beside modern_tasks_test too: one npm process, and what the Node pass
+      // waits for.
+      besideExclusive: true,
       command: () => ({
         argv: [process.execPath, "run", "-A", SCRIPT, "--install-npm"],
         env: packed(),

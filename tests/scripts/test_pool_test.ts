@@ -159,20 +159,36 @@ Deno.test("pool: measureCpu reports the CPU time of the job's processes and keep
   assert.ok(failed!.cpuSeconds !== undefined);
 });
 
-Deno.test("pool: an exclusive job runs first, with no other job beside it", async () => {
-  // Each job leaves a mark while it runs; the exclusive one fails if it sees another's.
+Deno.test("pool: an exclusive job runs first, with only a job marked besideExclusive beside it", async () => {
+  // Each job leaves a mark while it runs. The exclusive one fails if it sees another's than the
+  // build's (build.on), and it and the build each wait for the other's mark: against a pool that
+  // runs nothing beside an exclusive job, both fail.
   const dir = Deno.makeTempDirSync();
   const busy = (name: string) =>
     sh(name, 5, `touch ${dir}/${name}.on; sleep 0.3; rm ${dir}/${name}.on`);
+  const others = `ls ${dir} | grep -Ev '^(build|x)\\.on$' | grep -q '\\.on$'`;
+  const waitFor = (mark: string) =>
+    `i=0; while [ ! -e ${dir}/${mark} ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; ` +
+    `[ -e ${dir}/${mark} ] || exit 1`;
   const exclusive = sh(
     "exclusive",
     1,
-    `ls ${dir} | grep -q '\\.on$' && exit 1; touch ${dir}/x.on; sleep 0.3; rm ${dir}/x.on`,
+    [`${others} && exit 1`, `touch ${dir}/x.on`, waitFor("build.on"), "sleep 0.2"]
+      .concat([`${others} && exit 1`, `rm ${dir}/x.on`]).join("; "),
     { exclusive: true },
   );
-  const results = await runPool([busy("a"), exclusive, busy("b"), busy("c")], 4, () => {});
-  assert.ok(results.every((r) => r.status === "ok"), JSON.stringify(results.map((r) => r.status)));
+  const beside = sh(
+    "beside",
+    2,
+    `touch ${dir}/build.on; ${waitFor("x.on")}; sleep 0.3; rm ${dir}/build.on`,
+    { besideExclusive: true },
+  );
+  const results = await runPool([busy("a"), exclusive, busy("b"), beside, busy("c")], 4, () => {});
+  assert.ok(
+    results.every((r) => r.status === "ok"),
+    JSON.stringify(results.map((r) => [r.job.label, r.status])),
+  );
   // The cheapest job, yet started first on the empty pool rather than after a drain at the end.
-  assert.equal(results[0]!.job.label, "exclusive");
+  assert.deepEqual(results.slice(0, 2).map((r) => r.job.label).sort(), ["beside", "exclusive"]);
   Deno.removeSync(dir, { recursive: true });
 });
