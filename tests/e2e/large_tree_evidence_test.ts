@@ -63,19 +63,34 @@ function changes(tag: string) {
   };
 }
 
-async function check(engine: "native" | "claude"): Promise<void> {
+/**
+ * One job on `engine` in the big tree, in bypassPermissions, whose delegate runs `commands` as
+ * Bash calls and completes; the scene is the caller's to dispose of.
+ */
+async function jobInTree(engine: "native" | "claude", commands: string[]) {
   const root = bigTree();
-  await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+  const scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
+  try {
+    const reply = await scene.call("delegate_start", {
+      prompt: `${commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nplease`,
+      model: "qwen3:8b",
+      engine,
+      cwd: root,
+      permission_mode: "bypassPermissions",
+      wait_seconds: 240,
+    }, { timeoutMs: 300_000 });
+    assert.equal(field(reply.text, "state"), "completed", reply.text);
+    return { root, scene, reply };
+  } catch (e) {
+    await scene[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
+async function check(engine: "native" | "claude"): Promise<void> {
   const want = changes(engine);
-  const reply = await scene.call("delegate_start", {
-    prompt: `${want.commands.map((c) => `@bash ${c}`).join("\n")}\n@reply done\nplease`,
-    model: "qwen3:8b",
-    engine,
-    cwd: root,
-    permission_mode: "bypassPermissions",
-    wait_seconds: 240,
-  }, { timeoutMs: 300_000 });
-  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const { scene, reply } = await jobInTree(engine, want.commands);
+  await using _ = scene;
   assert.match(field(reply.text, "commands") ?? "", /^5 run: echo \S+ >> src\//, reply.text);
   assert.equal(
     field(reply.text, "files"),
@@ -107,21 +122,13 @@ Deno.test("large tree: the claude engine reports a deep change, node_modules, ig
  * of a placeholder. The file's own name has no event; it must be in `files:` all the same.
  */
 async function mountPointAlias(engine: "native" | "claude"): Promise<void> {
-  const root = bigTree();
-  await using scene = await startScene(engine === "claude" ? { claudeBin: sandboxClaude() } : {});
   const target = `src/m0/p1/f${engine === "native" ? 5 : 6}.js`;
   const mapWrite = "import mmap; f = open('CLAUDE.md', 'r+b'); m = mmap.mmap(f.fileno(), 0); " +
     "m[0:1] = b'Z'; m.flush(); m.close(); f.close()";
-  const reply = await scene.call("delegate_start", {
-    prompt: `@bash ln ${target} CLAUDE.md && python3 -c "${mapWrite}" && rm CLAUDE.md\n` +
-      "@reply done\nplease",
-    model: "qwen3:8b",
-    engine,
-    cwd: root,
-    permission_mode: "bypassPermissions",
-    wait_seconds: 240,
-  }, { timeoutMs: 300_000 });
-  assert.equal(field(reply.text, "state"), "completed", reply.text);
+  const { root, scene, reply } = await jobInTree(engine, [
+    `ln ${target} CLAUDE.md && python3 -c "${mapWrite}" && rm CLAUDE.md`,
+  ]);
+  await using _ = scene;
   assert.equal(readFileSync(join(root, target), "utf8"), "Z\n", "the write went through");
   assert.equal(field(reply.text, "files"), `1 changed: ${target}`, reply.text);
 }
