@@ -52,12 +52,13 @@
  *                     tests/durations.json (commit it when the order has drifted)
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { availableParallelism, platform, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { refusalOf } from "../src/guard/workdirs.ts";
 import { writeFileAtomicSync } from "../src/platform/atomic_write.ts";
 import { REGEX_FALLBACK_FLAG } from "../src/platform/regex_guard.ts";
 import { realDenoDir } from "../tests/support/deno_dir.ts";
@@ -667,6 +668,21 @@ function withTempFolders(jobs: PoolJob[], root: string): PoolJob[] {
   return jobs;
 }
 
+/**
+ * Why the run's temporary folders cannot be under `root` (a real path), or undefined. The tests
+ * make their projects, homes and state dirs there, and the server refuses a delegate a directory
+ * in a system tree (src/guard/workdirs.ts): with TMPDIR=/dev/shm every delegate was refused
+ * ("it lies in the system directory /dev"), and 24 jobs failed or hung for minutes instead of
+ * the run stopping at once.
+ */
+export function tempRootRefusal(root: string): string | undefined {
+  const refusal = refusalOf(join(root, "od-test-run-x", "job-x", "od-work-x"), {
+    home: join(root, "od-test-run-x", "job-x", "od-home-x"),
+    roots: [],
+  });
+  return refusal?.rule === "system" ? refusal.reason : undefined;
+}
+
 /** Removes a temporary folder; one that cannot be removed now is named, not fatal. */
 function removeTemp(dir: string | undefined): void {
   if (dir === undefined) return;
@@ -705,6 +721,16 @@ if (import.meta.main) {
   if (SLOTS === undefined) {
     console.error(
       `test: DENO_JOBS must be a whole number of at least 1, or auto, not "${process.env.DENO_JOBS}"`,
+    );
+    process.exit(2);
+  }
+  const tempRoot = realpathSync(tmpdir());
+  const refusedTemp = tempRootRefusal(tempRoot);
+  if (refusedTemp !== undefined) {
+    console.error(
+      `test: the tests cannot make their folders in ${tempRoot} (TMPDIR): ${refusedTemp}, and ` +
+        `the server refuses a delegate such a directory. Set TMPDIR to a folder on a disk or a ` +
+        `tmpfs outside the system's trees, such as /tmp.`,
     );
     process.exit(2);
   }

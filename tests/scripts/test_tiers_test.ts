@@ -18,6 +18,7 @@ import {
   OWN_PROCESS,
   SAME_IN_BOTH,
   sharesProcess,
+  tempRootRefusal,
   testFiles,
 } from "../../scripts/test.ts";
 import { PACKED_VAR, runPackage } from "../support/npm_package.ts";
@@ -188,4 +189,29 @@ Deno.test("short files share a process: unit files under 3 s, e2e, in-process an
     sharesProcess("tests/jobs/new_test.ts", expected("tests/jobs/new_test.ts", {})),
     true,
   );
+});
+
+Deno.test("a TMPDIR inside a system tree stops the run at once with what to do, before any job starts", () => {
+  // The tests' projects live in the run's temporary folders; the server refuses a delegate a
+  // directory under /dev (its system directory rule), so TMPDIR=/dev/shm failed 24 jobs.
+  assert.match(tempRootRefusal("/dev/shm") ?? "", /system directory "\/dev"/);
+  assert.match(tempRootRefusal("/usr/local/tmp") ?? "", /system directory "\/usr"/);
+  // A folder under /tmp, /var/tmp or a home is a project folder like any other.
+  for (const fine of ["/tmp", "/var/tmp", "/home/u/tmp", "/private/var/folders/x/T"]) {
+    assert.equal(tempRootRefusal(fine), undefined, fine);
+  }
+  const shm = "/dev/shm";
+  if (!existsSync(shm) || !statSync(shm).isDirectory()) return;
+  // One small file of the Deno pass: without the check, this run goes ahead and passes.
+  const args = ["--pass", "deno", "tests/agents/agent_test.ts"];
+  const run = spawnSync(Deno.execPath(), ["run", "-A", join(REPO, "scripts", "test.ts"), ...args], {
+    cwd: REPO,
+    env: { ...Deno.env.toObject(), TMPDIR: shm },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 2, run.stderr);
+  assert.match(run.stderr, /test: the tests cannot make their folders in \/dev\/shm \(TMPDIR\)/);
+  assert.match(run.stderr, /Set TMPDIR to a folder .* such as \/tmp/);
+  assert.doesNotMatch(run.stderr, /at once|jobs \(/, "jobs started");
 });
