@@ -724,7 +724,16 @@ if (import.meta.main) {
     );
     process.exit(2);
   }
-  const tempRoot = realpathSync(tmpdir());
+  let tempRoot: string;
+  try {
+    tempRoot = realpathSync(tmpdir());
+  } catch (e) {
+    console.error(
+      `test: the temporary folder ${tmpdir()} (TMPDIR) cannot be used: ` +
+        `${(e as Error).message}. Set TMPDIR to a folder that exists, such as /tmp.`,
+    );
+    process.exit(2);
+  }
   const refusedTemp = tempRootRefusal(tempRoot);
   if (refusedTemp !== undefined) {
     console.error(

@@ -191,7 +191,7 @@ Deno.test("short files share a process: unit files under 3 s, e2e, in-process an
   );
 });
 
-Deno.test("a TMPDIR inside a system tree stops the run at once with what to do, before any job starts", () => {
+Deno.test("a TMPDIR inside a system tree, or one that does not exist, stops the run at once with what to do", () => {
   // The tests' projects live in the run's temporary folders; the server refuses a delegate a
   // directory under /dev (its system directory rule), so TMPDIR=/dev/shm failed 24 jobs.
   assert.match(tempRootRefusal("/dev/shm") ?? "", /system directory "\/dev"/);
@@ -200,16 +200,30 @@ Deno.test("a TMPDIR inside a system tree stops the run at once with what to do, 
   for (const fine of ["/tmp", "/var/tmp", "/home/u/tmp", "/private/var/folders/x/T"]) {
     assert.equal(tempRootRefusal(fine), undefined, fine);
   }
+  // One small file of the Deno pass: without the checks, this run goes ahead and passes.
+  const runWith = (tmp: string) =>
+    spawnSync(Deno.execPath(), [
+      "run",
+      "-A",
+      join(REPO, "scripts", "test.ts"),
+      ...["--pass", "deno", "tests/agents/agent_test.ts"],
+    ], {
+      cwd: REPO,
+      env: { ...Deno.env.toObject(), TMPDIR: tmp },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+  // A TMPDIR that does not exist is named, with what to do, not thrown as a stack.
+  const missing = runWith(join(tempDir("od-tiers-"), "no-such-folder"));
+  assert.equal(missing.status, 2, missing.stderr);
+  assert.match(
+    missing.stderr,
+    /test: the temporary folder .*no-such-folder \(TMPDIR\) cannot be used: /,
+  );
+  assert.match(missing.stderr, /Set TMPDIR to a folder that exists, such as \/tmp\./);
   const shm = "/dev/shm";
   if (!existsSync(shm) || !statSync(shm).isDirectory()) return;
-  // One small file of the Deno pass: without the check, this run goes ahead and passes.
-  const args = ["--pass", "deno", "tests/agents/agent_test.ts"];
-  const run = spawnSync(Deno.execPath(), ["run", "-A", join(REPO, "scripts", "test.ts"), ...args], {
-    cwd: REPO,
-    env: { ...Deno.env.toObject(), TMPDIR: shm },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
+  const run = runWith(shm);
   assert.equal(run.status, 2, run.stderr);
   assert.match(run.stderr, /test: the tests cannot make their folders in \/dev\/shm \(TMPDIR\)/);
   assert.match(run.stderr, /Set TMPDIR to a folder .* such as \/tmp/);
