@@ -412,15 +412,16 @@ function ignoresTerm(pid: number): boolean {
   }
 }
 
-/** Live pids whose command line contains `marker`, found by scanning all of /proc. */
-function pidsWithMarker(marker: string): number[] {
+/** Live pids whose command line starts with `command` and contains `marker`, found in all of /proc. */
+function pidsWithMarker(marker: string, command = ""): number[] {
   const found: number[] = [];
   for (const e of readdirSync("/proc")) {
     if (!/^\d+$/.test(e)) continue;
     try {
       const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8");
       const f = statFields(Number(e));
-      if (cmd.includes(marker) && f !== null && f[0] !== "Z") found.push(Number(e));
+      const ours = cmd.startsWith(command) && cmd.includes(marker);
+      if (ours && f !== null && f[0] !== "Z") found.push(Number(e));
     } catch {
       // exited while scanning
     }
@@ -429,19 +430,11 @@ function pidsWithMarker(marker: string): number[] {
 }
 
 /**
- * The forked `sleep`s among pidsWithMarker: the root shell's command line (and a subshell's,
- * which keeps it) holds the marker too. Counted with them, 20 could be the root and 19 sleeps,
- * and a walk that stopped the root there found 20, not more (CI, on a loaded machine).
+ * The forked `sleep`s among the processes with `marker`: the root shell's command line (and a
+ * subshell's, which keeps it) holds the marker too. Counted with them, 20 could be the root and
+ * 19 sleeps, and a walk that stopped the root there found 20, not more (CI, on a loaded machine).
  */
-function sleepersWithMarker(marker: string): number[] {
-  return pidsWithMarker(marker).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sleep\0");
-    } catch {
-      return false;
-    }
-  });
-}
+const sleepersWithMarker = (marker: string) => pidsWithMarker(marker, "sleep\0");
 
 /** Unique sleep duration (GNU sleep accepts decimals) so leftovers can be found by cmdline. */
 function marker(base: number): string {

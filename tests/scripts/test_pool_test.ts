@@ -173,8 +173,14 @@ Deno.test("pool: an exclusive job runs first, with only a job marked besideExclu
   const exclusive = sh(
     "exclusive",
     1,
-    [`${others} && exit 1`, `touch ${dir}/x.on`, waitFor("build.on"), "sleep 0.2"]
-      .concat([`${others} && exit 1`, `rm ${dir}/x.on`]).join("; "),
+    [
+      `${others} && exit 1`,
+      `touch ${dir}/x.on`,
+      waitFor("build.on"),
+      "sleep 0.2",
+      `${others} && exit 1`,
+      `rm ${dir}/x.on`,
+    ].join("; "),
     { exclusive: true },
   );
   const beside = sh(

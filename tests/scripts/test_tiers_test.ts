@@ -206,7 +206,9 @@ Deno.test("a TMPDIR inside a system tree, or one that does not exist, stops the 
       "run",
       "-A",
       join(REPO, "scripts", "test.ts"),
-      ...["--pass", "deno", "tests/agents/agent_test.ts"],
+      "--pass",
+      "deno",
+      "tests/agents/agent_test.ts",
     ], {
       cwd: REPO,
       env: { ...Deno.env.toObject(), TMPDIR: tmp },
