@@ -35,6 +35,8 @@ const PRINTS: Record<string, RegExp> = {
   "startup_bench.ts": /ollama-delegate, 20 jobs +[\d.]+ +ratio/,
   "status_bench.ts": /delegate_status with 2 jobs running, 10 calls/,
   "stream_memory_bench.ts": /state completed[\s\S]*kept by the server: [\d.-]+ MiB/,
+  "suite_bench.ts":
+    /^ +1 base .* deno \d+\/0\n[\s\S]*head over base, wall time per pair: [\d.]+; mean [\d.]+$/m,
   "text_calls_bench.ts": /claude engine \(real Claude Code\): of 1 replies with a call/,
   "tree_cost_bench.ts":
     /1,000 files +after \(both engines\): +\d+ ms.*under Node +\d+ ms[\s\S]*git stores, 120 nested projects: \d+ ms a turn/,
