@@ -81,34 +81,33 @@ function commitOf(rev: string): string {
   }
 }
 
+/** This checkout's test tools (the pinned Claude Code), which both clones use. */
+const TOOLS = join(REPO, ".tools");
+if (!existsSync(TOOLS)) {
+  console.error(
+    "suite_bench: this checkout has no test tools yet: run `deno run -A " +
+      "scripts/ensure_test_tools.ts` (or `deno task test` once) first",
+  );
+  process.exit(2);
+}
+
 /** A clone of this checkout at `commit`, with this checkout's test tools linked in. */
 function cloneAt(commit: string, name: string): string {
   const dir = join(tempDir("od-bench-suite-"), name);
   execFileSync("git", ["clone", "--quiet", "--no-checkout", REPO, dir]);
   execFileSync("git", ["checkout", "--quiet", "--detach", commit], { cwd: dir });
-  const tools = join(REPO, ".tools");
-  if (!existsSync(tools)) {
-    console.error(
-      "suite_bench: this checkout has no test tools yet: run `deno run -A " +
-        "scripts/ensure_test_tools.ts` (or `deno task test` once) first",
-    );
-    process.exit(2);
-  }
-  symlinkSync(tools, join(dir, ".tools"));
+  symlinkSync(TOOLS, join(dir, ".tools"));
   return dir;
 }
 
-/** Busy and idle CPU seconds of the whole machine since boot (Linux), else undefined. */
-function machineCpu(): { busy: number; idle: number } | undefined {
+/** Busy CPU seconds of the whole machine since boot (Linux), else undefined. */
+function machineCpu(): number | undefined {
   if (process.platform !== "linux") return undefined;
   // cpu  user nice system idle iowait irq softirq steal ... (in USER_HZ, 100 a second)
   const fields = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/)
     .slice(1).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq] = fields;
-  return {
-    busy: (user! + nice! + system! + irq! + softirq!) / 100,
-    idle: (idle! + iowait!) / 100,
-  };
+  const [user, nice, system, _idle, _iowait, irq, softirq] = fields;
+  return (user! + nice! + system! + irq! + softirq!) / 100;
 }
 
 interface PassCounts {
@@ -180,7 +179,7 @@ function runSuite(side: "base" | "head", pair: number, logDir: string): Run {
   const after = machineCpu();
   const log = join(logDir, `pair${pair}-${side}.log`);
   writeFileSync(log, output);
-  const cpu = before && after ? after.busy - before.busy : undefined;
+  const cpu = before !== undefined && after !== undefined ? after - before : undefined;
   return {
     side,
     pair,
