@@ -205,7 +205,7 @@ const dirs = { base: baseDir, head: head === base ? baseDir : cloneAt(head, "hea
 // Kept when a run failed, for a look; removed otherwise.
 const logDir = mkdtempSync(join(tmpdir(), "od-suite-bench-logs-"));
 
-// Warm-up: Deno's module and type-check caches, and the npm package's build tools, for both.
+// Warm-up: Deno's module cache and the runner's own type check, for both.
 // Quick mode checks only that the bench runs: its first run warms what the second uses.
 for (const side of QUICK ? [] : (["base", "head"] as const)) {
   const warm = runner(dirs[side], ["--pass", "deno", "--", QUICK_FILE]).output;
@@ -233,11 +233,13 @@ for (let pair = 1; pair <= pairs; pair++) {
   }
 }
 
+/** A run that did not pass: the runner's exit code, or a pass it reported as failed. */
+const failedRun = (r: Run) => r.exitCode !== 0 || r.passes.some((p) => !p.ok);
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 for (const side of ["base", "head"] as const) {
   const mine = runs.filter((r) => r.side === side);
   const cpus = mine.flatMap((r) => r.cpu === undefined ? [] : [r.cpu]);
-  const failed = mine.filter((r) => r.exitCode !== 0 || r.passes.some((p) => !p.ok));
+  const failed = mine.filter(failedRun);
   console.log(
     `${side}: mean ${fmt(mean(mine.map((r) => r.seconds)))} s, ` +
       `${cpus.length ? `${fmt(mean(cpus))} CPU-s` : "CPU n/a"}` +
@@ -248,8 +250,7 @@ for (const side of ["base", "head"] as const) {
         : ""),
   );
 }
-const anyFailed = runs.some((r) => r.exitCode !== 0 || r.passes.some((p) => !p.ok));
-if (!anyFailed) rmSync(logDir, { recursive: true, force: true });
+if (!runs.some(failedRun)) rmSync(logDir, { recursive: true, force: true });
 const ratios = Array.from({ length: pairs }, (_, i) => {
   const [b, h] = (["base", "head"] as const).map((s) =>
     runs.find((r) => r.pair === i + 1 && r.side === s)!
