@@ -144,6 +144,11 @@ export async function gitBytes(
     ...(options.stdin ? { stdin: options.stdin } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     okCodes: [0, ...(options.okCodes ?? [])],
+    // A session of its own only for a deadline: it forks the whole server (command_run.ts),
+    // and worktrees, reviews and evidence run git hundreds of times. Hooks and fsmonitor are
+    // off (SAFE_CONFIG), so a git that ends leaves nothing behind to sweep; the cap's and the
+    // deadline's stop walk its process tree either way.
+    ownSession: options.timeoutMs !== undefined,
   });
   if (run.notStarted !== undefined) {
     throw new GitError(
@@ -158,8 +163,16 @@ export async function gitBytes(
     const s = options.timeoutMs! / 1000;
     throw new GitError(args, run.exitCode, "", `git ${args[0]} took over ${s} s`, "timeout");
   }
-  if (run.stdout === undefined) {
+  if (run.overCap) {
     throw new GitError(args, run.exitCode, "", `git ${args[0]} wrote over ${max} bytes`, "too-big");
+  }
+  if (run.stdout === undefined) {
+    throw new GitError(
+      args,
+      run.exitCode,
+      stderr,
+      `git ${args[0]} ended, but a process it started still held its output`,
+    );
   }
   const code = run.exitCode ?? -1;
   if (!run.accepted && !options.anyCode) throw new GitError(args, run.exitCode, stderr);

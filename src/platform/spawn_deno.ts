@@ -25,6 +25,8 @@ export function spawnWithDeno(options: SpawnOptions): Promise<SpawnedProcess> {
       stdin: options.stdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
+      // A session of its own: Deno forks the whole runtime for it (setsid before exec), where a
+      // plain start does not; 200 starts of /bin/true from a 300 MB heap took 2.1 s against 0.7.
       detached: options.detached ?? false,
     }).spawn();
   } catch (cause) {

@@ -69,3 +69,34 @@ Deno.test("runCommand: a command that cannot start says why, without throwing", 
   assert.equal(run.exitCode, null);
   assert.equal(run.accepted, false);
 });
+
+/** The session id of a process, from /proc/<pid>/stat (the field after the state, ppid, pgrp). */
+function sessionOf(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+}
+
+Deno.test({
+  name: "runCommand: the command leads a session of its own unless ownSession is false",
+  ignore: process.platform !== "linux",
+  fn: async () => {
+    const ours = sessionOf(Deno.readTextFileSync("/proc/self/stat"));
+    const probe = sh('echo "$$ $(cat /proc/$$/stat)"');
+    const read = async (ownSession?: boolean) => {
+      const run = await runCommand({
+        ...probe,
+        ...(ownSession === undefined ? {} : { ownSession }),
+      });
+      const [pid, ...stat] = run.output.trim().split(" ");
+      return { pid: Number(pid), session: sessionOf(stat.join(" ")) };
+    };
+    const own = await read();
+    assert.equal(own.session, own.pid, "by default the shell leads its session");
+    const shared = await read(false);
+    assert.equal(shared.session, ours, "with ownSession false it stays in ours");
+    // Without a session of its own, a deadline still stops the command, through its tree.
+    const started = performance.now();
+    const stopped = await runCommand({ ...sh("sleep 20"), ownSession: false, timeoutMs: 200 });
+    assert.equal(stopped.timedOut, true);
+    assert.ok(performance.now() - started < 10_000, "stopped at the deadline");
+  },
+});
