@@ -231,3 +231,29 @@ Deno.test("a TMPDIR inside a system tree, or one that does not exist, stops the 
   assert.match(run.stderr, /Set TMPDIR to a folder .* such as \/tmp/);
   assert.doesNotMatch(run.stderr, /at once|jobs \(/, "jobs started");
 });
+
+Deno.test("test runner: the type check starts among the first jobs, as its uncached cost says", () => {
+  // Its recorded figure is a cached check's (2 s), which put it last; on a clean clone it took
+  // 13.6-15.1 s there, with one core busy. With one job at a time, the order is the pool's.
+  const run = spawnSync(Deno.execPath(), [
+    "run",
+    "-A",
+    join(REPO, "scripts", "test.ts"),
+    "--pass",
+    "deno",
+    "tests/agents/agent_test.ts",
+    // Recorded at 2.6 s: longer than the cached check's figure.
+    "tests/backends/third_kind_test.ts",
+  ], {
+    cwd: REPO,
+    env: { ...Deno.env.toObject(), DENO_JOBS: "1" },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  // The runner reports each job's end on stderr.
+  const ended = [...run.stderr.matchAll(/^── (.*): ok in /gm)].map((m) => m[1]);
+  // Two jobs: the type check, and the two small files as one (3.2 s recorded together).
+  assert.equal(ended.length, 2, run.stderr);
+  assert.equal(ended[0], "type check", run.stderr);
+});
