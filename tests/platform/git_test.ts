@@ -52,3 +52,19 @@ Deno.test({
     assert.equal(timed.session, timed.gitPid, "under a deadline git leads its session");
   },
 });
+
+Deno.test({
+  name: "git: a git that ends while a process it started holds its output is named as that",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const cwd = tempDir();
+    // The alias's shell leaves a sleep holding git's stdout and exits; runCommand waits 2 s for
+    // the pipes, and without a session of its own there is no sweep to close them.
+    const held = await git(["-c", "alias.hold=!sleep 3 & echo started", "hold"], { cwd }).catch((
+      e,
+    ) => e);
+    assert.ok(held instanceof GitError, String(held));
+    assert.equal(held.reason, undefined);
+    assert.match(held.message, /^git -c ended, but a process it started still held its output$/);
+  },
+});
