@@ -15,6 +15,7 @@ import process from "node:process";
 import type { CliIo } from "../../src/cli/jobs/common.ts";
 import type { JobRecord } from "../../src/jobs/record.ts";
 import { serverCommand, tempDir } from "../support/harness.ts";
+import { writeFileAtomicSync } from "../../src/platform/atomic_write.ts";
 
 /** The CLI's argv: the server command without its `serve`. */
 export function cliArgv(args: string[]): { command: string; args: string[] } {
@@ -131,7 +132,9 @@ export function writeJob(
 ): string {
   const dir = join(stateDir, record.id);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "job.json"), JSON.stringify(record, null, 2));
+  // Atomically, as the server writes it: a test that rewrites the record while a running CLI
+  // tails it (jobs_terminal_test) had the CLI read it half-written once ("not valid JSON").
+  writeFileAtomicSync(join(dir, "job.json"), JSON.stringify(record, null, 2));
   writeFileSync(join(dir, "prompt.txt"), extra.prompt ?? record.promptPreview);
   if (extra.result !== undefined) writeFileSync(join(dir, "result.txt"), extra.result);
   return dir;
