@@ -126,6 +126,17 @@ export const SAME_IN_BOTH = ["tests/e2e/plugin_test.ts"];
 export const EXCLUSIVE = ["tests/e2e/modern_tasks_test.ts"];
 
 /**
+ * The recorded load (tests/durations.json) up to which a file of its own may run beside an
+ * EXCLUSIVE one. Alone, modern_tasks_test left a core idle for 14-27 s at the start of every
+ * run (the build and install beside it end after 7 s). Files that mostly wait on a backend, a
+ * lease or a timer do not crowd it: run beside two and then three of them (backend_death,
+ * session_lock, pools: loads 0.11-0.18), three times each, it passed in 10-14 s, and no session
+ * needed a second try at the discover probe; the files that made it miss were the busy ones
+ * that start first. A file without a figure is not one of them.
+ */
+export const BESIDE_EXCLUSIVE_LOAD = 0.12;
+
+/**
  * Files that count what the whole process holds (its live `node:timers` timers): each in a
  * process of its own, whatever its time, since a file before them in a chunk may leave a timer
  * that ends in the middle of their count (CI: sleep_test's `1 !== 2`). Now that short e2e and
@@ -315,6 +326,12 @@ interface TestJob extends PoolJob {
   prefix: string;
 }
 
+/** A job of one file whose recorded load lets it run beside an exclusive one. */
+export function besideExclusive(group: string[], prefix: string, figures: Figures): boolean {
+  const load = group.length === 1 ? figures.load[prefix + group[0]!] : undefined;
+  return load !== undefined && load <= BESIDE_EXCLUSIVE_LOAD && !EXCLUSIVE.includes(group[0]!);
+}
+
 /**
  * The `deno test` jobs for `files`: one per file that is slow for its tier (SMALL_SECONDS), the
  * rest packed in path order into jobs of about CHUNK_SECONDS, each run as one module
@@ -365,6 +382,7 @@ function testJobs(
       cost: group.reduce((sum, f) => sum + expected(f, figures.seconds, prefix + f), 0),
       load: groupLoad(group.map((f) => prefix + f), figures),
       ...(group.some((f) => EXCLUSIVE.includes(f)) ? { exclusive: true } : {}),
+      ...(besideExclusive(group, prefix, figures) ? { besideExclusive: true } : {}),
       command: () => ({
         argv: [
           process.execPath,

@@ -9,7 +9,10 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import {
+  BESIDE_EXCLUSIVE_LOAD,
+  besideExclusive,
   chunkModule,
+  EXCLUSIVE,
   expected,
   jobEnv,
   NEEDS_PACKAGE,
@@ -189,6 +192,40 @@ Deno.test("short files share a process: unit files under 3 s, e2e, in-process an
     sharesProcess("tests/jobs/new_test.ts", expected("tests/jobs/new_test.ts", {})),
     true,
   );
+});
+
+Deno.test("files that mostly wait run beside modern_tasks_test; busy ones, chunks, unknown ones and itself do not", () => {
+  const figures = {
+    seconds: {},
+    load: {
+      "tests/e2e/waits_test.ts": BESIDE_EXCLUSIVE_LOAD,
+      "tests/e2e/busy_test.ts": BESIDE_EXCLUSIVE_LOAD + 0.01,
+      "tests/e2e/small_test.ts": 0.05,
+      "node:tests/e2e/waits_test.ts": 0.5,
+      [EXCLUSIVE[0]!]: 0.01,
+    },
+  };
+  assert.equal(besideExclusive(["tests/e2e/waits_test.ts"], "", figures), true);
+  assert.equal(besideExclusive(["tests/e2e/busy_test.ts"], "", figures), false);
+  assert.equal(besideExclusive(["tests/e2e/new_test.ts"], "", figures), false);
+  assert.equal(besideExclusive(["tests/e2e/waits_test.ts"], "node:", figures), false);
+  assert.equal(
+    besideExclusive(["tests/e2e/small_test.ts", "tests/e2e/waits_test.ts"], "", figures),
+    false,
+  );
+  assert.equal(besideExclusive([EXCLUSIVE[0]!], "", figures), false);
+  // With the figures checked in, some files keep the other core busy while it runs.
+  const recorded = JSON.parse(
+    readFileSync(join(REPO, "tests", "durations.json"), "utf8"),
+  ) as Record<
+    string,
+    [number, number]
+  >;
+  const load = Object.fromEntries(Object.entries(recorded).map(([k, v]) => [k, v[1]]));
+  const beside = Object.keys(recorded).filter((f) =>
+    !f.includes(":") && besideExclusive([f], "", { seconds: {}, load })
+  );
+  assert.ok(beside.length >= 3, `beside modern_tasks_test: ${beside.join(", ")}`);
 });
 
 Deno.test("a TMPDIR inside a system tree, or one that does not exist, stops the run at once with what to do", () => {
