@@ -265,7 +265,8 @@ bwrapTest(
       assert.match(reply.text, /^done$/m);
       assert.match(
         reply.text,
-        /\[the command reached the sandbox's process limit of 40 \(sandboxMaxProcesses\) \d+ times, so some of its forks failed/,
+        // Once when the machine is so loaded that the forks came slowly (two suites at once).
+        /\[the command reached the sandbox's process limit of 40 \(sandboxMaxProcesses\) (once|\d+ times), so some of its forks failed/,
       );
       assert.deepEqual(warnings, [
         "processes: a command reached the sandbox's process limit of 40 (sandboxMaxProcesses), " +
