@@ -35,9 +35,9 @@ export interface PoolJob {
   exclusive?: boolean;
   /**
    * May run beside an exclusive job: a short job of one process that the pool would otherwise
-   * start right after it (the npm package's build and install), so that the exclusive job's
-   * seconds do not leave the other core idle (11.6 s at the start of a run). Still held to
-   * `slots`.
+   * start right after it (the npm package's build and install), or one that mostly waits
+   * (scripts/test.ts BESIDE_EXCLUSIVE_LOAD), so that the exclusive job's seconds do not leave
+   * the other core idle (11.6 s at the start of a run). Still held to `slots`.
    */
   besideExclusive?: boolean;
   /** Jobs that must pass before this one starts; if one fails, this one is skipped. */
