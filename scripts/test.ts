@@ -249,12 +249,12 @@ export function testFiles(root = ROOT): string[] {
  * What each job took before: its seconds, and the share of a core it kept busy (CPU time over
  * wall time) where that was measured. In the file a figure is `seconds` or `[seconds, load]`.
  */
-interface Figures {
+export interface Figures {
   seconds: Record<string, number>;
   load: Record<string, number>;
 }
 
-function readDurations(): Figures {
+export function readDurations(): Figures {
   const out: Figures = { seconds: {}, load: {} };
   try {
     const parsed: unknown = JSON.parse(readFileSync(DURATIONS, "utf8"));
