@@ -232,31 +232,37 @@ export function plannedIdentities(paths: readonly string[]): PlannedIdentity[] {
  * The bound paths are compared by `device:inode`; a mask by what it shows (`/dev/null`, or an
  * empty folder), which a link in its place is not; and the folder of each mask by identity too,
  * since a mask makes its path anew where the store was renamed away. On a difference the sandbox
- * exits 125 with a message instead of running anything. Arguments after the script: the
- * expected lines, the two counts, the paths of each kind, then the command and its arguments.
+ * exits 125 with a message instead of running anything.
+ *
+ * The script is written for its counts: the paths are named as `"${2}"`, `"${3}"`, so that each
+ * `stat` looks at them alone, and each runs by `exec` in its command substitution. That is one
+ * process a kind (two at most) before the command itself, which runs by `exec` too; a script that
+ * cut the paths' lines from a `stat` of every argument took three a kind (a subshell, `stat`, and
+ * `head` or `sed`) and looked at the command's arguments as well. The system's tools come
+ * first, in the substitutions only: the command keeps its PATH. A path gone gives no line.
  */
-const IDENTITY_CHECK = [
-  "want=$1; n=$2; m=$3; shift 3",
-  // One stat over every argument (the command's too, which only adds lines after these): the
-  // first n lines are the bound paths', the next m the masks'. A path gone gives no line.
-  // The system's tools first, in these subshells only: the command keeps its PATH.
-  'ids=$(PATH="/usr/bin:/bin:$PATH"; stat -c %d:%i -- "$@" 2>/dev/null | head -n "$n")',
-  'types=""',
-  'if [ "$m" -gt 0 ]; then',
-  '  types=$(PATH="/usr/bin:/bin:$PATH"; stat -c %F -- "$@" 2>/dev/null |',
-  '    sed -n "$((n + 1)),$((n + m))p")',
-  "fi",
-  'got="$ids',
-  "--",
-  '$types"',
-  'shift "$((n + m))"',
-  'if [ "$got" != "$want" ]; then',
-  '  echo "ollama-delegate: the sandbox was not set up as planned: a path bound in it was ' +
-  'moved or replaced meanwhile (another job in the same folder?)" >&2',
-  "  exit 125",
-  "fi",
-  'exec "$@"',
-].join("\n");
+function identityScript(bound: number, masks: number): string {
+  const refs = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `"\${${from + i}}"`).join(" ");
+  const statOf = (format: string, from: number, count: number) =>
+    count === 0
+      ? '""'
+      : `$(PATH="/usr/bin:/bin:$PATH"; exec stat -c ${format} -- ${refs(from, count)} 2>/dev/null)`;
+  return [
+    `ids=${statOf("%d:%i", 2, bound)}`,
+    `types=${statOf("%F", 2 + bound, masks)}`,
+    'got="$ids',
+    "--",
+    '$types"',
+    'if [ "$got" != "$1" ]; then',
+    '  echo "ollama-delegate: the sandbox was not set up as planned: a path bound in it was ' +
+    'moved or replaced meanwhile (another job in the same folder?)" >&2',
+    "  exit 125",
+    "fi",
+    `shift ${1 + bound + masks}`,
+    'exec "$@"',
+  ].join("\n");
+}
 
 /** What `stat -c %F` says of a mask inside: `/dev/null` bound over a file, a tmpfs folder. */
 const MASK_TYPE: Record<Mask["kind"], string> = {
@@ -265,7 +271,7 @@ const MASK_TYPE: Record<Mask["kind"], string> = {
 };
 
 /**
- * The command prefix that runs IDENTITY_CHECK over `planned` and the masks inside `within`
+ * The command prefix that runs identityScript over `planned` and the masks inside `within`
  * (the writable dirs, where a delegate could move things); none when there is nothing.
  */
 export function identityCheck(
@@ -281,11 +287,9 @@ export function identityCheck(
   return [
     "/bin/sh",
     "-c",
-    IDENTITY_CHECK,
+    identityScript(planned.length, held.length),
     "ollama-delegate-sandbox",
     want,
-    String(planned.length),
-    String(held.length),
     ...planned.map((p) => p.path),
     ...held.map((m) => m.path),
   ];

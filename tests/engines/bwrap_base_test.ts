@@ -93,3 +93,40 @@ Deno.test("identityCheck: the command runs, with its own PATH, while the paths a
   assert.match(changed.stderr, /not set up as planned/);
   assert.deepEqual(identityCheck([]), []);
 });
+
+bwrapTest(
+  "identityCheck: one stat a kind and nothing else before the command, which runs in the check's place",
+  () => {
+    const dir = tempDir("od-identity-forks-");
+    mkdirSync(join(dir, "a"));
+    mkdirSync(join(dir, "m"));
+    const prefix = identityCheck(
+      plannedIdentities([join(dir, "a"), dir]),
+      [{ kind: "dir", path: join(dir, "m") }],
+      [dir],
+    );
+    // In a PID namespace of its own, bubblewrap's init is 1 and the check 2; every process the
+    // check starts takes the next number, and so does the child the command starts at the end.
+    // The command prints its own number (the check's, since it runs by exec) and its child's.
+    const run = spawnSync(BWRAP, [
+      "--unshare-pid",
+      "--dev-bind",
+      "/",
+      "/",
+      "--tmpfs",
+      join(dir, "m"),
+      "--",
+      ...prefix,
+      "/bin/sh",
+      "-c",
+      "echo \"$$ $(/bin/sh -c 'echo $PPID $$')\"",
+    ], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    const [own, parent, child] = run.stdout.trim().split(" ").map(Number);
+    assert.equal(own, 2, run.stdout);
+    assert.equal(parent, own, run.stdout);
+    // Two stats, one for the bound paths and one for the masks, then the command's child.
+    assert.equal(child! - own! - 1, 2, `the check started ${child! - own! - 1} processes`);
+    return Promise.resolve();
+  },
+);
