@@ -4,6 +4,7 @@
  * several Claude Code sessions do on one state dir.
  */
 import { tempDir } from "../../support/temp_dir.ts";
+import { until } from "../../support/harness.ts";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -148,14 +149,12 @@ Deno.test("endpoint queue: two processes racing for one stale slot: exactly one 
 });
 
 /**
- * The place `id` holds in `queue`'s line once it has one (0 after WAIT_MS without): its ticket is
- * written in the background, and on a machine running two suites at once that took longer than
- * the 300 ms a test used to allow it.
+ * The place `id` holds in `queue`'s line, once it has one: its ticket is written in the
+ * background, and on a machine running two suites at once that took longer than the 300 ms a
+ * test used to allow it.
  */
-async function placed(queue: { position(id: string): number }, id: string): Promise<number> {
-  const deadline = Date.now() + WAIT_MS;
-  while (queue.position(id) === 0 && Date.now() < deadline) await sleep(20);
-  return queue.position(id);
+function placed(queue: { position(id: string): number }, id: string): Promise<number> {
+  return until(() => queue.position(id) || undefined, WAIT_MS, `a place in the line for ${id}`);
 }
 
 Deno.test("endpoint queue: a job that leaves the queue while waiting holds nothing and is out of the queue", async () => {
