@@ -93,8 +93,11 @@ export class AskRelay {
   #port: Promise<number> | undefined;
   readonly #turns = new Map<string, { turn: RelayTurn; ended: AbortController }>();
 
-  /** Serves `turn` until `release`; the MCP config its Claude Code connects with. */
-  async register(turn: RelayTurn): Promise<{ config: string; release(): void }> {
+  /**
+   * Serves `turn` until `release`; the MCP config its Claude Code connects with, and the tool
+   * it names as the permission-prompt tool.
+   */
+  async register(turn: RelayTurn): Promise<{ config: string; tool: string; release(): void }> {
     const port = await (this.#port ??= this.#listen());
     const token = randomBytes(24).toString("hex");
     // The turn's end withdraws a question still open: nobody is left to act on its answer.
@@ -107,6 +110,7 @@ export class AskRelay {
     });
     return {
       config,
+      tool: RELAY_TOOL,
       release: () => {
         ended.abort();
         this.#turns.delete(token);

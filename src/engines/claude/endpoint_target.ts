@@ -10,7 +10,7 @@
  */
 import type { BackendKind } from "../../settings/types.ts";
 import { backendClient, kindFacts } from "../../backends/kinds.ts";
-import { KeyRelay } from "../../backends/key_relay.ts";
+import type { KeyRelay } from "../../backends/key_relay.ts";
 import type { ResolvedBackend } from "../../settings/backends.ts";
 import { errorMessage } from "../../errors.ts";
 import { tagFailure, unknownBackendError } from "../backend_failures.ts";
@@ -31,8 +31,16 @@ export interface EndpointTarget {
   close(): void;
 }
 
-/** One relay for the process: it listens only while a turn has a route open. */
-const relay = new KeyRelay();
+/**
+ * One relay for the process: it listens only while a turn has a route open. Loaded at the first
+ * turn on a named backend: turns on the default Ollama never need its HTTP server.
+ */
+let relay: Promise<KeyRelay> | undefined;
+const keyRelay = () =>
+  relay ??= import("../../backends/key_relay.ts").then((m) => new m.KeyRelay(), (e) => {
+    relay = undefined;
+    throw e;
+  });
 
 /** Opens the turn's endpoint, or says why the turn cannot run there. */
 export async function openTarget(
@@ -61,7 +69,7 @@ export async function openTarget(
   const url = spec.endpoint?.url ?? backend.url;
   let route;
   try {
-    route = await relay.open({
+    route = await (await keyRelay()).open({
       // A pool's turn stays on the endpoint it was placed on; the job layer may move it.
       target: () => spec.endpoint?.url ?? backend.url,
       ...(backend.apiKey ? { apiKey: backend.apiKey } : {}),

@@ -66,7 +66,7 @@ import { verifyClaude } from "./verify.ts";
 import { findSandboxTools, planSandbox, shortPlanText } from "./sandbox.ts";
 import { beginTurnChanges, reportChanges } from "../tree/turn_changes.ts";
 import { applyContextVerdict, failedStart, withUnrunCall } from "./outcome.ts";
-import { AskRelay, RELAY_TOOL } from "./ask_relay.ts";
+import type { AskRelay } from "./ask_relay.ts";
 import type { PermissionMode } from "../../settings/types.ts";
 
 /** How long asking Ollama which models are loaded may hold up a turn's start or end. */
@@ -139,8 +139,19 @@ export class ClaudeEngine implements Engine {
   readonly name = "claude" as const;
 
   private readonly serverCwd: string;
-  /** Where delegates' Claude Code puts its permission questions; listens from the first. */
-  #relay: AskRelay | undefined;
+  /**
+   * Where delegates' Claude Code puts its permission questions; listens from the first. Loaded
+   * then too: its HTTP server and MCP transport cost a server about 40 ms to load, and most
+   * turns have nobody to ask.
+   */
+  #relay: Promise<AskRelay> | undefined;
+
+  #askRelay(): Promise<AskRelay> {
+    return this.#relay ??= import("./ask_relay.ts").then((m) => new m.AskRelay(), (e) => {
+      this.#relay = undefined;
+      throw e;
+    });
+  }
 
   constructor(private readonly config: ClaudeEngineConfig) {
     this.serverCwd = config.serverCwd ?? process.cwd();
@@ -338,7 +349,7 @@ export class ClaudeEngine implements Engine {
     // A person to ask (issue 31, item 3): where Claude Code would prompt, it asks our relay,
     // which refuses what no answer may allow and puts the rest to the person.
     const ask = sink.ask && asksInMode(spec.options.permissionMode)
-      ? await (this.#relay ??= new AskRelay()).register({
+      ? await (await this.#askRelay()).register({
         scope: {
           cwd: spec.cwd,
           roots: [...new Set([...roots, ...realRoots])],
@@ -366,7 +377,7 @@ export class ClaudeEngine implements Engine {
           ),
           turn.tools,
           this.#lean,
-          ask && { config: ask.config, tool: RELAY_TOOL },
+          ask && { config: ask.config, tool: ask.tool },
         ),
       });
       if (ask) running.done.finally(() => ask.release()).catch(() => {});
