@@ -100,9 +100,12 @@ const timeToInitialize = (args: string[], env: Record<string, string>, list = fa
 /** Each run's ratio to the bare run beside it, then their median. */
 const ratio = (xs: number[], bares: number[]) => median(xs.map((x, i) => x / bares[i]!));
 
-// Warm the module cache once so every measured run is equally cold at the process level.
-await timeToInitialize(ours, env(emptyState));
-await timeToInitialize(bare, env(emptyState));
+// Warm the module cache once so every measured run is equally cold at the process level (not in
+// quick mode: its figures mean nothing, and a warm-up is a server start more).
+if (!QUICK) {
+  await timeToInitialize(ours, env(emptyState));
+  await timeToInitialize(bare, env(emptyState));
+}
 const otel = (stateDir: string) => ({
   ...env(stateDir),
   // Nothing is sent before a job ends: no collector needs to listen.
@@ -193,9 +196,12 @@ async function nodeFigures(): Promise<void> {
   const run = (file: string, list = false, args: string[] = ["serve"]) =>
     timeToAnswer(node, [file, ...args], env(emptyState), list);
   const bareRun = (list = false) => run(bareBundle, list, []);
-  await bareRun();
-  await run(packaged ?? split);
-  if (!QUICK) await run(single);
+  // Warm-ups, as above.
+  if (!QUICK) {
+    await bareRun();
+    await run(packaged ?? split);
+    await run(single);
+  }
   const nb: number[] = [], ns: number[] = [], n1: number[] = [], nbl: number[] = [];
   const nsl: number[] = [];
   for (let i = 0; i < runs; i++) {
