@@ -231,6 +231,16 @@ export async function nestedWalk(
 /** Clock ticks between a change and the change time the kernel gives it (coarse clocks). */
 const CTIME_SLACK_MS = 20;
 
+/**
+ * Now, for a later changedSince: on the clock the kernel stamps change times with, where it
+ * can be read (see LinuxFs.coarseNowMs); this process's clock elsewhere, where CTIME_SLACK_MS
+ * must cover the difference. Date.now() alone runs ahead of the change times by as long as the kernel's
+ * timekeeping is held up, and the files a turn changed at its start would be missed.
+ */
+export function changeClockMs(fs?: Pick<LinuxFs, "coarseNowMs">): number {
+  return fs?.coarseNowMs?.() ?? Date.now();
+}
+
 /** What a walk for changed files found. */
 export interface ChangedFound {
   /** Files changed (absolute, sorted). */
@@ -242,8 +252,8 @@ export interface ChangedFound {
 }
 
 /**
- * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, this
- * process's clock) or later: what a turn changed, credential stores included (by name and
+ * Files (not folders) below `roots` whose change time is `sinceMs` (the turn's start, from
+ * changeClockMs) or later: what a turn changed, credential stores included (by name and
  * change time only). The change time cannot be set back by a command (utimes sets only the
  * access and modification times). Walks at most `limit` entries; `capped` when it stopped
  * there.

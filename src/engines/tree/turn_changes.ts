@@ -22,7 +22,13 @@ import { helperFs } from "../../platform/posix/inotify_helper.ts";
 import { journalFor, touch } from "./journal_registry.ts";
 import type { ListedEntry } from "../../guard/host_run_scan.ts";
 import type { JournalLimits, Sentinel, TreeJournal } from "./journal.ts";
-import { type ChangedFound, changedSince, nestedWalk, plantedWarnings } from "./snapshot.ts";
+import {
+  changeClockMs,
+  type ChangedFound,
+  changedSince,
+  nestedWalk,
+  plantedWarnings,
+} from "./snapshot.ts";
 import type { TurnSink } from "../types.ts";
 import { formatCount } from "../../platform/count_text.ts";
 import { storesBehindLinks } from "../../guard/known_stores.ts";
@@ -103,7 +109,7 @@ export async function beginTurnChanges(
 ): Promise<TurnChanges> {
   const walkFs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
   const fs = options.fs === undefined ? linuxFs() ?? helperFs() : walkFs;
-  const started = Date.now();
+  const started = changeClockMs(fs);
   // A turn that would not walk (no Bash on the native engine) uses journals kept already, and
   // sets none up for itself: setting one up costs about what the walk costs.
   const journals = fs
@@ -128,7 +134,7 @@ export async function beginTurnChanges(
   const linked = storesBehindLinks([...found.credentials, ...throughLinks], roots);
   const nested = { ...found, credentials: [...found.credentials, ...linked], linked };
   // After the walk of the folders: what changed while it ran is no delegate's doing.
-  const since = Date.now();
+  const since = changeClockMs(fs);
   let report: Promise<ChangeReport> | undefined;
   return {
     how: "walk",

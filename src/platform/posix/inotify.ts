@@ -118,6 +118,13 @@ export interface LinuxFs {
    * never throws. Only through libc's statx: elsewhere callers ask node:fs.
    */
   facts?(path: string, follow: boolean): StatFacts | number;
+  /**
+   * Now (ms), on the kernel's coarse wall clock (CLOCK_REALTIME_COARSE): the clock it stamps
+   * change times with. Date.now() runs ahead of it by up to a tick, and by far more while the
+   * CPU that keeps time is held up (a loaded virtual machine): a change made after Date.now()
+   * was read can carry an earlier change time. Undefined when it cannot be read.
+   */
+  coarseNowMs?(): number | undefined;
 }
 
 /** What stat(2) says of a path, in node:fs's terms (`dev` as st_dev, as Stats gives it). */
@@ -135,6 +142,9 @@ export interface StatFacts {
   ctimeMs: number;
 }
 
+/** clockid_t of the kernel's coarse wall clock (linux/time.h). */
+const CLOCK_REALTIME_COARSE = 5;
+
 const SYMBOLS = {
   inotify_init1: { parameters: ["i32"], result: "i32" },
   inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
@@ -144,6 +154,7 @@ const SYMBOLS = {
   close: { parameters: ["i32"], result: "i32" },
   getdents64: { parameters: ["i32", "buffer", "usize"], result: "isize", optional: true },
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },
+  clock_gettime: { parameters: ["i32", "buffer"], result: "i32", optional: true },
   __errno_location: { parameters: [], result: "pointer" },
 } as const;
 
@@ -210,6 +221,7 @@ function bind(lib: Lib): LinuxFs {
   const direntBuf = new Uint8Array(64 * 1024);
   const dirents = new DataView(direntBuf.buffer);
   const statBuf = new Uint8Array(256);
+  const timespec = new BigInt64Array(2);
   const stat = new DataView(statBuf.buffer);
   const statx = (path: string, follow = false) =>
     lib.statx!(AT_FDCWD, cPath(path), follow ? 0 : AT_SYMLINK_NOFOLLOW, STATX_BASIC, statBuf) >=
@@ -217,6 +229,13 @@ function bind(lib: Lib): LinuxFs {
   const timeMs = (at: number) =>
     Number(stat.getBigInt64(at, true)) * 1000 + stat.getUint32(at + 8, true) / 1e6;
   const fs: LinuxFs = {
+    coarseNowMs() {
+      // struct timespec on a 64-bit system: seconds, then nanoseconds.
+      if (!lib.clock_gettime || lib.clock_gettime(CLOCK_REALTIME_COARSE, timespec) !== 0) {
+        return undefined;
+      }
+      return Number(timespec[0]!) * 1000 + Number(timespec[1]!) / 1e6;
+    },
     changeTimeMs(path) {
       if (!lib.statx) {
         try {

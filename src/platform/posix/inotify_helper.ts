@@ -68,7 +68,7 @@ const ENOSYS = 38;
  * are then root's). It ends when the server closes its end (the server exited).
  */
 const HELPER = String.raw`
-import ctypes, os, struct, sys
+import ctypes, os, struct, sys, time
 req, resp = sys.argv[1:3]
 os.mkfifo(req, 0o600)
 os.mkfifo(resp, 0o600)
@@ -127,11 +127,25 @@ while True:
     elif op == 6:
         wds = [checked(libc.inotify_add_watch(fd, p, arg)) for p in path.split(b"\0")]
         send(0, struct.pack("<%di" % len(wds), *wds))
+    elif op == 7:
+        try:
+            send(0, struct.pack("<q", time.clock_gettime_ns(5)))
+        except (AttributeError, OSError):
+            send(-38)
     else:
         send(-22)
 `;
 
-const OP = { init: 1, addWatch: 2, removeWatch: 3, read: 4, close: 5, addWatches: 6 } as const;
+const OP = {
+  init: 1,
+  addWatch: 2,
+  removeWatch: 3,
+  read: 4,
+  close: 5,
+  addWatches: 6,
+  /** The kernel's coarse wall clock (CLOCK_REALTIME_COARSE, 5), in ns. */
+  coarseNow: 7,
+} as const;
 /**
  * Paths one addWatches request carries at most, by their bytes: with its head, within PIPE_BUF
  * (4 KiB), so that it fits the smallest pipe a user can be given (8 KiB) in one write.
@@ -442,6 +456,14 @@ export function helperFsWith(
       instances.delete(fd);
     },
     listDir: (path) => listFolder(path),
+    coarseNowMs() {
+      const h = running();
+      if (typeof h === "string") return undefined;
+      const { result, data } = on({ helper: h, fd: -1 }, OP.coarseNow, 0);
+      return result === 0 && data.length === 8
+        ? Number(data.readBigInt64LE(0) / 1000n) / 1000
+        : undefined;
+    },
     changeTimeMs(path) {
       try {
         const info = lstatSync(diskPath(path), { bigint: true });
