@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
+import { changeClockMs, changedSince, nestedWalk } from "../../../src/engines/tree/snapshot.ts";
 import { linuxFs } from "../../../src/platform/posix/inotify.ts";
 import { isDeno } from "../../../src/platform/runtime.ts";
 import { putBytes } from "../../support/trees.ts";
@@ -105,7 +105,8 @@ for (const fast of [undefined, linuxFs()]) {
       put(join(top, "lib", ".docker", "config.json"));
       // Deno's own stat has the change time to the second (libc's has it to the nanosecond).
       await pause(fast ? 60 : 1100);
-      const since = Date.now();
+      // On the clock change times are stamped with, as a turn reads its start.
+      const since = changeClockMs(fast);
       appendFileSync(join(top, "node_modules", "dep", "index.js"), "+");
       put(join(top, ".git", "hooks", "pre-commit"));
       writeFileSync(join(top, "back.txt"), "B");
@@ -147,7 +148,8 @@ for (const fast of [undefined, linuxFs()]) {
       put(join(top, "old.txt"));
       putBytes(top, "d\\377/old.txt");
       await pause(fast ? 60 : 1100);
-      const since = Date.now();
+      // On the clock change times are stamped with, as a turn reads its start.
+      const since = changeClockMs(fast);
       putBytes(top, "caf\\351.txt");
       putBytes(top, "d\\377/f\\376.txt");
       putBytes(top, "d\\377/old.txt");
