@@ -142,11 +142,17 @@ async function openSceneOnce(
   const work = tempDir("od-cc-work-");
   const stateDir = join(home, "state");
   const debugLog = join(home, "claude-debug.log");
+  /** What each of the model's requests offered and said last, for a failed step's message. */
+  const requests: string[] = [];
   const emu = await startOllamaEmulator({
-    script: (view) =>
-      view.tools.some((tool) => (tool as { name?: string }).name === TOOL)
-        ? script(view, work)
-        : undefined,
+    script: (view) => {
+      const offered = view.tools.some((tool) => (tool as { name?: string }).name === TOOL);
+      requests.push(
+        `${new Date().toISOString()} ${view.tools.length} tools${offered ? "" : ` (no ${TOOL})`}` +
+          `: ${JSON.stringify(view.lastUserText.slice(0, 60))}`,
+      );
+      return offered ? script(view, work) : undefined;
+    },
   });
   // No first-run screens: onboarding done, the working directory trusted.
   writeFileSync(
@@ -225,7 +231,8 @@ async function openSceneOnce(
         throw new Error(
           `${(e as Error).message}\n--- screen (end) ---\n${session.output().slice(-3000)}\n` +
             `--- MCP lines of the CLI's debug log ---\n` +
-            debug().split("\n").filter((l) => l.includes('"ollama"')).slice(-30).join("\n"),
+            debug().split("\n").filter((l) => l.includes('"ollama"')).slice(-30).join("\n") +
+            `\n--- the model's requests ---\n${requests.slice(-10).join("\n")}`,
         );
       }
     },
@@ -235,10 +242,16 @@ async function openSceneOnce(
     },
   };
   try {
+    // Connected is not enough. Our server answers `initialize` before its tools load, and the
+    // CLI sends a turn started before it has listed a server's tools without them (2.1.332,
+    // seen with a server slow to answer tools/list). On a loaded machine the first turn here
+    // once went to the model without delegate_run, the server's tools/list_changed arriving
+    // during it. With no default model set, the server sends tools/list_changed once it has
+    // asked Ollama, after answering every tools/list before it: the first turn waits for that.
     await scene.step(
-      "the CLI to connect to the server",
+      "the CLI to connect to the server and list its tools",
       () =>
-        debug().includes('MCP server "ollama": Successfully connected') &&
+        debug().includes('MCP server "ollama": Received tools/list_changed notification') &&
         session.output().includes("❯"),
     );
   } catch (e) {
