@@ -109,13 +109,15 @@ export async function beginTurnChanges(
 ): Promise<TurnChanges> {
   const walkFs = options.fs === undefined ? linuxFs() : options.fs ?? undefined;
   const fs = options.fs === undefined ? linuxFs() ?? helperFs() : walkFs;
-  const started = changeClockMs(fs);
   // A turn that would not walk (no Bash on the native engine) uses journals kept already, and
   // sets none up for itself: setting one up costs about what the walk costs.
   const journals = fs
     ? await Promise.all(roots.map((r) => journalFor(r, fs, options.limits, options.walk)))
     : [];
   if (fs && journals.every((j) => j !== undefined)) {
+    // Read once the journals are there (the Node route's helper runs then): nothing the
+    // delegate does comes before this.
+    const started = changeClockMs(fs);
     const turn = journalTurn(roots, journals as TreeJournal[], started, fs);
     // Listening reads the events queued since the last turn: a queue that overflowed in
     // between (an `npm ci` by the user, a burst from another job), or a root moved, stops the

@@ -128,6 +128,23 @@ for (const route of ["libc", "helper"] as const) {
 }
 
 Deno.test({
+  name: "turn changes (helper): a turn that would not walk, with no journal kept, starts no helper",
+  ignore: linuxFs() === undefined || python === undefined,
+  fn: async () => {
+    const helper = helperFsWith(python!);
+    try {
+      using t = tree();
+      const changes = await beginTurnChanges([t.root], { walk: false, fs: helper });
+      assert.equal(changes.how, undefined);
+      assert.deepEqual(await changes.end(), { files: [] });
+      assert.equal(helper.pid(), undefined, "the Python helper was started");
+    } finally {
+      helper.stop();
+    }
+  },
+});
+
+Deno.test({
   name: "turn changes: a journal stopped by a queue overflow between turns gives way to a walk " +
     "that still finds the nested stores and repositories",
   ignore: linuxFs() === undefined,
