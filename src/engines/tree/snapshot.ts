@@ -234,8 +234,9 @@ const CTIME_SLACK_MS = 20;
 /**
  * Now, for a later changedSince: on the clock the kernel stamps change times with, where it
  * can be read (see LinuxFs.coarseNowMs); this process's clock elsewhere, where CTIME_SLACK_MS
- * must cover the difference. Date.now() alone runs ahead of the change times by as long as the kernel's
- * timekeeping is held up, and the files a turn changed at its start would be missed.
+ * must cover the difference. Date.now() alone runs ahead of the change times by as long as
+ * the kernel's timekeeping is held up, and the files a turn changed at its start would be
+ * missed.
  */
 export function changeClockMs(fs?: Pick<LinuxFs, "coarseNowMs">): number {
   return fs?.coarseNowMs?.() ?? Date.now();
