@@ -92,8 +92,10 @@ Deno.test({
   async fn() {
     const u = userWithToolchains();
     const ctx = { env: u.env, cwd: u.cwd, stateDir: u.stateDir };
+    // cat's complaints go to stdout: stdout and stderr are two pipes, read as they arrive, so
+    // echo's line could otherwise come before them and not be the last.
     const command = "mytool && cargo-like && npm test && " +
-      "cat ~/.cargo/credentials.toml ~/.ssh/id_rsa ~/.local/bin/notes; echo code=$?";
+      "cat ~/.cargo/credentials.toml ~/.ssh/id_rsa ~/.local/bin/notes 2>&1; echo code=$?";
     const run = await runCli(ctx, ["doctor", "--try", command]);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.ok(
